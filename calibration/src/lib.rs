@@ -1,0 +1,1 @@
+//! Scoring rules and statistics for arbiter calibration. Pure: no I/O.
