@@ -1,1 +1,81 @@
-//! Cross-process tests live in `tests/tests/`; this library is empty on purpose.
+//! Shared harness for the cross-process tests in `tests/tests/`: locate the real `panel`
+//! binary, start it as a child process, and make sure no child outlives its test.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+
+/// Path of the `panel` binary built by the same `cargo test --workspace` run.
+///
+/// Test binaries live in `<target>/<profile>/deps/`; the `panel` binary sits one level up.
+/// `cli/tests/` holds an integration test, which makes cargo build the binary before any
+/// test runs.
+pub fn panel_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary knows its own path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test binary sits in <target>/<profile>/deps");
+    let bin = profile_dir.join(format!("panel{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo build -p panel-cli` or `cargo test --workspace`",
+        bin.display()
+    );
+    bin
+}
+
+/// A `panel` command ready for arguments.
+pub fn panel() -> Command {
+    Command::new(panel_bin())
+}
+
+/// A loopback port that was free a moment ago.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("bind an ephemeral loopback port")
+}
+
+/// A child process that is killed and reaped when dropped, so a failing test leaves
+/// nothing running.
+pub struct ChildGuard {
+    pub name: String,
+    child: Option<Child>,
+}
+
+impl ChildGuard {
+    pub fn spawn(name: impl Into<String>, mut cmd: Command) -> Self {
+        let name = name.into();
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("could not start {name}: {e}"));
+        Self {
+            name,
+            child: Some(child),
+        }
+    }
+
+    pub fn id(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
+    }
+
+    /// Kill with SIGKILL (the `kill -9` of fault tests) and reap.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn child_mut(&mut self) -> Option<&mut Child> {
+        self.child.as_mut()
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
