@@ -5,4 +5,22 @@
 //! injected [`env::Env`], so a replay with the same environment yields a byte-identical
 //! document (SPEC section 2, commitment 6).
 
+pub mod appeal;
+pub mod challenge;
+pub mod document;
+pub mod env;
+pub mod error;
 pub mod gate;
+pub mod merge;
+pub mod migrate;
+pub mod model;
+pub mod phase;
+pub mod protocol;
+pub mod scoring;
+pub mod steelman;
+pub mod verdict;
+
+pub use document::{Citation, Debate, Side};
+pub use env::{Env, FixedEnv};
+pub use error::{Code, Outcome, Refusal};
+pub use protocol::{Conformance, Protocol};
