@@ -6,7 +6,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod calibrate;
+mod demo;
 mod gate_cmd;
+mod jsonl;
+mod ledger_cmd;
+mod replay_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -21,6 +25,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Replay the paper's worked verdict (section 4) through the engine and print both verdicts.
+    Demo(demo::Args),
+    /// Recompute a debate document's ledger, margin, band and winner offline.
+    Ledger(ledger_cmd::Args),
+    /// Run a replay script of writer calls and print the results and the document.
+    Replay(replay_cmd::Args),
     /// Check fields against the Gate (G1-G14).
     Gate(gate_cmd::Args),
     /// Score arbiters' answers offline: Brier, log score, Cooke's model, bridging.
@@ -30,6 +40,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Demo(args) => demo::run(args),
+        Command::Ledger(args) => ledger_cmd::run(args),
+        Command::Replay(args) => replay_cmd::run(args),
         Command::Gate(args) => gate_cmd::run(args),
         Command::Calibrate(args) => calibrate::run(args),
     };
