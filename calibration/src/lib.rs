@@ -6,6 +6,7 @@
 //! seeded generator; admission takes "now" as an argument). Formulas and their sources are
 //! collected in docs/CALIBRATION.md.
 
+pub mod admission;
 pub mod agreement;
 pub mod bridging;
 pub mod canonical_json;
@@ -13,9 +14,11 @@ pub mod chi_square;
 pub mod cooke;
 pub mod error;
 pub mod exam;
+pub mod exam_scoring;
 
 pub mod inert;
 pub mod prior_consistency;
+pub mod reliability_svg;
 
 pub mod scoring_rules;
 pub mod seeded_rng;

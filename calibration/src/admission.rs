@@ -1,0 +1,220 @@
+//! Admission: does an arbiter's exam clear the policy's bars? Pure: the caller injects
+//! "now" (Unix seconds) and gets back which bars failed, with the scores, and the earliest
+//! re-exam time.
+//!
+//! Default bars and why (calibration-digest A.1, A.3, E.1):
+//! * `C >= 0.05` on at least 10 quantile seeds: 0.05 is Cooke's conventional cut-off (a
+//!   5% test that the quantiles are statistically accurate); below 10 seeds even an
+//!   overconfident arbiter is hard to tell from a good one.
+//! * at least 30 binary items: the digest's lower end for Brier and log-score bars; fewer
+//!   and the scores' noise swamps the bar.
+//! * Brier below the base-rate Brier: an arbiter that cannot beat always saying the base
+//!   rate adds no information (Brier skill score > 0).
+//! * log score below ln 2 (clipped to [0.01, 0.99]): ln 2 is the score of answering 0.5
+//!   to everything; the log score punishes confident errors that Brier forgives.
+//! * not inert: an arbiter whose relevance or tier assignments barely vary turns a rubric
+//!   factor into a constant (Crucible paper, section 6).
+//! * cooldown 14 days: long enough that a retake is not a resampling of the same model
+//!   state, short enough that a fixed brief can be re-examined within a debate cycle.
+
+use serde::Serialize;
+
+use crate::exam_scoring::ArbiterScores;
+
+/// The bars. See the module documentation for the reason behind every default.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AdmissionPolicy {
+    pub min_calibration: f64,
+    pub min_quantile_seeds: usize,
+    pub min_binary_items: usize,
+    pub require_brier_skill: bool,
+    pub max_log_score: f64,
+    pub reject_inert: bool,
+    pub cooldown_seconds: i64,
+}
+
+impl Default for AdmissionPolicy {
+    fn default() -> Self {
+        Self {
+            min_calibration: 0.05,
+            min_quantile_seeds: 10,
+            min_binary_items: 30,
+            require_brier_skill: true,
+            max_log_score: std::f64::consts::LN_2,
+            reject_inert: true,
+            cooldown_seconds: 14 * 24 * 3600,
+        }
+    }
+}
+
+/// One failed bar.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedBar {
+    /// Stable name: `quantile_seeds`, `calibration`, `binary_items`, `brier_skill`,
+    /// `log_score`, `inert_relevance`, `inert_tier`.
+    pub bar: &'static str,
+    /// The measured value (NaN-free; `None` when the scores are missing entirely).
+    pub observed: Option<f64>,
+    pub required: String,
+    pub message: String,
+}
+
+/// The decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdmissionDecision {
+    pub arbiter: String,
+    pub exam_hash: String,
+    pub admitted: bool,
+    pub failed: Vec<FailedBar>,
+    pub decided_at: i64,
+    /// Earliest re-exam time (Unix seconds) when refused.
+    pub reexam_not_before: Option<i64>,
+    /// The same as an ISO 8601 UTC timestamp.
+    pub reexam_date: Option<String>,
+}
+
+/// Apply `policy` to `scores` at time `now` (Unix seconds).
+pub fn assess(policy: &AdmissionPolicy, scores: &ArbiterScores, now: i64) -> AdmissionDecision {
+    let mut failed = Vec::new();
+    let mut fail = |bar, observed, required: String, message: String| {
+        failed.push(FailedBar {
+            bar,
+            observed,
+            required,
+            message,
+        })
+    };
+    let seeds = scores.quantiles.as_ref().map_or(0, |q| q.seeds);
+    if seeds < policy.min_quantile_seeds {
+        fail(
+            "quantile_seeds",
+            Some(seeds as f64),
+            format!(">= {}", policy.min_quantile_seeds),
+            format!(
+                "answered {seeds} quantile seeds; answer at least {}",
+                policy.min_quantile_seeds
+            ),
+        );
+    }
+    match &scores.quantiles {
+        Some(q) if q.calibration >= policy.min_calibration => {}
+        Some(q) => fail(
+            "calibration",
+            Some(q.calibration),
+            format!(">= {}", policy.min_calibration),
+            format!(
+                "Cooke calibration {:.4} on {} seeds (hits per bin {:?}): the 5-95% intervals miss too often or sit off-centre",
+                q.calibration, q.seeds, q.counts
+            ),
+        ),
+        None => fail(
+            "calibration",
+            None,
+            format!(">= {}", policy.min_calibration),
+            "no quantile seeds answered, so calibration cannot be measured".into(),
+        ),
+    }
+    let binary_items = scores.binary.as_ref().map_or(0, |b| b.items);
+    if binary_items < policy.min_binary_items {
+        fail(
+            "binary_items",
+            Some(binary_items as f64),
+            format!(">= {}", policy.min_binary_items),
+            format!(
+                "answered {binary_items} binary items; answer at least {}",
+                policy.min_binary_items
+            ),
+        );
+    }
+    if let Some(b) = &scores.binary {
+        if policy.require_brier_skill && !(b.brier < b.base_rate_brier) {
+            fail(
+                "brier_skill",
+                Some(b.brier),
+                format!("< {:.4} (base-rate Brier)", b.base_rate_brier),
+                format!(
+                    "Brier {:.4} does not beat always forecasting the base rate ({:.4})",
+                    b.brier, b.base_rate_brier
+                ),
+            );
+        }
+        if !(b.log_score < policy.max_log_score) {
+            fail(
+                "log_score",
+                Some(b.log_score),
+                format!("< {:.4}", policy.max_log_score),
+                format!(
+                    "log score {:.4} nats is no better than answering 0.5 everywhere ({:.4})",
+                    b.log_score, policy.max_log_score
+                ),
+            );
+        }
+    }
+    if policy.reject_inert {
+        for (bar, factor, report) in [
+            ("inert_relevance", "relevance", &scores.relevance.inert),
+            ("inert_tier", "tier", &scores.tier.inert),
+        ] {
+            if report.inert {
+                fail(
+                    bar,
+                    report.spread_ratio,
+                    "spread ratio >= policy and no single value dominating".into(),
+                    format!(
+                        "{factor} answers barely vary: spread {:.3} vs gold {:.3}, most common answer {:.0}% of {} items",
+                        report.answer_sd,
+                        report.gold_sd,
+                        report.mode_share * 100.0,
+                        report.items
+                    ),
+                );
+            }
+        }
+    }
+    let admitted = failed.is_empty();
+    let reexam = (!admitted).then(|| now.saturating_add(policy.cooldown_seconds));
+    AdmissionDecision {
+        arbiter: scores.arbiter.clone(),
+        exam_hash: scores.exam_hash.clone(),
+        admitted,
+        failed,
+        decided_at: now,
+        reexam_not_before: reexam,
+        reexam_date: reexam.map(format_utc),
+    }
+}
+
+/// Unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian; H. Hinnant's
+/// days-to-civil algorithm).
+pub fn format_utc(unix: i64) -> String {
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        (secs % 3600) / 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_utc(1_796_000_000), "2026-11-30T00:53:20Z");
+        assert_eq!(format_utc(-1), "1969-12-31T23:59:59Z");
+    }
+}
