@@ -1,0 +1,204 @@
+//! The published lexicons (SPEC section 8: "The lexicons MUST be published") and the one
+//! automaton that scans a field for all of them at once.
+//!
+//! The word lists are data, not code: they live in `crucible/lexicons/*.txt`, one term per
+//! line, and are compiled in with `include_str!` so the binary and the published lists
+//! cannot drift apart.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+use super::RuleId;
+
+/// One published list: the rule it serves, its file name and its terms in file order
+/// (file order is report order).
+#[derive(Debug)]
+pub struct Lexicon {
+    /// The rule that reports hits from this list.
+    pub rule: RuleId,
+    /// File name under `crucible/lexicons/`.
+    pub file: &'static str,
+    /// Terms in file order.
+    pub terms: Vec<&'static str>,
+}
+
+/// Terms of a lexicon file: every non-blank line that does not start with `#`.
+fn terms(raw: &'static str) -> Vec<&'static str> {
+    raw.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
+macro_rules! lexicon_file {
+    ($name:literal) => {
+        ($name, include_str!(concat!("../../lexicons/", $name)))
+    };
+}
+
+/// The phrase lexicons in rule order (G4, G5, G6, G9, G10, G12, G14).
+const PHRASE_FILES: [(RuleId, (&str, &str)); 7] = [
+    (RuleId::G4, lexicon_file!("ad-hominem.txt")),
+    (RuleId::G5, lexicon_file!("loaded.txt")),
+    (RuleId::G6, lexicon_file!("humor.txt")),
+    (RuleId::G9, lexicon_file!("popularity.txt")),
+    (RuleId::G10, lexicon_file!("unnamed-authority.txt")),
+    (RuleId::G12, lexicon_file!("overclaim.txt")),
+    (RuleId::G14, lexicon_file!("steelman-distance.txt")),
+];
+
+const WHITELIST_FILE: (&str, &str) = lexicon_file!("acronym-whitelist.txt");
+const DOMAIN_ACRONYMS_FILE: (&str, &str) = lexicon_file!("acronyms-domain.txt");
+const SHOUTING_WORDS_FILE: (&str, &str) = lexicon_file!("shouting-words.txt");
+
+/// Upper bound on phrase count, so per-field match state fits in a stack array.
+pub(crate) const MAX_PHRASES: usize = 192;
+
+/// Pattern ids after the phrases: the anchors of the two G4 patterns.
+pub(crate) enum Anchor {
+    You,
+    Opponent,
+}
+
+/// Everything compiled once per process.
+pub(crate) struct Compiled {
+    pub lexicons: Vec<Lexicon>,
+    /// Length (bytes, equal to UTF-16 units: all phrases are ASCII) of each phrase id.
+    pub phrase_len: Vec<u32>,
+    /// Phrase ids `[start, end)` of each lexicon, in `lexicons` order.
+    pub ranges: Vec<(usize, usize)>,
+    /// Phrase text of each id.
+    pub phrase: Vec<&'static str>,
+    /// All phrases plus the two G4 anchors, ASCII case-insensitive, overlapping.
+    pub automaton: AhoCorasick,
+    pub whitelist: HashSet<&'static str>,
+    pub domain_acronyms: HashSet<&'static str>,
+    pub shouting_words: HashSet<&'static str>,
+}
+
+impl Compiled {
+    pub(crate) fn phrase_count(&self) -> usize {
+        self.phrase.len()
+    }
+
+    /// The anchor a pattern id stands for, when it is not a phrase.
+    pub(crate) fn anchor(&self, pattern: usize) -> Option<Anchor> {
+        match pattern.checked_sub(self.phrase_count()) {
+            Some(0) => Some(Anchor::You),
+            Some(1) => Some(Anchor::Opponent),
+            _ => None,
+        }
+    }
+}
+
+fn compile() -> Compiled {
+    let mut lexicons = Vec::new();
+    let mut phrase = Vec::new();
+    let mut ranges = Vec::new();
+    for (rule, (file, raw)) in PHRASE_FILES {
+        let list = terms(raw);
+        let start = phrase.len();
+        for t in &list {
+            phrase.push(*t);
+        }
+        ranges.push((start, phrase.len()));
+        lexicons.push(Lexicon {
+            rule,
+            file,
+            terms: list,
+        });
+    }
+    let phrase_len = phrase.iter().map(|p| p.len() as u32).collect();
+    let mut patterns: Vec<&str> = phrase.clone();
+    patterns.push("you");
+    patterns.push("opponent");
+    // The lists are compiled into the binary and checked by tests (ASCII, lower case,
+    // within MAX_PHRASES), so building the automaton cannot fail on a request; the
+    // fallback keeps this path free of panics anyway by degrading to the default kind.
+    let automaton = AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(&patterns)
+        .or_else(|_| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(&patterns)
+        })
+        .unwrap_or_else(|_| unreachable_automaton());
+    Compiled {
+        lexicons,
+        phrase_len,
+        ranges,
+        phrase,
+        automaton,
+        whitelist: terms(WHITELIST_FILE.1).into_iter().collect(),
+        domain_acronyms: terms(DOMAIN_ACRONYMS_FILE.1).into_iter().collect(),
+        shouting_words: terms(SHOUTING_WORDS_FILE.1).into_iter().collect(),
+    }
+}
+
+/// An automaton that matches nothing; only reachable if the compiled-in lists were
+/// unbuildable, which the crate's tests rule out.
+fn unreachable_automaton() -> AhoCorasick {
+    AhoCorasick::new(Vec::<&str>::new()).unwrap_or_else(|_| unreachable_automaton())
+}
+
+pub(crate) static COMPILED: LazyLock<Compiled> = LazyLock::new(compile);
+
+/// The published phrase lexicons in rule order, as loaded from `crucible/lexicons/`.
+pub fn lexicons() -> &'static [Lexicon] {
+    &COMPILED.lexicons
+}
+
+/// The reference engine's acronym whitelist for G7 (exact case).
+pub fn acronym_whitelist() -> &'static HashSet<&'static str> {
+    &COMPILED.whitelist
+}
+
+/// Our extended domain acronym lexicon for G7 in [`super::GateMode::Acronyms`].
+pub fn domain_acronyms() -> &'static HashSet<&'static str> {
+    &COMPILED.domain_acronyms
+}
+
+/// Raw text of every published lexicon file, by file name, for documentation and audit.
+pub fn published_files() -> [(&'static str, &'static str); 10] {
+    let p = PHRASE_FILES;
+    [
+        p[0].1,
+        p[1].1,
+        p[2].1,
+        p[3].1,
+        p[4].1,
+        p[5].1,
+        p[6].1,
+        WHITELIST_FILE,
+        DOMAIN_ACRONYMS_FILE,
+        SHOUTING_WORDS_FILE,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_are_ascii_lower_case_and_within_bounds() {
+        let c = &*COMPILED;
+        assert!(c.phrase_count() <= MAX_PHRASES);
+        assert_eq!(
+            c.lexicons.iter().map(|l| l.terms.len()).collect::<Vec<_>>(),
+            vec![31, 26, 16, 11, 11, 11, 10]
+        );
+        for p in &c.phrase {
+            assert!(p.is_ascii() && !p.is_empty());
+            assert_eq!(p.to_ascii_lowercase(), *p);
+        }
+        assert_eq!(c.whitelist.len(), 25);
+        assert!(c.domain_acronyms.contains("PRISMA"));
+        assert!(c.shouting_words.contains("never"));
+        assert_eq!(c.automaton.patterns_len(), c.phrase_count() + 2);
+    }
+}
