@@ -7,6 +7,7 @@
 
 pub mod appeal;
 pub mod challenge;
+pub mod contribution;
 pub mod document;
 pub mod env;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod example;
 pub mod gate;
 pub mod merge;
 pub mod migrate;
+pub mod motion;
 pub mod model;
 pub mod phase;
 pub mod protocol;
