@@ -82,7 +82,7 @@ impl<E: Env> Protocol<E> {
             evidence: input.evidence,
             target_thread_ids: input.target_thread_ids,
             status: "filed".into(),
-            decision_rationale: String::new(),
+            decision_rationale: Some(String::new()),
             filed_at: Some(Num(filed as f64)),
         };
         let (author, side, ground) = (a.author.clone(), a.side.clone(), a.ground.clone());
@@ -92,7 +92,7 @@ impl<E: Env> Protocol<E> {
             author.as_deref(),
             side.as_deref(),
             "appeal-filed",
-            ground.unwrap_or_else(|| "undefined".into()),
+            ground,
         );
         Ok(id)
     }
@@ -125,7 +125,7 @@ impl<E: Env> Protocol<E> {
         }
         let a = &mut d.appeals[ai];
         a.status = if admit { "admitted" } else { "denied" }.into();
-        a.decision_rationale = rationale.unwrap_or("").to_string();
+        a.decision_rationale = rationale.map(str::to_string);
         let targets = a.target_thread_ids.clone();
         let detail = utf16_prefix(rationale.unwrap_or("undefined"), 80).to_string();
         self.add_log(
@@ -201,7 +201,7 @@ impl<E: Env> Protocol<E> {
             actor,
             None,
             "appeal-resolved",
-            "revised verdict issued; the debate is closed again".into(),
+            "revised verdict issued; the debate is closed again".to_string(),
         );
         Ok(n)
     }

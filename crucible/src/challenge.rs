@@ -35,6 +35,15 @@ fn challenge_index(d: &Debate, id: &str) -> Outcome<usize> {
     })
 }
 
+/// How challenge log details name a thread: its title when the thread exists (the
+/// text `undefined` when it has none, as the reference prints), else the raw id.
+fn log_title(d: &Debate, thread_id: &str) -> String {
+    match d.thread(thread_id) {
+        Some(t) => t.title.clone().unwrap_or_else(|| "undefined".into()),
+        None => thread_id.to_string(),
+    }
+}
+
 impl<E: Env> Protocol<E> {
     /// SPEC section 7: a challenge must be filed against the opposing side. In spec
     /// mode it must also target the canonical version of an existing thread, in the
@@ -84,10 +93,7 @@ impl<E: Env> Protocol<E> {
         }
         let id = self.env.new_id("chl");
         let created = self.env.now();
-        let title = d
-            .thread(&input.thread_id)
-            .map(|t| t.title_or_id().to_string())
-            .unwrap_or_else(|| input.thread_id.clone());
+        let title = log_title(d, &input.thread_id);
         let ground_label = input
             .ground
             .as_deref()
@@ -110,7 +116,7 @@ impl<E: Env> Protocol<E> {
             side: input.side,
             response: None,
             resolution: None,
-            rationale: String::new(),
+            rationale: Some(String::new()),
             appeal_id: d.active_appeal_id.clone().filter(|a| !a.is_empty()),
             created_at: Some(Num(created as f64)),
         };
@@ -182,12 +188,9 @@ impl<E: Env> Protocol<E> {
         }
         let c = &mut d.challenges[ci];
         c.resolution = Some(resolution.to_string());
-        c.rationale = rationale.unwrap_or("").to_string();
+        c.rationale = rationale.map(str::to_string);
         let (thread_id, version_id) = (c.thread_id.clone(), c.version_id.clone());
-        let title = d
-            .thread(&thread_id)
-            .map(|t| t.title_or_id().to_string())
-            .unwrap_or_else(|| thread_id.clone());
+        let title = log_title(d, &thread_id);
         self.add_log(
             d,
             actor,

@@ -310,8 +310,10 @@ pub struct Challenge {
     #[serde(default)]
     pub response: Option<Response>,
     pub resolution: Option<String>,
-    #[serde(default)]
-    pub rationale: String,
+    /// Absent until resolved; stays absent when the resolver gave none (the
+    /// reference stores `undefined`, which JSON drops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
     pub appeal_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<Num>,
@@ -337,8 +339,14 @@ pub struct Steelman {
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
-    #[serde(default)]
-    pub side: Option<String>,
+    /// Three states as in the reference: absent (a restatement submitted without a
+    /// side), `null` (the empty steelman) or the writer's side.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_or_null"
+    )]
+    pub side: Option<Option<String>>,
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -355,7 +363,7 @@ impl Default for Steelman {
         Steelman {
             text: Some(String::new()),
             author: Some(String::new()),
-            side: None,
+            side: Some(None),
             status: "none".into(),
             note: Some(String::new()),
             ts: None,
@@ -363,6 +371,12 @@ impl Default for Steelman {
             arbiter_reason: None,
         }
     }
+}
+
+/// A key that is present deserialises to `Some`, even when its value is `null`, so an
+/// absent key and an explicit `null` survive a round trip distinctly.
+fn present_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 /// The verdict band (SPEC section 9 table).
@@ -440,8 +454,10 @@ pub struct Appeal {
     pub evidence: Vec<Citation>,
     pub target_thread_ids: Vec<String>,
     pub status: String,
-    #[serde(default)]
-    pub decision_rationale: String,
+    /// `""` until decided; absent when the decision gave no rationale (reference
+    /// `undefined`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_rationale: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filed_at: Option<Num>,
 }
@@ -456,8 +472,10 @@ pub struct LogEntry {
     #[serde(default)]
     pub side: Option<String>,
     pub action: String,
-    #[serde(default)]
-    pub detail: String,
+    /// Absent when the reference's detail is `undefined` (a thread opened without a
+    /// title, an appeal without a ground, a definition without a term).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl Debate {

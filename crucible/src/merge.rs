@@ -145,12 +145,7 @@ impl<E: Env> Protocol<E> {
         note: Option<&str>,
         actor: Option<&str>,
     ) -> Outcome {
-        let ti = thread_index(d, thread_id).map_err(|_| {
-            Refusal::new(
-                Code::VersionNotFound,
-                "no such version in this thread; check the thread and version ids",
-            )
-        })?;
+        let ti = thread_index(d, thread_id)?;
         let t = &mut d.threads[ti];
         let title = t.title.clone().unwrap_or_else(|| "undefined".into());
         let Some(v) = t.version_mut(version_id) else {

@@ -97,7 +97,7 @@ impl<E: Env> Protocol<E> {
 
     /// SPEC 3.1 `definitions`: an agreed meaning of a key term.
     pub fn add_definition(&mut self, d: &mut Debate, def: Definition) {
-        let term = def.term.clone().unwrap_or_default();
+        let term = def.term.clone();
         let (author, side) = (def.author.clone(), def.side.clone());
         d.definitions.push(def);
         self.add_log(
@@ -139,13 +139,7 @@ impl<E: Env> Protocol<E> {
             canonical_id: None,
             created_at: Some(Num(created as f64)),
         });
-        self.add_log(
-            d,
-            actor,
-            side,
-            "thread-opened",
-            title.unwrap_or("undefined").to_string(),
-        );
+        self.add_log(d, actor, side, "thread-opened", title.map(str::to_string));
         Ok(id)
     }
 

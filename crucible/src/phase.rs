@@ -146,7 +146,7 @@ impl<E: Env> Protocol<E> {
             actor,
             None,
             "debate-closed",
-            "closed without checking prerequisites; appeals only".into(),
+            "closed without checking prerequisites; appeals only".to_string(),
         );
         Ok(())
     }

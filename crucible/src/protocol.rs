@@ -41,14 +41,15 @@ impl<E: Env> Protocol<E> {
         self.mode == Conformance::Spec
     }
 
-    /// Appends a log entry; takes one clock tick. A falsy side is recorded as null.
+    /// Appends a log entry; takes one clock tick. A falsy side is recorded as null; a
+    /// `None` detail is left out of the entry, as the reference's `undefined` is.
     pub fn add_log(
         &mut self,
         d: &mut Debate,
         actor: Option<&str>,
         side: Option<&str>,
         action: &str,
-        detail: String,
+        detail: impl Into<Option<String>>,
     ) {
         let ts = self.env.now();
         d.log.push(LogEntry {
@@ -56,7 +57,7 @@ impl<E: Env> Protocol<E> {
             actor: actor.map(str::to_string),
             side: side.filter(|s| !s.is_empty()).map(str::to_string),
             action: action.to_string(),
-            detail,
+            detail: detail.into(),
         });
     }
 }

@@ -41,7 +41,7 @@ impl<E: Env> Protocol<E> {
         *d.steelmans.get_mut(of_side) = Steelman {
             text: text.map(str::to_string),
             author: author.map(str::to_string),
-            side: side.map(str::to_string),
+            side: side.map(|s| Some(s.to_string())),
             status: "submitted".into(),
             note: Some(String::new()),
             ts: Some(Num(ts as f64)),
