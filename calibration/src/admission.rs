@@ -103,8 +103,10 @@ pub fn assess(policy: &AdmissionPolicy, scores: &ArbiterScores, now: i64) -> Adm
             Some(q.calibration),
             format!(">= {}", policy.min_calibration),
             format!(
-                "Cooke calibration {:.4} on {} seeds (hits per bin {:?}): the 5-95% intervals miss too often or sit off-centre",
-                q.calibration, q.seeds, q.counts
+                "Cooke calibration {} on {} seeds (hits per bin {:?}): the 5-95% intervals miss too often or sit off-centre",
+                format_score(q.calibration),
+                q.seeds,
+                q.counts
             ),
         ),
         None => fail(
@@ -159,7 +161,11 @@ pub fn assess(policy: &AdmissionPolicy, scores: &ArbiterScores, now: i64) -> Adm
                 fail(
                     bar,
                     report.spread_ratio,
-                    "spread ratio >= policy and no single value dominating".into(),
+                    format!(
+                        "spread ratio >= {} and no value in >= {:.0}% of answers",
+                        report.policy.min_spread_ratio,
+                        report.policy.max_mode_share * 100.0
+                    ),
                     format!(
                         "{factor} answers barely vary: spread {:.3} vs gold {:.3}, most common answer {:.0}% of {} items",
                         report.answer_sd,
@@ -181,6 +187,16 @@ pub fn assess(policy: &AdmissionPolicy, scores: &ArbiterScores, now: i64) -> Adm
         decided_at: now,
         reexam_not_before: reexam,
         reexam_date: reexam.map(format_utc),
+    }
+}
+
+/// A score for people: four decimals, or three significant digits in scientific notation
+/// when it is below 0.001 (calibration scores of overconfident arbiters reach 1e-13).
+pub fn format_score(x: f64) -> String {
+    if x != 0.0 && x.abs() < 1e-3 {
+        format!("{x:.3e}")
+    } else {
+        format!("{x:.4}")
     }
 }
 

@@ -10,7 +10,7 @@
 //! | kind | gold | the arbiter answers |
 //! |---|---|---|
 //! | `binary` | `true` / `false` | a probability that the answer is yes |
-//! | `relevance` | 0.25, 0.5, 0.75 or 1.0 (SPEC section 3.1 relevance steps) | one of those steps |
+//! | `relevance` | 0.25, 0.5, 0.75 or 1.0 (SPEC sections 3.3 and 9) | one of those steps |
 //! | `tier` | `"T1"` ... `"T5"` (SPEC section 5) | a tier |
 //! | `quantity` | the realised number; also `unit`, `scale` (`uni`/`log`), `range` `[lo, hi]` frozen before scoring | `[q5, q50, q95]` |
 //!
@@ -32,7 +32,7 @@ use crate::cooke::{Scale, validate_levels};
 /// Domain tag of the exam content hash.
 pub const EXAM_HASH_DOMAIN: &str = "crucible-panel/exam/v1\n";
 
-/// The relevance steps of the Crucible rubric (SPEC section 3.1).
+/// The relevance steps of the Crucible rubric (SPEC sections 3.3 and 9).
 pub const RELEVANCE_STEPS: [f64; 4] = [0.25, 0.5, 0.75, 1.0];
 
 /// A line-level error in an exam or answers file.

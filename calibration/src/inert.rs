@@ -51,6 +51,8 @@ pub struct InertReport {
     /// `false` when there were fewer than `min_items` items or the gold does not vary.
     pub assessed: bool,
     pub inert: bool,
+    /// The thresholds applied.
+    pub policy: InertPolicy,
 }
 
 fn sd(xs: &[f64]) -> f64 {
@@ -99,6 +101,7 @@ pub fn detect_inert(answers: &[f64], gold: &[f64], policy: &InertPolicy) -> Resu
             gold_mode_share: 0.0,
             assessed: false,
             inert: false,
+            policy: *policy,
         });
     }
     let (answer_sd, gold_sd) = (sd(answers), sd(gold));
@@ -117,6 +120,7 @@ pub fn detect_inert(answers: &[f64], gold: &[f64], policy: &InertPolicy) -> Resu
         gold_mode_share: gold_share,
         assessed,
         inert,
+        policy: *policy,
     })
 }
 

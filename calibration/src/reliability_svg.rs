@@ -25,11 +25,11 @@ fn escape(s: &str) -> String {
 /// Render the diagram. `title` names the arbiter; `subtitle` carries the headline scores.
 pub fn reliability_svg(title: &str, subtitle: &str, bins: &[ReliabilityBin]) -> String {
     const W: f64 = 560.0;
-    const H: f64 = 640.0;
+    const H: f64 = 670.0;
     const LEFT: f64 = 80.0;
-    const TOP: f64 = 70.0;
+    const TOP: f64 = 95.0;
     const SIZE: f64 = 420.0;
-    const HIST_TOP: f64 = TOP + SIZE + 20.0;
+    const HIST_TOP: f64 = TOP + SIZE + 26.0;
     const HIST_H: f64 = 60.0;
     let x = |p: f64| LEFT + p * SIZE;
     let y = |p: f64| TOP + (1.0 - p) * SIZE;
@@ -89,12 +89,11 @@ pub fn reliability_svg(title: &str, subtitle: &str, bins: &[ReliabilityBin]) -> 
                 y(0.0) - y(freq)
             );
         }
-        let label_y = b.observed_frequency.map_or(y(0.0), y) - 6.0;
         let _ = writeln!(
             s,
             r##"<text x="{:.2}" y="{:.2}" font-size="11" text-anchor="middle" fill="#08519c">n={}</text>"##,
             (x0 + x1) / 2.0,
-            label_y.max(TOP + 12.0),
+            HIST_TOP - 6.0,
             b.count
         );
         // Histogram of counts.
@@ -167,15 +166,17 @@ pub fn reliability_svg(title: &str, subtitle: &str, bins: &[ReliabilityBin]) -> 
     );
     let _ = writeln!(
         s,
-        r##"<g font-size="12"><line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#636363" stroke-dasharray="6 4"/><text x="{3}" y="{4}">perfect calibration</text><circle cx="{5}" cy="{6}" r="4.5" fill="#d94801"/><text x="{3}" y="{7}">mean forecast vs observed, per bin</text></g>"##,
-        LEFT + 10.0,
-        TOP + 16.0,
-        LEFT + 40.0,
-        LEFT + 48.0,
-        TOP + 20.0,
-        LEFT + 25.0,
-        TOP + 36.0,
-        TOP + 40.0
+        r##"<g font-size="12"><line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#636363" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{3}" y="{4}">perfect calibration</text><circle cx="{5}" cy="{1}" r="4.5" fill="#d94801"/><text x="{6}" y="{4}">mean forecast vs observed</text><rect x="{7}" y="{8}" width="14" height="10" fill="#9ecae1" stroke="#3182bd"/><text x="{9}" y="{4}">per bin</text></g>"##,
+        LEFT,
+        TOP - 17.0,
+        LEFT + 30.0,
+        LEFT + 36.0,
+        TOP - 13.0,
+        LEFT + 170.0,
+        LEFT + 180.0,
+        LEFT + 352.0,
+        TOP - 22.0,
+        LEFT + 370.0
     );
     s.push_str("</svg>\n");
     s
@@ -199,6 +200,7 @@ mod tests {
         assert!(svg.contains("arb &lt;x&gt; &amp; &quot;y&quot;"));
         assert!(svg.contains("stroke-dasharray"));
         assert_eq!(svg.matches("<circle").count(), 3 + 1); // 3 non-empty bins + legend
+        assert_eq!(svg.matches("n=").count(), 10);
         assert!(svg.contains("n=2"));
         assert!(svg.contains("Observed frequency"));
     }
