@@ -1,1 +1,36 @@
-//! See ARCHITECTURE.md.
+//! Crucible Panel wire protocol (`crucible.panel.v1`).
+//!
+//! * [`pb`]: the generated protobuf messages and the gRPC client/server for the arbiter
+//!   node (compiled from `panel.proto` by protox in `build.rs`; no system `protoc`).
+//! * [`signing`]: canonical bytes, domain tags and ed25519 signatures of rulings,
+//!   commitments and key documents. Signatures never depend on protobuf encoding details.
+//! * [`keys`]: public-key parsing with weak-key refusal, fingerprints, key rotation and
+//!   revocation documents.
+//! * [`commit_reveal`]: commitment digests and [`CommitRevealBook`], the pure state
+//!   machine that enforces one commitment per arbiter per motion and reveal-after-window.
+//! * [`ruling_check`]: shape rules a ruling must satisfy (ranges, decision per motion kind)
+//!   and the binding of a ruling to the motion it answers.
+//!
+//! The byte layouts, domain tags and versioning rule are documented in `docs/WIRE.md`;
+//! test vectors live in `testvectors/`.
+
+pub mod commit_reveal;
+pub mod keys;
+pub mod ruling_check;
+pub mod signing;
+
+/// Generated messages and services of package `crucible.panel.v1`.
+pub mod pb {
+    #![allow(clippy::doc_lazy_continuation, clippy::large_enum_variant)]
+    tonic::include_proto!("crucible.panel.v1");
+}
+
+/// The encoded `FileDescriptorSet` of `panel.proto`, for gRPC server reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/panel_descriptor.bin"));
+
+pub use commit_reveal::{CommitRevealBook, CommitRevealError, MotionWindow};
+pub use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
+pub use keys::{KeyError, fingerprint, parse_public_key};
+pub use ruling_check::{BindingError, RulingError};
+pub use signing::{VerifyError, sign_ruling, verify_ruling, verify_rulings_batch};

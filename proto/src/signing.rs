@@ -1,0 +1,232 @@
+//! Signed rulings: canonical bytes, domain tags, ed25519 sign and strict verify.
+//!
+//! Signatures cover a hand-written canonical layout (docs/WIRE.md, "Canonical bytes"),
+//! never the protobuf encoding: protobuf allows several encodings of one message (field
+//! order, unknown fields, explicit defaults), so two honest implementations could disagree
+//! on the bytes. Each layout starts with a NUL-terminated domain tag that names what is
+//! signed and the layout version, so a signature over one kind of document can never be
+//! presented as a signature over another.
+//!
+//! Every acceptance decision uses `verify_strict` (rejects small-order keys and `R`, and
+//! non-canonical `s`). Batch verification is offered for intake only; see
+//! [`verify_rulings_batch`].
+
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use crate::keys::{self, KeyError};
+use crate::pb::{Ruling, SignedRuling};
+use crate::ruling_check::{self, RulingError};
+
+/// Domain tag of ruling canonical bytes, layout version 1.
+pub const RULING_TAG_V1: &[u8] = b"crucible-panel/ruling/v1\0";
+/// Domain tag of commitment canonical bytes (what the arbiter signs about a commitment).
+pub const COMMITMENT_TAG_V1: &[u8] = b"crucible-panel/commitment/v1\0";
+/// Domain tag of the commitment digest preimage H(tag, signed ruling bytes, salt).
+pub const COMMIT_DIGEST_TAG_V1: &[u8] = b"crucible-panel/commit-digest/v1\0";
+/// Domain tag of key rotation documents.
+pub const KEY_ROTATION_TAG_V1: &[u8] = b"crucible-panel/key-rotation/v1\0";
+/// Domain tag of key revocation documents.
+pub const KEY_REVOCATION_TAG_V1: &[u8] = b"crucible-panel/key-revocation/v1\0";
+/// Domain tag of key fingerprints.
+pub const FINGERPRINT_TAG_V1: &[u8] = b"crucible-panel/key-fingerprint/v1\0";
+/// The envelope (canonical layout) version this crate signs.
+pub const ENVELOPE_VERSION: u32 = 1;
+
+/// Why a signed ruling is not accepted.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum VerifyError {
+    #[error("signed ruling has no ruling inside")]
+    MissingRuling,
+    #[error(
+        "envelope version {0} is not supported; this node verifies version 1 \
+         (set envelope_version = 1)"
+    )]
+    UnsupportedEnvelope(u32),
+    #[error("ruling is malformed: {0}")]
+    Malformed(#[from] RulingError),
+    #[error("arbiter key refused: {0}")]
+    Key(#[from] KeyError),
+    #[error(
+        "signature does not verify (strict ed25519) for arbiter key {key_fingerprint}: \
+         the ruling was altered after signing, or signed by another key"
+    )]
+    BadSignature { key_fingerprint: String },
+    #[error("ruling is signed by {actual}, expected arbiter {expected}")]
+    WrongArbiter { expected: String, actual: String },
+}
+
+/// Length-prefixed, big-endian writer of canonical layouts.
+pub(crate) struct CanonicalWriter {
+    buf: Vec<u8>,
+}
+
+impl CanonicalWriter {
+    pub(crate) fn new(tag: &[u8]) -> Self {
+        let mut buf = Vec::with_capacity(256);
+        buf.extend_from_slice(tag);
+        Self { buf }
+    }
+    /// Fixed-length bytes (length implied by the layout).
+    pub(crate) fn fixed(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+    /// UTF-8 text with a u16 big-endian byte length. Callers bound the length first.
+    pub(crate) fn text(&mut self, s: &str) {
+        let len = u16::try_from(s.len()).unwrap_or(u16::MAX);
+        self.buf.extend_from_slice(&len.to_be_bytes());
+        self.buf
+            .extend_from_slice(&s.as_bytes()[..usize::from(len)]);
+    }
+    pub(crate) fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+    pub(crate) fn i64(&mut self, v: i64) {
+        self.buf.extend_from_slice(&v.to_be_bytes());
+    }
+    /// IEEE-754 binary64, big-endian, with -0.0 written as +0.0.
+    pub(crate) fn f64(&mut self, v: f64) {
+        let v = if v == 0.0 { 0.0 } else { v };
+        self.buf.extend_from_slice(&v.to_bits().to_be_bytes());
+    }
+    pub(crate) fn finish(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+/// SHA-256 of the rationale's UTF-8 bytes: the rationale is bound by digest, so the
+/// signed layout stays small whatever the rationale's length.
+pub fn rationale_digest(rationale: &str) -> [u8; 32] {
+    Sha256::digest(rationale.as_bytes()).into()
+}
+
+/// Canonical bytes of a ruling, layout v1 (docs/WIRE.md). Refuses ill-formed rulings
+/// (see [`ruling_check::check_ruling`]) because the layout has no room for them.
+pub fn ruling_canonical_bytes(r: &Ruling) -> Result<Vec<u8>, RulingError> {
+    ruling_check::check_ruling(r)?;
+    let mut w = CanonicalWriter::new(RULING_TAG_V1);
+    w.text(&r.motion_id);
+    w.text(&r.debate_id);
+    // Enum values are checked to be known and below 256 by check_ruling.
+    w.u8(r.kind as u8);
+    w.fixed(&r.state_hash);
+    w.u8(r.decision as u8);
+    w.f64(r.probability);
+    w.u8(r.relevance.map_or(0, |v| v as u8));
+    w.u8(r.tier.map_or(0, |v| v as u8));
+    w.u8(r.quantiles.len() as u8);
+    for q in &r.quantiles {
+        w.f64(q.level);
+        w.f64(q.value);
+    }
+    match &r.receipt {
+        None => w.u8(0),
+        Some(rc) => {
+            w.u8(1);
+            w.fixed(&rc.sha256);
+            w.i64(rc.fetched_at_unix_ms);
+            w.text(&rc.url);
+        }
+    }
+    w.fixed(&rationale_digest(&r.rationale));
+    w.fixed(&r.arbiter_key);
+    w.i64(r.issued_at_unix_ms);
+    Ok(w.finish())
+}
+
+/// Signs a ruling. The ruling's `arbiter_key` is set to the signer's public key, so a
+/// ruling can only ever be signed by the key it names.
+pub fn sign_ruling(key: &SigningKey, mut ruling: Ruling) -> Result<SignedRuling, RulingError> {
+    ruling.arbiter_key = key.verifying_key().to_bytes().to_vec();
+    let bytes = ruling_canonical_bytes(&ruling)?;
+    let signature = key.sign(&bytes);
+    Ok(SignedRuling {
+        ruling: Some(ruling),
+        signature: signature.to_bytes().to_vec(),
+        envelope_version: ENVELOPE_VERSION,
+    })
+}
+
+/// The canonical bytes and parsed signature of a signed ruling, without verifying.
+fn prepare(sr: &SignedRuling) -> Result<(&Ruling, Vec<u8>, Signature), VerifyError> {
+    if sr.envelope_version != ENVELOPE_VERSION {
+        return Err(VerifyError::UnsupportedEnvelope(sr.envelope_version));
+    }
+    let ruling = sr.ruling.as_ref().ok_or(VerifyError::MissingRuling)?;
+    let bytes = ruling_canonical_bytes(ruling)?;
+    let sig = keys::parse_signature(&sr.signature)?;
+    Ok((ruling, bytes, sig))
+}
+
+/// Verifies a signed ruling strictly under the key it names. Parses (and refuses weak)
+/// keys on every call; use [`verify_ruling_with_key`] with a cached key on hot paths.
+pub fn verify_ruling(sr: &SignedRuling) -> Result<&Ruling, VerifyError> {
+    let (ruling, bytes, sig) = prepare(sr)?;
+    let key = keys::parse_public_key(&ruling.arbiter_key)?;
+    strict(&key, &bytes, &sig)?;
+    Ok(ruling)
+}
+
+/// Verifies a signed ruling strictly under an already parsed (and weak-checked) key, e.g.
+/// one cached in an arbiter registry. Refuses a ruling that names another key.
+pub fn verify_ruling_with_key<'a>(
+    sr: &'a SignedRuling,
+    key: &VerifyingKey,
+) -> Result<&'a Ruling, VerifyError> {
+    let (ruling, bytes, sig) = prepare(sr)?;
+    if ruling.arbiter_key.as_slice() != key.as_bytes() {
+        return Err(VerifyError::WrongArbiter {
+            expected: keys::fingerprint(key),
+            actual: keys::fingerprint_bytes(&ruling.arbiter_key),
+        });
+    }
+    strict(key, &bytes, &sig)?;
+    Ok(ruling)
+}
+
+fn strict(key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> Result<(), VerifyError> {
+    key.verify_strict(bytes, sig)
+        .map_err(|_| VerifyError::BadSignature {
+            key_fingerprint: keys::fingerprint(key),
+        })
+}
+
+/// Intake check of many signed rulings at once.
+///
+/// Well-formed items are first checked together with ed25519 batch verification. The
+/// batch equation is cofactorless and not strict, so it decides nothing on its own:
+/// if the batch fails, every item is re-checked with `verify_strict` and gets its own
+/// result; if it passes, each item still passes the per-item strict pre-checks (key
+/// not weak, canonical `s`, well-formed ruling). Acceptance into a record must still
+/// call [`verify_ruling`] (strict) — `CommitRevealBook::reveal` does — so no replica's
+/// decision depends on the batch outcome.
+pub fn verify_rulings_batch(items: &[SignedRuling]) -> Vec<Result<(), VerifyError>> {
+    let mut results: Vec<Result<(), VerifyError>> = Vec::with_capacity(items.len());
+    let mut prepared = Vec::with_capacity(items.len());
+    for (i, sr) in items.iter().enumerate() {
+        let checked = prepare(sr).and_then(|(ruling, bytes, sig)| {
+            let key = keys::parse_public_key(&ruling.arbiter_key)?;
+            Ok((bytes, sig, key))
+        });
+        match checked {
+            Ok(p) => {
+                prepared.push((i, p));
+                results.push(Ok(()));
+            }
+            Err(e) => results.push(Err(e)),
+        }
+    }
+    if prepared.is_empty() {
+        return results;
+    }
+    let messages: Vec<&[u8]> = prepared.iter().map(|(_, p)| p.0.as_slice()).collect();
+    let signatures: Vec<Signature> = prepared.iter().map(|(_, p)| p.1).collect();
+    let keys: Vec<VerifyingKey> = prepared.iter().map(|(_, p)| p.2).collect();
+    if ed25519_dalek::verify_batch(&messages, &signatures, &keys).is_err() {
+        for (i, (bytes, sig, key)) in &prepared {
+            results[*i] = strict(key, bytes, sig);
+        }
+    }
+    results
+}
