@@ -174,8 +174,72 @@ pub fn load_value(mut doc: Value) -> Result<Debate, LoadError> {
     Ok(debate)
 }
 
-/// Parses, migrates and types a document from JSON text.
+fn hex4(b: &[u8]) -> Option<u16> {
+    let s = std::str::from_utf8(b.get(..4)?).ok()?;
+    u16::from_str_radix(s, 16).ok()
+}
+
+/// Replaces escaped lone UTF-16 surrogates (`\ud83d` without its pair) with `\ufffd`.
+///
+/// The reference cuts log details at 80 UTF-16 units (`slice(0, 80)`), which can split a
+/// surrogate pair; `JSON.stringify` then writes the half as an escape that no Rust string
+/// can hold. Borrowed unchanged when there is nothing to repair.
+pub fn repair_lone_surrogates(text: &str) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    let surrogate_at = |i: usize| {
+        b.get(i) == Some(&b'\\')
+            && b.get(i + 1) == Some(&b'u')
+            && hex4(&b[(i + 2).min(b.len())..])
+                .filter(|u| (0xD800..0xE000).contains(u))
+                .is_some()
+    };
+    let mut out: Option<String> = None;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2;
+            continue;
+        }
+        let unit = hex4(&b[(i + 2).min(b.len())..]);
+        match unit {
+            Some(u) if (0xD800..0xDC00).contains(&u) => {
+                let pair = surrogate_at(i + 6)
+                    && hex4(&b[i + 8..]).is_some_and(|l| (0xDC00..0xE000).contains(&l));
+                if pair {
+                    i += 12;
+                    continue;
+                }
+            }
+            Some(u) if (0xDC00..0xE000).contains(&u) => {}
+            _ => {
+                i += 2;
+                continue;
+            }
+        }
+        let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+        o.push_str(&text[copied..i]);
+        o.push_str("\\ufffd");
+        i += 6;
+        copied = i;
+    }
+    match out {
+        None => std::borrow::Cow::Borrowed(text),
+        Some(mut o) => {
+            o.push_str(&text[copied..]);
+            std::borrow::Cow::Owned(o)
+        }
+    }
+}
+
+/// Parses, migrates and types a document from JSON text. Lone surrogate escapes
+/// written by the reference are replaced first (see [`repair_lone_surrogates`]).
 pub fn load(text: &str) -> Result<Debate, LoadError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| LoadError::Syntax(e.to_string()))?;
+    let doc: Value = serde_json::from_str(&repair_lone_surrogates(text))
+        .map_err(|e| LoadError::Syntax(e.to_string()))?;
     load_value(doc)
 }
