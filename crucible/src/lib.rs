@@ -21,6 +21,7 @@ pub mod phase;
 pub mod protocol;
 pub mod replay;
 pub mod report;
+pub mod scenario;
 pub mod scoring;
 pub mod steelman;
 pub mod verdict;

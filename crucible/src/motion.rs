@@ -3,6 +3,8 @@
 //! without authorship (SPEC section 2, commitment 2), and settled through the writers
 //! once a panel's outcome is accepted.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 
 use crate::document::{Citation, Debate, Side, Version, phase, status};
@@ -84,13 +86,36 @@ impl Question {
 
 /// Questions the document itself leaves open: candidates awaiting merge review,
 /// unresolved challenges, returned restatements, unweighted canonical claims during
-/// adjudication and filed appeals. Tier verification and phase advances are asked for
-/// explicitly by a participant.
-pub fn pending(d: &Debate) -> Vec<Question> {
+/// adjudication and filed appeals.
+///
+/// SPEC section 10, verify first: a candidate citing an unverified T1 or T2 source gets
+/// a tier-verification question, and its merge question waits until that verification
+/// has been settled (`settled` holds the keys of questions already answered, whatever
+/// the answer). Phase advances, and verification of a version already merged, are asked
+/// for explicitly by a participant.
+pub fn pending(d: &Debate, settled: &HashSet<String>) -> Vec<Question> {
     let mut out = Vec::new();
     for t in &d.threads {
         for v in &t.versions {
-            if v.status == status::CANDIDATE {
+            if v.status != status::CANDIDATE {
+                continue;
+            }
+            let mut waiting = false;
+            for (i, c) in v.evidence.iter().enumerate() {
+                let claimed = crate::scoring::tier_weight(c.tier.as_deref());
+                if claimed > 3.0 && c.tier_verified != Some(true) {
+                    let q = Question::VerifyTier {
+                        thread_id: t.id.clone(),
+                        version_id: v.id.clone(),
+                        citation_index: i as u32,
+                    };
+                    if !settled.contains(&q.key()) {
+                        waiting = true;
+                        out.push(q);
+                    }
+                }
+            }
+            if !waiting {
                 out.push(Question::Merge {
                     thread_id: t.id.clone(),
                     version_id: v.id.clone(),
