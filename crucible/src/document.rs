@@ -91,9 +91,9 @@ impl std::fmt::Display for Side {
 /// A pair of values keyed by side, serialised as `{A, B}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct BySide<T> {
-    #[serde(rename = "A")]
+    #[serde(rename = "A", default)]
     pub a: T,
-    #[serde(rename = "B")]
+    #[serde(rename = "B", default)]
     pub b: T,
 }
 
@@ -149,6 +149,9 @@ pub mod status {
 #[serde(rename_all = "camelCase")]
 pub struct Debate {
     pub schema_version: u32,
+    /// Missing ids load as empty: a reader can still recompute the ledger (the
+    /// reference's migrate does not require one either).
+    #[serde(default)]
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<Num>,
