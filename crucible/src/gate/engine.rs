@@ -6,7 +6,7 @@
 //! pictographs. Reports are then emitted in rule order, field order, lexicon order.
 //! Nothing is allocated for a clean field.
 
-use super::lexicon::{Anchor, COMPILED, Compiled, MAX_PHRASES};
+use super::lexicon::{Anchor, COMPILED, Compiled, MAX_PHRASES, RUN_SLOTS, first_slot};
 use super::register::{self, Definitions};
 use super::text::{
     excerpt_around, glues, has_case_shifters, is_ascii_word, is_blank, is_js_whitespace,
@@ -67,6 +67,11 @@ pub(crate) fn check(fields: &[GateField], ctx: &GateContext, mode: GateMode) -> 
     // G3 atomicity.
     for (f, _) in live() {
         if let Some(limit) = word_limit(f.name.as_deref()) {
+            // Each word needs a byte and a separator, so a short text cannot exceed the
+            // limit and need not be counted.
+            if f.text.len() <= 2 * limit {
+                continue;
+            }
             let n = word_count(&f.text);
             if n > limit {
                 out.push(violation(
@@ -396,43 +401,122 @@ fn scan(c: &Compiled, text: &str) -> FieldScan {
     if !ascii {
         s.pictograph = text.chars().any(is_pictograph);
     }
-
+    // U+0130 or U+212A present: phrases are matched in the lower-cased text, as the
+    // reference does; the G4 patterns always run on the original.
     let shifted = !ascii && has_case_shifters(text);
     let mut phrases = PhraseScan::new();
-    let mut you: Option<(usize, usize)> = None;
-    let mut opponent: Option<(usize, usize)> = None;
-    for m in c.automaton.find_overlapping_iter(text) {
-        let p = m.pattern().as_usize();
-        match c.anchor(p) {
-            Some(Anchor::You) => {
-                if you.is_none() {
-                    you = second_person_at(bytes, text, m.start());
-                }
-            }
-            Some(Anchor::Opponent) => {
-                if opponent.is_none() {
-                    opponent = opponent_at(bytes, m.start());
-                }
-            }
-            None if !shifted => phrases.offer(c, bytes, p, m.start(), m.end()),
-            None => {}
-        }
+    let mut person = Person::default();
+    if c.word_runs_exact {
+        word_run_scan(c, text, !shifted, true, &mut phrases, &mut person);
+    } else {
+        automaton_scan(c, text, !shifted, true, &mut phrases, &mut person);
     }
     if shifted {
-        // U+0130 or U+212A present: match in the lower-cased text, as the reference does.
         let lower = js_lowercase(text);
-        let lb = lower.as_bytes();
-        for m in c.automaton.find_overlapping_iter(&lower) {
-            let p = m.pattern().as_usize();
-            if c.anchor(p).is_none() {
-                phrases.offer(c, lb, p, m.start(), m.end());
-            }
+        if c.word_runs_exact {
+            word_run_scan(c, &lower, true, false, &mut phrases, &mut person);
+        } else {
+            automaton_scan(c, &lower, true, false, &mut phrases, &mut person);
         }
         s.lower = Some(lower);
     }
     s.hits = phrases.hits;
-    s.person = you.or(opponent);
+    s.person = person.you.or(person.opponent);
     s
+}
+
+/// First matches of the two G4 patterns.
+#[derive(Default)]
+struct Person {
+    you: Option<(usize, usize)>,
+    opponent: Option<(usize, usize)>,
+}
+
+impl Person {
+    fn offer(&mut self, c: &Compiled, hay: &str, pattern: usize, at: usize) {
+        let bytes = hay.as_bytes();
+        match c.anchor(pattern) {
+            Some(Anchor::You) if self.you.is_none() => self.you = second_person_at(bytes, hay, at),
+            Some(Anchor::Opponent) if self.opponent.is_none() => {
+                self.opponent = opponent_at(bytes, at)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The exact scan for any lexicon: every overlapping occurrence of every pattern.
+fn automaton_scan(
+    c: &Compiled,
+    hay: &str,
+    want_phrases: bool,
+    want_person: bool,
+    phrases: &mut PhraseScan,
+    person: &mut Person,
+) {
+    let bytes = hay.as_bytes();
+    for m in c.automaton.find_overlapping_iter(hay) {
+        let p = m.pattern().as_usize();
+        if p < c.phrase_count() {
+            if want_phrases {
+                phrases.offer(c, bytes, p, m.start(), m.end());
+            }
+        } else if want_person {
+            person.offer(c, hay, p, m.start());
+        }
+    }
+}
+
+/// The fast scan when [`Compiled::word_runs_exact`] holds: only the starts of ASCII
+/// alphanumeric runs are candidates, looked up by first byte and run length.
+fn word_run_scan(
+    c: &Compiled,
+    hay: &str,
+    want_phrases: bool,
+    want_person: bool,
+    phrases: &mut PhraseScan,
+    person: &mut Person,
+) {
+    let bytes = hay.as_bytes();
+    let n = bytes.len();
+    let mut i = 0;
+    while i < n {
+        while i < n && !bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let start = i;
+        while i < n && bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let len = i - start;
+        if len == 0 || len >= RUN_SLOTS {
+            continue;
+        }
+        for &p in &c.by_first_run[first_slot(bytes[start]) * RUN_SLOTS + len] {
+            let p = p as usize;
+            if p < c.phrase_count() {
+                if want_phrases {
+                    let end = start + c.phrase_len[p] as usize;
+                    if bytes
+                        .get(start..end)
+                        .is_some_and(|w| w.eq_ignore_ascii_case(c.phrase[p].as_bytes()))
+                    {
+                        phrases.offer(c, bytes, p, start, end);
+                    }
+                }
+            } else if want_person {
+                let run = &bytes[start..i];
+                let whole = match c.anchor(p) {
+                    Some(Anchor::You) => run.eq_ignore_ascii_case(b"you"),
+                    Some(Anchor::Opponent) => run.eq_ignore_ascii_case(&b"opponents"[..len.min(9)]),
+                    None => false,
+                };
+                if whole {
+                    person.offer(c, hay, p, start);
+                }
+            }
+        }
+    }
 }
 
 /// First-occurrence bookkeeping for lexicon phrases, exactly as the reference's loop:
@@ -546,4 +630,64 @@ fn opponent_at(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
         .into_iter()
         .find(|&end| boundary(end))
         .map(|end| (at, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    type Found = (Vec<(u16, u32)>, Option<(usize, usize)>);
+
+    fn both(text: &str) -> (Found, Found) {
+        let c = &*COMPILED;
+        let run = |word: bool| {
+            let mut phrases = PhraseScan::new();
+            let mut person = Person::default();
+            if word {
+                word_run_scan(c, text, true, true, &mut phrases, &mut person);
+            } else {
+                automaton_scan(c, text, true, true, &mut phrases, &mut person);
+            }
+            let mut hits = phrases.hits;
+            hits.sort_unstable();
+            (hits, person.you.or(person.opponent))
+        };
+        (run(true), run(false))
+    }
+
+    #[test]
+    fn word_run_scan_agrees_on_known_cases() {
+        for text in [
+            "you are a liar, opponents's hack-job, so-called 100% proof",
+            "hahaha lolol 1100% liars_ liar_ _you are",
+            "Everyone knows; give me a break! yeah right, oh please",
+            "bayou are xopponent opponentx opponent'sx YOU\u{3000}ARE",
+        ] {
+            let (a, b) = both(text);
+            assert_eq!(a, b, "{text}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// The fast word-run scan finds exactly what the exhaustive automaton scan finds.
+        #[test]
+        fn word_run_scan_equals_automaton_scan(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just("liar"), Just("lies"), Just("hack"), Just("bad faith"), Just("so-called"),
+                    Just("100%"), Just("you"), Just("are"), Just("opponent"), Just("opponents"),
+                    Just("'s"), Just(" "), Just("_"), Just("-"), Just("x"), Just("1"), Just("\u{e9}"),
+                    Just("\u{3000}"), Just("LOL"), Just("ha"), Just("give me a break"), Just("studies show"),
+                    Just("proves"), Just("proven beyond"), Just("ObViOuSlY"), Just("were"), Just("'re"),
+                ],
+                0..24,
+            )
+        ) {
+            let text: String = parts.concat();
+            let (a, b) = both(&text);
+            prop_assert_eq!(a, b);
+        }
+    }
 }

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, StartKind};
 
 use super::RuleId;
 
@@ -53,6 +53,40 @@ const WHITELIST_FILE: (&str, &str) = lexicon_file!("acronym-whitelist.txt");
 const DOMAIN_ACRONYMS_FILE: (&str, &str) = lexicon_file!("acronyms-domain.txt");
 const SHOUTING_WORDS_FILE: (&str, &str) = lexicon_file!("shouting-words.txt");
 
+/// Run lengths indexed per first byte in [`Compiled::by_first_run`].
+pub(crate) const RUN_SLOTS: usize = 32;
+
+/// Index of an ASCII alphanumeric byte among `0-9a-z` (case-insensitive).
+pub(crate) fn first_slot(b: u8) -> usize {
+    let b = b.to_ascii_lowercase();
+    if b.is_ascii_digit() {
+        (b - b'0') as usize
+    } else {
+        10 + (b.wrapping_sub(b'a') as usize).min(25)
+    }
+}
+
+/// The leading ASCII alphanumeric run of a pattern.
+fn first_run(p: &str) -> &str {
+    let end = p
+        .bytes()
+        .position(|b| !b.is_ascii_alphanumeric())
+        .unwrap_or(p.len());
+    &p[..end]
+}
+
+/// Whether `p` can occur again starting right after one of its own non-alphanumeric
+/// characters (a border after a boundary), which would let the reference's resume rule
+/// skip a valid occurrence that a word-run scan would report.
+fn recurs_after_boundary(p: &[u8]) -> bool {
+    (0..p.len()).any(|j| {
+        !p[j].is_ascii_alphanumeric() && {
+            let suffix = &p[j + 1..];
+            !suffix.is_empty() && p.starts_with(suffix)
+        }
+    })
+}
+
 /// Upper bound on phrase count, so per-field match state fits in a stack array.
 pub(crate) const MAX_PHRASES: usize = 192;
 
@@ -73,6 +107,14 @@ pub(crate) struct Compiled {
     pub phrase: Vec<&'static str>,
     /// All phrases plus the two G4 anchors, ASCII case-insensitive, overlapping.
     pub automaton: AhoCorasick,
+    /// Pattern ids (phrases and anchors) keyed by the first ASCII alphanumeric run of
+    /// the pattern: slot `first_slot(byte) * RUN_SLOTS + run length`.
+    pub by_first_run: Vec<Vec<u16>>,
+    /// True when every phrase starts with an ASCII alphanumeric and none can recur inside
+    /// itself right after a non-alphanumeric character. Then a valid occurrence always
+    /// starts a text run equal to the phrase's first run, and the word-run scan is exact;
+    /// otherwise the engine falls back to the overlapping automaton.
+    pub word_runs_exact: bool,
     pub whitelist: HashSet<&'static str>,
     pub domain_acronyms: HashSet<&'static str>,
     pub shouting_words: HashSet<&'static str>,
@@ -121,6 +163,9 @@ fn compile() -> Compiled {
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::Standard)
         .kind(Some(AhoCorasickKind::DFA))
+        .start_kind(StartKind::Unanchored)
+        .byte_classes(false)
+        .prefilter(false)
         .build(&patterns)
         .or_else(|_| {
             AhoCorasick::builder()
@@ -128,7 +173,22 @@ fn compile() -> Compiled {
                 .build(&patterns)
         })
         .unwrap_or_else(|_| unreachable_automaton());
+    let mut by_first_run = vec![Vec::new(); 36 * RUN_SLOTS];
+    let mut word_runs_exact = true;
+    for (id, p) in patterns.iter().enumerate() {
+        let run = first_run(p);
+        if run.is_empty() || run.len() >= RUN_SLOTS || recurs_after_boundary(p.as_bytes()) {
+            word_runs_exact = false;
+            continue;
+        }
+        by_first_run[first_slot(run.as_bytes()[0]) * RUN_SLOTS + run.len()].push(id as u16);
+    }
+    // "opponents" is a separate entry for the same anchor: the text run may include the s.
+    let opponent = patterns.len() - 1;
+    by_first_run[first_slot(b'o') * RUN_SLOTS + "opponents".len()].push(opponent as u16);
     Compiled {
+        by_first_run,
+        word_runs_exact,
         lexicons,
         phrase_len,
         ranges,
@@ -200,5 +260,12 @@ mod tests {
         assert!(c.domain_acronyms.contains("PRISMA"));
         assert!(c.shouting_words.contains("never"));
         assert_eq!(c.automaton.patterns_len(), c.phrase_count() + 2);
+        assert_eq!(c.automaton.kind(), AhoCorasickKind::DFA);
+        assert!(
+            c.word_runs_exact,
+            "the published lists take the word-run scan"
+        );
+        assert!(recurs_after_boundary(b"ha ha"));
+        assert!(!recurs_after_boundary(b"give me a break"));
     }
 }
