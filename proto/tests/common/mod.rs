@@ -1,0 +1,110 @@
+//! Fixtures shared by the proto integration tests.
+#![allow(dead_code)]
+
+use panel_proto::SigningKey;
+use panel_proto::pb::{
+    Decision, Motion, MotionKind, PanelSeat, Quantile, RetrievalReceipt, Ruling,
+};
+
+/// Deterministic key from a one-byte label (tests only).
+pub fn key(label: u8) -> SigningKey {
+    let mut seed = [0u8; 32];
+    for (i, b) in seed.iter_mut().enumerate() {
+        *b = label.wrapping_mul(31).wrapping_add(i as u8);
+    }
+    SigningKey::from_bytes(&seed)
+}
+
+pub fn state_hash(label: u8) -> Vec<u8> {
+    vec![label; 32]
+}
+
+pub fn merge_ruling() -> Ruling {
+    Ruling {
+        motion_id: "m-1".into(),
+        debate_id: "d-1".into(),
+        kind: MotionKind::Merge as i32,
+        state_hash: state_hash(7),
+        decision: Decision::Accept as i32,
+        probability: 0.8,
+        relevance: None,
+        tier: None,
+        quantiles: vec![],
+        receipt: None,
+        rationale: "Candidate cites a verified T2 source the incumbent lacks.".into(),
+        arbiter_key: vec![],
+        issued_at_unix_ms: 1_790_000_000_000,
+    }
+}
+
+pub fn verify_tier_ruling() -> Ruling {
+    Ruling {
+        motion_id: "m-2".into(),
+        debate_id: "d-1".into(),
+        kind: MotionKind::VerifyTier as i32,
+        state_hash: state_hash(8),
+        decision: Decision::Accept as i32,
+        probability: 0.95,
+        relevance: None,
+        tier: Some(2),
+        quantiles: vec![],
+        receipt: Some(RetrievalReceipt {
+            url: "https://example.org/report.pdf".into(),
+            sha256: vec![0xab; 32],
+            fetched_at_unix_ms: 1_789_999_999_000,
+        }),
+        rationale: "Peer-reviewed report; quote found on page 4.".into(),
+        arbiter_key: vec![],
+        issued_at_unix_ms: 1_790_000_000_500,
+    }
+}
+
+pub fn exam_quantile_ruling() -> Ruling {
+    Ruling {
+        motion_id: "exam-17".into(),
+        debate_id: "exam-v1".into(),
+        kind: MotionKind::Exam as i32,
+        state_hash: state_hash(9),
+        decision: Decision::None as i32,
+        probability: 0.9,
+        relevance: None,
+        tier: None,
+        quantiles: vec![
+            Quantile {
+                level: 0.05,
+                value: 1200.0,
+            },
+            Quantile {
+                level: 0.5,
+                value: 1500.0,
+            },
+            Quantile {
+                level: 0.95,
+                value: 2100.0,
+            },
+        ],
+        receipt: None,
+        rationale: "".into(),
+        arbiter_key: vec![],
+        issued_at_unix_ms: 1_790_000_001_000,
+    }
+}
+
+pub fn motion_for(r: &Ruling, panel: &[&SigningKey]) -> Motion {
+    Motion {
+        motion_id: r.motion_id.clone(),
+        debate_id: r.debate_id.clone(),
+        kind: r.kind,
+        state_hash: r.state_hash.clone(),
+        projection: None,
+        commit_deadline_unix_ms: 1_000,
+        reveal_deadline_unix_ms: 2_000,
+        panel: panel
+            .iter()
+            .map(|k| PanelSeat {
+                public_key: k.verifying_key().to_bytes().to_vec(),
+                endpoint: String::new(),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,418 @@
+//! Attacks on signed rulings and key documents: forged and misattributed signatures,
+//! every signed field tampered, malformed values, weak keys, encoding games.
+
+mod common;
+
+use common::*;
+use panel_proto::keys::{self, KeyError};
+use panel_proto::pb::{Decision, MotionKind, Quantile, RetrievalReceipt, Ruling, SignedRuling};
+use panel_proto::ruling_check::{self, BindingError, RulingError};
+use panel_proto::signing::{self, VerifyError};
+use panel_proto::{sign_ruling, verify_ruling, verify_rulings_batch};
+use prost::Message;
+
+fn signed(r: Ruling) -> SignedRuling {
+    sign_ruling(&key(1), r).expect("well-formed ruling signs")
+}
+
+#[test]
+fn honest_rulings_verify() {
+    for r in [merge_ruling(), verify_tier_ruling(), exam_quantile_ruling()] {
+        let sr = signed(r);
+        let got = verify_ruling(&sr).expect("honest ruling verifies");
+        assert_eq!(got.arbiter_key, key(1).verifying_key().to_bytes().to_vec());
+    }
+}
+
+#[test]
+fn forged_signature_is_refused() {
+    let mut sr = signed(merge_ruling());
+    sr.signature[10] ^= 0x01;
+    assert!(matches!(
+        verify_ruling(&sr),
+        Err(VerifyError::BadSignature { .. })
+    ));
+    // A signature made by someone else entirely.
+    sr.signature = sign_ruling(&key(2), merge_ruling()).unwrap().signature;
+    assert!(matches!(
+        verify_ruling(&sr),
+        Err(VerifyError::BadSignature { .. })
+    ));
+}
+
+#[test]
+fn ruling_claimed_under_another_key_is_refused() {
+    // Arbiter 1 signs; the attacker relabels the ruling as arbiter 2's.
+    let mut sr = signed(merge_ruling());
+    sr.ruling.as_mut().unwrap().arbiter_key = key(2).verifying_key().to_bytes().to_vec();
+    assert!(matches!(
+        verify_ruling(&sr),
+        Err(VerifyError::BadSignature { .. })
+    ));
+    // Checked against a registry key that is not the signer's.
+    let sr = signed(merge_ruling());
+    let err = signing::verify_ruling_with_key(&sr, &key(2).verifying_key()).unwrap_err();
+    assert!(matches!(err, VerifyError::WrongArbiter { .. }), "{err}");
+    assert!(signing::verify_ruling_with_key(&sr, &key(1).verifying_key()).is_ok());
+}
+
+/// Each mutation changes one signed field; every one must break the signature.
+#[test]
+fn every_signed_field_tampered_is_refused() {
+    type Tamper = (&'static str, fn(&mut Ruling));
+    let tampers: &[Tamper] = &[
+        ("motion_id", |r| r.motion_id.push('x')),
+        ("debate_id", |r| r.debate_id = "d-2".into()),
+        ("kind", |r| r.kind = MotionKind::Reject as i32),
+        ("state_hash", |r| r.state_hash[31] ^= 1),
+        ("decision", |r| r.decision = Decision::Reject as i32),
+        ("probability", |r| r.probability = 0.81),
+        ("probability ulp", |r| {
+            r.probability = f64::from_bits(r.probability.to_bits() + 1)
+        }),
+        ("relevance", |r| r.relevance = Some(3)),
+        ("tier", |r| r.tier = Some(3)),
+        ("quantile value", |r| r.quantiles[1].value += 1.0),
+        ("quantile level", |r| r.quantiles[0].level = 0.1),
+        ("quantile removed", |r| {
+            r.quantiles.pop();
+        }),
+        ("receipt url", |r| r.receipt.as_mut().unwrap().url.push('?')),
+        ("receipt sha", |r| {
+            r.receipt.as_mut().unwrap().sha256[0] ^= 1
+        }),
+        ("receipt time", |r| {
+            r.receipt.as_mut().unwrap().fetched_at_unix_ms += 1
+        }),
+        ("receipt removed", |r| r.receipt = None),
+        ("rationale", |r| r.rationale.push('.')),
+        ("issued_at", |r| r.issued_at_unix_ms += 1),
+    ];
+    // A ruling that carries every optional field, so every tamper applies.
+    let mut full = verify_tier_ruling();
+    full.kind = MotionKind::Exam as i32;
+    full.relevance = Some(2);
+    full.quantiles = exam_quantile_ruling().quantiles;
+    let base = signed(full);
+    verify_ruling(&base).expect("base verifies");
+    for (name, tamper) in tampers {
+        let mut sr = base.clone();
+        tamper(sr.ruling.as_mut().unwrap());
+        match verify_ruling(&sr) {
+            Err(VerifyError::BadSignature { .. }) => {}
+            other => panic!("tampered {name}: expected BadSignature, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn replay_onto_another_motion_or_state_is_refused_by_binding() {
+    let sr = signed(merge_ruling());
+    let r = verify_ruling(&sr).unwrap();
+    let motion = motion_for(r, &[]);
+    ruling_check::check_binding(r, &motion).expect("binds to its own motion");
+
+    let mut other_state = motion.clone();
+    other_state.state_hash = state_hash(99);
+    assert!(matches!(
+        ruling_check::check_binding(r, &other_state),
+        Err(BindingError::StateHash { .. })
+    ));
+    let mut other_motion = motion.clone();
+    other_motion.motion_id = "m-2".into();
+    assert!(matches!(
+        ruling_check::check_binding(r, &other_motion),
+        Err(BindingError::MotionId { .. })
+    ));
+    let mut other_debate = motion.clone();
+    other_debate.debate_id = "d-9".into();
+    assert!(matches!(
+        ruling_check::check_binding(r, &other_debate),
+        Err(BindingError::DebateId { .. })
+    ));
+    let mut other_kind = motion;
+    other_kind.kind = MotionKind::Reject as i32;
+    assert!(matches!(
+        ruling_check::check_binding(r, &other_kind),
+        Err(BindingError::Kind { .. })
+    ));
+}
+
+#[test]
+fn malformed_rulings_are_refused_before_signing_and_verifying() {
+    type Break = (&'static str, fn(&mut Ruling), fn(&RulingError) -> bool);
+    let cases: &[Break] = &[
+        (
+            "probability NaN",
+            |r| r.probability = f64::NAN,
+            |e| matches!(e, RulingError::ProbabilityOutOfRange(_)),
+        ),
+        (
+            "probability 1.5",
+            |r| r.probability = 1.5,
+            |e| matches!(e, RulingError::ProbabilityOutOfRange(_)),
+        ),
+        (
+            "short state hash",
+            |r| r.state_hash.truncate(31),
+            |e| matches!(e, RulingError::StateHashLength(31)),
+        ),
+        (
+            "unknown kind",
+            |r| r.kind = 42,
+            |e| matches!(e, RulingError::UnknownKind(42)),
+        ),
+        (
+            "unspecified decision",
+            |r| r.decision = 0,
+            |e| matches!(e, RulingError::DecisionUnspecified),
+        ),
+        (
+            "UPHOLD on a merge",
+            |r| r.decision = Decision::Uphold as i32,
+            |e| matches!(e, RulingError::DecisionDoesNotFitKind { .. }),
+        ),
+        (
+            "relevance 5",
+            |r| r.relevance = Some(5),
+            |e| matches!(e, RulingError::RelevanceOutOfRange(5)),
+        ),
+        (
+            "tier 0",
+            |r| r.tier = Some(0),
+            |e| matches!(e, RulingError::TierOutOfRange(0)),
+        ),
+        (
+            "empty motion id",
+            |r| r.motion_id.clear(),
+            |e| matches!(e, RulingError::EmptyId { .. }),
+        ),
+        (
+            "oversized rationale",
+            |r| r.rationale = "x".repeat(20_000),
+            |e| matches!(e, RulingError::TooLong { .. }),
+        ),
+        (
+            "decreasing quantiles",
+            |r| {
+                r.quantiles = vec![
+                    Quantile {
+                        level: 0.5,
+                        value: 2.0,
+                    },
+                    Quantile {
+                        level: 0.95,
+                        value: 1.0,
+                    },
+                ]
+            },
+            |e| matches!(e, RulingError::BadQuantile { .. }),
+        ),
+        (
+            "empty receipt",
+            |r| r.receipt = Some(RetrievalReceipt::default()),
+            |e| matches!(e, RulingError::BadReceipt(_)),
+        ),
+    ];
+    for (name, breaker, expect) in cases {
+        let mut r = merge_ruling();
+        breaker(&mut r);
+        let err = sign_ruling(&key(1), r.clone()).expect_err(name);
+        assert!(expect(&err), "{name}: signing gave {err}");
+        // The same field broken after signing is refused at verification.
+        let mut sr = signed(merge_ruling());
+        breaker(sr.ruling.as_mut().unwrap());
+        match verify_ruling(&sr) {
+            Err(VerifyError::Malformed(e)) => assert!(expect(&e), "{name}: verify gave {e}"),
+            other => panic!("{name}: expected Malformed, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn envelope_framing_errors_are_named() {
+    let mut sr = signed(merge_ruling());
+    sr.envelope_version = 2;
+    assert_eq!(verify_ruling(&sr), Err(VerifyError::UnsupportedEnvelope(2)));
+    let mut sr = signed(merge_ruling());
+    sr.signature.pop();
+    assert_eq!(
+        verify_ruling(&sr),
+        Err(VerifyError::Key(KeyError::SignatureLength(63)))
+    );
+    let mut sr = signed(merge_ruling());
+    sr.ruling = None;
+    assert_eq!(verify_ruling(&sr), Err(VerifyError::MissingRuling));
+}
+
+#[test]
+fn weak_and_invalid_keys_are_refused() {
+    // The identity point (small order): y = 1.
+    let mut identity = [0u8; 32];
+    identity[0] = 1;
+    assert!(matches!(
+        keys::parse_public_key(&identity),
+        Err(KeyError::Weak(_))
+    ));
+    assert!(matches!(
+        keys::parse_public_key(&[0u8; 31]),
+        Err(KeyError::Length(31))
+    ));
+    // A ruling claiming a weak key is refused as such, whatever the signature.
+    let mut sr = signed(merge_ruling());
+    sr.ruling.as_mut().unwrap().arbiter_key = identity.to_vec();
+    assert!(matches!(
+        verify_ruling(&sr),
+        Err(VerifyError::Key(KeyError::Weak(_)))
+    ));
+}
+
+#[test]
+fn signature_does_not_depend_on_protobuf_encoding() {
+    let sr = signed(verify_tier_ruling());
+    let mut wire = sr.encode_to_vec();
+    // Unknown field 99 (varint 7) appended inside the top-level message.
+    wire.extend_from_slice(&[0x98, 0x06, 0x07]);
+    let decoded = SignedRuling::decode(wire.as_slice()).expect("unknown fields are skipped");
+    verify_ruling(&decoded).expect("still verifies");
+    // Explicit default-valued optional field (relevance absent vs present) is distinct.
+    let mut with_zero = decoded.clone();
+    with_zero.ruling.as_mut().unwrap().relevance = Some(0);
+    assert!(matches!(
+        verify_ruling(&with_zero),
+        Err(VerifyError::Malformed(RulingError::RelevanceOutOfRange(0)))
+    ));
+    // -0.0 and +0.0 have one canonical form.
+    let mut a = merge_ruling();
+    a.probability = 0.0;
+    a.decision = Decision::Reject as i32;
+    let mut b = a.clone();
+    b.probability = -0.0;
+    a.arbiter_key = vec![3; 32];
+    b.arbiter_key = vec![3; 32];
+    assert_eq!(
+        signing::ruling_canonical_bytes(&a).unwrap(),
+        signing::ruling_canonical_bytes(&b).unwrap()
+    );
+}
+
+#[test]
+fn canonical_bytes_start_with_the_versioned_domain_tag() {
+    let mut r = merge_ruling();
+    r.arbiter_key = vec![3; 32];
+    let bytes = signing::ruling_canonical_bytes(&r).unwrap();
+    assert!(bytes.starts_with(b"crucible-panel/ruling/v1\0"));
+}
+
+#[test]
+fn batch_intake_isolates_the_bad_item() {
+    let mut items: Vec<SignedRuling> = (0..8u8)
+        .map(|i| {
+            let mut r = merge_ruling();
+            r.motion_id = format!("m-{i}");
+            sign_ruling(&key(i + 1), r).unwrap()
+        })
+        .collect();
+    assert!(verify_rulings_batch(&items).iter().all(|r| r.is_ok()));
+    items[3].ruling.as_mut().unwrap().probability = 0.1;
+    items[5].signature[0] ^= 0x80;
+    items[6].envelope_version = 9;
+    let results = verify_rulings_batch(&items);
+    for (i, res) in results.iter().enumerate() {
+        match i {
+            3 | 5 => assert!(
+                matches!(res, Err(VerifyError::BadSignature { .. })),
+                "item {i}: {res:?}"
+            ),
+            6 => assert_eq!(res, &Err(VerifyError::UnsupportedEnvelope(9))),
+            _ => assert!(res.is_ok(), "item {i}: {res:?}"),
+        }
+    }
+}
+
+#[test]
+fn key_rotation_and_revocation_documents() {
+    let (old, new, other) = (key(1), key(2), key(3));
+    let doc = keys::sign_rotation(&old, &new, 1_000, "scheduled rotation").unwrap();
+    let (o, n) = keys::verify_rotation(&doc).unwrap();
+    assert_eq!((o, n), (old.verifying_key(), new.verifying_key()));
+
+    let mut tampered = doc.clone();
+    tampered.reason.push('!');
+    assert!(matches!(
+        keys::verify_rotation(&tampered),
+        Err(KeyError::BadSignature {
+            which: "old key's",
+            ..
+        })
+    ));
+    // Rotating onto a key the rotator does not hold: new-key signature by someone else.
+    let mut hijack = doc.clone();
+    hijack.new_key = other.verifying_key().to_bytes().to_vec();
+    let bytes = keys::rotation_canonical_bytes(&hijack).unwrap();
+    use ed25519_dalek::Signer;
+    hijack.old_key_signature = old.sign(&bytes).to_bytes().to_vec();
+    assert!(matches!(
+        keys::verify_rotation(&hijack),
+        Err(KeyError::BadSignature {
+            which: "new key's",
+            ..
+        })
+    ));
+    assert_eq!(
+        keys::sign_rotation(&old, &old, 1_000, "").unwrap_err(),
+        KeyError::RotationToSelf
+    );
+
+    let rev = keys::sign_revocation(&old, 2_000, 1_500, "laptop stolen").unwrap();
+    assert_eq!(keys::verify_revocation(&rev).unwrap(), old.verifying_key());
+    let mut moved = rev.clone();
+    moved.effective_from_unix_ms = 1_900;
+    assert!(matches!(
+        keys::verify_revocation(&moved),
+        Err(KeyError::BadSignature { .. })
+    ));
+    // A revocation of key 1 signed by key 2 is refused.
+    let mut forged = rev;
+    forged.signature = keys::sign_revocation(&new, 2_000, 1_500, "laptop stolen")
+        .unwrap()
+        .signature;
+    assert!(keys::verify_revocation(&forged).is_err());
+}
+
+#[test]
+fn fingerprints_are_stable_and_grouped() {
+    let fp = keys::fingerprint(&key(1).verifying_key());
+    assert_eq!(fp.len(), 8 * 4 + 7);
+    assert_eq!(fp.matches(':').count(), 7);
+    assert_ne!(fp, keys::fingerprint(&key(2).verifying_key()));
+}
+
+proptest::proptest! {
+    /// Any well-formed ruling survives a protobuf round trip with identical canonical
+    /// bytes and a valid signature.
+    #[test]
+    fn protobuf_round_trip_keeps_signature(
+        motion in "[a-z0-9-]{1,40}",
+        debate in "[a-z0-9-]{1,40}",
+        p in 0.0f64..=1.0,
+        rationale in ".{0,200}",
+        issued in 0i64..4_000_000_000_000,
+        accept in proptest::bool::ANY,
+    ) {
+        let mut r = merge_ruling();
+        r.motion_id = motion;
+        r.debate_id = debate;
+        r.probability = p;
+        r.rationale = rationale;
+        r.issued_at_unix_ms = issued;
+        r.decision = if accept { Decision::Accept as i32 } else { Decision::Reject as i32 };
+        let sr = signed(r);
+        let back = SignedRuling::decode(sr.encode_to_vec().as_slice()).unwrap();
+        proptest::prop_assert!(verify_ruling(&back).is_ok());
+        proptest::prop_assert_eq!(
+            signing::ruling_canonical_bytes(back.ruling.as_ref().unwrap()).unwrap(),
+            signing::ruling_canonical_bytes(sr.ruling.as_ref().unwrap()).unwrap()
+        );
+    }
+}
