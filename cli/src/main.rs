@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod calibrate;
+mod coordinator_cmd;
 mod demo;
 mod gate_cmd;
 mod jsonl;
@@ -35,6 +36,8 @@ enum Command {
     Gate(gate_cmd::Args),
     /// Score arbiters' answers offline: Brier, log score, Cooke's model, bridging.
     Calibrate(calibrate::Args),
+    /// Run and manage the replicated coordinator (openraft on redb), write, read, bench.
+    Coordinator(coordinator_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay_cmd::run(args),
         Command::Gate(args) => gate_cmd::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Coordinator(args) => coordinator_cmd::run(args),
     };
     match result {
         Ok(code) => code,

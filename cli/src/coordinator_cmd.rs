@@ -1,0 +1,362 @@
+//! `panel coordinator ...`: run a replica, manage membership, write, read, bench.
+//! Every command but `run` prints one JSON document on stdout.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args as ClapArgs, Subcommand};
+use panel_coordinator::bench::{self, BenchOptions};
+use panel_coordinator::client;
+use panel_coordinator::command::{Command, Query};
+use panel_coordinator::pb::coordinator as pb;
+use panel_coordinator::proposer::ProposerOptions;
+use panel_coordinator::raft::RaftOptions;
+use panel_coordinator::server::{self, ServeOptions};
+use serde_json::{Value, json};
+
+#[derive(ClapArgs)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run one replica until SIGTERM or Ctrl-C.
+    Run(RunArgs),
+    /// Initialise a new group on a pristine replica: --member 1=127.0.0.1:7001 ...
+    Init {
+        #[arg(long)]
+        addr: String,
+        #[arg(long = "member", required = true)]
+        members: Vec<String>,
+    },
+    /// Add a replica as a non-voting learner (waits until it caught up).
+    AddLearner {
+        #[arg(long)]
+        addr: String,
+        #[arg(long)]
+        id: u64,
+        #[arg(long)]
+        member_addr: String,
+    },
+    /// Set the voters, e.g. --voters 1,2,3 (promotes learners, removes others).
+    ChangeMembership {
+        #[arg(long)]
+        addr: String,
+        #[arg(long, value_delimiter = ',', required = true)]
+        voters: Vec<u64>,
+        /// Keep removed voters as learners.
+        #[arg(long)]
+        retain: bool,
+    },
+    /// Raft role, term, leader, log/snapshot positions, membership.
+    Status {
+        #[arg(long)]
+        addr: String,
+    },
+    /// Write one command (JSON), retrying over --addr list with the same request id.
+    Write {
+        #[arg(long, value_delimiter = ',', required = true)]
+        addr: Vec<String>,
+        #[arg(long, default_value = "cli")]
+        client_id: String,
+        #[arg(long)]
+        request_id: u64,
+        /// A Command as JSON, e.g. '{"Note":{"topic":"t","text":"x"}}'.
+        #[arg(long)]
+        command: String,
+        #[arg(long, default_value_t = 30)]
+        patience_secs: u64,
+    },
+    /// Write notes 1..=count to a topic sequentially, each retried until it succeeds.
+    Load {
+        #[arg(long, value_delimiter = ',', required = true)]
+        addr: Vec<String>,
+        #[arg(long)]
+        client_id: String,
+        #[arg(long)]
+        topic: String,
+        #[arg(long)]
+        count: u64,
+        #[arg(long, default_value_t = 60)]
+        patience_secs: u64,
+    },
+    /// Read with a Query (JSON), e.g. '{"Notes":{"topic":"t"}}' or '"Stats"'.
+    Read {
+        #[arg(long)]
+        addr: String,
+        #[arg(long)]
+        query: String,
+        #[arg(long)]
+        linearizable: bool,
+    },
+    /// Start a local 3-replica cluster and print throughput and latency figures.
+    Bench(BenchArgs),
+}
+
+#[derive(ClapArgs)]
+struct RunArgs {
+    #[arg(long)]
+    id: u64,
+    #[arg(long)]
+    listen: SocketAddr,
+    #[arg(long)]
+    data_dir: PathBuf,
+    #[arg(long, default_value_t = 100)]
+    heartbeat_ms: u64,
+    #[arg(long, default_value_t = 500)]
+    election_min_ms: u64,
+    #[arg(long, default_value_t = 1000)]
+    election_max_ms: u64,
+    /// Build a snapshot every this many log entries.
+    #[arg(long, default_value_t = 5000)]
+    snapshot_logs: u64,
+    /// Entries kept behind the latest snapshot; older ones are purged.
+    #[arg(long, default_value_t = 1000)]
+    keep_logs: u64,
+    /// Most commands per Raft entry.
+    #[arg(long, default_value_t = 512)]
+    batch_max: usize,
+    /// How long the leader waits for more commands while entries are in flight.
+    #[arg(long, default_value_t = 1000)]
+    linger_us: u64,
+}
+
+#[derive(ClapArgs)]
+struct BenchArgs {
+    /// Seconds of the full-load phase.
+    #[arg(long, default_value_t = 10)]
+    secs: u64,
+    /// Concurrent writers in the full-load phase.
+    #[arg(long, default_value_t = 64)]
+    clients: usize,
+    /// Decisions per second in the latency phase (a tenth of the target by default).
+    #[arg(long, default_value_t = 100)]
+    paced_rate: u64,
+    #[arg(long, default_value_t = 5)]
+    paced_secs: u64,
+    /// Working directory for the replicas' data (a temporary one by default).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn print(v: &Value) -> Result<ExitCode> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_member(s: &str) -> Result<pb::Member> {
+    let (id, addr) = s.split_once('=').ok_or_else(|| {
+        anyhow!("member {s:?} must look like ID=HOST:PORT, e.g. 1=127.0.0.1:7001")
+    })?;
+    Ok(pb::Member {
+        id: id
+            .parse()
+            .with_context(|| format!("member id {id:?} is not a number"))?,
+        addr: addr.to_owned(),
+    })
+}
+
+fn status_json(s: &pb::StatusReply) -> Value {
+    json!({
+        "node_id": s.node_id,
+        "role": s.role,
+        "term": s.term,
+        "leader_id": s.has_leader.then_some(s.leader_id),
+        "leader_addr": s.has_leader.then_some(&s.leader_addr),
+        "last_log_index": s.last_log_index,
+        "last_applied": s.last_applied,
+        "snapshot_index": s.snapshot_index,
+        "purged_index": s.purged_index,
+        "voters": s.voters,
+        "learners": s.learners,
+        "nodes": serde_json::from_str::<Value>(&s.nodes_json).unwrap_or(Value::Null),
+    })
+}
+
+fn write_json(r: &pb::WriteReply) -> Value {
+    json!({
+        "applied": r.applied,
+        "result": serde_json::from_str::<Value>(&r.result_json).unwrap_or(Value::Null),
+        "log_index": r.log_index,
+        "duplicate": r.duplicate,
+    })
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let rt = runtime()?;
+    rt.block_on(async move {
+        match args.command {
+            Cmd::Run(a) => run_replica(a).await,
+            Cmd::Init { addr, members } => {
+                let members = members
+                    .iter()
+                    .map(|m| parse_member(m))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut admin = panel_coordinator::pb::coordinator::admin_client::AdminClient::new(
+                    client::channel(&addr)?,
+                );
+                let r = admin.init(pb::InitRequest { members }).await?.into_inner();
+                print(&serde_json::from_str(&r.detail_json)?)
+            }
+            Cmd::AddLearner {
+                addr,
+                id,
+                member_addr,
+            } => {
+                let mut admin = client::admin_on_leader(&addr).await?;
+                let r = admin
+                    .add_learner(pb::AddLearnerRequest {
+                        member: Some(pb::Member {
+                            id,
+                            addr: member_addr,
+                        }),
+                    })
+                    .await?
+                    .into_inner();
+                print(&serde_json::from_str(&r.detail_json)?)
+            }
+            Cmd::ChangeMembership {
+                addr,
+                voters,
+                retain,
+            } => {
+                let mut admin = client::admin_on_leader(&addr).await?;
+                let r = admin
+                    .change_membership(pb::ChangeMembershipRequest { voters, retain })
+                    .await?
+                    .into_inner();
+                print(&serde_json::from_str(&r.detail_json)?)
+            }
+            Cmd::Status { addr } => print(&status_json(&client::status(&addr).await?)),
+            Cmd::Write {
+                addr,
+                client_id,
+                request_id,
+                command,
+                patience_secs,
+            } => {
+                let command: Command = serde_json::from_str(&command).with_context(|| {
+                    "--command is not a Command; example: '{\"Note\":{\"topic\":\"t\",\"text\":\"x\"}}'"
+                })?;
+                let mut clients = addr
+                    .iter()
+                    .map(|a| client::coordinator(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let r = client::write_with_retry(
+                    &mut clients,
+                    &client_id,
+                    request_id,
+                    &command,
+                    Duration::from_secs(patience_secs),
+                )
+                .await?;
+                print(&write_json(&r))
+            }
+            Cmd::Load {
+                addr,
+                client_id,
+                topic,
+                count,
+                patience_secs,
+            } => {
+                let mut clients = addr
+                    .iter()
+                    .map(|a| client::coordinator(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut duplicates = 0u64;
+                for i in 1..=count {
+                    let command = Command::Note {
+                        topic: topic.clone(),
+                        text: format!("{client_id}-{i}"),
+                    };
+                    let r = client::write_with_retry(
+                        &mut clients,
+                        &client_id,
+                        i,
+                        &command,
+                        Duration::from_secs(patience_secs),
+                    )
+                    .await?;
+                    if !r.applied {
+                        bail!("note {i} was refused: {}", r.result_json);
+                    }
+                    duplicates += u64::from(r.duplicate);
+                }
+                print(&json!({ "written": count, "acknowledged_as_duplicate": duplicates }))
+            }
+            Cmd::Read {
+                addr,
+                query,
+                linearizable,
+            } => {
+                let q: Query = serde_json::from_str(&query).with_context(|| {
+                    "--query is not a Query; examples: '{\"Notes\":{\"topic\":\"t\"}}', '\"Stats\"'"
+                })?;
+                let r = client::read(&addr, &q, linearizable).await?;
+                print(&json!({
+                    "result": serde_json::from_str::<Value>(&r.result_json)?,
+                    "applied_index": r.applied_index,
+                }))
+            }
+            Cmd::Bench(b) => {
+                let report = bench::run(BenchOptions {
+                    secs: b.secs,
+                    clients: b.clients,
+                    paced_rate: b.paced_rate,
+                    paced_secs: b.paced_secs,
+                    dir: b.dir,
+                    panel_bin: std::env::current_exe()?,
+                })
+                .await?;
+                println!("{}", report.render());
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    })
+}
+
+async fn run_replica(a: RunArgs) -> Result<ExitCode> {
+    let opts = ServeOptions {
+        id: a.id,
+        listen: a.listen,
+        data_dir: a.data_dir,
+        raft: RaftOptions {
+            heartbeat_ms: a.heartbeat_ms,
+            election_min_ms: a.election_min_ms,
+            election_max_ms: a.election_max_ms,
+            snapshot_logs: a.snapshot_logs,
+            keep_logs: a.keep_logs,
+        },
+        proposer: ProposerOptions {
+            max_items: a.batch_max,
+            linger: Duration::from_micros(a.linger_us),
+            ..ProposerOptions::default()
+        },
+    };
+    eprintln!(
+        "coordinator replica {} listening on {}",
+        opts.id, opts.listen
+    );
+    let shutdown = async {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+        }
+    };
+    server::serve(opts, shutdown).await?;
+    Ok(ExitCode::SUCCESS)
+}

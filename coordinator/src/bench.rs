@@ -1,0 +1,455 @@
+//! `panel coordinator bench`: start a local 3-replica cluster as separate processes, drive
+//! accepted decisions through it, and print figures. Timings are printed, never asserted.
+//!
+//! One decision = `OpenMotion` (5 seats) then `RecordOutcome` with 5 rulings signed with
+//! ed25519; every replica re-verifies all 5 signatures with `verify_strict` in `apply` and
+//! runs the acceptance rule. The rulings are signed before the timed phase (the arbiters'
+//! work is not the coordinator's). The same run measures single-core `verify_strict`.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use ed25519_dalek::SigningKey;
+use sha2::{Digest, Sha256};
+use tokio::process::{Child, Command as Proc};
+use tonic::transport::Channel;
+
+use crate::acceptance::{Decision, MotionKind, Stance};
+use crate::client::{self, ClientError};
+use crate::command::{ArbiterRegistration, Command, MotionSpec, OutcomeSubmission};
+use crate::pb::coordinator as pb;
+use crate::pb::coordinator::coordinator_client::CoordinatorClient;
+use crate::ruling::SignedRuling;
+
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    pub secs: u64,
+    pub clients: usize,
+    pub paced_rate: u64,
+    pub paced_secs: u64,
+    pub dir: Option<PathBuf>,
+    /// The `panel` binary that runs the replicas.
+    pub panel_bin: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("cannot start replica: {0}")]
+    Spawn(#[from] std::io::Error),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("cluster setup failed: {0}")]
+    Setup(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Phase {
+    pub decisions: usize,
+    pub not_accepted: usize,
+    pub secs: f64,
+    /// Latency of the acceptance write (`RecordOutcome`), ms.
+    pub accept_ms: Vec<f64>,
+    /// Latency of the whole decision (open + record), ms.
+    pub decision_ms: Vec<f64>,
+    pub entries: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub verify_strict_per_sec: f64,
+    pub clients: usize,
+    pub full: Phase,
+    pub paced_rate: u64,
+    pub paced: Phase,
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v[i.min(v.len() - 1)]
+}
+
+impl Report {
+    pub fn render(&self) -> String {
+        let mut full = self.full.clone();
+        let mut paced = self.paced.clone();
+        let items = |p: &Phase| 2.0 * p.decisions as f64 / p.entries.max(1) as f64;
+        format!(
+            "coordinator bench: 3 replicas as processes on loopback, redb Durability::Immediate,\n\
+             one decision = OpenMotion + RecordOutcome with 5 ed25519 rulings, verify_strict in apply on every replica\n\
+             verify_strict, one core:           {:>10.0} signatures/s\n\
+             full load ({} writers, {:.1} s):     {:>10.0} accepted decisions/s ({} decisions, {} not accepted)\n\
+             \x20 acceptance write p50 / p99:       {:>7.2} / {:.2} ms; whole decision p50 / p99 {:.2} / {:.2} ms\n\
+             \x20 raft entries: {} ({:.1} commands per entry)\n\
+             paced at {}/s ({:.1} s):             {:>10.0} accepted decisions/s ({} decisions, {} not accepted)\n\
+             \x20 acceptance write p50 / p99:       {:>7.2} / {:.2} ms; whole decision p50 / p99 {:.2} / {:.2} ms\n\
+             \x20 raft entries: {} ({:.1} commands per entry)",
+            self.verify_strict_per_sec,
+            self.clients,
+            full.secs,
+            full.decisions as f64 / full.secs,
+            full.decisions,
+            full.not_accepted,
+            pct(&mut full.accept_ms, 0.5),
+            pct(&mut full.accept_ms, 0.99),
+            pct(&mut full.decision_ms, 0.5),
+            pct(&mut full.decision_ms, 0.99),
+            full.entries,
+            items(&full),
+            self.paced_rate,
+            paced.secs,
+            paced.decisions as f64 / paced.secs,
+            paced.decisions,
+            paced.not_accepted,
+            pct(&mut paced.accept_ms, 0.5),
+            pct(&mut paced.accept_ms, 0.99),
+            pct(&mut paced.decision_ms, 0.5),
+            pct(&mut paced.decision_ms, 0.99),
+            paced.entries,
+            items(&paced),
+        )
+    }
+}
+
+/// Arbiter `i` of the bench: key from a fixed derivation, stance and organisation spread.
+fn arbiter(i: usize) -> (SigningKey, ArbiterRegistration) {
+    let seed: [u8; 32] = Sha256::digest(format!("bench-arbiter-{i}").as_bytes()).into();
+    let key = SigningKey::from_bytes(&seed);
+    let stance = [Stance::A, Stance::A, Stance::B, Stance::B, Stance::None][i % 5];
+    let reg = ArbiterRegistration {
+        arbiter_id: format!("arb-{i}"),
+        public_key: hex::encode(key.verifying_key().to_bytes()),
+        organisation: format!("org-{}", i % 3),
+        model_family: format!("family-{i}"),
+        stance,
+    };
+    (key, reg)
+}
+
+/// Single-core strict verification rate over 256 distinct keys and messages.
+fn verify_rate() -> f64 {
+    let rulings: Vec<(ed25519_dalek::VerifyingKey, SignedRuling)> = (0..256u32)
+        .map(|i| {
+            let seed: [u8; 32] = Sha256::digest(i.to_be_bytes()).into();
+            let key = SigningKey::from_bytes(&seed);
+            let r = SignedRuling {
+                motion_id: format!("m{i}"),
+                state_hash: "ab".repeat(32),
+                arbiter_id: format!("a{i}"),
+                decision: Decision::Yes,
+                probability_milli: 700,
+                relevance: None,
+                signature: String::new(),
+            }
+            .sign(&key);
+            (key.verifying_key(), r)
+        })
+        .collect();
+    let start = Instant::now();
+    let mut n = 0usize;
+    while start.elapsed() < Duration::from_secs(1) {
+        for (k, r) in &rulings {
+            if r.verify(k).is_ok() {
+                n += 1;
+            }
+        }
+    }
+    n as f64 / start.elapsed().as_secs_f64()
+}
+
+struct Cluster {
+    children: Vec<Child>,
+    addrs: Vec<String>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.start_kill();
+        }
+    }
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Cluster, BenchError> {
+    let mut cluster = Cluster {
+        children: Vec::new(),
+        addrs: Vec::new(),
+    };
+    for id in 1..=3u64 {
+        let addr = format!("127.0.0.1:{}", free_port()?);
+        let child = Proc::new(&opts.panel_bin)
+            .args([
+                "coordinator",
+                "run",
+                "--id",
+                &id.to_string(),
+                "--listen",
+                &addr,
+            ])
+            .arg("--data-dir")
+            .arg(dir.join(format!("r{id}")))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()?;
+        cluster.children.push(child);
+        cluster.addrs.push(addr);
+    }
+    let members = cluster
+        .addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| pb::Member {
+            id: i as u64 + 1,
+            addr: a.clone(),
+        })
+        .collect();
+    let mut admin = pb::admin_client::AdminClient::new(client::channel(&cluster.addrs[0])?);
+    let mut tries = 0;
+    loop {
+        match admin
+            .init(pb::InitRequest {
+                members: Vec::clone(&members),
+            })
+            .await
+        {
+            Ok(_) => break,
+            Err(e) if tries < 50 => {
+                tries += 1;
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(BenchError::Setup(format!("init: {e}"))),
+        }
+    }
+    Ok(cluster)
+}
+
+async fn leader_addr(addr: &str) -> Result<String, BenchError> {
+    for _ in 0..100 {
+        if let Ok(s) = client::status(addr).await
+            && s.has_leader
+        {
+            return Ok(s.leader_addr);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(BenchError::Setup("no leader elected within 10 s".into()))
+}
+
+/// The two commands of decision `n`, rulings already signed.
+fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, Command) {
+    let motion_id = format!("bench-m{n}");
+    let state_hash = hex::encode(Sha256::digest(motion_id.as_bytes()));
+    let open = Command::OpenMotion(MotionSpec {
+        motion_id: motion_id.clone(),
+        debate_id: "bench".into(),
+        kind: MotionKind::Merge,
+        state_hash: state_hash.clone(),
+        seats: 5,
+        min_per_stance: 2,
+        contributors: vec![],
+        author_model_family: None,
+        policy: None,
+    });
+    let rulings = keys
+        .iter()
+        .map(|(k, reg)| {
+            SignedRuling {
+                motion_id: motion_id.clone(),
+                state_hash: state_hash.clone(),
+                arbiter_id: reg.arbiter_id.clone(),
+                decision: Decision::Yes,
+                probability_milli: 850,
+                relevance: None,
+                signature: String::new(),
+            }
+            .sign(k)
+        })
+        .collect();
+    let record = Command::RecordOutcome(OutcomeSubmission {
+        motion_id,
+        rulings,
+        receipts: vec![],
+    });
+    (open, record)
+}
+
+async fn write(
+    c: &mut CoordinatorClient<Channel>,
+    client_id: &str,
+    request_id: u64,
+    cmd: &Command,
+) -> Result<pb::WriteReply, ClientError> {
+    client::write_with_retry(
+        std::slice::from_mut(c),
+        client_id,
+        request_id,
+        cmd,
+        Duration::from_secs(10),
+    )
+    .await
+}
+
+/// Run one decision; returns (accepted, acceptance-write ms, whole-decision ms).
+async fn one_decision(
+    c: &mut CoordinatorClient<Channel>,
+    n: usize,
+    cmds: &(Command, Command),
+) -> Result<(bool, f64, f64), ClientError> {
+    let t0 = Instant::now();
+    let client_id = format!("bench-{n}");
+    write(c, &client_id, 1, &cmds.0).await?;
+    let t1 = Instant::now();
+    let r = write(c, &client_id, 2, &cmds.1).await?;
+    let t2 = Instant::now();
+    let accepted = r.applied && r.result_json.contains("\"Accepted\"");
+    Ok((
+        accepted,
+        (t2 - t1).as_secs_f64() * 1e3,
+        (t2 - t0).as_secs_f64() * 1e3,
+    ))
+}
+
+async fn last_index(addr: &str) -> u64 {
+    client::status(addr)
+        .await
+        .map(|s| s.last_log_index)
+        .unwrap_or(0)
+}
+
+pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
+    let mut report = Report {
+        verify_strict_per_sec: tokio::task::spawn_blocking(verify_rate)
+            .await
+            .map_err(|e| BenchError::Setup(e.to_string()))?,
+        clients: opts.clients,
+        paced_rate: opts.paced_rate,
+        ..Report::default()
+    };
+
+    let dir = match &opts.dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("coord-bench-{}", std::process::id())),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let cluster = start_cluster(&opts, &dir).await?;
+    let leader = leader_addr(&cluster.addrs[0]).await?;
+    let mut setup_client = client::coordinator(&leader)?;
+
+    let keys: Vec<_> = (0..5).map(arbiter).collect();
+    for (i, (_, reg)) in keys.iter().enumerate() {
+        write(
+            &mut setup_client,
+            "bench-setup",
+            2 * i as u64,
+            &Command::RegisterArbiter(reg.clone()),
+        )
+        .await?;
+        let admit = Command::SetAdmission {
+            arbiter_id: reg.arbiter_id.clone(),
+            admitted: true,
+            score_milli: 900,
+        };
+        write(&mut setup_client, "bench-setup", 2 * i as u64 + 1, &admit).await?;
+    }
+
+    // Pre-sign: enough decisions for ~4k/s over the full phase plus the paced phase.
+    let full_n = (opts.secs as usize * 4000).max(1000);
+    let paced_n = (opts.paced_rate * opts.paced_secs) as usize;
+    let cmds: Arc<Vec<(Command, Command)>> = Arc::new(
+        tokio::task::spawn_blocking({
+            let keys = keys.clone();
+            move || (0..full_n + paced_n).map(|n| decision(n, &keys)).collect()
+        })
+        .await
+        .map_err(|e| BenchError::Setup(e.to_string()))?,
+    );
+
+    // Full load: `clients` writers back to back until the deadline.
+    let next = Arc::new(AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs(opts.secs);
+    let idx0 = last_index(&leader).await;
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..opts.clients {
+        let (next, cmds) = (next.clone(), cmds.clone());
+        let mut c = client::coordinator(&leader)?;
+        tasks.push(tokio::spawn(async move {
+            let mut p = Phase::default();
+            while Instant::now() < deadline {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                if n >= full_n {
+                    break;
+                }
+                match one_decision(&mut c, n, &cmds[n]).await {
+                    Ok((ok, a, d)) => {
+                        p.decisions += usize::from(ok);
+                        p.not_accepted += usize::from(!ok);
+                        p.accept_ms.push(a);
+                        p.decision_ms.push(d);
+                    }
+                    Err(_) => p.not_accepted += 1,
+                }
+            }
+            p
+        }));
+    }
+    for t in tasks {
+        if let Ok(p) = t.await {
+            report.full.decisions += p.decisions;
+            report.full.not_accepted += p.not_accepted;
+            report.full.accept_ms.extend(p.accept_ms);
+            report.full.decision_ms.extend(p.decision_ms);
+        }
+    }
+    report.full.secs = start.elapsed().as_secs_f64();
+    report.full.entries = last_index(&leader).await.saturating_sub(idx0);
+
+    // Paced: a fixed arrival rate, each decision on its own task.
+    let idx0 = last_index(&leader).await;
+    let start = Instant::now();
+    let mut tick =
+        tokio::time::interval(Duration::from_secs_f64(1.0 / opts.paced_rate.max(1) as f64));
+    let mut tasks = Vec::new();
+    for n in full_n..full_n + paced_n {
+        tick.tick().await;
+        let cmds = cmds.clone();
+        let mut c = client::coordinator(&leader)?;
+        tasks.push(tokio::spawn(async move {
+            one_decision(&mut c, n, &cmds[n]).await
+        }));
+    }
+    for t in tasks {
+        match t.await {
+            Ok(Ok((ok, a, d))) => {
+                report.paced.decisions += usize::from(ok);
+                report.paced.not_accepted += usize::from(!ok);
+                report.paced.accept_ms.push(a);
+                report.paced.decision_ms.push(d);
+            }
+            _ => report.paced.not_accepted += 1,
+        }
+    }
+    report.paced.secs = start.elapsed().as_secs_f64();
+    report.paced.entries = last_index(&leader).await.saturating_sub(idx0);
+
+    drop(cluster);
+    if opts.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(report)
+}

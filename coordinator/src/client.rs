@@ -1,0 +1,129 @@
+//! Client side of the coordinator API, used by the `panel coordinator` commands and the
+//! bench: connect, write with retries (same request id, so at most once), read, status and
+//! membership admin routed to the leader.
+
+use std::time::Duration;
+
+use tonic::transport::{Channel, Endpoint};
+
+use crate::command::{Command, Query};
+use crate::pb::coordinator as pb;
+use crate::pb::coordinator::admin_client::AdminClient;
+use crate::pb::coordinator::coordinator_client::CoordinatorClient;
+
+const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{addr:?} is not a usable address ({reason}); use host:port, e.g. 127.0.0.1:7001")]
+    BadAddress { addr: String, reason: String },
+    #[error("{0}")]
+    Rpc(#[from] tonic::Status),
+    #[error("cannot encode the request: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("gave up after {tries} tries over {secs} s; last error: {last}")]
+    GaveUp { tries: u32, secs: u64, last: String },
+}
+
+/// A lazily connected channel to `addr` (host:port).
+pub fn channel(addr: &str) -> Result<Channel, ClientError> {
+    let endpoint =
+        Endpoint::from_shared(format!("http://{addr}")).map_err(|e| ClientError::BadAddress {
+            addr: addr.into(),
+            reason: e.to_string(),
+        })?;
+    Ok(endpoint
+        .connect_timeout(Duration::from_millis(500))
+        .tcp_nodelay(true)
+        .connect_lazy())
+}
+
+pub fn coordinator(addr: &str) -> Result<CoordinatorClient<Channel>, ClientError> {
+    Ok(CoordinatorClient::new(channel(addr)?)
+        .max_decoding_message_size(MAX_MESSAGE)
+        .max_encoding_message_size(MAX_MESSAGE))
+}
+
+pub async fn status(addr: &str) -> Result<pb::StatusReply, ClientError> {
+    Ok(coordinator(addr)?
+        .status(pb::StatusRequest {})
+        .await?
+        .into_inner())
+}
+
+/// An admin client on the leader, found through `addr`'s status (falls back to `addr`).
+pub async fn admin_on_leader(addr: &str) -> Result<AdminClient<Channel>, ClientError> {
+    let target = match status(addr).await {
+        Ok(s) if s.has_leader && !s.leader_addr.is_empty() => s.leader_addr,
+        _ => addr.to_owned(),
+    };
+    Ok(AdminClient::new(channel(&target)?))
+}
+
+pub async fn read(
+    addr: &str,
+    query: &Query,
+    linearizable: bool,
+) -> Result<pb::ReadReply, ClientError> {
+    Ok(coordinator(addr)?
+        .read(pb::ReadRequest {
+            query_json: serde_json::to_string(query)?,
+            linearizable,
+        })
+        .await?
+        .into_inner())
+}
+
+/// Whether a failed write may be retried with the same request id.
+fn retryable(s: &tonic::Status) -> bool {
+    matches!(
+        s.code(),
+        tonic::Code::Unavailable
+            | tonic::Code::Unknown
+            | tonic::Code::Cancelled
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Internal
+    )
+}
+
+/// Write one command, trying `addrs` in turn until one answers or `patience` runs out.
+/// Every try uses the same `(client_id, request_id)`, so the command applies at most once
+/// however many tries reach the log.
+pub async fn write_with_retry(
+    clients: &mut [CoordinatorClient<Channel>],
+    client_id: &str,
+    request_id: u64,
+    command: &Command,
+    patience: Duration,
+) -> Result<pb::WriteReply, ClientError> {
+    let req = pb::WriteRequest {
+        client_id: client_id.into(),
+        request_id,
+        command_json: serde_json::to_string(command)?,
+        forwarded: false,
+    };
+    let start = tokio::time::Instant::now();
+    let mut tries = 0u32;
+    loop {
+        let i = tries as usize % clients.len().max(1);
+        tries += 1;
+        let mut r = tonic::Request::new(req.clone());
+        r.set_timeout(Duration::from_secs(5));
+        let last = match clients.get_mut(i) {
+            Some(c) => match c.write(r).await {
+                Ok(reply) => return Ok(reply.into_inner()),
+                Err(s) if retryable(&s) => s.to_string(),
+                Err(s) => return Err(s.into()),
+            },
+            None => "no address given".to_owned(),
+        };
+        if start.elapsed() >= patience {
+            return Err(ClientError::GaveUp {
+                tries,
+                secs: patience.as_secs(),
+                last,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

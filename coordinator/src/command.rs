@@ -1,0 +1,157 @@
+//! What travels in the Raft log: batches of client commands, stamped by the leader.
+//!
+//! openraft 0.9 flushes one entry per fsync on the leader (perf-anchors (d)), so one entry
+//! carries a whole batch of items. The leader stamps the time and a seed into the batch;
+//! `apply` reads them from here and never from a clock or a random source, so every
+//! replica computes the same state.
+
+use serde::{Deserialize, Serialize};
+
+use crate::acceptance::{MotionKind, Policy, RetrievalReceipt, Stance};
+use crate::ruling::SignedRuling;
+
+/// The application payload of one Raft entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Batch {
+    /// Leader's wall clock (ms since the Unix epoch) when it sealed the batch.
+    pub time_ms: u64,
+    /// Leader's random seed for this batch; panel draws derive theirs from it.
+    pub seed: u64,
+    pub items: Vec<Item>,
+}
+
+/// One client command with its deduplication identity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    /// Stable identity of the writer. Empty means "no deduplication".
+    pub client_id: String,
+    /// Unique per client; a retry reuses it and gets the first result back.
+    pub request_id: u64,
+    pub command: Command,
+}
+
+/// Every state change the coordinator knows. New domains (debates) add variants here and a
+/// match arm in [`crate::state::apply`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Command {
+    /// Set a key (tests and operations notes).
+    Put {
+        key: String,
+        value: String,
+    },
+    /// Append a note to a topic; used by the exactly-once tests.
+    Note {
+        topic: String,
+        text: String,
+    },
+    RegisterArbiter(ArbiterRegistration),
+    /// Record the calibration exam's admission decision for an arbiter.
+    SetAdmission {
+        arbiter_id: String,
+        admitted: bool,
+        /// Exam score in thousandths, as computed by the calibration module.
+        score_milli: u32,
+    },
+    OpenMotion(MotionSpec),
+    RecordOutcome(OutcomeSubmission),
+}
+
+impl Command {
+    /// The variant name, used as the event kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Command::Put { .. } => "Put",
+            Command::Note { .. } => "Note",
+            Command::RegisterArbiter(_) => "RegisterArbiter",
+            Command::SetAdmission { .. } => "SetAdmission",
+            Command::OpenMotion(_) => "OpenMotion",
+            Command::RecordOutcome(_) => "RecordOutcome",
+        }
+    }
+}
+
+/// An arbiter's identity and declared prior (ARCHITECTURE.md, "Prior").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArbiterRegistration {
+    pub arbiter_id: String,
+    /// Hex of the 32-byte ed25519 public key.
+    pub public_key: String,
+    pub organisation: String,
+    pub model_family: String,
+    pub stance: Stance,
+}
+
+/// A motion to open; the panel is drawn in `apply` from the batch seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MotionSpec {
+    pub motion_id: String,
+    pub debate_id: String,
+    pub kind: MotionKind,
+    /// Hex SHA-256 of the debate state the panel judges.
+    pub state_hash: String,
+    pub seats: usize,
+    pub min_per_stance: usize,
+    /// Arbiter ids who contributed to the debate (never seated).
+    #[serde(default)]
+    pub contributors: Vec<String>,
+    #[serde(default)]
+    pub author_model_family: Option<String>,
+    #[serde(default)]
+    pub policy: Option<Policy>,
+}
+
+/// The revealed, signed rulings (and receipts) for a motion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeSubmission {
+    pub motion_id: String,
+    pub rulings: Vec<SignedRuling>,
+    #[serde(default)]
+    pub receipts: Vec<RetrievalReceipt>,
+}
+
+/// The result of one item, as every replica computes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ItemReply {
+    Applied(serde_json::Value),
+    /// The command was refused deterministically; nothing changed.
+    Refused {
+        code: String,
+        message: String,
+    },
+}
+
+/// What `apply` returns for one item of a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemOutcome {
+    pub reply: ItemReply,
+    /// True when this is the stored reply of an earlier item with the same ids.
+    pub duplicate: bool,
+    /// Log index of the entry that first applied the item.
+    pub log_index: u64,
+}
+
+/// The application response of one Raft entry (openraft's `R`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchReply {
+    pub items: Vec<ItemOutcome>,
+}
+
+/// Read-only questions to the replicated state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Query {
+    Get {
+        key: String,
+    },
+    Notes {
+        topic: String,
+    },
+    Arbiter {
+        arbiter_id: String,
+    },
+    Arbiters,
+    Motion {
+        motion_id: String,
+    },
+    /// Row counts per table.
+    Stats,
+}

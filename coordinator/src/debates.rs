@@ -1,0 +1,349 @@
+//! Debates inside the replicated state: each record holds a Crucible document (spec
+//! mode), the environment its writers consume, the acceptance policy, who contributed,
+//! and which of the protocol's questions are open as motions or already settled.
+//!
+//! Pure: called from `state::apply` with the leader-stamped time; ids come from
+//! per-debate counters, so every replica and an offline verifier get the same document.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crucible::contribution::Contribution;
+use crucible::document::Debate;
+use crucible::env::Env;
+use crucible::gate::{self, GateRefusal};
+use crucible::model::NewDebate;
+use crucible::motion::{Answer, Projection, Question, pending, projection, settle};
+use crucible::{Protocol, Refusal};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::acceptance::{self, Decision, MotionKind, Policy};
+
+/// The environment a debate's writers consume: the entry's stamped time (advanced by one
+/// millisecond per tick so log order stays visible) and per-prefix id counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DebateEnv {
+    pub time_ms: i64,
+    pub counters: BTreeMap<String, u64>,
+}
+
+impl Env for DebateEnv {
+    fn now(&mut self) -> i64 {
+        let t = self.time_ms;
+        self.time_ms += 1;
+        t
+    }
+
+    fn new_id(&mut self, prefix: &str) -> String {
+        let n = self.counters.entry(prefix.to_string()).or_insert(0);
+        *n += 1;
+        format!("{prefix}_{n}")
+    }
+}
+
+/// A debate and its panel bookkeeping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DebateRecord {
+    pub debate: Debate,
+    pub env: DebateEnv,
+    pub policy: Policy,
+    /// Seats per motion and the minimum per stance.
+    pub seats: usize,
+    pub min_per_stance: usize,
+    /// Simulation mode: motions carry the expected answer for scripted judges.
+    pub simulation: bool,
+    /// Everyone who wrote to the debate; never drawn onto its panels.
+    pub contributors: BTreeSet<String>,
+    /// Model family each contributor declared, if any.
+    pub author_families: BTreeMap<String, String>,
+    /// Question key -> open motion id.
+    pub open: BTreeMap<String, String>,
+    /// Motion id -> the question it asks.
+    pub questions: BTreeMap<String, Question>,
+    /// Question keys already answered (or given up after a deadlock).
+    pub settled: BTreeSet<String>,
+    /// Simulation hints by created id.
+    pub hints: BTreeMap<String, Answer>,
+    pub verify_hints: BTreeMap<String, Answer>,
+    pub relevance_hints: BTreeMap<String, f64>,
+    /// Count of explicit requests, to give repeated requests distinct keys.
+    pub requests: u64,
+}
+
+/// Why a debate write was refused; nothing changed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DebateError {
+    #[error("debate {0} does not exist; create it first or list debates")]
+    UnknownDebate(String),
+    #[error("{0}")]
+    Gate(#[from] GateRefusal),
+    #[error("{0}")]
+    Protocol(#[from] Refusal),
+    #[error("the contribution is malformed: {0}")]
+    Malformed(String),
+}
+
+impl DebateError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            DebateError::UnknownDebate(_) => "unknown_debate",
+            DebateError::Gate(_) => "gate_refused",
+            DebateError::Protocol(r) => r.code.as_str(),
+            DebateError::Malformed(_) => "malformed",
+        }
+    }
+}
+
+/// A question to open as a motion, with what the panel is shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToOpen {
+    pub debate_id: String,
+    pub question: Question,
+    pub kind: MotionKind,
+    pub projection: Projection,
+    pub state_hash: String,
+    pub expected: Option<Answer>,
+}
+
+/// SHA-256 of the document's JSON (struct key order is fixed), hex. Rulings bind it.
+pub fn state_hash(d: &Debate) -> String {
+    let bytes = serde_json::to_vec(&d.to_json()).unwrap_or_default();
+    hex::encode(Sha256::digest(&bytes))
+}
+
+/// The acceptance rule's kind for a protocol question.
+pub fn motion_kind(q: &Question) -> MotionKind {
+    match q {
+        Question::Merge { .. } => MotionKind::Merge,
+        Question::VerifyTier { .. } => MotionKind::TierVerification,
+        Question::ResolveChallenge { .. } => MotionKind::Challenge,
+        Question::AssignRelevance { .. } => MotionKind::Relevance,
+        Question::CertifySteelman { .. } => MotionKind::Steelman,
+        Question::AdvancePhase { .. } => MotionKind::Phase,
+        Question::AdmitAppeal { .. } => MotionKind::Appeal,
+    }
+}
+
+/// Relevance steps on the wire are 1..=4 for 0.25..=1.0.
+pub fn relevance_value(step: u8) -> f64 {
+    f64::from(step.clamp(1, 4)) * 0.25
+}
+
+pub fn relevance_step(value: f64) -> u8 {
+    (value * 4.0).round().clamp(1.0, 4.0) as u8
+}
+
+/// The answer an accepted outcome gives to the question.
+pub fn answer_of(outcome: &acceptance::Outcome) -> Answer {
+    match outcome {
+        acceptance::Outcome::Decided(Decision::Yes) => Answer::Yes,
+        acceptance::Outcome::Decided(Decision::No) => Answer::No,
+        acceptance::Outcome::Relevance(step) => Answer::Relevance(relevance_value(*step)),
+        acceptance::Outcome::TierVerified { decision, .. } => match decision {
+            Decision::Yes => Answer::Yes,
+            Decision::No => Answer::No,
+        },
+    }
+}
+
+impl DebateRecord {
+    fn protocol(&mut self, time_ms: u64) -> Protocol<DebateEnv> {
+        let mut env = std::mem::take(&mut self.env);
+        env.time_ms = env.time_ms.max(time_ms as i64);
+        Protocol::new(env)
+    }
+
+    fn put_back(&mut self, p: Protocol<DebateEnv>) {
+        self.env = p.env;
+    }
+
+    /// The simulated answer for a question, when the debate is a simulation.
+    pub fn expected(&self, q: &Question) -> Option<Answer> {
+        if !self.simulation {
+            return None;
+        }
+        Some(match q {
+            Question::AssignRelevance { version_id, .. } => {
+                Answer::Relevance(self.relevance_hints.get(version_id).copied().unwrap_or(1.0))
+            }
+            Question::Merge { version_id, .. } => {
+                self.hints.get(version_id).copied().unwrap_or(Answer::Yes)
+            }
+            Question::VerifyTier { version_id, .. } => self
+                .verify_hints
+                .get(version_id)
+                .copied()
+                .unwrap_or(Answer::Yes),
+            Question::ResolveChallenge { challenge_id } => {
+                self.hints.get(challenge_id).copied().unwrap_or(Answer::No)
+            }
+            _ => Answer::Yes,
+        })
+    }
+
+    /// Questions that need a motion now: pending in the document and not yet open.
+    pub fn to_open(&self) -> Vec<ToOpen> {
+        let hash = state_hash(&self.debate);
+        pending(&self.debate, &self.settled)
+            .into_iter()
+            .filter(|q| !self.open.contains_key(&q.key()))
+            .filter_map(|q| {
+                let projection = projection(&self.debate, &q).ok()?;
+                Some(ToOpen {
+                    debate_id: self.debate.id.clone(),
+                    kind: motion_kind(&q),
+                    expected: self.expected(&q),
+                    question: q,
+                    projection,
+                    state_hash: hash.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// An explicit request (tier verification of a merged version, a phase advance),
+    /// keyed apart from earlier requests for the same question.
+    pub fn request(
+        &mut self,
+        q: Question,
+        expected: Option<Answer>,
+    ) -> Result<ToOpen, DebateError> {
+        let projection = projection(&self.debate, &q)?;
+        if let (Question::VerifyTier { version_id, .. }, Some(a)) = (&q, expected) {
+            self.verify_hints.insert(version_id.clone(), a);
+        }
+        self.requests += 1;
+        Ok(ToOpen {
+            debate_id: self.debate.id.clone(),
+            kind: motion_kind(&q),
+            expected: if self.simulation {
+                expected.or(Some(Answer::Yes))
+            } else {
+                None
+            },
+            question: q,
+            projection,
+            state_hash: state_hash(&self.debate),
+        })
+    }
+
+    /// Applies an accepted answer through the engine; returns what the ledger change
+    /// leaves pending.
+    pub fn settle(
+        &mut self,
+        time_ms: u64,
+        motion_id: &str,
+        answer: Answer,
+        rationale: &str,
+    ) -> Result<(), DebateError> {
+        let q = self.questions.get(motion_id).cloned().ok_or_else(|| {
+            DebateError::Malformed(format!("motion {motion_id} asks no debate question"))
+        })?;
+        let mut p = self.protocol(time_ms);
+        let r = settle(&mut p, &mut self.debate, &q, answer, rationale, "panel");
+        self.put_back(p);
+        self.open.remove(&q.key());
+        self.settled.insert(q.key());
+        r.map_err(DebateError::from)
+    }
+
+    /// Gives up on a deadlocked question for now: it may be asked again to a wider panel.
+    pub fn release(&mut self, motion_id: &str) {
+        if let Some(q) = self.questions.get(motion_id) {
+            self.open.remove(&q.key());
+        }
+    }
+
+    /// Issues a fresh verdict from the current ledger (SPEC 3.7: a new verdict, the
+    /// earlier ones untouched).
+    pub fn reissue_verdict(&mut self, time_ms: u64, actor: &str) -> u32 {
+        let mut p = self.protocol(time_ms);
+        let n = p.issue_verdict(&mut self.debate, None, None, Some(actor));
+        self.put_back(p);
+        n
+    }
+}
+
+/// Creates a debate record (phase framing).
+pub fn create(
+    debate_id: &str,
+    time_ms: u64,
+    input: NewDebate,
+    policy: Policy,
+    seats: usize,
+    min_per_stance: usize,
+    simulation: bool,
+) -> DebateRecord {
+    let mut env = DebateEnv {
+        time_ms: time_ms as i64,
+        counters: BTreeMap::new(),
+    };
+    // The document id is the coordinator's, not a per-debate counter.
+    let mut p = Protocol::new(std::mem::take(&mut env));
+    let mut debate = p.new_debate(input);
+    debate.id = debate_id.to_string();
+    let mut env = p.env;
+    env.counters.remove("deb");
+    DebateRecord {
+        debate,
+        env,
+        policy,
+        seats,
+        min_per_stance,
+        simulation,
+        contributors: BTreeSet::new(),
+        author_families: BTreeMap::new(),
+        open: BTreeMap::new(),
+        questions: BTreeMap::new(),
+        settled: BTreeSet::new(),
+        hints: BTreeMap::new(),
+        verify_hints: BTreeMap::new(),
+        relevance_hints: BTreeMap::new(),
+        requests: 0,
+    }
+}
+
+/// Simulation hints a contributor may attach (honoured only in simulation debates).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubmissionHints {
+    pub answer: Option<Answer>,
+    pub verify: Option<Answer>,
+    pub relevance: Option<f64>,
+}
+
+/// Runs the Gate, then the spec-mode writer. Returns the created id, if any.
+pub fn contribute(
+    rec: &mut DebateRecord,
+    time_ms: u64,
+    author: &str,
+    side: &str,
+    model_family: Option<&str>,
+    c: &Contribution,
+    hints: &SubmissionHints,
+) -> Result<Option<String>, DebateError> {
+    let (fields, ctx) = c.gate_input(author, side);
+    gate::admit(&fields, &ctx)?;
+    let mut p = rec.protocol(time_ms);
+    let r = c.apply(&mut p, &mut rec.debate, author, side);
+    rec.put_back(p);
+    let created = r?;
+    rec.contributors.insert(author.to_string());
+    if let Some(f) = model_family {
+        rec.author_families
+            .insert(author.to_string(), f.to_string());
+    }
+    if let Some(id) = &created
+        && rec.simulation
+    {
+        if let Some(a) = hints.answer {
+            rec.hints.insert(id.clone(), a);
+        }
+        if let Some(a) = hints.verify {
+            rec.verify_hints.insert(id.clone(), a);
+        }
+        if let Some(r) = hints.relevance {
+            rec.relevance_hints.insert(id.clone(), r);
+        }
+    }
+    Ok(created)
+}

@@ -1,0 +1,183 @@
+//! Replica-to-replica traffic over gRPC (`crucible.coordinator.replica.v1.Replica`).
+//!
+//! openraft's request and response values travel as JSON inside a `bytes` field; a reply
+//! is the JSON of `Result<response, RaftError>`, so a remote Raft error arrives as
+//! `RPCError::RemoteError` exactly as openraft expects. An unreachable peer maps to
+//! `RPCError::Unreachable`, which makes openraft back off instead of spinning.
+
+use openraft::error::{
+    InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable,
+};
+use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
+    VoteRequest, VoteResponse,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Response, Status};
+
+use super::{Member, NodeId, Raft, TypeConfig};
+use crate::pb::replica::RaftPayload;
+use crate::pb::replica::replica_client::ReplicaClient;
+use crate::pb::replica::replica_server::Replica;
+
+/// Creates one connection per target replica.
+#[derive(Debug, Default, Clone)]
+pub struct Network;
+
+impl RaftNetworkFactory<TypeConfig> for Network {
+    type Network = Connection;
+
+    async fn new_client(&mut self, target: NodeId, node: &Member) -> Connection {
+        // `connect_lazy` never fails here; a dead peer surfaces as Unreachable on each call.
+        let client = Endpoint::from_shared(format!("http://{}", node.addr))
+            .ok()
+            .map(|e| {
+                ReplicaClient::new(
+                    e.connect_timeout(std::time::Duration::from_millis(500))
+                        .tcp_nodelay(true)
+                        .connect_lazy(),
+                )
+            });
+        Connection {
+            target,
+            addr: node.addr.clone(),
+            client,
+        }
+    }
+}
+
+pub struct Connection {
+    target: NodeId,
+    addr: String,
+    client: Option<ReplicaClient<Channel>>,
+}
+
+#[derive(Clone, Copy)]
+enum Rpc {
+    Append,
+    Vote,
+    Snapshot,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct TransportError(String);
+
+impl Connection {
+    async fn call<Req, Resp, E>(
+        &mut self,
+        rpc: Rpc,
+        req: &Req,
+        option: &RPCOption,
+    ) -> Result<Resp, RPCError<NodeId, Member, RaftError<NodeId, E>>>
+    where
+        Req: Serialize,
+        Resp: DeserializeOwned,
+        E: std::error::Error + DeserializeOwned,
+    {
+        let Some(client) = self.client.as_mut() else {
+            return Err(RPCError::Unreachable(Unreachable::new(&TransportError(
+                format!(
+                    "replica {} has an invalid address {:?}",
+                    self.target, self.addr
+                ),
+            ))));
+        };
+        let json = serde_json::to_vec(req).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        let mut request = Request::new(RaftPayload { json });
+        request.set_timeout(option.hard_ttl());
+        let reply = match rpc {
+            Rpc::Append => client.append_entries(request).await,
+            Rpc::Vote => client.vote(request).await,
+            Rpc::Snapshot => client.install_snapshot(request).await,
+        };
+        let payload = match reply {
+            Ok(r) => r.into_inner(),
+            Err(status) if status.code() == tonic::Code::Unavailable => {
+                return Err(RPCError::Unreachable(Unreachable::new(&status)));
+            }
+            Err(status) => return Err(RPCError::Network(NetworkError::new(&status))),
+        };
+        let result: Result<Resp, RaftError<NodeId, E>> = serde_json::from_slice(&payload.json)
+            .map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        result.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
+    }
+}
+
+impl RaftNetwork<TypeConfig> for Connection {
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, Member, RaftError<NodeId>>> {
+        self.call(Rpc::Append, &rpc, &option).await
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        rpc: InstallSnapshotRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<
+        InstallSnapshotResponse<NodeId>,
+        RPCError<NodeId, Member, RaftError<NodeId, InstallSnapshotError>>,
+    > {
+        self.call(Rpc::Snapshot, &rpc, &option).await
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<NodeId>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<NodeId>, RPCError<NodeId, Member, RaftError<NodeId>>> {
+        self.call(Rpc::Vote, &rpc, &option).await
+    }
+}
+
+/// Server side: hands incoming Raft RPCs to the local Raft instance.
+pub struct ReplicaService {
+    raft: Raft,
+}
+
+impl ReplicaService {
+    pub fn new(raft: Raft) -> Self {
+        Self { raft }
+    }
+}
+
+fn decode<T: DeserializeOwned>(p: RaftPayload) -> Result<T, Status> {
+    serde_json::from_slice(&p.json)
+        .map_err(|e| Status::invalid_argument(format!("malformed raft payload: {e}")))
+}
+
+fn encode<T: Serialize>(v: &T) -> Result<Response<RaftPayload>, Status> {
+    serde_json::to_vec(v)
+        .map(|json| Response::new(RaftPayload { json }))
+        .map_err(|e| Status::internal(format!("cannot encode raft reply: {e}")))
+}
+
+#[tonic::async_trait]
+impl Replica for ReplicaService {
+    async fn append_entries(
+        &self,
+        request: Request<RaftPayload>,
+    ) -> Result<Response<RaftPayload>, Status> {
+        let req: AppendEntriesRequest<TypeConfig> = decode(request.into_inner())?;
+        encode(&self.raft.append_entries(req).await)
+    }
+
+    async fn vote(&self, request: Request<RaftPayload>) -> Result<Response<RaftPayload>, Status> {
+        let req: VoteRequest<NodeId> = decode(request.into_inner())?;
+        encode(&self.raft.vote(req).await)
+    }
+
+    async fn install_snapshot(
+        &self,
+        request: Request<RaftPayload>,
+    ) -> Result<Response<RaftPayload>, Status> {
+        let req: InstallSnapshotRequest<TypeConfig> = decode(request.into_inner())?;
+        encode(&self.raft.install_snapshot(req).await)
+    }
+}

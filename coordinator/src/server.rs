@@ -1,0 +1,364 @@
+//! One coordinator replica as a process: storage, Raft, proposer, and one gRPC endpoint
+//! serving the replica transport, the client API, membership admin, health and reflection.
+
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::Stream;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::{BroadcastStream, TcpListenerStream};
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Response, Status};
+
+use crate::command::{Command, Item, ItemOutcome, ItemReply, Query};
+use crate::pb::coordinator as pb;
+use crate::pb::coordinator::admin_server::{Admin, AdminServer};
+use crate::pb::coordinator::coordinator_client::CoordinatorClient;
+use crate::pb::coordinator::coordinator_server::{Coordinator, CoordinatorServer};
+use crate::pb::replica::replica_server::ReplicaServer;
+use crate::proposer::{ProposeError, Proposer, ProposerOptions};
+use crate::raft::{self, Member, NodeId, Raft, RaftOptions, RaftStartError, StateMachineStore};
+use crate::state;
+
+/// Largest gRPC message accepted: batches of signed rulings and snapshot chunks are big.
+const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub id: NodeId,
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub raft: RaftOptions,
+    pub proposer: ProposerOptions,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Start(#[from] RaftStartError),
+    #[error("cannot listen on {addr}: {source}; pick a free port")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot create data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reflection service: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    #[error("gRPC server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Shared by the client API and admin services.
+struct Node {
+    id: NodeId,
+    raft: Raft,
+    sm: StateMachineStore,
+    proposer: Proposer,
+    peers: Mutex<HashMap<String, CoordinatorClient<Channel>>>,
+}
+
+impl Node {
+    fn peer(&self, addr: &str) -> Result<CoordinatorClient<Channel>, Status> {
+        let mut peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(c) = peers.get(addr) {
+            return Ok(c.clone());
+        }
+        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| Status::internal(format!("leader address {addr:?} is invalid: {e}")))?;
+        let c = CoordinatorClient::new(endpoint.tcp_nodelay(true).connect_lazy())
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE);
+        peers.insert(addr.to_owned(), c.clone());
+        Ok(c)
+    }
+
+    fn is_leader(&self) -> bool {
+        self.raft.metrics().borrow().current_leader == Some(self.id)
+    }
+
+    async fn forward(
+        &self,
+        mut req: pb::WriteRequest,
+        leader_addr: Option<String>,
+    ) -> Result<Response<pb::WriteReply>, Status> {
+        let Some(addr) = leader_addr.or_else(|| raft::leader(&self.raft).map(|(_, a)| a)) else {
+            return Err(Status::unavailable(
+                "no leader is elected yet; retry in a moment",
+            ));
+        };
+        if req.forwarded {
+            return Err(Status::unavailable(format!(
+                "this replica is not the leader; the leader is at {addr}"
+            )));
+        }
+        req.forwarded = true;
+        self.peer(&addr)?.write(req).await
+    }
+}
+
+fn write_reply(o: ItemOutcome) -> pb::WriteReply {
+    let (applied, result_json) = match &o.reply {
+        ItemReply::Applied(v) => (true, v.to_string()),
+        ItemReply::Refused { code, message } => (
+            false,
+            serde_json::json!({ "code": code, "message": message }).to_string(),
+        ),
+    };
+    pb::WriteReply {
+        applied,
+        result_json,
+        log_index: o.log_index,
+        duplicate: o.duplicate,
+    }
+}
+
+struct CoordinatorService(Arc<Node>);
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<pb::Event, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Coordinator for CoordinatorService {
+    async fn write(
+        &self,
+        request: Request<pb::WriteRequest>,
+    ) -> Result<Response<pb::WriteReply>, Status> {
+        let node = &self.0;
+        let req = request.into_inner();
+        let command: Command = serde_json::from_str(&req.command_json).map_err(|e| {
+            Status::invalid_argument(format!(
+                "command_json is not a Command ({e}); example: {{\"Note\":{{\"topic\":\"t\",\"text\":\"x\"}}}}"
+            ))
+        })?;
+        if !node.is_leader() {
+            return node.forward(req, None).await;
+        }
+        let item = Item {
+            client_id: req.client_id.clone(),
+            request_id: req.request_id,
+            command,
+        };
+        match node.proposer.submit(item).await {
+            Ok(outcome) => Ok(Response::new(write_reply(outcome))),
+            Err(ProposeError::NotLeader { leader_addr, .. }) => {
+                node.forward(req, leader_addr).await
+            }
+            Err(e) => Err(Status::unavailable(format!(
+                "{e}; retry with the same request_id"
+            ))),
+        }
+    }
+
+    async fn read(
+        &self,
+        request: Request<pb::ReadRequest>,
+    ) -> Result<Response<pb::ReadReply>, Status> {
+        let req = request.into_inner();
+        let query: Query = serde_json::from_str(&req.query_json).map_err(|e| {
+            Status::invalid_argument(format!(
+                "query_json is not a Query ({e}); example: {{\"Notes\":{{\"topic\":\"t\"}}}}"
+            ))
+        })?;
+        if req.linearizable {
+            self.0.raft.ensure_linearizable().await.map_err(|e| {
+                Status::failed_precondition(format!("linearizable reads need the leader: {e}"))
+            })?;
+        }
+        let (value, applied) = self.0.sm.read(|a| {
+            (
+                state::query(&a.state, &query),
+                a.last_applied.map_or(0, |l| l.index),
+            )
+        });
+        Ok(Response::new(pb::ReadReply {
+            result_json: value.to_string(),
+            applied_index: applied,
+        }))
+    }
+
+    async fn status(
+        &self,
+        _request: Request<pb::StatusRequest>,
+    ) -> Result<Response<pb::StatusReply>, Status> {
+        let s = raft::status(&self.0.raft);
+        Ok(Response::new(pb::StatusReply {
+            node_id: s.node_id,
+            role: s.role,
+            term: s.term,
+            has_leader: s.leader.is_some(),
+            leader_id: s.leader.unwrap_or(0),
+            leader_addr: s.leader_addr.unwrap_or_default(),
+            last_log_index: s.last_log_index,
+            last_applied: s.last_applied,
+            snapshot_index: s.snapshot_index,
+            purged_index: s.purged_index,
+            voters: s.voters,
+            learners: s.learners,
+            nodes_json: serde_json::to_string(&s.nodes).unwrap_or_default(),
+        }))
+    }
+
+    type WatchEventsStream = EventStream;
+
+    async fn watch_events(
+        &self,
+        _request: Request<pb::WatchRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        let rx = self.0.sm.subscribe();
+        let stream = BroadcastStream::new(rx).filter_map(|ev| match ev {
+            Ok(ev) => Some(Ok(pb::Event {
+                log_index: ev.log_index,
+                kind: ev.kind,
+                detail_json: serde_json::to_string(&ev.reply).unwrap_or_default(),
+            })),
+            // A slow subscriber skips events rather than stalling the state machine.
+            Err(_) => None,
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+}
+
+struct AdminService(Arc<Node>);
+
+fn admin_error(e: impl std::fmt::Display) -> Status {
+    Status::failed_precondition(format!(
+        "{e}; membership changes must reach the leader (see `panel coordinator status`)"
+    ))
+}
+
+fn admin_reply<T: serde::Serialize>(v: &T) -> Response<pb::AdminReply> {
+    Response::new(pb::AdminReply {
+        detail_json: serde_json::to_string(v).unwrap_or_default(),
+    })
+}
+
+#[tonic::async_trait]
+impl Admin for AdminService {
+    async fn init(
+        &self,
+        request: Request<pb::InitRequest>,
+    ) -> Result<Response<pb::AdminReply>, Status> {
+        let members: Vec<(NodeId, String)> = request
+            .into_inner()
+            .members
+            .into_iter()
+            .map(|m| (m.id, m.addr))
+            .collect();
+        if members.is_empty() {
+            return Err(Status::invalid_argument(
+                "init needs at least one member, e.g. 1=127.0.0.1:7001",
+            ));
+        }
+        self.0
+            .raft
+            .initialize(raft::members(&members))
+            .await
+            .map_err(admin_error)?;
+        Ok(admin_reply(&serde_json::json!({ "initialized": members })))
+    }
+
+    async fn add_learner(
+        &self,
+        request: Request<pb::AddLearnerRequest>,
+    ) -> Result<Response<pb::AdminReply>, Status> {
+        let m = request
+            .into_inner()
+            .member
+            .ok_or_else(|| Status::invalid_argument("add-learner needs a member (id and addr)"))?;
+        let resp = self
+            .0
+            .raft
+            .add_learner(m.id, Member { addr: m.addr }, true)
+            .await
+            .map_err(admin_error)?;
+        Ok(admin_reply(
+            &serde_json::json!({ "log_id": resp.log_id, "membership": resp.membership }),
+        ))
+    }
+
+    async fn change_membership(
+        &self,
+        request: Request<pb::ChangeMembershipRequest>,
+    ) -> Result<Response<pb::AdminReply>, Status> {
+        let req = request.into_inner();
+        let voters: BTreeSet<NodeId> = req.voters.into_iter().collect();
+        if voters.is_empty() {
+            return Err(Status::invalid_argument(
+                "change-membership needs at least one voter",
+            ));
+        }
+        let resp = self
+            .0
+            .raft
+            .change_membership(voters, req.retain)
+            .await
+            .map_err(admin_error)?;
+        Ok(admin_reply(
+            &serde_json::json!({ "log_id": resp.log_id, "membership": resp.membership }),
+        ))
+    }
+}
+
+/// Run a replica until `shutdown` resolves.
+pub async fn serve(
+    opts: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    std::fs::create_dir_all(&opts.data_dir).map_err(|e| ServeError::DataDir {
+        path: opts.data_dir.display().to_string(),
+        source: e,
+    })?;
+    let listener = tokio::net::TcpListener::bind(opts.listen)
+        .await
+        .map_err(|e| ServeError::Bind {
+            addr: opts.listen,
+            source: e,
+        })?;
+    let (raft, sm) = raft::start(opts.id, &opts.data_dir, &opts.raft).await?;
+    let proposer = Proposer::spawn(raft.clone(), opts.proposer.clone());
+    let node = Arc::new(Node {
+        id: opts.id,
+        raft: raft.clone(),
+        sm,
+        proposer,
+        peers: Mutex::new(HashMap::new()),
+    });
+
+    let (reporter, health) = tonic_health::server::health_reporter();
+    reporter
+        .set_serving::<CoordinatorServer<CoordinatorService>>()
+        .await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(crate::pb::DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+
+    let result = tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .add_service(
+            ReplicaServer::new(raft::ReplicaService::new(raft.clone()))
+                .max_decoding_message_size(MAX_MESSAGE)
+                .max_encoding_message_size(MAX_MESSAGE),
+        )
+        .add_service(
+            CoordinatorServer::new(CoordinatorService(node.clone()))
+                .max_decoding_message_size(MAX_MESSAGE)
+                .max_encoding_message_size(MAX_MESSAGE),
+        )
+        .add_service(AdminServer::new(AdminService(node.clone())))
+        .add_service(health)
+        .add_service(reflection)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await;
+    let _ = raft.shutdown().await;
+    Ok(result?)
+}

@@ -1,0 +1,790 @@
+//! The replicated state and the pure, deterministic `apply`.
+//!
+//! `apply` reads only the state, the command and the [`ApplyCtx`] (log index, the leader's
+//! stamped time and seed), so every replica and any offline reader of the log reaches the
+//! same state (ARCHITECTURE.md, "Apply is deterministic"). Each command validates fully
+//! before it mutates, so a refused command changes nothing.
+//!
+//! Storage: every table is a [`Table`], an ordered map that remembers which keys changed;
+//! the Raft adapter writes exactly those rows to redb after each applied batch.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use crate::acceptance::{self, Seat, Stance, Verdict};
+use crate::command::{
+    ArbiterRegistration, Batch, BatchReply, Command, ItemOutcome, ItemReply, MotionSpec,
+    OutcomeSubmission, Query,
+};
+use crate::draw::{self, Candidate, DrawError, DrawSpec};
+use crate::ruling::{self, RulingError, SignedRuling};
+
+/// Deterministic context of one applied item: no clock, no randomness beyond this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApplyCtx {
+    pub log_index: u64,
+    pub item_index: u32,
+    /// The leader's stamped time for the batch (ms since the Unix epoch).
+    pub time_ms: u64,
+    /// The leader's stamped seed for the batch.
+    pub seed: u64,
+}
+
+impl ApplyCtx {
+    /// A seed for one purpose (e.g. the draw of one motion): SHA-256 over the batch seed,
+    /// the item's position and the label, first 8 bytes big-endian. Re-derivable offline.
+    pub fn derive_seed(&self, label: &str) -> u64 {
+        let mut h = Sha256::new();
+        h.update(self.seed.to_be_bytes());
+        h.update(self.log_index.to_be_bytes());
+        h.update(self.item_index.to_be_bytes());
+        h.update(label.as_bytes());
+        let d = h.finalize();
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&d[..8]);
+        u64::from_be_bytes(b)
+    }
+
+    /// A unique, deterministic id for something this item creates (`n` distinguishes
+    /// several ids made by one item). This is the id generator the engine gets injected.
+    pub fn new_id(&self, prefix: &str, n: u32) -> String {
+        format!("{prefix}-{}-{}-{n}", self.log_index, self.item_index)
+    }
+}
+
+/// Why `apply` refused a command. Stable `code()`s are returned to clients.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ApplyError {
+    #[error("{field} is empty; give a non-empty value")]
+    Empty { field: &'static str },
+    #[error("arbiter {0} is already registered; register a new id to rotate keys")]
+    ArbiterExists(String),
+    #[error("arbiter {0} is not registered; register it first")]
+    UnknownArbiter(String),
+    #[error("motion {0} already exists; use a fresh motion id")]
+    MotionExists(String),
+    #[error("motion {0} does not exist; open it first")]
+    UnknownMotion(String),
+    #[error("motion {0} is already decided; rulings are counted once")]
+    MotionClosed(String),
+    #[error("ruling of {arbiter} answers motion {got}, not {expected}")]
+    WrongMotion {
+        arbiter: String,
+        got: String,
+        expected: String,
+    },
+    #[error(
+        "ruling of {arbiter} judged state {got}, but the motion is on state {expected}; rule on the current state"
+    )]
+    StaleState {
+        arbiter: String,
+        got: String,
+        expected: String,
+    },
+    #[error("arbiter {0} holds no seat on this motion's panel")]
+    NotSeated(String),
+    #[error("{0}")]
+    Ruling(#[from] RulingError),
+    #[error("panel draw failed: {0}")]
+    Draw(#[from] DrawError),
+    #[error("state_hash must be 64 hex characters (SHA-256), got {0:?}")]
+    BadStateHash(String),
+}
+
+impl ApplyError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApplyError::Empty { .. } => "empty_field",
+            ApplyError::ArbiterExists(_) => "arbiter_exists",
+            ApplyError::UnknownArbiter(_) => "unknown_arbiter",
+            ApplyError::MotionExists(_) => "motion_exists",
+            ApplyError::UnknownMotion(_) => "unknown_motion",
+            ApplyError::MotionClosed(_) => "motion_closed",
+            ApplyError::WrongMotion { .. } => "wrong_motion",
+            ApplyError::StaleState { .. } => "stale_state",
+            ApplyError::NotSeated(_) => "not_seated",
+            ApplyError::Ruling(_) => "bad_ruling",
+            ApplyError::Draw(_) => "draw_failed",
+            ApplyError::BadStateHash(_) => "bad_state_hash",
+        }
+    }
+}
+
+/// An ordered string-keyed table that records changed keys for incremental persistence.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+#[serde(bound(serialize = "V: Serialize", deserialize = "V: DeserializeOwned"))]
+pub struct Table<V> {
+    rows: BTreeMap<String, V>,
+    #[serde(skip)]
+    dirty: BTreeSet<String>,
+}
+
+impl<V> Default for Table<V> {
+    fn default() -> Self {
+        Self {
+            rows: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+        }
+    }
+}
+
+impl<V> Table<V> {
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.rows.get(key)
+    }
+    pub fn contains(&self, key: &str) -> bool {
+        self.rows.contains_key(key)
+    }
+    pub fn insert(&mut self, key: String, value: V) {
+        self.dirty.insert(key.clone());
+        self.rows.insert(key, value);
+    }
+    /// Mutable access; the row is written back even if the closure changes nothing.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
+        let v = self.rows.get_mut(key)?;
+        self.dirty.insert(key.to_owned());
+        Some(v)
+    }
+    pub fn remove(&mut self, key: &str) -> Option<V> {
+        self.dirty.insert(key.to_owned());
+        self.rows.remove(key)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
+        self.rows.iter()
+    }
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// Row-level persistence of a table, object-safe so the adapter can walk all tables.
+pub trait StoredTable {
+    /// Changed rows since the last call: `Some(json)` to write, `None` to delete.
+    fn take_dirty(&mut self) -> Result<Vec<(String, Option<Vec<u8>>)>, serde_json::Error>;
+    /// Every row, for a full rewrite after a snapshot install.
+    fn all_rows(&self) -> Result<Vec<(String, Vec<u8>)>, serde_json::Error>;
+    fn load_row(&mut self, key: String, json: &[u8]) -> Result<(), serde_json::Error>;
+}
+
+impl<V: Serialize + DeserializeOwned> StoredTable for Table<V> {
+    fn take_dirty(&mut self) -> Result<Vec<(String, Option<Vec<u8>>)>, serde_json::Error> {
+        let keys = std::mem::take(&mut self.dirty);
+        keys.into_iter()
+            .map(|k| {
+                let v = self.rows.get(&k).map(serde_json::to_vec).transpose()?;
+                Ok((k, v))
+            })
+            .collect()
+    }
+    fn all_rows(&self) -> Result<Vec<(String, Vec<u8>)>, serde_json::Error> {
+        self.rows
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), serde_json::to_vec(v)?)))
+            .collect()
+    }
+    fn load_row(&mut self, key: String, json: &[u8]) -> Result<(), serde_json::Error> {
+        self.rows.insert(key, serde_json::from_slice(json)?);
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteRecord {
+    pub text: String,
+    pub client_id: String,
+    pub request_id: u64,
+    pub log_index: u64,
+    pub time_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Arbiter {
+    pub registration: ArbiterRegistration,
+    pub admitted: bool,
+    pub score_milli: u32,
+    pub registered_at_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum MotionStatus {
+    Open,
+    Decided(Verdict),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Motion {
+    pub spec: MotionSpec,
+    pub seats: Vec<Seat>,
+    /// The seed the panel was drawn with (re-derive with `draw::draw`).
+    pub draw_seed: u64,
+    pub opened_at_ms: u64,
+    pub opened_log_index: u64,
+    pub status: MotionStatus,
+    /// Every ruling submitted with the outcome, kept on the record (invariant 3).
+    pub rulings: Vec<SignedRuling>,
+    pub decided_log_index: Option<u64>,
+}
+
+/// The stored reply of a deduplicated request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredReply {
+    pub reply: ItemReply,
+    pub log_index: u64,
+}
+
+/// Everything the state machine holds. Adding a table: a field plus one line in
+/// [`State::tables_mut`] and [`State::tables`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct State {
+    pub kv: Table<String>,
+    pub notes: Table<Vec<NoteRecord>>,
+    pub arbiters: Table<Arbiter>,
+    pub motions: Table<Motion>,
+    /// Replies by `client_id#request_id`, so a retried write applies at most once.
+    pub requests: Table<StoredReply>,
+}
+
+impl State {
+    /// Named tables for the redb adapter (the name is the redb table suffix).
+    pub fn tables_mut(&mut self) -> [(&'static str, &mut dyn StoredTable); 5] {
+        [
+            ("kv", &mut self.kv),
+            ("notes", &mut self.notes),
+            ("arbiters", &mut self.arbiters),
+            ("motions", &mut self.motions),
+            ("requests", &mut self.requests),
+        ]
+    }
+
+    pub fn tables(&self) -> [(&'static str, &dyn StoredTable); 5] {
+        [
+            ("kv", &self.kv),
+            ("notes", &self.notes),
+            ("arbiters", &self.arbiters),
+            ("motions", &self.motions),
+            ("requests", &self.requests),
+        ]
+    }
+}
+
+fn dedup_key(client_id: &str, request_id: u64) -> String {
+    format!("{client_id}#{request_id}")
+}
+
+/// Apply one Raft entry's batch. Items with a known `(client_id, request_id)` return their
+/// stored reply and change nothing.
+pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchReply {
+    let mut items = Vec::with_capacity(batch.items.len());
+    for (i, item) in batch.items.iter().enumerate() {
+        let key = (!item.client_id.is_empty()).then(|| dedup_key(&item.client_id, item.request_id));
+        if let Some(stored) = key.as_deref().and_then(|k| state.requests.get(k)) {
+            items.push(ItemOutcome {
+                reply: stored.reply.clone(),
+                duplicate: true,
+                log_index: stored.log_index,
+            });
+            continue;
+        }
+        let ctx = ApplyCtx {
+            log_index,
+            item_index: i as u32,
+            time_ms: batch.time_ms,
+            seed: batch.seed,
+        };
+        let reply = match apply(state, &ctx, &item.client_id, item.request_id, &item.command) {
+            Ok(v) => ItemReply::Applied(v),
+            Err(e) => ItemReply::Refused {
+                code: e.code().into(),
+                message: e.to_string(),
+            },
+        };
+        if let Some(k) = key {
+            state.requests.insert(
+                k,
+                StoredReply {
+                    reply: reply.clone(),
+                    log_index,
+                },
+            );
+        }
+        items.push(ItemOutcome {
+            reply,
+            duplicate: false,
+            log_index,
+        });
+    }
+    BatchReply { items }
+}
+
+/// Apply one command. Pure: the result depends only on the arguments.
+pub fn apply(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    client_id: &str,
+    request_id: u64,
+    command: &Command,
+) -> Result<Value, ApplyError> {
+    match command {
+        Command::Put { key, value } => {
+            non_empty("key", key)?;
+            let previous = state.kv.get(key).cloned();
+            state.kv.insert(key.clone(), value.clone());
+            Ok(json!({ "previous": previous }))
+        }
+        Command::Note { topic, text } => {
+            non_empty("topic", topic)?;
+            let record = NoteRecord {
+                text: text.clone(),
+                client_id: client_id.into(),
+                request_id,
+                log_index: ctx.log_index,
+                time_ms: ctx.time_ms,
+            };
+            let count = match state.notes.get_mut(topic) {
+                Some(list) => {
+                    list.push(record);
+                    list.len()
+                }
+                None => {
+                    state.notes.insert(topic.clone(), vec![record]);
+                    1
+                }
+            };
+            Ok(json!({ "count": count }))
+        }
+        Command::RegisterArbiter(reg) => register_arbiter(state, ctx, reg),
+        Command::SetAdmission {
+            arbiter_id,
+            admitted,
+            score_milli,
+        } => {
+            let a = state
+                .arbiters
+                .get_mut(arbiter_id)
+                .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.clone()))?;
+            a.admitted = *admitted;
+            a.score_milli = *score_milli;
+            Ok(json!({ "arbiter_id": arbiter_id, "admitted": admitted }))
+        }
+        Command::OpenMotion(spec) => open_motion(state, ctx, spec),
+        Command::RecordOutcome(sub) => record_outcome(state, ctx, sub),
+    }
+}
+
+fn non_empty(field: &'static str, v: &str) -> Result<(), ApplyError> {
+    if v.trim().is_empty() {
+        Err(ApplyError::Empty { field })
+    } else {
+        Ok(())
+    }
+}
+
+fn register_arbiter(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    reg: &ArbiterRegistration,
+) -> Result<Value, ApplyError> {
+    non_empty("arbiter_id", &reg.arbiter_id)?;
+    non_empty("organisation", &reg.organisation)?;
+    non_empty("model_family", &reg.model_family)?;
+    ruling::parse_public_key(&reg.arbiter_id, &reg.public_key)?;
+    if state.arbiters.contains(&reg.arbiter_id) {
+        return Err(ApplyError::ArbiterExists(reg.arbiter_id.clone()));
+    }
+    state.arbiters.insert(
+        reg.arbiter_id.clone(),
+        Arbiter {
+            registration: reg.clone(),
+            admitted: false,
+            score_milli: 0,
+            registered_at_ms: ctx.time_ms,
+        },
+    );
+    Ok(json!({ "arbiter_id": reg.arbiter_id }))
+}
+
+fn open_motion(state: &mut State, ctx: &ApplyCtx, spec: &MotionSpec) -> Result<Value, ApplyError> {
+    non_empty("motion_id", &spec.motion_id)?;
+    non_empty("debate_id", &spec.debate_id)?;
+    if spec.state_hash.len() != 64 || hex::decode(&spec.state_hash).is_err() {
+        return Err(ApplyError::BadStateHash(spec.state_hash.clone()));
+    }
+    if state.motions.contains(&spec.motion_id) {
+        return Err(ApplyError::MotionExists(spec.motion_id.clone()));
+    }
+    let pool: Vec<Candidate> = state
+        .arbiters
+        .iter()
+        .map(|(id, a)| Candidate {
+            id: id.clone(),
+            stance: a.registration.stance,
+            organisation: a.registration.organisation.clone(),
+            model_family: a.registration.model_family.clone(),
+            admitted: a.admitted,
+        })
+        .collect();
+    let draw_spec = DrawSpec {
+        seats: spec.seats,
+        min_per_stance: spec.min_per_stance,
+        min_organisations: 2,
+        contributors: spec.contributors.iter().cloned().collect(),
+        author_model_family: spec.author_model_family.clone(),
+    };
+    let draw_seed = ctx.derive_seed(&spec.motion_id);
+    let panel = draw::draw(&pool, &draw_spec, draw_seed)?;
+    let seats: Vec<Seat> = panel
+        .into_iter()
+        .map(|c| Seat {
+            arbiter_id: c.id,
+            stance: c.stance,
+            organisation: c.organisation,
+        })
+        .collect();
+    let reply = json!({ "motion_id": spec.motion_id, "seats": seats, "draw_seed": draw_seed });
+    state.motions.insert(
+        spec.motion_id.clone(),
+        Motion {
+            spec: spec.clone(),
+            seats,
+            draw_seed,
+            opened_at_ms: ctx.time_ms,
+            opened_log_index: ctx.log_index,
+            status: MotionStatus::Open,
+            rulings: Vec::new(),
+            decided_log_index: None,
+        },
+    );
+    Ok(reply)
+}
+
+/// Re-verify every ruling (seat, motion, state hash, strict signature), then run the
+/// acceptance rule. A single bad ruling refuses the whole submission, so a forged or
+/// replayed ruling can never ride along with good ones.
+fn record_outcome(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    sub: &OutcomeSubmission,
+) -> Result<Value, ApplyError> {
+    let motion = state
+        .motions
+        .get(&sub.motion_id)
+        .ok_or_else(|| ApplyError::UnknownMotion(sub.motion_id.clone()))?;
+    if motion.status != MotionStatus::Open {
+        return Err(ApplyError::MotionClosed(sub.motion_id.clone()));
+    }
+    for r in &sub.rulings {
+        if r.motion_id != motion.spec.motion_id {
+            return Err(ApplyError::WrongMotion {
+                arbiter: r.arbiter_id.clone(),
+                got: r.motion_id.clone(),
+                expected: motion.spec.motion_id.clone(),
+            });
+        }
+        if r.state_hash != motion.spec.state_hash {
+            return Err(ApplyError::StaleState {
+                arbiter: r.arbiter_id.clone(),
+                got: r.state_hash.clone(),
+                expected: motion.spec.state_hash.clone(),
+            });
+        }
+        if !motion.seats.iter().any(|s| s.arbiter_id == r.arbiter_id) {
+            return Err(ApplyError::NotSeated(r.arbiter_id.clone()));
+        }
+        let arbiter = state
+            .arbiters
+            .get(&r.arbiter_id)
+            .ok_or_else(|| ApplyError::UnknownArbiter(r.arbiter_id.clone()))?;
+        let key = ruling::parse_public_key(&r.arbiter_id, &arbiter.registration.public_key)?;
+        r.verify(&key)?;
+    }
+    let revealed: Vec<_> = sub.rulings.iter().map(SignedRuling::revealed).collect();
+    let policy = motion.spec.policy.clone().unwrap_or_default();
+    let verdict = acceptance::decide(
+        motion.spec.kind,
+        &motion.seats,
+        &revealed,
+        &sub.receipts,
+        &policy,
+    );
+    let reply = json!({ "motion_id": sub.motion_id, "verdict": verdict });
+    if let Some(m) = state.motions.get_mut(&sub.motion_id) {
+        m.status = MotionStatus::Decided(verdict);
+        m.rulings = sub.rulings.clone();
+        m.decided_log_index = Some(ctx.log_index);
+    }
+    Ok(reply)
+}
+
+/// Answer a read-only query.
+pub fn query(state: &State, q: &Query) -> Value {
+    match q {
+        Query::Get { key } => json!({ "value": state.kv.get(key) }),
+        Query::Notes { topic } => {
+            json!({ "notes": state.notes.get(topic).cloned().unwrap_or_default() })
+        }
+        Query::Arbiter { arbiter_id } => json!({ "arbiter": state.arbiters.get(arbiter_id) }),
+        Query::Arbiters => {
+            json!({ "arbiters": state.arbiters.iter().map(|(_, a)| a).collect::<Vec<_>>() })
+        }
+        Query::Motion { motion_id } => json!({ "motion": state.motions.get(motion_id) }),
+        Query::Stats => {
+            let counts: BTreeMap<&str, usize> = [
+                ("kv", state.kv.len()),
+                ("notes", state.notes.len()),
+                ("arbiters", state.arbiters.len()),
+                ("motions", state.motions.len()),
+                ("requests", state.requests.len()),
+            ]
+            .into_iter()
+            .collect();
+            let accepted = state
+                .motions
+                .iter()
+                .filter(|(_, m)| matches!(&m.status, MotionStatus::Decided(v) if v.is_accepted()))
+                .count();
+            json!({ "rows": counts, "accepted_motions": accepted })
+        }
+    }
+}
+
+/// The stance of an arbiter, for callers composing panels outside `apply`.
+pub fn stance_of(state: &State, arbiter_id: &str) -> Option<Stance> {
+    state
+        .arbiters
+        .get(arbiter_id)
+        .map(|a| a.registration.stance)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acceptance::{Decision, MotionKind};
+    use crate::command::Item;
+    use ed25519_dalek::SigningKey;
+
+    fn batch(items: Vec<(&str, u64, Command)>) -> Batch {
+        Batch {
+            time_ms: 1_000,
+            seed: 7,
+            items: items
+                .into_iter()
+                .map(|(c, r, command)| Item {
+                    client_id: c.into(),
+                    request_id: r,
+                    command,
+                })
+                .collect(),
+        }
+    }
+
+    fn key(i: u8) -> SigningKey {
+        SigningKey::from_bytes(&[i; 32])
+    }
+
+    fn register(id: &str, i: u8, stance: Stance, org: &str) -> Command {
+        Command::RegisterArbiter(ArbiterRegistration {
+            arbiter_id: id.into(),
+            public_key: hex::encode(key(i).verifying_key().to_bytes()),
+            organisation: org.into(),
+            model_family: format!("fam-{id}"),
+            stance,
+        })
+    }
+
+    /// Four admitted arbiters (two per side) and an open merge motion with four seats.
+    fn setup() -> State {
+        let mut s = State::default();
+        let mut items = vec![];
+        for (n, (id, stance, org)) in [
+            ("a1", Stance::A, "o1"),
+            ("a2", Stance::A, "o2"),
+            ("b1", Stance::B, "o1"),
+            ("b2", Stance::B, "o3"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            items.push(("t", n as u64 * 2, register(id, n as u8 + 1, *stance, org)));
+            items.push((
+                "t",
+                n as u64 * 2 + 1,
+                Command::SetAdmission {
+                    arbiter_id: (*id).into(),
+                    admitted: true,
+                    score_milli: 900,
+                },
+            ));
+        }
+        items.push(("t", 100, open("m1")));
+        let r = apply_batch(&mut s, 1, &batch(items));
+        assert!(
+            r.items
+                .iter()
+                .all(|o| matches!(o.reply, ItemReply::Applied(_))),
+            "{r:?}"
+        );
+        s
+    }
+
+    fn open(id: &str) -> Command {
+        Command::OpenMotion(MotionSpec {
+            motion_id: id.into(),
+            debate_id: "d1".into(),
+            kind: MotionKind::Merge,
+            state_hash: "ab".repeat(32),
+            seats: 4,
+            min_per_stance: 2,
+            contributors: vec![],
+            author_model_family: None,
+            policy: None,
+        })
+    }
+
+    fn signed(id: &str, i: u8, d: Decision) -> SignedRuling {
+        SignedRuling {
+            motion_id: "m1".into(),
+            state_hash: "ab".repeat(32),
+            arbiter_id: id.into(),
+            decision: d,
+            probability_milli: 800,
+            relevance: None,
+            signature: String::new(),
+        }
+        .sign(&key(i))
+    }
+
+    fn all_yes() -> Vec<SignedRuling> {
+        vec![
+            signed("a1", 1, Decision::Yes),
+            signed("a2", 2, Decision::Yes),
+            signed("b1", 3, Decision::Yes),
+            signed("b2", 4, Decision::Yes),
+        ]
+    }
+
+    fn outcome(rulings: Vec<SignedRuling>) -> Command {
+        Command::RecordOutcome(OutcomeSubmission {
+            motion_id: "m1".into(),
+            rulings,
+            receipts: vec![],
+        })
+    }
+
+    #[test]
+    fn retried_request_applies_once() {
+        let mut s = State::default();
+        let note = Command::Note {
+            topic: "t".into(),
+            text: "x".into(),
+        };
+        apply_batch(&mut s, 1, &batch(vec![("c", 1, note.clone())]));
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("c", 1, note.clone()), ("c", 2, note)]),
+        );
+        assert!(r.items[0].duplicate);
+        assert_eq!(r.items[0].log_index, 1);
+        assert!(!r.items[1].duplicate);
+        assert_eq!(s.notes.get("t").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn apply_is_deterministic_across_replicas() {
+        let a = setup();
+        let b = setup();
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap()
+        );
+        assert_eq!(a.motions.get("m1").unwrap().seats.len(), 4);
+    }
+
+    #[test]
+    fn accepted_outcome_with_real_signatures() {
+        let mut s = setup();
+        let r = apply_batch(&mut s, 2, &batch(vec![("t", 200, outcome(all_yes()))]));
+        let ItemReply::Applied(v) = &r.items[0].reply else {
+            panic!("{r:?}")
+        };
+        assert!(v["verdict"]["Accepted"].is_object(), "{v}");
+        // Counting the same rulings again is refused.
+        let r = apply_batch(&mut s, 3, &batch(vec![("t", 201, outcome(all_yes()))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "motion_closed")
+        );
+    }
+
+    #[test]
+    fn forged_ruling_refuses_the_submission_and_changes_nothing() {
+        let mut s = setup();
+        let mut rulings = all_yes();
+        rulings[3] = signed("b2", 9, Decision::Yes); // signed with the wrong key
+        let before = serde_json::to_value(&s.motions).unwrap();
+        let r = apply_batch(&mut s, 2, &batch(vec![("t", 200, outcome(rulings))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, message } if code == "bad_ruling" && message.contains("b2"))
+        );
+        assert_eq!(before, serde_json::to_value(&s.motions).unwrap());
+    }
+
+    #[test]
+    fn tampered_and_stale_rulings_refused() {
+        let mut s = setup();
+        let mut rulings = all_yes();
+        rulings[0].decision = Decision::No; // changed after signing
+        let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "bad_ruling")
+        );
+        let mut rulings = all_yes();
+        rulings[1].state_hash = "cd".repeat(32);
+        let r = apply_batch(&mut s, 3, &batch(vec![("u", 2, outcome(rulings))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "stale_state")
+        );
+    }
+
+    #[test]
+    fn one_sided_rulings_deadlock_and_are_recorded() {
+        let mut s = setup();
+        let rulings = vec![
+            signed("a1", 1, Decision::Yes),
+            signed("a2", 2, Decision::Yes),
+            signed("b1", 3, Decision::No),
+        ];
+        let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
+        let ItemReply::Applied(v) = &r.items[0].reply else {
+            panic!("{r:?}")
+        };
+        assert!(v["verdict"]["Deadlocked"].is_object(), "{v}");
+        assert_eq!(s.motions.get("m1").unwrap().rulings.len(), 3);
+    }
+
+    #[test]
+    fn draw_failure_is_a_clear_refusal() {
+        let mut s = State::default();
+        let r = apply_batch(&mut s, 1, &batch(vec![("t", 1, open("m9"))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, message } if code == "draw_failed" && message.contains("stance A"))
+        );
+        assert!(s.motions.is_empty());
+    }
+
+    #[test]
+    fn dirty_tracking_reports_changed_rows_once() {
+        let mut s = setup();
+        let rows = s.motions.take_dirty().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert!(s.motions.take_dirty().unwrap().is_empty());
+    }
+}
