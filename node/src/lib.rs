@@ -1,1 +1,23 @@
-//! See ARCHITECTURE.md.
+//! The Crucible Panel arbiter node (ARCHITECTURE.md, "node/").
+//!
+//! * [`arbiter::Arbiter`]: judge + key; decide, sign, commit. Transport-independent, so
+//!   the gRPC server here and an outbound coordinator connection can both drive it.
+//! * [`judge`]: scripted, command, LLM; the human judge is the durable pending queue.
+//! * [`service`]: the `ArbiterNode` and `ArbiterAdmin` gRPC services.
+//! * [`exchange`]: delivery of revealed rulings to the other panel members.
+//! * [`store`]: redb storage of own and received rulings and the pending queue.
+//! * [`keyfile`]: key generation (mode 0600) and loading (loose permissions refused).
+//! * [`config`], [`run`]: `node.toml` and the process.
+
+pub mod arbiter;
+pub mod config;
+pub mod exchange;
+pub mod judge;
+pub mod keyfile;
+pub mod run;
+pub mod service;
+pub mod store;
+
+pub use arbiter::{Arbiter, ArbiterError, Sealed};
+pub use config::NodeConfig;
+pub use run::{NodeError, RunOverrides, run};

@@ -1,0 +1,178 @@
+//! The arbiter: a judge behind a signing key. Decide, sign, commit; independent of any
+//! transport, so the gRPC server here and an outbound connection to a coordinator can
+//! both drive it. Time and salt are passed in; nothing here reads a clock.
+
+use std::sync::Arc;
+
+use panel_proto::commit_reveal::{self, CommitRevealError, MotionWindow};
+use panel_proto::pb::{ArbiterIdentity, Commitment, Motion, Reveal, Ruling, SignedRuling};
+use panel_proto::ruling_check::RulingError;
+use panel_proto::{SigningKey, VerifyingKey, fingerprint, sign_ruling};
+use thiserror::Error;
+
+use crate::judge::{Judge, JudgeAnswer, JudgeError};
+
+/// Why the arbiter will not rule on a motion.
+#[derive(Debug, Error)]
+pub enum ArbiterError {
+    #[error("motion is malformed: {0}")]
+    BadMotion(String),
+    #[error("this arbiter ({0}) is not on the motion's panel")]
+    NotOnPanel(String),
+    #[error(
+        "commit window of motion {motion_id:?} closed at {deadline_ms} ms (now {now_ms} ms); \
+         too late to commit"
+    )]
+    CommitWindowClosed {
+        motion_id: String,
+        deadline_ms: i64,
+        now_ms: i64,
+    },
+    #[error("judge failed: {0}")]
+    Judge(#[from] JudgeError),
+    #[error("judge answer cannot be signed: {0}")]
+    Ruling(#[from] RulingError),
+    #[error(transparent)]
+    Commit(#[from] CommitRevealError),
+}
+
+/// A signed ruling, its salt and its commitment: what a node stores after `Commit`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sealed {
+    pub signed: SignedRuling,
+    pub salt: [u8; 32],
+    pub commitment: Commitment,
+}
+
+impl Sealed {
+    /// The reveal message that opens the commitment.
+    pub fn reveal(&self) -> Reveal {
+        Reveal {
+            signed_ruling: Some(self.signed.clone()),
+            salt: self.salt.to_vec(),
+            commitment: Some(self.commitment.clone()),
+        }
+    }
+}
+
+/// Builds the unsigned ruling that answers `m` with `a` (arbiter key and time given).
+pub fn ruling_from(
+    m: &Motion,
+    a: &JudgeAnswer,
+    arbiter_key: &[u8],
+    issued_at_unix_ms: i64,
+) -> Ruling {
+    Ruling {
+        motion_id: m.motion_id.clone(),
+        debate_id: m.debate_id.clone(),
+        kind: m.kind,
+        state_hash: m.state_hash.clone(),
+        decision: a.decision as i32,
+        probability: a.probability,
+        relevance: a.relevance,
+        tier: a.tier,
+        quantiles: a.quantiles.clone(),
+        receipt: a.receipt.clone(),
+        rationale: a.rationale.clone(),
+        arbiter_key: arbiter_key.to_vec(),
+        issued_at_unix_ms,
+    }
+}
+
+/// A judge bound to a key and a declared identity.
+pub struct Arbiter {
+    key: SigningKey,
+    judge: Option<Arc<dyn Judge>>,
+    identity: ArbiterIdentity,
+}
+
+impl Arbiter {
+    /// `judge` is `None` for a human-backed arbiter: answers then come from
+    /// [`Arbiter::seal`] with an operator's answer.
+    pub fn new(
+        key: SigningKey,
+        judge: Option<Arc<dyn Judge>>,
+        mut identity: ArbiterIdentity,
+    ) -> Self {
+        let vk = key.verifying_key();
+        identity.public_key = vk.to_bytes().to_vec();
+        identity.fingerprint = fingerprint(&vk);
+        identity.judge_kind = judge.as_ref().map_or("human", |j| j.kind()).to_owned();
+        Self {
+            key,
+            judge,
+            identity,
+        }
+    }
+
+    pub fn identity(&self) -> &ArbiterIdentity {
+        &self.identity
+    }
+
+    pub fn verifying_key(&self) -> VerifyingKey {
+        self.key.verifying_key()
+    }
+
+    pub fn is_human(&self) -> bool {
+        self.judge.is_none()
+    }
+
+    /// Checks that a motion is well formed, still open for commitments at `now_ms`, and
+    /// that this arbiter sits on its panel (an empty panel list means any arbiter).
+    pub fn check_motion(&self, m: &Motion, now_ms: i64) -> Result<MotionWindow, ArbiterError> {
+        let w = MotionWindow::from_motion(m).map_err(|e| ArbiterError::BadMotion(e.to_string()))?;
+        if let Some(panel) = &w.panel
+            && !panel.contains(&self.key.verifying_key().to_bytes())
+        {
+            return Err(ArbiterError::NotOnPanel(self.identity.fingerprint.clone()));
+        }
+        if now_ms > w.commit_deadline_ms {
+            return Err(ArbiterError::CommitWindowClosed {
+                motion_id: m.motion_id.clone(),
+                deadline_ms: w.commit_deadline_ms,
+                now_ms,
+            });
+        }
+        Ok(w)
+    }
+
+    /// Asks the judge. A human-backed arbiter has no judge to ask.
+    pub async fn decide(&self, m: &Motion) -> Result<JudgeAnswer, ArbiterError> {
+        match &self.judge {
+            Some(j) => Ok(j.decide(m).await?),
+            None => Err(ArbiterError::BadMotion(
+                "this arbiter is backed by a human; answer with `panel node rule`".into(),
+            )),
+        }
+    }
+
+    /// Binds an answer to the motion, signs it, and commits to it with `salt`.
+    pub fn seal(
+        &self,
+        m: &Motion,
+        answer: &JudgeAnswer,
+        now_ms: i64,
+        salt: [u8; 32],
+    ) -> Result<Sealed, ArbiterError> {
+        let ruling = ruling_from(m, answer, &self.identity.public_key, now_ms);
+        let signed = sign_ruling(&self.key, ruling)?;
+        let commitment = commit_reveal::commit(&self.key, &signed, &salt, now_ms)?;
+        Ok(Sealed {
+            signed,
+            salt,
+            commitment,
+        })
+    }
+
+    /// Check, decide, seal: the whole commit step for machine judges.
+    pub async fn commit(
+        &self,
+        m: &Motion,
+        now_ms: i64,
+        salt: [u8; 32],
+    ) -> Result<Sealed, ArbiterError> {
+        self.check_motion(m, now_ms)?;
+        let answer = self.decide(m).await?;
+        self.seal(m, &answer, now_ms, salt)
+    }
+}

@@ -1,0 +1,179 @@
+//! `node.toml`: the node's configuration file (docs/WIRE.md "Node configuration").
+//! Relative paths are resolved against the config file's directory; command-line flags
+//! override file values.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("config: {0}")]
+    Invalid(String),
+}
+
+/// A declared stance in the config (`[[stances]]`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StanceConfig {
+    pub debate_id: String,
+    /// "A", "B" or "none".
+    pub side: String,
+    #[serde(default)]
+    pub credence: f64,
+}
+
+/// A peer node (`[[peers]]`): where to deliver revealed rulings for panels it sits on.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerConfig {
+    /// Hex ed25519 public key.
+    pub public_key: String,
+    /// e.g. `http://10.0.0.7:7401`.
+    pub endpoint: String,
+}
+
+/// Which judge backs the node (`[judge]`, selected by `kind`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum JudgeConfig {
+    Scripted {
+        /// TOML file with `[profiles.NAME]` tables.
+        profiles: PathBuf,
+        profile: String,
+    },
+    Command {
+        program: PathBuf,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default = "default_command_timeout")]
+        timeout_ms: u64,
+        #[serde(default = "default_output_limit")]
+        max_output_bytes: usize,
+        /// Pass the simulation truth hint to the program (simulation only).
+        #[serde(default)]
+        include_expected: bool,
+    },
+    Llm {
+        base_url: String,
+        model: String,
+        /// Name of the environment variable holding the API key (not the key itself).
+        #[serde(default)]
+        api_key_env: Option<String>,
+        #[serde(default = "default_llm_timeout")]
+        timeout_ms: u64,
+        #[serde(default = "default_retries")]
+        max_retries: u32,
+        #[serde(default = "default_backoff")]
+        backoff_ms: u64,
+    },
+    Human,
+}
+
+fn default_command_timeout() -> u64 {
+    10_000
+}
+fn default_output_limit() -> usize {
+    64 * 1024
+}
+fn default_llm_timeout() -> u64 {
+    60_000
+}
+fn default_retries() -> u32 {
+    3
+}
+fn default_backoff() -> u64 {
+    500
+}
+fn default_max_message() -> usize {
+    1 << 20
+}
+
+/// The whole file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// Address to serve gRPC on, e.g. "127.0.0.1:7401".
+    pub listen: Option<SocketAddr>,
+    pub key_file: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub organisation: String,
+    #[serde(default)]
+    pub model_family: String,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub stances: Vec<StanceConfig>,
+    pub judge: Option<JudgeConfig>,
+    #[serde(default)]
+    pub peers: Vec<PeerConfig>,
+    /// Largest gRPC message accepted, in bytes (default 1 MiB).
+    #[serde(default = "default_max_message")]
+    pub max_message_bytes: usize,
+    /// How many times a revealed ruling is offered to an unreachable peer.
+    #[serde(default = "default_retries")]
+    pub delivery_attempts: u32,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            key_file: None,
+            data_dir: None,
+            organisation: String::new(),
+            model_family: String::new(),
+            labels: BTreeMap::new(),
+            stances: Vec::new(),
+            judge: None,
+            peers: Vec::new(),
+            max_message_bytes: default_max_message(),
+            delivery_attempts: default_retries(),
+        }
+    }
+}
+
+impl NodeConfig {
+    /// Reads a config file and resolves its relative paths against its directory.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut cfg: NodeConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let resolve = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        if let Some(p) = cfg.key_file.as_mut() {
+            resolve(p);
+        }
+        if let Some(p) = cfg.data_dir.as_mut() {
+            resolve(p);
+        }
+        match cfg.judge.as_mut() {
+            Some(JudgeConfig::Scripted { profiles, .. }) => resolve(profiles),
+            Some(JudgeConfig::Command { program, .. }) if program.components().count() > 1 => {
+                resolve(program)
+            }
+            _ => {}
+        }
+        Ok(cfg)
+    }
+}

@@ -1,0 +1,79 @@
+//! Judges: what decides a motion, behind one trait.
+//!
+//! * [`scripted::ScriptedJudge`]: deterministic profiles (accuracy, stance bias, position
+//!   bias, inert relevance, noise, seed) for the demo, tests and simulations.
+//! * [`command::CommandJudge`]: an external program, motion JSON on stdin, answer JSON
+//!   on stdout.
+//! * [`llm::LlmJudge`]: an OpenAI-compatible chat-completions endpoint.
+//! * Human: no `Judge` impl; motions wait in the durable pending queue until an operator
+//!   answers with `panel node rule` (see `service`).
+//!
+//! A judge only answers; signing, committing and revealing are the [`crate::arbiter`]'s.
+
+pub mod answer_json;
+pub mod command;
+pub mod llm;
+pub mod scripted;
+
+use futures::future::BoxFuture;
+use panel_proto::pb::{Decision, Motion, Quantile, RetrievalReceipt};
+use thiserror::Error;
+
+/// A judge's answer to a motion, before the arbiter binds it to the motion and signs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeAnswer {
+    pub decision: Decision,
+    /// Credence in the affirmative outcome, in [0, 1] (docs/WIRE.md).
+    pub probability: f64,
+    pub relevance: Option<u32>,
+    pub tier: Option<u32>,
+    pub quantiles: Vec<Quantile>,
+    pub receipt: Option<RetrievalReceipt>,
+    pub rationale: String,
+}
+
+/// Why a judge gave no answer. Each variant names the judge's failure precisely, so an
+/// operator can fix the program, the endpoint or the profile.
+#[derive(Debug, Error)]
+pub enum JudgeError {
+    #[error("judge program could not be started ({program}): {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("judge program {program} did not answer within {timeout_ms} ms and was killed")]
+    Timeout { program: String, timeout_ms: u64 },
+    #[error("judge program {program} exited with {status}; stderr: {stderr}")]
+    ExitStatus {
+        program: String,
+        status: String,
+        stderr: String,
+    },
+    #[error(
+        "judge program {program} wrote more than {limit} bytes on stdout; answers must be small JSON objects"
+    )]
+    OutputTooLarge { program: String, limit: usize },
+    #[error("judge answer is not valid: {0}")]
+    BadAnswer(String),
+    #[error("judge I/O: {0}")]
+    Io(String),
+    #[error("LLM endpoint {url}: {problem}")]
+    Endpoint { url: String, problem: String },
+    #[error("LLM endpoint {url} failed after {attempts} attempts; last error: {last}")]
+    RetriesExhausted {
+        url: String,
+        attempts: u32,
+        last: String,
+    },
+    #[error("scripted judge: {0}")]
+    Script(String),
+}
+
+/// Something that answers motions.
+pub trait Judge: Send + Sync {
+    /// "scripted", "command", "llm" (shown in the node's identity).
+    fn kind(&self) -> &'static str;
+    /// Answers one motion. Must not look at anything but the motion (content projection
+    /// only: no authorship ever reaches a judge).
+    fn decide<'a>(&'a self, motion: &'a Motion) -> BoxFuture<'a, Result<JudgeAnswer, JudgeError>>;
+}

@@ -1,0 +1,263 @@
+//! The node process: configuration, key, storage, judge, gRPC server with health and
+//! reflection, graceful shutdown on SIGINT/SIGTERM.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use panel_proto::pb::arbiter_admin_server::ArbiterAdminServer;
+use panel_proto::pb::arbiter_node_server::ArbiterNodeServer;
+use panel_proto::pb::{ArbiterIdentity, OriginLabel, Side, Stance};
+use panel_proto::{FILE_DESCRIPTOR_SET, parse_public_key};
+use thiserror::Error;
+use tokio_stream::wrappers::TcpListenerStream;
+use tracing::info;
+
+use crate::arbiter::Arbiter;
+use crate::config::{ConfigError, JudgeConfig, NodeConfig};
+use crate::exchange::PeerBook;
+use crate::judge::command::CommandJudge;
+use crate::judge::llm::{LlmJudge, LlmSettings};
+use crate::judge::scripted::{ScriptedJudge, load_profile};
+use crate::judge::{Judge, JudgeError};
+use crate::keyfile::{KeyFileError, load_key};
+use crate::service::{AdminService, NodeCore, NodeService};
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, Error)]
+pub enum NodeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Key(#[from] KeyFileError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("judge setup: {0}")]
+    Judge(#[from] JudgeError),
+    #[error("{0}")]
+    Missing(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("gRPC server: {0}")]
+    Serve(String),
+}
+
+/// Command-line overrides of the config file.
+#[derive(Debug, Clone, Default)]
+pub struct RunOverrides {
+    pub listen: Option<SocketAddr>,
+    pub key_file: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+}
+
+fn side(s: &str) -> Result<Side, NodeError> {
+    match s {
+        "A" | "a" => Ok(Side::A),
+        "B" | "b" => Ok(Side::B),
+        "none" | "NONE" | "None" => Ok(Side::None),
+        other => Err(NodeError::Missing(format!(
+            "stance side {other:?} must be \"A\", \"B\" or \"none\""
+        ))),
+    }
+}
+
+/// Builds the judge named by the config (`None` for a human judge).
+pub fn build_judge(cfg: &JudgeConfig) -> Result<Option<Arc<dyn Judge>>, NodeError> {
+    Ok(match cfg {
+        JudgeConfig::Scripted { profiles, profile } => Some(Arc::new(ScriptedJudge::new(
+            profile.clone(),
+            load_profile(profiles, profile)?,
+        )?)),
+        JudgeConfig::Command {
+            program,
+            args,
+            timeout_ms,
+            max_output_bytes,
+            include_expected,
+        } => Some(Arc::new(CommandJudge {
+            program: program.clone(),
+            args: args.clone(),
+            timeout: Duration::from_millis(*timeout_ms),
+            max_output_bytes: *max_output_bytes,
+            include_expected: *include_expected,
+        })),
+        JudgeConfig::Llm {
+            base_url,
+            model,
+            api_key_env,
+            timeout_ms,
+            max_retries,
+            backoff_ms,
+        } => {
+            let api_key = match api_key_env {
+                None => None,
+                Some(var) => Some(std::env::var(var).map_err(|_| {
+                    NodeError::Missing(format!(
+                        "judge.api_key_env names {var:?}, but that environment variable is not set; \
+                         export it before starting the node"
+                    ))
+                })?),
+            };
+            Some(Arc::new(LlmJudge::new(LlmSettings {
+                base_url: base_url.clone(),
+                model: model.clone(),
+                api_key,
+                timeout: Duration::from_millis(*timeout_ms),
+                max_retries: *max_retries,
+                backoff: Duration::from_millis(*backoff_ms),
+            })?))
+        }
+        JudgeConfig::Human => None,
+    })
+}
+
+/// Assembles the node from its config (no sockets yet).
+pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
+    let key_file = cfg.key_file.clone().ok_or_else(|| {
+        NodeError::Missing("no key file: set key_file in the config or pass --key".into())
+    })?;
+    let key = load_key(&key_file)?;
+    let data_dir = cfg.data_dir.clone().ok_or_else(|| {
+        NodeError::Missing("no data directory: set data_dir or pass --data-dir".into())
+    })?;
+    let judge_cfg = cfg
+        .judge
+        .as_ref()
+        .ok_or_else(|| NodeError::Missing("no [judge] section in the config".into()))?;
+    let judge = build_judge(judge_cfg)?;
+    let mut stances = Vec::new();
+    for s in &cfg.stances {
+        if !(0.0..=1.0).contains(&s.credence) {
+            return Err(NodeError::Missing(format!(
+                "stance credence {} for debate {:?} must lie in [0, 1]",
+                s.credence, s.debate_id
+            )));
+        }
+        stances.push(Stance {
+            debate_id: s.debate_id.clone(),
+            side: side(&s.side)? as i32,
+            credence: s.credence,
+        });
+    }
+    let identity = ArbiterIdentity {
+        organisation: cfg.organisation.clone(),
+        model_family: cfg.model_family.clone(),
+        labels: cfg
+            .labels
+            .iter()
+            .map(|(k, v)| OriginLabel {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect(),
+        stances,
+        ..Default::default()
+    };
+    let mut configured = BTreeMap::new();
+    for p in &cfg.peers {
+        let bytes = hex::decode(&p.public_key).map_err(|_| {
+            NodeError::Missing(format!("peer public_key {:?} is not hex", p.public_key))
+        })?;
+        let vk = parse_public_key(&bytes)
+            .map_err(|e| NodeError::Missing(format!("peer {}: {e}", p.endpoint)))?;
+        configured.insert(vk.to_bytes(), p.endpoint.clone());
+    }
+    let store = Arc::new(Store::open(&data_dir)?);
+    let arbiter = Arc::new(Arbiter::new(key, judge, identity));
+    Ok(Arc::new(NodeCore::new(
+        arbiter,
+        store,
+        PeerBook {
+            configured,
+            attempts: cfg.delivery_attempts,
+            max_message_bytes: cfg.max_message_bytes,
+        },
+    )))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {},
+                    _ = term.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+    info!("shutdown signal received; finishing in-flight calls");
+}
+
+/// Runs the node until SIGINT/SIGTERM.
+pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeError> {
+    if over.listen.is_some() {
+        cfg.listen = over.listen;
+    }
+    if over.key_file.is_some() {
+        cfg.key_file = over.key_file;
+    }
+    if over.data_dir.is_some() {
+        cfg.data_dir = over.data_dir;
+    }
+    let addr = cfg.listen.ok_or_else(|| {
+        NodeError::Missing("no listen address: set listen or pass --listen".into())
+    })?;
+    let core = build_core(&cfg)?;
+    let limit = cfg.max_message_bytes;
+
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    health_reporter
+        .set_serving::<ArbiterNodeServer<NodeService>>()
+        .await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| NodeError::Serve(e.to_string()))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| NodeError::Bind { addr, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| NodeError::Bind { addr, source })?;
+    let id = core.arbiter.identity();
+    info!(%local, fingerprint = %id.fingerprint, judge = %id.judge_kind, "arbiter node listening");
+    println!(
+        "panel node listening on {local} fingerprint {}",
+        id.fingerprint
+    );
+
+    tonic::transport::Server::builder()
+        .add_service(health)
+        .add_service(reflection)
+        .add_service(
+            ArbiterNodeServer::new(NodeService(core.clone()))
+                .max_decoding_message_size(limit)
+                .max_encoding_message_size(limit),
+        )
+        .add_service(
+            ArbiterAdminServer::new(AdminService(core.clone()))
+                .max_decoding_message_size(limit)
+                .max_encoding_message_size(limit),
+        )
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown_signal())
+        .await
+        .map_err(|e| NodeError::Serve(e.to_string()))?;
+    info!("node stopped");
+    Ok(())
+}

@@ -1,0 +1,564 @@
+//! The node's gRPC services: `ArbiterNode` (coordinator and peers) and `ArbiterAdmin`
+//! (the local operator of a human-backed node, loopback only).
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::{Stream, StreamExt};
+use panel_proto::commit_reveal::{self, CommitRevealError};
+use panel_proto::pb::arbiter_admin_server::ArbiterAdmin;
+use panel_proto::pb::arbiter_node_server::ArbiterNode;
+use panel_proto::pb::{
+    ArbiterIdentity, CommitResult, Commitment, DeliverAck, HumanAnswer, IdentityRequest,
+    ListRulingsRequest, ListRulingsResponse, Motion, PendingRequest, PendingResponse, RecordSource,
+    Reveal, RevealRequest, RevealResult, RulingRecord,
+};
+use panel_proto::ruling_check::{self, known_decision};
+use panel_proto::signing::VerifyError;
+use panel_proto::{fingerprint, verify_ruling};
+use tokio::sync::Notify;
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{Instrument, info, info_span, warn};
+
+use crate::arbiter::{Arbiter, ArbiterError};
+use crate::exchange::PeerBook;
+use crate::judge::JudgeAnswer;
+use crate::judge::answer_json::check_against_motion;
+use crate::keyfile::random_32;
+use crate::store::{PeerInsert, Store, StoreError};
+
+/// Current wall-clock time in Unix milliseconds (the node's only clock read).
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Motions handled concurrently inside one batch RPC.
+const BATCH_CONCURRENCY: usize = 64;
+
+/// Shared state of the services.
+pub struct NodeCore {
+    pub arbiter: Arc<Arbiter>,
+    pub store: Arc<Store>,
+    pub peers: PeerBook,
+    waiters: Mutex<HashMap<String, Arc<Notify>>>,
+}
+
+fn store_status(e: StoreError) -> Status {
+    Status::internal(e.to_string())
+}
+
+fn arbiter_status(e: ArbiterError) -> Status {
+    match e {
+        ArbiterError::BadMotion(_) | ArbiterError::Ruling(_) => {
+            Status::invalid_argument(e.to_string())
+        }
+        ArbiterError::NotOnPanel(_) => Status::permission_denied(e.to_string()),
+        ArbiterError::CommitWindowClosed { .. } => Status::failed_precondition(e.to_string()),
+        ArbiterError::Judge(_) => Status::unavailable(e.to_string()),
+        ArbiterError::Commit(_) => Status::internal(e.to_string()),
+    }
+}
+
+fn verify_status(e: VerifyError) -> Status {
+    match e {
+        VerifyError::BadSignature { .. } | VerifyError::WrongArbiter { .. } => {
+            Status::unauthenticated(e.to_string())
+        }
+        _ => Status::invalid_argument(e.to_string()),
+    }
+}
+
+fn cr_status(e: CommitRevealError) -> Status {
+    match e {
+        CommitRevealError::BadCommitmentSignature(_) => Status::unauthenticated(e.to_string()),
+        CommitRevealError::Verify(v) => verify_status(v),
+        CommitRevealError::RevealMismatch { .. } => Status::invalid_argument(e.to_string()),
+        _ => Status::invalid_argument(e.to_string()),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, Status> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Status::internal(format!("storage task failed: {e}")))?
+        .map_err(store_status)
+}
+
+/// An own record as it may be shown: before the reveal only the commitment.
+fn redact(mut r: RulingRecord) -> RulingRecord {
+    if r.source == RecordSource::Own as i32 && !r.revealed {
+        r.signed_ruling = None;
+        r.salt.clear();
+    }
+    r
+}
+
+impl NodeCore {
+    pub fn new(arbiter: Arc<Arbiter>, store: Arc<Store>, peers: PeerBook) -> Self {
+        Self {
+            arbiter,
+            store,
+            peers,
+            waiters: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn fp(&self) -> &str {
+        &self.arbiter.identity().fingerprint
+    }
+
+    fn waiter(&self, motion_id: &str) -> Arc<Notify> {
+        let mut w = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
+        w.entry(motion_id.to_owned()).or_default().clone()
+    }
+
+    fn wake(&self, motion_id: &str) {
+        let n = self
+            .waiters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(motion_id);
+        if let Some(n) = n {
+            n.notify_waiters();
+        }
+    }
+
+    /// An existing own commitment for the motion, if the motion is the same one; a
+    /// different motion under the same id is a second commitment and refused.
+    fn existing(rec: &RulingRecord, m: &Motion) -> Result<Commitment, Status> {
+        let stored = rec.motion.as_ref();
+        let same = stored.is_some_and(|s| {
+            s.debate_id == m.debate_id && s.kind == m.kind && s.state_hash == m.state_hash
+        });
+        if !same {
+            return Err(Status::already_exists(format!(
+                "second commitment refused: this arbiter already committed on motion {:?} for \
+                 another debate state; a motion id names one question on one state",
+                m.motion_id
+            )));
+        }
+        rec.commitment
+            .clone()
+            .ok_or_else(|| Status::internal("stored record has no commitment"))
+    }
+
+    /// The Commit step: idempotent per motion.
+    pub async fn commit(&self, m: Motion) -> Result<Commitment, Status> {
+        let store = self.store.clone();
+        let id = m.motion_id.clone();
+        if let Some(rec) = blocking(move || store.own(&id)).await? {
+            return Self::existing(&rec, &m);
+        }
+        self.arbiter
+            .check_motion(&m, now_ms())
+            .map_err(arbiter_status)?;
+        if self.arbiter.is_human() {
+            return self.wait_for_human(m).await;
+        }
+        let answer = self.arbiter.decide(&m).await.map_err(arbiter_status)?;
+        self.seal_and_store(&m, &answer).await
+    }
+
+    async fn seal_and_store(&self, m: &Motion, answer: &JudgeAnswer) -> Result<Commitment, Status> {
+        let now = now_ms();
+        if now > m.commit_deadline_unix_ms {
+            return Err(Status::failed_precondition(format!(
+                "the judge answered at {now} ms, after the commit deadline {} ms of motion {:?}; no commitment made",
+                m.commit_deadline_unix_ms, m.motion_id
+            )));
+        }
+        let salt = random_32().map_err(|e| Status::internal(e.to_string()))?;
+        let sealed = self
+            .arbiter
+            .seal(m, answer, now, salt)
+            .map_err(arbiter_status)?;
+        let record = RulingRecord {
+            source: RecordSource::Own as i32,
+            motion: Some(m.clone()),
+            signed_ruling: Some(sealed.signed.clone()),
+            commitment: Some(sealed.commitment.clone()),
+            salt: sealed.salt.to_vec(),
+            revealed: false,
+            stored_at_unix_ms: now,
+        };
+        let store = self.store.clone();
+        let id = m.motion_id.clone();
+        let (stored, inserted) = blocking(move || store.insert_own_if_absent(&record, &id)).await?;
+        if inserted {
+            info!(
+                decision = answer.decision as i32,
+                probability = answer.probability,
+                "committed"
+            );
+        }
+        self.wake(&m.motion_id);
+        Self::existing(&stored, m)
+    }
+
+    async fn wait_for_human(&self, m: Motion) -> Result<Commitment, Status> {
+        let notify = self.waiter(&m.motion_id);
+        let notified = notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let store = self.store.clone();
+        let pm = m.clone();
+        blocking(move || store.put_pending(&pm)).await?;
+        let wait_ms = (m.commit_deadline_unix_ms - now_ms()).max(0) as u64;
+        let answered = tokio::time::timeout(Duration::from_millis(wait_ms), notified)
+            .await
+            .is_ok();
+        let store = self.store.clone();
+        let id = m.motion_id.clone();
+        match blocking(move || store.own(&id)).await? {
+            Some(rec) => Self::existing(&rec, &m),
+            None => Err(Status::deadline_exceeded(format!(
+                "no human answer to motion {:?} before its commit deadline{}; it stays in the \
+                 pending queue (`panel node pending`, `panel node rule`)",
+                m.motion_id,
+                if answered {
+                    " (woken without a record)"
+                } else {
+                    ""
+                }
+            ))),
+        }
+    }
+
+    /// The Reveal step: only after the commit window; delivers to peers once.
+    pub async fn reveal(&self, motion_id: String) -> Result<Reveal, Status> {
+        let store = self.store.clone();
+        let id = motion_id.clone();
+        let rec = blocking(move || store.own(&id)).await?.ok_or_else(|| {
+            Status::not_found(format!(
+                "reveal without commitment: this arbiter made no commitment on motion {motion_id:?}"
+            ))
+        })?;
+        let m = rec.motion.clone().unwrap_or_default();
+        let now = now_ms();
+        if now <= m.commit_deadline_unix_ms {
+            return Err(Status::failed_precondition(format!(
+                "reveal before the commit window closes: motion {motion_id:?} accepts commitments \
+                 until {} ms (now {now} ms); reveal after that",
+                m.commit_deadline_unix_ms
+            )));
+        }
+        if now > m.reveal_deadline_unix_ms {
+            return Err(Status::failed_precondition(format!(
+                "reveal window of motion {motion_id:?} closed at {} ms",
+                m.reveal_deadline_unix_ms
+            )));
+        }
+        let was_revealed = rec.revealed;
+        let store = self.store.clone();
+        let id = motion_id.clone();
+        let rec = blocking(move || store.mark_revealed(&id)).await?;
+        let reveal = Reveal {
+            signed_ruling: rec.signed_ruling.clone(),
+            salt: rec.salt.clone(),
+            commitment: rec.commitment.clone(),
+        };
+        if !was_revealed {
+            info!("revealed");
+            self.peers
+                .spawn_delivery(&m, self.arbiter.verifying_key().to_bytes(), reveal.clone());
+        }
+        Ok(reveal)
+    }
+
+    /// A peer's revealed ruling: verify everything, then store for audit.
+    pub async fn deliver(&self, d: Reveal) -> Result<DeliverAck, Status> {
+        let sr = d
+            .signed_ruling
+            .as_ref()
+            .ok_or_else(|| Status::invalid_argument("delivery has no signed_ruling"))?;
+        let ruling = verify_ruling(sr).map_err(verify_status)?;
+        let own_key = self.arbiter.verifying_key().to_bytes();
+        if ruling.arbiter_key.as_slice() == own_key.as_slice() {
+            return Err(Status::invalid_argument(
+                "delivered ruling is this node's own; peers deliver only their own rulings",
+            ));
+        }
+        let span = info_span!("deliver_in", debate = %ruling.debate_id, motion = %ruling.motion_id,
+            arbiter = %panel_proto::keys::fingerprint_bytes(&ruling.arbiter_key));
+        async {
+            let store = self.store.clone();
+            let id = ruling.motion_id.clone();
+            let motion = blocking(move || {
+                Ok(match store.own(&id)? {
+                    Some(r) => r.motion,
+                    None => store.pending_get(&id)?,
+                })
+            })
+            .await?
+            .ok_or_else(|| {
+                Status::failed_precondition(format!(
+                    "unknown motion {:?}: this node's arbiter did not sit on it, so it keeps no \
+                     rulings for it",
+                    ruling.motion_id
+                ))
+            })?;
+            ruling_check::check_binding(ruling, &motion)
+                .map_err(|e| Status::invalid_argument(format!("replayed ruling refused: {e}")))?;
+            if !motion.panel.is_empty()
+                && !motion
+                    .panel
+                    .iter()
+                    .any(|s| s.public_key == ruling.arbiter_key)
+            {
+                return Err(Status::permission_denied(format!(
+                    "arbiter {} is not on the panel of motion {:?}",
+                    panel_proto::keys::fingerprint_bytes(&ruling.arbiter_key),
+                    motion.motion_id
+                )));
+            }
+            let now = now_ms();
+            if now <= motion.commit_deadline_unix_ms {
+                return Err(Status::failed_precondition(format!(
+                    "delivered before the commit window of motion {:?} closes at {} ms; rulings \
+                     are exchanged only after the reveal",
+                    motion.motion_id, motion.commit_deadline_unix_ms
+                )));
+            }
+            let c = d.commitment.as_ref().ok_or_else(|| {
+                Status::failed_precondition(
+                    "reveal without commitment: the delivery carries no commitment to open",
+                )
+            })?;
+            commit_reveal::verify_commitment(c).map_err(cr_status)?;
+            if c.committed_at_unix_ms > motion.commit_deadline_unix_ms {
+                return Err(Status::failed_precondition(format!(
+                    "commitment made at {} ms, after the commit deadline {} ms",
+                    c.committed_at_unix_ms, motion.commit_deadline_unix_ms
+                )));
+            }
+            commit_reveal::check_opens(c, sr, &d.salt).map_err(cr_status)?;
+            let record = RulingRecord {
+                source: RecordSource::Peer as i32,
+                motion: Some(motion),
+                signed_ruling: Some(sr.clone()),
+                commitment: Some(c.clone()),
+                salt: d.salt.clone(),
+                revealed: true,
+                stored_at_unix_ms: now,
+            };
+            let store = self.store.clone();
+            match blocking(move || store.insert_peer(&record)).await? {
+                PeerInsert::Inserted => {
+                    info!("stored peer ruling");
+                    Ok(DeliverAck {
+                        stored: true,
+                        duplicate: false,
+                    })
+                }
+                PeerInsert::Duplicate => Ok(DeliverAck {
+                    stored: false,
+                    duplicate: true,
+                }),
+                PeerInsert::Conflict(_) => {
+                    warn!("equivocation: second, different ruling from the same arbiter");
+                    Err(Status::already_exists(format!(
+                        "second commitment refused: arbiter {} already delivered a different \
+                         ruling on motion {:?} (equivocation; the first is kept)",
+                        panel_proto::keys::fingerprint_bytes(&ruling.arbiter_key),
+                        ruling.motion_id
+                    )))
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+/// `ArbiterNode` service.
+#[derive(Clone)]
+pub struct NodeService(pub Arc<NodeCore>);
+
+type Boxed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+fn motion_span(core: &NodeCore, debate: &str, motion: &str) -> tracing::Span {
+    info_span!("motion", debate = %debate, motion = %motion, arbiter = %core.fp())
+}
+
+#[tonic::async_trait]
+impl ArbiterNode for NodeService {
+    async fn identity(
+        &self,
+        _: Request<IdentityRequest>,
+    ) -> Result<Response<ArbiterIdentity>, Status> {
+        Ok(Response::new(self.0.arbiter.identity().clone()))
+    }
+
+    async fn commit(&self, req: Request<Motion>) -> Result<Response<Commitment>, Status> {
+        let m = req.into_inner();
+        let span = motion_span(&self.0, &m.debate_id, &m.motion_id);
+        self.0.commit(m).instrument(span).await.map(Response::new)
+    }
+
+    async fn reveal(&self, req: Request<RevealRequest>) -> Result<Response<Reveal>, Status> {
+        let id = req.into_inner().motion_id;
+        let span = motion_span(&self.0, "", &id);
+        self.0.reveal(id).instrument(span).await.map(Response::new)
+    }
+
+    async fn deliver(&self, req: Request<Reveal>) -> Result<Response<DeliverAck>, Status> {
+        self.0.deliver(req.into_inner()).await.map(Response::new)
+    }
+
+    async fn list_rulings(
+        &self,
+        req: Request<ListRulingsRequest>,
+    ) -> Result<Response<ListRulingsResponse>, Status> {
+        let f = req.into_inner();
+        let store = self.0.store.clone();
+        let records = blocking(move || store.list(&f)).await?;
+        Ok(Response::new(ListRulingsResponse {
+            records: records.into_iter().map(redact).collect(),
+        }))
+    }
+
+    type CommitBatchStream = Boxed<CommitResult>;
+
+    async fn commit_batch(
+        &self,
+        req: Request<Streaming<Motion>>,
+    ) -> Result<Response<Self::CommitBatchStream>, Status> {
+        let core = self.0.clone();
+        let out = req
+            .into_inner()
+            .map(move |item| {
+                let core = core.clone();
+                async move {
+                    let m = item?;
+                    let id = m.motion_id.clone();
+                    let span = motion_span(&core, &m.debate_id, &m.motion_id);
+                    Ok(match core.commit(m).instrument(span).await {
+                        Ok(c) => CommitResult {
+                            motion_id: id,
+                            commitment: Some(c),
+                            error: String::new(),
+                            code: 0,
+                        },
+                        Err(s) => CommitResult {
+                            motion_id: id,
+                            commitment: None,
+                            error: s.message().to_owned(),
+                            code: s.code() as i32,
+                        },
+                    })
+                }
+            })
+            .buffer_unordered(BATCH_CONCURRENCY);
+        Ok(Response::new(Box::pin(out)))
+    }
+
+    type RevealBatchStream = Boxed<RevealResult>;
+
+    async fn reveal_batch(
+        &self,
+        req: Request<Streaming<RevealRequest>>,
+    ) -> Result<Response<Self::RevealBatchStream>, Status> {
+        let core = self.0.clone();
+        let out = req
+            .into_inner()
+            .map(move |item| {
+                let core = core.clone();
+                async move {
+                    let id = item?.motion_id;
+                    Ok(match core.reveal(id.clone()).await {
+                        Ok(r) => RevealResult {
+                            motion_id: id,
+                            reveal: Some(r),
+                            error: String::new(),
+                            code: 0,
+                        },
+                        Err(s) => RevealResult {
+                            motion_id: id,
+                            reveal: None,
+                            error: s.message().to_owned(),
+                            code: s.code() as i32,
+                        },
+                    })
+                }
+            })
+            .buffer_unordered(BATCH_CONCURRENCY);
+        Ok(Response::new(Box::pin(out)))
+    }
+}
+
+/// `ArbiterAdmin` service: the human judge's queue. Loopback callers only.
+#[derive(Clone)]
+pub struct AdminService(pub Arc<NodeCore>);
+
+fn loopback_only<T>(req: &Request<T>) -> Result<(), Status> {
+    match req.remote_addr() {
+        Some(a) if a.ip().is_loopback() => Ok(()),
+        _ => Err(Status::permission_denied(
+            "the admin service answers loopback callers only; run `panel node` on the node's host",
+        )),
+    }
+}
+
+#[tonic::async_trait]
+impl ArbiterAdmin for AdminService {
+    async fn pending(
+        &self,
+        req: Request<PendingRequest>,
+    ) -> Result<Response<PendingResponse>, Status> {
+        loopback_only(&req)?;
+        let store = self.0.store.clone();
+        let motions = blocking(move || store.pending()).await?;
+        Ok(Response::new(PendingResponse { motions }))
+    }
+
+    async fn answer(&self, req: Request<HumanAnswer>) -> Result<Response<Commitment>, Status> {
+        loopback_only(&req)?;
+        let h = req.into_inner();
+        let store = self.0.store.clone();
+        let id = h.motion_id.clone();
+        let m = blocking(move || store.pending_get(&id))
+            .await?
+            .ok_or_else(|| {
+                Status::not_found(format!(
+                    "motion {:?} is not pending on this node (see `panel node pending`)",
+                    h.motion_id
+                ))
+            })?;
+        let span = motion_span(&self.0, &m.debate_id, &m.motion_id);
+        async {
+            self.0
+                .arbiter
+                .check_motion(&m, now_ms())
+                .map_err(arbiter_status)?;
+            let decision =
+                known_decision(h.decision).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            let answer = JudgeAnswer {
+                decision,
+                probability: h.probability,
+                relevance: h.relevance,
+                tier: h.tier,
+                quantiles: h.quantiles,
+                receipt: h.receipt,
+                rationale: h.rationale,
+            };
+            check_against_motion(&answer, &m)
+                .map_err(|e| Status::invalid_argument(e.to_string()))?;
+            self.0.seal_and_store(&m, &answer).await
+        }
+        .instrument(span)
+        .await
+        .map(Response::new)
+    }
+}
+
+/// The fingerprint of this node's key (for logs and CLI output).
+pub fn node_fingerprint(core: &NodeCore) -> String {
+    fingerprint(&core.arbiter.verifying_key())
+}
