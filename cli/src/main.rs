@@ -11,6 +11,7 @@ mod demo;
 mod gate_cmd;
 mod jsonl;
 mod ledger_cmd;
+mod node_cmd;
 mod replay_cmd;
 
 #[derive(Parser)]
@@ -36,6 +37,8 @@ enum Command {
     Gate(gate_cmd::Args),
     /// Score arbiters' answers offline: Brier, log score, Cooke's model, bridging.
     Calibrate(calibrate::Args),
+    /// Run an arbiter node; manage its key, key documents and human queue.
+    Node(node_cmd::Args),
     /// Run and manage the replicated coordinator (openraft on redb), write, read, bench.
     Coordinator(coordinator_cmd::Args),
 }
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Gate(args) => gate_cmd::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Coordinator(args) => coordinator_cmd::run(args),
+        Command::Node(args) => node_cmd::run(args),
     };
     match result {
         Ok(code) => code,
