@@ -180,8 +180,8 @@ pub fn draw(pool: &[Candidate], spec: &DrawSpec, seed: u64) -> Result<Vec<Candid
             .map(|&i| eligible[i].organisation.as_str())
             .collect();
         let mut swapped = false;
-        'outer: for cand in 0..eligible.len() {
-            if chosen.contains(&cand) || present.contains(eligible[cand].organisation.as_str()) {
+        'outer: for (cand, c) in eligible.iter().enumerate() {
+            if chosen.contains(&cand) || present.contains(c.organisation.as_str()) {
                 continue;
             }
             for pos in (0..chosen.len()).rev() {

@@ -166,17 +166,20 @@ impl<V> Table<V> {
     }
 }
 
+/// Changed rows of a table: `Some(json)` to write, `None` to delete.
+pub type RowChanges = Vec<(String, Option<Vec<u8>>)>;
+
 /// Row-level persistence of a table, object-safe so the adapter can walk all tables.
 pub trait StoredTable {
-    /// Changed rows since the last call: `Some(json)` to write, `None` to delete.
-    fn take_dirty(&mut self) -> Result<Vec<(String, Option<Vec<u8>>)>, serde_json::Error>;
+    /// Changed rows since the last call.
+    fn take_dirty(&mut self) -> Result<RowChanges, serde_json::Error>;
     /// Every row, for a full rewrite after a snapshot install.
     fn all_rows(&self) -> Result<Vec<(String, Vec<u8>)>, serde_json::Error>;
     fn load_row(&mut self, key: String, json: &[u8]) -> Result<(), serde_json::Error>;
 }
 
 impl<V: Serialize + DeserializeOwned> StoredTable for Table<V> {
-    fn take_dirty(&mut self) -> Result<Vec<(String, Option<Vec<u8>>)>, serde_json::Error> {
+    fn take_dirty(&mut self) -> Result<RowChanges, serde_json::Error> {
         let keys = std::mem::take(&mut self.dirty);
         keys.into_iter()
             .map(|k| {

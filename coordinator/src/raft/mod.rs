@@ -90,9 +90,9 @@ pub enum RaftStartError {
     #[error("stored state is unreadable: {0}")]
     Corrupt(String),
     #[error("invalid raft options: {0}")]
-    Config(#[from] openraft::ConfigError),
+    Config(#[from] Box<openraft::ConfigError>),
     #[error("raft failed to start: {0}")]
-    Fatal(#[from] openraft::error::Fatal<NodeId>),
+    Fatal(#[from] Box<openraft::error::Fatal<NodeId>>),
 }
 
 /// Open (or create) a replica's storage under `dir` and start its Raft instance.
@@ -112,17 +112,13 @@ pub async fn start(
         max_payload_entries: 64,
         ..Default::default()
     }
-    .validate()?;
+    .validate()
+    .map_err(Box::new)?;
     let log_store = LogStore::open(&dir.join("log.redb"))?;
     let sm = StateMachineStore::open(&dir.join("state.redb"))?;
-    let raft = Raft::new(
-        id,
-        Arc::new(config),
-        Network::default(),
-        log_store,
-        sm.clone(),
-    )
-    .await?;
+    let raft = Raft::new(id, Arc::new(config), Network, log_store, sm.clone())
+        .await
+        .map_err(Box::new)?;
     Ok((raft, sm))
 }
 

@@ -24,7 +24,10 @@ use tokio::sync::broadcast;
 use super::log_store::{StoreError, open_db, write_durably};
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
 use crate::command::{BatchReply, ItemReply};
-use crate::state::{self, State};
+use crate::state::{self, RowChanges, State};
+
+/// Changed rows per named table.
+type TableChanges = Vec<(&'static str, RowChanges)>;
 
 const SM_META: TableDefinition<&str, &[u8]> = TableDefinition::new("sm_meta");
 const SNAPSHOT: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshot");
@@ -133,7 +136,7 @@ fn load(db: &Database) -> Result<Applied, StoreError> {
 /// Write the changed rows and the applied position in one durable transaction.
 async fn persist_changes(
     db: &Arc<Database>,
-    changes: Vec<(&'static str, Vec<(String, Option<Vec<u8>>)>)>,
+    changes: TableChanges,
     last_applied: Vec<u8>,
     membership: Vec<u8>,
 ) -> Result<(), StoreError> {
@@ -159,16 +162,7 @@ async fn persist_changes(
     .await
 }
 
-fn take_changes(
-    a: &mut Applied,
-) -> Result<
-    (
-        Vec<(&'static str, Vec<(String, Option<Vec<u8>>)>)>,
-        Vec<u8>,
-        Vec<u8>,
-    ),
-    StoreError,
-> {
+fn take_changes(a: &mut Applied) -> Result<(TableChanges, Vec<u8>, Vec<u8>), StoreError> {
     let mut changes = Vec::new();
     for (name, table) in a.state.tables_mut() {
         let rows = table.take_dirty()?;
