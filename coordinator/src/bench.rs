@@ -22,7 +22,7 @@ use crate::client::{self, ClientError};
 use crate::command::{ArbiterRegistration, Command, MotionSpec, OutcomeSubmission};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::coordinator_client::CoordinatorClient;
-use crate::ruling::SignedRuling;
+use crate::ruling::{self, Binding, WireRuling};
 
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
@@ -132,30 +132,30 @@ fn arbiter(i: usize) -> (SigningKey, ArbiterRegistration) {
     (key, reg)
 }
 
-/// Single-core strict verification rate over 256 distinct keys and messages.
+/// Single-core strict verification rate (panel-proto's `verify_ruling_with_key`, the
+/// call `apply` makes) over 256 distinct keys and rulings.
 fn verify_rate() -> f64 {
-    let rulings: Vec<(ed25519_dalek::VerifyingKey, SignedRuling)> = (0..256u32)
-        .map(|i| {
+    let hash = [0xab; 32];
+    let rulings: Vec<(ed25519_dalek::VerifyingKey, panel_proto::pb::SignedRuling)> = (0..256u32)
+        .filter_map(|i| {
             let seed: [u8; 32] = Sha256::digest(i.to_be_bytes()).into();
             let key = SigningKey::from_bytes(&seed);
-            let r = SignedRuling {
-                motion_id: format!("m{i}"),
-                state_hash: "ab".repeat(32),
-                arbiter_id: format!("a{i}"),
-                decision: Decision::Yes,
-                probability_milli: 700,
-                relevance: None,
-                signature: String::new(),
-            }
-            .sign(&key);
-            (key.verifying_key(), r)
+            let motion_id = format!("m{i}");
+            let b = Binding {
+                motion_id: &motion_id,
+                debate_id: "bench",
+                kind: MotionKind::Merge,
+                state_hash: &hash,
+            };
+            let w = ruling::sign(&key, &b, Decision::Yes, 0.7, None);
+            Some((key.verifying_key(), w.decode().ok()?))
         })
         .collect();
     let start = Instant::now();
     let mut n = 0usize;
     while start.elapsed() < Duration::from_secs(1) {
         for (k, r) in &rulings {
-            if r.verify(k).is_ok() {
+            if panel_proto::signing::verify_ruling_with_key(r, k).is_ok() {
                 n += 1;
             }
         }
@@ -264,25 +264,20 @@ fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, C
         author_model_family: None,
         policy: None,
     });
-    let rulings = keys
+    let hash_bytes = Sha256::digest(motion_id.as_bytes());
+    let b = Binding {
+        motion_id: &motion_id,
+        debate_id: "bench",
+        kind: MotionKind::Merge,
+        state_hash: &hash_bytes,
+    };
+    let rulings: Vec<WireRuling> = keys
         .iter()
-        .map(|(k, reg)| {
-            SignedRuling {
-                motion_id: motion_id.clone(),
-                state_hash: state_hash.clone(),
-                arbiter_id: reg.arbiter_id.clone(),
-                decision: Decision::Yes,
-                probability_milli: 850,
-                relevance: None,
-                signature: String::new(),
-            }
-            .sign(k)
-        })
+        .map(|(k, _)| ruling::sign(k, &b, Decision::Yes, 0.85, None))
         .collect();
     let record = Command::RecordOutcome(OutcomeSubmission {
-        motion_id,
+        motion_id: motion_id.clone(),
         rulings,
-        receipts: vec![],
     });
     (open, record)
 }

@@ -7,8 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::acceptance::{MotionKind, Policy, RetrievalReceipt, Stance};
-use crate::ruling::SignedRuling;
+use crate::acceptance::{MotionKind, Policy, Stance};
+use crate::ruling::WireRuling;
 
 /// The application payload of one Raft entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,13 +100,11 @@ pub struct MotionSpec {
     pub policy: Option<Policy>,
 }
 
-/// The revealed, signed rulings (and receipts) for a motion.
+/// The revealed, signed rulings for a motion (retrieval receipts ride inside the rulings).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutcomeSubmission {
     pub motion_id: String,
-    pub rulings: Vec<SignedRuling>,
-    #[serde(default)]
-    pub receipts: Vec<RetrievalReceipt>,
+    pub rulings: Vec<WireRuling>,
 }
 
 /// The result of one item, as every replica computes it.

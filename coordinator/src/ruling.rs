@@ -1,176 +1,254 @@
-//! Signed rulings as the state machine re-verifies them in `apply`.
+//! Signed rulings as the log carries them and `apply` re-verifies them.
 //!
-//! This is the coordinator's interim wire form until `panel-proto` lands its canonical
-//! envelope; swapping it means replacing [`SignedRuling::canonical_bytes`] and
-//! [`SignedRuling::verify`] with the proto crate's functions, nothing else. The canonical
-//! bytes are a domain tag followed by length-prefixed fields, so no two distinct rulings
-//! share bytes. Verification is `verify_strict` only (stack-notes section 4: batch
-//! verification is not strict and would let replicas disagree).
+//! A ruling is `panel-proto`'s `SignedRuling` (canonical bytes, domain tag, ed25519),
+//! carried in the JSON log as the hex of its protobuf encoding. `apply` decodes it, checks
+//! it is bound to the motion (id, debate, kind, state hash: `check_binding`), finds the
+//! seated arbiter whose registered key signed it, and verifies with `verify_strict` under
+//! that registered key (`verify_ruling_with_key`). Batch verification is used only at
+//! intake on the leader, never as the acceptance predicate (stack-notes section 4).
 
-use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::VerifyingKey;
+use panel_proto::pb;
+use panel_proto::ruling_check;
+use prost::Message;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::acceptance::{Decision, RevealedRuling};
+use crate::acceptance::{Decision, MotionKind, RetrievalReceipt, RevealedRuling};
 
-/// Domain tag: a signature for anything else never verifies as a ruling.
-pub const RULING_DOMAIN: &[u8] = b"crucible-panel/coordinator/ruling/v0\0";
+/// Hex of a protobuf-encoded `crucible.panel.v1.SignedRuling`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WireRuling(pub String);
 
-/// One arbiter's signed answer to one motion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SignedRuling {
-    pub motion_id: String,
-    /// Hex SHA-256 of the debate state the arbiter judged; must equal the motion's.
-    pub state_hash: String,
-    pub arbiter_id: String,
-    pub decision: Decision,
-    pub probability_milli: u16,
-    pub relevance: Option<u8>,
-    /// Hex ed25519 signature over [`SignedRuling::canonical_bytes`].
-    pub signature: String,
+impl WireRuling {
+    pub fn encode(sr: &pb::SignedRuling) -> Self {
+        Self(hex::encode(sr.encode_to_vec()))
+    }
+
+    pub fn decode(&self) -> Result<pb::SignedRuling, RulingError> {
+        let bytes = hex::decode(&self.0).map_err(|_| RulingError::Malformed {
+            reason: "not hex".into(),
+        })?;
+        pb::SignedRuling::decode(bytes.as_slice()).map_err(|e| RulingError::Malformed {
+            reason: e.to_string(),
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RulingError {
-    #[error("signature of {arbiter} is not 64 hex-encoded bytes")]
-    MalformedSignature { arbiter: String },
-    #[error("public key of {arbiter} is not a valid 32-byte ed25519 key")]
-    MalformedKey { arbiter: String },
     #[error(
-        "signature of {arbiter} does not verify (strict ed25519) over the ruling's canonical bytes"
+        "a ruling is not a hex-encoded SignedRuling ({reason}); send panel-proto's SignedRuling, protobuf-encoded, as hex"
     )]
-    BadSignature { arbiter: String },
+    Malformed { reason: String },
+    #[error("public key of {arbiter} is not a valid, non-weak 32-byte ed25519 key")]
+    MalformedKey { arbiter: String },
+    #[error("ruling signed by key {fingerprint} holds no seat on this motion's panel")]
+    NotSeated { fingerprint: String },
+    #[error("ruling of {arbiter} is not bound to this motion: {reason}")]
+    Binding { arbiter: String, reason: String },
+    #[error("ruling of {arbiter} fails verification: {reason}")]
+    Verify { arbiter: String, reason: String },
+    #[error("ruling of {arbiter} has decision {decision}, which does not answer a {kind} motion")]
+    WrongDecision {
+        arbiter: String,
+        decision: String,
+        kind: String,
+    },
 }
 
-impl SignedRuling {
-    /// Domain tag, then each field as a 4-byte big-endian length and its bytes.
-    pub fn canonical_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(160);
-        out.extend_from_slice(RULING_DOMAIN);
-        let decision: &[u8] = match self.decision {
-            Decision::Yes => b"yes",
-            Decision::No => b"no",
-        };
-        let relevance = self
-            .relevance
-            .map(|r| vec![1, r])
-            .unwrap_or_else(|| vec![0]);
-        let probability = self.probability_milli.to_be_bytes();
-        for field in [
-            self.motion_id.as_bytes(),
-            self.state_hash.as_bytes(),
-            self.arbiter_id.as_bytes(),
-            decision,
-            &probability,
-            &relevance,
-        ] {
-            out.extend_from_slice(&(field.len() as u32).to_be_bytes());
-            out.extend_from_slice(field);
-        }
-        out
-    }
-
-    /// Fill in `signature` with `key`.
-    pub fn sign(mut self, key: &SigningKey) -> Self {
-        let sig = key.sign(&self.canonical_bytes());
-        self.signature = hex::encode(sig.to_bytes());
-        self
-    }
-
-    /// Strict verification against the arbiter's registered key.
-    pub fn verify(&self, key: &VerifyingKey) -> Result<(), RulingError> {
-        let bytes: [u8; 64] = hex::decode(&self.signature)
-            .ok()
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| RulingError::MalformedSignature {
-                arbiter: self.arbiter_id.clone(),
-            })?;
-        key.verify_strict(&self.canonical_bytes(), &Signature::from_bytes(&bytes))
-            .map_err(|_| RulingError::BadSignature {
-                arbiter: self.arbiter_id.clone(),
-            })
-    }
-
-    pub fn revealed(&self) -> RevealedRuling {
-        RevealedRuling {
-            arbiter_id: self.arbiter_id.clone(),
-            decision: self.decision,
-            probability_milli: self.probability_milli,
-            relevance: self.relevance,
-        }
+/// The wire kind of a coordinator motion kind.
+pub fn wire_kind(kind: MotionKind) -> pb::MotionKind {
+    match kind {
+        MotionKind::Merge => pb::MotionKind::Merge,
+        MotionKind::Challenge => pb::MotionKind::ResolveChallenge,
+        MotionKind::TierVerification => pb::MotionKind::VerifyTier,
+        MotionKind::Relevance => pb::MotionKind::AssignRelevance,
+        MotionKind::Steelman => pb::MotionKind::CertifySteelman,
+        MotionKind::Phase => pb::MotionKind::AdvancePhase,
+        MotionKind::Appeal => pb::MotionKind::AdmitAppeal,
     }
 }
 
-/// Parse a hex public key, refusing small-order ("weak") keys (stack-notes section 4).
-pub fn parse_public_key(arbiter: &str, hex_key: &str) -> Result<VerifyingKey, RulingError> {
-    let bytes: [u8; 32] = hex::decode(hex_key)
-        .ok()
-        .and_then(|b| b.try_into().ok())
-        .ok_or_else(|| RulingError::MalformedKey {
-            arbiter: arbiter.into(),
+/// What a ruling must be bound to.
+pub struct Binding<'a> {
+    pub motion_id: &'a str,
+    pub debate_id: &'a str,
+    pub kind: MotionKind,
+    /// Raw 32-byte state hash.
+    pub state_hash: &'a [u8],
+}
+
+/// A ruling that passed every check, ready for the acceptance rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// `None` for an abstention: verified and recorded, not counted.
+    pub revealed: Option<RevealedRuling>,
+    pub receipt: Option<RetrievalReceipt>,
+}
+
+/// Verify one decoded ruling from the seated arbiter `arbiter_id` holding `key`.
+pub fn check(
+    sr: &pb::SignedRuling,
+    arbiter_id: &str,
+    key: &VerifyingKey,
+    binding: &Binding<'_>,
+) -> Result<Checked, RulingError> {
+    let ruling =
+        panel_proto::signing::verify_ruling_with_key(sr, key).map_err(|e| RulingError::Verify {
+            arbiter: arbiter_id.into(),
+            reason: e.to_string(),
         })?;
-    let key = VerifyingKey::from_bytes(&bytes).map_err(|_| RulingError::MalformedKey {
+    let motion = pb::Motion {
+        motion_id: binding.motion_id.into(),
+        debate_id: binding.debate_id.into(),
+        kind: wire_kind(binding.kind) as i32,
+        state_hash: binding.state_hash.to_vec(),
+        ..Default::default()
+    };
+    ruling_check::check_binding(ruling, &motion).map_err(|e| RulingError::Binding {
+        arbiter: arbiter_id.into(),
+        reason: e.to_string(),
+    })?;
+    let decision = pb::Decision::try_from(ruling.decision).unwrap_or(pb::Decision::Unspecified);
+    let counted = match (ruling_check::binary_pair(wire_kind(binding.kind)), decision) {
+        (_, pb::Decision::Abstain) => None,
+        (None, _) => Some(Decision::Yes),
+        (Some((yes, _)), d) if d == yes => Some(Decision::Yes),
+        (Some((_, no)), d) if d == no => Some(Decision::No),
+        (Some(_), d) => {
+            return Err(RulingError::WrongDecision {
+                arbiter: arbiter_id.into(),
+                decision: ruling_check::decision_name(d).into(),
+                kind: ruling_check::kind_name(wire_kind(binding.kind)).into(),
+            });
+        }
+    };
+    let probability_milli = (ruling.probability.clamp(0.0, 1.0) * 1000.0).round() as u16;
+    Ok(Checked {
+        revealed: counted.map(|decision| RevealedRuling {
+            arbiter_id: arbiter_id.into(),
+            decision,
+            probability_milli,
+            relevance: ruling.relevance.map(|v| v.min(u8::MAX as u32) as u8),
+        }),
+        receipt: ruling.receipt.as_ref().map(|r| RetrievalReceipt {
+            arbiter_id: arbiter_id.into(),
+            content_hash: hex::encode(&r.sha256),
+        }),
+    })
+}
+
+/// Parse a hex public key, refusing small-order ("weak") keys (panel-proto's rule).
+pub fn parse_public_key(arbiter: &str, hex_key: &str) -> Result<VerifyingKey, RulingError> {
+    let bytes = hex::decode(hex_key).map_err(|_| RulingError::MalformedKey {
         arbiter: arbiter.into(),
     })?;
-    if key.is_weak() {
-        return Err(RulingError::MalformedKey {
-            arbiter: arbiter.into(),
-        });
+    panel_proto::keys::parse_public_key(&bytes).map_err(|_| RulingError::MalformedKey {
+        arbiter: arbiter.into(),
+    })
+}
+
+/// Intake check on the leader: decode and batch-verify (strict fallback inside
+/// panel-proto) before proposing, so garbage never reaches the log. Apply re-verifies.
+pub fn intake_check(rulings: &[WireRuling]) -> Result<(), String> {
+    let decoded: Vec<pb::SignedRuling> = rulings
+        .iter()
+        .enumerate()
+        .map(|(i, w)| w.decode().map_err(|e| format!("ruling {i}: {e}")))
+        .collect::<Result<_, _>>()?;
+    for (i, r) in panel_proto::verify_rulings_batch(&decoded)
+        .into_iter()
+        .enumerate()
+    {
+        r.map_err(|e| format!("ruling {i}: {e}"))?;
     }
-    Ok(key)
+    Ok(())
+}
+
+/// Build and sign a ruling the way an arbiter node does (tests, bench).
+pub fn sign(
+    key: &ed25519_dalek::SigningKey,
+    binding: &Binding<'_>,
+    decision: Decision,
+    probability: f64,
+    relevance: Option<u32>,
+) -> WireRuling {
+    let (yes, no) = ruling_check::binary_pair(wire_kind(binding.kind))
+        .unwrap_or((pb::Decision::None, pb::Decision::None));
+    let ruling = pb::Ruling {
+        motion_id: binding.motion_id.into(),
+        debate_id: binding.debate_id.into(),
+        kind: wire_kind(binding.kind) as i32,
+        state_hash: binding.state_hash.to_vec(),
+        decision: match decision {
+            Decision::Yes => yes,
+            Decision::No => no,
+        } as i32,
+        probability,
+        relevance,
+        rationale: "bench/test ruling".into(),
+        issued_at_unix_ms: 1,
+        ..Default::default()
+    };
+    match panel_proto::sign_ruling(key, ruling) {
+        Ok(sr) => WireRuling::encode(&sr),
+        // An ill-formed ruling cannot be signed; an empty wire ruling fails decoding.
+        Err(_) => WireRuling(String::new()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ed25519_dalek::SigningKey;
 
-    fn ruling() -> SignedRuling {
-        SignedRuling {
-            motion_id: "m1".into(),
-            state_hash: "00".repeat(32),
-            arbiter_id: "a1".into(),
-            decision: Decision::Yes,
-            probability_milli: 900,
-            relevance: None,
-            signature: String::new(),
+    const HASH: [u8; 32] = [0xab; 32];
+
+    fn binding() -> Binding<'static> {
+        Binding {
+            motion_id: "m1",
+            debate_id: "d1",
+            kind: MotionKind::Merge,
+            state_hash: &HASH,
         }
     }
 
     #[test]
-    fn sign_verify_and_tamper() {
+    fn sign_check_and_tamper() {
         let key = SigningKey::from_bytes(&[7; 32]);
-        let r = ruling().sign(&key);
-        r.verify(&key.verifying_key()).unwrap();
-        let mut flipped = r.clone();
-        flipped.decision = Decision::No;
+        let w = sign(&key, &binding(), Decision::Yes, 0.9, None);
+        let sr = w.decode().unwrap();
+        let c = check(&sr, "a1", &key.verifying_key(), &binding()).unwrap();
+        assert_eq!(c.revealed.unwrap().probability_milli, 900);
+        // Flipping the decision after signing breaks the signature.
+        let mut flipped = sr.clone();
+        flipped.ruling.as_mut().unwrap().decision = pb::Decision::Reject as i32;
         assert!(matches!(
-            flipped.verify(&key.verifying_key()),
-            Err(RulingError::BadSignature { .. })
+            check(&flipped, "a1", &key.verifying_key(), &binding()),
+            Err(RulingError::Verify { .. })
         ));
+        // Another arbiter's key: refused.
         let other = SigningKey::from_bytes(&[8; 32]);
-        assert!(r.verify(&other.verifying_key()).is_err());
-        let mut garbage = r.clone();
-        garbage.signature = "zz".into();
+        assert!(check(&sr, "a1", &other.verifying_key(), &binding()).is_err());
+        // Replayed onto another motion: refused by the binding.
+        let mut b = binding();
+        b.motion_id = "m2";
         assert!(matches!(
-            garbage.verify(&key.verifying_key()),
-            Err(RulingError::MalformedSignature { .. })
+            check(&sr, "a1", &key.verifying_key(), &b),
+            Err(RulingError::Binding { .. })
         ));
-    }
-
-    #[test]
-    fn field_boundaries_are_unambiguous() {
-        let mut a = ruling();
-        a.motion_id = "ab".into();
-        a.state_hash = "c".into();
-        let mut b = ruling();
-        b.motion_id = "a".into();
-        b.state_hash = "bc".into();
-        assert_ne!(a.canonical_bytes(), b.canonical_bytes());
+        assert!(matches!(
+            WireRuling("zz".into()).decode(),
+            Err(RulingError::Malformed { .. })
+        ));
+        assert!(intake_check(std::slice::from_ref(&w)).is_ok());
+        assert!(intake_check(&[WireRuling::encode(&flipped)]).is_err());
     }
 
     #[test]
     fn weak_and_malformed_keys_refused() {
-        // The identity point encodes as 0x01 followed by zeros: small order.
         let mut weak = [0u8; 32];
         weak[0] = 1;
         assert!(parse_public_key("x", &hex::encode(weak)).is_err());

@@ -142,6 +142,12 @@ impl Coordinator for CoordinatorService {
         if !node.is_leader() {
             return node.forward(req, None).await;
         }
+        // Intake: refuse undecodable or badly signed rulings before they reach the log.
+        if let Command::RecordOutcome(sub) = &command {
+            crate::ruling::intake_check(&sub.rulings).map_err(|e| {
+                Status::invalid_argument(format!("RecordOutcome refused at intake: {e}"))
+            })?;
+        }
         let item = Item {
             client_id: req.client_id.clone(),
             request_id: req.request_id,

@@ -22,7 +22,7 @@ use crate::command::{
     OutcomeSubmission, Query,
 };
 use crate::draw::{self, Candidate, DrawError, DrawSpec};
-use crate::ruling::{self, RulingError, SignedRuling};
+use crate::ruling::{self, Binding, RulingError, WireRuling};
 
 /// Deterministic context of one applied item: no clock, no randomness beyond this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,22 +72,8 @@ pub enum ApplyError {
     UnknownMotion(String),
     #[error("motion {0} is already decided; rulings are counted once")]
     MotionClosed(String),
-    #[error("ruling of {arbiter} answers motion {got}, not {expected}")]
-    WrongMotion {
-        arbiter: String,
-        got: String,
-        expected: String,
-    },
-    #[error(
-        "ruling of {arbiter} judged state {got}, but the motion is on state {expected}; rule on the current state"
-    )]
-    StaleState {
-        arbiter: String,
-        got: String,
-        expected: String,
-    },
-    #[error("arbiter {0} holds no seat on this motion's panel")]
-    NotSeated(String),
+    #[error("arbiter {0} submitted two rulings on one motion; each arbiter counts once")]
+    DuplicateRuling(String),
     #[error("{0}")]
     Ruling(#[from] RulingError),
     #[error("panel draw failed: {0}")]
@@ -105,9 +91,7 @@ impl ApplyError {
             ApplyError::MotionExists(_) => "motion_exists",
             ApplyError::UnknownMotion(_) => "unknown_motion",
             ApplyError::MotionClosed(_) => "motion_closed",
-            ApplyError::WrongMotion { .. } => "wrong_motion",
-            ApplyError::StaleState { .. } => "stale_state",
-            ApplyError::NotSeated(_) => "not_seated",
+            ApplyError::DuplicateRuling(_) => "duplicate_ruling",
             ApplyError::Ruling(_) => "bad_ruling",
             ApplyError::Draw(_) => "draw_failed",
             ApplyError::BadStateHash(_) => "bad_state_hash",
@@ -233,7 +217,7 @@ pub struct Motion {
     pub opened_log_index: u64,
     pub status: MotionStatus,
     /// Every ruling submitted with the outcome, kept on the record (invariant 3).
-    pub rulings: Vec<SignedRuling>,
+    pub rulings: Vec<WireRuling>,
     pub decided_log_index: Option<u64>,
 }
 
@@ -469,9 +453,10 @@ fn open_motion(state: &mut State, ctx: &ApplyCtx, spec: &MotionSpec) -> Result<V
     Ok(reply)
 }
 
-/// Re-verify every ruling (seat, motion, state hash, strict signature), then run the
-/// acceptance rule. A single bad ruling refuses the whole submission, so a forged or
-/// replayed ruling can never ride along with good ones.
+/// Re-verify every ruling (decoding, seat by registered key, binding to motion, debate,
+/// kind and state hash, strict signature), then run the acceptance rule. A single bad
+/// ruling refuses the whole submission, so a forged or replayed ruling can never ride
+/// along with good ones; a second ruling from one arbiter is refused too.
 fn record_outcome(
     state: &mut State,
     ctx: &ApplyCtx,
@@ -484,38 +469,50 @@ fn record_outcome(
     if motion.status != MotionStatus::Open {
         return Err(ApplyError::MotionClosed(sub.motion_id.clone()));
     }
-    for r in &sub.rulings {
-        if r.motion_id != motion.spec.motion_id {
-            return Err(ApplyError::WrongMotion {
-                arbiter: r.arbiter_id.clone(),
-                got: r.motion_id.clone(),
-                expected: motion.spec.motion_id.clone(),
-            });
-        }
-        if r.state_hash != motion.spec.state_hash {
-            return Err(ApplyError::StaleState {
-                arbiter: r.arbiter_id.clone(),
-                got: r.state_hash.clone(),
-                expected: motion.spec.state_hash.clone(),
-            });
-        }
-        if !motion.seats.iter().any(|s| s.arbiter_id == r.arbiter_id) {
-            return Err(ApplyError::NotSeated(r.arbiter_id.clone()));
-        }
+    let state_hash = hex::decode(&motion.spec.state_hash)
+        .map_err(|_| ApplyError::BadStateHash(motion.spec.state_hash.clone()))?;
+    let binding = Binding {
+        motion_id: &motion.spec.motion_id,
+        debate_id: &motion.spec.debate_id,
+        kind: motion.spec.kind,
+        state_hash: &state_hash,
+    };
+    // Seated arbiters by registered key.
+    let mut seated: BTreeMap<Vec<u8>, (&str, ed25519_dalek::VerifyingKey)> = BTreeMap::new();
+    for seat in &motion.seats {
         let arbiter = state
             .arbiters
-            .get(&r.arbiter_id)
-            .ok_or_else(|| ApplyError::UnknownArbiter(r.arbiter_id.clone()))?;
-        let key = ruling::parse_public_key(&r.arbiter_id, &arbiter.registration.public_key)?;
-        r.verify(&key)?;
+            .get(&seat.arbiter_id)
+            .ok_or_else(|| ApplyError::UnknownArbiter(seat.arbiter_id.clone()))?;
+        let key = ruling::parse_public_key(&seat.arbiter_id, &arbiter.registration.public_key)?;
+        seated.insert(key.to_bytes().to_vec(), (seat.arbiter_id.as_str(), key));
     }
-    let revealed: Vec<_> = sub.rulings.iter().map(SignedRuling::revealed).collect();
+    let mut revealed = Vec::new();
+    let mut receipts = Vec::new();
+    let mut seen = BTreeSet::new();
+    for w in &sub.rulings {
+        let sr = w.decode()?;
+        let signer = sr
+            .ruling
+            .as_ref()
+            .map(|r| r.arbiter_key.clone())
+            .unwrap_or_default();
+        let (arbiter_id, key) = seated.get(&signer).ok_or_else(|| RulingError::NotSeated {
+            fingerprint: hex::encode(&signer),
+        })?;
+        if !seen.insert(*arbiter_id) {
+            return Err(ApplyError::DuplicateRuling((*arbiter_id).to_owned()));
+        }
+        let checked = ruling::check(&sr, arbiter_id, key, &binding)?;
+        revealed.extend(checked.revealed);
+        receipts.extend(checked.receipt);
+    }
     let policy = motion.spec.policy.clone().unwrap_or_default();
     let verdict = acceptance::decide(
         motion.spec.kind,
         &motion.seats,
         &revealed,
-        &sub.receipts,
+        &receipts,
         &policy,
     );
     let reply = json!({ "motion_id": sub.motion_id, "verdict": verdict });
@@ -652,20 +649,22 @@ mod tests {
         })
     }
 
-    fn signed(id: &str, i: u8, d: Decision) -> SignedRuling {
-        SignedRuling {
-            motion_id: "m1".into(),
-            state_hash: "ab".repeat(32),
-            arbiter_id: id.into(),
-            decision: d,
-            probability_milli: 800,
-            relevance: None,
-            signature: String::new(),
+    const HASH: [u8; 32] = [0xab; 32];
+
+    fn binding() -> Binding<'static> {
+        Binding {
+            motion_id: "m1",
+            debate_id: "d1",
+            kind: MotionKind::Merge,
+            state_hash: &HASH,
         }
-        .sign(&key(i))
     }
 
-    fn all_yes() -> Vec<SignedRuling> {
+    fn signed(_id: &str, i: u8, d: Decision) -> WireRuling {
+        ruling::sign(&key(i), &binding(), d, 0.8, None)
+    }
+
+    fn all_yes() -> Vec<WireRuling> {
         vec![
             signed("a1", 1, Decision::Yes),
             signed("a2", 2, Decision::Yes),
@@ -674,11 +673,10 @@ mod tests {
         ]
     }
 
-    fn outcome(rulings: Vec<SignedRuling>) -> Command {
+    fn outcome(rulings: Vec<WireRuling>) -> Command {
         Command::RecordOutcome(OutcomeSubmission {
             motion_id: "m1".into(),
             rulings,
-            receipts: vec![],
         })
     }
 
@@ -727,34 +725,56 @@ mod tests {
         );
     }
 
+    fn refused_code(r: &BatchReply) -> String {
+        match &r.items[0].reply {
+            ItemReply::Refused { code, message } => format!("{code}: {message}"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
     #[test]
     fn forged_ruling_refuses_the_submission_and_changes_nothing() {
         let mut s = setup();
         let mut rulings = all_yes();
-        rulings[3] = signed("b2", 9, Decision::Yes); // signed with the wrong key
+        rulings[3] = signed("b2", 9, Decision::Yes); // a key that holds no seat
         let before = serde_json::to_value(&s.motions).unwrap();
-        let r = apply_batch(&mut s, 2, &batch(vec![("t", 200, outcome(rulings))]));
-        assert!(
-            matches!(&r.items[0].reply, ItemReply::Refused { code, message } if code == "bad_ruling" && message.contains("b2"))
-        );
+        let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
+        assert!(refused_code(&r).starts_with("bad_ruling"), "{r:?}");
         assert_eq!(before, serde_json::to_value(&s.motions).unwrap());
     }
 
     #[test]
-    fn tampered_and_stale_rulings_refused() {
+    fn tampered_stale_and_duplicate_rulings_refused() {
         let mut s = setup();
+        // Changed after signing.
         let mut rulings = all_yes();
-        rulings[0].decision = Decision::No; // changed after signing
+        let mut sr = rulings[0].decode().unwrap();
+        sr.ruling.as_mut().unwrap().decision = panel_proto::pb::Decision::Reject as i32;
+        rulings[0] = WireRuling::encode(&sr);
         let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
-        assert!(
-            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "bad_ruling")
-        );
+        assert!(refused_code(&r).contains("fails verification"), "{r:?}");
+        // Signed over another state of the debate.
         let mut rulings = all_yes();
-        rulings[1].state_hash = "cd".repeat(32);
+        let stale = Binding {
+            state_hash: &[0xcd; 32],
+            ..binding()
+        };
+        rulings[1] = ruling::sign(&key(2), &stale, Decision::Yes, 0.8, None);
         let r = apply_batch(&mut s, 3, &batch(vec![("u", 2, outcome(rulings))]));
-        assert!(
-            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "stale_state")
+        assert!(refused_code(&r).contains("not bound"), "{r:?}");
+        // The same arbiter twice (a replay to pad the count).
+        let mut rulings = all_yes();
+        rulings[3] = rulings[0].clone();
+        let r = apply_batch(&mut s, 4, &batch(vec![("u", 3, outcome(rulings))]));
+        assert!(refused_code(&r).starts_with("duplicate_ruling"), "{r:?}");
+        // Garbage.
+        let r = apply_batch(
+            &mut s,
+            5,
+            &batch(vec![("u", 4, outcome(vec![WireRuling("00ff".into())]))]),
         );
+        assert!(refused_code(&r).starts_with("bad_ruling"), "{r:?}");
+        assert_eq!(s.motions.get("m1").unwrap().status, MotionStatus::Open);
     }
 
     #[test]
