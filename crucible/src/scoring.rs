@@ -168,36 +168,33 @@ pub struct Ledger {
 }
 
 /// SPEC section 9: one row per canonical version, budget applied per side.
+///
+/// Rows are ranked as small keys (side, merit, thread position) and only then turned
+/// into owned [`LedgerRow`]s, so the sort moves 24-byte keys rather than whole rows.
 pub fn compute_ledger(d: &Debate) -> Ledger {
     let survival = SurvivalIndex::new(d);
-    let mut rows: Vec<LedgerRow> = Vec::with_capacity(d.threads.len());
+    struct Key<'a> {
+        side: Option<&'a str>,
+        merit: Merit,
+        thread: &'a crate::document::Thread,
+        version: &'a Version,
+    }
+    let mut keys: Vec<Key<'_>> = Vec::with_capacity(d.threads.len());
     for t in &d.threads {
         let Some(v) = t.canonical() else { continue };
-        let m = merit_from(v, survival.dismissed(v));
-        rows.push(LedgerRow {
-            side: t.side.clone(),
-            thread_id: t.id.clone(),
-            thread_title: t.title.clone(),
-            version_id: v.id.clone(),
-            version_num: v.num,
-            assertion: v.assertion.clone(),
-            kind: v.kind.clone(),
-            qualifier: v.qualifier.clone(),
-            scoring: Some(true),
-            e: Num(m.e),
-            r: Num(m.r),
-            s: Num(m.s),
-            q: Num(m.q),
-            dismissed: m.dismissed,
-            merit: Num(m.merit),
+        keys.push(Key {
+            side: t.side.as_deref(),
+            merit: merit_from(v, survival.dismissed(v)),
+            thread: t,
+            version: v,
         });
     }
     // Stable: side order first, then merit descending; equal merits keep thread order.
-    rows.sort_by(|a, b| match (a.side.as_deref(), b.side.as_deref()) {
+    keys.sort_by(|a, b| match (a.side, b.side) {
         (x, y) if x == y => b
             .merit
-            .0
-            .partial_cmp(&a.merit.0)
+            .merit
+            .partial_cmp(&a.merit.merit)
             .unwrap_or(std::cmp::Ordering::Equal),
         (Some(x), Some(y)) => x.cmp(y),
         (None, _) => std::cmp::Ordering::Greater,
@@ -209,18 +206,35 @@ pub fn compute_ledger(d: &Debate) -> Ledger {
         a: 0.0f64,
         b: 0.0f64,
     };
-    for row in &mut rows {
-        let Some(side) = row.side.as_deref().and_then(Side::parse) else {
-            continue;
-        };
-        if let Some(n) = budget
-            && *counted.get(side) >= n
-        {
-            row.scoring = Some(false);
-            continue;
+    let mut rows = Vec::with_capacity(keys.len());
+    for k in &keys {
+        let mut scoring = true;
+        if let Some(side) = k.side.and_then(Side::parse) {
+            if budget.is_some_and(|n| *counted.get(side) >= n) {
+                scoring = false;
+            } else {
+                *counted.get_mut(side) += 1.0;
+                *totals.get_mut(side) += k.merit.merit;
+            }
         }
-        *counted.get_mut(side) += 1.0;
-        *totals.get_mut(side) += row.merit.0;
+        let (t, v, m) = (k.thread, k.version, k.merit);
+        rows.push(LedgerRow {
+            side: t.side.clone(),
+            thread_id: t.id.clone(),
+            thread_title: t.title.clone(),
+            version_id: v.id.clone(),
+            version_num: v.num,
+            assertion: v.assertion.clone(),
+            kind: v.kind.clone(),
+            qualifier: v.qualifier.clone(),
+            scoring: Some(scoring),
+            e: Num(m.e),
+            r: Num(m.r),
+            s: Num(m.s),
+            q: Num(m.q),
+            dismissed: m.dismissed,
+            merit: Num(m.merit),
+        });
     }
     Ledger { rows, totals }
 }
