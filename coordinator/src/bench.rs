@@ -263,6 +263,9 @@ fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, C
         contributors: vec![],
         author_model_family: None,
         policy: None,
+        question: None,
+        projection: None,
+        expected: None,
     });
     let hash_bytes = Sha256::digest(motion_id.as_bytes());
     let b = Binding {
@@ -278,6 +281,7 @@ fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, C
     let record = Command::RecordOutcome(OutcomeSubmission {
         motion_id: motion_id.clone(),
         rulings,
+        reveals: vec![],
     });
     (open, record)
 }
@@ -420,10 +424,12 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let mut tick =
         tokio::time::interval(Duration::from_secs_f64(1.0 / opts.paced_rate.max(1) as f64));
     let mut tasks = Vec::new();
+    // One HTTP/2 connection shared by all paced decisions, as a real client would.
+    let shared = client::coordinator(&leader)?;
     for n in full_n..full_n + paced_n {
         tick.tick().await;
         let cmds = cmds.clone();
-        let mut c = client::coordinator(&leader)?;
+        let mut c = shared.clone();
         tasks.push(tokio::spawn(async move {
             one_decision(&mut c, n, &cmds[n]).await
         }));

@@ -54,6 +54,17 @@ pub enum Command {
     },
     OpenMotion(MotionSpec),
     RecordOutcome(OutcomeSubmission),
+    /// Open a debate (phase framing) with its acceptance policy and panel size.
+    CreateDebate(DebateSpec),
+    /// A contributor's write; the Gate runs before proposal and again in apply.
+    Contribute(ContributionSubmission),
+    /// Ask the panel a question the document does not raise by itself.
+    AskPanel(PanelRequest),
+    /// Issue a fresh verdict from the current ledger.
+    ReissueVerdict {
+        debate_id: String,
+        author: String,
+    },
 }
 
 impl Command {
@@ -66,6 +77,10 @@ impl Command {
             Command::SetAdmission { .. } => "SetAdmission",
             Command::OpenMotion(_) => "OpenMotion",
             Command::RecordOutcome(_) => "RecordOutcome",
+            Command::CreateDebate(_) => "CreateDebate",
+            Command::Contribute(_) => "Contribute",
+            Command::AskPanel(_) => "AskPanel",
+            Command::ReissueVerdict { .. } => "ReissueVerdict",
         }
     }
 }
@@ -98,13 +113,72 @@ pub struct MotionSpec {
     pub author_model_family: Option<String>,
     #[serde(default)]
     pub policy: Option<Policy>,
+    /// The protocol question, for motions a debate opened.
+    #[serde(default)]
+    pub question: Option<crucible::motion::Question>,
+    /// What the panel is shown: content without authorship.
+    #[serde(default)]
+    pub projection: Option<crucible::motion::Projection>,
+    /// Simulation debates only: the answer scripted judges are told to give.
+    #[serde(default)]
+    pub expected: Option<crucible::motion::Answer>,
+}
+
+/// A new debate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DebateSpec {
+    pub resolution: String,
+    pub pos_a: String,
+    pub pos_b: String,
+    #[serde(default)]
+    pub burden: Option<String>,
+    #[serde(default)]
+    pub claim_budget: Option<f64>,
+    /// Seats per motion and minimum seats per stance group.
+    pub seats: usize,
+    pub min_per_stance: usize,
+    #[serde(default)]
+    pub policy: Option<Policy>,
+    /// Motions carry expected answers for scripted judges (simulations and demos only).
+    #[serde(default)]
+    pub simulation: bool,
+    pub convener: String,
+}
+
+/// A contribution to a debate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContributionSubmission {
+    pub debate_id: String,
+    pub author: String,
+    pub side: String,
+    #[serde(default)]
+    pub model_family: Option<String>,
+    pub contribution: crucible::contribution::Contribution,
+    #[serde(default)]
+    pub hints: crate::debates::SubmissionHints,
+}
+
+/// A participant's request for a motion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PanelRequest {
+    pub debate_id: String,
+    pub author: String,
+    pub question: crucible::motion::Question,
+    #[serde(default)]
+    pub expected: Option<crucible::motion::Answer>,
 }
 
 /// The revealed, signed rulings for a motion (retrieval receipts ride inside the rulings).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutcomeSubmission {
     pub motion_id: String,
+    /// Bare signed rulings: accepted only on raw motions opened with `OpenMotion`.
+    #[serde(default)]
     pub rulings: Vec<WireRuling>,
+    /// Hex protobuf `Reveal`s (signed ruling, salt, signed commitment): required for
+    /// debate motions, so no ruling counts without a prior commitment (invariant 2).
+    #[serde(default)]
+    pub reveals: Vec<String>,
 }
 
 /// The result of one item, as every replica computes it.

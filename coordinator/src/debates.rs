@@ -68,10 +68,13 @@ pub struct DebateRecord {
     pub relevance_hints: BTreeMap<String, f64>,
     /// Count of explicit requests, to give repeated requests distinct keys.
     pub requests: u64,
+    /// Deadlocks per question key; each one widens the next panel by two seats.
+    #[serde(default)]
+    pub deadlocks: BTreeMap<String, u32>,
 }
 
 /// Why a debate write was refused; nothing changed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DebateError {
     #[error("debate {0} does not exist; create it first or list debates")]
     UnknownDebate(String),
@@ -247,11 +250,58 @@ impl DebateRecord {
         r.map_err(DebateError::from)
     }
 
-    /// Gives up on a deadlocked question for now: it may be asked again to a wider panel.
-    pub fn release(&mut self, motion_id: &str) {
-        if let Some(q) = self.questions.get(motion_id) {
-            self.open.remove(&q.key());
+    /// A deadlocked motion changes nothing (its dissent stays on the record). Questions
+    /// whose "no" changes nothing (verification, certification over an objection, an
+    /// advance) are settled as unchanged; the others are asked again to a panel two seats
+    /// wider, at most three times.
+    pub fn deadlocked(&mut self, _motion_id: &str, q: &Question) {
+        let key = q.key();
+        self.open.remove(&key);
+        let n = self.deadlocks.entry(key.clone()).or_insert(0);
+        *n += 1;
+        let give_up = *n >= 3
+            || matches!(
+                q,
+                Question::VerifyTier { .. }
+                    | Question::CertifySteelman { .. }
+                    | Question::AdvancePhase { .. }
+            );
+        if give_up {
+            self.settled.insert(key);
         }
+    }
+
+    /// The declared model family of the author behind a question, so the draw can keep
+    /// same-family arbiters off it.
+    pub fn author_family_for(&self, q: &Question) -> Option<String> {
+        let author = match q {
+            Question::Merge {
+                thread_id,
+                version_id,
+            }
+            | Question::AssignRelevance {
+                thread_id,
+                version_id,
+            }
+            | Question::VerifyTier {
+                thread_id,
+                version_id,
+                ..
+            } => self
+                .debate
+                .thread(thread_id)
+                .and_then(|t| t.version(version_id))
+                .and_then(|v| v.author.clone()),
+            Question::ResolveChallenge { challenge_id } => self
+                .debate
+                .challenge(challenge_id)
+                .and_then(|c| c.author.clone()),
+            Question::AdmitAppeal { appeal_id } => {
+                self.debate.appeal(appeal_id).and_then(|a| a.author.clone())
+            }
+            _ => None,
+        }?;
+        self.author_families.get(&author).cloned()
     }
 
     /// Issues a fresh verdict from the current ledger (SPEC 3.7: a new verdict, the
@@ -300,6 +350,7 @@ pub fn create(
         verify_hints: BTreeMap::new(),
         relevance_hints: BTreeMap::new(),
         requests: 0,
+        deadlocks: BTreeMap::new(),
     }
 }
 

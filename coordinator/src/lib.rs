@@ -6,6 +6,7 @@ pub mod acceptance;
 pub mod bench;
 pub mod client;
 pub mod command;
+pub mod debates;
 pub mod draw;
 pub mod proposer;
 pub mod raft;
@@ -28,3 +29,4 @@ pub mod pb {
     pub const DESCRIPTOR_SET: &[u8] =
         include_bytes!(concat!(env!("OUT_DIR"), "/coordinator_descriptor.bin"));
 }
+pub mod transparency;

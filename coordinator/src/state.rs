@@ -18,9 +18,10 @@ use thiserror::Error;
 
 use crate::acceptance::{self, Seat, Stance, Verdict};
 use crate::command::{
-    ArbiterRegistration, Batch, BatchReply, Command, ItemOutcome, ItemReply, MotionSpec,
-    OutcomeSubmission, Query,
+    ArbiterRegistration, Batch, BatchReply, Command, ContributionSubmission, DebateSpec,
+    ItemOutcome, ItemReply, MotionSpec, OutcomeSubmission, PanelRequest, Query,
 };
+use crate::debates::{self, DebateError, DebateRecord, ToOpen};
 use crate::draw::{self, Candidate, DrawError, DrawSpec};
 use crate::ruling::{self, Binding, RulingError, WireRuling};
 
@@ -80,6 +81,14 @@ pub enum ApplyError {
     Draw(#[from] DrawError),
     #[error("state_hash must be 64 hex characters (SHA-256), got {0:?}")]
     BadStateHash(String),
+    #[error("{0}")]
+    Debate(#[from] DebateError),
+    #[error(
+        "motion {0} belongs to a debate: submit reveals (signed ruling, salt and signed commitment), not bare rulings"
+    )]
+    CommitmentRequired(String),
+    #[error("reveal of a ruling on motion {motion}: {reason}")]
+    BadReveal { motion: String, reason: String },
 }
 
 impl ApplyError {
@@ -95,6 +104,9 @@ impl ApplyError {
             ApplyError::Ruling(_) => "bad_ruling",
             ApplyError::Draw(_) => "draw_failed",
             ApplyError::BadStateHash(_) => "bad_state_hash",
+            ApplyError::Debate(e) => e.code(),
+            ApplyError::CommitmentRequired(_) => "commitment_required",
+            ApplyError::BadReveal { .. } => "bad_reveal",
         }
     }
 }
@@ -218,6 +230,9 @@ pub struct Motion {
     pub status: MotionStatus,
     /// Every ruling submitted with the outcome, kept on the record (invariant 3).
     pub rulings: Vec<WireRuling>,
+    /// The reveals (ruling, salt, commitment) of a debate motion, as submitted.
+    #[serde(default)]
+    pub reveals: Vec<String>,
     pub decided_log_index: Option<u64>,
 }
 
@@ -238,27 +253,62 @@ pub struct State {
     pub motions: Table<Motion>,
     /// Replies by `client_id#request_id`, so a retried write applies at most once.
     pub requests: Table<StoredReply>,
+    /// Debates by id (the Crucible document and its panel bookkeeping).
+    pub debates: Table<DebateRecord>,
+    /// The record: every applied registration, debate write and outcome, in order, keyed
+    /// by a zero-padded sequence number. `panel verify` replays it.
+    pub record: Table<RecordEntry>,
+}
+
+/// One applied command on the record, with everything needed to re-apply it offline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordEntry {
+    pub seq: u64,
+    pub log_index: u64,
+    pub item_index: u32,
+    pub time_ms: u64,
+    pub seed: u64,
+    pub client_id: String,
+    pub request_id: u64,
+    pub command: Command,
+    pub reply: ItemReply,
+}
+
+impl RecordEntry {
+    /// The bytes hashed into the transparency log.
+    pub fn leaf_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+/// Commands that go on the record (test commands do not).
+pub fn on_record(c: &Command) -> bool {
+    !matches!(c, Command::Put { .. } | Command::Note { .. })
 }
 
 impl State {
     /// Named tables for the redb adapter (the name is the redb table suffix).
-    pub fn tables_mut(&mut self) -> [(&'static str, &mut dyn StoredTable); 5] {
+    pub fn tables_mut(&mut self) -> [(&'static str, &mut dyn StoredTable); 7] {
         [
             ("kv", &mut self.kv),
             ("notes", &mut self.notes),
             ("arbiters", &mut self.arbiters),
             ("motions", &mut self.motions),
             ("requests", &mut self.requests),
+            ("debates", &mut self.debates),
+            ("record", &mut self.record),
         ]
     }
 
-    pub fn tables(&self) -> [(&'static str, &dyn StoredTable); 5] {
+    pub fn tables(&self) -> [(&'static str, &dyn StoredTable); 7] {
         [
             ("kv", &self.kv),
             ("notes", &self.notes),
             ("arbiters", &self.arbiters),
             ("motions", &self.motions),
             ("requests", &self.requests),
+            ("debates", &self.debates),
+            ("record", &self.record),
         ]
     }
 }
@@ -294,6 +344,23 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
                 message: e.to_string(),
             },
         };
+        if matches!(reply, ItemReply::Applied(_)) && on_record(&item.command) {
+            let seq = state.record.len() as u64;
+            state.record.insert(
+                format!("{seq:012}"),
+                RecordEntry {
+                    seq,
+                    log_index,
+                    item_index: i as u32,
+                    time_ms: batch.time_ms,
+                    seed: batch.seed,
+                    client_id: item.client_id.clone(),
+                    request_id: item.request_id,
+                    command: item.command.clone(),
+                    reply: reply.clone(),
+                },
+            );
+        }
         if let Some(k) = key {
             state.requests.insert(
                 k,
@@ -364,6 +431,15 @@ pub fn apply(
         }
         Command::OpenMotion(spec) => open_motion(state, ctx, spec),
         Command::RecordOutcome(sub) => record_outcome(state, ctx, sub),
+        Command::CreateDebate(spec) => create_debate(state, ctx, spec),
+        Command::Contribute(sub) => contribute(state, ctx, sub),
+        Command::AskPanel(req) => ask_panel(state, ctx, req),
+        Command::ReissueVerdict { debate_id, author } => {
+            let rec = debate_mut(state, debate_id)?;
+            let n = rec.reissue_verdict(ctx.time_ms, author);
+            let opened = open_pending(state, ctx, debate_id);
+            Ok(json!({ "debate_id": debate_id, "verdict": n, "opened": opened }))
+        }
     }
 }
 
@@ -447,6 +523,7 @@ fn open_motion(state: &mut State, ctx: &ApplyCtx, spec: &MotionSpec) -> Result<V
             opened_log_index: ctx.log_index,
             status: MotionStatus::Open,
             rulings: Vec::new(),
+            reveals: Vec::new(),
             decided_log_index: None,
         },
     );
@@ -487,10 +564,43 @@ fn record_outcome(
         let key = ruling::parse_public_key(&seat.arbiter_id, &arbiter.registration.public_key)?;
         seated.insert(key.to_bytes().to_vec(), (seat.arbiter_id.as_str(), key));
     }
+    let debate_motion = motion.spec.question.is_some();
+    if debate_motion && !sub.rulings.is_empty() {
+        return Err(ApplyError::CommitmentRequired(sub.motion_id.clone()));
+    }
+    // Reveals: the commitment is signed by the arbiter and opened by the signed ruling
+    // and the salt (docs/WIRE.md, commit-reveal); then the ruling is checked like any other.
+    let mut from_reveals = Vec::with_capacity(sub.reveals.len());
+    let mut rationales = Vec::with_capacity(sub.reveals.len());
+    for hex_reveal in &sub.reveals {
+        let bad = |reason: String| ApplyError::BadReveal {
+            motion: sub.motion_id.clone(),
+            reason,
+        };
+        let bytes = hex::decode(hex_reveal).map_err(|_| bad("not hex".into()))?;
+        let reveal = <panel_proto::pb::Reveal as prost::Message>::decode(bytes.as_slice())
+            .map_err(|e| bad(format!("not a protobuf Reveal: {e}")))?;
+        let (Some(sr), Some(c)) = (reveal.signed_ruling.as_ref(), reveal.commitment.as_ref())
+        else {
+            return Err(bad(
+                "a reveal needs the signed ruling and its commitment".into()
+            ));
+        };
+        panel_proto::commit_reveal::verify_commitment(c).map_err(|e| bad(e.to_string()))?;
+        panel_proto::commit_reveal::check_opens(c, sr, &reveal.salt)
+            .map_err(|e| bad(e.to_string()))?;
+        if c.motion_id != motion.spec.motion_id {
+            return Err(bad(format!("the commitment is for motion {}", c.motion_id)));
+        }
+        if let Some(r) = sr.ruling.as_ref() {
+            rationales.push(r.rationale.clone());
+        }
+        from_reveals.push(WireRuling::encode(sr));
+    }
     let mut revealed = Vec::new();
     let mut receipts = Vec::new();
     let mut seen = BTreeSet::new();
-    for w in &sub.rulings {
+    for w in sub.rulings.iter().chain(from_reveals.iter()) {
         let sr = w.decode()?;
         let signer = sr
             .ruling
@@ -515,13 +625,163 @@ fn record_outcome(
         &receipts,
         &policy,
     );
-    let reply = json!({ "motion_id": sub.motion_id, "verdict": verdict });
+    let question = motion.spec.question.clone();
+    let debate_id = motion.spec.debate_id.clone();
+    let mut reply = json!({ "motion_id": sub.motion_id, "verdict": verdict });
+    let mut all = sub.rulings.clone();
+    all.extend(from_reveals);
     if let Some(m) = state.motions.get_mut(&sub.motion_id) {
-        m.status = MotionStatus::Decided(verdict);
-        m.rulings = sub.rulings.clone();
+        m.status = MotionStatus::Decided(verdict.clone());
+        m.rulings = all;
+        m.reveals = sub.reveals.clone();
         m.decided_log_index = Some(ctx.log_index);
     }
+    if let Some(q) = question
+        && let Some(rec) = state.debates.get_mut(&debate_id)
+    {
+        let settled = match &verdict {
+            Verdict::Accepted { outcome, tallies } => {
+                let rationale = format!(
+                    "Accepted by a cross-stance panel ({}). {}",
+                    tallies
+                        .iter()
+                        .map(|(k, t)| format!("{k:?}: {} yes, {} no", t.yes, t.no))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    rationales.first().map(String::as_str).unwrap_or("")
+                );
+                rec.settle(
+                    ctx.time_ms,
+                    &sub.motion_id,
+                    debates::answer_of(outcome),
+                    rationale.trim(),
+                )
+                .map_err(|e| e.to_string())
+            }
+            Verdict::Deadlocked(_) => {
+                rec.deadlocked(&sub.motion_id, &q);
+                Ok(())
+            }
+        };
+        reply["settled"] = match settled {
+            Ok(()) => json!(true),
+            Err(e) => json!({ "refused": e }),
+        };
+        reply["opened"] = json!(open_pending(state, ctx, &debate_id));
+    }
     Ok(reply)
+}
+
+fn debate_mut<'a>(state: &'a mut State, id: &str) -> Result<&'a mut DebateRecord, ApplyError> {
+    state
+        .debates
+        .get_mut(id)
+        .ok_or_else(|| ApplyError::Debate(DebateError::UnknownDebate(id.to_string())))
+}
+
+fn create_debate(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    spec: &DebateSpec,
+) -> Result<Value, ApplyError> {
+    non_empty("resolution", &spec.resolution)?;
+    non_empty("convener", &spec.convener)?;
+    let id = format!("deb_{}", state.debates.len() + 1);
+    let rec = debates::create(
+        &id,
+        ctx.time_ms,
+        crucible::model::NewDebate {
+            resolution: spec.resolution.clone(),
+            pos_a: spec.pos_a.clone(),
+            pos_b: spec.pos_b.clone(),
+            burden: spec.burden.clone(),
+            claim_budget: spec.claim_budget,
+        },
+        spec.policy.clone().unwrap_or_default(),
+        spec.seats.max(2),
+        spec.min_per_stance.max(1),
+        spec.simulation,
+    );
+    state.debates.insert(id.clone(), rec);
+    Ok(json!({ "debate_id": id }))
+}
+
+fn contribute(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    sub: &ContributionSubmission,
+) -> Result<Value, ApplyError> {
+    let rec = debate_mut(state, &sub.debate_id)?;
+    let created = debates::contribute(
+        rec,
+        ctx.time_ms,
+        &sub.author,
+        &sub.side,
+        sub.model_family.as_deref(),
+        &sub.contribution,
+        &sub.hints,
+    )?;
+    let opened = open_pending(state, ctx, &sub.debate_id);
+    Ok(json!({ "debate_id": sub.debate_id, "created": created, "opened": opened }))
+}
+
+fn ask_panel(state: &mut State, ctx: &ApplyCtx, req: &PanelRequest) -> Result<Value, ApplyError> {
+    let rec = debate_mut(state, &req.debate_id)?;
+    let to_open = rec.request(req.question.clone(), req.expected)?;
+    let id = open_question(state, ctx, to_open, 0)?;
+    let opened = open_pending(state, ctx, &req.debate_id);
+    Ok(json!({ "debate_id": req.debate_id, "motion_id": id, "opened": opened }))
+}
+
+/// Opens a motion for one debate question: draws its panel from the admitted arbiters.
+fn open_question(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    t: ToOpen,
+    n: u32,
+) -> Result<String, ApplyError> {
+    let rec = state
+        .debates
+        .get(&t.debate_id)
+        .ok_or_else(|| ApplyError::Debate(DebateError::UnknownDebate(t.debate_id.clone())))?;
+    let motion_id = ctx.new_id("mot", n);
+    let widen = rec.deadlocks.get(&t.question.key()).copied().unwrap_or(0) as usize;
+    let spec = MotionSpec {
+        motion_id: motion_id.clone(),
+        debate_id: t.debate_id.clone(),
+        kind: t.kind,
+        state_hash: t.state_hash.clone(),
+        seats: rec.seats + 2 * widen,
+        min_per_stance: rec.min_per_stance,
+        contributors: rec.contributors.iter().cloned().collect(),
+        author_model_family: rec.author_family_for(&t.question),
+        policy: Some(rec.policy.clone()),
+        question: Some(t.question.clone()),
+        projection: Some(t.projection.clone()),
+        expected: t.expected,
+    };
+    open_motion(state, ctx, &spec)?;
+    if let Some(rec) = state.debates.get_mut(&t.debate_id) {
+        rec.open.insert(t.question.key(), motion_id.clone());
+        rec.questions.insert(motion_id.clone(), t.question);
+    }
+    Ok(motion_id)
+}
+
+/// Opens a motion for every question the document leaves pending. A question whose
+/// panel cannot be drawn yet (too few admitted arbiters) stays pending and is tried
+/// again after the next write.
+fn open_pending(state: &mut State, ctx: &ApplyCtx, debate_id: &str) -> Vec<String> {
+    let Some(rec) = state.debates.get(debate_id) else {
+        return Vec::new();
+    };
+    let mut opened = Vec::new();
+    for (i, t) in rec.to_open().into_iter().enumerate() {
+        if let Ok(id) = open_question(state, ctx, t, 1000 + i as u32) {
+            opened.push(id);
+        }
+    }
+    opened
 }
 
 /// Answer a read-only query.
@@ -646,6 +906,9 @@ mod tests {
             contributors: vec![],
             author_model_family: None,
             policy: None,
+            question: None,
+            projection: None,
+            expected: None,
         })
     }
 
@@ -677,6 +940,7 @@ mod tests {
         Command::RecordOutcome(OutcomeSubmission {
             motion_id: "m1".into(),
             rulings,
+            reveals: vec![],
         })
     }
 

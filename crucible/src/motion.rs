@@ -3,7 +3,7 @@
 //! without authorship (SPEC section 2, commitment 2), and settled through the writers
 //! once a panel's outcome is accepted.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -93,7 +93,7 @@ impl Question {
 /// has been settled (`settled` holds the keys of questions already answered, whatever
 /// the answer). Phase advances, and verification of a version already merged, are asked
 /// for explicitly by a participant.
-pub fn pending(d: &Debate, settled: &HashSet<String>) -> Vec<Question> {
+pub fn pending(d: &Debate, settled: &BTreeSet<String>) -> Vec<Question> {
     let mut out = Vec::new();
     for t in &d.threads {
         for v in &t.versions {

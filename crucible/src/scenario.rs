@@ -19,7 +19,7 @@ use crate::error::{Code, Outcome, Refusal};
 use crate::model::NewDebate;
 use crate::motion::{Answer, Question, pending, settle};
 use crate::protocol::Protocol;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 /// One step of a scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -474,7 +474,7 @@ pub fn run_with_hinted_panel<E: Env>(p: &mut Protocol<E>, s: &Scenario) -> Outco
     });
     let mut labels = Labels::default();
     let mut hints = Hints::default();
-    let mut settled: HashSet<String> = HashSet::new();
+    let mut settled: BTreeSet<String> = BTreeSet::new();
     let rationale = "Panel answer (simulated).";
     for step in &s.steps {
         match step {
