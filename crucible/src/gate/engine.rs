@@ -6,7 +6,11 @@
 //! pictographs. Reports are then emitted in rule order, field order, lexicon order.
 //! Nothing is allocated for a clean field.
 
-use super::lexicon::{Anchor, COMPILED, Compiled, MAX_PHRASES, RUN_SLOTS, first_slot};
+use super::byteclass::ByteProfile;
+use super::lexicon::{
+    Anchor, COMPILED, Compiled, MAX_PHRASES, RUN_SLOTS, first_slot, low_bytes_mask, run_key,
+    word_prefix,
+};
 use super::register::{self, Definitions};
 use super::text::{
     excerpt_around, glues, has_case_shifters, is_ascii_word, is_blank, is_js_whitespace,
@@ -44,6 +48,8 @@ struct FieldScan {
     person: Option<(usize, usize)>,
     bang: bool,
     question: bool,
+    /// Two capitals touch somewhere; without that G7 has no candidate word.
+    upper_pair: bool,
     pictograph: bool,
 }
 
@@ -53,10 +59,17 @@ pub(crate) fn check(fields: &[GateField], ctx: &GateContext, mode: GateMode) -> 
     g1(ctx, &mut out);
     g2(fields, ctx, &mut out);
 
-    let scans: Vec<Option<FieldScan>> = fields
-        .iter()
-        .map(|f| (!is_blank(&f.text)).then(|| scan(c, &f.text)))
-        .collect();
+    let scan_field = |f: &GateField| (!is_blank(&f.text)).then(|| scan(c, &f.text));
+    // Submissions have one to four fields; keep their scans off the heap.
+    let inline: [Option<FieldScan>; 4];
+    let spilled: Vec<Option<FieldScan>>;
+    let scans: &[Option<FieldScan>] = if fields.len() <= 4 {
+        inline = std::array::from_fn(|i| fields.get(i).and_then(scan_field));
+        &inline[..fields.len()]
+    } else {
+        spilled = fields.iter().map(scan_field).collect();
+        &spilled
+    };
     let live = || {
         fields
             .iter()
@@ -130,6 +143,9 @@ pub(crate) fn check(fields: &[GateField], ctx: &GateContext, mode: GateMode) -> 
                 "The text uses an exclamation mark.".to_owned(),
                 "End the sentence with a full stop; emphasis adds no support.",
             ));
+        }
+        if !s.upper_pair {
+            continue;
         }
         if let Some(token) = register::shouted_token(&f.text, mode, &mut definitions) {
             out.push(violation(
@@ -393,28 +409,41 @@ fn lexicon_hits(
 
 /// Scans one non-blank field.
 fn scan(c: &Compiled, text: &str) -> FieldScan {
-    let ascii = text.is_ascii();
-    let mut s = FieldScan::default();
     let bytes = text.as_bytes();
-    s.bang = bytes.contains(&b'!');
-    s.question = bytes.contains(&b'?');
-    if !ascii {
-        s.pictograph = text.chars().any(is_pictograph);
+    let profile = ByteProfile::of(bytes);
+    let mut s = FieldScan {
+        bang: profile.bang,
+        question: profile.question,
+        upper_pair: profile.upper_pair,
+        ..FieldScan::default()
+    };
+    if !profile.ascii {
+        // Every pictograph is at or above U+2600, so its UTF-8 lead byte is 0xE2 or more.
+        s.pictograph = bytes.iter().enumerate().any(|(i, &b)| {
+            b >= 0xE2
+                && text
+                    .get(i..)
+                    .and_then(|t| t.chars().next())
+                    .is_some_and(is_pictograph)
+        });
     }
     // U+0130 or U+212A present: phrases are matched in the lower-cased text, as the
     // reference does; the G4 patterns always run on the original.
-    let shifted = !ascii && has_case_shifters(text);
+    let shifted = !profile.ascii && has_case_shifters(text);
     let mut phrases = PhraseScan::new();
     let mut person = Person::default();
     if c.word_runs_exact {
-        word_run_scan(c, text, !shifted, true, &mut phrases, &mut person);
+        let masks = profile.alnum.as_slice();
+        word_run_scan(c, text, masks, !shifted, true, &mut phrases, &mut person);
     } else {
         automaton_scan(c, text, !shifted, true, &mut phrases, &mut person);
     }
     if shifted {
         let lower = js_lowercase(text);
         if c.word_runs_exact {
-            word_run_scan(c, &lower, true, false, &mut phrases, &mut person);
+            let lower_profile = ByteProfile::of(lower.as_bytes());
+            let masks = lower_profile.alnum.as_slice();
+            word_run_scan(c, &lower, masks, true, false, &mut phrases, &mut person);
         } else {
             automaton_scan(c, &lower, true, false, &mut phrases, &mut person);
         }
@@ -467,11 +496,14 @@ fn automaton_scan(
     }
 }
 
-/// The fast scan when [`Compiled::word_runs_exact`] holds: only the starts of ASCII
-/// alphanumeric runs are candidates, looked up by first byte and run length.
+/// The fast scan when [`Compiled::word_runs_exact`] holds: only ASCII alphanumeric runs
+/// are candidates. Runs are found from 64-byte bit masks and screened by a hash filter of
+/// the patterns' first runs, so an ordinary word costs a few instructions and no
+/// mispredicted branch.
 fn word_run_scan(
     c: &Compiled,
     hay: &str,
+    masks: &[u64],
     want_phrases: bool,
     want_person: bool,
     phrases: &mut PhraseScan,
@@ -479,41 +511,84 @@ fn word_run_scan(
 ) {
     let bytes = hay.as_bytes();
     let n = bytes.len();
-    let mut i = 0;
-    while i < n {
-        while i < n && !bytes[i].is_ascii_alphanumeric() {
-            i += 1;
-        }
-        let start = i;
-        while i < n && bytes[i].is_ascii_alphanumeric() {
-            i += 1;
-        }
-        let len = i - start;
-        if len == 0 || len >= RUN_SLOTS {
-            continue;
-        }
-        for &p in &c.by_first_run[first_slot(bytes[start]) * RUN_SLOTS + len] {
-            let p = p as usize;
-            if p < c.phrase_count() {
-                if want_phrases {
-                    let end = start + c.phrase_len[p] as usize;
-                    if bytes
-                        .get(start..end)
-                        .is_some_and(|w| w.eq_ignore_ascii_case(c.phrase[p].as_bytes()))
-                    {
-                        phrases.offer(c, bytes, p, start, end);
+    let mut carry = 0u64;
+    for k in 0..masks.len() {
+        let m = masks[k];
+        let mut starts = m & !((m << 1) | carry);
+        carry = m >> 63;
+        while starts != 0 {
+            let bit = starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            let start = k * 64 + bit;
+            let mut len = (m >> bit).trailing_ones() as usize;
+            if bit + len == 64 {
+                for &next in &masks[k + 1..] {
+                    let ones = next.trailing_ones() as usize;
+                    len += ones;
+                    if ones < 64 {
+                        break;
                     }
                 }
-            } else if want_person {
-                let run = &bytes[start..i];
-                let whole = match c.anchor(p) {
-                    Some(Anchor::You) => run.eq_ignore_ascii_case(b"you"),
-                    Some(Anchor::Opponent) => run.eq_ignore_ascii_case(&b"opponents"[..len.min(9)]),
-                    None => false,
-                };
-                if whole {
-                    person.offer(c, hay, p, start);
+            }
+            let prefix = if start + 8 <= n {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(&bytes[start..start + 8]);
+                (u64::from_le_bytes(word) & low_bytes_mask(len))
+                    | (0x2020_2020_2020_2020 & low_bytes_mask(len))
+            } else {
+                word_prefix(&bytes[start..start + len])
+            };
+            let key = run_key(prefix, len);
+            if c.run_filter[key / 64] & (1 << (key % 64)) != 0 && len < RUN_SLOTS {
+                candidate(
+                    c,
+                    hay,
+                    start,
+                    len,
+                    want_phrases,
+                    want_person,
+                    phrases,
+                    person,
+                );
+            }
+        }
+    }
+}
+
+/// A run that passed the filter: compare it with the patterns that start with such a run.
+#[allow(clippy::too_many_arguments)]
+fn candidate(
+    c: &Compiled,
+    hay: &str,
+    start: usize,
+    len: usize,
+    want_phrases: bool,
+    want_person: bool,
+    phrases: &mut PhraseScan,
+    person: &mut Person,
+) {
+    let bytes = hay.as_bytes();
+    for &p in &c.by_first_run[first_slot(bytes[start]) * RUN_SLOTS + len] {
+        let p = p as usize;
+        if p < c.phrase_count() {
+            if want_phrases {
+                let stop = start + c.phrase_len[p] as usize;
+                if bytes
+                    .get(start..stop)
+                    .is_some_and(|w| w.eq_ignore_ascii_case(c.phrase[p].as_bytes()))
+                {
+                    phrases.offer(c, bytes, p, start, stop);
                 }
+            }
+        } else if want_person {
+            let word = &bytes[start..start + len];
+            let whole = match c.anchor(p) {
+                Some(Anchor::You) => word.eq_ignore_ascii_case(b"you"),
+                Some(Anchor::Opponent) => word.eq_ignore_ascii_case(&b"opponents"[..len.min(9)]),
+                None => false,
+            };
+            if whole {
+                person.offer(c, hay, p, start);
             }
         }
     }
@@ -645,7 +720,9 @@ mod tests {
             let mut phrases = PhraseScan::new();
             let mut person = Person::default();
             if word {
-                word_run_scan(c, text, true, true, &mut phrases, &mut person);
+                let profile = ByteProfile::of(text.as_bytes());
+                let masks = profile.alnum.as_slice();
+                word_run_scan(c, text, masks, true, true, &mut phrases, &mut person);
             } else {
                 automaton_scan(c, text, true, true, &mut phrases, &mut person);
             }
@@ -680,9 +757,10 @@ mod tests {
                     Just("100%"), Just("you"), Just("are"), Just("opponent"), Just("opponents"),
                     Just("'s"), Just(" "), Just("_"), Just("-"), Just("x"), Just("1"), Just("\u{e9}"),
                     Just("\u{3000}"), Just("LOL"), Just("ha"), Just("give me a break"), Just("studies show"),
-                    Just("proves"), Just("proven beyond"), Just("ObViOuSlY"), Just("were"), Just("'re"),
+                    Just("proves"), Just("incontrovertible"), Just("definitively shows"),
+                    Just("abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz0123456789"), Just("proven beyond"), Just("ObViOuSlY"), Just("were"), Just("'re"),
                 ],
-                0..24,
+                0..40,
             )
         ) {
             let text: String = parts.concat();

@@ -6,6 +6,7 @@
 //! cannot drift apart.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, StartKind};
@@ -53,6 +54,32 @@ const WHITELIST_FILE: (&str, &str) = lexicon_file!("acronym-whitelist.txt");
 const DOMAIN_ACRONYMS_FILE: (&str, &str) = lexicon_file!("acronyms-domain.txt");
 const SHOUTING_WORDS_FILE: (&str, &str) = lexicon_file!("shouting-words.txt");
 
+/// FNV-1a: the word sets are looked up with short, trusted-shape keys on every field, and
+/// SipHash's flooding resistance buys nothing for fixed, compiled-in sets.
+#[derive(Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// A compiled-in word set.
+pub(crate) type WordSet = HashSet<&'static str, BuildHasherDefault<Fnv>>;
+
 /// Run lengths indexed per first byte in [`Compiled::by_first_run`].
 pub(crate) const RUN_SLOTS: usize = 32;
 
@@ -73,6 +100,31 @@ fn first_run(p: &str) -> &str {
         .position(|b| !b.is_ascii_alphanumeric())
         .unwrap_or(p.len());
     &p[..end]
+}
+
+/// The first (up to) eight bytes of an ASCII alphanumeric run, lower-cased, little-endian
+/// and zero-padded. `| 0x20` lower-cases letters and leaves digits unchanged.
+pub(crate) fn word_prefix(run: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    let n = run.len().min(8);
+    buf[..n].copy_from_slice(&run[..n]);
+    u64::from_le_bytes(buf) | (0x2020_2020_2020_2020 & low_bytes_mask(n))
+}
+
+/// A mask of the low `n` bytes (n at most 8).
+pub(crate) fn low_bytes_mask(n: usize) -> u64 {
+    if n >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * n)) - 1
+    }
+}
+
+/// A 12-bit hash of a run's prefix and length.
+pub(crate) fn run_key(prefix: u64, len: usize) -> usize {
+    ((prefix ^ (len as u64).wrapping_mul(0xff51_afd7_ed55_8ccd))
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        >> 52) as usize
 }
 
 /// Whether `p` can occur again starting right after one of its own non-alphanumeric
@@ -110,14 +162,18 @@ pub(crate) struct Compiled {
     /// Pattern ids (phrases and anchors) keyed by the first ASCII alphanumeric run of
     /// the pattern: slot `first_slot(byte) * RUN_SLOTS + run length`.
     pub by_first_run: Vec<Vec<u16>>,
+    /// A 4096-bit filter over [`run_key`] of every pattern's first run: rejects nearly
+    /// every word of a text with one multiply and one bit test.
+    pub run_filter: [u64; 64],
     /// True when every phrase starts with an ASCII alphanumeric and none can recur inside
     /// itself right after a non-alphanumeric character. Then a valid occurrence always
     /// starts a text run equal to the phrase's first run, and the word-run scan is exact;
     /// otherwise the engine falls back to the overlapping automaton.
     pub word_runs_exact: bool,
-    pub whitelist: HashSet<&'static str>,
-    pub domain_acronyms: HashSet<&'static str>,
-    pub shouting_words: HashSet<&'static str>,
+    pub whitelist: WordSet,
+    /// Whitelist and domain lexicon together: one lookup in acronym mode.
+    pub known_acronyms: WordSet,
+    pub shouting_words: WordSet,
 }
 
 impl Compiled {
@@ -186,7 +242,15 @@ fn compile() -> Compiled {
     // "opponents" is a separate entry for the same anchor: the text run may include the s.
     let opponent = patterns.len() - 1;
     by_first_run[first_slot(b'o') * RUN_SLOTS + "opponents".len()].push(opponent as u16);
+    let mut run_filter = [0u64; 64];
+    let mut first_runs: Vec<&str> = patterns.iter().map(|p| first_run(p)).collect();
+    first_runs.push("opponents");
+    for run in first_runs {
+        let key = run_key(word_prefix(run.as_bytes()), run.len());
+        run_filter[key / 64] |= 1 << (key % 64);
+    }
     Compiled {
+        run_filter,
         by_first_run,
         word_runs_exact,
         lexicons,
@@ -195,7 +259,10 @@ fn compile() -> Compiled {
         phrase,
         automaton,
         whitelist: terms(WHITELIST_FILE.1).into_iter().collect(),
-        domain_acronyms: terms(DOMAIN_ACRONYMS_FILE.1).into_iter().collect(),
+        known_acronyms: terms(WHITELIST_FILE.1)
+            .into_iter()
+            .chain(terms(DOMAIN_ACRONYMS_FILE.1))
+            .collect(),
         shouting_words: terms(SHOUTING_WORDS_FILE.1).into_iter().collect(),
     }
 }
@@ -213,14 +280,15 @@ pub fn lexicons() -> &'static [Lexicon] {
     &COMPILED.lexicons
 }
 
-/// The reference engine's acronym whitelist for G7 (exact case).
-pub fn acronym_whitelist() -> &'static HashSet<&'static str> {
-    &COMPILED.whitelist
+/// The reference engine's acronym whitelist for G7 (exact case), in file order.
+pub fn acronym_whitelist() -> Vec<&'static str> {
+    terms(WHITELIST_FILE.1)
 }
 
-/// Our extended domain acronym lexicon for G7 in [`super::GateMode::Acronyms`].
-pub fn domain_acronyms() -> &'static HashSet<&'static str> {
-    &COMPILED.domain_acronyms
+/// Our extended domain acronym lexicon for G7 in [`super::GateMode::Acronyms`], in file
+/// order.
+pub fn domain_acronyms() -> Vec<&'static str> {
+    terms(DOMAIN_ACRONYMS_FILE.1)
 }
 
 /// Raw text of every published lexicon file, by file name, for documentation and audit.
@@ -257,7 +325,7 @@ mod tests {
             assert_eq!(p.to_ascii_lowercase(), *p);
         }
         assert_eq!(c.whitelist.len(), 25);
-        assert!(c.domain_acronyms.contains("PRISMA"));
+        assert!(c.known_acronyms.contains("PRISMA") && c.known_acronyms.contains("NASA"));
         assert!(c.shouting_words.contains("never"));
         assert_eq!(c.automaton.patterns_len(), c.phrase_count() + 2);
         assert_eq!(c.automaton.kind(), AhoCorasickKind::DFA);

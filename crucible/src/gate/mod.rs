@@ -13,6 +13,7 @@
 //! The messages and fixes are this project's own wording; the rule ids, the fields named
 //! in a report and the excerpts follow the reference so reports can be compared.
 
+mod byteclass;
 mod engine;
 pub mod lexicon;
 pub mod register;

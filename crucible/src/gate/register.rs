@@ -60,28 +60,30 @@ impl<'a> Definitions<'a> {
     }
 }
 
-/// One ASCII word of a text: its byte range and whether it is all capitals.
-#[derive(Clone, Copy)]
-struct Word {
-    start: usize,
-    end: usize,
-}
-
-/// Iterates the ASCII words (maximal runs of `[A-Za-z0-9_]`) of `bytes`.
-fn ascii_words(bytes: &[u8]) -> impl Iterator<Item = Word> + '_ {
+/// The ASCII words (maximal runs of `[A-Za-z0-9_]`, the words JavaScript's `\b`
+/// delimits) that contain two adjacent capitals, in text order. Only such words can be
+/// in capitals, so the rest of the text is skipped with one comparison per byte.
+fn words_with_capital_pairs(text: &str) -> impl Iterator<Item = &str> + '_ {
+    let bytes = text.as_bytes();
+    let word = super::text::is_ascii_word;
     let mut i = 0;
     std::iter::from_fn(move || {
-        while i < bytes.len() && !super::text::is_ascii_word(bytes[i]) {
+        while i + 1 < bytes.len() {
+            if bytes[i].is_ascii_uppercase() && bytes[i + 1].is_ascii_uppercase() {
+                let mut start = i;
+                while start > 0 && word(bytes[start - 1]) {
+                    start -= 1;
+                }
+                let mut end = i + 2;
+                while end < bytes.len() && word(bytes[end]) {
+                    end += 1;
+                }
+                i = end;
+                return Some(&text[start..end]);
+            }
             i += 1;
         }
-        if i >= bytes.len() {
-            return None;
-        }
-        let start = i;
-        while i < bytes.len() && super::text::is_ascii_word(bytes[i]) {
-            i += 1;
-        }
-        Some(Word { start, end: i })
+        None
     })
 }
 
@@ -95,31 +97,15 @@ pub(crate) fn shouted_token<'t>(
     mode: GateMode,
     definitions: &mut Definitions<'_>,
 ) -> Option<&'t str> {
-    let bytes = text.as_bytes();
-    // Cheap exit: no two adjacent capitals, no candidate in either mode.
-    if !has_adjacent_capitals(bytes) {
-        return None;
-    }
     match mode {
         GateMode::Reference => reference_token(text),
         GateMode::Acronyms => acronym_mode_token(text, definitions),
     }
 }
 
-fn has_adjacent_capitals(bytes: &[u8]) -> bool {
-    // A fold without early exit vectorises; texts are short.
-    let upper = |b: u8| b.wrapping_sub(b'A') < 26;
-    bytes.len() >= 2
-        && bytes[..bytes.len() - 1]
-            .iter()
-            .zip(&bytes[1..])
-            .fold(false, |acc, (&x, &y)| acc | (upper(x) & upper(y)))
-}
-
 fn reference_token(text: &str) -> Option<&str> {
     let c = &*COMPILED;
-    ascii_words(text.as_bytes())
-        .map(|w| &text[w.start..w.end])
+    words_with_capital_pairs(text)
         .find(|t| t.len() >= 4 && all_caps(t.as_bytes()) && !c.whitelist.contains(t))
 }
 
@@ -134,15 +120,11 @@ fn acronym_mode_token<'t>(text: &'t str, definitions: &mut Definitions<'_>) -> O
             std::str::from_utf8(lower).is_ok_and(|l| c.shouting_words.contains(l))
         }
     };
-    ascii_words(text.as_bytes())
-        .map(|w| &text[w.start..w.end])
-        .filter(|t| t.len() >= 2 && all_caps(t.as_bytes()))
+    words_with_capital_pairs(text)
+        .filter(|t| all_caps(t.as_bytes()))
         .find(|t| {
             let suspicious = t.len() >= 4 || ordinary(t);
-            suspicious
-                && !(c.whitelist.contains(t)
-                    || c.domain_acronyms.contains(t)
-                    || definitions.contains(t))
+            suspicious && !(c.known_acronyms.contains(t) || definitions.contains(t))
         })
 }
 

@@ -40,24 +40,17 @@ pub(crate) fn is_blank(text: &str) -> bool {
 
 /// Words for G3: the pieces of the trimmed text split on runs of JavaScript whitespace.
 pub(crate) fn word_count(text: &str) -> usize {
+    if text.is_ascii() {
+        return super::byteclass::ascii_word_count(text.as_bytes());
+    }
     let mut count = 0;
     let mut in_word = false;
-    if text.is_ascii() {
-        for &b in text.as_bytes() {
-            let ws = matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ');
-            if !ws && !in_word {
-                count += 1;
-            }
-            in_word = !ws;
+    for c in text.chars() {
+        let ws = is_js_whitespace(c);
+        if !ws && !in_word {
+            count += 1;
         }
-    } else {
-        for c in text.chars() {
-            let ws = is_js_whitespace(c);
-            if !ws && !in_word {
-                count += 1;
-            }
-            in_word = !ws;
-        }
+        in_word = !ws;
     }
     count
 }
