@@ -124,6 +124,12 @@ struct RunArgs {
     /// How long the leader waits for more commands while entries are in flight.
     #[arg(long, default_value_t = 1000)]
     linger_us: u64,
+    /// How long arbiters have to commit to a motion before reveals start.
+    #[arg(long, default_value_t = 400)]
+    commit_window_ms: u64,
+    /// How long reveals are collected after the commit window.
+    #[arg(long, default_value_t = 5000)]
+    reveal_window_ms: u64,
 }
 
 #[derive(ClapArgs)]
@@ -343,6 +349,10 @@ async fn run_replica(a: RunArgs) -> Result<ExitCode> {
             max_items: a.batch_max,
             linger: Duration::from_micros(a.linger_us),
             ..ProposerOptions::default()
+        },
+        driver: panel_coordinator::driver::DriverOptions {
+            commit_window: Duration::from_millis(a.commit_window_ms),
+            reveal_window: Duration::from_millis(a.reveal_window_ms),
         },
     };
     eprintln!(

@@ -128,6 +128,7 @@ fn arbiter(i: usize) -> (SigningKey, ArbiterRegistration) {
         organisation: format!("org-{}", i % 3),
         model_family: format!("family-{i}"),
         stance,
+        endpoint: String::new(),
     };
     (key, reg)
 }

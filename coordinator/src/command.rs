@@ -94,6 +94,10 @@ pub struct ArbiterRegistration {
     pub organisation: String,
     pub model_family: String,
     pub stance: Stance,
+    /// Where the arbiter's node serves `crucible.panel.v1.ArbiterNode` (http://host:port);
+    /// the leader's motion driver calls it. Empty for arbiters that only connect out.
+    #[serde(default)]
+    pub endpoint: String,
 }
 
 /// A motion to open; the panel is drawn in `apply` from the batch seed.

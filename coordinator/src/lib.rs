@@ -8,6 +8,7 @@ pub mod client;
 pub mod command;
 pub mod debates;
 pub mod draw;
+pub mod driver;
 pub mod proposer;
 pub mod raft;
 pub mod ruling;

@@ -34,6 +34,8 @@ pub struct ServeOptions {
     pub data_dir: PathBuf,
     pub raft: RaftOptions,
     pub proposer: ProposerOptions,
+    /// Commit and reveal windows of the motion driver.
+    pub driver: crate::driver::DriverOptions,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -331,6 +333,13 @@ pub async fn serve(
         })?;
     let (raft, sm) = raft::start(opts.id, &opts.data_dir, &opts.raft).await?;
     let proposer = Proposer::spawn(raft.clone(), opts.proposer.clone());
+    crate::driver::spawn(
+        opts.id,
+        raft.clone(),
+        sm.clone(),
+        proposer.clone(),
+        opts.driver,
+    );
     let node = Arc::new(Node {
         id: opts.id,
         raft: raft.clone(),

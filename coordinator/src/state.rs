@@ -857,6 +857,7 @@ mod tests {
             organisation: org.into(),
             model_family: format!("fam-{id}"),
             stance,
+            endpoint: String::new(),
         })
     }
 

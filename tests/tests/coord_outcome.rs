@@ -157,6 +157,7 @@ fn coord_signed_outcomes_accept_across_stances_and_refuse_attacks() {
             organisation: format!("org{}", i % 3),
             model_family: format!("fam{i}"),
             stance: STANCES[i as usize],
+            endpoint: String::new(),
         };
         assert_eq!(
             write(&all, next(), &Command::RegisterArbiter(reg)).unwrap()["applied"],

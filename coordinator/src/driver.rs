@@ -1,0 +1,312 @@
+//! The motion driver: on the leader, every open debate motion is put to its drawn panel
+//! over gRPC (commit from every seat, then reveal after the commit window), and the
+//! reveals are proposed as one `RecordOutcome` entry. `apply` re-verifies everything, so
+//! the driver is trusted with liveness only, never with acceptance.
+//!
+//! A new leader re-drives whatever is still open; nodes answer a repeated `Commit` with
+//! the commitment they already made, and the outcome's request id is derived from the
+//! motion id, so an outcome is applied exactly once.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use crucible::motion::{Answer, Projection};
+use panel_proto::pb;
+use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
+use prost::Message;
+use sha2::{Digest, Sha256};
+use tonic::transport::{Channel, Endpoint};
+use tracing::{Instrument, info, info_span, warn};
+
+use crate::acceptance::MotionKind;
+use crate::command::{Command, Item, OutcomeSubmission};
+use crate::proposer::Proposer;
+use crate::raft::{NodeId, Raft, StateMachineStore};
+use crate::ruling::wire_kind;
+use crate::state::{Motion, MotionStatus};
+
+/// Timing of the commit-reveal rounds the driver runs.
+#[derive(Debug, Clone, Copy)]
+pub struct DriverOptions {
+    /// How long arbiters have to commit; reveals start after it.
+    pub commit_window: Duration,
+    /// How long after the commit window reveals are collected.
+    pub reveal_window: Duration,
+}
+
+impl Default for DriverOptions {
+    fn default() -> Self {
+        Self {
+            commit_window: Duration::from_millis(400),
+            reveal_window: Duration::from_secs(5),
+        }
+    }
+}
+
+struct Shared {
+    id: NodeId,
+    raft: Raft,
+    sm: StateMachineStore,
+    proposer: Proposer,
+    opts: DriverOptions,
+    in_flight: Mutex<BTreeSet<String>>,
+    clients: Mutex<HashMap<String, ArbiterNodeClient<Channel>>>,
+}
+
+/// Starts the driver loop on this replica; it acts only while this replica leads.
+pub fn spawn(
+    id: NodeId,
+    raft: Raft,
+    sm: StateMachineStore,
+    proposer: Proposer,
+    opts: DriverOptions,
+) {
+    let shared = Arc::new(Shared {
+        id,
+        raft,
+        sm,
+        proposer,
+        opts,
+        in_flight: Mutex::new(BTreeSet::new()),
+        clients: Mutex::new(HashMap::new()),
+    });
+    tokio::spawn(async move {
+        let mut events = shared.sm.subscribe();
+        loop {
+            // Wake on any applied entry, or every 200 ms to retry stalled motions.
+            let _ = tokio::time::timeout(Duration::from_millis(200), events.recv()).await;
+            if shared.raft.metrics().borrow().current_leader != Some(shared.id) {
+                continue;
+            }
+            for (motion, endpoints) in open_motions(&shared) {
+                let fresh = shared
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(motion.spec.motion_id.clone());
+                if fresh {
+                    let s = shared.clone();
+                    let span = info_span!("motion", motion = %motion.spec.motion_id, debate = %motion.spec.debate_id);
+                    tokio::spawn(
+                        async move {
+                            let id = motion.spec.motion_id.clone();
+                            if let Err(e) = drive(&s, motion, endpoints).await {
+                                warn!("motion not completed: {e}");
+                            }
+                            s.in_flight
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .remove(&id);
+                        }
+                        .instrument(span),
+                    );
+                }
+            }
+        }
+    });
+}
+
+/// Open debate motions with the endpoint and key of every seat.
+fn open_motions(s: &Shared) -> Vec<(Motion, Vec<(String, Vec<u8>)>)> {
+    s.sm.read(|a| {
+        a.state
+            .motions
+            .iter()
+            .filter(|(_, m)| m.status == MotionStatus::Open && m.spec.question.is_some())
+            .map(|(_, m)| {
+                let seats = m
+                    .seats
+                    .iter()
+                    .filter_map(|seat| a.state.arbiters.get(&seat.arbiter_id))
+                    .map(|arb| {
+                        (
+                            arb.registration.endpoint.clone(),
+                            hex::decode(&arb.registration.public_key).unwrap_or_default(),
+                        )
+                    })
+                    .collect();
+                (m.clone(), seats)
+            })
+            .collect()
+    })
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn wire_side(side: Option<crucible::Side>) -> i32 {
+    match side {
+        Some(crucible::Side::A) => pb::Side::A as i32,
+        Some(crucible::Side::B) => pb::Side::B as i32,
+        None => pb::Side::None as i32,
+    }
+}
+
+fn tier_number(tier: &str) -> u32 {
+    tier.strip_prefix('T')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The projection as the wire carries it.
+pub fn wire_projection(
+    p: &Projection,
+    kind: MotionKind,
+    expected: Option<Answer>,
+) -> pb::ContentProjection {
+    let items = p
+        .items
+        .iter()
+        .map(|i| pb::ProjectionItem {
+            label: i.label.clone(),
+            text: i.text.clone(),
+            side: wire_side(i.side),
+            citations: i
+                .citations
+                .iter()
+                .map(|c| pb::Citation {
+                    source: c.source.clone(),
+                    url: c.url.clone(),
+                    claimed_tier: tier_number(&c.tier),
+                    quote: String::new(),
+                })
+                .collect(),
+        })
+        .collect();
+    let expected = expected.map(|a| {
+        let (yes, no) = panel_proto::ruling_check::binary_pair(wire_kind(kind))
+            .unwrap_or((pb::Decision::Accept, pb::Decision::Reject));
+        match a {
+            Answer::Yes => pb::ExpectedAnswer {
+                decision: yes as i32,
+                ..Default::default()
+            },
+            Answer::No => pb::ExpectedAnswer {
+                decision: no as i32,
+                ..Default::default()
+            },
+            Answer::Relevance(r) => pb::ExpectedAnswer {
+                decision: pb::Decision::None as i32,
+                relevance: Some(crate::debates::relevance_step(r) as u32),
+                ..Default::default()
+            },
+        }
+    });
+    pb::ContentProjection {
+        question: p.question.clone(),
+        items,
+        resolution: p.resolution.clone(),
+        expected,
+        ..Default::default()
+    }
+}
+
+impl Shared {
+    async fn client(&self, endpoint: &str) -> Result<ArbiterNodeClient<Channel>, String> {
+        if let Some(c) = self
+            .clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(endpoint)
+        {
+            return Ok(c.clone());
+        }
+        let ep = Endpoint::from_shared(endpoint.to_string())
+            .map_err(|e| format!("arbiter endpoint {endpoint:?} is invalid: {e}"))?
+            .connect_timeout(Duration::from_secs(2))
+            .timeout(Duration::from_secs(30));
+        let c = ArbiterNodeClient::new(ep.connect_lazy());
+        self.clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(endpoint.to_string(), c.clone());
+        Ok(c)
+    }
+}
+
+async fn drive(
+    s: &Arc<Shared>,
+    motion: Motion,
+    seats: Vec<(String, Vec<u8>)>,
+) -> Result<(), String> {
+    let spec = &motion.spec;
+    let projection = spec
+        .projection
+        .as_ref()
+        .map(|p| wire_projection(p, spec.kind, spec.expected))
+        .unwrap_or_default();
+    let start = now_ms();
+    let commit_deadline = start + s.opts.commit_window.as_millis() as i64;
+    let wire = pb::Motion {
+        motion_id: spec.motion_id.clone(),
+        debate_id: spec.debate_id.clone(),
+        kind: wire_kind(spec.kind) as i32,
+        state_hash: hex::decode(&spec.state_hash).map_err(|e| e.to_string())?,
+        projection: Some(projection),
+        commit_deadline_unix_ms: commit_deadline,
+        reveal_deadline_unix_ms: commit_deadline + s.opts.reveal_window.as_millis() as i64,
+        panel: seats
+            .iter()
+            .map(|(endpoint, key)| pb::PanelSeat {
+                public_key: key.clone(),
+                endpoint: endpoint.clone(),
+            })
+            .collect(),
+    };
+    // Commit: every seat judges without seeing anyone else's ruling.
+    let mut commits = Vec::new();
+    for (endpoint, _) in seats.iter().filter(|(e, _)| !e.is_empty()) {
+        let mut c = s.client(endpoint).await?;
+        let m = wire.clone();
+        let endpoint = endpoint.clone();
+        commits.push(tokio::spawn(async move {
+            (endpoint, c.commit(m).await.map(|r| r.into_inner()))
+        }));
+    }
+    let mut committed = Vec::new();
+    for h in commits {
+        match h.await {
+            Ok((endpoint, Ok(_))) => committed.push(endpoint),
+            Ok((endpoint, Err(e))) => warn!(%endpoint, "no commitment: {}", e.message()),
+            Err(e) => warn!("commit task failed: {e}"),
+        }
+    }
+    let wait = commit_deadline - now_ms();
+    if wait > 0 {
+        tokio::time::sleep(Duration::from_millis(wait as u64 + 5)).await;
+    }
+    // Reveal: only after the commit window closed.
+    let mut reveals = Vec::new();
+    for endpoint in &committed {
+        let mut c = s.client(endpoint).await?;
+        match c
+            .reveal(pb::RevealRequest {
+                motion_id: spec.motion_id.clone(),
+            })
+            .await
+        {
+            Ok(r) => reveals.push(hex::encode(r.into_inner().encode_to_vec())),
+            Err(e) => warn!(%endpoint, "no reveal: {}", e.message()),
+        }
+    }
+    let digest = Sha256::digest(spec.motion_id.as_bytes());
+    let mut rid = [0u8; 8];
+    rid.copy_from_slice(&digest[..8]);
+    let item = Item {
+        client_id: "motion-driver".into(),
+        request_id: u64::from_be_bytes(rid),
+        command: Command::RecordOutcome(OutcomeSubmission {
+            motion_id: spec.motion_id.clone(),
+            rulings: Vec::new(),
+            reveals,
+        }),
+    };
+    let out = s.proposer.submit(item).await.map_err(|e| e.to_string())?;
+    info!(log_index = out.log_index, "outcome proposed");
+    Ok(())
+}
