@@ -246,6 +246,13 @@ pub fn projection(d: &Debate, q: &Question) -> Outcome<Projection> {
                 .evidence
                 .get(*citation_index as usize)
                 .ok_or_else(|| not_found("a citation"))?;
+            // The source to retrieve comes first: nodes fetch the first citation shown.
+            items.push(ProjectionItem {
+                label: "Source to retrieve".into(),
+                text: c.source.clone().unwrap_or_default(),
+                side: t.side(),
+                citations: cites(std::slice::from_ref(c)),
+            });
             items.extend(claim_items("Claim", v, t.side()));
             format!(
                 "Retrieve the source at {} and confirm whether it is tier {} as claimed. Attach a receipt of the bytes retrieved.",

@@ -139,7 +139,14 @@ impl Arbiter {
     /// Asks the judge. A human-backed arbiter has no judge to ask.
     pub async fn decide(&self, m: &Motion) -> Result<JudgeAnswer, ArbiterError> {
         match &self.judge {
-            Some(j) => Ok(j.decide(m).await?),
+            Some(j) => {
+                let answer = j.decide(m).await?;
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as i64)
+                    .unwrap_or(0);
+                Ok(crate::retrieval::bind_receipt(m, answer, now).await)
+            }
             None => Err(ArbiterError::BadMotion(
                 "this arbiter is backed by a human; answer with `panel node rule`".into(),
             )),

@@ -14,6 +14,7 @@ pub mod config;
 pub mod exchange;
 pub mod judge;
 pub mod keyfile;
+pub mod retrieval;
 pub mod run;
 pub mod service;
 pub mod store;
