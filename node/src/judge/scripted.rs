@@ -198,8 +198,20 @@ impl ScriptedJudge {
                 _ => {
                     let v = expected.as_ref().and_then(|x| x.value).unwrap_or(0.0);
                     let width = v.abs().max(1.0) * (0.02 + 0.5 * (1.0 - p.accuracy));
+                    // A calibrated judge's truths land in the inter-quantile bins with
+                    // probabilities 5/45/45/5 %, not all on the median (which Cooke's
+                    // calibration score rightly calls overconfident).
+                    let position = self.unit(&m.motion_id, "position");
                     let miss = if correct {
-                        0.0
+                        if position < 0.05 {
+                            -1.5
+                        } else if position < 0.5 {
+                            -0.5
+                        } else if position < 0.95 {
+                            0.5
+                        } else {
+                            1.5
+                        }
                     } else if noise >= 0.0 {
                         3.0
                     } else {
@@ -368,9 +380,31 @@ mod tests {
             answer_kind: AnswerKind::Quantiles as i32,
             ..Default::default()
         });
-        let a = j.answer(&m).unwrap();
-        assert_eq!(a.quantiles[1].value, 1500.0);
-        assert!(a.quantiles[0].value < 1500.0 && a.quantiles[2].value > 1500.0);
+        // Over many seed items a perfect profile puts about 5/45/45/5 % of the truths in
+        // the four inter-quantile bins: calibrated, not all on the median.
+        let mut bins = [0usize; 4];
+        for i in 0..400 {
+            m.motion_id = format!("q{i}");
+            let a = j.answer(&m).unwrap();
+            let (q5, q50, q95) = (
+                a.quantiles[0].value,
+                a.quantiles[1].value,
+                a.quantiles[2].value,
+            );
+            assert!(q5 < q50 && q50 < q95);
+            let b = if 1500.0 <= q5 {
+                0
+            } else if 1500.0 <= q50 {
+                1
+            } else if 1500.0 <= q95 {
+                2
+            } else {
+                3
+            };
+            bins[b] += 1;
+        }
+        assert!(bins[1] > 120 && bins[2] > 120, "{bins:?}");
+        assert!(bins[0] < 60 && bins[3] < 60, "{bins:?}");
     }
 
     #[test]
