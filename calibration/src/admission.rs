@@ -17,6 +17,8 @@
 //! * cooldown 14 days: long enough that a retake is not a resampling of the same model
 //!   state, short enough that a fixed brief can be re-examined within a debate cycle.
 
+use std::cmp::Ordering;
+
 use serde::Serialize;
 
 use crate::exam_scoring::ArbiterScores;
@@ -129,7 +131,9 @@ pub fn assess(policy: &AdmissionPolicy, scores: &ArbiterScores, now: i64) -> Adm
         );
     }
     if let Some(b) = &scores.binary {
-        if policy.require_brier_skill && !(b.brier < b.base_rate_brier) {
+        if policy.require_brier_skill
+            && b.brier.partial_cmp(&b.base_rate_brier) != Some(Ordering::Less)
+        {
             fail(
                 "brier_skill",
                 Some(b.brier),
@@ -140,7 +144,7 @@ pub fn assess(policy: &AdmissionPolicy, scores: &ArbiterScores, now: i64) -> Adm
                 ),
             );
         }
-        if !(b.log_score < policy.max_log_score) {
+        if b.log_score.partial_cmp(&policy.max_log_score) != Some(Ordering::Less) {
             fail(
                 "log_score",
                 Some(b.log_score),

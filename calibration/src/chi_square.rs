@@ -90,9 +90,14 @@ fn upper_fraction(a: f64, x: f64) -> f64 {
     prefactor(a, x) * h
 }
 
+/// `a > 0` finite and `x >= 0` (not NaN).
+fn in_domain(a: f64, x: f64) -> bool {
+    a.is_finite() && a > 0.0 && !x.is_nan() && x >= 0.0
+}
+
 /// Regularised lower incomplete gamma `P(a, x)`, `a > 0`, `x >= 0`. NaN outside the domain.
 pub fn regularized_gamma_p(a: f64, x: f64) -> f64 {
-    if !(a > 0.0) || !(x >= 0.0) || !a.is_finite() || x.is_nan() {
+    if !in_domain(a, x) {
         return f64::NAN;
     }
     if x == 0.0 {
@@ -109,7 +114,7 @@ pub fn regularized_gamma_p(a: f64, x: f64) -> f64 {
 /// Regularised upper incomplete gamma `Q(a, x) = 1 - P(a, x)`, `a > 0`, `x >= 0`.
 /// NaN outside the domain.
 pub fn regularized_gamma_q(a: f64, x: f64) -> f64 {
-    if !(a > 0.0) || !(x >= 0.0) || !a.is_finite() || x.is_nan() {
+    if !in_domain(a, x) {
         return f64::NAN;
     }
     if x == 0.0 {

@@ -57,7 +57,7 @@ impl Scale {
         }
     }
 
-    fn from_background(self, value: f64) -> f64 {
+    fn to_natural(self, value: f64) -> f64 {
         match self {
             Scale::Uni => value,
             Scale::Log => value.exp(),
@@ -282,7 +282,7 @@ impl CookeModel {
                         item.scale.to_background(lo, what)?,
                         item.scale.to_background(hi, what)?,
                     );
-                    if !(lo < hi) {
+                    if lo >= hi {
                         return Err(CalibrationError::InvalidParameter {
                             what: "frozen range",
                             reason: format!(
@@ -466,7 +466,7 @@ impl CookeModel {
                     .filter_map(|(row, &w)| row[j].as_ref().map(|q| (q, w)))
                     .collect();
                 let total: f64 = answered.iter().map(|(_, w)| w).sum();
-                if !(total > 0.0) {
+                if total.is_nan() || total <= 0.0 {
                     return None;
                 }
                 let (lower, upper) = self.cohort_extent(j).map(|(lo, hi)| {
@@ -516,7 +516,7 @@ impl CookeModel {
             });
         }
         if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0))
-            || !(weights.iter().sum::<f64>() > 0.0)
+            || weights.iter().sum::<f64>() <= 0.0
         {
             return Err(CalibrationError::InvalidParameter {
                 what: "weights",
@@ -530,7 +530,7 @@ impl CookeModel {
             .zip(&self.items)
             .map(|(q, item)| {
                 q.as_ref()
-                    .map(|q| q.iter().map(|&v| item.scale.from_background(v)).collect())
+                    .map(|q| q.iter().map(|&v| item.scale.to_natural(v)).collect())
             })
             .collect();
         Ok((score, natural))
@@ -581,7 +581,7 @@ impl CookeModel {
                 let mut best: Option<(f64, f64)> = None;
                 for &a in &candidates {
                     let w = combined(a);
-                    if !(w.iter().sum::<f64>() > 0.0) {
+                    if w.iter().sum::<f64>() <= 0.0 {
                         continue;
                     }
                     let (dm, _) = self.decision_maker("DM", &w)?;
@@ -603,7 +603,7 @@ impl CookeModel {
         };
         let combined_scores = combined(chosen);
         let total: f64 = combined_scores.iter().sum();
-        if !(total > 0.0) {
+        if total.is_nan() || total <= 0.0 {
             return Err(CalibrationError::Degenerate {
                 what: "weights",
                 reason: "every expert has zero weight C x I at this alpha".into(),

@@ -226,13 +226,8 @@ mod tests {
             let row: Vec<Option<f64>> = (0..30)
                 .map(|m| {
                     let partisan = m % 3 != 0;
-                    let v = if !partisan {
-                        1.0
-                    } else if (m % 2 == 0) == votes_as_a {
-                        1.0
-                    } else {
-                        0.0
-                    };
+                    let approves = !partisan || (m % 2 == 0) == votes_as_a;
+                    let v = if approves { 1.0 } else { 0.0 };
                     Some(v)
                 })
                 .collect();
