@@ -130,6 +130,13 @@ struct RunArgs {
     /// How long reveals are collected after the commit window.
     #[arg(long, default_value_t = 5000)]
     reveal_window_ms: u64,
+    /// How long an arbiter has to commit to all items of its calibration exam.
+    #[arg(long, default_value_t = 20000)]
+    exam_window_ms: u64,
+    /// Simulation cluster: exam motions carry gold answers as hints for scripted judges.
+    /// Never use with real arbiters.
+    #[arg(long)]
+    simulation: bool,
 }
 
 #[derive(ClapArgs)]
@@ -353,6 +360,8 @@ async fn run_replica(a: RunArgs) -> Result<ExitCode> {
         driver: panel_coordinator::driver::DriverOptions {
             commit_window: Duration::from_millis(a.commit_window_ms),
             reveal_window: Duration::from_millis(a.reveal_window_ms),
+            exam_window: Duration::from_millis(a.exam_window_ms),
+            simulation: a.simulation,
         },
     };
     eprintln!(

@@ -65,6 +65,13 @@ pub enum Command {
         debate_id: String,
         author: String,
     },
+    /// An arbiter's committed and revealed answers to the calibration exam; scored in
+    /// apply, which admits or refuses the arbiter.
+    SubmitExam {
+        arbiter_id: String,
+        /// Hex protobuf `Reveal`s, one per exam item.
+        reveals: Vec<String>,
+    },
 }
 
 impl Command {
@@ -81,6 +88,7 @@ impl Command {
             Command::Contribute(_) => "Contribute",
             Command::AskPanel(_) => "AskPanel",
             Command::ReissueVerdict { .. } => "ReissueVerdict",
+            Command::SubmitExam { .. } => "SubmitExam",
         }
     }
 }

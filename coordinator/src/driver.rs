@@ -33,6 +33,11 @@ pub struct DriverOptions {
     pub commit_window: Duration,
     /// How long after the commit window reveals are collected.
     pub reveal_window: Duration,
+    /// How long an arbiter has to commit to all items of its calibration exam.
+    pub exam_window: Duration,
+    /// Simulation cluster: exam motions carry the gold answer as a truth hint for scripted
+    /// judges. Never set this for real arbiters.
+    pub simulation: bool,
 }
 
 impl Default for DriverOptions {
@@ -40,6 +45,8 @@ impl Default for DriverOptions {
         Self {
             commit_window: Duration::from_millis(400),
             reveal_window: Duration::from_secs(5),
+            exam_window: Duration::from_secs(20),
+            simulation: false,
         }
     }
 }
@@ -79,6 +86,31 @@ pub fn spawn(
             if shared.raft.metrics().borrow().current_leader != Some(shared.id) {
                 continue;
             }
+            for (arbiter_id, endpoint) in awaiting_exam(&shared) {
+                let key = format!("exam:{arbiter_id}");
+                let fresh = shared
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(key.clone());
+                if fresh {
+                    let s = shared.clone();
+                    let span = info_span!("exam", arbiter = %arbiter_id);
+                    tokio::spawn(
+                        async move {
+                            if let Err(e) = administer_exam(&s, &arbiter_id, &endpoint).await {
+                                warn!("exam not completed: {e}");
+                                tokio::time::sleep(Duration::from_secs(1)).await;
+                            }
+                            s.in_flight
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .remove(&key);
+                        }
+                        .instrument(span),
+                    );
+                }
+            }
             for (motion, endpoints) in open_motions(&shared) {
                 let fresh = shared
                     .in_flight
@@ -105,6 +137,77 @@ pub fn spawn(
             }
         }
     });
+}
+
+/// Registered arbiters with a node endpoint that have not taken the exam yet.
+fn awaiting_exam(s: &Shared) -> Vec<(String, String)> {
+    s.sm.read(|a| {
+        a.state
+            .arbiters
+            .iter()
+            .filter(|(_, arb)| arb.exam.is_none() && !arb.registration.endpoint.is_empty())
+            .map(|(id, arb)| (id.clone(), arb.registration.endpoint.clone()))
+            .collect()
+    })
+}
+
+/// Puts every item of the default exam to the arbiter's node (commit, then reveal after
+/// the window) and proposes the answers for scoring in apply.
+async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> Result<(), String> {
+    let exam = crate::admission::default_exam()?;
+    let mut c = s.client(endpoint).await?;
+    let commit_deadline = now_ms() + s.opts.exam_window.as_millis() as i64;
+    let reveal_deadline = commit_deadline + s.opts.reveal_window.as_millis() as i64;
+    let motions: Vec<pb::Motion> = exam
+        .items
+        .iter()
+        .map(|item| {
+            crate::admission::exam_motion(
+                exam,
+                item,
+                arbiter_id,
+                commit_deadline,
+                reveal_deadline,
+                s.opts.simulation,
+            )
+        })
+        .collect();
+    for m in &motions {
+        c.commit(m.clone())
+            .await
+            .map_err(|e| format!("exam item {}: {}", m.motion_id, e.message()))?;
+    }
+    let wait = commit_deadline - now_ms();
+    if wait > 0 {
+        tokio::time::sleep(Duration::from_millis(wait as u64 + 5)).await;
+    }
+    let mut reveals = Vec::with_capacity(motions.len());
+    for m in &motions {
+        let r = c
+            .reveal(pb::RevealRequest {
+                motion_id: m.motion_id.clone(),
+            })
+            .await
+            .map_err(|e| format!("exam item {}: {}", m.motion_id, e.message()))?;
+        reveals.push(hex::encode(r.into_inner().encode_to_vec()));
+    }
+    let digest = Sha256::digest(format!("exam:{arbiter_id}").as_bytes());
+    let mut rid = [0u8; 8];
+    rid.copy_from_slice(&digest[..8]);
+    let out = s
+        .proposer
+        .submit(Item {
+            client_id: "exam-driver".into(),
+            request_id: u64::from_be_bytes(rid),
+            command: Command::SubmitExam {
+                arbiter_id: arbiter_id.to_string(),
+                reveals,
+            },
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    info!(log_index = out.log_index, "exam answers proposed");
+    Ok(())
 }
 
 /// Open debate motions with the endpoint and key of every seat.

@@ -3,6 +3,7 @@
 //! the cross-prior acceptance rule; and the client gRPC API. See docs/COORDINATOR.md.
 
 pub mod acceptance;
+pub mod admission;
 pub mod bench;
 pub mod client;
 pub mod command;

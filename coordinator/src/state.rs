@@ -83,6 +83,8 @@ pub enum ApplyError {
     BadStateHash(String),
     #[error("{0}")]
     Debate(#[from] DebateError),
+    #[error("exam refused: {0}")]
+    Exam(String),
     #[error(
         "motion {0} belongs to a debate: submit reveals (signed ruling, salt and signed commitment), not bare rulings"
     )]
@@ -105,6 +107,7 @@ impl ApplyError {
             ApplyError::Draw(_) => "draw_failed",
             ApplyError::BadStateHash(_) => "bad_state_hash",
             ApplyError::Debate(e) => e.code(),
+            ApplyError::Exam(_) => "exam_refused",
             ApplyError::CommitmentRequired(_) => "commitment_required",
             ApplyError::BadReveal { .. } => "bad_reveal",
         }
@@ -211,6 +214,9 @@ pub struct Arbiter {
     pub admitted: bool,
     pub score_milli: u32,
     pub registered_at_ms: u64,
+    /// The latest exam: scores and the admission decision with any failed bars.
+    #[serde(default)]
+    pub exam: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -434,6 +440,10 @@ pub fn apply(
         Command::CreateDebate(spec) => create_debate(state, ctx, spec),
         Command::Contribute(sub) => contribute(state, ctx, sub),
         Command::AskPanel(req) => ask_panel(state, ctx, req),
+        Command::SubmitExam {
+            arbiter_id,
+            reveals,
+        } => submit_exam(state, ctx, arbiter_id, reveals),
         Command::ReissueVerdict { debate_id, author } => {
             let rec = debate_mut(state, debate_id)?;
             let n = rec.reissue_verdict(ctx.time_ms, author);
@@ -470,6 +480,7 @@ fn register_arbiter(
             admitted: false,
             score_milli: 0,
             registered_at_ms: ctx.time_ms,
+            exam: None,
         },
     );
     Ok(json!({ "arbiter_id": reg.arbiter_id }))
@@ -670,6 +681,37 @@ fn record_outcome(
         reply["opened"] = json!(open_pending(state, ctx, &debate_id));
     }
     Ok(reply)
+}
+
+fn submit_exam(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    arbiter_id: &str,
+    reveals: &[String],
+) -> Result<Value, ApplyError> {
+    let arbiter = state
+        .arbiters
+        .get(arbiter_id)
+        .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_string()))?;
+    let key = ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
+    let exam = crate::admission::default_exam().map_err(ApplyError::Exam)?;
+    let answers = crate::admission::answers_from_reveals(exam, arbiter_id, &key, reveals)
+        .map_err(|e| ApplyError::Exam(e.to_string()))?;
+    let (scores, decision) =
+        crate::admission::admit(exam, arbiter_id, &answers, (ctx.time_ms / 1000) as i64)
+            .map_err(|e| ApplyError::Exam(e.to_string()))?;
+    let brier_skill = scores
+        .binary
+        .as_ref()
+        .map(|b| (1.0 - b.brier).clamp(0.0, 1.0))
+        .unwrap_or(0.0);
+    let record = json!({ "scores": scores, "decision": decision });
+    if let Some(a) = state.arbiters.get_mut(arbiter_id) {
+        a.admitted = decision.admitted;
+        a.score_milli = (brier_skill * 1000.0).round() as u32;
+        a.exam = Some(record.clone());
+    }
+    Ok(json!({ "arbiter_id": arbiter_id, "admitted": decision.admitted, "exam": record }))
 }
 
 fn debate_mut<'a>(state: &'a mut State, id: &str) -> Result<&'a mut DebateRecord, ApplyError> {

@@ -1,0 +1,223 @@
+//! Admission by calibration exam (ARCHITECTURE.md "Admission"): the default exam is put
+//! to a newly registered arbiter's node as exam motions; its committed, revealed and
+//! signed answers are scored in `apply` with the pure `calibration` crate, and the
+//! arbiter is admitted only if every bar of the admission policy passes. The gold
+//! answers never leave the coordinator except, in simulation, as scripted judges' hints.
+
+use std::sync::LazyLock;
+
+use calibration::admission::{AdmissionDecision, AdmissionPolicy, assess};
+use calibration::exam::{Exam, ExamItem, Gold, Tier, load_exam};
+use calibration::exam_scoring::{Answer, AnswerValue, ArbiterScores, score_arbiter};
+use calibration::inert::InertPolicy;
+use ed25519_dalek::VerifyingKey;
+use panel_proto::commit_reveal::{check_opens, verify_commitment};
+use panel_proto::pb;
+use prost::Message;
+
+/// The shipped default exam (exams/default-v1.jsonl), embedded so a fresh cluster needs
+/// no files.
+pub const DEFAULT_EXAM_TEXT: &str = include_str!("../../exams/default-v1.jsonl");
+
+static DEFAULT_EXAM: LazyLock<Result<Exam, String>> =
+    LazyLock::new(|| load_exam(DEFAULT_EXAM_TEXT).map_err(|e| e.to_string()));
+
+/// The default exam, parsed once.
+pub fn default_exam() -> Result<&'static Exam, String> {
+    DEFAULT_EXAM.as_ref().map_err(Clone::clone)
+}
+
+/// The pseudo debate id exam motions carry.
+pub const EXAM_DEBATE: &str = "exam";
+
+/// Motion id of one exam item for one arbiter.
+pub fn exam_motion_id(exam: &Exam, arbiter_id: &str, item_id: &str) -> String {
+    let h = exam.content_hash.trim_start_matches("sha256:");
+    format!("exam/{}/{arbiter_id}/{item_id}", &h[..h.len().min(12)])
+}
+
+fn exam_hash_bytes(exam: &Exam) -> Vec<u8> {
+    hex::decode(exam.content_hash.trim_start_matches("sha256:")).unwrap_or_else(|_| vec![0; 32])
+}
+
+fn answer_kind(g: &Gold) -> pb::AnswerKind {
+    match g {
+        Gold::Binary(_) => pb::AnswerKind::Binary,
+        Gold::Relevance(_) => pb::AnswerKind::Relevance,
+        Gold::Tier(_) => pb::AnswerKind::Tier,
+        Gold::Quantity { .. } => pb::AnswerKind::Quantiles,
+    }
+}
+
+fn expected(g: &Gold) -> pb::ExpectedAnswer {
+    match g {
+        Gold::Binary(b) => pb::ExpectedAnswer {
+            decision: if *b {
+                pb::Decision::Accept
+            } else {
+                pb::Decision::Reject
+            } as i32,
+            ..Default::default()
+        },
+        Gold::Relevance(r) => pb::ExpectedAnswer {
+            decision: pb::Decision::None as i32,
+            relevance: Some(crate::debates::relevance_step(*r) as u32),
+            ..Default::default()
+        },
+        Gold::Tier(t) => pb::ExpectedAnswer {
+            decision: pb::Decision::None as i32,
+            tier: Some(t.index() as u32 + 1),
+            ..Default::default()
+        },
+        Gold::Quantity { value, .. } => pb::ExpectedAnswer {
+            decision: pb::Decision::None as i32,
+            value: Some(*value),
+            ..Default::default()
+        },
+    }
+}
+
+/// The exam motion for one item. `simulation` adds the truth hint for scripted judges.
+pub fn exam_motion(
+    exam: &Exam,
+    item: &ExamItem,
+    arbiter_id: &str,
+    commit_deadline_ms: i64,
+    reveal_deadline_ms: i64,
+    simulation: bool,
+) -> pb::Motion {
+    let unit = match &item.gold {
+        Gold::Quantity { unit, .. } => unit.clone(),
+        _ => String::new(),
+    };
+    pb::Motion {
+        motion_id: exam_motion_id(exam, arbiter_id, &item.id),
+        debate_id: EXAM_DEBATE.into(),
+        kind: pb::MotionKind::Exam as i32,
+        state_hash: exam_hash_bytes(exam),
+        projection: Some(pb::ContentProjection {
+            question: item.question.clone(),
+            items: item
+                .motion
+                .iter()
+                .map(|text| pb::ProjectionItem {
+                    label: "Motion".into(),
+                    text: text.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            exam_item: Some(pb::ExamItem {
+                item_id: item.id.clone(),
+                question: item.question.clone(),
+                answer_kind: answer_kind(&item.gold) as i32,
+                quantile_levels: if matches!(item.gold, Gold::Quantity { .. }) {
+                    exam.quantiles.clone()
+                } else {
+                    Vec::new()
+                },
+                unit,
+                seed: true,
+            }),
+            expected: simulation.then(|| expected(&item.gold)),
+            ..Default::default()
+        }),
+        commit_deadline_unix_ms: commit_deadline_ms,
+        reveal_deadline_unix_ms: reveal_deadline_ms,
+        panel: Vec::new(),
+    }
+}
+
+/// Why an exam submission was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExamError {
+    #[error("the default exam failed to load: {0}")]
+    Exam(String),
+    #[error("exam answer {index}: {reason}")]
+    Answer { index: usize, reason: String },
+    #[error("scoring failed: {0}")]
+    Scoring(String),
+}
+
+/// Verifies every reveal (commitment, opening, strict signature under the registered
+/// key, bound to this arbiter's exam motion) and turns it into a scored answer.
+pub fn answers_from_reveals(
+    exam: &Exam,
+    arbiter_id: &str,
+    key: &VerifyingKey,
+    reveals: &[String],
+) -> Result<Vec<Answer>, ExamError> {
+    let mut out: Vec<Answer> = Vec::new();
+    for (index, hex_reveal) in reveals.iter().enumerate() {
+        let bad = |reason: String| ExamError::Answer { index, reason };
+        let bytes = hex::decode(hex_reveal).map_err(|_| bad("not hex".into()))?;
+        let reveal = pb::Reveal::decode(bytes.as_slice()).map_err(|e| bad(e.to_string()))?;
+        let (Some(sr), Some(c)) = (reveal.signed_ruling.as_ref(), reveal.commitment.as_ref())
+        else {
+            return Err(bad(
+                "a reveal needs the signed ruling and its commitment".into()
+            ));
+        };
+        let signer = verify_commitment(c).map_err(|e| bad(e.to_string()))?;
+        if signer.as_bytes() != key.as_bytes() {
+            return Err(bad(format!(
+                "signed by a key that is not {arbiter_id}'s registered key"
+            )));
+        }
+        check_opens(c, sr, &reveal.salt).map_err(|e| bad(e.to_string()))?;
+        let r = sr.ruling.as_ref().ok_or_else(|| bad("no ruling".into()))?;
+        let item = exam
+            .items
+            .iter()
+            .find(|i| exam_motion_id(exam, arbiter_id, &i.id) == r.motion_id)
+            .ok_or_else(|| {
+                bad(format!(
+                    "motion {} is not an item of this arbiter's exam",
+                    r.motion_id
+                ))
+            })?;
+        if r.state_hash != exam_hash_bytes(exam) {
+            return Err(bad("the ruling judged another version of the exam".into()));
+        }
+        if out.iter().any(|a| a.item == item.id) {
+            return Err(bad(format!("item {} answered twice", item.id)));
+        }
+        let value = match &item.gold {
+            Gold::Binary(_) => AnswerValue::Probability(r.probability.clamp(0.0, 1.0)),
+            Gold::Relevance(_) => AnswerValue::Relevance(crate::debates::relevance_value(
+                r.relevance.unwrap_or(0).min(4) as u8,
+            )),
+            Gold::Tier(_) => AnswerValue::Tier(
+                Tier::parse(&format!("T{}", r.tier.unwrap_or(0)))
+                    .ok_or_else(|| bad("tier answer must be 1..5".into()))?,
+            ),
+            Gold::Quantity { .. } => {
+                let mut q: Vec<(f64, f64)> =
+                    r.quantiles.iter().map(|q| (q.level, q.value)).collect();
+                q.sort_by(|a, b| a.0.total_cmp(&b.0));
+                AnswerValue::Quantiles(q.into_iter().map(|(_, v)| v).collect())
+            }
+        };
+        out.push(Answer {
+            arbiter: arbiter_id.to_string(),
+            item: item.id.clone(),
+            value,
+            line: index + 1,
+        });
+    }
+    Ok(out)
+}
+
+/// Scores an arbiter's verified answers and applies the default admission policy at
+/// `now_s` (Unix seconds, the leader's stamped time).
+pub fn admit(
+    exam: &Exam,
+    arbiter_id: &str,
+    answers: &[Answer],
+    now_s: i64,
+) -> Result<(ArbiterScores, AdmissionDecision), ExamError> {
+    let refs: Vec<&Answer> = answers.iter().collect();
+    let scores = score_arbiter(exam, arbiter_id, &refs, &InertPolicy::default())
+        .map_err(|e| ExamError::Scoring(e.to_string()))?;
+    let decision = assess(&AdmissionPolicy::default(), &scores, now_s);
+    Ok((scores, decision))
+}
