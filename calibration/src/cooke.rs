@@ -447,6 +447,21 @@ impl CookeModel {
     /// Calibration and information of every expert.
     pub fn score_experts(&self) -> Result<Vec<ExpertScore>> {
         let n_eff = self.effective_seed_count();
+        if n_eff == 0 {
+            let id = self
+                .ids
+                .iter()
+                .zip(&self.values)
+                .find(|(_, row)| self.answered_seeds(row) == 0)
+                .map_or("?", |(id, _)| id.as_str());
+            return Err(CalibrationError::Degenerate {
+                what: "calibration",
+                reason: format!(
+                    "expert `{id}` answered no seed item (an item with a realization); every \
+                     expert needs at least one"
+                ),
+            });
+        }
         self.ids
             .iter()
             .zip(&self.values)

@@ -316,8 +316,20 @@ fn run_jsonl() -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut failed = false;
-    for (index, line) in stdin.lock().lines().enumerate() {
-        let line = line.context("cannot read standard input")?;
+    for (index, raw) in stdin.lock().split(b'\n').enumerate() {
+        let raw = raw.context("cannot read standard input")?;
+        let line = match String::from_utf8(raw) {
+            Ok(line) => line,
+            Err(_) => {
+                failed = true;
+                let text = format!("line {}: $: not valid UTF-8: send UTF-8 JSON", index + 1);
+                eprintln!("{text}");
+                writeln!(out, "{}", json!({ "error": text }))?;
+                out.flush()?;
+                continue;
+            }
+        };
+        let line = line.strip_suffix('\r').unwrap_or(&line).to_string();
         if line.trim().is_empty() {
             continue;
         }

@@ -13,6 +13,10 @@ fn repo() -> PathBuf {
 }
 
 fn run_jsonl(input: &str) -> (Vec<Value>, i32) {
+    run_jsonl_bytes(input.as_bytes())
+}
+
+fn run_jsonl_bytes(input: &[u8]) -> (Vec<Value>, i32) {
     let mut cmd: Command = panel();
     let mut child = cmd
         .args(["calibrate", "--jsonl"])
@@ -25,7 +29,7 @@ fn run_jsonl(input: &str) -> (Vec<Value>, i32) {
         .stdin
         .take()
         .unwrap()
-        .write_all(input.as_bytes())
+        .write_all(input)
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let lines = String::from_utf8(out.stdout)
@@ -158,4 +162,30 @@ fn malformed_answers_file_exits_two_with_line_numbers() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("line 2, field `$.answer`"), "{err}");
+}
+
+#[test]
+fn jsonl_refuses_invalid_utf8_and_seedless_experts_and_continues() {
+    let mut input = b"{\"calibration_counts\": {\"counts\": [0, 5, 5, 0], \"n\": 10}}\n".to_vec();
+    input.extend_from_slice(b"{\"binary\": \xff}\n");
+    input.extend_from_slice(
+        br#"{"cooke": {"quantiles": [0.05, 0.5, 0.95], "items": [{"id": "s", "realization": 5}, {"id": "t", "realization": null}], "experts": [{"id": "a", "values": {"s": [1, 4, 9]}}, {"id": "b", "values": {"t": [1, 2, 3]}}]}}"#,
+    );
+    input.extend_from_slice(
+        b"\r\n{\"calibration_counts\": {\"counts\": [1, 9, 9, 1], \"n\": 20}}\r\n",
+    );
+    let (lines, code) = run_jsonl_bytes(&input);
+    assert_eq!(code, 2);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(lines[1]["error"].as_str().unwrap().contains("UTF-8"));
+    assert!(
+        lines[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("expert `b` answered no seed")
+    );
+    assert!(
+        lines[3]["calibration"].is_number(),
+        "CRLF line endings are accepted"
+    );
 }
