@@ -25,12 +25,7 @@ fn run_jsonl_bytes(input: &[u8]) -> (Vec<Value>, i32) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start panel calibrate --jsonl");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input)
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
     let lines = String::from_utf8(out.stdout)
         .unwrap()
