@@ -238,4 +238,17 @@ pub enum Query {
     },
     /// Row counts per table.
     Stats,
+    /// One debate: its SPEC document and panel bookkeeping.
+    Debate {
+        debate_id: String,
+    },
+    /// Debate ids, resolutions and phases.
+    Debates,
+    /// Every motion of a debate, in opening order.
+    DebateMotions {
+        debate_id: String,
+    },
+    /// The whole record for offline verification (`panel verify`): entries in order,
+    /// debates, arbiters. The serving replica adds a signed checkpoint.
+    Export,
 }

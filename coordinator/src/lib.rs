@@ -12,6 +12,7 @@ pub mod draw;
 pub mod driver;
 pub mod proposer;
 pub mod raft;
+pub mod record;
 pub mod ruling;
 pub mod server;
 pub mod state;

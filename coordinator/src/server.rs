@@ -65,6 +65,8 @@ struct Node {
     id: NodeId,
     raft: Raft,
     sm: StateMachineStore,
+    /// Signs the checkpoints of exported records (DATA_DIR/checkpoint.key).
+    checkpoint_key: ed25519_dalek::SigningKey,
     proposer: Proposer,
     peers: Mutex<HashMap<String, CoordinatorClient<Channel>>>,
 }
@@ -181,12 +183,23 @@ impl Coordinator for CoordinatorService {
                 Status::failed_precondition(format!("linearizable reads need the leader: {e}"))
             })?;
         }
-        let (value, applied) = self.0.sm.read(|a| {
+        let (mut value, applied) = self.0.sm.read(|a| {
             (
                 state::query(&a.state, &query),
                 a.last_applied.map_or(0, |l| l.index),
             )
         });
+        if matches!(query, Query::Export) {
+            // The exporting replica vouches for the entries with a signed checkpoint.
+            let mut bundle: crate::record::Bundle = serde_json::from_value(value)
+                .map_err(|e| Status::internal(format!("export: {e}")))?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            crate::record::sign(&mut bundle, &self.0.checkpoint_key, now);
+            value = serde_json::to_value(&bundle)
+                .map_err(|e| Status::internal(format!("export: {e}")))?;
+        }
         Ok(Response::new(pb::ReadReply {
             result_json: value.to_string(),
             applied_index: applied,
@@ -317,6 +330,36 @@ impl Admin for AdminService {
 }
 
 /// Run a replica until `shutdown` resolves.
+/// Loads or creates the replica's checkpoint key (32 random bytes, mode 0600).
+fn checkpoint_key(dir: &std::path::Path) -> Result<ed25519_dalek::SigningKey, ServeError> {
+    let path = dir.join("checkpoint.key");
+    let io = |e: std::io::Error| ServeError::DataDir {
+        path: path.display().to_string(),
+        source: e,
+    };
+    if let Ok(bytes) = std::fs::read(&path)
+        && let Ok(seed) = <[u8; 32]>::try_from(bytes.as_slice())
+    {
+        return Ok(ed25519_dalek::SigningKey::from_bytes(&seed));
+    }
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| io(std::io::Error::other(e.to_string())))?;
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(io)?;
+        f.write_all(&seed).map_err(io)?;
+        f.sync_all().map_err(io)?;
+    }
+    Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
+}
+
 pub async fn serve(
     opts: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -340,9 +383,11 @@ pub async fn serve(
         proposer.clone(),
         opts.driver,
     );
+    let checkpoint_key = checkpoint_key(&opts.data_dir)?;
     let node = Arc::new(Node {
         id: opts.id,
         raft: raft.clone(),
+        checkpoint_key,
         sm,
         proposer,
         peers: Mutex::new(HashMap::new()),

@@ -855,6 +855,36 @@ pub fn query(state: &State, q: &Query) -> Value {
                 .count();
             json!({ "rows": counts, "accepted_motions": accepted })
         }
+        Query::Debate { debate_id } => json!({ "debate": state.debates.get(debate_id) }),
+        Query::Debates => json!({
+            "debates": state
+                .debates
+                .iter()
+                .map(|(id, r)| json!({
+                    "id": id,
+                    "resolution": r.debate.resolution,
+                    "phase": r.debate.phase,
+                    "verdicts": r.debate.verdicts.len(),
+                    "open_motions": r.open.len(),
+                }))
+                .collect::<Vec<_>>()
+        }),
+        Query::DebateMotions { debate_id } => {
+            let mut ms: Vec<&Motion> = state
+                .motions
+                .iter()
+                .map(|(_, m)| m)
+                .filter(|m| &m.spec.debate_id == debate_id)
+                .collect();
+            ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
+            json!({ "motions": ms })
+        }
+        Query::Export => json!({
+            "format": crate::record::FORMAT,
+            "entries": state.record.iter().map(|(_, e)| e).collect::<Vec<_>>(),
+            "debates": state.debates.iter().map(|(id, r)| (id.clone(), r.debate.to_json())).collect::<BTreeMap<_, _>>(),
+            "arbiters": state.arbiters.iter().map(|(_, a)| a).collect::<Vec<_>>(),
+        }),
     }
 }
 
