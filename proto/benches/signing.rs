@@ -133,6 +133,12 @@ fn bench(c: &mut Criterion) {
             assert!(r.iter().all(|x| x.is_ok()));
         })
     });
+    g.bench_function("envelope_verify_rulings_batch_cached_keys", |b| {
+        b.iter(|| {
+            let r = signing::verify_rulings_batch_with_keys(black_box(&f.signed), &f.vks);
+            assert!(r.iter().all(|x| x.is_ok()));
+        })
+    });
     g.bench_function("raw_verify_strict_x64", |b| {
         b.iter(|| {
             for i in 0..64 {

@@ -331,6 +331,26 @@ fn batch_intake_isolates_the_bad_item() {
 }
 
 #[test]
+fn batch_with_cached_keys_names_the_wrong_arbiter() {
+    let items: Vec<SignedRuling> = (0..4u8)
+        .map(|i| sign_ruling(&key(i + 1), merge_ruling()).unwrap())
+        .collect();
+    let mut keys: Vec<_> = (0..4u8).map(|i| key(i + 1).verifying_key()).collect();
+    assert!(
+        signing::verify_rulings_batch_with_keys(&items, &keys)
+            .iter()
+            .all(|r| r.is_ok())
+    );
+    keys[2] = key(9).verifying_key();
+    let mut tampered = items.clone();
+    tampered[0].ruling.as_mut().unwrap().rationale.push('x');
+    let res = signing::verify_rulings_batch_with_keys(&tampered, &keys);
+    assert!(matches!(res[0], Err(VerifyError::BadSignature { .. })));
+    assert!(res[1].is_ok() && res[3].is_ok());
+    assert!(matches!(res[2], Err(VerifyError::WrongArbiter { .. })));
+}
+
+#[test]
 fn key_rotation_and_revocation_documents() {
     let (old, new, other) = (key(1), key(2), key(3));
     let doc = keys::sign_rotation(&old, &new, 1_000, "scheduled rotation").unwrap();
