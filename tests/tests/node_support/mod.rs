@@ -118,7 +118,18 @@ impl NodeProc {
 }
 
 fn spawn(name: &str, config: &Path, port: u16, dir: &Path) -> ChildGuard {
+    spawn_env(name, config, port, dir, &[])
+}
+
+fn spawn_env(
+    name: &str,
+    config: &Path,
+    port: u16,
+    dir: &Path,
+    envs: &[(&str, &str)],
+) -> ChildGuard {
     let mut cmd = panel();
+    cmd.envs(envs.iter().copied());
     cmd.args(["node", "run", "--config"])
         .arg(config)
         .args(["--listen", &format!("127.0.0.1:{port}")])
@@ -147,6 +158,17 @@ pub async fn wait_ready(endpoint: &str) {
 
 /// Writes a config (with the given `[judge]` section and extra TOML) and starts a node.
 pub async fn start_node(root: &Path, name: &str, judge_toml: &str, extra: &str) -> NodeProc {
+    start_node_env(root, name, judge_toml, extra, &[]).await
+}
+
+/// [`start_node`] with extra environment variables for the node process.
+pub async fn start_node_env(
+    root: &Path,
+    name: &str,
+    judge_toml: &str,
+    extra: &str,
+    envs: &[(&str, &str)],
+) -> NodeProc {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("profiles.toml"), PERFECT_PROFILES).unwrap();
@@ -161,7 +183,7 @@ pub async fn start_node(root: &Path, name: &str, judge_toml: &str, extra: &str) 
     )
     .unwrap();
     let port = free_port();
-    let guard = spawn(name, &config, port, &dir);
+    let guard = spawn_env(name, &config, port, &dir, envs);
     let node = NodeProc {
         name: name.into(),
         dir,
