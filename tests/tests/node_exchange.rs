@@ -157,7 +157,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn batches_health_and_reflection_descriptor() {
+async fn batches_health_and_reflection() {
     let root = tempfile::tempdir().unwrap();
     let node = start_node(root.path(), "b1", SCRIPTED_PERFECT, "").await;
 
@@ -245,10 +245,42 @@ async fn batches_health_and_reflection_descriptor() {
             .iter()
             .all(|r| r.is_ok())
     );
-    // The descriptor set served by reflection names the service.
-    let fds = <prost_types_shim::Fds as prost::Message>::decode(panel_proto::FILE_DESCRIPTOR_SET)
+    // Server reflection lists the node's services.
+    use tonic_reflection::pb::v1::{
+        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+    };
+    let channel = tonic::transport::Endpoint::from_shared(node.endpoint())
+        .unwrap()
+        .connect()
+        .await
         .unwrap();
-    assert!(fds.names().iter().any(|n| n == "panel.proto"));
+    let req = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut replies = ServerReflectionClient::new(channel)
+        .server_reflection_info(tokio_stream::iter(vec![req]))
+        .await
+        .unwrap()
+        .into_inner();
+    let reply = replies
+        .message()
+        .await
+        .unwrap()
+        .expect("one reflection reply");
+    let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else {
+        panic!("unexpected reflection reply {reply:?}");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(
+        names.iter().any(|n| n == "crucible.panel.v1.ArbiterNode"),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n == "grpc.health.v1.Health"),
+        "{names:?}"
+    );
 }
 
 /// Collects a response stream into its items (panics on a stream error).
@@ -263,24 +295,5 @@ impl<T> CollectAll<T> for tonic::Streaming<T> {
             out.push(item);
         }
         out
-    }
-}
-
-/// Just enough of `google.protobuf.FileDescriptorSet` to read file names.
-mod prost_types_shim {
-    #[derive(Clone, PartialEq, prost::Message)]
-    pub struct File {
-        #[prost(string, optional, tag = "1")]
-        pub name: Option<String>,
-    }
-    #[derive(Clone, PartialEq, prost::Message)]
-    pub struct Fds {
-        #[prost(message, repeated, tag = "1")]
-        pub file: Vec<File>,
-    }
-    impl Fds {
-        pub fn names(&self) -> Vec<String> {
-            self.file.iter().filter_map(|f| f.name.clone()).collect()
-        }
     }
 }
