@@ -462,8 +462,8 @@ fn binary(body: &Map<String, Value>, path: &str) -> Req<Value> {
     let mut outcomes = Vec::with_capacity(outcomes_raw.len());
     for (i, o) in outcomes_raw.iter().enumerate() {
         outcomes.push(match o.as_f64() {
-            Some(x) if x == 0.0 => false,
-            Some(x) if x == 1.0 => true,
+            Some(0.0) => false,
+            Some(1.0) => true,
             _ => {
                 return Err(rerr(
                     format!("{opath}[{i}]"),
