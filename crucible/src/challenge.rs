@@ -79,8 +79,7 @@ impl<E: Env> Protocol<E> {
                 ));
             }
             let open = d.phase == phase::CHALLENGE
-                || (d.phase == phase::APPEAL_REVIEW
-                    && d.appeal_targets.iter().any(|x| *x == input.thread_id));
+                || (d.phase == phase::APPEAL_REVIEW && d.appeal_targets.contains(&input.thread_id));
             if !open {
                 return Err(Refusal::new(
                     Code::PhaseForbids,

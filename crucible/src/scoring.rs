@@ -169,36 +169,39 @@ pub struct Ledger {
 
 /// SPEC section 9: one row per canonical version, budget applied per side.
 ///
-/// Rows are ranked as small keys (side, merit, thread position) and only then turned
-/// into owned [`LedgerRow`]s, so the sort moves 24-byte keys rather than whole rows.
+/// Rows are ranked as 16-byte keys (side rank, merit, position) and only then turned
+/// into owned [`LedgerRow`]s: the sort neither moves whole rows nor chases side strings.
 pub fn compute_ledger(d: &Debate) -> Ledger {
     let survival = SurvivalIndex::new(d);
-    struct Key<'a> {
-        side: Option<&'a str>,
-        merit: Merit,
-        thread: &'a crate::document::Thread,
-        version: &'a Version,
-    }
-    let mut keys: Vec<Key<'_>> = Vec::with_capacity(d.threads.len());
+    let mut found: Vec<(&crate::document::Thread, &Version, Merit)> =
+        Vec::with_capacity(d.threads.len());
+    // Distinct side strings in first-seen order (normally just A and B).
+    let mut sides: Vec<&str> = Vec::new();
     for t in &d.threads {
         let Some(v) = t.canonical() else { continue };
-        keys.push(Key {
-            side: t.side.as_deref(),
-            merit: merit_from(v, survival.dismissed(v)),
-            thread: t,
-            version: v,
-        });
+        if let Some(s) = t.side.as_deref()
+            && !sides.contains(&s)
+        {
+            sides.push(s);
+        }
+        found.push((t, v, merit_from(v, survival.dismissed(v))));
     }
+    // Rank sides in string order (A before B); a missing side sorts last.
+    let mut ordered = sides.clone();
+    ordered.sort_unstable();
+    let rank = |side: Option<&str>| {
+        side.and_then(|s| ordered.iter().position(|x| *x == s))
+            .map_or(u32::MAX, |r| r as u32)
+    };
+    let mut keys: Vec<(u32, f64, u32)> = found
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _, m))| (rank(t.side.as_deref()), m.merit, i as u32))
+        .collect();
     // Stable: side order first, then merit descending; equal merits keep thread order.
-    keys.sort_by(|a, b| match (a.side, b.side) {
-        (x, y) if x == y => b
-            .merit
-            .merit
-            .partial_cmp(&a.merit.merit)
-            .unwrap_or(std::cmp::Ordering::Equal),
-        (Some(x), Some(y)) => x.cmp(y),
-        (None, _) => std::cmp::Ordering::Greater,
-        (_, None) => std::cmp::Ordering::Less,
+    keys.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal))
     });
     let budget = d.claim_budget.map(|b| b.0.floor().max(0.0));
     let mut totals = BySide { a: 0.0, b: 0.0 };
@@ -207,17 +210,17 @@ pub fn compute_ledger(d: &Debate) -> Ledger {
         b: 0.0f64,
     };
     let mut rows = Vec::with_capacity(keys.len());
-    for k in &keys {
+    for &(_, _, i) in &keys {
+        let (t, v, m) = found[i as usize];
         let mut scoring = true;
-        if let Some(side) = k.side.and_then(Side::parse) {
+        if let Some(side) = t.side.as_deref().and_then(Side::parse) {
             if budget.is_some_and(|n| *counted.get(side) >= n) {
                 scoring = false;
             } else {
                 *counted.get_mut(side) += 1.0;
-                *totals.get_mut(side) += k.merit.merit;
+                *totals.get_mut(side) += m.merit;
             }
         }
-        let (t, v, m) = (k.thread, k.version, k.merit);
         rows.push(LedgerRow {
             side: t.side.clone(),
             thread_id: t.id.clone(),
