@@ -134,7 +134,10 @@ fn replay_jsonl_runs_scripts_and_reports_codes() {
     let doc = &r[0]["document"];
     assert_eq!(doc["createdAt"], 1000, "id first, then the first tick");
     assert_eq!(doc["log"][0]["ts"], 1010);
-    assert_eq!(doc["verdicts"][0]["totals"]["A"], 2, "logical 2 x 1 x 1 x certain 1");
+    assert_eq!(
+        doc["verdicts"][0]["totals"]["A"], 2,
+        "logical 2 x 1 x 1 x certain 1"
+    );
     assert_eq!(doc["threads"][0]["canonicalId"], "ver_1");
     assert_eq!(
         r[1]["results"][1], "PHASE_FORBIDS",
