@@ -129,7 +129,7 @@ fn run_one(mut input: impl Read, mode: GateMode) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(1))
 }
 
-fn run_lines(mut input: impl BufRead, mode: GateMode) -> anyhow::Result<ExitCode> {
+fn run_lines<R: Read>(mut input: BufReader<R>, mode: GateMode) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut line = Vec::new();
@@ -138,7 +138,7 @@ fn run_lines(mut input: impl BufRead, mode: GateMode) -> anyhow::Result<ExitCode
     loop {
         // Flush before a read that may block, so a client driving this process one
         // request at a time sees each answer.
-        if input.fill_buf().map(|b| b.is_empty()).unwrap_or(true) {
+        if input.buffer().is_empty() {
             out.flush()?;
         }
         line.clear();

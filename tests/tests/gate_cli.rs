@@ -157,3 +157,27 @@ fn hostile_input_never_panics() {
         assert!(matches!(out.status.code(), Some(0 | 2)));
     }
 }
+
+#[test]
+fn jsonl_mode_answers_before_input_ends() {
+    use std::io::{BufRead, BufReader};
+    let mut child = panel_tests::ChildGuard::spawn("panel gate", {
+        let mut cmd = panel();
+        cmd.args(["gate", "--jsonl"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        cmd
+    });
+    let process = child.child_mut().expect("the child is running");
+    let mut stdin = process.stdin.take().expect("stdin is piped");
+    let mut reader = BufReader::new(process.stdout.take().expect("stdout is piped"));
+    for (text, rules) in [("You are wrong.", "[\"G4\"]"), ("A calm claim.", "[]")] {
+        writeln!(stdin, "{}", request(text)).expect("send a request");
+        stdin.flush().expect("flush");
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("read the answer");
+        let v: serde_json::Value = serde_json::from_str(&line).expect("JSON answer");
+        assert_eq!(v["rules"].to_string(), rules);
+    }
+}
