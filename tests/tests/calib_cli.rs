@@ -184,3 +184,54 @@ fn jsonl_refuses_invalid_utf8_and_seedless_experts_and_continues() {
         "CRLF line endings are accepted"
     );
 }
+
+/// The default exam's "Gate-clean text that hides an ad hominem" items must really pass the
+/// Gate, or they would test the lexicon instead of the arbiter.
+#[test]
+fn ad_hominem_exam_items_pass_the_gate() {
+    let exam = std::fs::read_to_string(repo().join("exams/default-v1.jsonl")).unwrap();
+    let mut requests = String::new();
+    for line in exam.lines().skip(1) {
+        let item: Value = serde_json::from_str(line).unwrap();
+        let tagged = item["tags"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|x| x == "ad-hominem"));
+        if !tagged {
+            continue;
+        }
+        let motion = item["motion"].as_str().unwrap();
+        let (label, text) = motion.split_once(": ").unwrap();
+        let ctx = if label.starts_with("Challenge") {
+            let ground = if label.contains("warrant") {
+                "warrant-failure"
+            } else {
+                "evidence-validity"
+            };
+            serde_json::json!({"kind": "challenge", "author": "t", "side": "B", "ground": ground, "evidenceCount": 1})
+        } else {
+            serde_json::json!({"kind": "response", "author": "t", "side": "B", "evidenceCount": 1})
+        };
+        let field = serde_json::json!({"name": "text", "label": "Text", "text": text, "argumentative": true});
+        requests.push_str(&serde_json::json!({"fields": [field], "ctx": ctx}).to_string());
+        requests.push('\n');
+    }
+    assert_eq!(requests.lines().count(), 6);
+    let mut child = panel()
+        .args(["gate", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(requests.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["violations"], serde_json::json!([]), "{line}");
+    }
+}
