@@ -16,6 +16,27 @@
 //!   factor into a constant (Crucible paper, section 6).
 //! * cooldown 14 days: long enough that a retake is not a resampling of the same model
 //!   state, short enough that a fixed brief can be re-examined within a debate cycle.
+//!
+//! How a caller (the coordinator) uses it: load the exam, parse the answers, score, assess.
+//!
+//! ```
+//! use calibration::admission::{AdmissionPolicy, assess};
+//! use calibration::exam::load_exam;
+//! use calibration::exam_scoring::{load_answers, score_answers};
+//! use calibration::inert::InertPolicy;
+//!
+//! let exam = load_exam(concat!(
+//!     r#"{"exam": "tiny", "version": "1", "quantiles": [0.05, 0.5, 0.95]}"#, "\n",
+//!     r#"{"id": "b1", "kind": "binary", "question": "Uphold?", "gold": true, "source": "SPEC 7"}"#, "\n",
+//! )).unwrap();
+//! let answers = load_answers(&exam, r#"{"arbiter": "a1", "item": "b1", "answer": 0.9}"#).unwrap();
+//! let scores = score_answers(&exam, &answers, &InertPolicy::default()).unwrap();
+//! let now = 1_796_040_000; // injected by the caller
+//! let decision = assess(&AdmissionPolicy::default(), &scores[0], now);
+//! assert!(!decision.admitted); // one binary item and no quantile seeds: far below the bars
+//! assert!(decision.failed.iter().any(|f| f.bar == "quantile_seeds"));
+//! assert_eq!(decision.reexam_not_before, Some(now + 14 * 86_400));
+//! ```
 
 use std::cmp::Ordering;
 
