@@ -341,6 +341,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 async fn run_replica(a: RunArgs) -> Result<ExitCode> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=warn")),
+        )
+        .with_ansi(false)
+        .try_init();
     let opts = ServeOptions {
         id: a.id,
         listen: a.listen,

@@ -13,6 +13,9 @@ mod jsonl;
 mod ledger_cmd;
 mod node_cmd;
 mod replay_cmd;
+mod source_server;
+mod up;
+mod verify_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -27,6 +30,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Start a local panel (3 coordinators, 4 arbiter nodes) and run the paper's worked example through it.
+    Up(up::Args),
+    /// Verify an exported record offline: signatures, commitments, draws, acceptance, Merkle log, ledger.
+    Verify(verify_cmd::Args),
     /// Replay the paper's worked verdict (section 4) through the engine and print both verdicts.
     Demo(demo::Args),
     /// Recompute a debate document's ledger, margin, band and winner offline.
@@ -47,6 +54,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Up(args) => up::run(args),
+        Command::Verify(args) => verify_cmd::run(args),
         Command::Ledger(args) => ledger_cmd::run(args),
         Command::Replay(args) => replay_cmd::run(args),
         Command::Gate(args) => gate_cmd::run(args),

@@ -206,7 +206,12 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
         })
         .await
         .map_err(|e| e.to_string())?;
-    info!(log_index = out.log_index, "exam answers proposed");
+    match &out.reply {
+        crate::command::ItemReply::Refused { code, message } => {
+            warn!(%code, "exam answers refused: {message}")
+        }
+        _ => info!(log_index = out.log_index, "exam answers applied"),
+    }
     Ok(())
 }
 
@@ -410,6 +415,11 @@ async fn drive(
         }),
     };
     let out = s.proposer.submit(item).await.map_err(|e| e.to_string())?;
-    info!(log_index = out.log_index, "outcome proposed");
+    match &out.reply {
+        crate::command::ItemReply::Refused { code, message } => {
+            warn!(%code, "outcome refused: {message}")
+        }
+        _ => info!(log_index = out.log_index, "outcome applied"),
+    }
     Ok(())
 }

@@ -802,7 +802,18 @@ fn open_question(
         projection: Some(t.projection.clone()),
         expected: t.expected,
     };
-    open_motion(state, ctx, &spec)?;
+    // A panel widened after a deadlock falls back to the debate's size when the pool of
+    // admitted arbiters is too small for it.
+    if let Err(e) = open_motion(state, ctx, &spec) {
+        if widen == 0 {
+            return Err(e);
+        }
+        let base = MotionSpec {
+            seats: spec.seats - 2 * widen,
+            ..spec
+        };
+        open_motion(state, ctx, &base)?;
+    }
     if let Some(rec) = state.debates.get_mut(&t.debate_id) {
         rec.open.insert(t.question.key(), motion_id.clone());
         rec.questions.insert(motion_id.clone(), t.question);

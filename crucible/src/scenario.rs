@@ -185,8 +185,8 @@ fn challenge(
 /// 1.0 = 2.40; B1 = claimed T1, 3 until verified, x 1.0 x 1.1 x 1.0 = 3.30; B2 = a
 /// logical repair 2 x 0.5 x 1.0 x 0.9 = 0.90.
 pub fn worked_example(source_base: &str) -> Scenario {
-    let a1_url = format!("{source_base}/sources/a1-trial-tabulation.txt");
-    let b1_url = format!("{source_base}/sources/b1-systematic-review.txt");
+    let a1_url = format!("{source_base}/a1-trial-tabulation.txt");
+    let b1_url = format!("{source_base}/b1-systematic-review.txt");
     let a1 = claim(
         "empirical",
         "Firms in a national four-day week trial reported stable or higher output per employee.",

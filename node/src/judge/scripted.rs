@@ -197,7 +197,9 @@ impl ScriptedJudge {
                 }
                 _ => {
                     let v = expected.as_ref().and_then(|x| x.value).unwrap_or(0.0);
-                    let width = v.abs().max(1.0) * (0.02 + 0.5 * (1.0 - p.accuracy));
+                    // Relative width, so positive quantities keep positive quantiles (log-scale seeds).
+                    let scale = if v != 0.0 { v.abs() } else { 1.0 };
+                    let width = scale * (0.02 + 0.5 * (1.0 - p.accuracy));
                     // A calibrated judge's truths land in the inter-quantile bins with
                     // probabilities 5/45/45/5 %, not all on the median (which Cooke's
                     // calibration score rightly calls overconfident).

@@ -1,0 +1,760 @@
+//! `panel up`: a whole local panel in one command. Three coordinator replicas and four
+//! arbiter nodes start as separate processes on loopback; the arbiters take the
+//! calibration exam and are admitted; the paper's worked verdict (section 4) is played
+//! through the panel, motion by motion; B1's source is then retrieved from a local file
+//! server and confirmed at T1, and the revised verdict is issued. The record is exported
+//! and verified offline.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as Process, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use crucible::contribution::Contribution;
+use crucible::document::Debate;
+use crucible::motion::Question;
+use crucible::scenario::{Labels, Step, parse_request, worked_example};
+use crucible::verdict::js_to_fixed;
+use panel_coordinator::acceptance::Stance;
+use panel_coordinator::client;
+use panel_coordinator::command::{
+    ArbiterRegistration, Command, ContributionSubmission, DebateSpec, PanelRequest, Query,
+};
+use panel_coordinator::debates::SubmissionHints;
+use panel_coordinator::pb::coordinator as cpb;
+use panel_coordinator::record::{self, Bundle};
+use serde_json::{Value, json};
+
+use crate::source_server::SourceServer;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// State folder: data directories, logs, keys, sources and the exported record.
+    #[arg(long, default_value = ".panel")]
+    state: PathBuf,
+    /// Leave the cluster running for the CLI after the worked example (Ctrl-C stops it).
+    #[arg(long)]
+    keep: bool,
+}
+
+/// One arbiter node of the local panel.
+struct ArbiterSpec {
+    id: &'static str,
+    organisation: &'static str,
+    model_family: &'static str,
+    stance: Stance,
+}
+
+const ARBITERS: [ArbiterSpec; 4] = [
+    ArbiterSpec {
+        id: "arb-north-a",
+        organisation: "northwind",
+        model_family: "family-x",
+        stance: Stance::A,
+    },
+    ArbiterSpec {
+        id: "arb-south-a",
+        organisation: "southbank",
+        model_family: "family-y",
+        stance: Stance::A,
+    },
+    ArbiterSpec {
+        id: "arb-north-b",
+        organisation: "northwind",
+        model_family: "family-y",
+        stance: Stance::B,
+    },
+    ArbiterSpec {
+        id: "arb-south-b",
+        organisation: "southbank",
+        model_family: "family-x",
+        stance: Stance::B,
+    },
+];
+
+/// Child processes, stopped (SIGTERM, then SIGKILL after a grace period) on drop.
+struct Cluster {
+    children: Vec<(String, Child)>,
+}
+
+impl Cluster {
+    fn spawn(&mut self, name: &str, args: &[String], log: &Path) -> Result<()> {
+        let out = fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+        let err = out.try_clone()?;
+        let child = Process::new(std::env::current_exe()?)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .with_context(|| format!("starting {name}"))?;
+        self.children.push((name.to_string(), child));
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        for (_, c) in &mut self.children {
+            let _ = Process::new("kill")
+                .args(["-TERM", &c.id().to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for (_, c) in &mut self.children {
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = c.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        self.children.clear();
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new()?;
+    let mut cluster = Cluster {
+        children: Vec::new(),
+    };
+    let outcome = rt.block_on(async {
+        tokio::select! {
+            r = up(&args, &mut cluster) => r,
+            _ = tokio::signal::ctrl_c() => {
+                println!("\ninterrupted: stopping every process");
+                Ok(ExitCode::from(130))
+            }
+        }
+    });
+    cluster.stop();
+    println!("all panel processes stopped");
+    outcome
+}
+
+struct Panel {
+    addrs: Vec<String>,
+    clients: Vec<cpb::coordinator_client::CoordinatorClient<tonic::transport::Channel>>,
+    next_request: u64,
+}
+
+impl Panel {
+    async fn write(&mut self, command: Command) -> Result<Value> {
+        self.next_request += 1;
+        let r = client::write_with_retry(
+            &mut self.clients,
+            "panel-up",
+            self.next_request,
+            &command,
+            Duration::from_secs(30),
+        )
+        .await?;
+        let v: Value = serde_json::from_str(&r.result_json)?;
+        if !r.applied {
+            bail!(
+                "the coordinator refused {}: {}",
+                command.kind(),
+                v.get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&r.result_json)
+            );
+        }
+        Ok(v)
+    }
+
+    async fn read(&self, q: &Query) -> Result<Value> {
+        let mut last = None;
+        for addr in &self.addrs {
+            match client::read(addr, q, false).await {
+                Ok(r) => return Ok(serde_json::from_str(&r.result_json)?),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(anyhow!("no coordinator answered a read: {last:?}"))
+    }
+
+    async fn debate(&self, id: &str) -> Result<(Debate, Value)> {
+        let v = self
+            .read(&Query::Debate {
+                debate_id: id.into(),
+            })
+            .await?;
+        let rec = v.get("debate").cloned().unwrap_or(Value::Null);
+        let doc = rec
+            .get("debate")
+            .cloned()
+            .ok_or_else(|| anyhow!("debate {id} not found"))?;
+        Ok((crucible::migrate::load_value(doc)?, rec))
+    }
+}
+
+async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
+    let state = &args.state;
+    if state.exists() {
+        fs::remove_dir_all(state).with_context(|| format!("clearing {}", state.display()))?;
+    }
+    for d in ["coordinators", "nodes", "logs", "sources"] {
+        fs::create_dir_all(state.join(d))?;
+    }
+    let state = fs::canonicalize(state)?;
+    println!("Crucible Panel: a local panel on loopback");
+    println!("state folder: {}", state.display());
+
+    // Sources arbiters retrieve when they verify a tier. B1's is not published yet.
+    let sources = SourceServer::start(state.join("sources")).await?;
+    let scenario = worked_example(&sources.base_url);
+    publish(
+        &state,
+        "a1-trial-tabulation.txt",
+        "Output per employee, participating firms, before and during the trial (official statistics tabulation).\n",
+    )?;
+    println!(
+        "source server: {} (serving {})",
+        sources.base_url,
+        state.join("sources").display()
+    );
+
+    // Three coordinator replicas.
+    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect::<Result<_>>()?;
+    let addrs: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    for (i, addr) in addrs.iter().enumerate() {
+        let id = i + 1;
+        let data = state.join("coordinators").join(format!("c{id}"));
+        let a: Vec<String> = [
+            "coordinator",
+            "run",
+            "--id",
+            &id.to_string(),
+            "--listen",
+            addr,
+            "--data-dir",
+            &data.display().to_string(),
+            "--commit-window-ms",
+            "300",
+            "--exam-window-ms",
+            "3000",
+            "--simulation",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        cluster.spawn(
+            &format!("coordinator {id}"),
+            &a,
+            &state.join("logs").join(format!("coordinator-{id}.log")),
+        )?;
+    }
+    println!("started 3 coordinator replicas: {}", addrs.join(", "));
+    wait_for(
+        &format!("replicas answer"),
+        Duration::from_secs(30),
+        || async {
+            for a in &addrs {
+                if client::status(a).await.is_err() {
+                    return false;
+                }
+            }
+            true
+        },
+    )
+    .await?;
+    let mut admin = client::admin_on_leader(&addrs[0]).await?;
+    admin
+        .init(cpb::InitRequest {
+            members: addrs
+                .iter()
+                .enumerate()
+                .map(|(i, a)| cpb::Member {
+                    id: i as u64 + 1,
+                    addr: a.clone(),
+                })
+                .collect(),
+        })
+        .await
+        .map_err(|e| anyhow!("initialising the group: {}", e.message()))?;
+    wait_for("a leader is elected", Duration::from_secs(30), || async {
+        client::status(&addrs[0])
+            .await
+            .map(|s| s.has_leader)
+            .unwrap_or(false)
+    })
+    .await?;
+    let leader = client::status(&addrs[0]).await?;
+    println!(
+        "raft group formed: leader is replica {} at {}",
+        leader.leader_id, leader.leader_addr
+    );
+
+    // Four arbiter nodes: two stances, two organisations, scripted judges.
+    let profiles = state.join("profiles.toml");
+    fs::write(
+        &profiles,
+        "# Scripted judge used by `panel up`: answers as the simulation hint says.\n[profiles.calibrated]\naccuracy = 1.0\nseed = 7\n",
+    )?;
+    let mut regs = Vec::new();
+    for spec in &ARBITERS {
+        let dir = state.join("nodes").join(spec.id);
+        fs::create_dir_all(&dir)?;
+        let key = panel_node::keyfile::keygen(&dir.join("arbiter.key"), true)?;
+        let port = free_port()?;
+        let side = match spec.stance {
+            Stance::A => "A",
+            Stance::B => "B",
+            Stance::None => "none",
+        };
+        let config = format!(
+            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n",
+            spec.organisation,
+            spec.model_family,
+            profiles.display()
+        );
+        fs::write(dir.join("node.toml"), config)?;
+        let a: Vec<String> = ["node", "run", "--config"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([dir.join("node.toml").display().to_string()])
+            .collect();
+        cluster.spawn(
+            spec.id,
+            &a,
+            &state.join("logs").join(format!("{}.log", spec.id)),
+        )?;
+        regs.push(ArbiterRegistration {
+            arbiter_id: spec.id.into(),
+            public_key: hex::encode(key.verifying_key().as_bytes()),
+            organisation: spec.organisation.into(),
+            model_family: spec.model_family.into(),
+            stance: spec.stance,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        });
+        println!(
+            "started arbiter node {:<12} stance {side}, {}, {}, {}",
+            spec.id,
+            spec.organisation,
+            spec.model_family,
+            format_args!("http://127.0.0.1:{port}")
+        );
+    }
+    let mut panel = Panel {
+        clients: addrs
+            .iter()
+            .map(|a| client::coordinator(a))
+            .collect::<Result<_, _>>()?,
+        addrs: addrs.clone(),
+        next_request: 0,
+    };
+    for r in regs {
+        panel.write(Command::RegisterArbiter(r)).await?;
+    }
+
+    // The calibration exam, administered by the leader through each node's judge.
+    println!(
+        "\nCalibration exam (default exam, {} items) administered to every arbiter ...",
+        crucible_exam_items()
+    );
+    let started = Instant::now();
+    let arbiters = loop {
+        let v = panel.read(&Query::Arbiters).await?;
+        let list = v
+            .get("arbiters")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let done = list.iter().filter(|a| !a["exam"].is_null()).count();
+        if done == ARBITERS.len() {
+            break list;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            bail!(
+                "only {done} of {} arbiters finished the exam in 120 s; see {}",
+                ARBITERS.len(),
+                state.join("logs").display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        print!(
+            "\r  {done}/{} exams scored ({} s)",
+            ARBITERS.len(),
+            started.elapsed().as_secs()
+        );
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    };
+    println!("\r  {:<60}", "all exams scored");
+    println!(
+        "  {:<12} {:<6} {:<10} {:>7} {:>8} {:>9} {:>6}  admitted",
+        "arbiter", "stance", "org", "brier", "base", "log", "C"
+    );
+    for a in &arbiters {
+        let s = &a["exam"]["scores"];
+        let f = |v: &Value| v.as_f64().map_or("-".to_string(), |x| format!("{x:.3}"));
+        println!(
+            "  {:<12} {:<6} {:<10} {:>7} {:>8} {:>9} {:>6}  {}",
+            a["registration"]["arbiter_id"].as_str().unwrap_or("?"),
+            a["registration"]["stance"].as_str().unwrap_or("?"),
+            a["registration"]["organisation"].as_str().unwrap_or("?"),
+            f(&s["binary"]["brier"]),
+            f(&s["binary"]["base_rate_brier"]),
+            f(&s["binary"]["log_score"]),
+            f(&s["quantiles"]["calibration"]),
+            if a["admitted"].as_bool() == Some(true) {
+                "yes".to_string()
+            } else {
+                format!("no: {}", a["exam"]["decision"]["failed"])
+            }
+        );
+    }
+    if arbiters
+        .iter()
+        .any(|a| a["admitted"].as_bool() != Some(true))
+    {
+        bail!("not every arbiter was admitted; the worked example needs all four");
+    }
+    let names: BTreeMap<String, (String, String)> = arbiters
+        .iter()
+        .map(|a| {
+            let r = &a["registration"];
+            (
+                r["public_key"].as_str().unwrap_or("").to_string(),
+                (
+                    r["arbiter_id"].as_str().unwrap_or("?").to_string(),
+                    r["stance"].as_str().unwrap_or("?").to_string(),
+                ),
+            )
+        })
+        .collect();
+
+    // The worked example, through the panel.
+    let created = panel
+        .write(Command::CreateDebate(DebateSpec {
+            resolution: scenario.resolution.clone(),
+            pos_a: scenario.pos_a.clone(),
+            pos_b: scenario.pos_b.clone(),
+            burden: Some(scenario.burden.clone()),
+            claim_budget: scenario.claim_budget,
+            seats: 4,
+            min_per_stance: 2,
+            policy: None,
+            simulation: true,
+            convener: "panel-up".into(),
+        }))
+        .await?;
+    let debate_id = created["debate_id"].as_str().unwrap_or("deb_1").to_string();
+    println!("\nDebate {debate_id}: {}", scenario.resolution);
+    println!("  A: {}\n  B: {}", scenario.pos_a, scenario.pos_b);
+    let mut labels = Labels::default();
+    let mut printed: BTreeSet<String> = BTreeSet::new();
+    let mut phase = String::new();
+    for step in &scenario.steps {
+        match step {
+            Step::Submit {
+                label,
+                author,
+                side,
+                contribution,
+                hint,
+                relevance,
+                verify,
+            } => {
+                let (doc, _) = panel.debate(&debate_id).await?;
+                let resolved = labels.resolve(&doc, contribution)?;
+                let c: Contribution = serde_json::from_value(resolved)?;
+                let v = panel
+                    .write(Command::Contribute(ContributionSubmission {
+                        debate_id: debate_id.clone(),
+                        author: author.clone(),
+                        side: side.as_str().into(),
+                        model_family: None,
+                        contribution: c.clone(),
+                        hints: SubmissionHints {
+                            answer: *hint,
+                            verify: *verify,
+                            relevance: *relevance,
+                        },
+                    }))
+                    .await?;
+                println!("  {author} (side {side}) {}", describe_contribution(&c));
+                if let (Some(l), Some(id)) = (label, v["created"].as_str()) {
+                    labels.bind(l, id);
+                }
+            }
+            Step::Request { question, hint } => {
+                let (doc, _) = panel.debate(&debate_id).await?;
+                match parse_request(&labels.resolve(&doc, question)?)? {
+                    None => {
+                        panel
+                            .write(Command::ReissueVerdict {
+                                debate_id: debate_id.clone(),
+                                author: "panel-up".into(),
+                            })
+                            .await?;
+                        println!("  panel-up asks for a fresh verdict from the current ledger");
+                    }
+                    Some(q) => {
+                        if let Question::VerifyTier { .. } = q {
+                            publish(
+                                &state,
+                                "b1-systematic-review.txt",
+                                "Systematic review: pooled studies of reduced scheduled hours; methods, search strategy and risk-of-bias assessment.\n",
+                            )?;
+                            println!("  B1's source is now published on the source server");
+                        }
+                        panel
+                            .write(Command::AskPanel(PanelRequest {
+                                debate_id: debate_id.clone(),
+                                author: "panel-up".into(),
+                                question: q.clone(),
+                                expected: Some(*hint),
+                            }))
+                            .await?;
+                        if !matches!(q, Question::AdvancePhase { .. }) {
+                            println!("  panel-up asks the panel: {}", q.kind());
+                        }
+                    }
+                }
+            }
+            Step::ExpectVerdict {
+                n,
+                winner,
+                margin,
+                band,
+            } => {
+                settle(&panel, &debate_id, &names, &mut printed, &mut phase).await?;
+                let (doc, _) = panel.debate(&debate_id).await?;
+                let v = doc
+                    .verdicts
+                    .get(*n as usize - 1)
+                    .ok_or_else(|| anyhow!("verdict {n} was not issued"))?;
+                let got_margin = js_to_fixed(v.margin.0, 3);
+                println!(
+                    "\n  VERDICT {}: A {} vs B {}, margin {} -> {}{}\n",
+                    v.n,
+                    js_to_fixed(v.totals.a.0, 2),
+                    js_to_fixed(v.totals.b.0, 2),
+                    got_margin,
+                    match v.winner {
+                        Some(w) => format!("Side {w} wins, {}", v.band.key),
+                        None => "no winner (unresolved)".into(),
+                    },
+                    if v.by_burden { " (by burden)" } else { "" }
+                );
+                if v.winner != *winner || &got_margin != margin || &v.band.key != band {
+                    bail!(
+                        "verdict {n} differs from the paper: expected winner {winner:?}, margin {margin}, band {band}"
+                    );
+                }
+                continue;
+            }
+        }
+        settle(&panel, &debate_id, &names, &mut printed, &mut phase).await?;
+    }
+    let (doc, _) = panel.debate(&debate_id).await?;
+    println!(
+        "debate {debate_id} is {} with {} verdicts on the record",
+        doc.phase,
+        doc.verdicts.len()
+    );
+
+    // Export and verify offline.
+    let export = panel.read(&Query::Export).await?;
+    let path = state.join("record.json");
+    fs::write(&path, serde_json::to_vec_pretty(&export)?)?;
+    let bundle: Bundle = serde_json::from_value(export)?;
+    match record::verify(&bundle) {
+        Ok(r) => println!(
+            "record exported to {} ({} entries, {} motions accepted, {} deadlocked); it verifies offline: `panel verify {}`",
+            path.display(),
+            r.entries,
+            r.motions_accepted,
+            r.motions_deadlocked,
+            path.display()
+        ),
+        Err(e) => bail!("the exported record does not verify: {e}"),
+    }
+    if args.keep {
+        println!(
+            "\ncluster left running (--keep): coordinators at {}",
+            addrs.join(",")
+        );
+        println!(
+            "try: panel debate show {debate_id} --addr {}   (Ctrl-C stops everything)",
+            addrs[0]
+        );
+        tokio::signal::ctrl_c().await?;
+    }
+    sources.abort();
+    Ok(ExitCode::SUCCESS)
+}
+
+fn crucible_exam_items() -> usize {
+    panel_coordinator::admission::default_exam().map_or(0, |e| e.items.len())
+}
+
+fn publish(state: &Path, name: &str, text: &str) -> Result<()> {
+    fs::write(state.join("sources").join(name), text).with_context(|| format!("publishing {name}"))
+}
+
+fn describe_contribution(c: &Contribution) -> String {
+    match c {
+        Contribution::Thread { title, claim } => format!(
+            "opens thread \"{title}\": {} [{} / {}]",
+            claim.assertion, claim.kind, claim.qualifier
+        ),
+        Contribution::Version { claim, .. } => format!("proposes a repair: {}", claim.assertion),
+        Contribution::Challenge { ground, text, .. } => format!("challenges ({ground}): {text}"),
+        Contribution::Respond { text, .. } => format!("responds: {text}"),
+        Contribution::Steelman { of_side, .. } => format!("restates side {of_side}'s case"),
+        Contribution::Certify { of_side } => format!("certifies the restatement of side {of_side}"),
+        Contribution::ReturnSteelman { of_side, .. } => {
+            format!("returns the restatement of side {of_side}")
+        }
+        Contribution::Appeal { ground, .. } => format!("appeals on ground {ground}"),
+        Contribution::Definition { term, .. } => format!("defines {term}"),
+    }
+}
+
+async fn wait_for<F, Fut>(what: &str, limit: Duration, mut f: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !f().await {
+        if start.elapsed() > limit {
+            bail!("timed out after {} s waiting until {what}", limit.as_secs());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+/// Waits until the debate has no open motion, printing each decided motion once.
+async fn settle(
+    panel: &Panel,
+    debate_id: &str,
+    names: &BTreeMap<String, (String, String)>,
+    printed: &mut BTreeSet<String>,
+    phase: &mut String,
+) -> Result<()> {
+    let start = Instant::now();
+    loop {
+        let (doc, rec) = panel.debate(debate_id).await?;
+        print_new_motions(panel, debate_id, names, printed).await?;
+        if doc.phase != *phase {
+            println!("  -- phase: {} --", doc.phase);
+            *phase = doc.phase.clone();
+        }
+        let open = rec["open"].as_object().map_or(0, |m| m.len());
+        if open == 0 {
+            return Ok(());
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            bail!("{open} motion(s) still open after 60 s");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn ruling_line(
+    hex_ruling: &str,
+    names: &BTreeMap<String, (String, String)>,
+) -> Option<(String, String, String)> {
+    use prost::Message;
+    let bytes = hex::decode(hex_ruling).ok()?;
+    let sr = panel_proto::pb::SignedRuling::decode(bytes.as_slice()).ok()?;
+    let r = sr.ruling?;
+    let (id, stance) = names
+        .get(&hex::encode(&r.arbiter_key))
+        .cloned()
+        .unwrap_or(("?".into(), "?".into()));
+    let decision = panel_proto::ruling_check::decision_name(
+        panel_proto::pb::Decision::try_from(r.decision)
+            .unwrap_or(panel_proto::pb::Decision::Unspecified),
+    );
+    let value = match (r.relevance, r.receipt.as_ref()) {
+        (Some(rel), _) => format!("relevance {}", f64::from(rel) * 0.25),
+        (_, Some(rc)) => format!("{decision} (receipt {})", &hex::encode(&rc.sha256)[..12]),
+        _ => decision.to_string(),
+    };
+    Some((stance, id, value))
+}
+
+async fn print_new_motions(
+    panel: &Panel,
+    debate_id: &str,
+    names: &BTreeMap<String, (String, String)>,
+    printed: &mut BTreeSet<String>,
+) -> Result<()> {
+    let v = panel
+        .read(&Query::DebateMotions {
+            debate_id: debate_id.into(),
+        })
+        .await?;
+    for m in v["motions"].as_array().cloned().unwrap_or_default() {
+        let id = m["spec"]["motion_id"].as_str().unwrap_or("").to_string();
+        let decided = &m["status"]["Decided"];
+        if decided.is_null() || printed.contains(&id) {
+            continue;
+        }
+        printed.insert(id.clone());
+        let q = &m["spec"]["question"];
+        let what = match q["kind"].as_str().unwrap_or("?") {
+            "merge" => format!("merge {}", q["versionId"].as_str().unwrap_or("")),
+            "verify-tier" => format!(
+                "verify tier of {} citation {}",
+                q["versionId"].as_str().unwrap_or(""),
+                q["citationIndex"]
+            ),
+            "resolve-challenge" => format!("resolve {}", q["challengeId"].as_str().unwrap_or("")),
+            "assign-relevance" => format!("relevance of {}", q["versionId"].as_str().unwrap_or("")),
+            "advance-phase" => format!("advance from {}", q["from"].as_str().unwrap_or("")),
+            other => other.to_string(),
+        };
+        let outcome = if let Some(acc) = decided.get("Accepted") {
+            let o = &acc["outcome"];
+            let val = if let Some(d) = o.get("Decided") {
+                d.as_str().unwrap_or("?").to_string()
+            } else if let Some(r) = o.get("Relevance") {
+                format!("relevance {}", r.as_f64().unwrap_or(0.0) * 0.25)
+            } else if let Some(t) = o.get("TierVerified") {
+                format!("{} (receipts agree)", t["decision"].as_str().unwrap_or("?"))
+            } else {
+                o.to_string()
+            };
+            format!("ACCEPTED: {val}")
+        } else {
+            format!("DEADLOCKED: {}", decided["Deadlocked"]["reasons"])
+        };
+        println!("  motion {id}: {what} -> {outcome}");
+        let mut by_stance: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for r in m["rulings"].as_array().cloned().unwrap_or_default() {
+            if let Some((stance, arb, val)) = r.as_str().and_then(|h| ruling_line(h, names)) {
+                by_stance
+                    .entry(stance)
+                    .or_default()
+                    .push(format!("{arb}: {val}"));
+            }
+        }
+        for (stance, rs) in by_stance {
+            println!("      stance {stance}: {}", rs.join("; "));
+        }
+    }
+    let _ = json!(null);
+    Ok(())
+}

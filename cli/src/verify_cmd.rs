@@ -1,0 +1,65 @@
+//! `panel verify RECORD`: checks an exported record offline, without the service: every
+//! signature, every commitment against its reveal, the panel draws from their logged
+//! seeds, every accepted outcome against the recorded policy, the Merkle log and its
+//! signed checkpoint, and every ledger and verdict recomputed by the engine.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use panel_coordinator::record::{Bundle, verify};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The exported record (JSON), e.g. .panel/record.json.
+    record: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.record)
+        .with_context(|| format!("reading {}", args.record.display()))?;
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let bundle: Bundle = match serde_path_to_error::deserialize(&mut de) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!(
+                "error: {} is not a record: {}: {}",
+                args.record.display(),
+                e.path(),
+                e.inner()
+            );
+            return Ok(ExitCode::from(crate::jsonl::BAD_INPUT));
+        }
+    };
+    match verify(&bundle) {
+        Ok(report) => {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!(
+                    "record verifies: {} entries, {} arbiters, {} debate(s), {} motions accepted, {} deadlocked",
+                    report.entries,
+                    report.arbiters,
+                    report.debates,
+                    report.motions_accepted,
+                    report.motions_deadlocked
+                );
+                println!(
+                    "checkpoint: {} entries, root {}",
+                    report.checkpoint_size, report.checkpoint_root
+                );
+                for v in &report.verdicts {
+                    println!("verdict: {v}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(failure) => {
+            eprintln!("record does NOT verify: {failure}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
