@@ -262,7 +262,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     }
     println!("started 3 coordinator replicas: {}", addrs.join(", "));
     wait_for(
-        &format!("replicas answer"),
+        "replicas answer",
         Duration::from_secs(30),
         || async {
             for a in &addrs {

@@ -215,8 +215,11 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
     Ok(())
 }
 
+/// A seat's node endpoint and raw public key.
+type SeatAddress = (String, Vec<u8>);
+
 /// Open debate motions with the endpoint and key of every seat.
-fn open_motions(s: &Shared) -> Vec<(Motion, Vec<(String, Vec<u8>)>)> {
+fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
     s.sm.read(|a| {
         a.state
             .motions
@@ -340,7 +343,7 @@ impl Shared {
 async fn drive(
     s: &Arc<Shared>,
     motion: Motion,
-    seats: Vec<(String, Vec<u8>)>,
+    seats: Vec<SeatAddress>,
 ) -> Result<(), String> {
     let spec = &motion.spec;
     let projection = spec
