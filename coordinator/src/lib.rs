@@ -10,6 +10,7 @@ pub mod command;
 pub mod debates;
 pub mod draw;
 pub mod driver;
+pub mod intake;
 pub mod proposer;
 pub mod raft;
 pub mod record;

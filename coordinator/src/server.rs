@@ -67,6 +67,8 @@ struct Node {
     sm: StateMachineStore,
     /// Signs the checkpoints of exported records (DATA_DIR/checkpoint.key).
     checkpoint_key: ed25519_dalek::SigningKey,
+    /// Gate and per-author rate limit for contributions, before proposal.
+    intake: crate::intake::Intake,
     proposer: Proposer,
     peers: Mutex<HashMap<String, CoordinatorClient<Channel>>>,
 }
@@ -146,6 +148,15 @@ impl Coordinator for CoordinatorService {
         if !node.is_leader() {
             return node.forward(req, None).await;
         }
+        // Intake: the Gate and the per-author rate limit run before proposal.
+        node.intake
+            .admit(&command, std::time::Instant::now())
+            .map_err(|e| match e {
+                crate::intake::IntakeError::Gate(_) => Status::invalid_argument(e.to_string()),
+                crate::intake::IntakeError::RateLimited { .. } => {
+                    Status::resource_exhausted(e.to_string())
+                }
+            })?;
         // Intake: refuse undecodable or badly signed rulings before they reach the log.
         if let Command::RecordOutcome(sub) = &command {
             crate::ruling::intake_check(&sub.rulings).map_err(|e| {
@@ -388,6 +399,7 @@ pub async fn serve(
         id: opts.id,
         raft: raft.clone(),
         checkpoint_key,
+        intake: crate::intake::Intake::new(crate::intake::IntakeLimits::default()),
         sm,
         proposer,
         peers: Mutex::new(HashMap::new()),
