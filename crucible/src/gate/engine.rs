@@ -59,143 +59,32 @@ pub(crate) fn check(fields: &[GateField], ctx: &GateContext, mode: GateMode) -> 
     g1(ctx, &mut out);
     g2(fields, ctx, &mut out);
 
-    let scan_field = |f: &GateField| (!is_blank(&f.text)).then(|| scan(c, &f.text));
-    // Submissions have one to four fields; keep their scans off the heap.
-    let inline: [Option<FieldScan>; 4];
-    let spilled: Vec<Option<FieldScan>>;
-    let scans: &[Option<FieldScan>] = if fields.len() <= 4 {
-        inline = std::array::from_fn(|i| fields.get(i).and_then(scan_field));
-        &inline[..fields.len()]
-    } else {
-        spilled = fields.iter().map(scan_field).collect();
-        &spilled
+    let policy = Policy {
+        cited: ctx.evidence_count.is_some_and(|n| n > 0.0),
+        overclaim_checked: {
+            // G12 applies unless the qualifier (and, for empirical claims, the tier)
+            // licenses certainty.
+            let certain = ctx.qualifier.as_deref() == Some("certain");
+            let empirical_claim =
+                ctx.kind == Kind::Claim && ctx.type_.as_deref() == Some("empirical");
+            let top_tier = ctx.max_tier_weight.is_some_and(|w| w >= 5.0);
+            !(certain && (!empirical_claim || top_tier))
+        },
+        steelman: ctx.kind == Kind::Steelman,
+        mode,
     };
-    let live = || {
-        fields
-            .iter()
-            .zip(scans.iter())
-            .filter_map(|(f, s)| s.as_ref().map(|s| (f, s)))
-    };
-
-    // G3 atomicity.
-    for (f, _) in live() {
-        if let Some(limit) = word_limit(f.name.as_deref()) {
-            // Each word needs a byte and a separator, so a short text cannot exceed the
-            // limit and need not be counted.
-            if f.text.len() <= 2 * limit {
-                continue;
-            }
-            let n = word_count(&f.text);
-            if n > limit {
-                out.push(violation(
-                    RuleId::G3,
-                    &f.label,
-                    format!("{n} words (limit {limit})"),
-                    format!("\"{}\" has {n} words, over its limit of {limit}.", f.label),
-                    "Keep one point per thread: move each further point into a claim thread of its own.",
-                ));
-            }
-        }
-    }
-
-    // G4 person-directed language: lexicon hits, then at most one pattern match.
-    for (f, s) in live() {
-        lexicon_hits(c, f, s, RuleId::G4, &mut out);
-        if let Some((a, b)) = s.person {
-            let m = &f.text[a..b];
-            out.push(violation(
-                RuleId::G4,
-                &f.label,
-                excerpt_around(&f.text, m),
-                format!("\"{m}\" points the argument at a participant."),
-                "Rewrite the sentence about the claim or its evidence; who holds a view is not part of the case.",
-            ));
-        }
-    }
-
-    // G5 loaded language.
-    for (f, s) in live() {
-        lexicon_hits(c, f, s, RuleId::G5, &mut out);
-    }
-
-    // G6 humour and pictographs.
-    for (f, s) in live() {
-        lexicon_hits(c, f, s, RuleId::G6, &mut out);
-        if s.pictograph {
-            out.push(violation(
-                RuleId::G6,
-                &f.label,
-                "(pictograph)".to_owned(),
-                "The text contains an emoji or another pictograph.".to_owned(),
-                "Say it in words. Arrows and mathematical operators remain allowed.",
-            ));
-        }
-    }
-
-    // G7 formal register: `!`, then the first word in capitals that is not an acronym.
+    // Per-field rules are evaluated field by field (one scan each, nothing kept), then
+    // a stable sort by rule restores the reference's order: rule, then field, then
+    // lexicon order, which is the emission order within one field and rule.
     let mut definitions = Definitions::new(fields);
-    for (f, s) in live() {
-        if s.bang {
-            out.push(violation(
-                RuleId::G7,
-                &f.label,
-                excerpt_around(&f.text, "!"),
-                "The text uses an exclamation mark.".to_owned(),
-                "End the sentence with a full stop; emphasis adds no support.",
-            ));
-        }
-        if !s.upper_pair {
-            continue;
-        }
-        if let Some(token) = register::shouted_token(&f.text, mode, &mut definitions) {
-            out.push(violation(
-                RuleId::G7,
-                &f.label,
-                excerpt_around(&f.text, token),
-                format!("\"{token}\" is written in capitals for emphasis."),
-                "Write in sentence case. A genuine acronym passes once it is spelled out in the submission, as in \"Full Name (ACRO)\".",
-            ));
+    for f in fields {
+        if !is_blank(&f.text) {
+            let s = scan(c, &f.text);
+            field_rules(c, f, &s, &policy, &mut definitions, &mut out);
         }
     }
 
-    // G8 rhetorical questions, argumentative fields only.
-    for (f, s) in live() {
-        if f.argumentative && s.question {
-            out.push(violation(
-                RuleId::G8,
-                &f.label,
-                excerpt_around(&f.text, "?"),
-                "An argumentative field contains a question mark.".to_owned(),
-                "State the answer the question implies as a claim, then support it.",
-            ));
-        }
-    }
-
-    // G9 popularity and obviousness.
-    for (f, s) in live() {
-        lexicon_hits(c, f, s, RuleId::G9, &mut out);
-    }
-
-    let cited = ctx.evidence_count.is_some_and(|n| n > 0.0);
-    // G10 unnamed authority, unless a citation is attached.
-    if !cited {
-        for (f, s) in live() {
-            lexicon_hits(c, f, s, RuleId::G10, &mut out);
-        }
-    }
-
-    g11(ctx, cited, &mut out);
-
-    // G12 overclaiming, unless the qualifier (and, for empirical claims, the tier)
-    // licenses certainty.
-    let certain = ctx.qualifier.as_deref() == Some("certain");
-    let empirical_claim = ctx.kind == Kind::Claim && ctx.type_.as_deref() == Some("empirical");
-    let top_tier = ctx.max_tier_weight.is_some_and(|w| w >= 5.0);
-    if !(certain && (!empirical_claim || top_tier)) {
-        for (f, s) in live() {
-            lexicon_hits(c, f, s, RuleId::G12, &mut out);
-        }
-    }
+    g11(ctx, policy.cited, &mut out);
 
     // G13 challenge discipline.
     if ctx.kind == Kind::Challenge
@@ -212,14 +101,124 @@ pub(crate) fn check(fields: &[GateField], ctx: &GateContext, mode: GateMode) -> 
             "Choose exactly one ground: evidence-validity, warrant-failure, relevance or counter-evidence.",
         ));
     }
-
-    // G14 steelman fidelity.
-    if ctx.kind == Kind::Steelman {
-        for (f, s) in live() {
-            lexicon_hits(c, f, s, RuleId::G14, &mut out);
-        }
+    if out.len() > 1 {
+        out.sort_by_key(|v| v.rule);
     }
     out
+}
+
+/// What the context decides for the per-field rules.
+struct Policy {
+    /// At least one citation attached (G10 is silent then).
+    cited: bool,
+    /// Certainty wording is not licensed, so G12 reports it.
+    overclaim_checked: bool,
+    /// G14 applies to steelmans only.
+    steelman: bool,
+    mode: GateMode,
+}
+
+/// G3 to G10, G12 and G14 for one non-blank field, in rule order.
+fn field_rules(
+    c: &Compiled,
+    f: &GateField,
+    s: &FieldScan,
+    policy: &Policy,
+    definitions: &mut Definitions<'_>,
+    out: &mut Vec<Violation>,
+) {
+    // G3 atomicity. Each word needs a byte and a separator, so a short text cannot
+    // exceed its limit and need not be counted.
+    if let Some(limit) = word_limit(f.name.as_deref())
+        && f.text.len() > 2 * limit
+    {
+        let n = word_count(&f.text);
+        if n > limit {
+            out.push(violation(
+                RuleId::G3,
+                &f.label,
+                format!("{n} words (limit {limit})"),
+                format!("\"{}\" has {n} words, over its limit of {limit}.", f.label),
+                "Keep one point per thread: move each further point into a claim thread of its own.",
+            ));
+        }
+    }
+
+    // G4 person-directed language: lexicon hits, then at most one pattern match.
+    lexicon_hits(c, f, s, RuleId::G4, out);
+    if let Some((a, b)) = s.person {
+        let m = &f.text[a..b];
+        out.push(violation(
+            RuleId::G4,
+            &f.label,
+            excerpt_around(&f.text, m),
+            format!("\"{m}\" points the argument at a participant."),
+            "Rewrite the sentence about the claim or its evidence; who holds a view is not part of the case.",
+        ));
+    }
+
+    // G5 loaded language.
+    lexicon_hits(c, f, s, RuleId::G5, out);
+
+    // G6 humour and pictographs.
+    lexicon_hits(c, f, s, RuleId::G6, out);
+    if s.pictograph {
+        out.push(violation(
+            RuleId::G6,
+            &f.label,
+            "(pictograph)".to_owned(),
+            "The text contains an emoji or another pictograph.".to_owned(),
+            "Say it in words. Arrows and mathematical operators remain allowed.",
+        ));
+    }
+
+    // G7 formal register: `!`, then the first word in capitals that is not an acronym.
+    if s.bang {
+        out.push(violation(
+            RuleId::G7,
+            &f.label,
+            excerpt_around(&f.text, "!"),
+            "The text uses an exclamation mark.".to_owned(),
+            "End the sentence with a full stop; emphasis adds no support.",
+        ));
+    }
+    if s.upper_pair
+        && let Some(token) = register::shouted_token(&f.text, policy.mode, definitions)
+    {
+        out.push(violation(
+            RuleId::G7,
+            &f.label,
+            excerpt_around(&f.text, token),
+            format!("\"{token}\" is written in capitals for emphasis."),
+            "Write in sentence case. A genuine acronym passes once it is spelled out in the submission, as in \"Full Name (ACRO)\".",
+        ));
+    }
+
+    // G8 rhetorical questions, argumentative fields only.
+    if f.argumentative && s.question {
+        out.push(violation(
+            RuleId::G8,
+            &f.label,
+            excerpt_around(&f.text, "?"),
+            "An argumentative field contains a question mark.".to_owned(),
+            "State the answer the question implies as a claim, then support it.",
+        ));
+    }
+
+    // G9 popularity and obviousness.
+    lexicon_hits(c, f, s, RuleId::G9, out);
+    // G10 unnamed authority, unless a citation is attached.
+    if !policy.cited {
+        lexicon_hits(c, f, s, RuleId::G10, out);
+    }
+    // G12 overclaiming.
+    if policy.overclaim_checked {
+        lexicon_hits(c, f, s, RuleId::G12, out);
+    }
+    // G14 steelman fidelity.
+    if policy.steelman {
+        lexicon_hits(c, f, s, RuleId::G14, out);
+    }
 }
 
 fn violation(
@@ -545,6 +544,7 @@ fn word_run_scan(
                     hay,
                     start,
                     len,
+                    prefix,
                     want_phrases,
                     want_person,
                     phrases,
@@ -562,6 +562,7 @@ fn candidate(
     hay: &str,
     start: usize,
     len: usize,
+    prefix: u64,
     want_phrases: bool,
     want_person: bool,
     phrases: &mut PhraseScan,
@@ -570,6 +571,11 @@ fn candidate(
     let bytes = hay.as_bytes();
     for &p in &c.by_first_run[first_slot(bytes[start]) * RUN_SLOTS + len] {
         let p = p as usize;
+        // Runs of at most eight bytes are decided here; longer ones share only their
+        // first eight bytes with the pattern and are compared in full below.
+        if c.first_prefix[p] != prefix {
+            continue;
+        }
         if p < c.phrase_count() {
             if want_phrases {
                 let stop = start + c.phrase_len[p] as usize;

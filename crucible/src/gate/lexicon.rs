@@ -80,6 +80,82 @@ impl Hasher for Fnv {
 /// A compiled-in word set.
 pub(crate) type WordSet = HashSet<&'static str, BuildHasherDefault<Fnv>>;
 
+/// One multiply for keys that are already well-spread `u64`s (packed words).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Mix(u64);
+
+impl Hasher for Mix {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Up to eight bytes as a little-endian `u64`, zero-padded. Distinct words without NUL
+/// bytes give distinct keys.
+fn pack(word: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    buf[..word.len()].copy_from_slice(word);
+    u64::from_le_bytes(buf)
+}
+
+/// A set of ASCII words looked up by packed bytes when they are at most eight bytes
+/// long (every G7 lookup in practice), by string otherwise.
+pub(crate) struct PackedSet {
+    short: HashSet<u64, BuildHasherDefault<Mix>>,
+    long: WordSet,
+}
+
+impl PackedSet {
+    fn new(words: impl IntoIterator<Item = &'static str>) -> PackedSet {
+        let mut set = PackedSet {
+            short: HashSet::default(),
+            long: WordSet::default(),
+        };
+        for w in words {
+            if w.len() <= 8 {
+                set.short.insert(pack(w.as_bytes()));
+            } else {
+                set.long.insert(w);
+            }
+        }
+        set
+    }
+
+    pub(crate) fn contains(&self, word: &str) -> bool {
+        if word.len() <= 8 {
+            self.short.contains(&pack(word.as_bytes()))
+        } else {
+            self.long.contains(word)
+        }
+    }
+
+    /// Membership of a word of capitals `A-Z` in a set of lower-case words.
+    pub(crate) fn contains_lowercased(&self, capitals: &str) -> bool {
+        if capitals.len() <= 8 {
+            let lower = pack(capitals.as_bytes())
+                | (0x2020_2020_2020_2020 & low_bytes_mask(capitals.len()));
+            self.short.contains(&lower)
+        } else {
+            self.long.contains(capitals.to_ascii_lowercase().as_str())
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+}
+
 /// Run lengths indexed per first byte in [`Compiled::by_first_run`].
 pub(crate) const RUN_SLOTS: usize = 32;
 
@@ -165,15 +241,18 @@ pub(crate) struct Compiled {
     /// A 4096-bit filter over [`run_key`] of every pattern's first run: rejects nearly
     /// every word of a text with one multiply and one bit test.
     pub run_filter: [u64; 64],
+    /// [`word_prefix`] of each pattern's first run (anchors included): a one-compare
+    /// rejection of filter survivors that are not the pattern's first word.
+    pub first_prefix: Vec<u64>,
     /// True when every phrase starts with an ASCII alphanumeric and none can recur inside
     /// itself right after a non-alphanumeric character. Then a valid occurrence always
     /// starts a text run equal to the phrase's first run, and the word-run scan is exact;
     /// otherwise the engine falls back to the overlapping automaton.
     pub word_runs_exact: bool,
-    pub whitelist: WordSet,
+    pub whitelist: PackedSet,
     /// Whitelist and domain lexicon together: one lookup in acronym mode.
-    pub known_acronyms: WordSet,
-    pub shouting_words: WordSet,
+    pub known_acronyms: PackedSet,
+    pub shouting_words: PackedSet,
 }
 
 impl Compiled {
@@ -249,7 +328,12 @@ fn compile() -> Compiled {
         let key = run_key(word_prefix(run.as_bytes()), run.len());
         run_filter[key / 64] |= 1 << (key % 64);
     }
+    let first_prefix = patterns
+        .iter()
+        .map(|p| word_prefix(first_run(p).as_bytes()))
+        .collect();
     Compiled {
+        first_prefix,
         run_filter,
         by_first_run,
         word_runs_exact,
@@ -258,12 +342,13 @@ fn compile() -> Compiled {
         ranges,
         phrase,
         automaton,
-        whitelist: terms(WHITELIST_FILE.1).into_iter().collect(),
-        known_acronyms: terms(WHITELIST_FILE.1)
-            .into_iter()
-            .chain(terms(DOMAIN_ACRONYMS_FILE.1))
-            .collect(),
-        shouting_words: terms(SHOUTING_WORDS_FILE.1).into_iter().collect(),
+        whitelist: PackedSet::new(terms(WHITELIST_FILE.1)),
+        known_acronyms: PackedSet::new(
+            terms(WHITELIST_FILE.1)
+                .into_iter()
+                .chain(terms(DOMAIN_ACRONYMS_FILE.1)),
+        ),
+        shouting_words: PackedSet::new(terms(SHOUTING_WORDS_FILE.1)),
     }
 }
 
@@ -327,6 +412,10 @@ mod tests {
         assert_eq!(c.whitelist.len(), 25);
         assert!(c.known_acronyms.contains("PRISMA") && c.known_acronyms.contains("NASA"));
         assert!(c.shouting_words.contains("never"));
+        assert!(c.shouting_words.contains_lowercased("NEVER"));
+        assert!(c.shouting_words.contains_lowercased("ABSOLUTELY"));
+        assert!(!c.shouting_words.contains_lowercased("NEVERX"));
+        assert!(c.known_acronyms.contains("UNCITRAL") && !c.known_acronyms.contains("UNCITRALS"));
         assert_eq!(c.automaton.patterns_len(), c.phrase_count() + 2);
         assert_eq!(c.automaton.kind(), AhoCorasickKind::DFA);
         assert!(

@@ -111,15 +111,7 @@ fn reference_token(text: &str) -> Option<&str> {
 
 fn acronym_mode_token<'t>(text: &'t str, definitions: &mut Definitions<'_>) -> Option<&'t str> {
     let c = &*COMPILED;
-    let ordinary = |t: &str| {
-        t.len() <= 16 && {
-            let mut buf = [0u8; 16];
-            let lower = &mut buf[..t.len()];
-            lower.copy_from_slice(t.as_bytes());
-            lower.make_ascii_lowercase();
-            std::str::from_utf8(lower).is_ok_and(|l| c.shouting_words.contains(l))
-        }
-    };
+    let ordinary = |t: &str| c.shouting_words.contains_lowercased(t);
     words_with_capital_pairs(text)
         .filter(|t| all_caps(t.as_bytes()))
         .find(|t| {
