@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use crucible::document::{Debate, Verdict};
-use crucible::example;
+use crucible::scenario;
 use crucible::verdict::js_to_fixed;
 use crucible::{FixedEnv, Protocol};
 
@@ -59,30 +59,35 @@ fn print_verdict(d: &Debate, v: &Verdict, heading: &str) {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut p = Protocol::new(FixedEnv::new(1_767_225_600_000, 1000));
-    let mut ex =
-        example::build(&mut p).map_err(|e| anyhow::anyhow!("worked example refused: {e}"))?;
+    // The same scenario `panel up` plays through the distributed panel, here answered by
+    // a panel that always rules as hinted, so only the engine is exercised.
+    let scenario = scenario::worked_example("http://127.0.0.1");
+    let debate = scenario::run_with_hinted_panel(&mut p, &scenario)
+        .map_err(|e| anyhow::anyhow!("worked example refused: {e}"))?;
     println!("Crucible Protocol worked verdict (paper section 4), engine only");
-    println!("resolution: {}", ex.debate.resolution);
-    let first = ex.debate.verdicts[0].clone();
+    println!("resolution: {}", debate.resolution);
+    let [first, second] = debate.verdicts.as_slice() else {
+        anyhow::bail!(
+            "the worked example should issue two verdicts, it issued {}",
+            debate.verdicts.len()
+        );
+    };
     print_verdict(
-        &ex.debate,
-        &first,
+        &debate,
+        first,
         "Verdict 1 (B1's T1 source unverified: scores at T3)",
     );
-    example::verify_b1_and_revise(&mut p, &mut ex)
-        .map_err(|e| anyhow::anyhow!("revision refused: {e}"))?;
-    let second = ex.debate.verdicts[1].clone();
     print_verdict(
-        &ex.debate,
-        &second,
+        &debate,
+        second,
         "Verdict 2 (an arbiter retrieved B1's source and confirmed T1)",
     );
     println!(
         "\nBoth verdicts stay on the record; the debate is {}.",
-        ex.debate.phase
+        debate.phase
     );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&ex.debate.to_json())?);
+        println!("{}", serde_json::to_string_pretty(&debate.to_json())?);
     }
     Ok(ExitCode::SUCCESS)
 }
