@@ -5,16 +5,25 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod arbiter_cmd;
 mod calibrate;
+mod cluster_addr;
+mod cluster_client;
+mod contribution_cmd;
 mod coordinator_cmd;
+mod debate_cmd;
 mod demo;
+mod export_cmd;
 mod gate_cmd;
 mod jsonl;
 mod ledger_cmd;
+mod motion_cmd;
 mod node_cmd;
 mod replay_cmd;
+mod rulings;
 mod source_server;
 mod up;
+mod user_cmd;
 mod verify_cmd;
 
 #[derive(Parser)]
@@ -34,6 +43,8 @@ enum Command {
     Up(up::Args),
     /// Verify an exported record offline: signatures, commitments, draws, acceptance, Merkle log, ledger.
     Verify(verify_cmd::Args),
+    #[command(flatten)]
+    User(user_cmd::Command),
     /// Replay the paper's worked verdict (section 4) through the engine and print both verdicts.
     Demo(demo::Args),
     /// Recompute a debate document's ledger, margin, band and winner offline.
@@ -56,6 +67,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Up(args) => up::run(args),
         Command::Verify(args) => verify_cmd::run(args),
+        Command::User(cmd) => user_cmd::run(cmd),
         Command::Ledger(args) => ledger_cmd::run(args),
         Command::Replay(args) => replay_cmd::run(args),
         Command::Gate(args) => gate_cmd::run(args),

@@ -27,6 +27,7 @@ use panel_coordinator::pb::coordinator as cpb;
 use panel_coordinator::record::{self, Bundle};
 use serde_json::{Value, json};
 
+use crate::rulings::ruling_line;
 use crate::source_server::SourceServer;
 
 #[derive(clap::Args)]
@@ -261,18 +262,15 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         )?;
     }
     println!("started 3 coordinator replicas: {}", addrs.join(", "));
-    wait_for(
-        "replicas answer",
-        Duration::from_secs(30),
-        || async {
-            for a in &addrs {
-                if client::status(a).await.is_err() {
-                    return false;
-                }
+    crate::cluster_addr::write_cluster_file(&state, &addrs)?;
+    wait_for("replicas answer", Duration::from_secs(30), || async {
+        for a in &addrs {
+            if client::status(a).await.is_err() {
+                return false;
             }
-            true
-        },
-    )
+        }
+        true
+    })
     .await?;
     let mut admin = client::admin_on_leader(&addrs[0]).await?;
     admin
@@ -426,19 +424,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     {
         bail!("not every arbiter was admitted; the worked example needs all four");
     }
-    let names: BTreeMap<String, (String, String)> = arbiters
-        .iter()
-        .map(|a| {
-            let r = &a["registration"];
-            (
-                r["public_key"].as_str().unwrap_or("").to_string(),
-                (
-                    r["arbiter_id"].as_str().unwrap_or("?").to_string(),
-                    r["stance"].as_str().unwrap_or("?").to_string(),
-                ),
-            )
-        })
-        .collect();
+    let names = crate::rulings::names_from_arbiters(&arbiters);
 
     // The worked example, through the panel.
     let created = panel
@@ -669,30 +655,6 @@ async fn settle(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-fn ruling_line(
-    hex_ruling: &str,
-    names: &BTreeMap<String, (String, String)>,
-) -> Option<(String, String, String)> {
-    use prost::Message;
-    let bytes = hex::decode(hex_ruling).ok()?;
-    let sr = panel_proto::pb::SignedRuling::decode(bytes.as_slice()).ok()?;
-    let r = sr.ruling?;
-    let (id, stance) = names
-        .get(&hex::encode(&r.arbiter_key))
-        .cloned()
-        .unwrap_or(("?".into(), "?".into()));
-    let decision = panel_proto::ruling_check::decision_name(
-        panel_proto::pb::Decision::try_from(r.decision)
-            .unwrap_or(panel_proto::pb::Decision::Unspecified),
-    );
-    let value = match (r.relevance, r.receipt.as_ref()) {
-        (Some(rel), _) => format!("relevance {}", f64::from(rel) * 0.25),
-        (_, Some(rc)) => format!("{decision} (receipt {})", &hex::encode(&rc.sha256)[..12]),
-        _ => decision.to_string(),
-    };
-    Some((stance, id, value))
 }
 
 async fn print_new_motions(

@@ -1,0 +1,298 @@
+//! Arbiters on a running cluster: `panel arbiter register|list|show`. A registered arbiter
+//! takes the calibration exam through its node and is admitted or refused by the recorded
+//! decision (calibration-digest: Brier skill, log score, Cooke's calibration, inertness);
+//! `show` prints the scores and any failed bar.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use panel_coordinator::acceptance::Stance;
+use panel_coordinator::command::{ArbiterRegistration, Command as Write, Query};
+use serde_json::Value;
+
+use crate::cluster_addr::ClusterArgs;
+use crate::cluster_client::{Cluster, WriteOutcome, print_json, report_refusal, runtime};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    cmd: ArbiterCmd,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+enum StanceArg {
+    #[value(name = "A")]
+    A,
+    #[value(name = "B")]
+    B,
+    #[value(name = "none")]
+    None,
+}
+
+#[derive(clap::Subcommand)]
+enum ArbiterCmd {
+    /// Register an arbiter node; the leader then gives it the calibration exam.
+    #[command(group(clap::ArgGroup::new("key").required(true).args(["key_file", "public_key"])))]
+    Register {
+        /// The arbiter's id, unique in the panel.
+        #[arg(long)]
+        id: String,
+        /// The node's key file (`panel node keygen`); only its public key is sent.
+        #[arg(long, value_name = "PATH")]
+        key_file: Option<PathBuf>,
+        /// The ed25519 public key as 64 hex characters (instead of --key-file).
+        #[arg(long, value_name = "HEX")]
+        public_key: Option<String>,
+        /// The organisation running the arbiter (panels need two or more).
+        #[arg(long)]
+        organisation: String,
+        /// The model family judging (kept off motions on same-family authors).
+        #[arg(long)]
+        model_family: String,
+        /// The declared prior on the resolution.
+        #[arg(long, value_enum, ignore_case = true)]
+        stance: StanceArg,
+        /// Where the node serves the ArbiterNode API, http://host:port.
+        #[arg(long)]
+        endpoint: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+    /// List the registered arbiters with stance, organisation and admission.
+    List {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+    /// One arbiter: registration, calibration scores and the admission decision.
+    Show {
+        /// The arbiter id.
+        id: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+}
+
+/// The hex public key from `--public-key` or the key file, checked to be a valid
+/// ed25519 point before it is sent.
+fn public_key(key_file: Option<&PathBuf>, public_key: Option<&str>) -> Result<String> {
+    let hex_key = match (key_file, public_key) {
+        (Some(path), _) => {
+            let key = panel_node::keyfile::load_key(path)
+                .with_context(|| format!("--key-file {}", path.display()))?;
+            hex::encode(key.verifying_key().as_bytes())
+        }
+        (None, Some(h)) => h.trim().to_ascii_lowercase(),
+        (None, None) => bail!("give --key-file PATH or --public-key HEX"),
+    };
+    let bytes = hex::decode(&hex_key).map_err(|_| {
+        anyhow!(
+            "--public-key {hex_key:?} is not hex; give the 64 hex characters `panel node fingerprint --key-file PATH` prints"
+        )
+    })?;
+    if bytes.len() != 32 {
+        bail!(
+            "--public-key has {} bytes; an ed25519 public key is 32 bytes (64 hex characters), as `panel node fingerprint` prints",
+            bytes.len()
+        );
+    }
+    panel_proto::keys::parse_public_key(&bytes).map_err(|e| {
+        anyhow!("--public-key is not a usable ed25519 public key ({e}); copy it from `panel node fingerprint`")
+    })?;
+    Ok(hex_key)
+}
+
+fn check_endpoint(endpoint: &str) -> Result<()> {
+    let rest = endpoint
+        .strip_prefix("http://")
+        .or_else(|| endpoint.strip_prefix("https://"));
+    match rest {
+        Some(hp) => {
+            crate::cluster_addr::check_addr(hp.trim_end_matches('/'), "--endpoint")?;
+            Ok(())
+        }
+        None => bail!(
+            "--endpoint {endpoint:?} must be http://host:port (where the node serves), e.g. http://127.0.0.1:7101"
+        ),
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    match args.cmd {
+        ArbiterCmd::Register {
+            id,
+            key_file,
+            public_key: pk,
+            organisation,
+            model_family,
+            stance,
+            endpoint,
+            json,
+            cluster,
+        } => {
+            let public_key = public_key(key_file.as_ref(), pk.as_deref())?;
+            check_endpoint(&endpoint)?;
+            let reg = ArbiterRegistration {
+                arbiter_id: id.clone(),
+                public_key,
+                organisation,
+                model_family,
+                stance: match stance {
+                    StanceArg::A => Stance::A,
+                    StanceArg::B => Stance::B,
+                    StanceArg::None => Stance::None,
+                },
+                endpoint,
+            };
+            let mut c = Cluster::connect(&cluster)?;
+            runtime()?.block_on(async move {
+                match c.write(&Write::RegisterArbiter(reg)).await? {
+                    WriteOutcome::Refused { code, message } => {
+                        report_refusal(&format!("registering {id}"), &code, &message, json)
+                    }
+                    WriteOutcome::Applied(v) => {
+                        if json {
+                            print_json(&v)?;
+                        } else {
+                            println!(
+                                "registered arbiter {id}; the leader now gives it the calibration exam (`panel arbiter show {id}`)"
+                            );
+                        }
+                        Ok(ExitCode::SUCCESS)
+                    }
+                }
+            })
+        }
+        ArbiterCmd::List { json, cluster } => {
+            let c = Cluster::connect(&cluster)?;
+            let v = runtime()?.block_on(c.read(&Query::Arbiters))?;
+            if json {
+                print_json(&v)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let list = v["arbiters"].as_array().cloned().unwrap_or_default();
+            if list.is_empty() {
+                println!("no arbiters registered; `panel arbiter register` adds one");
+            }
+            for a in &list {
+                let r = &a["registration"];
+                println!(
+                    "{:<14} stance {:<4} {:<12} {:<10} {:<10} {}",
+                    r["arbiter_id"].as_str().unwrap_or("?"),
+                    r["stance"].as_str().unwrap_or("?"),
+                    r["organisation"].as_str().unwrap_or("?"),
+                    r["model_family"].as_str().unwrap_or("?"),
+                    admission(a),
+                    r["endpoint"].as_str().unwrap_or("")
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ArbiterCmd::Show { id, json, cluster } => {
+            let c = Cluster::connect(&cluster)?;
+            let v = runtime()?.block_on(c.read(&Query::Arbiter {
+                arbiter_id: id.clone(),
+            }))?;
+            let a = &v["arbiter"];
+            if a.is_null() {
+                bail!("arbiter {id} is not registered; `panel arbiter list` shows the ids");
+            }
+            if json {
+                print_json(a)?;
+            } else {
+                print_arbiter(a);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn admission(a: &Value) -> &'static str {
+    match (a["admitted"].as_bool(), a["exam"].is_null()) {
+        (Some(true), _) => "admitted",
+        (_, true) => "exam due",
+        _ => "refused",
+    }
+}
+
+fn f(v: &Value) -> String {
+    v.as_f64().map_or("-".into(), |x| format!("{x:.3}"))
+}
+
+fn print_arbiter(a: &Value) {
+    let r = &a["registration"];
+    println!(
+        "arbiter {}: stance {}, {}, {}",
+        r["arbiter_id"].as_str().unwrap_or("?"),
+        r["stance"].as_str().unwrap_or("?"),
+        r["organisation"].as_str().unwrap_or("?"),
+        r["model_family"].as_str().unwrap_or("?")
+    );
+    println!("  public key {}", r["public_key"].as_str().unwrap_or("?"));
+    println!("  endpoint   {}", r["endpoint"].as_str().unwrap_or(""));
+    let exam = &a["exam"];
+    if exam.is_null() {
+        println!(
+            "  calibration exam: not scored yet (the leader administers it after registration)"
+        );
+        return;
+    }
+    let s = &exam["scores"];
+    println!(
+        "  calibration exam {} ({} answered)",
+        s["exam"].as_str().unwrap_or("?"),
+        s["answered"]
+    );
+    let b = &s["binary"];
+    println!(
+        "    binary items {}: Brier {} (base rate {}), skill {}, log score {}, ECE {}",
+        b["items"],
+        f(&b["brier"]),
+        f(&b["base_rate_brier"]),
+        f(&b["brier_skill"]),
+        f(&b["log_score"]),
+        f(&b["ece"])
+    );
+    let q = &s["quantiles"];
+    println!(
+        "    quantile seeds {}: Cooke calibration {}, information {}",
+        q["seeds"],
+        f(&q["calibration"]),
+        f(&q["information"])
+    );
+    for k in ["relevance", "tier"] {
+        let x = &s[k];
+        if !x.is_null() {
+            println!(
+                "    {k} items {}: kappa {}, inert {}",
+                x["items"],
+                f(&x["kappa"]),
+                x["inert"]["inert"]
+            );
+        }
+    }
+    let d = &exam["decision"];
+    if d["admitted"].as_bool() == Some(true) {
+        println!("  admission: admitted");
+    } else {
+        println!("  admission: refused");
+        for bar in d["failed"].as_array().map_or(&[][..], |v| v) {
+            println!(
+                "    failed {}: observed {}, required {}: {}",
+                bar["bar"].as_str().unwrap_or("?"),
+                f(&bar["observed"]),
+                bar["required"].as_str().unwrap_or("?"),
+                bar["message"].as_str().unwrap_or("")
+            );
+        }
+        if let Some(t) = d["reexam_date"].as_str() {
+            println!("    re-exam from {t}");
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! A connection to the coordinator cluster for one user command: reads that prefer the
+//! leader (linearizable, so a read right after a write sees it) and fall back to any
+//! replica, and writes retried across replicas under one request id, so a command
+//! applies at most once however many tries reach the log.
+
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use panel_coordinator::client;
+use panel_coordinator::command::{Command, Query};
+use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
+use serde_json::Value;
+use tonic::transport::Channel;
+
+use crate::cluster_addr::{ClusterArgs, Source};
+
+/// How long a write keeps trying while replicas elect a leader or restart.
+const WRITE_PATIENCE: Duration = Duration::from_secs(30);
+
+pub struct Cluster {
+    addrs: Vec<String>,
+    source: Source,
+    /// Made on the first write: a channel needs the runtime the command runs in.
+    clients: Vec<CoordinatorClient<Channel>>,
+    client_id: String,
+    next_request: u64,
+}
+
+/// What the replicated state machine answered to a write.
+pub enum WriteOutcome {
+    Applied(Value),
+    /// Refused deterministically in apply; nothing changed.
+    Refused {
+        code: String,
+        message: String,
+    },
+}
+
+impl Cluster {
+    pub fn connect(args: &ClusterArgs) -> Result<Cluster> {
+        let (addrs, source) = args.resolve()?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        Ok(Cluster {
+            addrs,
+            source,
+            clients: Vec::new(),
+            // Unique per invocation: a retry inside this run deduplicates, a new run never
+            // collides with an earlier one.
+            client_id: format!("panel-cli-{}-{nanos}", std::process::id()),
+            next_request: 0,
+        })
+    }
+
+    fn unreachable(&self, what: &str, last: impl std::fmt::Display) -> anyhow::Error {
+        anyhow!(
+            "no coordinator answered {what} at {} (from {}): {last}; {}",
+            self.addrs.join(","),
+            self.source,
+            self.source.unreachable_hint()
+        )
+    }
+
+    /// Answers a query from the leader when one is reachable, else from any replica.
+    pub async fn read(&self, q: &Query) -> Result<Value> {
+        let mut last = String::from("no address");
+        for linearizable in [true, false] {
+            for addr in &self.addrs {
+                match client::read(addr, q, linearizable).await {
+                    Ok(r) => return Ok(serde_json::from_str(&r.result_json)?),
+                    Err(e) => last = short(&e),
+                }
+            }
+        }
+        Err(self.unreachable("a read", last))
+    }
+
+    pub async fn write(&mut self, command: &Command) -> Result<WriteOutcome> {
+        if self.clients.is_empty() {
+            // Fail fast when nothing answers at all, rather than retrying for the whole
+            // write patience.
+            let mut last = None;
+            for a in &self.addrs {
+                match client::status(a).await {
+                    Ok(_) => {
+                        last = None;
+                        break;
+                    }
+                    Err(e) => last = Some(short(&e)),
+                }
+            }
+            if let Some(e) = last {
+                return Err(self.unreachable("a status check", e));
+            }
+            self.clients = self
+                .addrs
+                .iter()
+                .map(|a| client::coordinator(a))
+                .collect::<Result<_, _>>()?;
+        }
+        self.next_request += 1;
+        let r = client::write_with_retry(
+            &mut self.clients,
+            &self.client_id,
+            self.next_request,
+            command,
+            WRITE_PATIENCE,
+        )
+        .await
+        .map_err(|e| self.unreachable(&format!("the {} write", command.kind()), short(&e)))?;
+        let v: Value = serde_json::from_str(&r.result_json)?;
+        if r.applied {
+            return Ok(WriteOutcome::Applied(v));
+        }
+        Ok(WriteOutcome::Refused {
+            code: v["code"].as_str().unwrap_or("refused").to_string(),
+            message: v["message"]
+                .as_str()
+                .map_or_else(|| r.result_json.clone(), str::to_string),
+        })
+    }
+}
+
+/// The gist of a client error: gRPC statuses by code and message, without the
+/// transport's nested debug output.
+fn short(e: &client::ClientError) -> String {
+    match e {
+        client::ClientError::Rpc(s) => format!("{:?}: {}", s.code(), s.message()),
+        other => other.to_string(),
+    }
+}
+
+/// A tokio runtime for one command.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Prints JSON for machines; a closed pipe (`| head`) ends quietly instead of panicking.
+pub fn print_json(v: &Value) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let text = serde_json::to_string_pretty(v)?;
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// Prints a refusal from the coordinator (the protocol's code and message) and returns
+/// exit status 1. With `json`, the refusal also goes to stdout as JSON.
+pub fn report_refusal(
+    what: &str,
+    code: &str,
+    message: &str,
+    json: bool,
+) -> Result<std::process::ExitCode> {
+    if json {
+        print_json(&serde_json::json!({ "applied": false, "code": code, "message": message }))?;
+    }
+    eprintln!("refused: {what}\n  code:    {code}\n  message: {message}");
+    Ok(std::process::ExitCode::from(1))
+}

@@ -1,0 +1,518 @@
+//! Debates on a running cluster: `panel debate new|list|show`, `panel ask` (a motion the
+//! document does not raise by itself: a phase advance, a tier verification) and
+//! `panel verdict` (the frozen verdicts, SPEC 3.7; `--reissue` asks for a fresh one).
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::builder::PossibleValuesParser;
+use crucible::document::{Debate, phase};
+use crucible::motion::{Answer, Question};
+use crucible::report::ledger_report;
+use crucible::verdict::js_to_fixed;
+use panel_coordinator::command::{Command as Write, DebateSpec, PanelRequest, Query};
+use serde_json::{Value, json};
+
+use crate::cluster_addr::ClusterArgs;
+use crate::cluster_client::{Cluster, WriteOutcome, print_json, report_refusal, runtime};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    cmd: DebateCmd,
+}
+
+#[derive(clap::Subcommand)]
+enum DebateCmd {
+    /// Open a debate (phase framing); its motions are drawn from the admitted arbiters.
+    New {
+        /// The resolution debated.
+        #[arg(long)]
+        resolution: String,
+        /// Side A's position.
+        #[arg(long)]
+        pos_a: String,
+        /// Side B's position.
+        #[arg(long)]
+        pos_b: String,
+        /// Who carries the burden of proof (SPEC section 9: a tie goes against it).
+        #[arg(long, value_parser = PossibleValuesParser::new(["A", "B", "shared"]))]
+        burden: Option<String>,
+        /// Most standing claims per side.
+        #[arg(long)]
+        claim_budget: Option<f64>,
+        /// Seats per motion panel.
+        #[arg(long, default_value_t = 4)]
+        seats: usize,
+        /// Least seats per declared stance on every panel.
+        #[arg(long, default_value_t = 2)]
+        min_per_stance: usize,
+        /// Motions carry the expected answer for scripted judges (demos and tests only).
+        #[arg(long)]
+        simulation: bool,
+        /// Who opens the debate (on the record).
+        #[arg(long, default_value = "panel-cli")]
+        convener: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+    /// List the debates: id, phase, verdicts, open motions, resolution.
+    List {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+    /// Show a debate: phase, threads with canonical versions and merits, open motions,
+    /// verdicts. `--json` prints the SPEC JSON document.
+    Show {
+        /// The debate id, e.g. deb_1.
+        id: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+}
+
+/// `panel ask`: put a question to the panel.
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("question").required(true).args(["advance", "verify_tier"])))]
+pub struct AskArgs {
+    #[arg(long)]
+    debate: String,
+    /// Ask to advance from this phase (it must be the current one).
+    #[arg(long, value_name = "FROM_PHASE", value_parser = PossibleValuesParser::new(phase::ORDER))]
+    advance: Option<String>,
+    /// Ask the panel to retrieve a citation and verify its claimed tier.
+    #[arg(long, value_name = "VERSION_ID", requires_all = ["thread", "citation"])]
+    verify_tier: Option<String>,
+    /// The thread of the version (with --verify-tier).
+    #[arg(long)]
+    thread: Option<String>,
+    /// The citation's index in the version's evidence, from 0 (with --verify-tier).
+    #[arg(long)]
+    citation: Option<u32>,
+    /// Simulation debates only: the answer scripted judges give.
+    #[arg(long, value_parser = PossibleValuesParser::new(["yes", "no"]))]
+    expect: Option<String>,
+    /// Who asks (on the record).
+    #[arg(long, default_value = "panel-cli")]
+    author: String,
+    /// Wait until the motion is decided and print its outcome.
+    #[arg(long)]
+    wait: bool,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+}
+
+/// `panel verdict`: show a debate's verdicts, or ask for a fresh one.
+#[derive(clap::Args)]
+pub struct VerdictArgs {
+    /// The debate id.
+    id: String,
+    /// Issue a fresh verdict from the current ledger (earlier verdicts stay).
+    #[arg(long)]
+    reissue: bool,
+    /// Who asks for the fresh verdict (on the record).
+    #[arg(long, default_value = "panel-cli")]
+    author: String,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    match args.cmd {
+        DebateCmd::New {
+            resolution,
+            pos_a,
+            pos_b,
+            burden,
+            claim_budget,
+            seats,
+            min_per_stance,
+            simulation,
+            convener,
+            json,
+            cluster,
+        } => {
+            if min_per_stance * 2 > seats {
+                bail!(
+                    "--min-per-stance {min_per_stance} needs at least {} seats; raise --seats or lower --min-per-stance",
+                    min_per_stance * 2
+                );
+            }
+            let mut c = Cluster::connect(&cluster)?;
+            let spec = DebateSpec {
+                resolution,
+                pos_a,
+                pos_b,
+                burden,
+                claim_budget,
+                seats,
+                min_per_stance,
+                policy: None,
+                simulation,
+                convener,
+            };
+            runtime()?.block_on(async move {
+                match c.write(&Write::CreateDebate(spec)).await? {
+                    WriteOutcome::Refused { code, message } => {
+                        report_refusal("the new debate", &code, &message, json)
+                    }
+                    WriteOutcome::Applied(v) => {
+                        if json {
+                            print_json(&v)?;
+                        } else {
+                            let id = v["debate_id"].as_str().unwrap_or("?");
+                            println!("created debate {id} (phase framing)");
+                            println!(
+                                "next: `panel ask --debate {id} --advance framing` opens construction"
+                            );
+                        }
+                        Ok(ExitCode::SUCCESS)
+                    }
+                }
+            })
+        }
+        DebateCmd::List { json, cluster } => {
+            let c = Cluster::connect(&cluster)?;
+            let v = runtime()?.block_on(c.read(&Query::Debates))?;
+            if json {
+                print_json(&v)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let list = v["debates"].as_array().cloned().unwrap_or_default();
+            if list.is_empty() {
+                println!("no debates yet; open one with `panel debate new`");
+            }
+            for d in list {
+                println!(
+                    "{:<8} {:<13} verdicts {:<2} open motions {:<3} {}",
+                    d["id"].as_str().unwrap_or("?"),
+                    d["phase"].as_str().unwrap_or("?"),
+                    d["verdicts"],
+                    d["open_motions"],
+                    d["resolution"].as_str().unwrap_or("")
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DebateCmd::Show { id, json, cluster } => {
+            let c = Cluster::connect(&cluster)?;
+            let (doc, rec) = runtime()?.block_on(fetch(&c, &id))?;
+            if json {
+                print_json(&doc.to_json())?;
+            } else {
+                print_debate(&doc, &rec);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The debate document and its panel bookkeeping (open motions, settled questions).
+pub async fn fetch(c: &Cluster, id: &str) -> Result<(Debate, Value)> {
+    let v = c
+        .read(&Query::Debate {
+            debate_id: id.into(),
+        })
+        .await?;
+    let rec = v.get("debate").cloned().unwrap_or(Value::Null);
+    let doc = rec
+        .get("debate")
+        .cloned()
+        .ok_or_else(|| anyhow!("debate {id} does not exist; `panel debate list` shows the ids"))?;
+    let d = crucible::migrate::load_value(doc)
+        .with_context(|| format!("the coordinator's copy of {id} does not load"))?;
+    Ok((d, rec))
+}
+
+fn num(x: f64, digits: usize) -> String {
+    js_to_fixed(x, digits)
+}
+
+fn print_debate(d: &Debate, rec: &Value) {
+    println!("debate {}: {}", d.id, d.resolution);
+    println!("  A: {}", d.positions.a);
+    println!("  B: {}", d.positions.b);
+    println!(
+        "  phase {}, burden {}, {} thread(s), {} challenge(s), {} verdict(s)",
+        d.phase,
+        d.burden,
+        d.threads.len(),
+        d.challenges.len(),
+        d.verdicts.len()
+    );
+    let ledger = ledger_report(d);
+    let merits: BTreeMap<&str, &Value> = ledger["rows"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| r["versionId"].as_str().map(|id| (id, r)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !d.threads.is_empty() {
+        println!("\nthreads");
+    }
+    for t in &d.threads {
+        println!(
+            "  {} (side {}) {}",
+            t.id,
+            t.side.as_deref().unwrap_or("?"),
+            t.title_or_id()
+        );
+        match t.canonical() {
+            Some(v) => {
+                let merit = merits.get(v.id.as_str()).map_or_else(
+                    || "not scored".to_string(),
+                    |r| {
+                        format!(
+                            "merit {} = E {} x R {} x S {} x Q {}",
+                            num(r["merit"].as_f64().unwrap_or(0.0), 2),
+                            r["E"],
+                            r["R"],
+                            r["S"],
+                            r["Q"]
+                        )
+                    },
+                );
+                println!(
+                    "    canonical {} (v{}, {} / {}): {}",
+                    v.id,
+                    v.num,
+                    v.kind.as_deref().unwrap_or("?"),
+                    v.qualifier.as_deref().unwrap_or("?"),
+                    v.assertion.as_deref().unwrap_or("")
+                );
+                println!("      {merit}");
+            }
+            None => println!("    no canonical version yet"),
+        }
+        for v in t
+            .versions
+            .iter()
+            .filter(|v| Some(&v.id) != t.canonical_id.as_ref())
+        {
+            println!(
+                "    {} (v{}) {}: {}",
+                v.id,
+                v.num,
+                v.status,
+                v.assertion.as_deref().unwrap_or("")
+            );
+        }
+    }
+    if !d.challenges.is_empty() {
+        println!("\nchallenges");
+    }
+    for c in &d.challenges {
+        println!(
+            "  {} on {} ({}, side {}): {}",
+            c.id,
+            c.version_id,
+            c.ground.as_deref().unwrap_or("?"),
+            c.side.as_deref().unwrap_or("?"),
+            c.resolution
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .unwrap_or("unresolved")
+        );
+    }
+    for (side, s) in [("A", &d.steelmans.a), ("B", &d.steelmans.b)] {
+        if s.status != "none" {
+            println!("steelman of side {side}: {}", s.status);
+        }
+    }
+    let open = rec["open"].as_object().cloned().unwrap_or_default();
+    println!(
+        "\nopen motions:{}",
+        if open.is_empty() { " none" } else { "" }
+    );
+    for (question, motion) in &open {
+        println!("  {} asks {question}", motion.as_str().unwrap_or("?"));
+    }
+    println!(
+        "\ncurrent ledger: A {} vs B {}, margin {}, {}",
+        num(ledger["totals"]["A"].as_f64().unwrap_or(0.0), 2),
+        num(ledger["totals"]["B"].as_f64().unwrap_or(0.0), 2),
+        num(ledger["margin"].as_f64().unwrap_or(0.0), 3),
+        ledger["band"]["label"].as_str().unwrap_or("?")
+    );
+    for v in &d.verdicts {
+        println!("{}", verdict_line(v));
+    }
+}
+
+fn verdict_line(v: &crucible::document::Verdict) -> String {
+    format!(
+        "verdict {}: A {} vs B {}, margin {} -> {}{}{}",
+        v.n,
+        num(v.totals.a.0, 2),
+        num(v.totals.b.0, 2),
+        num(v.margin.0, 3),
+        match v.winner {
+            Some(w) => format!("side {w} wins ({})", v.band.label),
+            None => format!("no winner ({})", v.band.label),
+        },
+        if v.by_burden { ", by burden" } else { "" },
+        v.via_appeal_id
+            .as_deref()
+            .map_or(String::new(), |a| format!(", after appeal {a}"))
+    )
+}
+
+pub fn ask(args: AskArgs) -> Result<ExitCode> {
+    let question = match (&args.advance, &args.verify_tier) {
+        (Some(from), _) => Question::AdvancePhase { from: from.clone() },
+        (None, Some(version)) => Question::VerifyTier {
+            thread_id: args.thread.clone().unwrap_or_default(),
+            version_id: version.clone(),
+            citation_index: args.citation.unwrap_or(0),
+        },
+        (None, None) => bail!("say what to ask: --advance FROM_PHASE or --verify-tier VERSION_ID"),
+    };
+    let expected = args.expect.as_deref().map(|e| match e {
+        "no" => Answer::No,
+        _ => Answer::Yes,
+    });
+    let mut c = Cluster::connect(&args.cluster)?;
+    let req = PanelRequest {
+        debate_id: args.debate.clone(),
+        author: args.author.clone(),
+        question: question.clone(),
+        expected,
+    };
+    runtime()?.block_on(async move {
+        let v = match c.write(&Write::AskPanel(req)).await? {
+            WriteOutcome::Refused { code, message } => {
+                return report_refusal(
+                    &format!("the {} question on {}", question.kind(), args.debate),
+                    &code,
+                    &message,
+                    args.json,
+                );
+            }
+            WriteOutcome::Applied(v) => v,
+        };
+        let motion_id = v["motion_id"].as_str().unwrap_or("?").to_string();
+        if !args.wait {
+            if args.json {
+                print_json(&v)?;
+            } else {
+                println!(
+                    "motion {motion_id} opened: {} (`panel motion show {motion_id}`)",
+                    question.key()
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        let m = wait_decided(&c, &motion_id, Duration::from_secs(120)).await?;
+        if args.json {
+            print_json(&json!({ "ask": v, "motion": m }))?;
+        } else {
+            println!(
+                "motion {motion_id} ({}): {}",
+                question.key(),
+                crate::motion_cmd::outcome_text(&m["status"])
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Polls a motion until the panel decided it.
+async fn wait_decided(c: &Cluster, motion_id: &str, limit: Duration) -> Result<Value> {
+    let start = Instant::now();
+    loop {
+        let v = c
+            .read(&Query::Motion {
+                motion_id: motion_id.into(),
+            })
+            .await?;
+        let m = &v["motion"];
+        if m["status"].get("Decided").is_some() {
+            return Ok(m.clone());
+        }
+        if start.elapsed() > limit {
+            bail!(
+                "motion {motion_id} is still open after {} s; check it later with `panel motion show {motion_id}`",
+                limit.as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+pub fn verdict(args: VerdictArgs) -> Result<ExitCode> {
+    let mut c = Cluster::connect(&args.cluster)?;
+    runtime()?.block_on(async move {
+        let mut reissued = Value::Null;
+        if args.reissue {
+            let w = Write::ReissueVerdict {
+                debate_id: args.id.clone(),
+                author: args.author.clone(),
+            };
+            match c.write(&w).await? {
+                WriteOutcome::Refused { code, message } => {
+                    return report_refusal(
+                        &format!("a fresh verdict for {}", args.id),
+                        &code,
+                        &message,
+                        args.json,
+                    );
+                }
+                WriteOutcome::Applied(v) => reissued = v,
+            }
+        }
+        let (d, _) = fetch(&c, &args.id).await?;
+        if args.json {
+            let doc = d.to_json();
+            print_json(&json!({
+                "debate_id": d.id,
+                "phase": d.phase,
+                "reissued": reissued,
+                "verdicts": doc["verdicts"],
+            }))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(n) = reissued["verdict"].as_u64() {
+            println!("issued verdict {n} from the current ledger");
+        }
+        if d.verdicts.is_empty() {
+            println!(
+                "debate {} has no verdict yet (phase {}); verdicts are issued when it reaches the verdict phase",
+                d.id, d.phase
+            );
+        }
+        for v in &d.verdicts {
+            println!("{}", verdict_line(v));
+            println!("  {}", v.rationale);
+            for r in &v.ledger {
+                println!(
+                    "    {} {:<7} {} v{} merit {:>5} (E {} R {} S {} Q {}) {}",
+                    r.side.as_deref().unwrap_or("?"),
+                    r.thread_id,
+                    r.version_id,
+                    r.version_num,
+                    num(r.merit.0, 2),
+                    r.e.0,
+                    r.r.0,
+                    r.s.0,
+                    r.q.0,
+                    r.thread_title.as_deref().unwrap_or("")
+                );
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}

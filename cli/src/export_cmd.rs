@@ -1,0 +1,76 @@
+//! `panel export`: the whole record from a running cluster (every applied registration,
+//! debate write and outcome, the documents, the arbiters) with a checkpoint signed by the
+//! exporting replica, written to a file that `panel verify` checks offline.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use panel_coordinator::command::Query;
+use panel_coordinator::record::{self, Bundle};
+use serde_json::json;
+
+use crate::cluster_addr::ClusterArgs;
+use crate::cluster_client::{Cluster, print_json, runtime};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Where to write the record; default STATE/record-export.json.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let c = Cluster::connect(&args.cluster)?;
+    let export = runtime()?.block_on(c.read(&Query::Export))?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.cluster.state.join("record-export.json"));
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(&out, serde_json::to_vec_pretty(&export)?)
+        .with_context(|| format!("writing {}", out.display()))?;
+    let bundle: Bundle = serde_json::from_value(export)
+        .context("the coordinator's export is not a record; is it the same panel version?")?;
+    // A local check, so a bad export is noticed now; `panel verify` is the auditor's tool.
+    let check = record::verify(&bundle);
+    if args.json {
+        print_json(&json!({
+            "out": out,
+            "entries": bundle.entries.len(),
+            "debates": bundle.debates.len(),
+            "arbiters": bundle.arbiters.len(),
+            "signed": bundle.checkpoint.is_some(),
+            "verifies": check.as_ref().map_err(|e| e.to_string()).err().map_or(json!(true), |e| json!({ "error": e })),
+        }))?;
+    } else {
+        println!(
+            "exported {} entries, {} debate(s), {} arbiter(s){} to {}",
+            bundle.entries.len(),
+            bundle.debates.len(),
+            bundle.arbiters.len(),
+            if bundle.checkpoint.is_some() {
+                ", with a signed checkpoint,"
+            } else {
+                ""
+            },
+            out.display()
+        );
+        match &check {
+            Ok(_) => println!("it verifies offline: `panel verify {}`", out.display()),
+            Err(e) => eprintln!("warning: the exported record does not verify: {e}"),
+        }
+    }
+    Ok(if check.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,152 @@
+//! Reading the signed rulings a motion keeps on the record. The coordinator stores each
+//! ruling as hex of the protobuf `SignedRuling` (docs/WIRE.md); `panel up` and
+//! `panel motion show` decode them here and name the arbiter by its registered key.
+
+use std::collections::BTreeMap;
+
+use prost::Message;
+use serde::Serialize;
+use serde_json::Value;
+
+/// Registered arbiters by hex public key: (arbiter id, declared stance).
+pub type Names = BTreeMap<String, (String, String)>;
+
+/// The roster from a `Query::Arbiters` answer's `arbiters` list.
+pub fn names_from_arbiters(arbiters: &[Value]) -> Names {
+    arbiters
+        .iter()
+        .map(|a| {
+            let r = &a["registration"];
+            (
+                r["public_key"].as_str().unwrap_or("").to_string(),
+                (
+                    r["arbiter_id"].as_str().unwrap_or("?").to_string(),
+                    r["stance"].as_str().unwrap_or("?").to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// One decoded ruling, as a reader wants it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RulingView {
+    /// The registered arbiter id, or `?` for a key nobody registered.
+    pub arbiter: String,
+    pub stance: String,
+    pub arbiter_key: String,
+    pub decision: &'static str,
+    /// Credence in the affirmative outcome (WIRE: `Ruling.probability`).
+    pub probability: f64,
+    /// Relevance as a weight (step x 0.25, SPEC section 9), when the motion asks for one.
+    pub relevance: Option<f64>,
+    /// Tier found on verification, 1..5.
+    pub tier: Option<u32>,
+    /// Retrieval receipt: the address fetched and the hex SHA-256 of its bytes.
+    pub receipt: Option<(String, String)>,
+    pub rationale: String,
+}
+
+impl RulingView {
+    /// The short answer: the relevance, or the decision with the receipt's hash prefix.
+    pub fn value(&self) -> String {
+        match (self.relevance, &self.receipt) {
+            (Some(rel), _) => format!("relevance {rel}"),
+            (_, Some((_, sha))) => format!(
+                "{} (receipt {})",
+                self.decision,
+                sha.get(..12).unwrap_or(sha.as_str())
+            ),
+            _ => self.decision.to_string(),
+        }
+    }
+}
+
+/// Decodes one hex `SignedRuling`; says what is wrong when it cannot.
+pub fn decode(hex_ruling: &str, names: &Names) -> Result<RulingView, String> {
+    let bytes = hex::decode(hex_ruling).map_err(|e| format!("the ruling is not hex: {e}"))?;
+    let sr = panel_proto::pb::SignedRuling::decode(bytes.as_slice())
+        .map_err(|e| format!("the ruling is not a protobuf SignedRuling: {e}"))?;
+    let r = sr
+        .ruling
+        .ok_or("the signed ruling carries no ruling".to_string())?;
+    let key = hex::encode(&r.arbiter_key);
+    let (arbiter, stance) = names.get(&key).cloned().unwrap_or(("?".into(), "?".into()));
+    let decision = panel_proto::ruling_check::decision_name(
+        panel_proto::pb::Decision::try_from(r.decision)
+            .unwrap_or(panel_proto::pb::Decision::Unspecified),
+    );
+    Ok(RulingView {
+        arbiter,
+        stance,
+        arbiter_key: key,
+        decision,
+        probability: r.probability,
+        relevance: r.relevance.map(|s| f64::from(s) * 0.25),
+        tier: r.tier,
+        receipt: r
+            .receipt
+            .as_ref()
+            .map(|rc| (rc.url.clone(), hex::encode(&rc.sha256))),
+        rationale: r.rationale,
+    })
+}
+
+/// (stance, arbiter id, short answer) for a one-line summary of a ruling.
+pub fn ruling_line(hex_ruling: &str, names: &Names) -> Option<(String, String, String)> {
+    let v = decode(hex_ruling, names).ok()?;
+    let value = v.value();
+    Some((v.stance, v.arbiter, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signed(decision: panel_proto::pb::Decision, relevance: Option<u32>) -> String {
+        let sr = panel_proto::pb::SignedRuling {
+            ruling: Some(panel_proto::pb::Ruling {
+                motion_id: "m".into(),
+                decision: decision as i32,
+                probability: 0.8,
+                relevance,
+                rationale: "because".into(),
+                arbiter_key: vec![7; 32],
+                ..Default::default()
+            }),
+            signature: vec![0; 64],
+            envelope_version: 1,
+        };
+        hex::encode(sr.encode_to_vec())
+    }
+
+    #[test]
+    fn names_the_arbiter_by_key_and_reads_the_answer() {
+        let names: Names = [(hex::encode([7u8; 32]), ("arb".into(), "B".into()))].into();
+        let v = decode(&signed(panel_proto::pb::Decision::Accept, None), &names).unwrap();
+        assert_eq!((v.arbiter.as_str(), v.stance.as_str()), ("arb", "B"));
+        assert_eq!(v.decision, "ACCEPT");
+        assert_eq!(v.rationale, "because");
+        let line = ruling_line(&signed(panel_proto::pb::Decision::None, Some(2)), &names);
+        assert_eq!(
+            line,
+            Some(("B".into(), "arb".into(), "relevance 0.5".into()))
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_garbage_are_reported_not_guessed() {
+        let v = decode(
+            &signed(panel_proto::pb::Decision::Reject, None),
+            &Names::new(),
+        )
+        .unwrap();
+        assert_eq!(v.arbiter, "?");
+        assert!(decode("zz", &Names::new()).unwrap_err().contains("not hex"));
+        assert!(
+            decode("ffffffff", &Names::new())
+                .unwrap_err()
+                .contains("SignedRuling")
+        );
+    }
+}
