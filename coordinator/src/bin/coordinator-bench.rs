@@ -1,0 +1,92 @@
+//! Stand-alone coordinator bench: the same harness as `panel coordinator bench`, without the
+//! CLI crate. Invoked as `coordinator-bench [--secs N] [--clients N] [--paced-rate N]
+//! [--paced-secs N]`; it re-executes itself as `coordinator-bench coordinator run --id ..
+//! --listen .. --data-dir ..` for each of the three replicas (the argument shape of
+//! `panel coordinator run`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use panel_coordinator::bench::{self, BenchOptions};
+use panel_coordinator::proposer::ProposerOptions;
+use panel_coordinator::raft::RaftOptions;
+use panel_coordinator::server::{self, ServeOptions};
+
+fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn num(args: &[String], name: &str, default: u64) -> Result<u64, String> {
+    match flag(args, name) {
+        Some(v) => v
+            .parse()
+            .map_err(|_| format!("{name} takes a whole number, got {v:?}")),
+        None => Ok(default),
+    }
+}
+
+async fn replica(args: &[String]) -> Result<(), String> {
+    let id = num(args, "--id", 0)?;
+    let listen: SocketAddr = flag(args, "--listen")
+        .ok_or("--listen HOST:PORT is required")?
+        .parse()
+        .map_err(|e| format!("--listen: {e}"))?;
+    let data_dir = PathBuf::from(flag(args, "--data-dir").ok_or("--data-dir is required")?);
+    let opts = ServeOptions {
+        id,
+        listen,
+        data_dir,
+        raft: RaftOptions::default(),
+        proposer: ProposerOptions::default(),
+        driver: Default::default(),
+    };
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    server::serve(opts, shutdown)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn main_async(args: Vec<String>) -> Result<(), String> {
+    if args.get(1).map(String::as_str) == Some("coordinator")
+        && args.get(2).map(String::as_str) == Some("run")
+    {
+        return replica(&args).await;
+    }
+    let opts = BenchOptions {
+        secs: num(&args, "--secs", 10)?,
+        clients: num(&args, "--clients", 64)? as usize,
+        paced_rate: num(&args, "--paced-rate", 100)?,
+        paced_secs: num(&args, "--paced-secs", 5)?,
+        dir: flag(&args, "--dir").map(PathBuf::from),
+        panel_bin: std::env::current_exe().map_err(|e| e.to_string())?,
+    };
+    let report = bench::run(opts).await.map_err(|e| e.to_string())?;
+    println!("{}", report.render());
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(main_async(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
