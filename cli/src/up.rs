@@ -136,11 +136,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         children: Vec::new(),
     };
     let outcome = rt.block_on(async {
+        // SIGTERM (kill, service managers, test harnesses) stops the children like Ctrl-C;
+        // without this the replicas and nodes would outlive `panel up`.
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {
             r = up(&args, &mut cluster) => r,
             _ = tokio::signal::ctrl_c() => {
                 println!("\ninterrupted: stopping every process");
                 Ok(ExitCode::from(130))
+            }
+            _ = term.recv() => {
+                println!("\nterminated: stopping every process");
+                Ok(ExitCode::from(143))
             }
         }
     });

@@ -1,0 +1,497 @@
+//! The user's CLI against a real running panel: `panel up --keep` starts 3 coordinator
+//! and 4 arbiter node processes and runs the worked example; then every read command
+//! (debate, motion, arbiter, verdict, export) is exercised in text and JSON, a new debate
+//! is opened and advanced through the panel, the Gate refuses an abusive claim with the
+//! rule, excerpt and fix before anything is sent, a clean claim is accepted, and bad
+//! input (malformed keys, bad addresses, unknown ids) fails with a clear message.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use panel_tests::{ChildGuard, panel};
+use serde_json::Value;
+
+/// A `panel` command that finds the cluster through `--state` only.
+fn user(state: &Path, args: &[&str]) -> Output {
+    panel()
+        .args(args)
+        .arg("--state")
+        .arg(state)
+        .env_remove("PANEL_ADDR")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run panel")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs and expects success; returns stdout.
+fn ok(state: &Path, args: &[&str]) -> String {
+    let out = user(state, args);
+    assert!(
+        out.status.success(),
+        "panel {args:?} failed ({:?})\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+fn json(state: &Path, args: &[&str]) -> Value {
+    let out = ok(state, args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("panel {args:?}: not JSON ({e}):\n{out}"))
+}
+
+/// Runs and expects exit status 1; returns stderr.
+fn fails(state: &Path, args: &[&str]) -> String {
+    let out = user(state, args);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "panel {args:?} should fail with status 1\nstdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stderr)
+}
+
+/// Processes whose command line mentions `needle` (the test's own state folder).
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = text(&cmd).replace('\0', " ");
+            if cmd.contains("panel") && cmd.contains(needle) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+struct Cluster {
+    guard: ChildGuard,
+    state: PathBuf,
+    log: PathBuf,
+}
+
+impl Cluster {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.guard
+            .child_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// Waits until cluster.json exists and the worked example's debate is closed.
+    fn wait_ready(&mut self) {
+        let start = Instant::now();
+        loop {
+            if let Some(st) = self.exited() {
+                panic!("panel up exited early ({st}):\n{}", self.log());
+            }
+            if self.state.join("cluster.json").exists() {
+                let out = user(&self.state, &["debate", "show", "deb_1", "--json"]);
+                if out.status.success()
+                    && serde_json::from_slice::<Value>(&out.stdout)
+                        .is_ok_and(|d| d["phase"] == "closed")
+                {
+                    return;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(600),
+                "the worked example did not close in 600 s:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    /// SIGTERM first (panel up stops its children), SIGKILL only as a fallback; then no
+    /// process of this test may remain.
+    fn stop(mut self) {
+        let pid = self.guard.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let start = Instant::now();
+        while self.exited().is_none() && start.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let clean = self.exited().is_some();
+        self.guard.kill();
+        let needle = self.state.display().to_string();
+        let start = Instant::now();
+        let mut left = processes_mentioning(&needle);
+        while !left.is_empty() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(200));
+            left = processes_mentioning(&needle);
+        }
+        for p in &left {
+            let _ = Command::new("kill")
+                .args(["-KILL", &p.to_string()])
+                .status();
+        }
+        assert!(clean, "panel up did not exit on SIGTERM:\n{}", self.log());
+        assert!(
+            left.is_empty(),
+            "processes outlived panel up after SIGTERM: {left:?}\n{}",
+            self.log()
+        );
+        assert!(
+            self.log().contains("all panel processes stopped"),
+            "panel up did not report stopping its children:\n{}",
+            self.log()
+        );
+    }
+}
+
+fn start(dir: &Path) -> Cluster {
+    let state = dir.join("st");
+    let log = dir.join("up.log");
+    let out = std::fs::File::create(&log).expect("log file");
+    let err = out.try_clone().expect("log file");
+    let mut cmd = panel();
+    cmd.args(["up", "--keep", "--state"])
+        .arg(&state)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    Cluster {
+        guard: ChildGuard::spawn("panel up --keep", cmd),
+        state,
+        log,
+    }
+}
+
+const ABUSIVE: &str = "Only an idiot would deny that OBVIOUSLY remote work raises output!!";
+
+fn thread_args<'a>(assertion: &'a str, title: &'a str) -> Vec<&'a str> {
+    vec![
+        "thread",
+        "--debate",
+        "deb_2",
+        "--author",
+        "cara",
+        "--side",
+        "A",
+        "--title",
+        title,
+        "--type",
+        "logical",
+        "--assertion",
+        assertion,
+        "--grounds",
+        "Office workers commute a measurable amount each day.",
+        "--warrant",
+        "Time returned from commuting can be spent on tasks that produce output.",
+        "--qualifier",
+        "plausible",
+    ]
+}
+
+#[test]
+fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cluster = start(dir.path());
+    cluster.wait_ready();
+    let st = cluster.state.clone();
+    let st = st.as_path();
+
+    // cluster.json names the three replicas; PANEL_ADDR and --addr work as well.
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(st.join("cluster.json")).expect("cluster.json"))
+            .expect("cluster.json is JSON");
+    let addrs: Vec<String> = file["coordinators"]
+        .as_array()
+        .expect("coordinators")
+        .iter()
+        .map(|a| a.as_str().expect("addr").to_string())
+        .collect();
+    assert_eq!(addrs.len(), 3);
+    let nowhere = dir.path().join("nowhere");
+    let out = panel()
+        .args(["debate", "list", "--state"])
+        .arg(&nowhere)
+        .env("PANEL_ADDR", addrs.join(","))
+        .output()
+        .expect("run panel");
+    assert!(out.status.success() && text(&out.stdout).contains("deb_1"));
+    assert!(ok(&nowhere, &["debate", "list", "--addr", &addrs[2]]).contains("deb_1"));
+    let e = fails(&nowhere, &["debate", "list"]);
+    assert!(
+        e.contains("cluster.json") && e.contains("--addr") && e.contains("PANEL_ADDR"),
+        "{e}"
+    );
+    let e = fails(st, &["debate", "list", "--addr", "not-an-address"]);
+    assert!(e.contains("host:port"), "{e}");
+
+    // Debates.
+    let list = json(st, &["debate", "list", "--json"]);
+    assert_eq!(list["debates"][0]["id"], "deb_1");
+    assert_eq!(list["debates"][0]["phase"], "closed");
+    let doc = json(st, &["debate", "show", "deb_1", "--json"]);
+    assert_eq!(doc["threads"].as_array().map(Vec::len), Some(4));
+    assert_eq!(doc["verdicts"].as_array().map(Vec::len), Some(2));
+    let show = ok(st, &["debate", "show", "deb_1"]);
+    for needle in [
+        "phase closed",
+        "thr_1",
+        "canonical ver_1",
+        "merit 3.96",
+        "verdict 2",
+    ] {
+        assert!(
+            show.contains(needle),
+            "debate show lacks {needle:?}:\n{show}"
+        );
+    }
+    let e = fails(st, &["debate", "show", "deb_404"]);
+    assert!(e.contains("deb_404 does not exist"), "{e}");
+
+    // Verdicts: A wins the first, the second is unresolved.
+    let v = json(st, &["verdict", "deb_1", "--json"]);
+    assert_eq!(v["verdicts"][0]["winner"], "A");
+    assert_eq!(v["verdicts"][1]["winner"], Value::Null);
+    let vt = ok(st, &["verdict", "deb_1"]);
+    assert!(
+        vt.contains("side A wins") && vt.contains("no winner"),
+        "{vt}"
+    );
+
+    // Motions: the tier verification of A1's citation, with rulings by stance.
+    let motions = json(st, &["motion", "list", "--debate", "deb_1", "--json"]);
+    let motions = motions["motions"].as_array().expect("motions");
+    assert!(motions.len() > 10);
+    let verify = motions
+        .iter()
+        .find(|m| {
+            m["spec"]["question"]["kind"] == "verify-tier"
+                && m["status"]["Decided"]["Accepted"].is_object()
+        })
+        .expect("an accepted tier verification");
+    let id = verify["spec"]["motion_id"].as_str().expect("motion id");
+    let shown = ok(st, &["motion", "show", id]);
+    for needle in [
+        "verify tier of ver_1",
+        "rulings of stance A",
+        "rulings of stance B",
+        "ACCEPT",
+        "rationale:",
+        "northwind",
+        "southbank",
+    ] {
+        assert!(
+            shown.contains(needle),
+            "motion show lacks {needle:?}:\n{shown}"
+        );
+    }
+    let mj = json(st, &["motion", "show", id, "--json"]);
+    let rulings = mj["rulings"].as_array().expect("decoded rulings");
+    assert_eq!(rulings.len(), 4);
+    assert!(
+        rulings
+            .iter()
+            .all(|r| r["arbiter"].as_str().is_some_and(|a| a.starts_with("arb-")))
+    );
+    assert!(ok(st, &["motion", "list", "--debate", "deb_1"]).contains("ACCEPTED"));
+    let e = fails(st, &["motion", "show", "mot-nope"]);
+    assert!(e.contains("mot-nope does not exist"), "{e}");
+
+    // Arbiters.
+    let arbs = json(st, &["arbiter", "list", "--json"]);
+    let arbs = arbs["arbiters"].as_array().expect("arbiters");
+    assert_eq!(arbs.len(), 4);
+    assert!(arbs.iter().all(|a| a["admitted"] == true));
+    let a = ok(st, &["arbiter", "show", "arb-north-a"]);
+    assert!(
+        a.contains("Brier") && a.contains("admission: admitted"),
+        "{a}"
+    );
+    assert_eq!(
+        json(st, &["arbiter", "show", "arb-north-a", "--json"])["exam"]["decision"]["admitted"],
+        true
+    );
+    assert!(fails(st, &["arbiter", "show", "nobody"]).contains("not registered"));
+
+    // Malformed keys are refused before anything is sent.
+    let reg = |key: &str| {
+        fails(
+            st,
+            &[
+                "arbiter",
+                "register",
+                "--id",
+                "arb-new",
+                "--public-key",
+                key,
+                "--organisation",
+                "eastgate",
+                "--model-family",
+                "family-z",
+                "--stance",
+                "A",
+                "--endpoint",
+                "http://127.0.0.1:9",
+            ],
+        )
+    };
+    assert!(reg("abcd").contains("32 bytes"));
+    assert!(reg(&"zz".repeat(32)).contains("not hex"));
+    assert!(reg(&"00".repeat(32)).contains("weak"));
+    let key_file = dir.path().join("not-a-key");
+    std::fs::write(&key_file, "hello").expect("write");
+    let e = fails(
+        st,
+        &[
+            "arbiter",
+            "register",
+            "--id",
+            "arb-new",
+            "--key-file",
+            key_file.to_str().expect("utf-8 path"),
+            "--organisation",
+            "eastgate",
+            "--model-family",
+            "family-z",
+            "--stance",
+            "A",
+            "--endpoint",
+            "http://127.0.0.1:9",
+        ],
+    );
+    assert!(e.contains("not-a-key"), "{e}");
+    assert_eq!(
+        json(st, &["arbiter", "list", "--json"])["arbiters"]
+            .as_array()
+            .map(Vec::len),
+        Some(4),
+        "a refused registration must not register anything"
+    );
+
+    // Export, then the offline verifier accepts it.
+    let out_file = dir.path().join("export.json");
+    let ex = ok(
+        st,
+        &["export", "--out", out_file.to_str().expect("utf-8 path")],
+    );
+    assert!(ex.contains("signed checkpoint"), "{ex}");
+    let verified = panel()
+        .arg("verify")
+        .arg(&out_file)
+        .output()
+        .expect("verify");
+    assert!(
+        verified.status.success(),
+        "panel verify refused the export: {}",
+        text(&verified.stderr)
+    );
+    ok(st, &["export"]);
+    assert!(st.join("record-export.json").exists());
+
+    // A new debate, advanced through the panel.
+    let created = json(
+        st,
+        &[
+            "debate",
+            "new",
+            "--resolution",
+            "Resolved: remote work raises output per employee.",
+            "--pos-a",
+            "Remote work raises output",
+            "--pos-b",
+            "Remote work does not raise output",
+            "--simulation",
+            "--json",
+        ],
+    );
+    assert_eq!(created["debate_id"], "deb_2");
+    let adv = ok(
+        st,
+        &["ask", "--debate", "deb_2", "--advance", "framing", "--wait"],
+    );
+    assert!(adv.contains("ACCEPTED"), "{adv}");
+    assert_eq!(
+        json(st, &["debate", "show", "deb_2", "--json"])["phase"],
+        "construction"
+    );
+
+    // The Gate refuses an abusive claim here, with rule, excerpt and fix; nothing is sent.
+    let e = fails(st, &thread_args(ABUSIVE, "Remote output"));
+    for needle in ["G4", "G7", "idiot", "excerpt:", "fix:", "nothing was sent"] {
+        assert!(e.contains(needle), "the Gate report lacks {needle:?}:\n{e}");
+    }
+    assert!(e.contains("Take the person out of the sentence"), "{e}");
+    let gj = user(
+        st,
+        &[&thread_args(ABUSIVE, "Remote output")[..], &["--json"]].concat(),
+    );
+    assert_eq!(gj.status.code(), Some(1));
+    let gj: Value = serde_json::from_slice(&gj.stdout).expect("violations as JSON");
+    assert!(
+        gj["violations"]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|x| x["rule"] == "G4" && x["fix"].is_string()))
+    );
+    assert_eq!(
+        json(st, &["debate", "show", "deb_2", "--json"])["threads"]
+            .as_array()
+            .map(Vec::len),
+        Some(0),
+        "a refused contribution must not reach the debate"
+    );
+
+    // A clean claim is accepted and its version id printed.
+    let accepted = ok(
+        st,
+        &thread_args(
+            "Remote work returns commuting time that can be spent on work.",
+            "Commute time",
+        ),
+    );
+    assert!(
+        accepted.contains("ver_1") && accepted.contains("thr_1"),
+        "{accepted}"
+    );
+    let doc = json(st, &["debate", "show", "deb_2", "--json"]);
+    assert_eq!(doc["threads"][0]["versions"][0]["author"], "cara");
+
+    // A protocol refusal prints the code and the message.
+    let e = fails(
+        st,
+        &[
+            "respond",
+            "--debate",
+            "deb_2",
+            "--author",
+            "cara",
+            "--side",
+            "A",
+            "--challenge",
+            "chl_99",
+            "--text",
+            "The challenge misreads the claim.",
+        ],
+    );
+    assert!(
+        e.contains("CHALLENGE_NOT_FOUND") && e.contains("chl_99"),
+        "{e}"
+    );
+
+    cluster.stop();
+}
