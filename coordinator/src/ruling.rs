@@ -140,14 +140,35 @@ pub fn check(
     })
 }
 
+/// Decompressed keys by hex. Decompression costs 10-15 % of a verification
+/// (perf-anchors (a)); the cache only memoizes a pure function, so replicas stay equal.
+static KEY_CACHE: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, VerifyingKey>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// Bound on cached keys; the cache is cleared when it fills (arbiters are few).
+const KEY_CACHE_MAX: usize = 65_536;
+
 /// Parse a hex public key, refusing small-order ("weak") keys (panel-proto's rule).
 pub fn parse_public_key(arbiter: &str, hex_key: &str) -> Result<VerifyingKey, RulingError> {
+    let mut cache = KEY_CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(k) = cache.get(hex_key) {
+        return Ok(*k);
+    }
     let bytes = hex::decode(hex_key).map_err(|_| RulingError::MalformedKey {
         arbiter: arbiter.into(),
     })?;
-    panel_proto::keys::parse_public_key(&bytes).map_err(|_| RulingError::MalformedKey {
-        arbiter: arbiter.into(),
-    })
+    let key =
+        panel_proto::keys::parse_public_key(&bytes).map_err(|_| RulingError::MalformedKey {
+            arbiter: arbiter.into(),
+        })?;
+    if cache.len() >= KEY_CACHE_MAX {
+        cache.clear();
+    }
+    cache.insert(hex_key.to_owned(), key);
+    Ok(key)
 }
 
 /// Intake check on the leader: decode and batch-verify (strict fallback inside
