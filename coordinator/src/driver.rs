@@ -340,11 +340,7 @@ impl Shared {
     }
 }
 
-async fn drive(
-    s: &Arc<Shared>,
-    motion: Motion,
-    seats: Vec<SeatAddress>,
-) -> Result<(), String> {
+async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Result<(), String> {
     let spec = &motion.spec;
     let projection = spec
         .projection
