@@ -177,3 +177,39 @@ impl NodeConfig {
         Ok(cfg)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_config_and_profiles_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let cfg = NodeConfig::load(&dir.join("node.toml")).unwrap();
+        assert_eq!(cfg.stances.len(), 1);
+        let Some(JudgeConfig::Scripted { profiles, profile }) = cfg.judge else {
+            panic!("example uses the scripted judge");
+        };
+        assert!(profiles.starts_with(&dir));
+        crate::judge::scripted::load_profile(&profiles, &profile).unwrap();
+        for name in [
+            "perfect",
+            "honest",
+            "leans_a",
+            "leans_b",
+            "position_biased",
+            "inert",
+            "noisy",
+        ] {
+            crate::judge::scripted::load_profile(&profiles, name).unwrap();
+        }
+    }
+
+    #[test]
+    fn unknown_keys_and_judges_are_named() {
+        let err = toml::from_str::<NodeConfig>("listn = \"127.0.0.1:1\"").unwrap_err();
+        assert!(err.to_string().contains("unknown field `listn`"), "{err}");
+        let err = toml::from_str::<NodeConfig>("[judge]\nkind = \"oracle\"").unwrap_err();
+        assert!(err.to_string().contains("oracle"), "{err}");
+    }
+}
