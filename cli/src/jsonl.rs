@@ -12,26 +12,47 @@ use serde_json::{Value, json};
 /// Exit status for malformed input (documented in README: 2 = bad input).
 pub const BAD_INPUT: u8 = 2;
 
+/// Malformed input (exit status 2), as opposed to an I/O failure (status 1).
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
 /// Reads the whole input from `path`, or stdin when `path` is absent or `-`.
 pub fn read_input(path: Option<&Path>) -> anyhow::Result<String> {
-    let mut text = String::new();
-    match path {
-        Some(p) if p != Path::new("-") => {
-            text =
-                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-        }
+    let (bytes, name) = match path {
+        Some(p) if p != Path::new("-") => (
+            std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
+            p.display().to_string(),
+        ),
         _ => {
+            let mut bytes = Vec::new();
             std::io::stdin()
-                .read_to_string(&mut text)
+                .read_to_end(&mut bytes)
                 .context("reading stdin")?;
+            (bytes, "stdin".to_string())
         }
-    }
-    Ok(text)
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(BadInput(format!(
+            "{name} is not valid UTF-8 (byte {}); send UTF-8 JSON",
+            e.utf8_error().valid_up_to()
+        )))
+    })
 }
 
 /// Parses JSON text, naming the line and column of a syntax error.
 pub fn parse(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| {
+    // The reference engine can write half a surrogate pair when it cuts a log detail;
+    // such documents are repaired, not refused (docs/CONFORMANCE.md).
+    let text = crucible::migrate::repair_lone_surrogates(text);
+    serde_json::from_str(&text).map_err(|e| {
         format!(
             "invalid JSON at line {}, column {}: {e}",
             e.line(),
@@ -48,12 +69,15 @@ pub fn run_lines(
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut failed = false;
-    for (i, line) in stdin.lock().lines().enumerate() {
-        let line = line.context("reading stdin")?;
-        if line.trim().is_empty() {
+    for (i, raw) in stdin.lock().split(b'\n').enumerate() {
+        let raw = raw.context("reading stdin")?;
+        let parsed = String::from_utf8(raw)
+            .map_err(|e| format!("not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+            .map(|l| l.trim_end_matches('\r').to_string());
+        if parsed.as_ref().is_ok_and(|l| l.trim().is_empty()) {
             continue;
         }
-        let response = match parse(&line).and_then(&mut answer) {
+        let response = match parsed.and_then(|line| parse(&line)).and_then(&mut answer) {
             Ok(v) => v,
             Err(msg) => {
                 failed = true;

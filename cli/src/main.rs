@@ -79,7 +79,11 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");
-            ExitCode::from(1)
+            if err.downcast_ref::<jsonl::BadInput>().is_some() {
+                ExitCode::from(jsonl::BAD_INPUT)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }
