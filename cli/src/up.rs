@@ -586,8 +586,9 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             addrs.join(",")
         );
         println!(
-            "try: panel debate show {debate_id} --addr {}   (Ctrl-C stops everything)",
-            addrs[0]
+            "try: panel debate show {debate_id} --state {}   (addresses in {}; Ctrl-C stops everything)",
+            state.display(),
+            state.join(crate::cluster_addr::FILE).display()
         );
         tokio::signal::ctrl_c().await?;
     }

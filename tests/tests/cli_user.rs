@@ -493,5 +493,46 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         "{e}"
     );
 
+    // Tier verification on request: a citation that does not exist is refused with the
+    // protocol's code; A1's citation is retrieved again by the panel and confirmed.
+    let e = fails(
+        st,
+        &[
+            "ask",
+            "--debate",
+            "deb_2",
+            "--verify-tier",
+            "ver_1",
+            "--thread",
+            "thr_1",
+            "--citation",
+            "0",
+        ],
+    );
+    assert!(e.contains("code:"), "{e}");
+    let asked = ok(
+        st,
+        &[
+            "ask",
+            "--debate",
+            "deb_1",
+            "--verify-tier",
+            "ver_1",
+            "--thread",
+            "thr_1",
+            "--citation",
+            "0",
+            "--wait",
+        ],
+    );
+    assert!(
+        asked.contains("verify-tier:ver_1:0") && asked.contains("ACCEPTED"),
+        "{asked}"
+    );
+
     cluster.stop();
+
+    // The cluster file is now stale, and the CLI says so.
+    let e = fails(st, &["debate", "list"]);
+    assert!(e.contains("no longer running"), "{e}");
 }
