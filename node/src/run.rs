@@ -255,7 +255,13 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
                 .max_decoding_message_size(limit)
                 .max_encoding_message_size(limit),
         )
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown_signal())
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), {
+            let core = core.clone();
+            async move {
+                shutdown_signal().await;
+                core.begin_shutdown();
+            }
+        })
         .await
         .map_err(|e| NodeError::Serve(e.to_string()))?;
     info!("node stopped");

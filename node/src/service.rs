@@ -46,6 +46,8 @@ pub struct NodeCore {
     pub store: Arc<Store>,
     pub peers: PeerBook,
     waiters: Mutex<HashMap<String, Arc<Notify>>>,
+    /// Woken at shutdown so Commit calls waiting for a human return at once.
+    shutdown: Notify,
 }
 
 fn store_status(e: StoreError) -> Status {
@@ -107,7 +109,13 @@ impl NodeCore {
             store,
             peers,
             waiters: Mutex::new(HashMap::new()),
+            shutdown: Notify::new(),
         }
+    }
+
+    /// Releases Commit calls that wait for a human answer (graceful shutdown).
+    pub fn begin_shutdown(&self) {
+        self.shutdown.notify_waiters();
     }
 
     fn fp(&self) -> &str {
@@ -211,9 +219,17 @@ impl NodeCore {
         let pm = m.clone();
         blocking(move || store.put_pending(&pm)).await?;
         let wait_ms = (m.commit_deadline_unix_ms - now_ms()).max(0) as u64;
-        let answered = tokio::time::timeout(Duration::from_millis(wait_ms), notified)
-            .await
-            .is_ok();
+        let shutdown = self.shutdown.notified();
+        let answered = tokio::select! {
+            r = tokio::time::timeout(Duration::from_millis(wait_ms), notified) => r.is_ok(),
+            _ = shutdown => {
+                return Err(Status::unavailable(format!(
+                    "node is shutting down; motion {:?} stays in the durable pending queue and \
+                     can be answered after the restart",
+                    m.motion_id
+                )));
+            }
+        };
         let store = self.store.clone();
         let id = m.motion_id.clone();
         match blocking(move || store.own(&id)).await? {

@@ -14,10 +14,10 @@ fn run_cli(args: &[&str]) -> std::process::Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn human_answers_pending_motions_from_the_command_line() {
     let root = tempfile::tempdir().unwrap();
-    let node = start_node(root.path(), "human", "[judge]\nkind = \"human\"", "").await;
+    let mut node = start_node(root.path(), "human", "[judge]\nkind = \"human\"", "").await;
     let endpoint = node.endpoint();
 
-    let mut m = merge_motion("h-1", state(1), vec![node.seat()], 5_000);
+    let mut m = merge_motion("h-1", state(1), vec![node.seat()], 8_000);
     m.kind = MotionKind::ResolveChallenge as i32;
     m.projection.as_mut().unwrap().expected = None;
     let mut client = node.client().await;
@@ -40,6 +40,28 @@ async fn human_answers_pending_motions_from_the_command_line() {
         listed.contains("h-1") && listed.contains("resolve-challenge"),
         "{listed}"
     );
+
+    // SIGTERM while a Commit waits for the human: the call is released, the node exits
+    // cleanly, and the motion is still pending after the restart (durable queue).
+    let status = node.terminate();
+    assert!(status.success(), "{status}");
+    let released = waiting.await.unwrap();
+    assert!(
+        released.is_err(),
+        "waiting commit must not succeed without an answer"
+    );
+    node.restart().await;
+    let endpoint = node.endpoint();
+    let out = run_cli(&["node", "pending", "--node", &endpoint]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("h-1"),
+        "pending lost in restart"
+    );
+    let mut client = node.client().await;
+    let waiting = tokio::spawn({
+        let m = m.clone();
+        async move { client.commit(m).await }
+    });
 
     // A decision that does not fit the motion kind is refused with the allowed set.
     let out = run_cli(&[
