@@ -1,6 +1,7 @@
 //! The arbiter: a judge behind a signing key. Decide, sign, commit; independent of any
 //! transport, so the gRPC server here and an outbound connection to a coordinator can
-//! both drive it. Time and salt are passed in; nothing here reads a clock.
+//! both drive it. `seal` takes time and salt as arguments; `decide` also fetches the cited
+//! source of a verify-tier motion and stamps its receipt with the wall clock (`retrieval`).
 
 use std::sync::Arc;
 
