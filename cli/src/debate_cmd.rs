@@ -83,6 +83,7 @@ enum DebateCmd {
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("question").required(true).args(["advance", "verify_tier"])))]
 pub struct AskArgs {
+    /// The debate id, e.g. deb_2.
     #[arg(long)]
     debate: String,
     /// Ask to advance from this phase (it must be the current one).
