@@ -65,6 +65,9 @@ pub enum Command {
         debate_id: String,
         author: String,
     },
+    /// Run the prior-consistency check over the ruling history and record its findings;
+    /// a confirmed arbiter is seated under its fitted camp from then on.
+    CheckPriors,
     /// An arbiter's committed and revealed answers to the calibration exam; scored in
     /// apply, which admits or refuses the arbiter.
     SubmitExam {
@@ -89,6 +92,7 @@ impl Command {
             Command::AskPanel(_) => "AskPanel",
             Command::ReissueVerdict { .. } => "ReissueVerdict",
             Command::SubmitExam { .. } => "SubmitExam",
+            Command::CheckPriors => "CheckPriors",
         }
     }
 }

@@ -217,6 +217,20 @@ pub struct Arbiter {
     /// The latest exam: scores and the admission decision with any failed bars.
     #[serde(default)]
     pub exam: Option<Value>,
+    /// The latest prior-consistency finding over the ruling history.
+    #[serde(default)]
+    pub prior_check: Option<Value>,
+    /// Set when the check confirmed behaviour of the other camp: panels seat the
+    /// arbiter under this stance instead of the declared one.
+    #[serde(default)]
+    pub fitted_stance: Option<Stance>,
+}
+
+impl Arbiter {
+    /// The stance panels count: the fitted camp once confirmed, else the declared one.
+    pub fn seated_stance(&self) -> Stance {
+        self.fitted_stance.unwrap_or(self.registration.stance)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -444,6 +458,20 @@ pub fn apply(
             arbiter_id,
             reveals,
         } => submit_exam(state, ctx, arbiter_id, reveals),
+        Command::CheckPriors => {
+            let findings = crate::priors::run(state).map_err(ApplyError::Exam)?;
+            let mut flagged = Vec::new();
+            for (id, finding, fitted) in findings {
+                if let Some(a) = state.arbiters.get_mut(&id) {
+                    a.prior_check = Some(finding);
+                    a.fitted_stance = fitted;
+                    if fitted.is_some() {
+                        flagged.push(id);
+                    }
+                }
+            }
+            Ok(json!({ "flagged": flagged }))
+        }
         Command::ReissueVerdict { debate_id, author } => {
             let rec = debate_mut(state, debate_id)?;
             let n = rec.reissue_verdict(ctx.time_ms, author);
@@ -481,6 +509,8 @@ fn register_arbiter(
             score_milli: 0,
             registered_at_ms: ctx.time_ms,
             exam: None,
+            prior_check: None,
+            fitted_stance: None,
         },
     );
     Ok(json!({ "arbiter_id": reg.arbiter_id }))
@@ -500,7 +530,7 @@ fn open_motion(state: &mut State, ctx: &ApplyCtx, spec: &MotionSpec) -> Result<V
         .iter()
         .map(|(id, a)| Candidate {
             id: id.clone(),
-            stance: a.registration.stance,
+            stance: a.seated_stance(),
             organisation: a.registration.organisation.clone(),
             model_family: a.registration.model_family.clone(),
             admitted: a.admitted,
