@@ -457,10 +457,10 @@ proptest::proptest! {
         let mut wire = sr.encode_to_vec();
         let i = pos % wire.len();
         wire[i] ^= 1 << bit;
-        if let Ok(back) = SignedRuling::decode(wire.as_slice()) {
-            if back != sr {
-                proptest::prop_assert!(verify_ruling(&back).is_err(), "flip at byte {} bit {} verified", i, bit);
-            }
+        if let Ok(back) = SignedRuling::decode(wire.as_slice())
+            && back != sr
+        {
+            proptest::prop_assert!(verify_ruling(&back).is_err(), "flip at byte {} bit {} verified", i, bit);
         }
     }
 }
