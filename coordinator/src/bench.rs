@@ -55,6 +55,10 @@ pub struct Phase {
     /// Latency of the whole decision (open + record), ms.
     pub decision_ms: Vec<f64>,
     pub entries: u64,
+    /// CPU seconds used by the three replica processes during the phase (Linux /proc).
+    pub replica_cpu_secs: f64,
+    /// CPU seconds used by the bench client itself during the phase.
+    pub client_cpu_secs: f64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -80,6 +84,7 @@ impl Report {
         let mut full = self.full.clone();
         let mut paced = self.paced.clone();
         let items = |p: &Phase| 2.0 * p.decisions as f64 / p.entries.max(1) as f64;
+        let cpu_ms = |secs: f64, p: &Phase| 1e3 * secs / p.decisions.max(1) as f64;
         format!(
             "coordinator bench: 3 replicas as processes on loopback, redb Durability::Immediate,\n\
              one decision = OpenMotion + RecordOutcome with 5 ed25519 rulings, verify_strict in apply on every replica\n\
@@ -87,9 +92,11 @@ impl Report {
              full load ({} writers, {:.1} s):     {:>10.0} accepted decisions/s ({} decisions, {} not accepted)\n\
              \x20 acceptance write p50 / p99:       {:>7.2} / {:.2} ms; whole decision p50 / p99 {:.2} / {:.2} ms\n\
              \x20 raft entries: {} ({:.1} commands per entry)\n\
+             \x20 CPU per decision: {:.2} ms in the 3 replicas + {:.2} ms in the bench client\n\
              paced at {}/s ({:.1} s):             {:>10.0} accepted decisions/s ({} decisions, {} not accepted)\n\
              \x20 acceptance write p50 / p99:       {:>7.2} / {:.2} ms; whole decision p50 / p99 {:.2} / {:.2} ms\n\
-             \x20 raft entries: {} ({:.1} commands per entry)",
+             \x20 raft entries: {} ({:.1} commands per entry)\n\
+             \x20 CPU per decision: {:.2} ms in the 3 replicas + {:.2} ms in the bench client",
             self.verify_strict_per_sec,
             self.clients,
             full.secs,
@@ -102,6 +109,8 @@ impl Report {
             pct(&mut full.decision_ms, 0.99),
             full.entries,
             items(&full),
+            cpu_ms(full.replica_cpu_secs, &full),
+            cpu_ms(full.client_cpu_secs, &full),
             self.paced_rate,
             paced.secs,
             paced.decisions as f64 / paced.secs,
@@ -113,6 +122,8 @@ impl Report {
             pct(&mut paced.decision_ms, 0.99),
             paced.entries,
             items(&paced),
+            cpu_ms(paced.replica_cpu_secs, &paced),
+            cpu_ms(paced.client_cpu_secs, &paced),
         )
     }
 }
@@ -175,6 +186,27 @@ impl Drop for Cluster {
             let _ = c.start_kill();
         }
     }
+}
+
+/// utime + stime of a process in seconds, from /proc (0 where unavailable). Linux's
+/// USER_HZ is 100 on every mainstream architecture.
+fn cpu_secs(pid: Option<u32>) -> f64 {
+    let path = match pid {
+        Some(p) => format!("/proc/{p}/stat"),
+        None => "/proc/self/stat".into(),
+    };
+    let Ok(stat) = std::fs::read_to_string(path) else {
+        return 0.0;
+    };
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn cluster_cpu(c: &Cluster) -> f64 {
+    c.children.iter().map(|ch| cpu_secs(ch.id())).sum()
 }
 
 fn free_port() -> std::io::Result<u16> {
@@ -383,6 +415,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let next = Arc::new(AtomicUsize::new(0));
     let deadline = Instant::now() + Duration::from_secs(opts.secs);
     let idx0 = last_index(&leader).await;
+    let (rcpu0, ccpu0) = (cluster_cpu(&cluster), cpu_secs(None));
     let start = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..opts.clients {
@@ -417,10 +450,13 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
         }
     }
     report.full.secs = start.elapsed().as_secs_f64();
+    report.full.replica_cpu_secs = cluster_cpu(&cluster) - rcpu0;
+    report.full.client_cpu_secs = cpu_secs(None) - ccpu0;
     report.full.entries = last_index(&leader).await.saturating_sub(idx0);
 
     // Paced: a fixed arrival rate, each decision on its own task.
     let idx0 = last_index(&leader).await;
+    let (rcpu0, ccpu0) = (cluster_cpu(&cluster), cpu_secs(None));
     let start = Instant::now();
     let mut tick =
         tokio::time::interval(Duration::from_secs_f64(1.0 / opts.paced_rate.max(1) as f64));
@@ -447,6 +483,8 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
         }
     }
     report.paced.secs = start.elapsed().as_secs_f64();
+    report.paced.replica_cpu_secs = cluster_cpu(&cluster) - rcpu0;
+    report.paced.client_cpu_secs = cpu_secs(None) - ccpu0;
     report.paced.entries = last_index(&leader).await.saturating_sub(idx0);
 
     drop(cluster);
