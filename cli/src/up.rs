@@ -564,6 +564,13 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         doc.verdicts.len()
     );
 
+    // Declared priors are claims: measure them against the ruling history.
+    let checked = panel.write(Command::CheckPriors).await?;
+    let flagged = checked["flagged"].as_array().map_or(0, Vec::len);
+    println!(
+        "prior-consistency check over the ruling history: {flagged} arbiter(s) flagged as ruling with the other camp"
+    );
+
     // Export and verify offline.
     let export = panel.read(&Query::Export).await?;
     let path = state.join("record.json");
