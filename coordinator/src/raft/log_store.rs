@@ -188,11 +188,22 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     /// Saving the committed id lets a restarted replica re-apply its committed entries
-    /// before any leader is elected.
+    /// before any leader is elected. It is a hint openraft may see lag (a lost value is
+    /// re-learned from the leader), so it is written with `Durability::None`: it costs no
+    /// fsync of its own and becomes durable with the next log append's commit.
     async fn save_committed(&mut self, committed: Option<LogId>) -> StorageResult<()> {
-        self.write_meta("committed", &committed)
-            .await
-            .map_err(|e| StorageIOError::write(&e).into())
+        let bytes = serde_json::to_vec(&committed).map_err(|e| StorageIOError::write(&e))?;
+        let db = self.db.clone();
+        tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
+            let mut tx = db.begin_write()?;
+            tx.set_durability(Durability::None)?;
+            tx.open_table(META)?.insert("committed", bytes.as_slice())?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+        .map_err(|e| StorageIOError::write(&e))?
+        .map_err(|e| StorageIOError::write(&e).into())
     }
 
     async fn read_committed(&mut self) -> StorageResult<Option<LogId>> {
