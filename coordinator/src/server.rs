@@ -429,7 +429,17 @@ pub async fn serve(
         .add_service(AdminServer::new(AdminService(node.clone())))
         .add_service(health)
         .add_service(reflection)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        // `Server::tcp_nodelay` applies only to listeners tonic binds itself: set it on
+        // every accepted stream, or Nagle + delayed ACK stall each small reply.
+        .serve_with_incoming_shutdown(
+            TcpListenerStream::new(listener).map(|conn| {
+                if let Ok(stream) = &conn {
+                    let _ = stream.set_nodelay(true);
+                }
+                conn
+            }),
+            shutdown,
+        )
         .await;
     let _ = raft.shutdown().await;
     Ok(result?)
