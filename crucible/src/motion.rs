@@ -215,6 +215,19 @@ fn not_found(what: &str) -> Refusal {
     )
 }
 
+/// The thread and version a question names.
+fn thread_version<'a>(
+    d: &'a Debate,
+    thread_id: &str,
+    version_id: &str,
+) -> Outcome<(&'a crate::document::Thread, &'a Version)> {
+    let t = d.thread(thread_id).ok_or_else(|| not_found("a thread"))?;
+    let v = t
+        .version(version_id)
+        .ok_or_else(|| not_found("a version"))?;
+    Ok((t, v))
+}
+
 /// Builds the content projection of a question (SPEC commitment 2: no authorship).
 pub fn projection(d: &Debate, q: &Question) -> Outcome<Projection> {
     let mut items = Vec::new();
@@ -223,10 +236,7 @@ pub fn projection(d: &Debate, q: &Question) -> Outcome<Projection> {
             thread_id,
             version_id,
         } => {
-            let t = d.thread(thread_id).ok_or_else(|| not_found("a thread"))?;
-            let v = t
-                .version(version_id)
-                .ok_or_else(|| not_found("a version"))?;
+            let (t, v) = thread_version(d, thread_id, version_id)?;
             if let Some(inc) = t.canonical() {
                 items.extend(claim_items("Incumbent", inc, t.side()));
             }
@@ -238,10 +248,7 @@ pub fn projection(d: &Debate, q: &Question) -> Outcome<Projection> {
             version_id,
             citation_index,
         } => {
-            let t = d.thread(thread_id).ok_or_else(|| not_found("a thread"))?;
-            let v = t
-                .version(version_id)
-                .ok_or_else(|| not_found("a version"))?;
+            let (t, v) = thread_version(d, thread_id, version_id)?;
             let c = v
                 .evidence
                 .get(*citation_index as usize)
@@ -290,10 +297,7 @@ pub fn projection(d: &Debate, q: &Question) -> Outcome<Projection> {
             thread_id,
             version_id,
         } => {
-            let t = d.thread(thread_id).ok_or_else(|| not_found("a thread"))?;
-            let v = t
-                .version(version_id)
-                .ok_or_else(|| not_found("a version"))?;
+            let (t, v) = thread_version(d, thread_id, version_id)?;
             items.extend(claim_items("Claim", v, t.side()));
             "How far does this claim bear on the resolution? Answer 0.25, 0.5, 0.75 or 1.0."
                 .to_string()
