@@ -65,6 +65,11 @@ pub enum Command {
         debate_id: String,
         author: String,
     },
+    /// A signed key revocation (hex protobuf `KeyRevocation`, signed by the revoked key):
+    /// the arbiter holding the key is no longer drawn and its rulings no longer count.
+    RevokeKey {
+        revocation: String,
+    },
     /// Run the prior-consistency check over the ruling history and record its findings;
     /// a confirmed arbiter is seated under its fitted camp from then on.
     CheckPriors,
@@ -93,6 +98,7 @@ impl Command {
             Command::ReissueVerdict { .. } => "ReissueVerdict",
             Command::SubmitExam { .. } => "SubmitExam",
             Command::CheckPriors => "CheckPriors",
+            Command::RevokeKey { .. } => "RevokeKey",
         }
     }
 }

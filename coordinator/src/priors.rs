@@ -128,6 +128,7 @@ mod tests {
                 exam: None,
                 prior_check: None,
                 fitted_stance: None,
+                revoked: None,
             },
         );
     }

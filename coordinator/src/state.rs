@@ -85,6 +85,10 @@ pub enum ApplyError {
     Debate(#[from] DebateError),
     #[error("exam refused: {0}")]
     Exam(String),
+    #[error("revocation refused: {0}")]
+    Revocation(String),
+    #[error("arbiter {0}'s key was revoked; its rulings no longer count")]
+    Revoked(String),
     #[error(
         "motion {0} belongs to a debate: submit reveals (signed ruling, salt and signed commitment), not bare rulings"
     )]
@@ -108,6 +112,8 @@ impl ApplyError {
             ApplyError::BadStateHash(_) => "bad_state_hash",
             ApplyError::Debate(e) => e.code(),
             ApplyError::Exam(_) => "exam_refused",
+            ApplyError::Revocation(_) => "revocation_refused",
+            ApplyError::Revoked(_) => "revoked_key",
             ApplyError::CommitmentRequired(_) => "commitment_required",
             ApplyError::BadReveal { .. } => "bad_reveal",
         }
@@ -224,6 +230,10 @@ pub struct Arbiter {
     /// arbiter under this stance instead of the declared one.
     #[serde(default)]
     pub fitted_stance: Option<Stance>,
+    /// Set by a signed revocation of the arbiter's key; a revoked arbiter is never drawn
+    /// and its rulings are refused.
+    #[serde(default)]
+    pub revoked: Option<Value>,
 }
 
 impl Arbiter {
@@ -458,6 +468,34 @@ pub fn apply(
             arbiter_id,
             reveals,
         } => submit_exam(state, ctx, arbiter_id, reveals),
+        Command::RevokeKey { revocation } => {
+            let bytes =
+                hex::decode(revocation).map_err(|_| ApplyError::Revocation("not hex".into()))?;
+            let doc = <panel_proto::pb::KeyRevocation as prost::Message>::decode(bytes.as_slice())
+                .map_err(|e| {
+                    ApplyError::Revocation(format!("not a protobuf KeyRevocation: {e}"))
+                })?;
+            let key = panel_proto::keys::verify_revocation(&doc)
+                .map_err(|e| ApplyError::Revocation(e.to_string()))?;
+            let key_hex = hex::encode(key.as_bytes());
+            let id = state
+                .arbiters
+                .iter()
+                .find(|(_, a)| a.registration.public_key == key_hex)
+                .map(|(id, _)| id.clone())
+                .ok_or_else(|| {
+                    ApplyError::Revocation(format!("no registered arbiter holds key {key_hex}"))
+                })?;
+            if let Some(a) = state.arbiters.get_mut(&id) {
+                a.admitted = false;
+                a.revoked = Some(json!({
+                    "reason": doc.reason,
+                    "effective_from_unix_ms": doc.effective_from_unix_ms,
+                    "log_index": ctx.log_index,
+                }));
+            }
+            Ok(json!({ "arbiter_id": id, "revoked": true }))
+        }
         Command::CheckPriors => {
             let findings = crate::priors::run(state).map_err(ApplyError::Exam)?;
             let mut flagged = Vec::new();
@@ -511,6 +549,7 @@ fn register_arbiter(
             exam: None,
             prior_check: None,
             fitted_stance: None,
+            revoked: None,
         },
     );
     Ok(json!({ "arbiter_id": reg.arbiter_id }))
@@ -603,6 +642,10 @@ fn record_outcome(
             .get(&seat.arbiter_id)
             .ok_or_else(|| ApplyError::UnknownArbiter(seat.arbiter_id.clone()))?;
         let key = ruling::parse_public_key(&seat.arbiter_id, &arbiter.registration.public_key)?;
+        if arbiter.revoked.is_some() {
+            // A revoked key's rulings never count: treat it as holding no seat.
+            continue;
+        }
         seated.insert(key.to_bytes().to_vec(), (seat.arbiter_id.as_str(), key));
     }
     let debate_motion = motion.spec.question.is_some();
@@ -737,7 +780,8 @@ fn submit_exam(
         .unwrap_or(0.0);
     let record = json!({ "scores": scores, "decision": decision });
     if let Some(a) = state.arbiters.get_mut(arbiter_id) {
-        a.admitted = decision.admitted;
+        // A revoked key is never re-admitted by an exam.
+        a.admitted = decision.admitted && a.revoked.is_none();
         a.score_milli = (brier_skill * 1000.0).round() as u32;
         a.exam = Some(record.clone());
     }
@@ -1187,5 +1231,43 @@ mod tests {
         let rows = s.motions.take_dirty().unwrap();
         assert_eq!(rows.len(), 1);
         assert!(s.motions.take_dirty().unwrap().is_empty());
+    }
+
+    fn revoke(i: u8, signer: u8) -> Command {
+        let mut doc = panel_proto::keys::sign_revocation(&key(signer), 1, 1, "key lost")
+            .expect("sign revocation");
+        doc.key = key(i).verifying_key().to_bytes().to_vec();
+        Command::RevokeKey {
+            revocation: hex::encode(prost::Message::encode_to_vec(&doc)),
+        }
+    }
+
+    #[test]
+    fn a_revoked_key_is_not_drawn_and_its_rulings_are_refused() {
+        let mut s = setup();
+        // A revocation signed by someone else is refused and changes nothing.
+        let r = apply_batch(&mut s, 2, &batch(vec![("t", 300, revoke(1, 9))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "revocation_refused"),
+            "{r:?}"
+        );
+        assert!(s.arbiters.get("a1").unwrap().revoked.is_none());
+        // The holder's own signed revocation is recorded.
+        let r = apply_batch(&mut s, 3, &batch(vec![("t", 301, revoke(1, 1))]));
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        let a1 = s.arbiters.get("a1").unwrap();
+        assert!(a1.revoked.is_some() && !a1.admitted);
+        // Its ruling on a motion it was seated on no longer counts: the submission is refused.
+        let r = apply_batch(&mut s, 4, &batch(vec![("t", 302, outcome(all_yes()))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "bad_ruling"),
+            "{r:?}"
+        );
+        // And it is never drawn again: four seats cannot be filled from three arbiters.
+        let r = apply_batch(&mut s, 5, &batch(vec![("t", 303, open("m2"))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "draw_failed"),
+            "{r:?}"
+        );
     }
 }
