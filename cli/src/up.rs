@@ -27,6 +27,8 @@ use panel_coordinator::pb::coordinator as cpb;
 use panel_coordinator::record::{self, Bundle};
 use serde_json::{Value, json};
 
+use crate::cluster_addr::ClusterArgs;
+use crate::cluster_client::{Cluster as Coordinators, WriteOutcome};
 use crate::rulings::ruling_line;
 use crate::source_server::SourceServer;
 
@@ -156,59 +158,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
     outcome
 }
 
+/// The coordinators as `panel up` talks to them: the CLI's client, refusals as errors.
 struct Panel {
-    addrs: Vec<String>,
-    clients: Vec<cpb::coordinator_client::CoordinatorClient<tonic::transport::Channel>>,
-    next_request: u64,
+    coordinators: Coordinators,
 }
 
 impl Panel {
     async fn write(&mut self, command: Command) -> Result<Value> {
-        self.next_request += 1;
-        let r = client::write_with_retry(
-            &mut self.clients,
-            "panel-up",
-            self.next_request,
-            &command,
-            Duration::from_secs(30),
-        )
-        .await?;
-        let v: Value = serde_json::from_str(&r.result_json)?;
-        if !r.applied {
-            bail!(
-                "the coordinator refused {}: {}",
-                command.kind(),
-                v.get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or(&r.result_json)
-            );
+        match self.coordinators.write(&command).await? {
+            WriteOutcome::Applied(v) => Ok(v),
+            WriteOutcome::Refused { code, message } => {
+                bail!(
+                    "the coordinator refused {} ({code}): {message}",
+                    command.kind()
+                )
+            }
         }
-        Ok(v)
     }
 
     async fn read(&self, q: &Query) -> Result<Value> {
-        let mut last = None;
-        for addr in &self.addrs {
-            match client::read(addr, q, false).await {
-                Ok(r) => return Ok(serde_json::from_str(&r.result_json)?),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(anyhow!("no coordinator answered a read: {last:?}"))
+        self.coordinators.read(q).await
     }
 
     async fn debate(&self, id: &str) -> Result<(Debate, Value)> {
-        let v = self
-            .read(&Query::Debate {
-                debate_id: id.into(),
-            })
-            .await?;
-        let rec = v.get("debate").cloned().unwrap_or(Value::Null);
-        let doc = rec
-            .get("debate")
-            .cloned()
-            .ok_or_else(|| anyhow!("debate {id} not found"))?;
-        Ok((crucible::migrate::load_value(doc)?, rec))
+        crate::debate_cmd::fetch(&self.coordinators, id).await
     }
 }
 
@@ -357,12 +330,10 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         );
     }
     let mut panel = Panel {
-        clients: addrs
-            .iter()
-            .map(|a| client::coordinator(a))
-            .collect::<Result<_, _>>()?,
-        addrs: addrs.clone(),
-        next_request: 0,
+        coordinators: Coordinators::connect(&ClusterArgs {
+            addr: addrs.clone(),
+            state: state.clone(),
+        })?,
     };
     for r in regs {
         panel.write(Command::RegisterArbiter(r)).await?;
