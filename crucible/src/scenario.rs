@@ -462,21 +462,38 @@ impl Hints {
     }
 }
 
-/// Plays a scenario with a panel that always answers as hinted: the engine-only path of
-/// the demo and the reference result the distributed panel must reproduce.
-pub fn run_with_hinted_panel<E: Env>(p: &mut Protocol<E>, s: &Scenario) -> Outcome<Debate> {
-    let mut d = p.new_debate(NewDebate {
-        resolution: s.resolution.clone(),
-        pos_a: s.pos_a.clone(),
-        pos_b: s.pos_b.clone(),
-        burden: Some(s.burden.clone()),
-        claim_budget: s.claim_budget,
-    });
-    let mut labels = Labels::default();
-    let mut hints = Hints::default();
-    let mut settled: BTreeSet<String> = BTreeSet::new();
-    let rationale = "Panel answer (simulated).";
-    for step in &s.steps {
+/// A scenario being played by a panel that always answers as hinted: the debate, the
+/// labels bound so far, the hints and the questions already settled.
+#[derive(Debug, Clone)]
+pub struct HintedRun {
+    pub debate: Debate,
+    pub labels: Labels,
+    hints: Hints,
+    settled: BTreeSet<String>,
+}
+
+impl HintedRun {
+    /// Opens the scenario's debate (phase framing).
+    pub fn start<E: Env>(p: &mut Protocol<E>, s: &Scenario) -> HintedRun {
+        let debate = p.new_debate(NewDebate {
+            resolution: s.resolution.clone(),
+            pos_a: s.pos_a.clone(),
+            pos_b: s.pos_b.clone(),
+            burden: Some(s.burden.clone()),
+            claim_budget: s.claim_budget,
+        });
+        HintedRun {
+            debate,
+            labels: Labels::default(),
+            hints: Hints::default(),
+            settled: BTreeSet::new(),
+        }
+    }
+
+    /// Plays one step, then answers every question it leaves pending.
+    pub fn step<E: Env>(&mut self, p: &mut Protocol<E>, step: &Step) -> Outcome {
+        let rationale = "Panel answer (simulated).";
+        let d = &mut self.debate;
         match step {
             Step::Submit {
                 label,
@@ -485,36 +502,46 @@ pub fn run_with_hinted_panel<E: Env>(p: &mut Protocol<E>, s: &Scenario) -> Outco
                 contribution,
                 ..
             } => {
-                let c: Contribution = serde_json::from_value(labels.resolve(&d, contribution)?)
+                let c: Contribution = serde_json::from_value(self.labels.resolve(d, contribution)?)
                     .map_err(|e| {
                         Refusal::new(
                             Code::PhaseForbids,
                             format!("bad scenario contribution: {e}"),
                         )
                     })?;
-                if let Some(id) = c.apply(p, &mut d, author, side.as_str())? {
+                if let Some(id) = c.apply(p, d, author, side.as_str())? {
                     if let Some(l) = label {
-                        labels.bind(l, &id);
+                        self.labels.bind(l, &id);
                     }
-                    hints.record(&id, step);
+                    self.hints.record(&id, step);
                 }
             }
             Step::Request { question, hint } => {
-                match parse_request(&labels.resolve(&d, question)?)? {
-                    Some(q) => settle(p, &mut d, &q, *hint, rationale, "panel")?,
+                match parse_request(&self.labels.resolve(d, question)?)? {
+                    Some(q) => settle(p, d, &q, *hint, rationale, "panel")?,
                     None => {
-                        p.issue_verdict(&mut d, None, None, Some("panel"));
+                        p.issue_verdict(d, None, None, Some("panel"));
                     }
                 }
             }
             Step::ExpectVerdict { .. } => {}
         }
-        while let Some(q) = pending(&d, &settled).into_iter().next() {
-            settle(p, &mut d, &q, hints.answer_for(&q), rationale, "panel")?;
-            settled.insert(q.key());
+        while let Some(q) = pending(d, &self.settled).into_iter().next() {
+            settle(p, d, &q, self.hints.answer_for(&q), rationale, "panel")?;
+            self.settled.insert(q.key());
         }
+        Ok(())
     }
-    Ok(d)
+}
+
+/// Plays a scenario with a panel that always answers as hinted: the engine-only path of
+/// the demo and the reference result the distributed panel must reproduce.
+pub fn run_with_hinted_panel<E: Env>(p: &mut Protocol<E>, s: &Scenario) -> Outcome<Debate> {
+    let mut run = HintedRun::start(p, s);
+    for step in &s.steps {
+        run.step(p, step)?;
+    }
+    Ok(run.debate)
 }
 
 #[cfg(test)]
