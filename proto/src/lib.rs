@@ -10,12 +10,15 @@
 //!   machine that enforces one commitment per arbiter per motion and reveal-after-window.
 //! * [`ruling_check`]: shape rules a ruling must satisfy (ranges, decision per motion kind)
 //!   and the binding of a ruling to the motion it answers.
+//! * [`link`]: the signed hello of the arbiter link (`link.proto`), the stream a node
+//!   opens to a coordinator when it cannot be called.
 //!
 //! The byte layouts, domain tags and versioning rule are documented in `docs/WIRE.md`;
 //! test vectors live in `testvectors/`.
 
 pub mod commit_reveal;
 pub mod keys;
+pub mod link;
 pub mod ruling_check;
 pub mod signing;
 
@@ -25,7 +28,7 @@ pub mod pb {
     tonic::include_proto!("crucible.panel.v1");
 }
 
-/// The encoded `FileDescriptorSet` of `panel.proto`, for gRPC server reflection.
+/// The encoded `FileDescriptorSet` of `panel.proto` and `link.proto`, for gRPC server reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/panel_descriptor.bin"));
 
