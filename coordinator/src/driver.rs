@@ -1,7 +1,12 @@
 //! The motion driver: on the leader, every open debate motion is put to its drawn panel
-//! over gRPC (commit from every seat, then reveal after the commit window), and the
-//! reveals are proposed as one `RecordOutcome` entry. `apply` re-verifies everything, so
-//! the driver is trusted with liveness only, never with acceptance.
+//! (commit from every seat, then reveal after the commit window), and the reveals are
+//! proposed as one `RecordOutcome` entry. `apply` re-verifies everything, so the driver is
+//! trusted with liveness only, never with acceptance.
+//!
+//! A seat is reached by a [`Route`]: the node's `ArbiterNode` gRPC service at its
+//! registered endpoint, or, for an arbiter registered with the `link` endpoint marker, the
+//! stream its node opened to this replica ([`crate::link`]). An arbiter without an open
+//! link is warned about and simply does not commit, as an unreachable node does not.
 //!
 //! A new leader re-drives whatever is still open; nodes answer a repeated `Commit` with
 //! the commitment they already made, and the outcome's request id is derived from the
@@ -21,6 +26,7 @@ use tracing::{Instrument, info, info_span, warn};
 
 use crate::acceptance::MotionKind;
 use crate::command::{Command, Item, OutcomeSubmission};
+use crate::link::{LinkError, LinkRegistry, is_link_endpoint};
 use crate::proposer::Proposer;
 use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::ruling::wire_kind;
@@ -59,15 +65,67 @@ struct Shared {
     opts: DriverOptions,
     in_flight: Mutex<BTreeSet<String>>,
     clients: Mutex<HashMap<String, ArbiterNodeClient<Channel>>>,
+    links: Arc<LinkRegistry>,
+    /// Link arbiters already warned about for having no open link (warned once until
+    /// they connect).
+    unlinked: Mutex<BTreeSet<String>>,
+}
+
+/// How the leader reaches one arbiter's node.
+enum Route {
+    /// The node serves `ArbiterNode` at its registered endpoint.
+    Grpc(ArbiterNodeClient<Channel>),
+    /// The node connected out; requests go over its link to this replica.
+    Link {
+        arbiter_id: String,
+        links: Arc<LinkRegistry>,
+    },
+}
+
+/// Why a seat gave no commitment or reveal.
+#[derive(Debug, thiserror::Error)]
+enum ReachError {
+    #[error("{}", .0.message())]
+    Grpc(tonic::Status),
+    #[error(transparent)]
+    Link(#[from] LinkError),
+}
+
+impl Route {
+    async fn commit(&mut self, m: pb::Motion) -> Result<pb::Commitment, ReachError> {
+        match self {
+            Route::Grpc(c) => c
+                .commit(m)
+                .await
+                .map(|r| r.into_inner())
+                .map_err(ReachError::Grpc),
+            Route::Link { arbiter_id, links } => Ok(links.commit(arbiter_id, m).await?),
+        }
+    }
+
+    async fn reveal(&mut self, motion_id: &str) -> Result<pb::Reveal, ReachError> {
+        match self {
+            Route::Grpc(c) => c
+                .reveal(pb::RevealRequest {
+                    motion_id: motion_id.to_owned(),
+                })
+                .await
+                .map(|r| r.into_inner())
+                .map_err(ReachError::Grpc),
+            Route::Link { arbiter_id, links } => Ok(links.reveal(arbiter_id, motion_id).await?),
+        }
+    }
 }
 
 /// Starts the driver loop on this replica; it acts only while this replica leads.
+/// `links` holds the arbiter links open to this replica (served by [`crate::link`]).
 pub fn spawn(
     id: NodeId,
     raft: Raft,
     sm: StateMachineStore,
     proposer: Proposer,
     opts: DriverOptions,
+    links: Arc<LinkRegistry>,
 ) {
     let shared = Arc::new(Shared {
         id,
@@ -77,6 +135,8 @@ pub fn spawn(
         opts,
         in_flight: Mutex::new(BTreeSet::new()),
         clients: Mutex::new(HashMap::new()),
+        links,
+        unlinked: Mutex::new(BTreeSet::new()),
     });
     tokio::spawn(async move {
         let mut events = shared.sm.subscribe();
@@ -87,6 +147,9 @@ pub fn spawn(
                 continue;
             }
             for (arbiter_id, endpoint) in awaiting_exam(&shared) {
+                if is_link_endpoint(&endpoint) && !shared.linked(&arbiter_id) {
+                    continue;
+                }
                 let key = format!("exam:{arbiter_id}");
                 let fresh = shared
                     .in_flight
@@ -155,7 +218,7 @@ fn awaiting_exam(s: &Shared) -> Vec<(String, String)> {
 /// the window) and proposes the answers for scoring in apply.
 async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> Result<(), String> {
     let exam = crate::admission::default_exam()?;
-    let mut c = s.client(endpoint).await?;
+    let mut c = s.route(arbiter_id, endpoint).await?;
     let commit_deadline = now_ms() + s.opts.exam_window.as_millis() as i64;
     let reveal_deadline = commit_deadline + s.opts.reveal_window.as_millis() as i64;
     let motions: Vec<pb::Motion> = exam
@@ -174,8 +237,9 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
         .collect();
     for m in &motions {
         c.commit(m.clone())
+            .instrument(info_span!("exam_item", motion = %m.motion_id))
             .await
-            .map_err(|e| format!("exam item {}: {}", m.motion_id, e.message()))?;
+            .map_err(|e| format!("exam item {}: {e}", m.motion_id))?;
     }
     let wait = commit_deadline - now_ms();
     if wait > 0 {
@@ -184,12 +248,11 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
     let mut reveals = Vec::with_capacity(motions.len());
     for m in &motions {
         let r = c
-            .reveal(pb::RevealRequest {
-                motion_id: m.motion_id.clone(),
-            })
+            .reveal(&m.motion_id)
+            .instrument(info_span!("exam_item", motion = %m.motion_id))
             .await
-            .map_err(|e| format!("exam item {}: {}", m.motion_id, e.message()))?;
-        reveals.push(hex::encode(r.into_inner().encode_to_vec()));
+            .map_err(|e| format!("exam item {}: {e}", m.motion_id))?;
+        reveals.push(hex::encode(r.encode_to_vec()));
     }
     let digest = Sha256::digest(format!("exam:{arbiter_id}").as_bytes());
     let mut rid = [0u8; 8];
@@ -215,8 +278,13 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
     Ok(())
 }
 
-/// A seat's node endpoint and raw public key.
-type SeatAddress = (String, Vec<u8>);
+/// Where a seat's node is reached, and its raw public key.
+struct SeatAddress {
+    arbiter_id: String,
+    /// The registered endpoint: a node URL, the link marker, or empty (no node).
+    endpoint: String,
+    key: Vec<u8>,
+}
 
 /// Open debate motions with the endpoint and key of every seat.
 fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
@@ -230,11 +298,10 @@ fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
                     .seats
                     .iter()
                     .filter_map(|seat| a.state.arbiters.get(&seat.arbiter_id))
-                    .map(|arb| {
-                        (
-                            arb.registration.endpoint.clone(),
-                            hex::decode(&arb.registration.public_key).unwrap_or_default(),
-                        )
+                    .map(|arb| SeatAddress {
+                        arbiter_id: arb.registration.arbiter_id.clone(),
+                        endpoint: arb.registration.endpoint.clone(),
+                        key: hex::decode(&arb.registration.public_key).unwrap_or_default(),
                     })
                     .collect();
                 (m.clone(), seats)
@@ -318,6 +385,34 @@ pub fn wire_projection(
 }
 
 impl Shared {
+    /// Whether a link arbiter has an open link here; warns once while it has none.
+    fn linked(&self, arbiter_id: &str) -> bool {
+        let mut unlinked = self.unlinked.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.links.is_connected(arbiter_id) {
+            unlinked.remove(arbiter_id);
+            return true;
+        }
+        if unlinked.insert(arbiter_id.to_owned()) {
+            warn!(
+                arbiter = %arbiter_id,
+                "link arbiter has no open link to this replica; it takes no exam and commits \
+                 on no motion until its node connects (`panel node run --connect`)"
+            );
+        }
+        false
+    }
+
+    /// How to reach the arbiter: over its link for the link marker, else over gRPC.
+    async fn route(&self, arbiter_id: &str, endpoint: &str) -> Result<Route, String> {
+        if is_link_endpoint(endpoint) {
+            return Ok(Route::Link {
+                arbiter_id: arbiter_id.to_owned(),
+                links: self.links.clone(),
+            });
+        }
+        self.client(endpoint).await.map(Route::Grpc)
+    }
+
     async fn client(&self, endpoint: &str) -> Result<ArbiterNodeClient<Channel>, String> {
         if let Some(c) = self
             .clients
@@ -357,29 +452,42 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
         projection: Some(projection),
         commit_deadline_unix_ms: commit_deadline,
         reveal_deadline_unix_ms: commit_deadline + s.opts.reveal_window.as_millis() as i64,
+        // A link node cannot be called, so peers get no endpoint to deliver to.
         panel: seats
             .iter()
-            .map(|(endpoint, key)| pb::PanelSeat {
-                public_key: key.clone(),
-                endpoint: endpoint.clone(),
+            .map(|seat| pb::PanelSeat {
+                public_key: seat.key.clone(),
+                endpoint: if is_link_endpoint(&seat.endpoint) {
+                    String::new()
+                } else {
+                    seat.endpoint.clone()
+                },
             })
             .collect(),
     };
     // Commit: every seat judges without seeing anyone else's ruling.
     let mut commits = Vec::new();
-    for (endpoint, _) in seats.iter().filter(|(e, _)| !e.is_empty()) {
-        let mut c = s.client(endpoint).await?;
+    for seat in seats.iter().filter(|seat| !seat.endpoint.is_empty()) {
+        if is_link_endpoint(&seat.endpoint) && !s.linked(&seat.arbiter_id) {
+            continue;
+        }
+        let mut route = s.route(&seat.arbiter_id, &seat.endpoint).await?;
         let m = wire.clone();
-        let endpoint = endpoint.clone();
-        commits.push(tokio::spawn(async move {
-            (endpoint, c.commit(m).await.map(|r| r.into_inner()))
-        }));
+        let arbiter_id = seat.arbiter_id.clone();
+        let span = info_span!("seat", arbiter = %arbiter_id);
+        commits.push(tokio::spawn(
+            async move {
+                let r = route.commit(m).await;
+                (arbiter_id, route, r)
+            }
+            .instrument(span),
+        ));
     }
     let mut committed = Vec::new();
     for h in commits {
         match h.await {
-            Ok((endpoint, Ok(_))) => committed.push(endpoint),
-            Ok((endpoint, Err(e))) => warn!(%endpoint, "no commitment: {}", e.message()),
+            Ok((arbiter_id, route, Ok(_))) => committed.push((arbiter_id, route)),
+            Ok((arbiter, _, Err(e))) => warn!(%arbiter, "no commitment: {e}"),
             Err(e) => warn!("commit task failed: {e}"),
         }
     }
@@ -389,16 +497,14 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
     }
     // Reveal: only after the commit window closed.
     let mut reveals = Vec::new();
-    for endpoint in &committed {
-        let mut c = s.client(endpoint).await?;
-        match c
-            .reveal(pb::RevealRequest {
-                motion_id: spec.motion_id.clone(),
-            })
+    for (arbiter, route) in &mut committed {
+        match route
+            .reveal(&spec.motion_id)
+            .instrument(info_span!("seat", arbiter = %arbiter))
             .await
         {
-            Ok(r) => reveals.push(hex::encode(r.into_inner().encode_to_vec())),
-            Err(e) => warn!(%endpoint, "no reveal: {}", e.message()),
+            Ok(r) => reveals.push(hex::encode(r.encode_to_vec())),
+            Err(e) => warn!(%arbiter, "no reveal: {e}"),
         }
     }
     let digest = Sha256::digest(spec.motion_id.as_bytes());

@@ -11,6 +11,7 @@ pub mod debates;
 pub mod draw;
 pub mod driver;
 pub mod intake;
+pub mod link;
 pub mod priors;
 pub mod proposer;
 pub mod raft;

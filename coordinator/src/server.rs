@@ -387,12 +387,14 @@ pub async fn serve(
         })?;
     let (raft, sm) = raft::start(opts.id, &opts.data_dir, &opts.raft).await?;
     let proposer = Proposer::spawn(raft.clone(), opts.proposer.clone());
+    let links = crate::link::LinkRegistry::new();
     crate::driver::spawn(
         opts.id,
         raft.clone(),
         sm.clone(),
         proposer.clone(),
         opts.driver,
+        links.clone(),
     );
     let checkpoint_key = checkpoint_key(&opts.data_dir)?;
     let node = Arc::new(Node {
@@ -411,6 +413,7 @@ pub async fn serve(
         .await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::pb::DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(panel_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
 
@@ -427,6 +430,7 @@ pub async fn serve(
                 .max_encoding_message_size(MAX_MESSAGE),
         )
         .add_service(AdminServer::new(AdminService(node.clone())))
+        .add_service(crate::link::server(opts.id, node.sm.clone(), links))
         .add_service(health)
         .add_service(reflection)
         // `Server::tcp_nodelay` applies only to listeners tonic binds itself: set it on
