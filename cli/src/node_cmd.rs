@@ -51,6 +51,15 @@ enum NodeCommand {
         /// Override `data_dir`.
         #[arg(long)]
         data_dir: Option<PathBuf>,
+        /// Connect out to this coordinator replica (host:port) instead of waiting to be
+        /// called; repeat or comma-separate to give every replica. Replaces `connect`.
+        /// Register the arbiter with `--endpoint link`.
+        #[arg(long, value_name = "ADDR", value_delimiter = ',')]
+        connect: Vec<String>,
+        /// The id the arbiter was registered under (needed with --connect). Overrides
+        /// `arbiter_id`.
+        #[arg(long, value_name = "ID")]
+        arbiter_id: Option<String>,
     },
     /// List motions waiting for a human answer on a running node.
     Pending {
@@ -131,6 +140,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             listen,
             key,
             data_dir,
+            connect,
+            arbiter_id,
         } => {
             let _ = tracing_subscriber::fmt()
                 .with_env_filter(
@@ -146,6 +157,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     listen,
                     key_file: key,
                     data_dir,
+                    connect,
+                    arbiter_id,
                 },
             ))?;
         }

@@ -118,6 +118,16 @@ impl Arbiter {
         self.judge.is_none()
     }
 
+    /// Answers a coordinator's link challenge (docs/WIRE.md "Arbiter link"): proof that
+    /// this node holds the key registered for `arbiter_id`. The key never leaves here.
+    pub fn sign_link_hello(
+        &self,
+        challenge: &panel_proto::pb::LinkChallenge,
+        arbiter_id: &str,
+    ) -> Result<panel_proto::pb::LinkHello, panel_proto::link::HelloError> {
+        panel_proto::link::sign_hello(&self.key, challenge, arbiter_id)
+    }
+
     /// Checks that a motion is well formed, still open for commitments at `now_ms`, and
     /// that this arbiter sits on its panel (an empty panel list means any arbiter).
     pub fn check_motion(&self, m: &Motion, now_ms: i64) -> Result<MotionWindow, ArbiterError> {

@@ -124,6 +124,13 @@ pub struct NodeConfig {
     /// How many times a revealed ruling is offered to an unreachable peer.
     #[serde(default = "default_retries")]
     pub delivery_attempts: u32,
+    /// Coordinator replicas to connect out to (`host:port`), one link each, for a node
+    /// that cannot be called (docs/WIRE.md "Arbiter link"). Give every replica.
+    #[serde(default)]
+    pub connect: Vec<String>,
+    /// The id the arbiter was registered under; required with `connect`.
+    #[serde(default)]
+    pub arbiter_id: Option<String>,
 }
 
 impl Default for NodeConfig {
@@ -140,6 +147,8 @@ impl Default for NodeConfig {
             peers: Vec::new(),
             max_message_bytes: default_max_message(),
             delivery_attempts: default_retries(),
+            connect: Vec::new(),
+            arbiter_id: None,
         }
     }
 }

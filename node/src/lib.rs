@@ -5,6 +5,7 @@
 //! * [`judge`]: scripted, command, LLM; the human judge is the durable pending queue.
 //! * [`service`]: the `ArbiterNode` and `ArbiterAdmin` gRPC services.
 //! * [`exchange`]: delivery of revealed rulings to the other panel members.
+//! * [`link`]: outbound links to coordinator replicas for a node that cannot be called.
 //! * [`store`]: redb storage of own and received rulings and the pending queue.
 //! * [`keyfile`]: key generation (mode 0600) and loading (loose permissions refused).
 //! * [`config`], [`run`]: `node.toml` and the process.
@@ -14,6 +15,7 @@ pub mod config;
 pub mod exchange;
 pub mod judge;
 pub mod keyfile;
+pub mod link;
 pub mod retrieval;
 pub mod run;
 pub mod service;

@@ -1,5 +1,6 @@
 //! The node process: configuration, key, storage, judge, gRPC server with health and
-//! reflection, graceful shutdown on SIGINT/SIGTERM.
+//! reflection, outbound links to coordinators (`connect`), graceful shutdown on
+//! SIGINT/SIGTERM.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -29,6 +30,8 @@ use crate::store::{Store, StoreError};
 #[derive(Debug, Error)]
 pub enum NodeError {
     #[error(transparent)]
+    Link(#[from] crate::link::LinkError),
+    #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
     Key(#[from] KeyFileError),
@@ -53,6 +56,9 @@ pub struct RunOverrides {
     pub listen: Option<SocketAddr>,
     pub key_file: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
+    /// Replaces `connect` when non-empty.
+    pub connect: Vec<String>,
+    pub arbiter_id: Option<String>,
 }
 
 fn side(s: &str) -> Result<Side, NodeError> {
@@ -214,6 +220,26 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
     if over.data_dir.is_some() {
         cfg.data_dir = over.data_dir;
     }
+    if !over.connect.is_empty() {
+        cfg.connect = over.connect;
+    }
+    if over.arbiter_id.is_some() {
+        cfg.arbiter_id = over.arbiter_id;
+    }
+    let link_id = match (&cfg.arbiter_id, cfg.connect.is_empty()) {
+        (_, true) => None,
+        (Some(id), false) if !id.trim().is_empty() => Some(id.trim().to_owned()),
+        (_, false) => {
+            return Err(NodeError::Missing(
+                "connecting out needs the arbiter's id: set arbiter_id in the config or pass \
+                 --arbiter-id (the id given to `panel arbiter register --id`)"
+                    .into(),
+            ));
+        }
+    };
+    for addr in &cfg.connect {
+        crate::link::coordinator_url(addr)?;
+    }
     let addr = cfg.listen.ok_or_else(|| {
         NodeError::Missing("no listen address: set listen or pass --listen".into())
     })?;
@@ -241,6 +267,16 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
         "panel node listening on {local} fingerprint {}",
         id.fingerprint
     );
+    let links = match &link_id {
+        Some(arbiter_id) => {
+            println!(
+                "panel node linking arbiter {arbiter_id} out to {}",
+                cfg.connect.join(", ")
+            );
+            crate::link::spawn(core.clone(), arbiter_id, &cfg.connect, limit)?
+        }
+        None => Vec::new(),
+    };
 
     tonic::transport::Server::builder()
         .add_service(health)
@@ -264,6 +300,9 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
         })
         .await
         .map_err(|e| NodeError::Serve(e.to_string()))?;
+    for l in links {
+        l.abort();
+    }
     info!("node stopped");
     Ok(())
 }

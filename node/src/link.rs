@@ -1,0 +1,283 @@
+//! Outbound arbiter links (`link.proto`, docs/WIRE.md "Arbiter link"): a node inside
+//! another organisation's network cannot be called, so it connects out to every
+//! coordinator replica it is given and keeps one stream open per replica, reconnecting
+//! with backoff. Whichever replica leads then holds a link to it.
+//!
+//! On each stream the node answers the replica's challenge with a signed hello, then
+//! answers requests by calling [`NodeCore::commit`] and [`NodeCore::reveal`], so the same
+//! judge, signing key, commit-reveal checks and store serve links and the inbound
+//! `ArbiterNode` service alike.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use panel_proto::link::HelloError;
+use panel_proto::pb::arbiter_link_client::ArbiterLinkClient;
+use panel_proto::pb::{
+    LinkError as WireError, LinkFromNode, LinkRequest, LinkResponse, LinkToNode, link_from_node,
+    link_request, link_response, link_to_node,
+};
+use thiserror::Error;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::Endpoint;
+use tracing::{Instrument, info, info_span, warn};
+
+use crate::service::NodeCore;
+
+/// First retry delay after a failed or closed link; doubled up to [`MAX_BACKOFF`].
+const MIN_BACKOFF: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// Requests answered at once on one link (the judge bounds the real work).
+const CONCURRENCY: usize = 64;
+
+/// Why a link could not be opened or ended.
+#[derive(Debug, Error)]
+pub enum LinkError {
+    #[error(
+        "coordinator address {addr:?} is invalid ({reason}); give host:port or http://host:port, \
+         e.g. 127.0.0.1:7001"
+    )]
+    Address { addr: String, reason: String },
+    #[error("cannot reach coordinator {addr}: {reason}")]
+    Connect { addr: String, reason: String },
+    #[error("coordinator {addr} refused the link ({code:?}): {message}")]
+    Refused {
+        addr: String,
+        code: tonic::Code,
+        message: String,
+    },
+    #[error("coordinator {addr} broke the link protocol: {reason}")]
+    Protocol { addr: String, reason: String },
+    #[error("cannot answer the challenge of coordinator {addr}: {source}")]
+    Hello {
+        addr: String,
+        #[source]
+        source: HelloError,
+    },
+    #[error("coordinator {addr} closed the link")]
+    Closed { addr: String },
+}
+
+/// The URL of a coordinator address given as `host:port` or `http(s)://host:port`.
+pub fn coordinator_url(addr: &str) -> Result<String, LinkError> {
+    let addr = addr.trim();
+    let url = if addr.starts_with("http://") || addr.starts_with("https://") {
+        addr.to_owned()
+    } else {
+        format!("http://{addr}")
+    };
+    let bad = |reason: String| LinkError::Address {
+        addr: addr.to_owned(),
+        reason,
+    };
+    let uri: tonic::codegen::http::Uri = url.parse().map_err(|e| bad(format!("{e}")))?;
+    if uri.port_u16().is_none() {
+        return Err(bad("no port".into()));
+    }
+    Ok(url)
+}
+
+/// Starts one link per coordinator address; each task runs until aborted.
+pub fn spawn(
+    core: Arc<NodeCore>,
+    arbiter_id: &str,
+    coordinators: &[String],
+    max_message_bytes: usize,
+) -> Result<Vec<JoinHandle<()>>, LinkError> {
+    let urls = coordinators
+        .iter()
+        .map(|a| coordinator_url(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(urls
+        .into_iter()
+        .map(|url| {
+            let span = info_span!("link", arbiter = %arbiter_id, coordinator = %url);
+            tokio::spawn(
+                keep_linked(core.clone(), arbiter_id.to_owned(), url, max_message_bytes)
+                    .instrument(span),
+            )
+        })
+        .collect())
+}
+
+/// Keeps one link open, reconnecting with exponential backoff (reset once a link is
+/// accepted).
+async fn keep_linked(core: Arc<NodeCore>, arbiter_id: String, url: String, limit: usize) {
+    let mut backoff = MIN_BACKOFF;
+    loop {
+        match session(&core, &arbiter_id, &url, limit, &mut backoff).await {
+            Ok(()) => info!("coordinator closed the link; reconnecting"),
+            Err(e) => warn!("{e}; retrying in {} ms", backoff.as_millis()),
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+fn refused(addr: &str, s: tonic::Status) -> LinkError {
+    LinkError::Refused {
+        addr: addr.to_owned(),
+        code: s.code(),
+        message: s.message().to_owned(),
+    }
+}
+
+fn protocol(addr: &str, reason: &str) -> LinkError {
+    LinkError::Protocol {
+        addr: addr.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
+/// One stream: handshake, then requests until the stream ends.
+async fn session(
+    core: &Arc<NodeCore>,
+    arbiter_id: &str,
+    addr: &str,
+    limit: usize,
+    backoff: &mut Duration,
+) -> Result<(), LinkError> {
+    let channel = Endpoint::from_shared(addr.to_owned())
+        .map_err(|e| LinkError::Address {
+            addr: addr.to_owned(),
+            reason: e.to_string(),
+        })?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true)
+        .http2_keep_alive_interval(Duration::from_secs(20))
+        .keep_alive_while_idle(true)
+        .connect()
+        .await
+        .map_err(|e| LinkError::Connect {
+            addr: addr.to_owned(),
+            reason: e.to_string(),
+        })?;
+    let mut client = ArbiterLinkClient::new(channel)
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit);
+    let (tx, rx) = mpsc::channel::<LinkFromNode>(CONCURRENCY);
+    let mut inbound = client
+        .open(ReceiverStream::new(rx))
+        .await
+        .map_err(|s| refused(addr, s))?
+        .into_inner();
+    let challenge = match inbound.message().await.map_err(|s| refused(addr, s))? {
+        Some(LinkToNode {
+            body: Some(link_to_node::Body::Challenge(c)),
+        }) => c,
+        Some(_) => return Err(protocol(addr, "the first message is not a challenge")),
+        None => return Err(LinkError::Closed { addr: addr.into() }),
+    };
+    let hello = core
+        .arbiter
+        .sign_link_hello(&challenge, arbiter_id)
+        .map_err(|source| LinkError::Hello {
+            addr: addr.to_owned(),
+            source,
+        })?;
+    tx.send(LinkFromNode {
+        body: Some(link_from_node::Body::Hello(hello)),
+    })
+    .await
+    .map_err(|_| LinkError::Closed { addr: addr.into() })?;
+    match inbound.message().await.map_err(|s| refused(addr, s))? {
+        Some(LinkToNode {
+            body: Some(link_to_node::Body::Accepted(a)),
+        }) if a.arbiter_id == arbiter_id => {
+            info!(replica = a.replica_id, "link accepted");
+        }
+        Some(_) => return Err(protocol(addr, "the hello was answered without acceptance")),
+        None => return Err(LinkError::Closed { addr: addr.into() }),
+    }
+    *backoff = MIN_BACKOFF;
+    let permits = Arc::new(Semaphore::new(CONCURRENCY));
+    loop {
+        let msg = inbound.message().await.map_err(|s| refused(addr, s))?;
+        let request = match msg {
+            None => return Ok(()),
+            Some(LinkToNode {
+                body: Some(link_to_node::Body::Request(r)),
+            }) => r,
+            Some(_) => {
+                warn!("unexpected message on an open link; ignored");
+                continue;
+            }
+        };
+        let Ok(permit) = permits.clone().acquire_owned().await else {
+            return Ok(());
+        };
+        let core = core.clone();
+        let tx = tx.clone();
+        tokio::spawn(
+            async move {
+                let response = answer(&core, request).await;
+                // A closed stream drops the answer; the coordinator asks again after
+                // reconnecting, and Commit is idempotent per motion.
+                let _ = tx
+                    .send(LinkFromNode {
+                        body: Some(link_from_node::Body::Response(response)),
+                    })
+                    .await;
+                drop(permit);
+            }
+            .in_current_span(),
+        );
+    }
+}
+
+fn error_body(s: tonic::Status) -> link_response::Body {
+    link_response::Body::Error(WireError {
+        message: s.message().to_owned(),
+        code: s.code() as i32,
+    })
+}
+
+/// Answers one request through the node core (the same path as the inbound service).
+async fn answer(core: &NodeCore, r: LinkRequest) -> LinkResponse {
+    let body = match r.body {
+        Some(link_request::Body::Commit(m)) => {
+            let span = info_span!("motion", debate = %m.debate_id, motion = %m.motion_id);
+            match core.commit(m).instrument(span).await {
+                Ok(c) => link_response::Body::Commitment(c),
+                Err(s) => error_body(s),
+            }
+        }
+        Some(link_request::Body::Reveal(q)) => {
+            let span = info_span!("motion", motion = %q.motion_id);
+            match core.reveal(q.motion_id).instrument(span).await {
+                Ok(rv) => link_response::Body::Reveal(rv),
+                Err(s) => error_body(s),
+            }
+        }
+        None => error_body(tonic::Status::invalid_argument(
+            "request has no body; expected commit or reveal",
+        )),
+    };
+    LinkResponse {
+        request_id: r.request_id,
+        body: Some(body),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinator_addresses_become_urls_or_are_named() {
+        assert_eq!(
+            coordinator_url("127.0.0.1:7001").unwrap(),
+            "http://127.0.0.1:7001"
+        );
+        assert_eq!(
+            coordinator_url(" http://c1.example:7001 ").unwrap(),
+            "http://c1.example:7001"
+        );
+        let e = coordinator_url("127.0.0.1").unwrap_err().to_string();
+        assert!(e.contains("no port") && e.contains("host:port"), "{e}");
+        let e = coordinator_url("not an address").unwrap_err().to_string();
+        assert!(e.contains("not an address"), "{e}");
+    }
+}
