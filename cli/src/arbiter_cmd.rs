@@ -53,7 +53,8 @@ enum ArbiterCmd {
         /// The declared prior on the resolution.
         #[arg(long, value_enum, ignore_case = true)]
         stance: StanceArg,
-        /// Where the node serves the ArbiterNode API, http://host:port.
+        /// Where the node serves the ArbiterNode API, http://host:port; or `link` for a
+        /// node that connects out (`panel node run --connect`).
         #[arg(long)]
         endpoint: String,
         #[arg(long)]
@@ -109,6 +110,9 @@ fn public_key(key_file: Option<&PathBuf>, public_key: Option<&str>) -> Result<St
 }
 
 fn check_endpoint(endpoint: &str) -> Result<()> {
+    if panel_coordinator::link::is_link_endpoint(endpoint) {
+        return Ok(());
+    }
     let rest = endpoint
         .strip_prefix("http://")
         .or_else(|| endpoint.strip_prefix("https://"));
@@ -118,7 +122,7 @@ fn check_endpoint(endpoint: &str) -> Result<()> {
             Ok(())
         }
         None => bail!(
-            "--endpoint {endpoint:?} must be http://host:port (where the node serves), e.g. http://127.0.0.1:7101"
+            "--endpoint {endpoint:?} must be http://host:port (where the node serves), e.g. http://127.0.0.1:7101, or `link` for a node that connects out"
         ),
     }
 }
