@@ -1,10 +1,10 @@
 //! Node-initiated arbiter links through real processes: three `panel coordinator run`
 //! replicas and four `panel node run` arbiters, two of which are only reachable over the
-//! link they open to every replica (`--connect`, registered with `--endpoint link`). The
+//! links they open to every replica (`--connect`, registered with `--endpoint link`). The
 //! link arbiters take the calibration exam over their links, are admitted, and rule on a
-//! motion the panel accepts. Attacks speak the `ArbiterLink` stream directly: a hello
-//! under another key, an unregistered arbiter, a replayed hello, a hello for another
-//! replica, a revoked arbiter, a wrong first message.
+//! motion the panel accepts, before and after the leader is killed. Attacks speak the
+//! `ArbiterLink` stream directly: a hello under another key, an unregistered arbiter, a
+//! replayed hello, a hello for another replica, a revoked arbiter, a wrong first message.
 //! Nothing here asserts a timing; waits poll with generous deadlines.
 
 use std::path::{Path, PathBuf};
@@ -242,7 +242,7 @@ fn start_node(root: &Path, spec: &NodeSpec, addrs: &[String]) -> ChildGuard {
 fn link_arbiters_take_the_exam_and_rule_over_their_links() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let (_replicas, addrs) = start_cluster(root);
+    let (mut replicas, addrs) = start_cluster(root);
     let all = addrs.join(",");
     let _nodes: Vec<ChildGuard> = NODES.iter().map(|s| start_node(root, s, &addrs)).collect();
 
@@ -285,6 +285,34 @@ fn link_arbiters_take_the_exam_and_rule_over_their_links() {
     }
 
     // A motion through the drawn panel: two link seats, two called seats, both stances.
+    accepted_with_every_seat(root, &all);
+
+    // The leader dies; the new leader already holds a link to each link node (one per
+    // replica), so the next motion reaches them too.
+    let leader = poll(root, "a leader", || {
+        run_json(&["coordinator", "status", "--addr", &addrs[0]])
+            .ok()
+            .and_then(|s| s["leader_id"].as_u64())
+    });
+    replicas[leader as usize - 1].kill();
+    let alive: Vec<String> = addrs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i as u64 + 1 != leader)
+        .map(|(_, a)| a.clone())
+        .collect();
+    poll(root, "a new leader is elected", || {
+        run_json(&["coordinator", "status", "--addr", &alive[0]])
+            .ok()
+            .and_then(|s| s["leader_id"].as_u64())
+            .filter(|l| *l != leader)
+    });
+    accepted_with_every_seat(root, &alive.join(","));
+}
+
+/// Opens a simulation debate, asks the panel to advance it, and checks that the motion is
+/// accepted with a ruling from every node, the link nodes' committed over their links.
+fn accepted_with_every_seat(root: &Path, all: &str) {
     let d = run_json(&[
         "debate",
         "new",
@@ -297,7 +325,7 @@ fn link_arbiters_take_the_exam_and_rule_over_their_links() {
         "--simulation",
         "--json",
         "--addr",
-        &all,
+        all,
     ])
     .unwrap_or_else(|e| panic!("debate new: {e}"));
     let debate = d["debate_id"].as_str().expect("debate id").to_string();
@@ -312,7 +340,7 @@ fn link_arbiters_take_the_exam_and_rule_over_their_links() {
         "--wait",
         "--json",
         "--addr",
-        &all,
+        all,
     ])
     .unwrap_or_else(|e| panic!("ask: {e}{}", logs(root)));
     let m = &asked["motion"];
@@ -322,7 +350,7 @@ fn link_arbiters_take_the_exam_and_rule_over_their_links() {
         logs(root)
     );
     let id = m["spec"]["motion_id"].as_str().expect("motion id");
-    let shown = run_json(&["motion", "show", id, "--json", "--addr", &all]).unwrap();
+    let shown = run_json(&["motion", "show", id, "--json", "--addr", all]).unwrap();
     let by: Vec<&str> = shown["rulings"]
         .as_array()
         .expect("rulings")
