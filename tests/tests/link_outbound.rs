@@ -419,14 +419,12 @@ impl Stream {
             .send(LinkFromNode { body: Some(msg) })
             .await
             .expect("stream open");
-        loop {
-            match self.inbound.message().await? {
-                Some(LinkToNode {
-                    body: Some(link_to_node::Body::Accepted(a)),
-                }) => return Ok(a),
-                Some(other) => panic!("unexpected message before acceptance: {other:?}"),
-                None => return Err(Status::unknown("stream ended without a status")),
-            }
+        match self.inbound.message().await? {
+            Some(LinkToNode {
+                body: Some(link_to_node::Body::Accepted(a)),
+            }) => Ok(a),
+            Some(other) => panic!("unexpected message before acceptance: {other:?}"),
+            None => Err(Status::unknown("stream ended without a status")),
         }
     }
 
