@@ -280,4 +280,25 @@ mod tests {
         let e = coordinator_url("not an address").unwrap_err().to_string();
         assert!(e.contains("not an address"), "{e}");
     }
+
+    #[tokio::test]
+    async fn connecting_out_needs_the_arbiter_id_and_valid_addresses() {
+        let cfg: crate::NodeConfig =
+            toml::from_str("connect = [\"127.0.0.1:7001\"]\nlisten = \"127.0.0.1:0\"").unwrap();
+        let e = crate::run(cfg.clone(), Default::default())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--arbiter-id") && e.contains("arbiter_id"),
+            "{e}"
+        );
+        let over = crate::RunOverrides {
+            connect: vec!["127.0.0.1".into()],
+            arbiter_id: Some("org-a-1".into()),
+            ..Default::default()
+        };
+        let e = crate::run(cfg, over).await.unwrap_err().to_string();
+        assert!(e.contains("\"127.0.0.1\"") && e.contains("no port"), "{e}");
+    }
 }
