@@ -171,21 +171,46 @@ pub fn parse_public_key(arbiter: &str, hex_key: &str) -> Result<VerifyingKey, Ru
     Ok(key)
 }
 
-/// Intake check on the leader: decode and batch-verify (strict fallback inside
-/// panel-proto) before proposing, so garbage never reaches the log. Apply re-verifies.
-pub fn intake_check(rulings: &[WireRuling]) -> Result<(), String> {
-    let decoded: Vec<pb::SignedRuling> = rulings
+/// Intake check on the leader, before proposal, so garbage never reaches the log.
+///
+/// Every bare ruling and every reveal is decoded and verified strictly (the process-wide
+/// memo in `panel_proto::signing` then spares the leader's own `apply` a second check of
+/// the same signature). A reveal's commitment signature authenticates the commitment when
+/// it is made: it is verified here, at the last point where the commitment is received,
+/// and removed from the entry, so the log carries what the record needs (the commitment
+/// digest, opened by the arbiter's signed ruling and salt) and each replica verifies one
+/// signature per ruling instead of two. Returns the reveals as they go into the log.
+pub fn intake_check(rulings: &[WireRuling], reveals: &[String]) -> Result<Vec<String>, String> {
+    for (i, w) in rulings.iter().enumerate() {
+        let sr = w.decode().map_err(|e| format!("ruling {i}: {e}"))?;
+        panel_proto::verify_ruling(&sr).map_err(|e| format!("ruling {i}: {e}"))?;
+    }
+    reveals
         .iter()
         .enumerate()
-        .map(|(i, w)| w.decode().map_err(|e| format!("ruling {i}: {e}")))
-        .collect::<Result<_, _>>()?;
-    for (i, r) in panel_proto::verify_rulings_batch(&decoded)
-        .into_iter()
-        .enumerate()
-    {
-        r.map_err(|e| format!("ruling {i}: {e}"))?;
-    }
-    Ok(())
+        .map(|(i, h)| {
+            let bad = |reason: String| format!("reveal {i}: {reason}");
+            let bytes = hex::decode(h).map_err(|_| bad("not hex".into()))?;
+            let mut reveal = pb::Reveal::decode(bytes.as_slice())
+                .map_err(|e| bad(format!("not a protobuf Reveal: {e}")))?;
+            let (Some(sr), Some(c)) = (reveal.signed_ruling.as_ref(), reveal.commitment.as_mut())
+            else {
+                return Err(bad(
+                    "a reveal needs the signed ruling and its signed commitment".into(),
+                ));
+            };
+            if c.signature.is_empty() {
+                return Err(bad(
+                    "the commitment is unsigned; send the commitment exactly as the arbiter signed it".into(),
+                ));
+            }
+            panel_proto::commit_reveal::verify_commitment(c).map_err(|e| bad(e.to_string()))?;
+            panel_proto::commit_reveal::check_opens(c, sr, &reveal.salt)
+                .map_err(|e| bad(e.to_string()))?;
+            c.signature.clear();
+            Ok(hex::encode(reveal.encode_to_vec()))
+        })
+        .collect()
 }
 
 /// Build and sign a ruling the way an arbiter node does (tests, bench).
@@ -223,7 +248,7 @@ pub fn sign(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ed25519_dalek::SigningKey;
+    use ed25519_dalek::{Signer, SigningKey};
 
     const HASH: [u8; 32] = [0xab; 32];
 
@@ -264,8 +289,70 @@ mod tests {
             WireRuling("zz".into()).decode(),
             Err(RulingError::Malformed { .. })
         ));
-        assert!(intake_check(std::slice::from_ref(&w)).is_ok());
-        assert!(intake_check(&[WireRuling::encode(&flipped)]).is_err());
+        assert!(intake_check(std::slice::from_ref(&w), &[]).is_ok());
+        assert!(intake_check(&[WireRuling::encode(&flipped)], &[]).is_err());
+    }
+
+    fn reveal_hex(
+        key: &SigningKey,
+        tweak: impl FnOnce(&mut pb::Reveal),
+    ) -> (String, pb::SignedRuling) {
+        let sr = sign(key, &binding(), Decision::Yes, 0.8, None)
+            .decode()
+            .unwrap();
+        let salt = [5u8; 32];
+        let commitment = panel_proto::commit_reveal::commit(key, &sr, &salt, 10).unwrap();
+        let mut reveal = pb::Reveal {
+            signed_ruling: Some(sr.clone()),
+            salt: salt.to_vec(),
+            commitment: Some(commitment),
+        };
+        tweak(&mut reveal);
+        (hex::encode(reveal.encode_to_vec()), sr)
+    }
+
+    #[test]
+    fn intake_verifies_commitments_and_logs_them_without_their_signature() {
+        let key = SigningKey::from_bytes(&[9; 32]);
+        let (good, sr) = reveal_hex(&key, |_| {});
+        let logged = intake_check(&[], std::slice::from_ref(&good)).unwrap();
+        let back = pb::Reveal::decode(hex::decode(&logged[0]).unwrap().as_slice()).unwrap();
+        let c = back.commitment.unwrap();
+        assert!(c.signature.is_empty(), "the log form carries no commitment signature");
+        assert_eq!(back.signed_ruling.unwrap(), sr, "the signed ruling is untouched");
+        panel_proto::commit_reveal::check_opens(&c, &sr, &back.salt).unwrap();
+
+        // A commitment signed by another key, an unsigned one, a salt that does not open
+        // it and a tampered ruling are each refused, naming the reveal.
+        let other = SigningKey::from_bytes(&[10; 32]);
+        let cases: Vec<(&str, Box<dyn FnOnce(&mut pb::Reveal)>)> = vec![
+            (
+                "signature",
+                Box::new(|r: &mut pb::Reveal| {
+                    let c = r.commitment.as_mut().unwrap();
+                    c.signature = other
+                        .sign(&panel_proto::commit_reveal::commitment_canonical_bytes(c).unwrap())
+                        .to_bytes()
+                        .to_vec();
+                }),
+            ),
+            (
+                "unsigned",
+                Box::new(|r: &mut pb::Reveal| r.commitment.as_mut().unwrap().signature.clear()),
+            ),
+            ("salt", Box::new(|r: &mut pb::Reveal| r.salt = vec![6; 32])),
+            (
+                "tampered",
+                Box::new(|r: &mut pb::Reveal| {
+                    r.signed_ruling.as_mut().unwrap().ruling.as_mut().unwrap().probability = 0.1
+                }),
+            ),
+        ];
+        for (what, tweak) in cases {
+            let (bad, _) = reveal_hex(&key, tweak);
+            let err = intake_check(&[], &[good.clone(), bad]).unwrap_err();
+            assert!(err.starts_with("reveal 1:"), "{what}: {err}");
+        }
     }
 
     #[test]

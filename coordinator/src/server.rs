@@ -158,8 +158,9 @@ impl Coordinator for CoordinatorService {
                 }
             })?;
         // Intake: refuse undecodable or badly signed rulings before they reach the log.
-        if let Command::RecordOutcome(sub) = &command {
-            crate::ruling::intake_check(&sub.rulings).map_err(|e| {
+        let mut command = command;
+        if let Command::RecordOutcome(sub) = &mut command {
+            sub.reveals = crate::ruling::intake_check(&sub.rulings, &sub.reveals).map_err(|e| {
                 Status::invalid_argument(format!("RecordOutcome refused at intake: {e}"))
             })?;
         }

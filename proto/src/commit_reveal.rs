@@ -198,8 +198,11 @@ pub fn verify_commitment(c: &Commitment) -> Result<VerifyingKey, CommitRevealErr
     let bytes = commitment_canonical_bytes(c)?;
     let key = keys::parse_public_key(&c.arbiter_key)?;
     let sig = keys::parse_signature(&c.signature)?;
-    key.verify_strict(&bytes, &sig)
-        .map_err(|_| CommitRevealError::BadCommitmentSignature(keys::fingerprint(&key)))?;
+    if !signing::verify_strict_memo(&key, &bytes, &sig) {
+        return Err(CommitRevealError::BadCommitmentSignature(
+            keys::fingerprint(&key),
+        ));
+    }
     Ok(key)
 }
 

@@ -47,12 +47,31 @@ pub fn parse_public_key(bytes: &[u8]) -> Result<VerifyingKey, KeyError> {
     let arr: [u8; 32] = bytes
         .try_into()
         .map_err(|_| KeyError::Length(bytes.len()))?;
+    let cache = || PARSED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(k) = cache().get(&arr) {
+        return Ok(*k);
+    }
     let key = VerifyingKey::from_bytes(&arr).map_err(|_| KeyError::NotAPoint(hex::encode(arr)))?;
     if key.is_weak() {
         return Err(KeyError::Weak(hex::encode(arr)));
     }
+    let mut c = cache();
+    if c.len() >= PARSED_MAX {
+        c.clear();
+    }
+    c.insert(arr, key);
     Ok(key)
 }
+
+/// Keys that parsed and passed the weak-key check. Decompressing a key costs 10-15 % of a
+/// verification and arbiters sign many rulings with one key; the cache only remembers a
+/// pure function's successes.
+static PARSED: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<[u8; 32], VerifyingKey>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// Bound on cached keys; the cache is cleared when full.
+const PARSED_MAX: usize = 1 << 16;
 
 /// Parses a 64-byte signature.
 pub fn parse_signature(bytes: &[u8]) -> Result<Signature, KeyError> {

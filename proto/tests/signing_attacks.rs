@@ -464,3 +464,38 @@ proptest::proptest! {
         }
     }
 }
+
+/// The memo of verified signatures remembers exact (key, signature, message) triples only:
+/// once a ruling verified, the same signature on altered bytes, under another key, or a
+/// flipped signature bit is still refused, every time.
+#[test]
+fn remembered_success_does_not_cover_altered_rulings() {
+    let sr = signed(merge_ruling());
+    for _ in 0..2 {
+        verify_ruling(&sr).expect("honest ruling verifies, first and second time");
+    }
+    let mut tampered = sr.clone();
+    tampered.ruling.as_mut().unwrap().probability = 0.01;
+    let mut flipped = sr.clone();
+    flipped.signature[0] ^= 0x80;
+    let other_key = key(3).verifying_key();
+    for _ in 0..2 {
+        assert!(matches!(
+            verify_ruling(&tampered),
+            Err(VerifyError::BadSignature { .. })
+        ));
+        assert!(verify_ruling(&flipped).is_err());
+        assert!(matches!(
+            signing::verify_ruling_with_key(&sr, &other_key),
+            Err(VerifyError::WrongArbiter { .. })
+        ));
+        let bytes = signing::ruling_canonical_bytes(sr.ruling.as_ref().unwrap()).unwrap();
+        let sig = keys::parse_signature(&sr.signature).unwrap();
+        assert!(!signing::verify_strict_memo(&other_key, &bytes, &sig));
+        assert!(signing::verify_strict_memo(
+            &key(1).verifying_key(),
+            &bytes,
+            &sig
+        ));
+    }
+}
