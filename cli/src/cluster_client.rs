@@ -76,6 +76,12 @@ impl Cluster {
         Err(self.unreachable("a read", last))
     }
 
+    /// The (client id, request id) the next [`Cluster::write`] will carry, for writes that
+    /// sign them (contributor signatures bind both).
+    pub fn next_ids(&self) -> (String, u64) {
+        (self.client_id.clone(), self.next_request + 1)
+    }
+
     pub async fn write(&mut self, command: &Command) -> Result<WriteOutcome> {
         if self.clients.is_empty() {
             // Fail fast when nothing answers at all, rather than retrying for the whole

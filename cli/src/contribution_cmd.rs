@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::builder::PossibleValuesParser;
 use crucible::contribution::{ClaimInput, Contribution};
 use crucible::document::{Citation, Side};
@@ -51,6 +51,11 @@ pub struct Who {
     /// The model family you write with, so same-family arbiters are kept off your motions.
     #[arg(long)]
     model_family: Option<String>,
+    /// Sign the write with this ed25519 key file (`panel node keygen --out FILE`). The first
+    /// signed write binds your author name to the key; later writes under the name must be
+    /// signed by it.
+    #[arg(long, value_name = "FILE")]
+    key: Option<std::path::PathBuf>,
     /// Print the coordinator's answer (or the violations) as JSON.
     #[arg(long)]
     json: bool,
@@ -352,14 +357,24 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
     }
     let mut cluster = Cluster::connect(&who.cluster)?;
     let op = c.op();
-    let sub = ContributionSubmission {
+    let mut sub = ContributionSubmission {
         debate_id: who.debate.clone(),
         author: who.author.clone(),
         side: side.to_string(),
         model_family: who.model_family.clone(),
         contribution: c,
         hints: Default::default(),
+        signature: None,
     };
+    if let Some(path) = &who.key {
+        let key = panel_node::keyfile::load_key(path)
+            .with_context(|| format!("cannot sign with --key {}", path.display()))?;
+        let (client_id, request_id) = cluster.next_ids();
+        sub.signature = Some(
+            panel_coordinator::authorship::sign(&key, &sub, &client_id, request_id)
+                .context("cannot sign the contribution")?,
+        );
+    }
     runtime()?.block_on(async move {
         match cluster.write(&Write::Contribute(sub)).await? {
             WriteOutcome::Refused { code, message } => report_refusal(

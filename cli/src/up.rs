@@ -451,6 +451,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                             verify: *verify,
                             relevance: *relevance,
                         },
+                        signature: None,
                     }))
                     .await?;
                 println!("  {author} (side {side}) {}", describe_contribution(&c));

@@ -178,6 +178,10 @@ pub struct ContributionSubmission {
     pub contribution: crucible::contribution::Contribution,
     #[serde(default)]
     pub hints: crate::debates::SubmissionHints,
+    /// The contributor's own signature over the write (`authorship`); once an author name
+    /// has signed, every later write under that name must be signed by the same key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<crate::authorship::ContributorSignature>,
 }
 
 /// A participant's request for a motion.

@@ -140,6 +140,7 @@ mod tests {
             author: author.into(),
             side: "A".into(),
             model_family: None,
+            signature: None,
             contribution: Contribution::Thread {
                 title: "Output".into(),
                 claim: ClaimInput {

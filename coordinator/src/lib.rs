@@ -4,6 +4,7 @@
 
 pub mod acceptance;
 pub mod admission;
+pub mod authorship;
 pub mod bench;
 pub mod client;
 pub mod command;

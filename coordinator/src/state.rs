@@ -95,6 +95,8 @@ pub enum ApplyError {
     CommitmentRequired(String),
     #[error("reveal of a ruling on motion {motion}: {reason}")]
     BadReveal { motion: String, reason: String },
+    #[error("{0}")]
+    Authorship(#[from] crate::authorship::AuthorshipError),
 }
 
 impl ApplyError {
@@ -116,6 +118,7 @@ impl ApplyError {
             ApplyError::Revoked(_) => "revoked_key",
             ApplyError::CommitmentRequired(_) => "commitment_required",
             ApplyError::BadReveal { .. } => "bad_reveal",
+            ApplyError::Authorship(_) => "authorship",
         }
     }
 }
@@ -288,6 +291,9 @@ pub struct State {
     /// The record: every applied registration, debate write and outcome, in order, keyed
     /// by a zero-padded sequence number. `panel verify` replays it.
     pub record: Table<RecordEntry>,
+    /// Author names bound to a contributor key by their first signed write.
+    #[serde(default)]
+    pub contributors: Table<crate::authorship::AuthorKey>,
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.
@@ -318,7 +324,7 @@ pub fn on_record(c: &Command) -> bool {
 
 impl State {
     /// Named tables for the redb adapter (the name is the redb table suffix).
-    pub fn tables_mut(&mut self) -> [(&'static str, &mut dyn StoredTable); 7] {
+    pub fn tables_mut(&mut self) -> [(&'static str, &mut dyn StoredTable); 8] {
         [
             ("kv", &mut self.kv),
             ("notes", &mut self.notes),
@@ -327,10 +333,11 @@ impl State {
             ("requests", &mut self.requests),
             ("debates", &mut self.debates),
             ("record", &mut self.record),
+            ("contributors", &mut self.contributors),
         ]
     }
 
-    pub fn tables(&self) -> [(&'static str, &dyn StoredTable); 7] {
+    pub fn tables(&self) -> [(&'static str, &dyn StoredTable); 8] {
         [
             ("kv", &self.kv),
             ("notes", &self.notes),
@@ -339,6 +346,7 @@ impl State {
             ("requests", &self.requests),
             ("debates", &self.debates),
             ("record", &self.record),
+            ("contributors", &self.contributors),
         ]
     }
 }
@@ -462,7 +470,7 @@ pub fn apply(
         Command::OpenMotion(spec) => open_motion(state, ctx, spec),
         Command::RecordOutcome(sub) => record_outcome(state, ctx, sub),
         Command::CreateDebate(spec) => create_debate(state, ctx, spec),
-        Command::Contribute(sub) => contribute(state, ctx, sub),
+        Command::Contribute(sub) => contribute(state, ctx, client_id, request_id, sub),
         Command::AskPanel(req) => ask_panel(state, ctx, req),
         Command::SubmitExam {
             arbiter_id,
@@ -829,8 +837,16 @@ fn create_debate(
 fn contribute(
     state: &mut State,
     ctx: &ApplyCtx,
+    client_id: &str,
+    request_id: u64,
     sub: &ContributionSubmission,
 ) -> Result<Value, ApplyError> {
+    let authorship = crate::authorship::check(
+        sub,
+        state.contributors.get(&sub.author),
+        client_id,
+        request_id,
+    )?;
     let rec = debate_mut(state, &sub.debate_id)?;
     let created = debates::contribute(
         rec,
@@ -841,8 +857,25 @@ fn contribute(
         &sub.contribution,
         &sub.hints,
     )?;
+    let signed_by = match authorship {
+        crate::authorship::Authorship::Unsigned => None,
+        crate::authorship::Authorship::Signed { public_key, bind } => {
+            if bind {
+                state.contributors.insert(
+                    sub.author.clone(),
+                    crate::authorship::AuthorKey {
+                        public_key: public_key.clone(),
+                        bound_at_log_index: ctx.log_index,
+                    },
+                );
+            }
+            Some(public_key)
+        }
+    };
     let opened = open_pending(state, ctx, &sub.debate_id);
-    Ok(json!({ "debate_id": sub.debate_id, "created": created, "opened": opened }))
+    Ok(
+        json!({ "debate_id": sub.debate_id, "created": created, "opened": opened, "signed_by": signed_by }),
+    )
 }
 
 fn ask_panel(state: &mut State, ctx: &ApplyCtx, req: &PanelRequest) -> Result<Value, ApplyError> {
