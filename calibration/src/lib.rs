@@ -18,6 +18,7 @@ pub mod exam_scoring;
 
 pub mod inert;
 pub mod prior_consistency;
+pub mod recalibration;
 pub mod reliability_svg;
 
 pub mod scoring_rules;
