@@ -16,6 +16,7 @@ pub mod link;
 pub mod priors;
 pub mod proposer;
 pub mod raft;
+pub mod recalibration;
 pub mod record;
 pub mod ruling;
 pub mod server;

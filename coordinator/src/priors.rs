@@ -129,6 +129,7 @@ mod tests {
                 prior_check: None,
                 fitted_stance: None,
                 revoked: None,
+                recalibration: Default::default(),
             },
         );
     }

@@ -237,6 +237,13 @@ pub struct Arbiter {
     /// and its rulings are refused.
     #[serde(default)]
     pub revoked: Option<Value>,
+    /// Post-admission track record from resolved outcomes (`recalibration`); a flagged
+    /// arbiter is not drawn until a re-exam.
+    #[serde(
+        default,
+        skip_serializing_if = "calibration::recalibration::TrackRecord::is_empty"
+    )]
+    pub recalibration: calibration::recalibration::TrackRecord,
 }
 
 impl Arbiter {
@@ -558,6 +565,7 @@ fn register_arbiter(
             prior_check: None,
             fitted_stance: None,
             revoked: None,
+            recalibration: Default::default(),
         },
     );
     Ok(json!({ "arbiter_id": reg.arbiter_id }))
@@ -580,7 +588,7 @@ fn open_motion(state: &mut State, ctx: &ApplyCtx, spec: &MotionSpec) -> Result<V
             stance: a.seated_stance(),
             organisation: a.registration.organisation.clone(),
             model_family: a.registration.model_family.clone(),
-            admitted: a.admitted,
+            admitted: a.admitted && !a.recalibration.is_flagged(),
         })
         .collect();
     let draw_spec = DrawSpec {
@@ -765,6 +773,9 @@ fn record_outcome(
         };
         reply["opened"] = json!(open_pending(state, ctx, &debate_id));
     }
+    if let Some(r) = crate::recalibration::on_outcome(state, &sub.motion_id) {
+        reply["recalibration"] = r;
+    }
     Ok(reply)
 }
 
@@ -796,6 +807,7 @@ fn submit_exam(
         a.admitted = decision.admitted && a.revoked.is_none();
         a.score_milli = (brier_skill * 1000.0).round() as u32;
         a.exam = Some(record.clone());
+        a.recalibration.restart_after_exam();
     }
     Ok(json!({ "arbiter_id": arbiter_id, "admitted": decision.admitted, "exam": record }))
 }

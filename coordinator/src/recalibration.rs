@@ -1,0 +1,1160 @@
+//! Recalibration from resolved outcomes (issue 5, part 3), inside the deterministic
+//! `apply`: when a motion's outcome establishes the truth of an earlier question, the
+//! earlier rulings are scored against it and kept on each arbiter's track record
+//! (`calibration::recalibration`); an arbiter whose record fails the admission bars is
+//! flagged and no longer drawn until it is examined again. docs/CALIBRATION.md,
+//! "Recalibration from resolved outcomes", gives the rules and their reasons.
+//!
+//! What resolves an earlier motion, and nothing else does:
+//! * **a source later verified**: an accepted tier verification (the acceptance rule
+//!   requires agreeing retrieval receipts from arbiters of both stances) resolves every
+//!   earlier, already decided motion that asked the same question (same debate, thread,
+//!   version and citation index), whether that motion deadlocked or was decided. Its
+//!   answer (verified or not) is the truth.
+//! * **an appeal decision**: an appeal motion whose answer the document took (the appeal
+//!   is admitted or denied in the SPEC document) resolves the challenges it contests. An
+//!   appeal names target threads, not challenges (SPEC section 12), so the link is made
+//!   from the document: the challenges on the target threads, resolved outside this
+//!   appeal's own review, whose resolution went against the appellant's side (upheld on
+//!   one of its claims, or dismissed when it filed the challenge). A denied appeal leaves
+//!   every such resolution standing: each is confirmed. An admitted appeal contests them:
+//!   when exactly one challenge fits, its resolution is overturned (truth = the opposite);
+//!   when several fit, the appeal does not say which one was wrong, so none is scored and
+//!   the challenges are reported as ambiguous.
+//!
+//! Never from agreement with the majority alone: a motion's acceptance by its own panel
+//! changes no track record (the pure crate refuses an item resolved by its own motion),
+//! and a later panel's answer counts only through the two routes above.
+//!
+//! The scored probability is the one inside the arbiter's signed ruling (its credence in
+//! the affirmative: uphold, verified), found on the earlier motion's record by the key of
+//! a seated arbiter. Abstentions carry no forecast and are skipped.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use calibration::recalibration::{RecalibrationPolicy, Resolution, ResolutionKind, ResolvedItem};
+use crucible::document::Side;
+use crucible::motion::Question;
+use panel_proto::pb;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::acceptance::{Decision, Outcome, Verdict};
+use crate::debates::DebateRecord;
+use crate::state::{Motion, MotionStatus, State};
+
+/// An earlier motion and the truth a later outcome established for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resolved {
+    pub motion_id: String,
+    /// `true` for "yes" (the challenge should be upheld, the tier is verified).
+    pub truth: bool,
+}
+
+/// What one decided motion resolves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Findings {
+    pub by: Resolution,
+    pub resolved: Vec<Resolved>,
+    /// Challenges an admitted appeal contests together, so none can be scored.
+    pub ambiguous_challenges: Vec<String>,
+}
+
+/// What the decided motion `motion_id` resolves; `None` when it resolves nothing (it
+/// deadlocked, or it is not a tier verification or an appeal). Reads only.
+pub fn findings(state: &State, motion_id: &str) -> Option<Findings> {
+    let m = state.motions.get(motion_id)?;
+    let MotionStatus::Decided(Verdict::Accepted { outcome, .. }) = &m.status else {
+        return None;
+    };
+    let q = m.spec.question.as_ref()?;
+    let rec = state.debates.get(&m.spec.debate_id)?;
+    let decided_earlier = |id: &str| {
+        id != motion_id
+            && state
+                .motions
+                .get(id)
+                .is_some_and(|e| matches!(e.status, MotionStatus::Decided(_)))
+    };
+    match (q, outcome) {
+        (Question::VerifyTier { .. }, Outcome::TierVerified { decision, .. }) => {
+            let key = q.key();
+            let resolved = rec
+                .questions
+                .iter()
+                .filter(|(id, other)| other.key() == key && decided_earlier(id))
+                .map(|(id, _)| Resolved {
+                    motion_id: id.clone(),
+                    truth: *decision == Decision::Yes,
+                })
+                .collect();
+            Some(Findings {
+                by: Resolution {
+                    motion_id: motion_id.to_string(),
+                    kind: ResolutionKind::SourceVerified,
+                },
+                resolved,
+                ambiguous_challenges: Vec::new(),
+            })
+        }
+        (Question::AdmitAppeal { appeal_id }, Outcome::Decided(_)) => {
+            let (contested, admitted) = contested_challenges(rec, appeal_id)?;
+            let by = Resolution {
+                motion_id: motion_id.to_string(),
+                kind: ResolutionKind::Appeal,
+            };
+            if admitted && contested.len() > 1 {
+                return Some(Findings {
+                    by,
+                    resolved: Vec::new(),
+                    ambiguous_challenges: contested.into_iter().map(|(id, _)| id).collect(),
+                });
+            }
+            let mut resolved = Vec::new();
+            for (challenge_id, upheld) in contested {
+                let truth = if admitted { !upheld } else { upheld };
+                resolved.extend(
+                    rec.questions
+                        .iter()
+                        .filter(|(id, other)| {
+                            matches!(other, Question::ResolveChallenge { challenge_id: c } if *c == challenge_id)
+                                && decided_earlier(id)
+                        })
+                        .map(|(id, _)| Resolved {
+                            motion_id: id.clone(),
+                            truth,
+                        }),
+                );
+            }
+            Some(Findings {
+                by,
+                resolved,
+                ambiguous_challenges: Vec::new(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The challenges an appeal contests, each with whether it was upheld, and whether the
+/// appeal was admitted. `None` while the document has not taken a decision on it.
+fn contested_challenges(
+    rec: &DebateRecord,
+    appeal_id: &str,
+) -> Option<(Vec<(String, bool)>, bool)> {
+    let d = &rec.debate;
+    let a = d.appeal(appeal_id)?;
+    let admitted = match a.status.as_str() {
+        "admitted" | "resolved" => true,
+        "denied" => false,
+        _ => return None,
+    };
+    let appellant = a.side.as_deref().and_then(Side::parse)?;
+    let targets: BTreeSet<&str> = a.target_thread_ids.iter().map(String::as_str).collect();
+    let contested = d
+        .challenges
+        .iter()
+        .filter(|c| targets.contains(c.thread_id.as_str()))
+        .filter(|c| c.appeal_id.as_deref() != Some(appeal_id))
+        .filter_map(|c| {
+            let upheld = match c.resolution.as_deref() {
+                Some("upheld") => true,
+                Some("dismissed") => false,
+                _ => return None,
+            };
+            let against_appellant = if upheld {
+                d.thread(&c.thread_id).and_then(|t| t.side()) == Some(appellant)
+            } else {
+                c.side.as_deref().and_then(Side::parse) == Some(appellant)
+            };
+            against_appellant.then(|| (c.id.clone(), upheld))
+        })
+        .collect();
+    Some((contested, admitted))
+}
+
+/// Each seated arbiter's credence in "yes" as signed in its ruling on `m` (first ruling
+/// per arbiter; abstentions and rulings by keys without a seat are skipped).
+pub fn signed_forecasts(state: &State, m: &Motion) -> BTreeMap<String, f64> {
+    let seated: BTreeMap<Vec<u8>, &str> = m
+        .seats
+        .iter()
+        .filter_map(|s| {
+            let a = state.arbiters.get(&s.arbiter_id)?;
+            let key = hex::decode(&a.registration.public_key).ok()?;
+            Some((key, s.arbiter_id.as_str()))
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for w in &m.rulings {
+        let Ok(sr) = w.decode() else { continue };
+        let Some(r) = sr.ruling.as_ref() else {
+            continue;
+        };
+        if r.decision == pb::Decision::Abstain as i32 || !(0.0..=1.0).contains(&r.probability) {
+            continue;
+        }
+        if let Some(id) = seated.get(&r.arbiter_key) {
+            out.entry((*id).to_string()).or_insert(r.probability);
+        }
+    }
+    out
+}
+
+/// Called by `apply` once a motion's outcome is recorded and its answer settled. Scores
+/// what the outcome resolves and flags arbiters that fail the bars. Returns what it did
+/// for the reply, or `None` when the outcome resolves nothing (the reply is unchanged).
+pub fn on_outcome(state: &mut State, motion_id: &str) -> Option<Value> {
+    let f = findings(state, motion_id)?;
+    if f.resolved.is_empty() && f.ambiguous_challenges.is_empty() {
+        return None;
+    }
+    let policy = RecalibrationPolicy::default();
+    let mut scored_rows = Vec::with_capacity(f.resolved.len());
+    let mut touched = BTreeSet::new();
+    for r in &f.resolved {
+        let forecasts = state
+            .motions
+            .get(&r.motion_id)
+            .map(|m| signed_forecasts(state, m))
+            .unwrap_or_default();
+        let mut scored = Vec::new();
+        for (arbiter_id, probability) in forecasts {
+            let item = ResolvedItem {
+                motion_id: r.motion_id.clone(),
+                probability,
+                outcome: r.truth,
+                resolved_by: f.by.clone(),
+            };
+            if let Some(a) = state.arbiters.get_mut(&arbiter_id)
+                && a.recalibration.record(item).unwrap_or(false)
+            {
+                touched.insert(arbiter_id.clone());
+                scored.push(arbiter_id);
+            }
+        }
+        scored_rows.push(json!({ "motion_id": r.motion_id, "truth": r.truth, "scored": scored }));
+    }
+    let mut flagged = Vec::new();
+    for id in touched {
+        if let Some(a) = state.arbiters.get_mut(&id)
+            && a.recalibration.reassess(&policy, &f.by).unwrap_or(false)
+        {
+            flagged.push(id);
+        }
+    }
+    Some(json!({
+        "by": f.by,
+        "resolved": scored_rows,
+        "ambiguous_challenges": f.ambiguous_challenges,
+        "flagged": flagged,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acceptance::{MotionKind, Stance};
+    use crate::command::{Batch, Command, Item, ItemReply};
+    use crate::debates::{SubmissionHints, relevance_step};
+    use crate::record::{self, Bundle, FORMAT};
+    use crate::ruling::wire_kind;
+    use crate::state::apply_batch;
+    use calibration::exam::Gold;
+    use crucible::motion::Answer;
+    use crucible::scenario::{Labels, Step, parse_request, worked_example};
+    use ed25519_dalek::SigningKey;
+    use panel_proto::ruling_check::binary_pair;
+    use prost::Message;
+    use serde::de::DeserializeOwned;
+    use sha2::{Digest, Sha256};
+
+    /// How one seated arbiter answers one motion.
+    #[derive(Debug, Clone, Copy)]
+    struct Vote {
+        yes: bool,
+        p: f64,
+        relevance: Option<u32>,
+        receipt: bool,
+    }
+
+    type Judge<'a> = &'a dyn Fn(&Motion, &str) -> Vote;
+
+    /// The simulation hint of a motion, answered at `confidence`, with a retrieval
+    /// receipt on every tier verification.
+    fn hinted(m: &Motion, confidence: f64) -> Vote {
+        let receipt = m.spec.kind == MotionKind::TierVerification;
+        match m.spec.expected {
+            Some(Answer::Relevance(x)) => Vote {
+                yes: true,
+                p: 0.5,
+                relevance: Some(u32::from(relevance_step(x))),
+                receipt,
+            },
+            Some(Answer::No) => Vote {
+                yes: false,
+                p: 1.0 - confidence,
+                relevance: None,
+                receipt,
+            },
+            _ => Vote {
+                yes: true,
+                p: confidence,
+                relevance: None,
+                receipt,
+            },
+        }
+    }
+
+    /// Commands are built through JSON so that fields others add with defaults do not
+    /// break these tests.
+    fn cmd<T: DeserializeOwned>(v: Value) -> T {
+        serde_json::from_value(v).expect("well-formed command")
+    }
+
+    const SIX: [(&str, Stance, &str); 6] = [
+        ("a1", Stance::A, "o1"),
+        ("a2", Stance::A, "o2"),
+        ("a3", Stance::A, "o3"),
+        ("b1", Stance::B, "o1"),
+        ("b2", Stance::B, "o4"),
+        ("b3", Stance::B, "o5"),
+    ];
+
+    /// A replicated state driven only through `apply_batch`, one command per entry, with
+    /// every batch kept for replay.
+    struct Sim {
+        state: State,
+        batches: Vec<Batch>,
+        keys: BTreeMap<String, SigningKey>,
+    }
+
+    impl Sim {
+        fn new(pool: &[(&str, Stance, &str)]) -> Sim {
+            let mut s = Sim {
+                state: State::default(),
+                batches: Vec::new(),
+                keys: BTreeMap::new(),
+            };
+            for (id, stance, org) in pool {
+                s.add_arbiter(id, *stance, org);
+            }
+            s
+        }
+
+        fn add_arbiter(&mut self, id: &str, stance: Stance, org: &str) {
+            let key = SigningKey::from_bytes(&Sha256::digest(id.as_bytes()).into());
+            self.ok(Command::RegisterArbiter(cmd(json!({
+                "arbiter_id": id,
+                "public_key": hex::encode(key.verifying_key().to_bytes()),
+                "organisation": org,
+                "model_family": format!("fam-{id}"),
+                "stance": stance,
+            }))));
+            self.ok(Command::SetAdmission {
+                arbiter_id: id.into(),
+                admitted: true,
+                score_milli: 900,
+            });
+            self.keys.insert(id.into(), key);
+        }
+
+        fn write(&mut self, command: Command) -> ItemReply {
+            let n = self.batches.len() as u64 + 1;
+            let batch = Batch {
+                time_ms: 1_790_000_000_000 + n * 1000,
+                seed: n,
+                items: vec![Item {
+                    client_id: "sim".into(),
+                    request_id: n,
+                    command,
+                }],
+            };
+            let r = apply_batch(&mut self.state, n, &batch);
+            self.batches.push(batch);
+            r.items.into_iter().next().expect("one item").reply
+        }
+
+        fn ok(&mut self, command: Command) -> Value {
+            match self.write(command) {
+                ItemReply::Applied(v) => v,
+                other => panic!("refused: {other:?}"),
+            }
+        }
+
+        fn debate(&mut self) -> String {
+            let v = self.ok(Command::CreateDebate(cmd(json!({
+                "resolution": "Resolved: the test resolution holds.",
+                "pos_a": "It holds", "pos_b": "It does not hold",
+                "seats": 4, "min_per_stance": 2, "simulation": true, "convener": "sim",
+            }))));
+            v["debate_id"].as_str().expect("debate id").to_string()
+        }
+
+        fn ask(&mut self, debate_id: &str, q: &Question, hint: Option<Answer>) -> String {
+            let v = self.ok(Command::AskPanel(cmd(json!({
+                "debate_id": debate_id, "author": "sim", "question": q, "expected": hint,
+            }))));
+            v["motion_id"].as_str().expect("motion id").to_string()
+        }
+
+        fn contribute(
+            &mut self,
+            debate_id: &str,
+            author: &str,
+            side: &str,
+            contribution: Value,
+            hints: SubmissionHints,
+        ) -> Value {
+            self.ok(Command::Contribute(cmd(json!({
+                "debate_id": debate_id, "author": author, "side": side,
+                "contribution": contribution, "hints": hints,
+            }))))
+        }
+
+        fn reveal(&self, m: &Motion, arbiter: &str, v: Vote) -> String {
+            let key = &self.keys[arbiter];
+            let kind = wire_kind(m.spec.kind);
+            let (yes, no) = binary_pair(kind).unwrap_or((pb::Decision::None, pb::Decision::None));
+            let ruling = pb::Ruling {
+                motion_id: m.spec.motion_id.clone(),
+                debate_id: m.spec.debate_id.clone(),
+                kind: kind as i32,
+                state_hash: hex::decode(&m.spec.state_hash).expect("hex state hash"),
+                decision: if v.yes { yes } else { no } as i32,
+                probability: v.p,
+                relevance: v.relevance,
+                // The tier found: the claimed T1 when verifying.
+                tier: (kind == pb::MotionKind::VerifyTier && v.yes).then_some(1),
+                receipt: v.receipt.then(|| pb::RetrievalReceipt {
+                    url: "http://source.test/doc".into(),
+                    sha256: vec![7; 32],
+                    fetched_at_unix_ms: 1,
+                }),
+                rationale: "simulated ruling".into(),
+                issued_at_unix_ms: 1,
+                ..Default::default()
+            };
+            let sr = panel_proto::sign_ruling(key, ruling).expect("sign");
+            let salt: [u8; 32] =
+                Sha256::digest(format!("{}/{arbiter}", m.spec.motion_id).as_bytes()).into();
+            let commitment =
+                panel_proto::commit_reveal::commit(key, &sr, &salt, 1).expect("commit");
+            hex::encode(
+                pb::Reveal {
+                    signed_ruling: Some(sr),
+                    salt: salt.to_vec(),
+                    commitment: Some(commitment),
+                }
+                .encode_to_vec(),
+            )
+        }
+
+        /// Every seated arbiter reveals its vote; returns the outcome's reply.
+        fn answer(&mut self, motion_id: &str, judge: Judge<'_>) -> Value {
+            let m = self.state.motions.get(motion_id).expect("motion").clone();
+            let reveals: Vec<String> = m
+                .seats
+                .iter()
+                .map(|s| self.reveal(&m, &s.arbiter_id, judge(&m, &s.arbiter_id)))
+                .collect();
+            self.ok(Command::RecordOutcome(cmd(
+                json!({ "motion_id": motion_id, "reveals": reveals }),
+            )))
+        }
+
+        /// Answers the debate's open motions until none is left.
+        fn answer_all(&mut self, debate_id: &str, judge: Judge<'_>) {
+            for _ in 0..1000 {
+                let next = self
+                    .state
+                    .motions
+                    .iter()
+                    .find(|(_, m)| m.status == MotionStatus::Open && m.spec.debate_id == debate_id)
+                    .map(|(id, _)| id.clone());
+                match next {
+                    Some(id) => {
+                        self.answer(&id, judge);
+                    }
+                    None => return,
+                }
+            }
+            panic!("the debate's motions never settle");
+        }
+
+        fn doc(&self, debate_id: &str) -> &crucible::document::Debate {
+            &self.state.debates.get(debate_id).expect("debate").debate
+        }
+
+        /// The paper's worked example played through `apply` with panels that answer as
+        /// `judge` says. `reverify` keeps the step that verifies B1's source again.
+        fn worked_example(&mut self, reverify: bool, judge: Judge<'_>) -> (String, Labels) {
+            let debate_id = self.debate();
+            let mut labels = Labels::default();
+            for step in worked_example("http://source.test").steps {
+                match &step {
+                    Step::Submit {
+                        label,
+                        author,
+                        side,
+                        contribution,
+                        hint,
+                        relevance,
+                        verify,
+                    } => {
+                        let c = labels
+                            .resolve(self.doc(&debate_id), contribution)
+                            .expect("labels resolve");
+                        let hints = SubmissionHints {
+                            answer: *hint,
+                            verify: *verify,
+                            relevance: *relevance,
+                        };
+                        let v = self.contribute(&debate_id, author, side.as_str(), c, hints);
+                        if let (Some(l), Some(id)) = (label, v["created"].as_str()) {
+                            labels.bind(l, id);
+                        }
+                    }
+                    Step::Request { question, hint } => {
+                        let q = labels
+                            .resolve(self.doc(&debate_id), question)
+                            .expect("labels resolve");
+                        match parse_request(&q).expect("a request") {
+                            None => {
+                                self.ok(Command::ReissueVerdict {
+                                    debate_id: debate_id.clone(),
+                                    author: "sim".into(),
+                                });
+                            }
+                            Some(q @ Question::VerifyTier { .. }) if !reverify => {
+                                let _ = q;
+                            }
+                            Some(q) => {
+                                self.ask(&debate_id, &q, Some(*hint));
+                            }
+                        }
+                    }
+                    Step::ExpectVerdict { .. } => {}
+                }
+                self.answer_all(&debate_id, judge);
+            }
+            assert_eq!(
+                self.doc(&debate_id).phase,
+                "closed",
+                "the example runs to the end"
+            );
+            (debate_id, labels)
+        }
+
+        /// Side `side` (author `author`) appeals on the threads of the labelled claims;
+        /// the appeal panel admits or denies it. Returns the appeal outcome's reply.
+        fn appeal(
+            &mut self,
+            debate_id: &str,
+            labels: &Labels,
+            author: &str,
+            side: &str,
+            targets: &[&str],
+            admit: bool,
+        ) -> Value {
+            let targets: Vec<Value> = targets
+                .iter()
+                .map(|t| {
+                    labels
+                        .resolve(self.doc(debate_id), &json!(format!("${t}.thread")))
+                        .expect("label")
+                })
+                .collect();
+            let v = self.contribute(
+                debate_id,
+                author,
+                side,
+                json!({"op": "appeal", "ground": "A2", "justification": "The panel resolved these challenges before the response filed in time was shown to it.", "evidence": [], "targetThreadIds": targets}),
+                SubmissionHints::default(),
+            );
+            let opened: Vec<String> = serde_json::from_value(v["opened"].clone()).expect("ids");
+            let appeal_motion = opened
+                .iter()
+                .find(|id| {
+                    matches!(
+                        self.state
+                            .motions
+                            .get(id.as_str())
+                            .and_then(|m| m.spec.question.clone()),
+                        Some(Question::AdmitAppeal { .. })
+                    )
+                })
+                .expect("the appeal opens a motion")
+                .clone();
+            let judge = move |m: &Motion, _: &str| Vote {
+                yes: admit,
+                p: if admit { 0.9 } else { 0.1 },
+                ..hinted(m, 0.8)
+            };
+            let reply = self.answer(&appeal_motion, &judge);
+            assert!(reply["verdict"]["Accepted"].is_object(), "{reply}");
+            reply
+        }
+
+        /// Motions of the debate asking `pred`, in id order.
+        fn motions_asking(&self, debate_id: &str, pred: impl Fn(&Question) -> bool) -> Vec<String> {
+            self.state
+                .debates
+                .get(debate_id)
+                .expect("debate")
+                .questions
+                .iter()
+                .filter(|(_, q)| pred(q))
+                .map(|(id, _)| id.clone())
+                .collect()
+        }
+
+        fn items_on(&self, motion_id: &str) -> BTreeMap<String, ResolvedItem> {
+            self.state
+                .arbiters
+                .iter()
+                .filter_map(|(id, a)| {
+                    a.recalibration
+                        .items
+                        .iter()
+                        .find(|i| i.motion_id == motion_id)
+                        .map(|i| (id.clone(), i.clone()))
+                })
+                .collect()
+        }
+
+        fn total_items(&self) -> usize {
+            self.state
+                .arbiters
+                .iter()
+                .map(|(_, a)| a.recalibration.items.len())
+                .sum()
+        }
+
+        fn seated_on(&self, motion_id: &str) -> BTreeSet<String> {
+            self.state
+                .motions
+                .get(motion_id)
+                .expect("motion")
+                .seats
+                .iter()
+                .map(|s| s.arbiter_id.clone())
+                .collect()
+        }
+    }
+
+    fn challenge_motions(sim: &Sim, debate_id: &str, challenge_id: &str) -> Vec<String> {
+        sim.motions_asking(
+            debate_id,
+            |q| matches!(q, Question::ResolveChallenge { challenge_id: c } if c == challenge_id),
+        )
+    }
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+
+    #[test]
+    fn a_later_source_verification_resolves_the_earlier_decided_motion() {
+        let mut sim = Sim::new(&SIX);
+        let judge = |m: &Motion, _: &str| hinted(m, 0.8);
+        let (d, labels) = sim.worked_example(true, &judge);
+        let b1 = labels
+            .resolve(sim.doc(&d), &json!("$b1"))
+            .expect("label")
+            .as_str()
+            .expect("id")
+            .to_string();
+        let verifications = sim.motions_asking(
+            &d,
+            |q| matches!(q, Question::VerifyTier { version_id, .. } if *version_id == b1),
+        );
+        assert_eq!(verifications.len(), 2, "{verifications:?}");
+        // Order by when they were opened: the first answered "not T1", the later one,
+        // with both stances' receipts, "T1 as claimed".
+        let mut by_open = verifications.clone();
+        by_open.sort_by_key(|id| sim.state.motions.get(id).map(|m| m.opened_log_index));
+        let (earlier, later) = (&by_open[0], &by_open[1]);
+        let items = sim.items_on(earlier);
+        assert_eq!(
+            items.keys().cloned().collect::<BTreeSet<_>>(),
+            sim.seated_on(earlier),
+            "exactly the arbiters seated on the earlier motion are scored"
+        );
+        for item in items.values() {
+            close(item.probability, 0.2); // the credence each had signed
+            assert!(
+                item.outcome,
+                "the source was later verified at its claimed tier"
+            );
+            assert_eq!(item.resolved_by.motion_id, *later);
+            assert_eq!(item.resolved_by.kind, ResolutionKind::SourceVerified);
+        }
+        // The resolving motion's own panel is not scored by its own acceptance, and
+        // nothing else in the debate resolved anything.
+        assert!(sim.items_on(later).is_empty());
+        assert_eq!(sim.total_items(), items.len());
+        // Four items are far below the bars' minimum: nobody is flagged.
+        assert!(
+            sim.state
+                .arbiters
+                .iter()
+                .all(|(_, a)| !a.recalibration.is_flagged())
+        );
+    }
+
+    /// A debate in construction with one claim citing a T1 source: its verification
+    /// motion opens by itself.
+    fn cited_claim(sim: &mut Sim, citations: usize) -> (String, String, String) {
+        let d = sim.debate();
+        sim.ask(
+            &d,
+            &Question::AdvancePhase {
+                from: "framing".into(),
+            },
+            Some(Answer::Yes),
+        );
+        sim.answer_all(&d, &|m: &Motion, _: &str| hinted(m, 0.9));
+        let evidence: Vec<Value> = (0..citations)
+            .map(|i| json!({"source": format!("Registry report {i}"), "url": format!("http://source.test/report-{i}.txt"), "tier": "T1"}))
+            .collect();
+        let v = sim.contribute(
+            &d,
+            "ada",
+            "A",
+            json!({"op": "thread", "title": "Registry data", "claim": {
+                "type": "empirical",
+                "assertion": "The national registry recorded a fall in incidents after the change.",
+                "grounds": "The registry publishes yearly incident counts before and after the change.",
+                "warrant": "If the counts fell while reporting stayed constant, incidents fell.",
+                "evidence": evidence,
+                "qualifier": "probable",
+            }}),
+            SubmissionHints::default(),
+        );
+        let version = v["created"].as_str().expect("version id").to_string();
+        let thread = sim.doc(&d).threads[0].id.clone();
+        (d, thread, version)
+    }
+
+    #[test]
+    fn a_deadlocked_verification_is_resolved_by_a_later_one_with_both_stances_receipts() {
+        let mut sim = Sim::new(&SIX);
+        let (d, thread, version) = cited_claim(&mut sim, 1);
+        let q = Question::VerifyTier {
+            thread_id: thread,
+            version_id: version,
+            citation_index: 0,
+        };
+        let first = sim.motions_asking(&d, |x| *x == q);
+        assert_eq!(first.len(), 1);
+        // Stance B brings no receipt: the rule deadlocks, whatever the votes say.
+        let credence = |arbiter: &str| if arbiter.starts_with('a') { 0.7 } else { 0.4 };
+        let one_sided = |_: &Motion, a: &str| Vote {
+            yes: true,
+            p: credence(a),
+            relevance: None,
+            receipt: a.starts_with('a'),
+        };
+        let r = sim.answer(&first[0], &one_sided);
+        assert!(r["verdict"]["Deadlocked"].is_object(), "{r}");
+        assert!(r.get("recalibration").is_none());
+        assert_eq!(sim.total_items(), 0);
+        // Later both stances retrieve the same bytes and find it is not T1.
+        let later = sim.ask(&d, &q, Some(Answer::No));
+        let both = |_: &Motion, _: &str| Vote {
+            yes: false,
+            p: 0.1,
+            relevance: None,
+            receipt: true,
+        };
+        let r = sim.answer(&later, &both);
+        assert!(
+            r["verdict"]["Accepted"]["outcome"]["TierVerified"].is_object(),
+            "{r}"
+        );
+        assert_eq!(r["recalibration"]["by"]["motion_id"], json!(later));
+        assert_eq!(r["recalibration"]["by"]["kind"], json!("source-verified"));
+        let items = sim.items_on(&first[0]);
+        assert_eq!(
+            items.keys().cloned().collect::<BTreeSet<_>>(),
+            sim.seated_on(&first[0])
+        );
+        for (arbiter, item) in &items {
+            close(item.probability, credence(arbiter));
+            assert!(!item.outcome);
+        }
+        assert_eq!(sim.total_items(), items.len());
+        // A third verification adds nothing for the first motion (its first resolution
+        // stands) and scores the second one.
+        let third = sim.ask(&d, &q, Some(Answer::Yes));
+        sim.answer(&third, &|_: &Motion, _: &str| Vote {
+            yes: true,
+            p: 0.6,
+            relevance: None,
+            receipt: true,
+        });
+        assert_eq!(sim.items_on(&first[0]), items);
+        assert_eq!(sim.items_on(&later).len(), sim.seated_on(&later).len());
+        assert!(
+            sim.items_on(&later)
+                .values()
+                .all(|i| i.outcome && i.probability == 0.1)
+        );
+    }
+
+    #[test]
+    fn a_denied_appeal_confirms_the_challenge_outcomes_it_contests() {
+        let mut sim = Sim::new(&SIX);
+        let (d, labels) = sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
+        assert_eq!(sim.total_items(), 0);
+        // Side B appeals on A's two threads, where its three challenges were dismissed.
+        let reply = sim.appeal(&d, &labels, "bo", "B", &["a1", "a2"], false);
+        assert_eq!(sim.doc(&d).appeals[0].status, "denied");
+        assert_eq!(reply["recalibration"]["by"]["kind"], json!("appeal"));
+        let contested: Vec<String> = sim
+            .doc(&d)
+            .challenges
+            .iter()
+            .filter(|c| c.side.as_deref() == Some("B"))
+            .map(|c| c.id.clone())
+            .collect();
+        assert_eq!(contested.len(), 3);
+        let mut scored = 0;
+        for c in &contested {
+            for m in challenge_motions(&sim, &d, c) {
+                let items = sim.items_on(&m);
+                assert_eq!(
+                    items.keys().cloned().collect::<BTreeSet<_>>(),
+                    sim.seated_on(&m)
+                );
+                for item in items.values() {
+                    close(item.probability, 0.2);
+                    assert!(!item.outcome, "the dismissal stands");
+                    assert_eq!(item.resolved_by.kind, ResolutionKind::Appeal);
+                }
+                scored += items.len();
+            }
+        }
+        assert_eq!(scored, 12, "three challenge motions, four seats each");
+        // A's challenges (on B's threads) are not what B appeals.
+        assert_eq!(sim.total_items(), scored);
+    }
+
+    #[test]
+    fn an_admitted_appeal_overturns_the_one_challenge_it_contests() {
+        let mut sim = Sim::new(&SIX);
+        let (d, labels) = sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
+        // Side B appeals on B2's thread, where A's challenge was upheld.
+        sim.appeal(&d, &labels, "bo", "B", &["b2"], true);
+        assert_eq!(sim.doc(&d).phase, "appeal-review");
+        let b2_thread = labels
+            .resolve(sim.doc(&d), &json!("$b2.thread"))
+            .expect("label");
+        let upheld: Vec<String> = sim
+            .doc(&d)
+            .challenges
+            .iter()
+            .filter(|c| json!(c.thread_id) == b2_thread)
+            .map(|c| c.id.clone())
+            .collect();
+        assert_eq!(upheld.len(), 1);
+        let motions = challenge_motions(&sim, &d, &upheld[0]);
+        assert_eq!(motions.len(), 1);
+        let items = sim.items_on(&motions[0]);
+        assert_eq!(items.len(), 4);
+        for item in items.values() {
+            close(item.probability, 0.8);
+            assert!(!item.outcome, "the upheld challenge is overturned");
+        }
+        assert_eq!(sim.total_items(), 4);
+    }
+
+    #[test]
+    fn an_admitted_appeal_contesting_several_challenges_scores_none() {
+        let mut sim = Sim::new(&SIX);
+        let (d, labels) = sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
+        let reply = sim.appeal(&d, &labels, "bo", "B", &["a1", "a2"], true);
+        assert_eq!(
+            reply["recalibration"]["ambiguous_challenges"]
+                .as_array()
+                .map(Vec::len),
+            Some(3),
+            "{reply}"
+        );
+        assert_eq!(sim.total_items(), 0);
+    }
+
+    #[test]
+    fn agreement_with_the_majority_alone_changes_no_track_record() {
+        let mut sim = Sim::new(&SIX);
+        // Every panel unanimous and nearly certain, the whole worked example long (tier
+        // verifications with both stances' receipts included), but nothing resolves a
+        // question a second time.
+        let (d, _) = sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.99));
+        let accepted = sim
+            .state
+            .motions
+            .iter()
+            .filter(|(_, m)| matches!(&m.status, MotionStatus::Decided(v) if v.is_accepted()))
+            .count();
+        assert!(accepted >= 20, "{accepted} accepted motions");
+        assert!(!sim.doc(&d).verdicts.is_empty());
+        // A raw motion decided 4-0 as well.
+        sim.ok(Command::OpenMotion(cmd(json!({
+            "motion_id": "raw-1", "debate_id": "raw", "kind": "Merge",
+            "state_hash": "ab".repeat(32), "seats": 4, "min_per_stance": 2,
+        }))));
+        let r = sim.answer("raw-1", &|_: &Motion, _: &str| Vote {
+            yes: true,
+            p: 0.99,
+            relevance: None,
+            receipt: false,
+        });
+        assert!(r["verdict"]["Accepted"].is_object(), "{r}");
+        for (id, a) in sim.state.arbiters.iter() {
+            assert!(a.recalibration.is_empty(), "{id}: {:?}", a.recalibration);
+            let row = serde_json::to_value(a).expect("json");
+            assert!(
+                row.get("recalibration").is_none(),
+                "an empty record is not serialised"
+            );
+        }
+        for (_, e) in sim.state.record.iter() {
+            if let ItemReply::Applied(v) = &e.reply {
+                assert!(v.get("recalibration").is_none(), "{v}");
+            }
+        }
+    }
+
+    /// A perfect exam for `arbiter_id`, committed, signed and revealed.
+    fn exam_reveals(key: &SigningKey, arbiter_id: &str) -> Vec<String> {
+        let exam = crate::admission::default_exam().expect("exam");
+        let hash = hex::decode(exam.content_hash.trim_start_matches("sha256:")).expect("hex");
+        exam.items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let mut r = pb::Ruling {
+                    motion_id: crate::admission::exam_motion_id(exam, arbiter_id, &item.id),
+                    debate_id: crate::admission::EXAM_DEBATE.into(),
+                    kind: pb::MotionKind::Exam as i32,
+                    state_hash: hash.clone(),
+                    decision: pb::Decision::None as i32,
+                    rationale: "exam answer".into(),
+                    issued_at_unix_ms: 1,
+                    ..Default::default()
+                };
+                match &item.gold {
+                    Gold::Binary(b) => {
+                        r.decision = if *b {
+                            pb::Decision::Accept
+                        } else {
+                            pb::Decision::Reject
+                        } as i32;
+                        r.probability = if *b { 0.9 } else { 0.1 };
+                    }
+                    Gold::Relevance(x) => r.relevance = Some(u32::from(relevance_step(*x))),
+                    Gold::Tier(t) => r.tier = Some(t.index() as u32 + 1),
+                    Gold::Quantity { value, .. } => {
+                        // Realisations alternate just below and just above the median.
+                        let v = *value;
+                        let shift = if i % 2 == 0 { 0.01 } else { -0.01 };
+                        let q = if v > 0.0 {
+                            [v / 2.0, v * (1.0 + shift), v * 2.0]
+                        } else {
+                            let w = v.abs().max(1.0);
+                            [v - w, v + shift * w, v + w]
+                        };
+                        r.quantiles = exam
+                            .quantiles
+                            .iter()
+                            .zip(q)
+                            .map(|(&level, value)| pb::Quantile { level, value })
+                            .collect();
+                    }
+                }
+                let sr = panel_proto::sign_ruling(key, r).expect("sign");
+                let salt = [i as u8; 32];
+                let c = panel_proto::commit_reveal::commit(key, &sr, &salt, 1).expect("commit");
+                hex::encode(
+                    pb::Reveal {
+                        signed_ruling: Some(sr),
+                        salt: salt.to_vec(),
+                        commitment: Some(c),
+                    }
+                    .encode_to_vec(),
+                )
+            })
+            .collect()
+    }
+
+    fn open_raw(sim: &mut Sim, id: &str) -> ItemReply {
+        sim.write(Command::OpenMotion(cmd(json!({
+            "motion_id": id, "debate_id": "raw", "kind": "Merge",
+            "state_hash": "ab".repeat(32), "seats": 4, "min_per_stance": 2,
+        }))))
+    }
+
+    #[test]
+    fn a_badly_calibrated_arbiter_is_flagged_and_not_drawn_until_reexamined() {
+        // Four arbiters and four seats: everyone sits on every motion.
+        let four = [SIX[0], SIX[1], SIX[3], SIX[4]];
+        let mut sim = Sim::new(&four);
+        let n = RecalibrationPolicy::default().min_resolved;
+        let (d, thread, version) = cited_claim(&mut sim, n);
+        let truth = |i: u32| i % 2 == 0;
+        let index = |m: &Motion| match &m.spec.question {
+            Some(Question::VerifyTier { citation_index, .. }) => *citation_index,
+            _ => panic!("not a verification"),
+        };
+        // a1 says 0.9 on everything; the others track the truth. Stance B brings no
+        // receipts, so every first verification deadlocks.
+        let first = move |m: &Motion, a: &str| Vote {
+            yes: true,
+            p: if a == "a1" {
+                0.9
+            } else if truth(index(m)) {
+                0.85
+            } else {
+                0.15
+            },
+            relevance: None,
+            receipt: a.starts_with('a'),
+        };
+        let firsts = sim.motions_asking(&d, |q| matches!(q, Question::VerifyTier { .. }));
+        assert_eq!(firsts.len(), n);
+        for id in &firsts {
+            let r = sim.answer(id, &first);
+            assert!(r["verdict"]["Deadlocked"].is_object());
+        }
+        let settle = move |m: &Motion, _: &str| Vote {
+            yes: truth(index(m)),
+            p: 0.5,
+            relevance: None,
+            receipt: true,
+        };
+        for i in 0..n as u32 {
+            let q = Question::VerifyTier {
+                thread_id: thread.clone(),
+                version_id: version.clone(),
+                citation_index: i,
+            };
+            let later = sim.ask(&d, &q, None);
+            let r = sim.answer(&later, &settle);
+            let flagged = r["recalibration"]["flagged"].clone();
+            if i + 1 < n as u32 {
+                assert_eq!(flagged, json!([]), "item {i}: below the minimum");
+            } else {
+                assert_eq!(
+                    flagged,
+                    json!(["a1"]),
+                    "the {n}th item crosses the bars: {r}"
+                );
+            }
+        }
+        let a1 = sim.state.arbiters.get("a1").expect("a1");
+        let flag = a1.recalibration.flag.as_ref().expect("flagged");
+        // 15 yes and 15 no at 0.9: Brier (15*0.01 + 15*0.81)/30 = 0.41 against 0.25;
+        // log score -(ln 0.9 + ln 0.1)/2 = 1.2040.
+        let bars: Vec<&str> = flag
+            .assessment
+            .failed
+            .iter()
+            .map(|f| f.bar.as_str())
+            .collect();
+        assert_eq!(bars, ["brier_skill", "log_score"]);
+        let s = flag.assessment.scores.expect("scores");
+        assert_eq!((s.count, s.yes), (30, 15));
+        assert!((s.brier - 0.41).abs() < 1e-12);
+        assert!((s.log_score + (0.9f64.ln() + 0.1f64.ln()) / 2.0).abs() < 1e-12);
+        assert!(a1.admitted, "flagging does not revoke admission");
+        for other in ["a2", "b1", "b2"] {
+            let a = sim.state.arbiters.get(other).expect("arbiter");
+            assert_eq!(a.recalibration.items.len(), n);
+            assert!(!a.recalibration.is_flagged(), "{other}");
+        }
+        // Three drawable arbiters cannot fill four seats.
+        let r = open_raw(&mut sim, "after-flag");
+        assert!(
+            matches!(&r, ItemReply::Refused { code, .. } if code == "draw_failed"),
+            "{r:?}"
+        );
+        // With a fifth arbiter the panels fill, never with a1.
+        sim.add_arbiter("a3", Stance::A, "o3");
+        for k in 0..12 {
+            let id = format!("flagged-{k}");
+            assert!(matches!(open_raw(&mut sim, &id), ItemReply::Applied(_)));
+            assert!(
+                !sim.seated_on(&id).contains("a1"),
+                "a flagged arbiter was drawn"
+            );
+        }
+        // A re-exam clears the flag, keeps the history and puts a1 back in the draw.
+        let reveals = exam_reveals(&sim.keys["a1"], "a1");
+        let v = sim.ok(Command::SubmitExam {
+            arbiter_id: "a1".into(),
+            reveals,
+        });
+        assert_eq!(v["admitted"], json!(true), "{}", v["exam"]["decision"]);
+        let a1 = sim.state.arbiters.get("a1").expect("a1");
+        assert!(!a1.recalibration.is_flagged());
+        assert_eq!(a1.recalibration.items.len(), n);
+        assert!(a1.recalibration.window().is_empty());
+        let drawn = (0..12).any(|k| {
+            let id = format!("reexamined-{k}");
+            assert!(matches!(open_raw(&mut sim, &id), ItemReply::Applied(_)));
+            sim.seated_on(&id).contains("a1")
+        });
+        assert!(drawn, "a re-examined arbiter is drawn again");
+    }
+
+    #[test]
+    fn replay_is_deterministic_and_the_record_verifies_offline() {
+        let mut sim = Sim::new(&SIX);
+        let (d, labels) = sim.worked_example(true, &|m: &Motion, _: &str| hinted(m, 0.8));
+        sim.appeal(&d, &labels, "bo", "B", &["b2"], true);
+        assert!(sim.total_items() > 4);
+        // The same commands on two fresh states give equal states.
+        let mut a = State::default();
+        let mut b = State::default();
+        for (i, batch) in sim.batches.iter().enumerate() {
+            apply_batch(&mut a, i as u64 + 1, batch);
+            apply_batch(&mut b, i as u64 + 1, batch);
+        }
+        let json_of = |s: &State| serde_json::to_value(s).expect("json");
+        assert_eq!(json_of(&a), json_of(&b));
+        assert_eq!(json_of(&a), json_of(&sim.state));
+        // `panel verify` re-applies the record and compares the arbiters, track records
+        // included.
+        let mut bundle = Bundle {
+            format: FORMAT.into(),
+            entries: sim.state.record.iter().map(|(_, e)| e.clone()).collect(),
+            debates: sim
+                .state
+                .debates
+                .iter()
+                .map(|(id, r)| (id.clone(), r.debate.to_json()))
+                .collect(),
+            arbiters: sim
+                .state
+                .arbiters
+                .iter()
+                .map(|(_, a)| serde_json::to_value(a).expect("json"))
+                .collect(),
+            checkpoint: None,
+        };
+        record::sign(&mut bundle, &SigningKey::from_bytes(&[42; 32]), 1);
+        record::verify(&bundle).expect("the record verifies");
+        // A track record edited in the export is caught.
+        let mut forged = bundle.clone();
+        let row = forged
+            .arbiters
+            .iter_mut()
+            .find(|a| a.get("recalibration").is_some())
+            .expect("a scored arbiter");
+        row["recalibration"]["items"][0]["probability"] = json!(0.5);
+        let e = record::verify(&forged).unwrap_err();
+        assert!(matches!(e, record::Failure::Arbiters(_)), "{e}");
+    }
+}
