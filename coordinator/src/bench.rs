@@ -155,8 +155,11 @@ fn arbiter(i: usize) -> (SigningKey, ArbiterRegistration) {
 /// process-wide memo of verified signatures cannot flatter the figure.
 fn verify_rate() -> f64 {
     let hash = [0xab; 32];
-    let items: Vec<(ed25519_dalek::VerifyingKey, Vec<u8>, ed25519_dalek::Signature)> = (0
-        ..256u32)
+    let items: Vec<(
+        ed25519_dalek::VerifyingKey,
+        Vec<u8>,
+        ed25519_dalek::Signature,
+    )> = (0..256u32)
         .filter_map(|i| {
             let seed: [u8; 32] = Sha256::digest(i.to_be_bytes()).into();
             let key = SigningKey::from_bytes(&seed);
@@ -167,7 +170,9 @@ fn verify_rate() -> f64 {
                 kind: MotionKind::Merge,
                 state_hash: &hash,
             };
-            let sr = ruling::sign(&key, &b, Decision::Yes, 0.7, None).decode().ok()?;
+            let sr = ruling::sign(&key, &b, Decision::Yes, 0.7, None)
+                .decode()
+                .ok()?;
             let bytes = panel_proto::signing::ruling_canonical_bytes(sr.ruling.as_ref()?).ok()?;
             let sig = panel_proto::keys::parse_signature(&sr.signature).ok()?;
             Some((key.verifying_key(), bytes, sig))

@@ -45,9 +45,12 @@ pub struct Intake {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IntakeError {
     #[error(
-        "the Gate refused the contribution:\n{0}\nFix the text and submit again; nothing was recorded."
+        "the Gate refused the contribution:\n{report}\nFix the text and submit again; nothing was recorded."
     )]
-    Gate(String),
+    Gate {
+        report: String,
+        violations: Vec<crucible::gate::Violation>,
+    },
     #[error(
         "author {author} has made too many contributions ({per_minute} per minute, bursts of {burst}); retry in {retry_ms} ms"
     )]
@@ -126,7 +129,10 @@ pub fn gate(sub: &ContributionSubmission) -> Result<(), IntakeError> {
             )
         })
         .collect();
-    Err(IntakeError::Gate(lines.join("\n")))
+    Err(IntakeError::Gate {
+        report: lines.join("\n"),
+        violations,
+    })
 }
 
 #[cfg(test)]

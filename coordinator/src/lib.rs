@@ -4,6 +4,7 @@
 
 pub mod acceptance;
 pub mod admission;
+pub mod api;
 pub mod authorship;
 pub mod bench;
 pub mod client;

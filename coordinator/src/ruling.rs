@@ -318,14 +318,22 @@ mod tests {
         let logged = intake_check(&[], std::slice::from_ref(&good)).unwrap();
         let back = pb::Reveal::decode(hex::decode(&logged[0]).unwrap().as_slice()).unwrap();
         let c = back.commitment.unwrap();
-        assert!(c.signature.is_empty(), "the log form carries no commitment signature");
-        assert_eq!(back.signed_ruling.unwrap(), sr, "the signed ruling is untouched");
+        assert!(
+            c.signature.is_empty(),
+            "the log form carries no commitment signature"
+        );
+        assert_eq!(
+            back.signed_ruling.unwrap(),
+            sr,
+            "the signed ruling is untouched"
+        );
         panel_proto::commit_reveal::check_opens(&c, &sr, &back.salt).unwrap();
 
         // A commitment signed by another key, an unsigned one, a salt that does not open
         // it and a tampered ruling are each refused, naming the reveal.
         let other = SigningKey::from_bytes(&[10; 32]);
-        let cases: Vec<(&str, Box<dyn FnOnce(&mut pb::Reveal)>)> = vec![
+        type Tweak<'a> = Box<dyn FnOnce(&mut pb::Reveal) + 'a>;
+        let cases: Vec<(&str, Tweak)> = vec![
             (
                 "signature",
                 Box::new(|r: &mut pb::Reveal| {
@@ -344,7 +352,13 @@ mod tests {
             (
                 "tampered",
                 Box::new(|r: &mut pb::Reveal| {
-                    r.signed_ruling.as_mut().unwrap().ruling.as_mut().unwrap().probability = 0.1
+                    r.signed_ruling
+                        .as_mut()
+                        .unwrap()
+                        .ruling
+                        .as_mut()
+                        .unwrap()
+                        .probability = 0.1
                 }),
             ),
         ];

@@ -61,10 +61,10 @@ pub enum ServeError {
 }
 
 /// Shared by the client API and admin services.
-struct Node {
+pub(crate) struct Node {
     id: NodeId,
     raft: Raft,
-    sm: StateMachineStore,
+    pub(crate) sm: StateMachineStore,
     /// Signs the checkpoints of exported records (DATA_DIR/checkpoint.key).
     checkpoint_key: ed25519_dalek::SigningKey,
     /// Gate and per-author rate limit for contributions, before proposal.
@@ -128,7 +128,105 @@ fn write_reply(o: ItemOutcome) -> pb::WriteReply {
     }
 }
 
-struct CoordinatorService(Arc<Node>);
+/// The export bundle with a checkpoint signed by this replica, which vouches for the entries.
+pub(crate) fn signed_export(
+    node: &Node,
+    value: serde_json::Value,
+) -> Result<serde_json::Value, Status> {
+    let mut bundle: crate::record::Bundle =
+        serde_json::from_value(value).map_err(|e| Status::internal(format!("export: {e}")))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    crate::record::sign(&mut bundle, &node.checkpoint_key, now);
+    serde_json::to_value(&bundle).map_err(|e| Status::internal(format!("export: {e}")))
+}
+
+/// One write, as every write path (unary, stream, typed) handles it: a follower forwards
+/// it; the leader runs intake (Gate, rate limit, signature checks) and proposes it, and
+/// answers once it is applied.
+pub(crate) async fn submit(
+    node: &Arc<Node>,
+    req: pb::WriteRequest,
+) -> Result<pb::WriteReply, Status> {
+    let mut command: Command = serde_json::from_str(&req.command_json).map_err(|e| {
+        Status::invalid_argument(format!(
+            "command_json is not a Command ({e}); example: {{\"Note\":{{\"topic\":\"t\",\"text\":\"x\"}}}}"
+        ))
+    })?;
+    if !node.is_leader() {
+        return node.forward(req, None).await.map(Response::into_inner);
+    }
+    // Intake: the Gate and the per-author rate limit run before proposal.
+    node.intake
+        .admit(&command, std::time::Instant::now())
+        .map_err(intake_status)?;
+    // Intake: refuse undecodable or badly signed rulings before they reach the log. The
+    // signature checks are CPU work: off the async workers.
+    if let Command::RecordOutcome(sub) = &mut command {
+        let (rulings, reveals) = (
+            std::mem::take(&mut sub.rulings),
+            std::mem::take(&mut sub.reveals),
+        );
+        let (rulings, checked) = tokio::task::spawn_blocking(move || {
+            let checked = crate::ruling::intake_check(&rulings, &reveals);
+            (rulings, checked)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("intake check failed: {e}")))?;
+        sub.rulings = rulings;
+        sub.reveals = checked.map_err(|e| {
+            Status::invalid_argument(format!("RecordOutcome refused at intake: {e}"))
+        })?;
+    }
+    let item = Item {
+        client_id: req.client_id.clone(),
+        request_id: req.request_id,
+        command,
+    };
+    match node.proposer.submit(item).await {
+        Ok(outcome) => Ok(write_reply(outcome)),
+        Err(ProposeError::NotLeader { leader_addr, .. }) => node
+            .forward(req, leader_addr)
+            .await
+            .map(Response::into_inner),
+        Err(e) => Err(Status::unavailable(format!(
+            "{e}; retry with the same request_id"
+        ))),
+    }
+}
+
+/// The gRPC status of an intake refusal; a Gate refusal carries its violations as an
+/// encoded `GateReport` in the status details.
+fn intake_status(e: crate::intake::IntakeError) -> Status {
+    match &e {
+        crate::intake::IntakeError::Gate { violations, .. } => {
+            let report = pb::GateReport {
+                violations: violations
+                    .iter()
+                    .map(|v| pb::GateViolation {
+                        rule: v.rule.as_str().to_string(),
+                        rule_name: v.rule_name.to_string(),
+                        field: v.field.clone(),
+                        excerpt: v.excerpt.clone(),
+                        message: v.message.clone(),
+                        fix: v.fix.to_string(),
+                    })
+                    .collect(),
+            };
+            Status::with_details(
+                tonic::Code::InvalidArgument,
+                e.to_string(),
+                prost::Message::encode_to_vec(&report).into(),
+            )
+        }
+        crate::intake::IntakeError::RateLimited { .. } => Status::resource_exhausted(e.to_string()),
+    }
+}
+
+pub(crate) struct CoordinatorService(pub(crate) Arc<Node>);
+
+type WriteReplyStream = Pin<Box<dyn Stream<Item = Result<pb::WriteStreamReply, Status>> + Send>>;
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::Event, Status>> + Send>>;
 
@@ -138,46 +236,50 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<pb::WriteRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
-        let node = &self.0;
-        let req = request.into_inner();
-        let command: Command = serde_json::from_str(&req.command_json).map_err(|e| {
-            Status::invalid_argument(format!(
-                "command_json is not a Command ({e}); example: {{\"Note\":{{\"topic\":\"t\",\"text\":\"x\"}}}}"
-            ))
-        })?;
-        if !node.is_leader() {
-            return node.forward(req, None).await;
-        }
-        // Intake: the Gate and the per-author rate limit run before proposal.
-        node.intake
-            .admit(&command, std::time::Instant::now())
-            .map_err(|e| match e {
-                crate::intake::IntakeError::Gate(_) => Status::invalid_argument(e.to_string()),
-                crate::intake::IntakeError::RateLimited { .. } => {
-                    Status::resource_exhausted(e.to_string())
-                }
-            })?;
-        // Intake: refuse undecodable or badly signed rulings before they reach the log.
-        let mut command = command;
-        if let Command::RecordOutcome(sub) = &mut command {
-            sub.reveals = crate::ruling::intake_check(&sub.rulings, &sub.reveals).map_err(|e| {
-                Status::invalid_argument(format!("RecordOutcome refused at intake: {e}"))
-            })?;
-        }
-        let item = Item {
-            client_id: req.client_id.clone(),
-            request_id: req.request_id,
-            command,
-        };
-        match node.proposer.submit(item).await {
-            Ok(outcome) => Ok(Response::new(write_reply(outcome))),
-            Err(ProposeError::NotLeader { leader_addr, .. }) => {
-                node.forward(req, leader_addr).await
+        submit(&self.0, request.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    type WriteStreamStream = WriteReplyStream;
+
+    async fn write_stream(
+        &self,
+        request: Request<tonic::Streaming<pb::WriteRequest>>,
+    ) -> Result<Response<WriteReplyStream>, Status> {
+        let mut incoming = request.into_inner();
+        let node = self.0.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        tokio::spawn(async move {
+            // Each request is handled on its own task, so one slow write never holds up the
+            // others and the proposer can batch everything in flight into one entry.
+            while let Some(next) = incoming.next().await {
+                let Ok(req) = next else { break };
+                let (node, tx) = (node.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let (client_id, request_id) = (req.client_id.clone(), req.request_id);
+                    let reply = match submit(&node, req).await {
+                        Ok(r) => pb::WriteStreamReply {
+                            client_id,
+                            request_id,
+                            reply: Some(r),
+                            ..Default::default()
+                        },
+                        Err(st) => pb::WriteStreamReply {
+                            client_id,
+                            request_id,
+                            reply: None,
+                            error_code: st.code() as i32,
+                            error_message: st.message().to_string(),
+                        },
+                    };
+                    let _ = tx.send(Ok(reply)).await;
+                });
             }
-            Err(e) => Err(Status::unavailable(format!(
-                "{e}; retry with the same request_id"
-            ))),
-        }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
     }
 
     async fn read(
@@ -202,15 +304,7 @@ impl Coordinator for CoordinatorService {
             )
         });
         if matches!(query, Query::Export) {
-            // The exporting replica vouches for the entries with a signed checkpoint.
-            let mut bundle: crate::record::Bundle = serde_json::from_value(value)
-                .map_err(|e| Status::internal(format!("export: {e}")))?;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64);
-            crate::record::sign(&mut bundle, &self.0.checkpoint_key, now);
-            value = serde_json::to_value(&bundle)
-                .map_err(|e| Status::internal(format!("export: {e}")))?;
+            value = signed_export(&self.0, value)?;
         }
         Ok(Response::new(pb::ReadReply {
             result_json: value.to_string(),
@@ -429,6 +523,13 @@ pub async fn serve(
             CoordinatorServer::new(CoordinatorService(node.clone()))
                 .max_decoding_message_size(MAX_MESSAGE)
                 .max_encoding_message_size(MAX_MESSAGE),
+        )
+        .add_service(
+            crate::pb::coordinator::debates_server::DebatesServer::new(crate::api::DebatesService(
+                node.clone(),
+            ))
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE),
         )
         .add_service(AdminServer::new(AdminService(node.clone())))
         .add_service(crate::link::server(opts.id, node.sm.clone(), links))
