@@ -1,12 +1,15 @@
 //! Arbiters on a running cluster: `panel arbiter register|list|show`. A registered arbiter
 //! takes the calibration exam through its node and is admitted or refused by the recorded
 //! decision (calibration-digest: Brier skill, log score, Cooke's calibration, inertness);
-//! `show` prints the scores and any failed bar.
+//! `show` prints the scores and any failed bar, and the post-admission track record
+//! scored on resolved outcomes (docs/CALIBRATION.md, "Recalibration from resolved
+//! outcomes").
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
+use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
 use panel_coordinator::acceptance::Stance;
 use panel_coordinator::command::{ArbiterRegistration, Command as Write, Query};
 use serde_json::Value;
@@ -245,6 +248,7 @@ fn print_arbiter(a: &Value) {
         println!(
             "  calibration exam: not scored yet (the leader administers it after registration)"
         );
+        print_track_record(a);
         return;
     }
     let s = &exam["scores"];
@@ -297,6 +301,66 @@ fn print_arbiter(a: &Value) {
         }
         if let Some(t) = d["reexam_date"].as_str() {
             println!("    re-exam from {t}");
+        }
+    }
+    print_track_record(a);
+}
+
+/// The track record scored on resolved outcomes (appeals, sources later verified) since
+/// the latest exam, and the re-examination flag.
+fn print_track_record(a: &Value) {
+    let policy = RecalibrationPolicy::default();
+    let record: TrackRecord = match serde_json::from_value(a["recalibration"].clone()) {
+        Ok(r) => r,
+        // Absent on arbiters with no resolved outcome yet.
+        Err(_) if a["recalibration"].is_null() => TrackRecord::default(),
+        Err(e) => {
+            println!("  track record: unreadable ({e})");
+            return;
+        }
+    };
+    if record.items.is_empty() {
+        println!(
+            "  track record: no resolved outcomes yet (only appeals and sources later verified count, never agreement with a panel)"
+        );
+        return;
+    }
+    let window = record.window();
+    println!(
+        "  track record on resolved outcomes: {} since the latest exam ({} in all)",
+        window.len(),
+        record.items.len()
+    );
+    let assessment = record
+        .assessment
+        .clone()
+        .or_else(|| assess(&policy, window).ok());
+    if let Some(s) = assessment.as_ref().and_then(|x| x.scores) {
+        println!(
+            "    Brier {:.3} (base rate {:.3}), log score {:.3} nats, {} of {} resolved yes",
+            s.brier, s.base_rate_brier, s.log_score, s.yes, s.count
+        );
+    }
+    if window.len() < policy.min_resolved {
+        println!(
+            "    bars apply from {} resolved items (Brier below the base rate, log score below ln 2)",
+            policy.min_resolved
+        );
+    }
+    match &record.flag {
+        None => println!("    flag: none"),
+        Some(f) => {
+            println!(
+                "    FLAGGED for re-examination (not drawn until re-examined) after motion {} ({})",
+                f.resolved_by.motion_id,
+                f.resolved_by.kind.as_str()
+            );
+            for bar in &f.assessment.failed {
+                println!(
+                    "      failed {}: observed {:.4}, required {}: {}",
+                    bar.bar, bar.observed, bar.required, bar.message
+                );
+            }
         }
     }
 }

@@ -10,7 +10,10 @@
 //!   requires agreeing retrieval receipts from arbiters of both stances) resolves every
 //!   earlier, already decided motion that asked the same question (same debate, thread,
 //!   version and citation index), whether that motion deadlocked or was decided. Its
-//!   answer (verified or not) is the truth.
+//!   answer (verified or not) is the truth. It is the truth about the bytes both stances
+//!   retrieved, so an earlier ruling is scored only when it carries a receipt of those
+//!   same bytes: a ruling without a receipt judged whether the source could be fetched
+//!   then, and a receipt of other bytes judged another document.
 //! * **an appeal decision**: an appeal motion whose answer the document took (the appeal
 //!   is admitted or denied in the SPEC document) resolves the challenges it contests. An
 //!   appeal names target threads, not challenges (SPEC section 12), so the link is made
@@ -49,6 +52,10 @@ pub struct Resolved {
     pub motion_id: String,
     /// `true` for "yes" (the challenge should be upheld, the tier is verified).
     pub truth: bool,
+    /// For a source verification: the content hash of the verified bytes; only rulings
+    /// whose receipt names these bytes are scored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
 }
 
 /// What one decided motion resolves.
@@ -77,7 +84,13 @@ pub fn findings(state: &State, motion_id: &str) -> Option<Findings> {
                 .is_some_and(|e| matches!(e.status, MotionStatus::Decided(_)))
     };
     match (q, outcome) {
-        (Question::VerifyTier { .. }, Outcome::TierVerified { decision, .. }) => {
+        (
+            Question::VerifyTier { .. },
+            Outcome::TierVerified {
+                decision,
+                content_hash,
+            },
+        ) => {
             let key = q.key();
             let resolved = rec
                 .questions
@@ -86,6 +99,7 @@ pub fn findings(state: &State, motion_id: &str) -> Option<Findings> {
                 .map(|(id, _)| Resolved {
                     motion_id: id.clone(),
                     truth: *decision == Decision::Yes,
+                    content_hash: Some(content_hash.clone()),
                 })
                 .collect();
             Some(Findings {
@@ -123,6 +137,7 @@ pub fn findings(state: &State, motion_id: &str) -> Option<Findings> {
                         .map(|(id, _)| Resolved {
                             motion_id: id.clone(),
                             truth,
+                            content_hash: None,
                         }),
                 );
             }
@@ -173,9 +188,18 @@ fn contested_challenges(
     Some((contested, admitted))
 }
 
+/// A seated arbiter's signed forecast on a motion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignedForecast {
+    /// Credence in "yes", as signed.
+    pub probability: f64,
+    /// Lower-case hex SHA-256 of the bytes its receipt names, if it attached one.
+    pub receipt: Option<String>,
+}
+
 /// Each seated arbiter's credence in "yes" as signed in its ruling on `m` (first ruling
 /// per arbiter; abstentions and rulings by keys without a seat are skipped).
-pub fn signed_forecasts(state: &State, m: &Motion) -> BTreeMap<String, f64> {
+pub fn signed_forecasts(state: &State, m: &Motion) -> BTreeMap<String, SignedForecast> {
     let seated: BTreeMap<Vec<u8>, &str> = m
         .seats
         .iter()
@@ -195,7 +219,11 @@ pub fn signed_forecasts(state: &State, m: &Motion) -> BTreeMap<String, f64> {
             continue;
         }
         if let Some(id) = seated.get(&r.arbiter_key) {
-            out.entry((*id).to_string()).or_insert(r.probability);
+            out.entry((*id).to_string())
+                .or_insert_with(|| SignedForecast {
+                    probability: r.probability,
+                    receipt: r.receipt.as_ref().map(|x| hex::encode(&x.sha256)),
+                });
         }
     }
     out
@@ -219,10 +247,13 @@ pub fn on_outcome(state: &mut State, motion_id: &str) -> Option<Value> {
             .map(|m| signed_forecasts(state, m))
             .unwrap_or_default();
         let mut scored = Vec::new();
-        for (arbiter_id, probability) in forecasts {
+        for (arbiter_id, forecast) in forecasts {
+            if r.content_hash.is_some() && forecast.receipt != r.content_hash {
+                continue;
+            }
             let item = ResolvedItem {
                 motion_id: r.motion_id.clone(),
-                probability,
+                probability: forecast.probability,
                 outcome: r.truth,
                 resolved_by: f.by.clone(),
             };
@@ -275,7 +306,8 @@ mod tests {
         yes: bool,
         p: f64,
         relevance: Option<u32>,
-        receipt: bool,
+        /// The byte the receipt's SHA-256 is filled with; `None` for no receipt.
+        receipt: Option<u8>,
     }
 
     type Judge<'a> = &'a dyn Fn(&Motion, &str) -> Vote;
@@ -283,7 +315,7 @@ mod tests {
     /// The simulation hint of a motion, answered at `confidence`, with a retrieval
     /// receipt on every tier verification.
     fn hinted(m: &Motion, confidence: f64) -> Vote {
-        let receipt = m.spec.kind == MotionKind::TierVerification;
+        let receipt = (m.spec.kind == MotionKind::TierVerification).then_some(7);
         match m.spec.expected {
             Some(Answer::Relevance(x)) => Vote {
                 yes: true,
@@ -426,9 +458,9 @@ mod tests {
                 relevance: v.relevance,
                 // The tier found: the claimed T1 when verifying.
                 tier: (kind == pb::MotionKind::VerifyTier && v.yes).then_some(1),
-                receipt: v.receipt.then(|| pb::RetrievalReceipt {
+                receipt: v.receipt.map(|byte| pb::RetrievalReceipt {
                     url: "http://source.test/doc".into(),
-                    sha256: vec![7; 32],
+                    sha256: vec![byte; 32],
                     fetched_at_unix_ms: 1,
                 }),
                 rationale: "simulated ruling".into(),
@@ -748,13 +780,19 @@ mod tests {
         };
         let first = sim.motions_asking(&d, |x| *x == q);
         assert_eq!(first.len(), 1);
-        // Stance B brings no receipt: the rule deadlocks, whatever the votes say.
+        // Stance B brings no receipt and a3 fetched other bytes: the rule deadlocks,
+        // whatever the votes say.
         let credence = |arbiter: &str| if arbiter.starts_with('a') { 0.7 } else { 0.4 };
+        let fetched = |arbiter: &str| match arbiter {
+            "a3" => Some(9),
+            a if a.starts_with('a') => Some(7),
+            _ => None,
+        };
         let one_sided = |_: &Motion, a: &str| Vote {
             yes: true,
             p: credence(a),
             relevance: None,
-            receipt: a.starts_with('a'),
+            receipt: fetched(a),
         };
         let r = sim.answer(&first[0], &one_sided);
         assert!(r["verdict"]["Deadlocked"].is_object(), "{r}");
@@ -766,7 +804,7 @@ mod tests {
             yes: false,
             p: 0.1,
             relevance: None,
-            receipt: true,
+            receipt: Some(7),
         };
         let r = sim.answer(&later, &both);
         assert!(
@@ -776,10 +814,15 @@ mod tests {
         assert_eq!(r["recalibration"]["by"]["motion_id"], json!(later));
         assert_eq!(r["recalibration"]["by"]["kind"], json!("source-verified"));
         let items = sim.items_on(&first[0]);
-        assert_eq!(
-            items.keys().cloned().collect::<BTreeSet<_>>(),
-            sim.seated_on(&first[0])
-        );
+        // Only the seated arbiters whose receipt names the verified bytes are scored: no
+        // receipt judged retrievability, other bytes judged another document.
+        let same_bytes: BTreeSet<String> = sim
+            .seated_on(&first[0])
+            .into_iter()
+            .filter(|a| fetched(a) == Some(7))
+            .collect();
+        assert!(!same_bytes.is_empty());
+        assert_eq!(items.keys().cloned().collect::<BTreeSet<_>>(), same_bytes);
         for (arbiter, item) in &items {
             close(item.probability, credence(arbiter));
             assert!(!item.outcome);
@@ -792,7 +835,7 @@ mod tests {
             yes: true,
             p: 0.6,
             relevance: None,
-            receipt: true,
+            receipt: Some(7),
         });
         assert_eq!(sim.items_on(&first[0]), items);
         assert_eq!(sim.items_on(&later).len(), sim.seated_on(&later).len());
@@ -909,7 +952,7 @@ mod tests {
             yes: true,
             p: 0.99,
             relevance: None,
-            receipt: false,
+            receipt: None,
         });
         assert!(r["verdict"]["Accepted"].is_object(), "{r}");
         for (id, a) in sim.state.arbiters.iter() {
@@ -959,7 +1002,7 @@ mod tests {
                     Gold::Quantity { value, .. } => {
                         // Realisations alternate just below and just above the median.
                         let v = *value;
-                        let shift = if i % 2 == 0 { 0.01 } else { -0.01 };
+                        let shift = if i.is_multiple_of(2) { 0.01 } else { -0.01 };
                         let q = if v > 0.0 {
                             [v / 2.0, v * (1.0 + shift), v * 2.0]
                         } else {
@@ -1003,15 +1046,15 @@ mod tests {
         let mut sim = Sim::new(&four);
         let n = RecalibrationPolicy::default().min_resolved;
         let (d, thread, version) = cited_claim(&mut sim, n);
-        let truth = |i: u32| i % 2 == 0;
+        let truth = |i: u32| i.is_multiple_of(2);
         let index = |m: &Motion| match &m.spec.question {
             Some(Question::VerifyTier { citation_index, .. }) => *citation_index,
             _ => panic!("not a verification"),
         };
-        // a1 says 0.9 on everything; the others track the truth. Stance B brings no
-        // receipts, so every first verification deadlocks.
+        // a1 says 0.9 on everything; the others track the truth. All fetch the same
+        // bytes, but the stances split, so every first verification deadlocks.
         let first = move |m: &Motion, a: &str| Vote {
-            yes: true,
+            yes: a.starts_with('a'),
             p: if a == "a1" {
                 0.9
             } else if truth(index(m)) {
@@ -1020,7 +1063,7 @@ mod tests {
                 0.15
             },
             relevance: None,
-            receipt: a.starts_with('a'),
+            receipt: Some(7),
         };
         let firsts = sim.motions_asking(&d, |q| matches!(q, Question::VerifyTier { .. }));
         assert_eq!(firsts.len(), n);
@@ -1032,7 +1075,7 @@ mod tests {
             yes: truth(index(m)),
             p: 0.5,
             relevance: None,
-            receipt: true,
+            receipt: Some(7),
         };
         for i in 0..n as u32 {
             let q = Question::VerifyTier {
