@@ -309,58 +309,117 @@ fn print_arbiter(a: &Value) {
 /// The track record scored on resolved outcomes (appeals, sources later verified) since
 /// the latest exam, and the re-examination flag.
 fn print_track_record(a: &Value) {
+    for line in track_record_lines(a) {
+        println!("{line}");
+    }
+}
+
+fn track_record_lines(a: &Value) -> Vec<String> {
     let policy = RecalibrationPolicy::default();
     let record: TrackRecord = match serde_json::from_value(a["recalibration"].clone()) {
         Ok(r) => r,
         // Absent on arbiters with no resolved outcome yet.
         Err(_) if a["recalibration"].is_null() => TrackRecord::default(),
-        Err(e) => {
-            println!("  track record: unreadable ({e})");
-            return;
-        }
+        Err(e) => return vec![format!("  track record: unreadable ({e})")],
     };
     if record.items.is_empty() {
-        println!(
-            "  track record: no resolved outcomes yet (only appeals and sources later verified count, never agreement with a panel)"
-        );
-        return;
+        return vec![
+            "  track record: no resolved outcomes yet (only appeals and sources later verified count, never agreement with a panel)".into(),
+        ];
     }
     let window = record.window();
-    println!(
+    let mut out = vec![format!(
         "  track record on resolved outcomes: {} since the latest exam ({} in all)",
         window.len(),
         record.items.len()
-    );
+    )];
     let assessment = record
         .assessment
         .clone()
         .or_else(|| assess(&policy, window).ok());
     if let Some(s) = assessment.as_ref().and_then(|x| x.scores) {
-        println!(
+        out.push(format!(
             "    Brier {:.3} (base rate {:.3}), log score {:.3} nats, {} of {} resolved yes",
             s.brier, s.base_rate_brier, s.log_score, s.yes, s.count
-        );
+        ));
     }
     if window.len() < policy.min_resolved {
-        println!(
+        out.push(format!(
             "    bars apply from {} resolved items (Brier below the base rate, log score below ln 2)",
             policy.min_resolved
-        );
+        ));
     }
     match &record.flag {
-        None => println!("    flag: none"),
+        None => out.push("    flag: none".into()),
         Some(f) => {
-            println!(
+            out.push(format!(
                 "    FLAGGED for re-examination (not drawn until re-examined) after motion {} ({})",
                 f.resolved_by.motion_id,
                 f.resolved_by.kind.as_str()
-            );
+            ));
             for bar in &f.assessment.failed {
-                println!(
+                out.push(format!(
                     "      failed {}: observed {:.4}, required {}: {}",
                     bar.bar, bar.observed, bar.required, bar.message
-                );
+                ));
             }
         }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use calibration::recalibration::{Resolution, ResolutionKind, ResolvedItem};
+    use serde_json::json;
+
+    fn arbiter_with(items: usize, p: f64) -> Value {
+        let mut r = TrackRecord::default();
+        let by = Resolution {
+            motion_id: "mot-later".into(),
+            kind: ResolutionKind::SourceVerified,
+        };
+        for n in 0..items {
+            r.record(ResolvedItem {
+                motion_id: format!("mot-{n}"),
+                probability: p,
+                outcome: n % 2 == 0,
+                resolved_by: by.clone(),
+            })
+            .expect("valid item");
+            r.reassess(&RecalibrationPolicy::default(), &by)
+                .expect("assess");
+        }
+        json!({ "recalibration": r })
+    }
+
+    #[test]
+    fn show_prints_the_track_record_and_the_flag() {
+        let none = track_record_lines(&json!({}));
+        assert!(none[0].contains("no resolved outcomes yet"), "{none:?}");
+        let few = track_record_lines(&arbiter_with(4, 0.9)).join("\n");
+        assert!(few.contains("4 since the latest exam (4 in all)"), "{few}");
+        assert!(
+            few.contains("Brier 0.410 (base rate 0.250), log score 1.204"),
+            "{few}"
+        );
+        assert!(few.contains("bars apply from 30 resolved items"), "{few}");
+        assert!(few.contains("flag: none"), "{few}");
+        let flagged = track_record_lines(&arbiter_with(30, 0.9)).join("\n");
+        assert!(
+            flagged.contains("FLAGGED for re-examination (not drawn until re-examined) after motion mot-later (source-verified)"),
+            "{flagged}"
+        );
+        assert!(
+            flagged.contains("failed brier_skill: observed 0.4100"),
+            "{flagged}"
+        );
+        assert!(
+            flagged.contains("failed log_score: observed 1.2040"),
+            "{flagged}"
+        );
+        let bad = track_record_lines(&json!({"recalibration": {"items": 3}}));
+        assert!(bad[0].contains("unreadable"), "{bad:?}");
     }
 }
