@@ -121,18 +121,13 @@ fn status_name(m: &Motion) -> &'static str {
     }
 }
 
-/// The signed rulings of a motion (bare rulings and those opened from reveals), each named
+/// The signed rulings of a motion (bare ones and those opened from reveals), each named
 /// by the arbiter whose registered key signed it and the stance it was seated under.
 fn rulings(m: &Motion, arbiters: &state::Table<state::Arbiter>) -> Vec<pb::RulingView> {
-    let from_reveals = m.reveals.iter().filter_map(|h| {
-        let r = wire::Reveal::decode(hex::decode(h).ok()?.as_slice()).ok()?;
-        r.signed_ruling
-    });
-    let bare = m
-        .rulings
+    // `rulings` holds the bare rulings and those opened from reveals, as apply counted them.
+    m.rulings
         .iter()
-        .filter_map(|w: &WireRuling| w.decode().ok());
-    bare.chain(from_reveals)
+        .filter_map(|w: &WireRuling| w.decode().ok())
         .filter_map(|sr| {
             let r = sr.ruling.as_ref()?;
             let key = hex::encode(&r.arbiter_key);

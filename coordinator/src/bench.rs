@@ -19,13 +19,11 @@ use std::time::{Duration, Instant};
 use ed25519_dalek::SigningKey;
 use sha2::{Digest, Sha256};
 use tokio::process::{Child, Command as Proc};
-use tonic::transport::Channel;
 
 use crate::acceptance::{Decision, MotionKind, Stance};
 use crate::client::{self, ClientError};
 use crate::command::{ArbiterRegistration, Command, MotionSpec, OutcomeSubmission};
 use crate::pb::coordinator as pb;
-use crate::pb::coordinator::coordinator_client::CoordinatorClient;
 use crate::ruling::{self, Binding};
 use panel_proto::commit_reveal;
 
@@ -370,33 +368,18 @@ fn presign(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> Vec<(Command
     })
 }
 
-async fn write(
-    c: &mut CoordinatorClient<Channel>,
-    client_id: &str,
-    request_id: u64,
-    cmd: &Command,
-) -> Result<pb::WriteReply, ClientError> {
-    client::write_with_retry(
-        std::slice::from_mut(c),
-        client_id,
-        request_id,
-        cmd,
-        Duration::from_secs(10),
-    )
-    .await
-}
-
-/// Run one decision; returns (accepted, acceptance-write ms, whole-decision ms).
+/// Run one decision over a write stream; returns (accepted, acceptance-write ms,
+/// whole-decision ms).
 async fn one_decision(
-    c: &mut CoordinatorClient<Channel>,
+    w: &client::StreamWriter,
     n: usize,
     cmds: &(Command, Command),
 ) -> Result<(bool, f64, f64), ClientError> {
     let t0 = Instant::now();
     let client_id = format!("bench-{n}");
-    write(c, &client_id, 1, &cmds.0).await?;
+    w.write(&client_id, 1, &cmds.0).await?;
     let t1 = Instant::now();
-    let r = write(c, &client_id, 2, &cmds.1).await?;
+    let r = w.write(&client_id, 2, &cmds.1).await?;
     let t2 = Instant::now();
     let accepted = r.applied && r.result_json.contains("\"Accepted\"");
     Ok((
@@ -432,22 +415,23 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let cluster = start_cluster(&opts, &dir).await?;
     let leader = leader_addr(&cluster.addrs[0]).await?;
     let mut setup_client = client::coordinator(&leader)?;
+    let setup = client::StreamWriter::open(&mut setup_client).await?;
 
     let keys: Vec<_> = (0..5).map(arbiter).collect();
     for (i, (_, reg)) in keys.iter().enumerate() {
-        write(
-            &mut setup_client,
-            "bench-setup",
-            2 * i as u64,
-            &Command::RegisterArbiter(reg.clone()),
-        )
-        .await?;
+        setup
+            .write(
+                "bench-setup",
+                2 * i as u64,
+                &Command::RegisterArbiter(reg.clone()),
+            )
+            .await?;
         let admit = Command::SetAdmission {
             arbiter_id: reg.arbiter_id.clone(),
             admitted: true,
             score_milli: 900,
         };
-        write(&mut setup_client, "bench-setup", 2 * i as u64 + 1, &admit).await?;
+        setup.write("bench-setup", 2 * i as u64 + 1, &admit).await?;
     }
 
     // Pre-sign on every core: enough decisions for 2,500/s over the full phase (a phase
@@ -472,7 +456,8 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let mut tasks = Vec::new();
     for _ in 0..opts.clients {
         let (next, cmds) = (next.clone(), cmds.clone());
-        let mut c = client::coordinator(&leader)?;
+        // One connection and one write stream per writer.
+        let c = client::StreamWriter::open(&mut client::coordinator(&leader)?).await?;
         tasks.push(tokio::spawn(async move {
             let mut p = Phase::default();
             while Instant::now() < deadline {
@@ -480,7 +465,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
                 if n >= full_n {
                     break;
                 }
-                match one_decision(&mut c, n, &cmds[n]).await {
+                match one_decision(&c, n, &cmds[n]).await {
                     Ok((ok, a, d)) => {
                         p.decisions += usize::from(ok);
                         p.not_accepted += usize::from(!ok);
@@ -513,15 +498,15 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let mut tick =
         tokio::time::interval(Duration::from_secs_f64(1.0 / opts.paced_rate.max(1) as f64));
     let mut tasks = Vec::new();
-    // One HTTP/2 connection shared by all paced decisions, as a real client would.
-    let shared = client::coordinator(&leader)?;
+    // One connection and one write stream shared by all paced decisions.
+    let shared = client::StreamWriter::open(&mut client::coordinator(&leader)?).await?;
     for n in full_n..full_n + paced_n {
         tick.tick().await;
         let cmds = cmds.clone();
-        let mut c = shared.clone();
-        tasks.push(tokio::spawn(async move {
-            one_decision(&mut c, n, &cmds[n]).await
-        }));
+        let c = shared.clone();
+        tasks.push(tokio::spawn(
+            async move { one_decision(&c, n, &cmds[n]).await },
+        ));
     }
     for t in tasks {
         match t.await {

@@ -127,3 +127,75 @@ pub async fn write_with_retry(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+type Pending =
+    std::collections::HashMap<(String, u64), tokio::sync::oneshot::Sender<pb::WriteStreamReply>>;
+
+/// Writes over one `WriteStream`: many writes in flight on one HTTP/2 stream, each answered
+/// by its (client id, request id). Cheap to clone; all clones share the stream. When the
+/// stream breaks, writes in flight fail and the caller may retry them with the same ids
+/// (at most once still holds).
+#[derive(Clone)]
+pub struct StreamWriter {
+    tx: tokio::sync::mpsc::Sender<pb::WriteRequest>,
+    pending: std::sync::Arc<std::sync::Mutex<Pending>>,
+}
+
+impl StreamWriter {
+    pub async fn open(client: &mut CoordinatorClient<Channel>) -> Result<Self, ClientError> {
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        let mut replies = client
+            .write_stream(tokio_stream::wrappers::ReceiverStream::new(rx))
+            .await?
+            .into_inner();
+        let pending: std::sync::Arc<std::sync::Mutex<Pending>> = Default::default();
+        let p = pending.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(r)) = replies.message().await {
+                let waiter = p
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&(r.client_id.clone(), r.request_id));
+                if let Some(w) = waiter {
+                    let _ = w.send(r);
+                }
+            }
+            // Dropping the waiters fails every write still in flight.
+            p.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clear();
+        });
+        Ok(Self { tx, pending })
+    }
+
+    /// Write one command and wait for its answer.
+    pub async fn write(
+        &self,
+        client_id: &str,
+        request_id: u64,
+        command: &Command,
+    ) -> Result<pb::WriteReply, ClientError> {
+        let (done, answer) = tokio::sync::oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert((client_id.to_owned(), request_id), done);
+        let req = pb::WriteRequest {
+            client_id: client_id.into(),
+            request_id,
+            command_json: serde_json::to_string(command)?,
+            forwarded: false,
+        };
+        let closed = || {
+            tonic::Status::unavailable("the write stream closed; retry with the same request_id")
+        };
+        self.tx.send(req).await.map_err(|_| closed())?;
+        let r = answer.await.map_err(|_| closed())?;
+        match r.reply {
+            Some(reply) => Ok(reply),
+            None => {
+                Err(tonic::Status::new(tonic::Code::from(r.error_code), r.error_message).into())
+            }
+        }
+    }
+}

@@ -70,6 +70,12 @@ pub enum Command {
     RevokeKey {
         revocation: String,
     },
+    /// A signed key rotation (hex protobuf `KeyRotation`, signed by the old key for
+    /// authority and by the new key for possession): the arbiter holding the old key
+    /// signs with the new one from then on; the old key is kept in its key history.
+    RotateKey {
+        rotation: String,
+    },
     /// Run the prior-consistency check over the ruling history and record its findings;
     /// a confirmed arbiter is seated under its fitted camp from then on.
     CheckPriors,
@@ -99,6 +105,7 @@ impl Command {
             Command::SubmitExam { .. } => "SubmitExam",
             Command::CheckPriors => "CheckPriors",
             Command::RevokeKey { .. } => "RevokeKey",
+            Command::RotateKey { .. } => "RotateKey",
         }
     }
 }

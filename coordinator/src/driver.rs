@@ -141,8 +141,10 @@ pub fn spawn(
     tokio::spawn(async move {
         let mut events = shared.sm.subscribe();
         loop {
-            // Wake on any applied entry, or every 200 ms to retry stalled motions.
+            // Wake on any applied entry, or every 200 ms to retry stalled motions; one pass
+            // serves every event that arrived meanwhile.
             let _ = tokio::time::timeout(Duration::from_millis(200), events.recv()).await;
+            while events.try_recv().is_ok() {}
             if shared.raft.metrics().borrow().current_leader != Some(shared.id) {
                 continue;
             }
@@ -289,11 +291,16 @@ struct SeatAddress {
 /// Open debate motions with the endpoint and key of every seat.
 fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
     s.sm.read(|a| {
+        // Every open debate motion is listed in its debate's `open` map: walking those is
+        // O(open motions), where walking `motions` would cost O(all motions ever) on every
+        // applied entry.
         a.state
-            .motions
+            .debates
             .iter()
-            .filter(|(_, m)| m.status == MotionStatus::Open && m.spec.question.is_some())
-            .map(|(_, m)| {
+            .flat_map(|(_, rec)| rec.open.values())
+            .filter_map(|id| a.state.motions.get(id))
+            .filter(|m| m.status == MotionStatus::Open && m.spec.question.is_some())
+            .map(|m| {
                 let seats = m
                     .seats
                     .iter()

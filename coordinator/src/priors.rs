@@ -127,6 +127,7 @@ mod tests {
                 registered_at_ms: 0,
                 exam: None,
                 prior_check: None,
+                key_history: Vec::new(),
                 fitted_stance: None,
                 revoked: None,
                 recalibration: Default::default(),

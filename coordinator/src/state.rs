@@ -87,6 +87,10 @@ pub enum ApplyError {
     Exam(String),
     #[error("revocation refused: {0}")]
     Revocation(String),
+    #[error("key rotation refused: {0}")]
+    Rotation(String),
+    #[error("this public key is (or was) arbiter {0}'s; every arbiter needs its own key")]
+    KeyInUse(String),
     #[error("arbiter {0}'s key was revoked; its rulings no longer count")]
     Revoked(String),
     #[error(
@@ -115,6 +119,8 @@ impl ApplyError {
             ApplyError::Debate(e) => e.code(),
             ApplyError::Exam(_) => "exam_refused",
             ApplyError::Revocation(_) => "revocation_refused",
+            ApplyError::Rotation(_) => "rotation_refused",
+            ApplyError::KeyInUse(_) => "key_in_use",
             ApplyError::Revoked(_) => "revoked_key",
             ApplyError::CommitmentRequired(_) => "commitment_required",
             ApplyError::BadReveal { .. } => "bad_reveal",
@@ -237,6 +243,10 @@ pub struct Arbiter {
     /// and its rulings are refused.
     #[serde(default)]
     pub revoked: Option<Value>,
+    /// Keys the arbiter held before signed rotations, oldest first, with the rotation's
+    /// reason and log index; rulings recorded before a rotation stay verifiable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_history: Vec<Value>,
     /// Post-admission track record from resolved outcomes (`recalibration`); a flagged
     /// arbiter is not drawn until a re-exam.
     #[serde(
@@ -511,6 +521,7 @@ pub fn apply(
             }
             Ok(json!({ "arbiter_id": id, "revoked": true }))
         }
+        Command::RotateKey { rotation } => rotate_key(state, ctx, rotation),
         Command::CheckPriors => {
             let findings = crate::priors::run(state).map_err(ApplyError::Exam)?;
             let mut flagged = Vec::new();
@@ -554,6 +565,15 @@ fn register_arbiter(
     if state.arbiters.contains(&reg.arbiter_id) {
         return Err(ApplyError::ArbiterExists(reg.arbiter_id.clone()));
     }
+    // One key, one arbiter, ever: a key held now or rotated away cannot be registered again.
+    if let Some((other, _)) = state.arbiters.iter().find(|(_, a)| {
+        a.registration.public_key == reg.public_key
+            || a.key_history
+                .iter()
+                .any(|h| h["public_key"].as_str() == Some(reg.public_key.as_str()))
+    }) {
+        return Err(ApplyError::KeyInUse(other.clone()));
+    }
     state.arbiters.insert(
         reg.arbiter_id.clone(),
         Arbiter {
@@ -565,6 +585,7 @@ fn register_arbiter(
             prior_check: None,
             fitted_stance: None,
             revoked: None,
+            key_history: Vec::new(),
             recalibration: Default::default(),
         },
     );
@@ -699,13 +720,17 @@ fn record_outcome(
         if let Some(r) = sr.ruling.as_ref() {
             rationales.push(r.rationale.clone());
         }
-        from_reveals.push(WireRuling::encode(sr));
+        from_reveals.push(sr.clone());
     }
+    let bare = sub
+        .rulings
+        .iter()
+        .map(WireRuling::decode)
+        .collect::<Result<Vec<_>, _>>()?;
     let mut revealed = Vec::new();
     let mut receipts = Vec::new();
     let mut seen = BTreeSet::new();
-    for w in sub.rulings.iter().chain(from_reveals.iter()) {
-        let sr = w.decode()?;
+    for sr in bare.iter().chain(from_reveals.iter()) {
         let signer = sr
             .ruling
             .as_ref()
@@ -717,7 +742,7 @@ fn record_outcome(
         if !seen.insert(*arbiter_id) {
             return Err(ApplyError::DuplicateRuling((*arbiter_id).to_owned()));
         }
-        let checked = ruling::check(&sr, arbiter_id, key, &binding)?;
+        let checked = ruling::check(sr, arbiter_id, key, &binding)?;
         revealed.extend(checked.revealed);
         receipts.extend(checked.receipt);
     }
@@ -733,7 +758,7 @@ fn record_outcome(
     let debate_id = motion.spec.debate_id.clone();
     let mut reply = json!({ "motion_id": sub.motion_id, "verdict": verdict });
     let mut all = sub.rulings.clone();
-    all.extend(from_reveals);
+    all.extend(from_reveals.iter().map(WireRuling::encode));
     if let Some(m) = state.motions.get_mut(&sub.motion_id) {
         m.status = MotionStatus::Decided(verdict.clone());
         m.rulings = all;
@@ -777,6 +802,59 @@ fn record_outcome(
         reply["recalibration"] = r;
     }
     Ok(reply)
+}
+
+/// Records a signed key rotation: both signatures verify strictly (old key: authority; new
+/// key: possession), the old key belongs to a registered, unrevoked arbiter, and the new
+/// key is nobody's yet. From this entry on the arbiter's rulings must carry the new key;
+/// rulings already recorded under the old key stay valid, and the old key is kept in
+/// `key_history`.
+fn rotate_key(state: &mut State, ctx: &ApplyCtx, rotation: &str) -> Result<Value, ApplyError> {
+    let bytes = hex::decode(rotation).map_err(|_| ApplyError::Rotation("not hex".into()))?;
+    let doc = <panel_proto::pb::KeyRotation as prost::Message>::decode(bytes.as_slice())
+        .map_err(|e| ApplyError::Rotation(format!("not a protobuf KeyRotation: {e}")))?;
+    let (old, new) = panel_proto::keys::verify_rotation(&doc)
+        .map_err(|e| ApplyError::Rotation(e.to_string()))?;
+    let (old_hex, new_hex) = (hex::encode(old.as_bytes()), hex::encode(new.as_bytes()));
+    let holder = |k: &str| {
+        state
+            .arbiters
+            .iter()
+            .find(|(_, a)| a.registration.public_key == k)
+            .map(|(id, _)| id.clone())
+    };
+    if let Some(other) = holder(&new_hex) {
+        return Err(ApplyError::Rotation(format!(
+            "the new key is already registered to arbiter {other}; generate a fresh key"
+        )));
+    }
+    let id = holder(&old_hex).ok_or_else(|| {
+        ApplyError::Rotation(format!(
+            "no registered arbiter holds the old key {}",
+            panel_proto::fingerprint(&old)
+        ))
+    })?;
+    let Some(a) = state.arbiters.get_mut(&id) else {
+        return Err(ApplyError::UnknownArbiter(id));
+    };
+    if a.revoked.is_some() {
+        return Err(ApplyError::Rotation(format!(
+            "arbiter {id}'s key was revoked; a revoked key cannot authorise a rotation"
+        )));
+    }
+    a.key_history.push(json!({
+        "public_key": old_hex,
+        "rotated_to": new_hex,
+        "reason": doc.reason,
+        "issued_at_unix_ms": doc.issued_at_unix_ms,
+        "log_index": ctx.log_index,
+    }));
+    a.registration.public_key = new_hex.clone();
+    Ok(json!({
+        "arbiter_id": id,
+        "old_fingerprint": panel_proto::fingerprint(&old),
+        "new_fingerprint": panel_proto::fingerprint(&new),
+    }))
 }
 
 fn submit_exam(
@@ -1289,6 +1367,68 @@ mod tests {
         Command::RevokeKey {
             revocation: hex::encode(prost::Message::encode_to_vec(&doc)),
         }
+    }
+
+    fn rotate(old: u8, new: u8, authority: u8) -> Command {
+        let mut doc = panel_proto::keys::sign_rotation(&key(authority), &key(new), 1, "scheduled")
+            .expect("sign rotation");
+        doc.old_key = key(old).verifying_key().to_bytes().to_vec();
+        Command::RotateKey {
+            rotation: hex::encode(prost::Message::encode_to_vec(&doc)),
+        }
+    }
+
+    fn refused(r: &BatchReply, want: &str) -> bool {
+        matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == want)
+    }
+
+    #[test]
+    fn a_signed_rotation_moves_the_arbiter_to_its_new_key() {
+        let mut s = setup();
+        // Authorised by a key that is not the old key: the old-key signature fails.
+        let r = apply_batch(&mut s, 2, &batch(vec![("t", 400, rotate(1, 21, 9))]));
+        assert!(refused(&r, "rotation_refused"), "{r:?}");
+        // Onto a key another arbiter holds.
+        let r = apply_batch(&mut s, 3, &batch(vec![("t", 401, rotate(1, 2, 1))]));
+        assert!(refused(&r, "rotation_refused"), "{r:?}");
+        // From a key nobody registered.
+        let r = apply_batch(&mut s, 4, &batch(vec![("t", 402, rotate(30, 31, 30))]));
+        assert!(refused(&r, "rotation_refused"), "{r:?}");
+        assert_eq!(
+            s.arbiters.get("a1").unwrap().registration.public_key,
+            hex::encode(key(1).verifying_key().to_bytes())
+        );
+        // The holder's own rotation: recorded, old key kept in the history.
+        let r = apply_batch(&mut s, 5, &batch(vec![("t", 403, rotate(1, 21, 1))]));
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        let a1 = s.arbiters.get("a1").unwrap();
+        assert_eq!(
+            a1.registration.public_key,
+            hex::encode(key(21).verifying_key().to_bytes())
+        );
+        assert_eq!(
+            a1.key_history[0]["public_key"],
+            hex::encode(key(1).verifying_key().to_bytes())
+        );
+        // A ruling under the old key no longer counts; the new key's does.
+        let r = apply_batch(&mut s, 6, &batch(vec![("t", 404, outcome(all_yes()))]));
+        assert!(refused(&r, "bad_ruling"), "{r:?}");
+        let mut rulings = all_yes();
+        rulings[0] = signed("a1", 21, Decision::Yes);
+        let r = apply_batch(&mut s, 7, &batch(vec![("t", 405, outcome(rulings))]));
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        // A revoked key cannot rotate.
+        let r = apply_batch(&mut s, 8, &batch(vec![("t", 406, revoke(2, 2))]));
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        let r = apply_batch(&mut s, 9, &batch(vec![("t", 407, rotate(2, 22, 2))]));
+        assert!(refused(&r, "rotation_refused"), "{r:?}");
+        // A rotated-away key cannot be registered again by anyone.
+        let r = apply_batch(
+            &mut s,
+            10,
+            &batch(vec![("t", 408, register("x1", 1, Stance::A, "o9"))]),
+        );
+        assert!(refused(&r, "key_in_use"), "{r:?}");
     }
 
     #[test]
