@@ -129,21 +129,19 @@ impl ApplyError {
     }
 }
 
-/// An ordered string-keyed table that records changed keys for incremental persistence.
+/// An ordered string-keyed table. The state machine lives in memory; its durable form is
+/// the Raft log plus snapshots (`raft::state_machine`), so tables need no row tracking.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]
 #[serde(bound(serialize = "V: Serialize", deserialize = "V: DeserializeOwned"))]
 pub struct Table<V> {
     rows: BTreeMap<String, V>,
-    #[serde(skip)]
-    dirty: BTreeSet<String>,
 }
 
 impl<V> Default for Table<V> {
     fn default() -> Self {
         Self {
             rows: BTreeMap::new(),
-            dirty: BTreeSet::new(),
         }
     }
 }
@@ -156,17 +154,12 @@ impl<V> Table<V> {
         self.rows.contains_key(key)
     }
     pub fn insert(&mut self, key: String, value: V) {
-        self.dirty.insert(key.clone());
         self.rows.insert(key, value);
     }
-    /// Mutable access; the row is written back even if the closure changes nothing.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
-        let v = self.rows.get_mut(key)?;
-        self.dirty.insert(key.to_owned());
-        Some(v)
+        self.rows.get_mut(key)
     }
     pub fn remove(&mut self, key: &str) -> Option<V> {
-        self.dirty.insert(key.to_owned());
         self.rows.remove(key)
     }
     pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
@@ -177,40 +170,6 @@ impl<V> Table<V> {
     }
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
-    }
-}
-
-/// Changed rows of a table: `Some(json)` to write, `None` to delete.
-pub type RowChanges = Vec<(String, Option<Vec<u8>>)>;
-
-/// Row-level persistence of a table, object-safe so the adapter can walk all tables.
-pub trait StoredTable {
-    /// Changed rows since the last call.
-    fn take_dirty(&mut self) -> Result<RowChanges, serde_json::Error>;
-    /// Every row, for a full rewrite after a snapshot install.
-    fn all_rows(&self) -> Result<Vec<(String, Vec<u8>)>, serde_json::Error>;
-    fn load_row(&mut self, key: String, json: &[u8]) -> Result<(), serde_json::Error>;
-}
-
-impl<V: Serialize + DeserializeOwned> StoredTable for Table<V> {
-    fn take_dirty(&mut self) -> Result<RowChanges, serde_json::Error> {
-        let keys = std::mem::take(&mut self.dirty);
-        keys.into_iter()
-            .map(|k| {
-                let v = self.rows.get(&k).map(serde_json::to_vec).transpose()?;
-                Ok((k, v))
-            })
-            .collect()
-    }
-    fn all_rows(&self) -> Result<Vec<(String, Vec<u8>)>, serde_json::Error> {
-        self.rows
-            .iter()
-            .map(|(k, v)| Ok((k.clone(), serde_json::to_vec(v)?)))
-            .collect()
-    }
-    fn load_row(&mut self, key: String, json: &[u8]) -> Result<(), serde_json::Error> {
-        self.rows.insert(key, serde_json::from_slice(json)?);
-        Ok(())
     }
 }
 
@@ -293,8 +252,8 @@ pub struct StoredReply {
     pub log_index: u64,
 }
 
-/// Everything the state machine holds. Adding a table: a field plus one line in
-/// [`State::tables_mut`] and [`State::tables`].
+/// Everything the state machine holds. Adding a table: a field (with `#[serde(default)]`
+/// so snapshots and records written before it still load).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct State {
     pub kv: Table<String>,
@@ -339,34 +298,6 @@ pub fn on_record(c: &Command) -> bool {
     !matches!(c, Command::Put { .. } | Command::Note { .. })
 }
 
-impl State {
-    /// Named tables for the redb adapter (the name is the redb table suffix).
-    pub fn tables_mut(&mut self) -> [(&'static str, &mut dyn StoredTable); 8] {
-        [
-            ("kv", &mut self.kv),
-            ("notes", &mut self.notes),
-            ("arbiters", &mut self.arbiters),
-            ("motions", &mut self.motions),
-            ("requests", &mut self.requests),
-            ("debates", &mut self.debates),
-            ("record", &mut self.record),
-            ("contributors", &mut self.contributors),
-        ]
-    }
-
-    pub fn tables(&self) -> [(&'static str, &dyn StoredTable); 8] {
-        [
-            ("kv", &self.kv),
-            ("notes", &self.notes),
-            ("arbiters", &self.arbiters),
-            ("motions", &self.motions),
-            ("requests", &self.requests),
-            ("debates", &self.debates),
-            ("record", &self.record),
-            ("contributors", &self.contributors),
-        ]
-    }
-}
 
 fn dedup_key(client_id: &str, request_id: u64) -> String {
     format!("{client_id}#{request_id}")
@@ -1350,14 +1281,6 @@ mod tests {
             matches!(&r.items[0].reply, ItemReply::Refused { code, message } if code == "draw_failed" && message.contains("stance A"))
         );
         assert!(s.motions.is_empty());
-    }
-
-    #[test]
-    fn dirty_tracking_reports_changed_rows_once() {
-        let mut s = setup();
-        let rows = s.motions.take_dirty().unwrap();
-        assert_eq!(rows.len(), 1);
-        assert!(s.motions.take_dirty().unwrap().is_empty());
     }
 
     fn revoke(i: u8, signer: u8) -> Command {

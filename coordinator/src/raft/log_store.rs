@@ -57,23 +57,10 @@ where
     T: Send + 'static,
     F: FnOnce(&redb::WriteTransaction) -> Result<T, StoreError> + Send + 'static,
 {
-    write_with(db, Durability::Immediate, f).await
-}
-
-/// Run a redb write transaction with the given durability on the blocking pool.
-pub(crate) async fn write_with<T, F>(
-    db: &Arc<Database>,
-    durability: Durability,
-    f: F,
-) -> Result<T, StoreError>
-where
-    T: Send + 'static,
-    F: FnOnce(&redb::WriteTransaction) -> Result<T, StoreError> + Send + 'static,
-{
     let db = db.clone();
     tokio::task::spawn_blocking(move || {
         let mut tx = db.begin_write()?;
-        tx.set_durability(durability)?;
+        tx.set_durability(Durability::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;
         Ok(out)

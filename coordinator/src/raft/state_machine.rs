@@ -1,16 +1,18 @@
-//! The state machine adapter: runs the pure [`crate::state::apply_batch`] and keeps its
-//! tables in redb (`state.redb`).
+//! The state machine adapter: runs the pure [`crate::state::apply_batch`] on a state held
+//! in memory, and keeps its durable form in redb (`state.redb`): snapshots.
 //!
-//! Tables: one per state table (`kv`, `notes`, `arbiters`, `motions`, `requests`; string key
-//! -> JSON row), `sm_meta` (`last_applied`, `membership`) and `snapshot` (`meta`, `data`).
-//! After each applied run of entries the changed rows and `last_applied` are written in one
-//! transaction, so the stored state is always a committed prefix of the log. That
-//! transaction is made durable (fsync) at most once per [`DURABLE_EVERY`]: the log is the
-//! durable truth and apply is deterministic, so a crash that loses the newest non-durable
-//! state commits only makes openraft re-apply those entries from the log on restart (a
-//! snapshot is always written durably, and the log is purged only behind a snapshot). This
-//! halves the fsyncs on the write path, where the log's own fsync is the one Raft needs. Snapshots are the JSON of the whole [`State`], stored durably before openraft
-//! is told about them; installing one rewrites every table in one transaction.
+//! The durable truth is the Raft log (fsynced before an entry counts toward a quorum) plus
+//! the latest snapshot, which is written with `Durability::Immediate` before openraft
+//! learns of it (openraft may purge the log right after). Apply is deterministic, so on
+//! restart the state is the snapshot, and openraft re-applies the log entries after it;
+//! the log is purged only behind a snapshot, so those entries are always there. Applying
+//! an entry therefore writes nothing to disk: the write path has one fsync per replica
+//! (the log append), and no per-entry serialization of state rows. Restart time grows
+//! with the entries since the last snapshot (`--snapshot-logs`, default 5000).
+//!
+//! Tables: `snapshot` (`meta`, `data`: the JSON of the whole [`State`] with its applied
+//! position and membership). Installing a received snapshot stores it in one durable
+//! transaction before the in-memory state is replaced.
 
 use std::io::Cursor;
 use std::path::Path;
@@ -21,24 +23,16 @@ use openraft::{
     EntryPayload, OptionalSend, RaftSnapshotBuilder, SnapshotMeta, StorageError, StorageIOError,
     StoredMembership,
 };
-use redb::{Database, Durability, ReadableDatabase, TableDefinition};
+use redb::{Database, ReadableDatabase, TableDefinition};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-use super::log_store::{StoreError, open_db, write_durably, write_with};
+use super::log_store::{StoreError, open_db, write_durably};
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
 use crate::command::{BatchReply, ItemReply};
-use crate::state::{self, RowChanges, State};
+use crate::state::{self, State};
 
-/// Changed rows per named table.
-type TableChanges = Vec<(&'static str, RowChanges)>;
-
-const SM_META: TableDefinition<&str, &[u8]> = TableDefinition::new("sm_meta");
 const SNAPSHOT: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshot");
-
-fn table_def(name: &'static str) -> TableDefinition<'static, &'static str, &'static [u8]> {
-    TableDefinition::new(name)
-}
 
 type StorageResult<T> = Result<T, StorageError<NodeId>>;
 
@@ -58,27 +52,18 @@ pub struct Applied {
     pub membership: StoredMembership<NodeId, Member>,
 }
 
-/// How often applied state is made durable; in between, state commits skip the fsync.
-pub const DURABLE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// Shared handle: openraft owns one clone, the client API reads through another.
 #[derive(Clone)]
 pub struct StateMachineStore {
     db: Arc<Database>,
     shared: Arc<RwLock<Applied>>,
     events: broadcast::Sender<AppliedEvent>,
-    /// When the last durable state commit happened.
-    durable_at: Arc<std::sync::Mutex<std::time::Instant>>,
 }
 
 impl StateMachineStore {
     pub fn open(path: &Path) -> Result<Self, RaftStartError> {
         let db = open_db(path, |tx| {
-            tx.open_table(SM_META)?;
             tx.open_table(SNAPSHOT)?;
-            for (name, _) in State::default().tables() {
-                tx.open_table(table_def(name))?;
-            }
             Ok(())
         })?;
         let applied = load(&db).map_err(|e| RaftStartError::Corrupt(e.to_string()))?;
@@ -87,7 +72,6 @@ impl StateMachineStore {
             db,
             shared: Arc::new(RwLock::new(applied)),
             events,
-            durable_at: Arc::new(std::sync::Mutex::new(std::time::Instant::now())),
         })
     }
 
@@ -111,81 +95,20 @@ fn read_json<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// Load the state tables; if the stored snapshot is newer (never expected, as installs
-/// are atomic) restore from it instead.
+/// The state as of the stored snapshot (empty without one); openraft re-applies the log
+/// entries after it.
 fn load(db: &Database) -> Result<Applied, StoreError> {
     let tx = db.begin_read()?;
-    let meta = tx.open_table(SM_META)?;
-    let mut applied = Applied {
-        state: State::default(),
-        last_applied: read_json(&meta, "last_applied")?.flatten(),
-        membership: read_json(&meta, "membership")?.unwrap_or_default(),
-    };
-    for (name, table) in applied.state.tables_mut() {
-        let t = tx.open_table(table_def(name))?;
-        for row in redb::ReadableTable::iter(&t)? {
-            let (k, v) = row?;
-            table.load_row(k.value().to_owned(), v.value())?;
-        }
-    }
     let snap = tx.open_table(SNAPSHOT)?;
-    let snap_meta: Option<SnapshotMeta<NodeId, Member>> = read_json(&snap, "meta")?;
-    if let Some(m) = snap_meta
-        && m.last_log_id > applied.last_applied
-        && let Some(data) = snap.get("data")?
-    {
-        applied = Applied {
+    let meta: Option<SnapshotMeta<NodeId, Member>> = read_json(&snap, "meta")?;
+    Ok(match (meta, snap.get("data")?) {
+        (Some(m), Some(data)) => Applied {
             state: serde_json::from_slice(data.value())?,
             last_applied: m.last_log_id,
             membership: m.last_membership,
-        };
-    }
-    Ok(applied)
-}
-
-/// Write the changed rows and the applied position in one transaction.
-async fn persist_changes(
-    db: &Arc<Database>,
-    durability: Durability,
-    changes: TableChanges,
-    last_applied: Vec<u8>,
-    membership: Vec<u8>,
-) -> Result<(), StoreError> {
-    write_with(db, durability, move |tx| {
-        for (name, rows) in &changes {
-            let mut t = tx.open_table(table_def(name))?;
-            for (k, v) in rows {
-                match v {
-                    Some(bytes) => {
-                        t.insert(k.as_str(), bytes.as_slice())?;
-                    }
-                    None => {
-                        t.remove(k.as_str())?;
-                    }
-                }
-            }
-        }
-        let mut m = tx.open_table(SM_META)?;
-        m.insert("last_applied", last_applied.as_slice())?;
-        m.insert("membership", membership.as_slice())?;
-        Ok(())
+        },
+        _ => Applied::default(),
     })
-    .await
-}
-
-fn take_changes(a: &mut Applied) -> Result<(TableChanges, Vec<u8>, Vec<u8>), StoreError> {
-    let mut changes = Vec::new();
-    for (name, table) in a.state.tables_mut() {
-        let rows = table.take_dirty()?;
-        if !rows.is_empty() {
-            changes.push((name, rows));
-        }
-    }
-    Ok((
-        changes,
-        serde_json::to_vec(&a.last_applied)?,
-        serde_json::to_vec(&a.membership)?,
-    ))
 }
 
 impl RaftStateMachine<TypeConfig> for StateMachineStore {
@@ -232,28 +155,11 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
                     }
                 }
             }
-            let changes = take_changes(&mut g)?;
-            Ok::<_, StoreError>((replies, events, changes))
+            Ok::<_, StoreError>((replies, events))
         })
         .await
         .map_err(|e| StorageIOError::write_state_machine(&e))?;
-        let (replies, events, (changes, last, membership)) =
-            computed.map_err(|e| StorageIOError::write_state_machine(&e))?;
-        let durability = {
-            let mut at = self
-                .durable_at
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if at.elapsed() >= DURABLE_EVERY {
-                *at = std::time::Instant::now();
-                Durability::Immediate
-            } else {
-                Durability::None
-            }
-        };
-        persist_changes(&self.db, durability, changes, last, membership)
-            .await
-            .map_err(|e| StorageIOError::write_state_machine(&e))?;
+        let (replies, events) = computed.map_err(|e| StorageIOError::write_state_machine(&e))?;
         for ev in events {
             // No subscriber is fine.
             let _ = self.events.send(ev);
@@ -282,32 +188,9 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         let sig = Some(meta.signature());
         let state: State = serde_json::from_slice(&data)
             .map_err(|e| StorageIOError::read_snapshot(sig.clone(), &e))?;
-        let mut rows = Vec::new();
-        for (name, table) in state.tables() {
-            rows.push((
-                name,
-                table
-                    .all_rows()
-                    .map_err(|e| StorageIOError::read_snapshot(sig.clone(), &e))?,
-            ));
-        }
         let meta_json = serde_json::to_vec(meta)
             .map_err(|e| StorageIOError::write_snapshot(sig.clone(), &e))?;
-        let last = serde_json::to_vec(&meta.last_log_id)
-            .map_err(|e| StorageIOError::write_snapshot(sig.clone(), &e))?;
-        let membership = serde_json::to_vec(&meta.last_membership)
-            .map_err(|e| StorageIOError::write_snapshot(sig.clone(), &e))?;
         write_durably(&self.db, move |tx| {
-            for (name, rows) in &rows {
-                tx.delete_table(table_def(name))?;
-                let mut t = tx.open_table(table_def(name))?;
-                for (k, v) in rows {
-                    t.insert(k.as_str(), v.as_slice())?;
-                }
-            }
-            let mut m = tx.open_table(SM_META)?;
-            m.insert("last_applied", last.as_slice())?;
-            m.insert("membership", membership.as_slice())?;
             let mut s = tx.open_table(SNAPSHOT)?;
             s.insert("meta", meta_json.as_slice())?;
             s.insert("data", data.as_slice())?;
