@@ -491,7 +491,9 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     report.full.client_cpu_secs = cpu_secs(None) - ccpu0;
     report.full.entries = last_index(&leader).await.saturating_sub(idx0);
 
-    // Paced: a fixed arrival rate, each decision on its own task.
+    // Paced: a fixed arrival rate, each decision on its own task, after a second for the
+    // followers to finish applying the full-load backlog (a steady state, not a drain).
+    tokio::time::sleep(Duration::from_secs(1)).await;
     let idx0 = last_index(&leader).await;
     let (rcpu0, ccpu0) = (cluster_cpu(&cluster), cpu_secs(None));
     let start = Instant::now();
