@@ -71,6 +71,9 @@ pub struct Report {
     pub full: Phase,
     pub paced_rate: u64,
     pub paced: Phase,
+    /// Raft term when the timed phases began and when they ended: a difference means an
+    /// election happened during the run (every write then waits for a new leader).
+    pub terms: (u64, u64),
 }
 
 fn pct(v: &mut [f64], p: f64) -> f64 {
@@ -100,7 +103,8 @@ impl Report {
              paced at {}/s ({:.1} s):             {:>10.0} accepted decisions/s ({} decisions, {} not accepted)\n\
              \x20 acceptance write p50 / p99:       {:>7.2} / {:.2} ms; whole decision p50 / p99 {:.2} / {:.2} ms\n\
              \x20 raft entries: {} ({:.1} commands per entry)\n\
-             \x20 CPU per decision: {:.2} ms in the 3 replicas + {:.2} ms in the bench client",
+             \x20 CPU per decision: {:.2} ms in the 3 replicas + {:.2} ms in the bench client\n\
+             raft term {} at the start, {} at the end ({})",
             self.verify_strict_per_sec,
             self.clients,
             full.secs,
@@ -128,6 +132,13 @@ impl Report {
             items(&paced),
             cpu_ms(paced.replica_cpu_secs, &paced),
             cpu_ms(paced.client_cpu_secs, &paced),
+            self.terms.0,
+            self.terms.1,
+            if self.terms.0 == self.terms.1 {
+                "no election during the run"
+            } else {
+                "ELECTIONS during the run: leader changes stall every write"
+            },
         )
     }
 }
@@ -389,6 +400,17 @@ async fn one_decision(
     ))
 }
 
+/// The highest Raft term any replica reports.
+async fn term(c: &Cluster) -> u64 {
+    let mut t = 0;
+    for a in &c.addrs {
+        if let Ok(s) = client::status(a).await {
+            t = t.max(s.term);
+        }
+    }
+    t
+}
+
 async fn last_index(addr: &str) -> u64 {
     client::status(addr)
         .await
@@ -414,6 +436,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     std::fs::create_dir_all(&dir)?;
     let cluster = start_cluster(&opts, &dir).await?;
     let leader = leader_addr(&cluster.addrs[0]).await?;
+    report.terms.0 = term(&cluster).await;
     let mut setup_client = client::coordinator(&leader)?;
     let setup = client::StreamWriter::open(&mut setup_client).await?;
 
@@ -526,6 +549,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     report.paced.client_cpu_secs = cpu_secs(None) - ccpu0;
     report.paced.entries = last_index(&leader).await.saturating_sub(idx0);
 
+    report.terms.1 = term(&cluster).await;
     drop(cluster);
     if opts.dir.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
