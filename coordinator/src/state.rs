@@ -298,7 +298,6 @@ pub fn on_record(c: &Command) -> bool {
     !matches!(c, Command::Put { .. } | Command::Note { .. })
 }
 
-
 fn dedup_key(client_id: &str, request_id: u64) -> String {
     format!("{client_id}#{request_id}")
 }

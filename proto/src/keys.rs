@@ -47,7 +47,11 @@ pub fn parse_public_key(bytes: &[u8]) -> Result<VerifyingKey, KeyError> {
     let arr: [u8; 32] = bytes
         .try_into()
         .map_err(|_| KeyError::Length(bytes.len()))?;
-    let cache = || PARSED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let cache = || {
+        PARSED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
     if let Some(k) = cache().get(&arr) {
         return Ok(*k);
     }

@@ -221,7 +221,11 @@ fn memo_digest(key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> [u8; 32] {
 pub fn verify_strict_memo(key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> bool {
     let d = memo_digest(key, bytes, sig);
     let seen = |set: &std::collections::HashSet<[u8; 32]>| set.contains(&d);
-    if seen(&VERIFIED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)) {
+    if seen(
+        &VERIFIED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    ) {
         return true;
     }
     if key.verify_strict(bytes, sig).is_err() {
