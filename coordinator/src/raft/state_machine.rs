@@ -111,6 +111,40 @@ fn load(db: &Database) -> Result<Applied, StoreError> {
     })
 }
 
+/// Applies entries to the shared state; returns the replies and the events to broadcast.
+fn apply_entries(
+    shared: &RwLock<Applied>,
+    entries: impl IntoIterator<Item = openraft::Entry<TypeConfig>>,
+) -> (Vec<BatchReply>, Vec<AppliedEvent>) {
+    let mut g = shared.write().unwrap_or_else(PoisonError::into_inner);
+    let mut replies = Vec::new();
+    let mut events = Vec::new();
+    for e in entries {
+        g.last_applied = Some(e.log_id);
+        match e.payload {
+            EntryPayload::Blank => replies.push(BatchReply::default()),
+            EntryPayload::Normal(batch) => {
+                let r = state::apply_batch(&mut g.state, e.log_id.index, &batch);
+                for (item, out) in batch.items.iter().zip(&r.items) {
+                    if !out.duplicate {
+                        events.push(AppliedEvent {
+                            log_index: e.log_id.index,
+                            kind: item.command.kind().into(),
+                            reply: out.reply.clone(),
+                        });
+                    }
+                }
+                replies.push(r);
+            }
+            EntryPayload::Membership(m) => {
+                g.membership = StoredMembership::new(Some(e.log_id), m);
+                replies.push(BatchReply::default());
+            }
+        }
+    }
+    (replies, events)
+}
+
 impl RaftStateMachine<TypeConfig> for StateMachineStore {
     type SnapshotBuilder = SnapshotBuilder;
 
@@ -125,41 +159,10 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         I: IntoIterator<Item = openraft::Entry<TypeConfig>> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
-        let entries: Vec<_> = entries.into_iter().collect();
-        let shared = self.shared.clone();
         // In place on openraft's state-machine task: an entry's work is mostly the
         // followers' signature checks (~55 µs per ruling), less than what a hop to the
         // blocking pool costs on this kind of VM (a wake-up and two context switches).
-        let computed = (move || {
-            let mut g = shared.write().unwrap_or_else(PoisonError::into_inner);
-            let mut replies = Vec::with_capacity(entries.len());
-            let mut events = Vec::new();
-            for e in entries {
-                g.last_applied = Some(e.log_id);
-                match e.payload {
-                    EntryPayload::Blank => replies.push(BatchReply::default()),
-                    EntryPayload::Normal(batch) => {
-                        let r = state::apply_batch(&mut g.state, e.log_id.index, &batch);
-                        for (item, out) in batch.items.iter().zip(&r.items) {
-                            if !out.duplicate {
-                                events.push(AppliedEvent {
-                                    log_index: e.log_id.index,
-                                    kind: item.command.kind().into(),
-                                    reply: out.reply.clone(),
-                                });
-                            }
-                        }
-                        replies.push(r);
-                    }
-                    EntryPayload::Membership(m) => {
-                        g.membership = StoredMembership::new(Some(e.log_id), m);
-                        replies.push(BatchReply::default());
-                    }
-                }
-            }
-            Ok::<_, StoreError>((replies, events))
-        })();
-        let (replies, events) = computed.map_err(|e| StorageIOError::write_state_machine(&e))?;
+        let (replies, events) = apply_entries(&self.shared, entries);
         for ev in events {
             // No subscriber is fine.
             let _ = self.events.send(ev);
