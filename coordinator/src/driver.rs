@@ -510,7 +510,13 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
             .instrument(info_span!("seat", arbiter = %arbiter))
             .await
         {
-            Ok(r) => reveals.push(hex::encode(r.encode_to_vec())),
+            // Intake, as for a client's outcome: both signatures and the opening are
+            // verified here, the commitment signature is not logged, and a bad reveal is
+            // left out instead of sinking the whole outcome.
+            Ok(r) => match crate::ruling::intake_check(&[], &[hex::encode(r.encode_to_vec())]) {
+                Ok(logged) => reveals.extend(logged),
+                Err(e) => warn!(%arbiter, "reveal refused at intake: {e}"),
+            },
             Err(e) => warn!(%arbiter, "no reveal: {e}"),
         }
     }
