@@ -120,7 +120,8 @@ pub struct ArbiterRegistration {
     pub model_family: String,
     pub stance: Stance,
     /// Where the arbiter's node serves `crucible.panel.v1.ArbiterNode` (http://host:port);
-    /// the leader's motion driver calls it. Empty for arbiters that only connect out.
+    /// the leader's motion driver calls it. `link` ([`crate::link::LINK_ENDPOINT`]) for a node that
+    /// connects out to the replicas instead of being called; empty for no node.
     #[serde(default)]
     pub endpoint: String,
 }
