@@ -79,3 +79,38 @@ impl Drop for ChildGuard {
         self.kill();
     }
 }
+
+/// `panel coordinator run` for replica `id` (1-based) listening on `addr`, with its data
+/// under `root/r{id}` and short Raft timeouts, so tests elect a leader in well under a
+/// second. Output goes nowhere unless the caller sets it.
+pub fn replica_command(root: &std::path::Path, id: usize, addr: &str) -> Command {
+    let mut cmd = panel();
+    cmd.args(["coordinator", "run", "--id", &id.to_string()])
+        .args(["--listen", addr])
+        .arg("--data-dir")
+        .arg(root.join(format!("r{id}")))
+        .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
+        .args(["--election-max-ms", "600"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    cmd
+}
+
+/// Arguments of `panel coordinator init` making `addrs` (replica ids 1, 2, ...) one group.
+pub fn init_args(addrs: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = ["coordinator", "init", "--addr", &addrs[0]]
+        .map(String::from)
+        .to_vec();
+    for (i, a) in addrs.iter().enumerate() {
+        args.push("--member".into());
+        args.push(format!("{}={a}", i + 1));
+    }
+    args
+}
+
+/// `n` loopback addresses with ports that were free a moment ago.
+pub fn loopback_addrs(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| format!("127.0.0.1:{}", free_port()))
+        .collect()
+}

@@ -4,7 +4,6 @@
 //! forged, unsigned and replayed writes under that name are refused), and `WriteStream`
 //! answers many writes on one stream, matched by request id.
 
-use std::process::Stdio;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -15,43 +14,26 @@ use panel_coordinator::command::{Command, ContributionSubmission};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_coordinator::pb::coordinator::debates_client::DebatesClient;
-use panel_tests::{ChildGuard, free_port, panel};
+use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, replica_command};
 use prost::Message;
 use serde_json::Value;
 use tonic::transport::Channel;
 
 fn start(root: &std::path::Path) -> (Vec<ChildGuard>, Vec<String>) {
-    let addrs: Vec<String> = (0..3)
-        .map(|_| format!("127.0.0.1:{}", free_port()))
-        .collect();
+    let addrs = loopback_addrs(3);
     let guards = addrs
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            let mut cmd = panel();
-            cmd.args(["coordinator", "run", "--id", &(i + 1).to_string()])
-                .args(["--listen", a])
-                .arg("--data-dir")
-                .arg(root.join(format!("r{i}")))
-                .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
-                .args(["--election-max-ms", "600"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            ChildGuard::spawn(format!("replica {}", i + 1), cmd)
+            ChildGuard::spawn(
+                format!("replica {}", i + 1),
+                replica_command(root, i + 1, a),
+            )
         })
         .collect();
-    let mut init = vec!["coordinator", "init", "--addr", &addrs[0]];
-    let members: Vec<String> = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| format!("{}={a}", i + 1))
-        .collect();
-    for m in &members {
-        init.extend(["--member", m.as_str()]);
-    }
     let t = Instant::now();
     while !panel()
-        .args(&init)
+        .args(init_args(&addrs))
         .output()
         .expect("run panel")
         .status

@@ -2,7 +2,6 @@
 //! a deadlock with its dissent on record, and attacks (tampered, forged, replayed rulings).
 
 use std::path::Path;
-use std::process::Stdio;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -10,7 +9,7 @@ use ed25519_dalek::SigningKey;
 use panel_coordinator::acceptance::{Decision, MotionKind, Stance};
 use panel_coordinator::command::{ArbiterRegistration, Command, MotionSpec, OutcomeSubmission};
 use panel_coordinator::ruling::{self, Binding, WireRuling};
-use panel_tests::{ChildGuard, free_port, panel};
+use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, replica_command};
 use serde_json::{Value, json};
 
 fn run_json(args: &[&str]) -> Result<Value, String> {
@@ -36,40 +35,19 @@ fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 }
 
 fn start(root: &Path) -> (Vec<ChildGuard>, Vec<String>) {
-    let addrs: Vec<String> = (0..3)
-        .map(|_| format!("127.0.0.1:{}", free_port()))
-        .collect();
+    let addrs = loopback_addrs(3);
     let guards = addrs
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            let mut cmd = panel();
-            cmd.args([
-                "coordinator",
-                "run",
-                "--id",
-                &(i + 1).to_string(),
-                "--listen",
-                a,
-            ])
-            .arg("--data-dir")
-            .arg(root.join(format!("r{i}")))
-            .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
-            .args(["--election-max-ms", "600"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-            ChildGuard::spawn(format!("replica {}", i + 1), cmd)
+            ChildGuard::spawn(
+                format!("replica {}", i + 1),
+                replica_command(root, i + 1, a),
+            )
         })
         .collect();
-    let mut init = vec!["coordinator", "init", "--addr", &addrs[0]];
-    let members: Vec<String> = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| format!("{}={a}", i + 1))
-        .collect();
-    for m in &members {
-        init.extend(["--member", m.as_str()]);
-    }
+    let init = init_args(&addrs);
+    let init: Vec<&str> = init.iter().map(String::as_str).collect();
     poll("init", || run_json(&init).ok());
     (guards, addrs)
 }

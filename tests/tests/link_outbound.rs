@@ -18,7 +18,7 @@ use panel_proto::pb::{
     LinkAccepted, LinkChallenge, LinkFromNode, LinkHello, LinkResponse, LinkToNode, link_from_node,
     link_to_node,
 };
-use panel_tests::{ChildGuard, free_port, panel};
+use panel_tests::{ChildGuard, free_port, init_args, loopback_addrs, panel, replica_command};
 use prost::Message;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -78,22 +78,14 @@ fn poll<T>(root: &Path, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 
 /// Three replicas with the simulation truth hint and short windows (as `panel up`).
 fn start_cluster(root: &Path) -> (Vec<ChildGuard>, Vec<String>) {
-    let addrs: Vec<String> = (0..3)
-        .map(|_| format!("127.0.0.1:{}", free_port()))
-        .collect();
+    let addrs = loopback_addrs(3);
     let guards = addrs
         .iter()
         .enumerate()
         .map(|(i, a)| {
             let (out, err) = log_file(root, &format!("replica-{}", i + 1));
-            let mut cmd = panel();
-            cmd.args(["coordinator", "run", "--id", &(i + 1).to_string()])
-                .args(["--listen", a])
-                .arg("--data-dir")
-                .arg(root.join(format!("r{}", i + 1)))
-                .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
-                .args(["--election-max-ms", "600"])
-                .args(["--commit-window-ms", "300", "--exam-window-ms", "3000"])
+            let mut cmd = replica_command(root, i + 1, a);
+            cmd.args(["--commit-window-ms", "300", "--exam-window-ms", "3000"])
                 .arg("--simulation")
                 .env("NO_COLOR", "1")
                 .stdout(out)
@@ -101,15 +93,8 @@ fn start_cluster(root: &Path) -> (Vec<ChildGuard>, Vec<String>) {
             ChildGuard::spawn(format!("replica {}", i + 1), cmd)
         })
         .collect();
-    let members: Vec<String> = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| format!("{}={a}", i + 1))
-        .collect();
-    let mut init = vec!["coordinator", "init", "--addr", &addrs[0]];
-    for m in &members {
-        init.extend(["--member", m.as_str()]);
-    }
+    let init = init_args(&addrs);
+    let init: Vec<&str> = init.iter().map(String::as_str).collect();
     poll(root, "the group initialises", || run_json(&init).ok());
     poll(root, "a leader is elected", || {
         run_json(&["coordinator", "status", "--addr", &addrs[0]])
