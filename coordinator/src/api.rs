@@ -10,7 +10,6 @@ use crucible::contribution::{ClaimInput, Contribution};
 use crucible::document::{Citation, Side};
 use panel_proto::pb as wire;
 use prost::Message;
-use serde_json::Value;
 use tonic::{Request, Response, Status};
 
 use crate::authorship::ContributorSignature;
@@ -102,15 +101,6 @@ async fn contribute(
         signature,
     };
     write(node, by.client_id, by.request_id, &Command::Contribute(sub)).await
-}
-
-fn read(node: &Node, q: &Query) -> (Value, u64) {
-    node.sm.read(|a| {
-        (
-            state::query(&a.state, q),
-            a.last_applied.map_or(0, |l| l.index),
-        )
-    })
 }
 
 fn status_name(m: &Motion) -> &'static str {
@@ -404,7 +394,7 @@ impl Debates for DebatesService {
         &self,
         _request: Request<pb::ExportRequest>,
     ) -> Result<Response<pb::RecordExport>, Status> {
-        let (value, _) = read(&self.0, &Query::Export);
+        let (value, _) = crate::server::local_query(&self.0, &Query::Export);
         let bundle = crate::server::signed_export(&self.0, value)?;
         Ok(Response::new(pb::RecordExport {
             bundle_json: bundle.to_string(),

@@ -128,6 +128,16 @@ fn write_reply(o: ItemOutcome) -> pb::WriteReply {
     }
 }
 
+/// Answers a query from this replica's state, with the index it has applied.
+pub(crate) fn local_query(node: &Node, q: &Query) -> (serde_json::Value, u64) {
+    node.sm.read(|a| {
+        (
+            state::query(&a.state, q),
+            a.last_applied.map_or(0, |l| l.index),
+        )
+    })
+}
+
 /// The export bundle with a checkpoint signed by this replica, which vouches for the entries.
 pub(crate) fn signed_export(
     node: &Node,
@@ -297,12 +307,7 @@ impl Coordinator for CoordinatorService {
                 Status::failed_precondition(format!("linearizable reads need the leader: {e}"))
             })?;
         }
-        let (mut value, applied) = self.0.sm.read(|a| {
-            (
-                state::query(&a.state, &query),
-                a.last_applied.map_or(0, |l| l.index),
-            )
-        });
+        let (mut value, applied) = local_query(&self.0, &query);
         if matches!(query, Query::Export) {
             value = signed_export(&self.0, value)?;
         }

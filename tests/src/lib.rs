@@ -108,6 +108,24 @@ pub fn init_args(addrs: &[String]) -> Vec<String> {
     args
 }
 
+/// One replica process per address (ids 1, 2, ...), each from [`replica_command`] after
+/// `tweak(id, command)` adds what the test needs (flags, output files).
+pub fn spawn_replicas(
+    root: &std::path::Path,
+    addrs: &[String],
+    mut tweak: impl FnMut(usize, &mut Command),
+) -> Vec<ChildGuard> {
+    addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let mut cmd = replica_command(root, i + 1, a);
+            tweak(i + 1, &mut cmd);
+            ChildGuard::spawn(format!("replica {}", i + 1), cmd)
+        })
+        .collect()
+}
+
 /// `n` loopback addresses with ports that were free a moment ago.
 pub fn loopback_addrs(n: usize) -> Vec<String> {
     (0..n)

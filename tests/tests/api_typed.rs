@@ -14,23 +14,14 @@ use panel_coordinator::command::{Command, ContributionSubmission};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_coordinator::pb::coordinator::debates_client::DebatesClient;
-use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, replica_command};
+use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, spawn_replicas};
 use prost::Message;
 use serde_json::Value;
 use tonic::transport::Channel;
 
 fn start(root: &std::path::Path) -> (Vec<ChildGuard>, Vec<String>) {
     let addrs = loopback_addrs(3);
-    let guards = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            ChildGuard::spawn(
-                format!("replica {}", i + 1),
-                replica_command(root, i + 1, a),
-            )
-        })
-        .collect();
+    let guards = spawn_replicas(root, &addrs, |_, _| {});
     let t = Instant::now();
     while !panel()
         .args(init_args(&addrs))

@@ -9,7 +9,7 @@ use ed25519_dalek::SigningKey;
 use panel_coordinator::acceptance::{Decision, MotionKind, Stance};
 use panel_coordinator::command::{ArbiterRegistration, Command, MotionSpec, OutcomeSubmission};
 use panel_coordinator::ruling::{self, Binding, WireRuling};
-use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, replica_command};
+use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, spawn_replicas};
 use serde_json::{Value, json};
 
 fn run_json(args: &[&str]) -> Result<Value, String> {
@@ -36,16 +36,7 @@ fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 
 fn start(root: &Path) -> (Vec<ChildGuard>, Vec<String>) {
     let addrs = loopback_addrs(3);
-    let guards = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            ChildGuard::spawn(
-                format!("replica {}", i + 1),
-                replica_command(root, i + 1, a),
-            )
-        })
-        .collect();
+    let guards = spawn_replicas(root, &addrs, |_, _| {});
     let init = init_args(&addrs);
     let init: Vec<&str> = init.iter().map(String::as_str).collect();
     poll("init", || run_json(&init).ok());

@@ -18,7 +18,7 @@ use panel_proto::pb::{
     LinkAccepted, LinkChallenge, LinkFromNode, LinkHello, LinkResponse, LinkToNode, link_from_node,
     link_to_node,
 };
-use panel_tests::{ChildGuard, free_port, init_args, loopback_addrs, panel, replica_command};
+use panel_tests::{ChildGuard, free_port, init_args, loopback_addrs, panel, spawn_replicas};
 use prost::Message;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -79,20 +79,14 @@ fn poll<T>(root: &Path, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 /// Three replicas with the simulation truth hint and short windows (as `panel up`).
 fn start_cluster(root: &Path) -> (Vec<ChildGuard>, Vec<String>) {
     let addrs = loopback_addrs(3);
-    let guards = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            let (out, err) = log_file(root, &format!("replica-{}", i + 1));
-            let mut cmd = replica_command(root, i + 1, a);
-            cmd.args(["--commit-window-ms", "300", "--exam-window-ms", "3000"])
-                .arg("--simulation")
-                .env("NO_COLOR", "1")
-                .stdout(out)
-                .stderr(err);
-            ChildGuard::spawn(format!("replica {}", i + 1), cmd)
-        })
-        .collect();
+    let guards = spawn_replicas(root, &addrs, |id, cmd| {
+        let (out, err) = log_file(root, &format!("replica-{id}"));
+        cmd.args(["--commit-window-ms", "300", "--exam-window-ms", "3000"])
+            .arg("--simulation")
+            .env("NO_COLOR", "1")
+            .stdout(out)
+            .stderr(err);
+    });
     let init = init_args(&addrs);
     let init: Vec<&str> = init.iter().map(String::as_str).collect();
     poll(root, "the group initialises", || run_json(&init).ok());
