@@ -13,7 +13,6 @@ use calibration::inert::InertPolicy;
 use ed25519_dalek::VerifyingKey;
 use panel_proto::commit_reveal::{check_opens, verify_commitment};
 use panel_proto::pb;
-use prost::Message;
 
 /// The shipped default exam (exams/default-v1.jsonl), embedded so a fresh cluster needs
 /// no files.
@@ -149,21 +148,19 @@ pub fn answers_from_reveals(
     let mut out: Vec<Answer> = Vec::new();
     for (index, hex_reveal) in reveals.iter().enumerate() {
         let bad = |reason: String| ExamError::Answer { index, reason };
-        let bytes = hex::decode(hex_reveal).map_err(|_| bad("not hex".into()))?;
-        let reveal = pb::Reveal::decode(bytes.as_slice()).map_err(|e| bad(e.to_string()))?;
-        let (Some(sr), Some(c)) = (reveal.signed_ruling.as_ref(), reveal.commitment.as_ref())
-        else {
-            return Err(bad(
-                "a reveal needs the signed ruling and its commitment".into()
-            ));
-        };
+        let crate::ruling::RevealParts {
+            signed,
+            salt,
+            commitment,
+        } = crate::ruling::decode_reveal(hex_reveal).map_err(bad)?;
+        let (sr, c) = (&signed, &commitment);
         let signer = verify_commitment(c).map_err(|e| bad(e.to_string()))?;
         if signer.as_bytes() != key.as_bytes() {
             return Err(bad(format!(
                 "signed by a key that is not {arbiter_id}'s registered key"
             )));
         }
-        check_opens(c, sr, &reveal.salt).map_err(|e| bad(e.to_string()))?;
+        check_opens(c, sr, &salt).map_err(|e| bad(e.to_string()))?;
         let r = sr.ruling.as_ref().ok_or_else(|| bad("no ruling".into()))?;
         let item = exam
             .items

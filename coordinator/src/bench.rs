@@ -374,7 +374,8 @@ fn presign(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> Vec<(Command
             .collect();
         parts
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
+            // A signer that panicked would shift every later decision: pass the panic on.
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     })
 }

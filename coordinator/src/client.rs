@@ -189,7 +189,14 @@ impl StreamWriter {
         let closed = || {
             tonic::Status::unavailable("the write stream closed; retry with the same request_id")
         };
-        self.tx.send(req).await.map_err(|_| closed())?;
+        if self.tx.send(req).await.is_err() {
+            // Never sent: no answer will come, so nobody may wait for one.
+            self.pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&(client_id.to_owned(), request_id));
+            return Err(closed().into());
+        }
         let r = answer.await.map_err(|_| closed())?;
         match r.reply {
             Some(reply) => Ok(reply),

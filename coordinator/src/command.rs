@@ -209,8 +209,10 @@ pub struct OutcomeSubmission {
     /// Bare signed rulings: accepted only on raw motions opened with `OpenMotion`.
     #[serde(default)]
     pub rulings: Vec<WireRuling>,
-    /// Hex protobuf `Reveal`s (signed ruling, salt, signed commitment): required for
-    /// debate motions, so no ruling counts without a prior commitment (invariant 2).
+    /// Hex protobuf `Reveal`s (signed ruling, salt, commitment): required for debate
+    /// motions, so no ruling counts without a prior commitment (invariant 2). Clients send
+    /// the commitment as the arbiter signed it; intake verifies that signature and logs the
+    /// commitment without it (`ruling::intake_check`).
     #[serde(default)]
     pub reveals: Vec<String>,
 }

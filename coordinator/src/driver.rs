@@ -513,8 +513,8 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
             // Intake, as for a client's outcome: both signatures and the opening are
             // verified here, the commitment signature is not logged, and a bad reveal is
             // left out instead of sinking the whole outcome.
-            Ok(r) => match crate::ruling::intake_check(&[], &[hex::encode(r.encode_to_vec())]) {
-                Ok(logged) => reveals.extend(logged),
+            Ok(r) => match crate::ruling::reveal_parts(r).and_then(crate::ruling::intake_reveal) {
+                Ok(logged) => reveals.push(logged),
                 Err(e) => warn!(%arbiter, "reveal refused at intake: {e}"),
             },
             Err(e) => warn!(%arbiter, "no reveal: {e}"),

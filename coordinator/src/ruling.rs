@@ -4,8 +4,9 @@
 //! carried in the JSON log as the hex of its protobuf encoding. `apply` decodes it, checks
 //! it is bound to the motion (id, debate, kind, state hash: `check_binding`), finds the
 //! seated arbiter whose registered key signed it, and verifies with `verify_strict` under
-//! that registered key (`verify_ruling_with_key`). Batch verification is used only at
-//! intake on the leader, never as the acceptance predicate (stack-notes section 4).
+//! that registered key (`verify_ruling_with_key`). Batch verification is never used here:
+//! its random coefficients are not `verify_strict` and could make replicas disagree
+//! (stack-notes section 4).
 
 use ed25519_dalek::VerifyingKey;
 use panel_proto::pb;
@@ -140,35 +141,73 @@ pub fn check(
     })
 }
 
-/// Decompressed keys by hex. Decompression costs 10-15 % of a verification
-/// (perf-anchors (a)); the cache only memoizes a pure function, so replicas stay equal.
-static KEY_CACHE: std::sync::LazyLock<
-    std::sync::Mutex<std::collections::HashMap<String, VerifyingKey>>,
-> = std::sync::LazyLock::new(Default::default);
-
-/// Bound on cached keys; the cache is cleared when it fills (arbiters are few).
-const KEY_CACHE_MAX: usize = 65_536;
-
-/// Parse a hex public key, refusing small-order ("weak") keys (panel-proto's rule).
+/// Parse a hex public key, refusing small-order ("weak") keys (panel-proto's rule; its
+/// parser keeps the decompressed keys, so arbiters' keys are decompressed once).
 pub fn parse_public_key(arbiter: &str, hex_key: &str) -> Result<VerifyingKey, RulingError> {
-    let mut cache = KEY_CACHE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(k) = cache.get(hex_key) {
-        return Ok(*k);
-    }
-    let bytes = hex::decode(hex_key).map_err(|_| RulingError::MalformedKey {
+    let malformed = || RulingError::MalformedKey {
         arbiter: arbiter.into(),
-    })?;
-    let key =
-        panel_proto::keys::parse_public_key(&bytes).map_err(|_| RulingError::MalformedKey {
-            arbiter: arbiter.into(),
-        })?;
-    if cache.len() >= KEY_CACHE_MAX {
-        cache.clear();
+    };
+    let bytes = hex::decode(hex_key).map_err(|_| malformed())?;
+    panel_proto::keys::parse_public_key(&bytes).map_err(|_| malformed())
+}
+
+/// A reveal's parts: the signed ruling, the salt and the commitment it opens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RevealParts {
+    pub signed: pb::SignedRuling,
+    pub salt: Vec<u8>,
+    pub commitment: pb::Commitment,
+}
+
+impl RevealParts {
+    /// Hex of the protobuf `Reveal`, as the log carries it.
+    pub fn encode(&self) -> String {
+        hex::encode(
+            pb::Reveal {
+                signed_ruling: Some(self.signed.clone()),
+                salt: self.salt.clone(),
+                commitment: Some(self.commitment.clone()),
+            }
+            .encode_to_vec(),
+        )
     }
-    cache.insert(hex_key.to_owned(), key);
-    Ok(key)
+}
+
+/// Splits a reveal into its parts; both the signed ruling and the commitment must be there.
+pub fn reveal_parts(reveal: pb::Reveal) -> Result<RevealParts, String> {
+    match (reveal.signed_ruling, reveal.commitment) {
+        (Some(signed), Some(commitment)) => Ok(RevealParts {
+            signed,
+            salt: reveal.salt,
+            commitment,
+        }),
+        _ => Err("a reveal needs the signed ruling and its commitment".into()),
+    }
+}
+
+/// Decodes a hex protobuf `Reveal` into its parts (nothing verified yet).
+pub fn decode_reveal(hex_reveal: &str) -> Result<RevealParts, String> {
+    let bytes = hex::decode(hex_reveal).map_err(|_| "not hex".to_string())?;
+    let reveal =
+        pb::Reveal::decode(bytes.as_slice()).map_err(|e| format!("not a protobuf Reveal: {e}"))?;
+    reveal_parts(reveal)
+}
+
+/// Intake of one reveal: the commitment's signature and the opening are verified, and the
+/// reveal is returned in its log form, without the commitment signature (see
+/// [`intake_check`]).
+pub fn intake_reveal(mut parts: RevealParts) -> Result<String, String> {
+    if parts.commitment.signature.is_empty() {
+        return Err(
+            "the commitment is unsigned; send the commitment exactly as the arbiter signed it"
+                .into(),
+        );
+    }
+    panel_proto::commit_reveal::verify_commitment(&parts.commitment).map_err(|e| e.to_string())?;
+    panel_proto::commit_reveal::check_opens(&parts.commitment, &parts.signed, &parts.salt)
+        .map_err(|e| e.to_string())?;
+    parts.commitment.signature.clear();
+    Ok(parts.encode())
 }
 
 /// Intake check on the leader, before proposal, so garbage never reaches the log.
@@ -189,26 +228,9 @@ pub fn intake_check(rulings: &[WireRuling], reveals: &[String]) -> Result<Vec<St
         .iter()
         .enumerate()
         .map(|(i, h)| {
-            let bad = |reason: String| format!("reveal {i}: {reason}");
-            let bytes = hex::decode(h).map_err(|_| bad("not hex".into()))?;
-            let mut reveal = pb::Reveal::decode(bytes.as_slice())
-                .map_err(|e| bad(format!("not a protobuf Reveal: {e}")))?;
-            let (Some(sr), Some(c)) = (reveal.signed_ruling.as_ref(), reveal.commitment.as_mut())
-            else {
-                return Err(bad(
-                    "a reveal needs the signed ruling and its signed commitment".into(),
-                ));
-            };
-            if c.signature.is_empty() {
-                return Err(bad(
-                    "the commitment is unsigned; send the commitment exactly as the arbiter signed it".into(),
-                ));
-            }
-            panel_proto::commit_reveal::verify_commitment(c).map_err(|e| bad(e.to_string()))?;
-            panel_proto::commit_reveal::check_opens(c, sr, &reveal.salt)
-                .map_err(|e| bad(e.to_string()))?;
-            c.signature.clear();
-            Ok(hex::encode(reveal.encode_to_vec()))
+            decode_reveal(h)
+                .and_then(intake_reveal)
+                .map_err(|e| format!("reveal {i}: {e}"))
         })
         .collect()
 }

@@ -14,7 +14,7 @@ use tokio_stream::wrappers::{BroadcastStream, TcpListenerStream};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status};
 
-use crate::command::{Command, Item, ItemOutcome, ItemReply, Query};
+use crate::command::{Command, Item, ItemOutcome, ItemReply, OutcomeSubmission, Query};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::admin_server::{Admin, AdminServer};
 use crate::pb::coordinator::coordinator_client::CoordinatorClient;
@@ -173,21 +173,16 @@ pub(crate) async fn submit(
         .map_err(intake_status)?;
     // Intake: refuse undecodable or badly signed rulings before they reach the log. The
     // signature checks are CPU work: off the async workers.
-    if let Command::RecordOutcome(sub) = &mut command {
-        let (rulings, reveals) = (
-            std::mem::take(&mut sub.rulings),
-            std::mem::take(&mut sub.reveals),
-        );
-        let (rulings, checked) = tokio::task::spawn_blocking(move || {
-            let checked = crate::ruling::intake_check(&rulings, &reveals);
-            (rulings, checked)
+    if let Command::RecordOutcome(sub) = command {
+        let checked = tokio::task::spawn_blocking(move || {
+            crate::ruling::intake_check(&sub.rulings, &sub.reveals)
+                .map(|reveals| OutcomeSubmission { reveals, ..sub })
         })
         .await
         .map_err(|e| Status::internal(format!("intake check failed: {e}")))?;
-        sub.rulings = rulings;
-        sub.reveals = checked.map_err(|e| {
+        command = Command::RecordOutcome(checked.map_err(|e| {
             Status::invalid_argument(format!("RecordOutcome refused at intake: {e}"))
-        })?;
+        })?);
     }
     let item = Item {
         client_id: req.client_id.clone(),

@@ -205,7 +205,7 @@ pub struct Arbiter {
     /// Keys the arbiter held before signed rotations, oldest first, with the rotation's
     /// reason and log index; rulings recorded before a rotation stay verifiable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub key_history: Vec<Value>,
+    pub key_history: Vec<RotatedKey>,
     /// Post-admission track record from resolved outcomes (`recalibration`); a flagged
     /// arbiter is not drawn until a re-exam.
     #[serde(
@@ -215,7 +215,26 @@ pub struct Arbiter {
     pub recalibration: calibration::recalibration::TrackRecord,
 }
 
+/// A key an arbiter rotated away from, with the rotation that replaced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RotatedKey {
+    /// Hex of the old key.
+    pub public_key: String,
+    /// Hex of the key it was rotated to.
+    pub rotated_to: String,
+    pub reason: String,
+    pub issued_at_unix_ms: i64,
+    /// Log index of the `RotateKey` entry.
+    pub log_index: u64,
+}
+
 impl Arbiter {
+    /// Whether `public_key` (hex) is this arbiter's key now or was before a rotation.
+    pub fn holds_or_held(&self, public_key: &str) -> bool {
+        self.registration.public_key == public_key
+            || self.key_history.iter().any(|h| h.public_key == public_key)
+    }
+
     /// The stance panels count: the fitted camp once confirmed, else the declared one.
     pub fn seated_stance(&self) -> Stance {
         self.fitted_stance.unwrap_or(self.registration.stance)
@@ -496,12 +515,11 @@ fn register_arbiter(
         return Err(ApplyError::ArbiterExists(reg.arbiter_id.clone()));
     }
     // One key, one arbiter, ever: a key held now or rotated away cannot be registered again.
-    if let Some((other, _)) = state.arbiters.iter().find(|(_, a)| {
-        a.registration.public_key == reg.public_key
-            || a.key_history
-                .iter()
-                .any(|h| h["public_key"].as_str() == Some(reg.public_key.as_str()))
-    }) {
+    if let Some((other, _)) = state
+        .arbiters
+        .iter()
+        .find(|(_, a)| a.holds_or_held(&reg.public_key))
+    {
         return Err(ApplyError::KeyInUse(other.clone()));
     }
     state.arbiters.insert(
@@ -628,29 +646,24 @@ fn record_outcome(
             motion: sub.motion_id.clone(),
             reason,
         };
-        let bytes = hex::decode(hex_reveal).map_err(|_| bad("not hex".into()))?;
-        let reveal = <panel_proto::pb::Reveal as prost::Message>::decode(bytes.as_slice())
-            .map_err(|e| bad(format!("not a protobuf Reveal: {e}")))?;
-        let (Some(sr), Some(c)) = (reveal.signed_ruling.as_ref(), reveal.commitment.as_ref())
-        else {
-            return Err(bad(
-                "a reveal needs the signed ruling and its commitment".into()
-            ));
-        };
+        let ruling::RevealParts {
+            signed: sr,
+            salt,
+            commitment: c,
+        } = ruling::decode_reveal(hex_reveal).map_err(bad)?;
         // A commitment signature is checked at intake and removed from the entry
         // (`ruling::intake_check`); one still present is verified like any signature.
         if !c.signature.is_empty() {
-            panel_proto::commit_reveal::verify_commitment(c).map_err(|e| bad(e.to_string()))?;
+            panel_proto::commit_reveal::verify_commitment(&c).map_err(|e| bad(e.to_string()))?;
         }
-        panel_proto::commit_reveal::check_opens(c, sr, &reveal.salt)
-            .map_err(|e| bad(e.to_string()))?;
+        panel_proto::commit_reveal::check_opens(&c, &sr, &salt).map_err(|e| bad(e.to_string()))?;
         if c.motion_id != motion.spec.motion_id {
             return Err(bad(format!("the commitment is for motion {}", c.motion_id)));
         }
         if let Some(r) = sr.ruling.as_ref() {
             rationales.push(r.rationale.clone());
         }
-        from_reveals.push(sr.clone());
+        from_reveals.push(sr);
     }
     let bare = sub
         .rulings
@@ -746,24 +759,27 @@ fn rotate_key(state: &mut State, ctx: &ApplyCtx, rotation: &str) -> Result<Value
     let (old, new) = panel_proto::keys::verify_rotation(&doc)
         .map_err(|e| ApplyError::Rotation(e.to_string()))?;
     let (old_hex, new_hex) = (hex::encode(old.as_bytes()), hex::encode(new.as_bytes()));
-    let holder = |k: &str| {
-        state
-            .arbiters
-            .iter()
-            .find(|(_, a)| a.registration.public_key == k)
-            .map(|(id, _)| id.clone())
-    };
-    if let Some(other) = holder(&new_hex) {
+    // One key, one arbiter, ever: the same rule as registration.
+    if let Some((other, _)) = state
+        .arbiters
+        .iter()
+        .find(|(_, a)| a.holds_or_held(&new_hex))
+    {
         return Err(ApplyError::Rotation(format!(
-            "the new key is already registered to arbiter {other}; generate a fresh key"
+            "the new key is (or was) arbiter {other}'s; generate a fresh key"
         )));
     }
-    let id = holder(&old_hex).ok_or_else(|| {
-        ApplyError::Rotation(format!(
-            "no registered arbiter holds the old key {}",
-            panel_proto::fingerprint(&old)
-        ))
-    })?;
+    let id = state
+        .arbiters
+        .iter()
+        .find(|(_, a)| a.registration.public_key == old_hex)
+        .map(|(id, _)| id.clone())
+        .ok_or_else(|| {
+            ApplyError::Rotation(format!(
+                "no registered arbiter holds the old key {}",
+                panel_proto::fingerprint(&old)
+            ))
+        })?;
     let Some(a) = state.arbiters.get_mut(&id) else {
         return Err(ApplyError::UnknownArbiter(id));
     };
@@ -772,13 +788,13 @@ fn rotate_key(state: &mut State, ctx: &ApplyCtx, rotation: &str) -> Result<Value
             "arbiter {id}'s key was revoked; a revoked key cannot authorise a rotation"
         )));
     }
-    a.key_history.push(json!({
-        "public_key": old_hex,
-        "rotated_to": new_hex,
-        "reason": doc.reason,
-        "issued_at_unix_ms": doc.issued_at_unix_ms,
-        "log_index": ctx.log_index,
-    }));
+    a.key_history.push(RotatedKey {
+        public_key: old_hex,
+        rotated_to: new_hex.clone(),
+        reason: doc.reason.clone(),
+        issued_at_unix_ms: doc.issued_at_unix_ms,
+        log_index: ctx.log_index,
+    });
     a.registration.public_key = new_hex.clone();
     Ok(json!({
         "arbiter_id": id,
@@ -1329,7 +1345,7 @@ mod tests {
             hex::encode(key(21).verifying_key().to_bytes())
         );
         assert_eq!(
-            a1.key_history[0]["public_key"],
+            a1.key_history[0].public_key,
             hex::encode(key(1).verifying_key().to_bytes())
         );
         // A ruling under the old key no longer counts; the new key's does.
