@@ -15,9 +15,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fds = protox::compile(protos, ["."])?;
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out_dir.join("panel_descriptor.bin"), fds.encode_to_vec())?;
+    // Services only with the `grpc` feature, so the messages build without tonic.
+    let grpc = std::env::var_os("CARGO_FEATURE_GRPC").is_some();
     tonic_prost_build::configure()
-        .build_server(true)
-        .build_client(true)
+        .build_server(grpc)
+        .build_client(grpc)
         .compile_fds(fds)?;
     Ok(())
 }

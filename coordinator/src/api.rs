@@ -14,11 +14,11 @@ use tonic::{Request, Response, Status};
 
 use crate::authorship::ContributorSignature;
 use crate::command::{Command, ContributionSubmission, DebateSpec, Query};
+use crate::model::{self, Motion, MotionStatus};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::debates_server::Debates;
 use crate::ruling::WireRuling;
 use crate::server::{Node, submit};
-use crate::state::{self, Motion, MotionStatus};
 
 pub(crate) struct DebatesService(pub(crate) Arc<Node>);
 
@@ -113,7 +113,7 @@ fn status_name(m: &Motion) -> &'static str {
 
 /// The signed rulings of a motion (bare ones and those opened from reveals), each named
 /// by the arbiter whose registered key signed it and the stance it was seated under.
-fn rulings(m: &Motion, arbiters: &state::Table<state::Arbiter>) -> Vec<pb::RulingView> {
+fn rulings(m: &Motion, arbiters: &model::Table<model::Arbiter>) -> Vec<pb::RulingView> {
     // `rulings` holds the bare rulings and those opened from reveals, as apply counted them.
     m.rulings
         .iter()

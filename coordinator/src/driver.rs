@@ -27,10 +27,10 @@ use tracing::{Instrument, info, info_span, warn};
 use crate::acceptance::MotionKind;
 use crate::command::{Command, Item, OutcomeSubmission};
 use crate::link::{LinkError, LinkRegistry, is_link_endpoint};
+use crate::model::{Motion, MotionStatus};
 use crate::proposer::Proposer;
 use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::ruling::wire_kind;
-use crate::state::{Motion, MotionStatus};
 
 /// Timing of the commit-reveal rounds the driver runs.
 #[derive(Debug, Clone, Copy)]

@@ -2,26 +2,20 @@
 //! vote and state machine live in redb; a pure, deterministic state machine; the panel draw;
 //! the cross-prior acceptance rule; and the client gRPC API. See docs/COORDINATOR.md.
 
-pub mod acceptance;
-pub mod admission;
+pub use panel_machine::{
+    acceptance, admission, apply, authorship, command, debates, draw, model, priors, query,
+    recalibration, record, ruling, transparency,
+};
+
 pub mod api;
-pub mod authorship;
 pub mod bench;
 pub mod client;
-pub mod command;
-pub mod debates;
-pub mod draw;
 pub mod driver;
 pub mod intake;
 pub mod link;
-pub mod priors;
 pub mod proposer;
 pub mod raft;
-pub mod recalibration;
-pub mod record;
-pub mod ruling;
 pub mod server;
-pub mod state;
 
 /// Generated gRPC code (see `proto/`).
 pub mod pb {
@@ -38,4 +32,3 @@ pub mod pb {
     pub const DESCRIPTOR_SET: &[u8] =
         include_bytes!(concat!(env!("OUT_DIR"), "/coordinator_descriptor.bin"));
 }
-pub mod transparency;

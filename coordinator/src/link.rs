@@ -29,17 +29,10 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{Instrument, info, info_span, warn};
 
+use crate::model::State;
 use crate::raft::{NodeId, StateMachineStore};
-use crate::state::State;
 
-/// The registration endpoint of an arbiter whose node connects out instead of being
-/// called (`panel arbiter register --endpoint link`).
-pub const LINK_ENDPOINT: &str = "link";
-
-/// Whether a registration endpoint names a link arbiter rather than a node URL.
-pub fn is_link_endpoint(endpoint: &str) -> bool {
-    endpoint == LINK_ENDPOINT
-}
+pub use panel_machine::command::{LINK_ENDPOINT, is_link_endpoint};
 
 /// How long a node has to answer the challenge.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

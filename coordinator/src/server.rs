@@ -21,8 +21,8 @@ use crate::pb::coordinator::coordinator_client::CoordinatorClient;
 use crate::pb::coordinator::coordinator_server::{Coordinator, CoordinatorServer};
 use crate::pb::replica::replica_server::ReplicaServer;
 use crate::proposer::{ProposeError, Proposer, ProposerOptions};
+use crate::query;
 use crate::raft::{self, Member, NodeId, Raft, RaftOptions, RaftStartError, StateMachineStore};
-use crate::state;
 
 /// Largest gRPC message accepted: batches of signed rulings and snapshot chunks are big.
 const MAX_MESSAGE: usize = 256 * 1024 * 1024;
@@ -132,7 +132,7 @@ fn write_reply(o: ItemOutcome) -> pb::WriteReply {
 pub(crate) fn local_query(node: &Node, q: &Query) -> (serde_json::Value, u64) {
     node.sm.read(|a| {
         (
-            state::query(&a.state, q),
+            query::query(&a.state, q),
             a.last_applied.map_or(0, |l| l.index),
         )
     })

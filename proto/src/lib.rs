@@ -25,7 +25,7 @@ pub mod signing;
 /// Generated messages and services of package `crucible.panel.v1`.
 pub mod pb {
     #![allow(clippy::doc_lazy_continuation, clippy::large_enum_variant)]
-    tonic::include_proto!("crucible.panel.v1");
+    include!(concat!(env!("OUT_DIR"), "/crucible.panel.v1.rs"));
 }
 
 /// The encoded `FileDescriptorSet` of `panel.proto` and `link.proto`, for gRPC server reflection.

@@ -29,8 +29,9 @@ use tokio::sync::broadcast;
 
 use super::log_store::{StoreError, open_db, write_durably};
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
+use crate::apply::apply_batch;
 use crate::command::{BatchReply, ItemReply};
-use crate::state::{self, State};
+use crate::model::State;
 
 const SNAPSHOT: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshot");
 
@@ -124,7 +125,7 @@ fn apply_entries(
         match e.payload {
             EntryPayload::Blank => replies.push(BatchReply::default()),
             EntryPayload::Normal(batch) => {
-                let r = state::apply_batch(&mut g.state, e.log_id.index, &batch);
+                let r = apply_batch(&mut g.state, e.log_id.index, &batch);
                 for (item, out) in batch.items.iter().zip(&r.items) {
                     if !out.duplicate {
                         events.push(AppliedEvent {

@@ -14,8 +14,9 @@ use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::apply::{self, ApplyCtx};
 use crate::command::ItemReply;
-use crate::state::{self, ApplyCtx, RecordEntry, State};
+use crate::model::{MotionStatus, RecordEntry, State};
 use crate::transparency::{Checkpoint, Log};
 
 /// Format tag of an exported record.
@@ -180,7 +181,7 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
             time_ms: e.time_ms,
             seed: e.seed,
         };
-        let replayed = match state::apply(&mut st, &ctx, &e.client_id, e.request_id, &e.command) {
+        let replayed = match apply::apply(&mut st, &ctx, &e.client_id, e.request_id, &e.command) {
             Ok(v) => ItemReply::Applied(v),
             Err(err) => ItemReply::Refused {
                 code: err.code().into(),
@@ -265,8 +266,8 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
     let (mut accepted, mut deadlocked) = (0, 0);
     for (_, m) in st.motions.iter() {
         match &m.status {
-            state::MotionStatus::Decided(v) if v.is_accepted() => accepted += 1,
-            state::MotionStatus::Decided(_) => deadlocked += 1,
+            MotionStatus::Decided(v) if v.is_accepted() => accepted += 1,
+            MotionStatus::Decided(_) => deadlocked += 1,
             _ => {}
         }
     }

@@ -44,7 +44,7 @@ use serde_json::{Value, json};
 
 use crate::acceptance::{Decision, Outcome, Verdict};
 use crate::debates::DebateRecord;
-use crate::state::{Motion, MotionStatus, State};
+use crate::model::{Motion, MotionStatus, State};
 
 /// An earlier motion and the truth a later outcome established for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -286,11 +286,11 @@ pub fn on_outcome(state: &mut State, motion_id: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use crate::acceptance::{MotionKind, Stance};
+    use crate::apply::apply_batch;
     use crate::command::{Batch, Command, Item, ItemReply};
     use crate::debates::{SubmissionHints, relevance_step};
     use crate::record::{self, Bundle, FORMAT};
     use crate::ruling::wire_kind;
-    use crate::state::apply_batch;
     use calibration::exam::Gold;
     use crucible::motion::Answer;
     use crucible::scenario::{Labels, Step, parse_request, worked_example};

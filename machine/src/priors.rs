@@ -14,7 +14,7 @@ use calibration::prior_consistency::{Camp, PriorCheckPolicy, check_priors};
 use serde_json::{Value, json};
 
 use crate::acceptance::Stance;
-use crate::state::{MotionStatus, State};
+use crate::model::{MotionStatus, State};
 
 /// Runs the check and returns `(arbiter id, finding)` for every arbiter with history.
 pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, String> {
@@ -105,8 +105,8 @@ mod tests {
     use super::*;
     use crate::acceptance::{Dissent, MotionKind, Verdict};
     use crate::command::{ArbiterRegistration, MotionSpec};
+    use crate::model::{Arbiter, Motion};
     use crate::ruling::WireRuling;
-    use crate::state::{Arbiter, Motion};
     use crucible::motion::Question;
     use panel_proto::pb;
 

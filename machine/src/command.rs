@@ -31,7 +31,7 @@ pub struct Item {
 }
 
 /// Every state change the coordinator knows. New domains (debates) add variants here and a
-/// match arm in [`crate::state::apply`].
+/// match arm in [`crate::apply::apply`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Command {
     /// Set a key (tests and operations notes).
@@ -120,10 +120,19 @@ pub struct ArbiterRegistration {
     pub model_family: String,
     pub stance: Stance,
     /// Where the arbiter's node serves `crucible.panel.v1.ArbiterNode` (http://host:port);
-    /// the leader's motion driver calls it. `link` ([`crate::link::LINK_ENDPOINT`]) for a node that
+    /// the leader's motion driver calls it. `link` ([`LINK_ENDPOINT`]) for a node that
     /// connects out to the replicas instead of being called; empty for no node.
     #[serde(default)]
     pub endpoint: String,
+}
+
+/// The registration endpoint of an arbiter whose node connects out instead of being
+/// called (`panel arbiter register --endpoint link`).
+pub const LINK_ENDPOINT: &str = "link";
+
+/// Whether a registration endpoint names a link arbiter rather than a node URL.
+pub fn is_link_endpoint(endpoint: &str) -> bool {
+    endpoint == LINK_ENDPOINT
 }
 
 /// A motion to open; the panel is drawn in `apply` from the batch seed.

@@ -1,0 +1,206 @@
+//! Arbiter commands: registration, admission by exam, key revocation and rotation, and
+//! the prior-consistency check.
+
+use serde_json::{Value, json};
+
+use super::{ApplyCtx, ApplyError, non_empty};
+use crate::command::ArbiterRegistration;
+use crate::model::{Arbiter, RotatedKey, State};
+use crate::ruling;
+
+pub(super) fn register(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    reg: &ArbiterRegistration,
+) -> Result<Value, ApplyError> {
+    non_empty("arbiter_id", &reg.arbiter_id)?;
+    non_empty("organisation", &reg.organisation)?;
+    non_empty("model_family", &reg.model_family)?;
+    ruling::parse_public_key(&reg.arbiter_id, &reg.public_key)?;
+    if state.arbiters.contains(&reg.arbiter_id) {
+        return Err(ApplyError::ArbiterExists(reg.arbiter_id.clone()));
+    }
+    // One key, one arbiter, ever: a key held now or rotated away cannot be registered again.
+    if let Some((other, _)) = state
+        .arbiters
+        .iter()
+        .find(|(_, a)| a.holds_or_held(&reg.public_key))
+    {
+        return Err(ApplyError::KeyInUse(other.clone()));
+    }
+    state.arbiters.insert(
+        reg.arbiter_id.clone(),
+        Arbiter {
+            registration: reg.clone(),
+            admitted: false,
+            score_milli: 0,
+            registered_at_ms: ctx.time_ms,
+            exam: None,
+            prior_check: None,
+            fitted_stance: None,
+            revoked: None,
+            key_history: Vec::new(),
+            recalibration: Default::default(),
+        },
+    );
+    Ok(json!({ "arbiter_id": reg.arbiter_id }))
+}
+
+/// Records an admission decision directly (test and operations command; see
+/// `Command::SetAdmission`).
+pub(super) fn set_admission(
+    state: &mut State,
+    arbiter_id: &str,
+    admitted: bool,
+    score_milli: u32,
+) -> Result<Value, ApplyError> {
+    let a = state
+        .arbiters
+        .get_mut(arbiter_id)
+        .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_owned()))?;
+    a.admitted = admitted;
+    a.score_milli = score_milli;
+    Ok(json!({ "arbiter_id": arbiter_id, "admitted": admitted }))
+}
+
+/// Records a signed revocation (signed by the revoked key): the arbiter is no longer
+/// drawn and its rulings no longer count.
+pub(super) fn revoke_key(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    revocation: &str,
+) -> Result<Value, ApplyError> {
+    let bytes = hex::decode(revocation).map_err(|_| ApplyError::Revocation("not hex".into()))?;
+    let doc = <panel_proto::pb::KeyRevocation as prost::Message>::decode(bytes.as_slice())
+        .map_err(|e| ApplyError::Revocation(format!("not a protobuf KeyRevocation: {e}")))?;
+    let key = panel_proto::keys::verify_revocation(&doc)
+        .map_err(|e| ApplyError::Revocation(e.to_string()))?;
+    let key_hex = hex::encode(key.as_bytes());
+    let id = state
+        .arbiters
+        .iter()
+        .find(|(_, a)| a.registration.public_key == key_hex)
+        .map(|(id, _)| id.clone())
+        .ok_or_else(|| {
+            ApplyError::Revocation(format!("no registered arbiter holds key {key_hex}"))
+        })?;
+    if let Some(a) = state.arbiters.get_mut(&id) {
+        a.admitted = false;
+        a.revoked = Some(json!({
+            "reason": doc.reason,
+            "effective_from_unix_ms": doc.effective_from_unix_ms,
+            "log_index": ctx.log_index,
+        }));
+    }
+    Ok(json!({ "arbiter_id": id, "revoked": true }))
+}
+
+/// Records a signed key rotation: both signatures verify strictly (old key: authority; new
+/// key: possession), the old key belongs to a registered, unrevoked arbiter, and the new
+/// key is nobody's yet. From this entry on the arbiter's rulings must carry the new key;
+/// rulings already recorded under the old key stay valid, and the old key is kept in
+/// `key_history`.
+pub(super) fn rotate_key(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    rotation: &str,
+) -> Result<Value, ApplyError> {
+    let bytes = hex::decode(rotation).map_err(|_| ApplyError::Rotation("not hex".into()))?;
+    let doc = <panel_proto::pb::KeyRotation as prost::Message>::decode(bytes.as_slice())
+        .map_err(|e| ApplyError::Rotation(format!("not a protobuf KeyRotation: {e}")))?;
+    let (old, new) = panel_proto::keys::verify_rotation(&doc)
+        .map_err(|e| ApplyError::Rotation(e.to_string()))?;
+    let (old_hex, new_hex) = (hex::encode(old.as_bytes()), hex::encode(new.as_bytes()));
+    // One key, one arbiter, ever: the same rule as registration.
+    if let Some((other, _)) = state
+        .arbiters
+        .iter()
+        .find(|(_, a)| a.holds_or_held(&new_hex))
+    {
+        return Err(ApplyError::Rotation(format!(
+            "the new key is (or was) arbiter {other}'s; generate a fresh key"
+        )));
+    }
+    let id = state
+        .arbiters
+        .iter()
+        .find(|(_, a)| a.registration.public_key == old_hex)
+        .map(|(id, _)| id.clone())
+        .ok_or_else(|| {
+            ApplyError::Rotation(format!(
+                "no registered arbiter holds the old key {}",
+                panel_proto::fingerprint(&old)
+            ))
+        })?;
+    let Some(a) = state.arbiters.get_mut(&id) else {
+        return Err(ApplyError::UnknownArbiter(id));
+    };
+    if a.revoked.is_some() {
+        return Err(ApplyError::Rotation(format!(
+            "arbiter {id}'s key was revoked; a revoked key cannot authorise a rotation"
+        )));
+    }
+    a.key_history.push(RotatedKey {
+        public_key: old_hex,
+        rotated_to: new_hex.clone(),
+        reason: doc.reason.clone(),
+        issued_at_unix_ms: doc.issued_at_unix_ms,
+        log_index: ctx.log_index,
+    });
+    a.registration.public_key = new_hex.clone();
+    Ok(json!({
+        "arbiter_id": id,
+        "old_fingerprint": panel_proto::fingerprint(&old),
+        "new_fingerprint": panel_proto::fingerprint(&new),
+    }))
+}
+
+pub(super) fn submit_exam(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    arbiter_id: &str,
+    reveals: &[String],
+) -> Result<Value, ApplyError> {
+    let arbiter = state
+        .arbiters
+        .get(arbiter_id)
+        .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_string()))?;
+    let key = ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
+    let exam = crate::admission::default_exam().map_err(ApplyError::Exam)?;
+    let answers = crate::admission::answers_from_reveals(exam, arbiter_id, &key, reveals)
+        .map_err(|e| ApplyError::Exam(e.to_string()))?;
+    let (scores, decision) =
+        crate::admission::admit(exam, arbiter_id, &answers, (ctx.time_ms / 1000) as i64)
+            .map_err(|e| ApplyError::Exam(e.to_string()))?;
+    let brier_skill = scores
+        .binary
+        .as_ref()
+        .map(|b| (1.0 - b.brier).clamp(0.0, 1.0))
+        .unwrap_or(0.0);
+    let record = json!({ "scores": scores, "decision": decision });
+    if let Some(a) = state.arbiters.get_mut(arbiter_id) {
+        // A revoked key is never re-admitted by an exam.
+        a.admitted = decision.admitted && a.revoked.is_none();
+        a.score_milli = (brier_skill * 1000.0).round() as u32;
+        a.exam = Some(record.clone());
+        a.recalibration.restart_after_exam();
+    }
+    Ok(json!({ "arbiter_id": arbiter_id, "admitted": decision.admitted, "exam": record }))
+}
+
+/// Runs the prior-consistency check over the ruling history and records its findings; a
+/// confirmed arbiter is seated under its fitted camp from then on.
+pub(super) fn check_priors(state: &mut State) -> Result<Value, ApplyError> {
+    let findings = crate::priors::run(state).map_err(ApplyError::Exam)?;
+    let mut flagged = Vec::new();
+    for (id, finding, fitted) in findings {
+        if let Some(a) = state.arbiters.get_mut(&id) {
+            a.prior_check = Some(finding);
+            a.fitted_stance = fitted;
+            if fitted.is_some() {
+                flagged.push(id);
+            }
+        }
+    }
+    Ok(json!({ "flagged": flagged }))
+}

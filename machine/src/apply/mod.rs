@@ -1,0 +1,594 @@
+//! The pure, deterministic `apply`: one Raft entry's batch in, the new state and one reply
+//! per item out.
+//!
+//! `apply` reads only the state, the command and the [`ApplyCtx`] (log index, the leader's
+//! stamped time and seed), so every replica and any offline reader of the log reaches the
+//! same state (ARCHITECTURE.md, "Apply is deterministic"). Each command validates fully
+//! before it mutates, so a refused command changes nothing. One file per command family:
+//! [`arbiters`] (registration, exam, keys, priors), [`motions`] (open, outcome),
+//! [`debates`] (debates, contributions, panel requests, verdicts), [`notes`] (test
+//! commands).
+
+mod arbiters;
+mod debates;
+mod motions;
+mod notes;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use crate::command::{Batch, BatchReply, Command, ItemOutcome, ItemReply};
+use crate::debates::DebateError;
+use crate::draw::DrawError;
+use crate::model::{RecordEntry, State, StoredReply};
+use crate::ruling::RulingError;
+
+/// Deterministic context of one applied item: no clock, no randomness beyond this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApplyCtx {
+    pub log_index: u64,
+    pub item_index: u32,
+    /// The leader's stamped time for the batch (ms since the Unix epoch).
+    pub time_ms: u64,
+    /// The leader's stamped seed for the batch.
+    pub seed: u64,
+}
+
+impl ApplyCtx {
+    /// A seed for one purpose (e.g. the draw of one motion): SHA-256 over the batch seed,
+    /// the item's position and the label, first 8 bytes big-endian. Re-derivable offline.
+    pub fn derive_seed(&self, label: &str) -> u64 {
+        let mut h = Sha256::new();
+        h.update(self.seed.to_be_bytes());
+        h.update(self.log_index.to_be_bytes());
+        h.update(self.item_index.to_be_bytes());
+        h.update(label.as_bytes());
+        let d = h.finalize();
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&d[..8]);
+        u64::from_be_bytes(b)
+    }
+
+    /// A unique, deterministic id for something this item creates (`n` distinguishes
+    /// several ids made by one item). This is the id generator the engine gets injected.
+    pub fn new_id(&self, prefix: &str, n: u32) -> String {
+        format!("{prefix}-{}-{}-{n}", self.log_index, self.item_index)
+    }
+}
+
+/// Why `apply` refused a command. Stable `code()`s are returned to clients.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ApplyError {
+    #[error("{field} is empty; give a non-empty value")]
+    Empty { field: &'static str },
+    #[error("arbiter {0} is already registered; register a new id to rotate keys")]
+    ArbiterExists(String),
+    #[error("arbiter {0} is not registered; register it first")]
+    UnknownArbiter(String),
+    #[error("motion {0} already exists; use a fresh motion id")]
+    MotionExists(String),
+    #[error("motion {0} does not exist; open it first")]
+    UnknownMotion(String),
+    #[error("motion {0} is already decided; rulings are counted once")]
+    MotionClosed(String),
+    #[error("arbiter {0} submitted two rulings on one motion; each arbiter counts once")]
+    DuplicateRuling(String),
+    #[error("{0}")]
+    Ruling(#[from] RulingError),
+    #[error("panel draw failed: {0}")]
+    Draw(#[from] DrawError),
+    #[error("state_hash must be 64 hex characters (SHA-256), got {0:?}")]
+    BadStateHash(String),
+    #[error("{0}")]
+    Debate(#[from] DebateError),
+    #[error("exam refused: {0}")]
+    Exam(String),
+    #[error("revocation refused: {0}")]
+    Revocation(String),
+    #[error("key rotation refused: {0}")]
+    Rotation(String),
+    #[error("this public key is (or was) arbiter {0}'s; every arbiter needs its own key")]
+    KeyInUse(String),
+    #[error("arbiter {0}'s key was revoked; its rulings no longer count")]
+    Revoked(String),
+    #[error(
+        "motion {0} belongs to a debate: submit reveals (signed ruling, salt and signed commitment), not bare rulings"
+    )]
+    CommitmentRequired(String),
+    #[error("reveal of a ruling on motion {motion}: {reason}")]
+    BadReveal { motion: String, reason: String },
+    #[error("{0}")]
+    Authorship(#[from] crate::authorship::AuthorshipError),
+}
+
+impl ApplyError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApplyError::Empty { .. } => "empty_field",
+            ApplyError::ArbiterExists(_) => "arbiter_exists",
+            ApplyError::UnknownArbiter(_) => "unknown_arbiter",
+            ApplyError::MotionExists(_) => "motion_exists",
+            ApplyError::UnknownMotion(_) => "unknown_motion",
+            ApplyError::MotionClosed(_) => "motion_closed",
+            ApplyError::DuplicateRuling(_) => "duplicate_ruling",
+            ApplyError::Ruling(_) => "bad_ruling",
+            ApplyError::Draw(_) => "draw_failed",
+            ApplyError::BadStateHash(_) => "bad_state_hash",
+            ApplyError::Debate(e) => e.code(),
+            ApplyError::Exam(_) => "exam_refused",
+            ApplyError::Revocation(_) => "revocation_refused",
+            ApplyError::Rotation(_) => "rotation_refused",
+            ApplyError::KeyInUse(_) => "key_in_use",
+            ApplyError::Revoked(_) => "revoked_key",
+            ApplyError::CommitmentRequired(_) => "commitment_required",
+            ApplyError::BadReveal { .. } => "bad_reveal",
+            ApplyError::Authorship(_) => "authorship",
+        }
+    }
+}
+
+/// Commands that go on the record (test commands do not).
+pub fn on_record(c: &Command) -> bool {
+    !matches!(c, Command::Put { .. } | Command::Note { .. })
+}
+
+fn dedup_key(client_id: &str, request_id: u64) -> String {
+    format!("{client_id}#{request_id}")
+}
+
+/// Apply one Raft entry's batch. Items with a known `(client_id, request_id)` return their
+/// stored reply and change nothing.
+pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchReply {
+    let mut items = Vec::with_capacity(batch.items.len());
+    for (i, item) in batch.items.iter().enumerate() {
+        let key = (!item.client_id.is_empty()).then(|| dedup_key(&item.client_id, item.request_id));
+        if let Some(stored) = key.as_deref().and_then(|k| state.requests.get(k)) {
+            items.push(ItemOutcome {
+                reply: stored.reply.clone(),
+                duplicate: true,
+                log_index: stored.log_index,
+            });
+            continue;
+        }
+        let ctx = ApplyCtx {
+            log_index,
+            item_index: i as u32,
+            time_ms: batch.time_ms,
+            seed: batch.seed,
+        };
+        let reply = match apply(state, &ctx, &item.client_id, item.request_id, &item.command) {
+            Ok(v) => ItemReply::Applied(v),
+            Err(e) => ItemReply::Refused {
+                code: e.code().into(),
+                message: e.to_string(),
+            },
+        };
+        if matches!(reply, ItemReply::Applied(_)) && on_record(&item.command) {
+            let seq = state.record.len() as u64;
+            state.record.insert(
+                format!("{seq:012}"),
+                RecordEntry {
+                    seq,
+                    log_index,
+                    item_index: i as u32,
+                    time_ms: batch.time_ms,
+                    seed: batch.seed,
+                    client_id: item.client_id.clone(),
+                    request_id: item.request_id,
+                    command: item.command.clone(),
+                    reply: reply.clone(),
+                },
+            );
+        }
+        if let Some(k) = key {
+            state.requests.insert(
+                k,
+                StoredReply {
+                    reply: reply.clone(),
+                    log_index,
+                },
+            );
+        }
+        items.push(ItemOutcome {
+            reply,
+            duplicate: false,
+            log_index,
+        });
+    }
+    BatchReply { items }
+}
+
+/// Apply one command. Pure: the result depends only on the arguments.
+pub fn apply(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    client_id: &str,
+    request_id: u64,
+    command: &Command,
+) -> Result<Value, ApplyError> {
+    match command {
+        Command::Put { key, value } => notes::put(state, key, value),
+        Command::Note { topic, text } => {
+            notes::note(state, ctx, client_id, request_id, topic, text)
+        }
+        Command::RegisterArbiter(reg) => arbiters::register(state, ctx, reg),
+        Command::SetAdmission {
+            arbiter_id,
+            admitted,
+            score_milli,
+        } => arbiters::set_admission(state, arbiter_id, *admitted, *score_milli),
+        Command::SubmitExam {
+            arbiter_id,
+            reveals,
+        } => arbiters::submit_exam(state, ctx, arbiter_id, reveals),
+        Command::RevokeKey { revocation } => arbiters::revoke_key(state, ctx, revocation),
+        Command::RotateKey { rotation } => arbiters::rotate_key(state, ctx, rotation),
+        Command::CheckPriors => arbiters::check_priors(state),
+        Command::OpenMotion(spec) => motions::open_motion(state, ctx, spec),
+        Command::RecordOutcome(sub) => motions::record_outcome(state, ctx, sub),
+        Command::CreateDebate(spec) => debates::create_debate(state, ctx, spec),
+        Command::Contribute(sub) => debates::contribute(state, ctx, client_id, request_id, sub),
+        Command::AskPanel(req) => debates::ask_panel(state, ctx, req),
+        Command::ReissueVerdict { debate_id, author } => {
+            debates::reissue_verdict(state, ctx, debate_id, author)
+        }
+    }
+}
+
+pub(crate) fn non_empty(field: &'static str, v: &str) -> Result<(), ApplyError> {
+    if v.trim().is_empty() {
+        Err(ApplyError::Empty { field })
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acceptance::Stance;
+    use crate::acceptance::{Decision, MotionKind};
+    use crate::command::Item;
+    use crate::command::{ArbiterRegistration, MotionSpec, OutcomeSubmission};
+    use crate::model::MotionStatus;
+    use crate::ruling::{self, Binding, WireRuling};
+    use ed25519_dalek::SigningKey;
+
+    fn batch(items: Vec<(&str, u64, Command)>) -> Batch {
+        Batch {
+            time_ms: 1_000,
+            seed: 7,
+            items: items
+                .into_iter()
+                .map(|(c, r, command)| Item {
+                    client_id: c.into(),
+                    request_id: r,
+                    command,
+                })
+                .collect(),
+        }
+    }
+
+    fn key(i: u8) -> SigningKey {
+        SigningKey::from_bytes(&[i; 32])
+    }
+
+    fn register(id: &str, i: u8, stance: Stance, org: &str) -> Command {
+        Command::RegisterArbiter(ArbiterRegistration {
+            arbiter_id: id.into(),
+            public_key: hex::encode(key(i).verifying_key().to_bytes()),
+            organisation: org.into(),
+            model_family: format!("fam-{id}"),
+            stance,
+            endpoint: String::new(),
+        })
+    }
+
+    /// Four admitted arbiters (two per side) and an open merge motion with four seats.
+    fn setup() -> State {
+        let mut s = State::default();
+        let mut items = vec![];
+        for (n, (id, stance, org)) in [
+            ("a1", Stance::A, "o1"),
+            ("a2", Stance::A, "o2"),
+            ("b1", Stance::B, "o1"),
+            ("b2", Stance::B, "o3"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            items.push(("t", n as u64 * 2, register(id, n as u8 + 1, *stance, org)));
+            items.push((
+                "t",
+                n as u64 * 2 + 1,
+                Command::SetAdmission {
+                    arbiter_id: (*id).into(),
+                    admitted: true,
+                    score_milli: 900,
+                },
+            ));
+        }
+        items.push(("t", 100, open("m1")));
+        let r = apply_batch(&mut s, 1, &batch(items));
+        assert!(
+            r.items
+                .iter()
+                .all(|o| matches!(o.reply, ItemReply::Applied(_))),
+            "{r:?}"
+        );
+        s
+    }
+
+    fn open(id: &str) -> Command {
+        Command::OpenMotion(MotionSpec {
+            motion_id: id.into(),
+            debate_id: "d1".into(),
+            kind: MotionKind::Merge,
+            state_hash: "ab".repeat(32),
+            seats: 4,
+            min_per_stance: 2,
+            contributors: vec![],
+            author_model_family: None,
+            policy: None,
+            question: None,
+            projection: None,
+            expected: None,
+        })
+    }
+
+    const HASH: [u8; 32] = [0xab; 32];
+
+    fn binding() -> Binding<'static> {
+        Binding {
+            motion_id: "m1",
+            debate_id: "d1",
+            kind: MotionKind::Merge,
+            state_hash: &HASH,
+        }
+    }
+
+    fn signed(_id: &str, i: u8, d: Decision) -> WireRuling {
+        ruling::sign(&key(i), &binding(), d, 0.8, None)
+    }
+
+    fn all_yes() -> Vec<WireRuling> {
+        vec![
+            signed("a1", 1, Decision::Yes),
+            signed("a2", 2, Decision::Yes),
+            signed("b1", 3, Decision::Yes),
+            signed("b2", 4, Decision::Yes),
+        ]
+    }
+
+    fn outcome(rulings: Vec<WireRuling>) -> Command {
+        Command::RecordOutcome(OutcomeSubmission {
+            motion_id: "m1".into(),
+            rulings,
+            reveals: vec![],
+        })
+    }
+
+    #[test]
+    fn retried_request_applies_once() {
+        let mut s = State::default();
+        let note = Command::Note {
+            topic: "t".into(),
+            text: "x".into(),
+        };
+        apply_batch(&mut s, 1, &batch(vec![("c", 1, note.clone())]));
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("c", 1, note.clone()), ("c", 2, note)]),
+        );
+        assert!(r.items[0].duplicate);
+        assert_eq!(r.items[0].log_index, 1);
+        assert!(!r.items[1].duplicate);
+        assert_eq!(s.notes.get("t").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn apply_is_deterministic_across_replicas() {
+        let a = setup();
+        let b = setup();
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap()
+        );
+        assert_eq!(a.motions.get("m1").unwrap().seats.len(), 4);
+    }
+
+    #[test]
+    fn accepted_outcome_with_real_signatures() {
+        let mut s = setup();
+        let r = apply_batch(&mut s, 2, &batch(vec![("t", 200, outcome(all_yes()))]));
+        let ItemReply::Applied(v) = &r.items[0].reply else {
+            panic!("{r:?}")
+        };
+        assert!(v["verdict"]["Accepted"].is_object(), "{v}");
+        // Counting the same rulings again is refused.
+        let r = apply_batch(&mut s, 3, &batch(vec![("t", 201, outcome(all_yes()))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "motion_closed")
+        );
+    }
+
+    fn refused_code(r: &BatchReply) -> String {
+        match &r.items[0].reply {
+            ItemReply::Refused { code, message } => format!("{code}: {message}"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn forged_ruling_refuses_the_submission_and_changes_nothing() {
+        let mut s = setup();
+        let mut rulings = all_yes();
+        rulings[3] = signed("b2", 9, Decision::Yes); // a key that holds no seat
+        let before = serde_json::to_value(&s.motions).unwrap();
+        let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
+        assert!(refused_code(&r).starts_with("bad_ruling"), "{r:?}");
+        assert_eq!(before, serde_json::to_value(&s.motions).unwrap());
+    }
+
+    #[test]
+    fn tampered_stale_and_duplicate_rulings_refused() {
+        let mut s = setup();
+        // Changed after signing.
+        let mut rulings = all_yes();
+        let mut sr = rulings[0].decode().unwrap();
+        sr.ruling.as_mut().unwrap().decision = panel_proto::pb::Decision::Reject as i32;
+        rulings[0] = WireRuling::encode(&sr);
+        let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
+        assert!(refused_code(&r).contains("fails verification"), "{r:?}");
+        // Signed over another state of the debate.
+        let mut rulings = all_yes();
+        let stale = Binding {
+            state_hash: &[0xcd; 32],
+            ..binding()
+        };
+        rulings[1] = ruling::sign(&key(2), &stale, Decision::Yes, 0.8, None);
+        let r = apply_batch(&mut s, 3, &batch(vec![("u", 2, outcome(rulings))]));
+        assert!(refused_code(&r).contains("not bound"), "{r:?}");
+        // The same arbiter twice (a replay to pad the count).
+        let mut rulings = all_yes();
+        rulings[3] = rulings[0].clone();
+        let r = apply_batch(&mut s, 4, &batch(vec![("u", 3, outcome(rulings))]));
+        assert!(refused_code(&r).starts_with("duplicate_ruling"), "{r:?}");
+        // Garbage.
+        let r = apply_batch(
+            &mut s,
+            5,
+            &batch(vec![("u", 4, outcome(vec![WireRuling("00ff".into())]))]),
+        );
+        assert!(refused_code(&r).starts_with("bad_ruling"), "{r:?}");
+        assert_eq!(s.motions.get("m1").unwrap().status, MotionStatus::Open);
+    }
+
+    #[test]
+    fn one_sided_rulings_deadlock_and_are_recorded() {
+        let mut s = setup();
+        let rulings = vec![
+            signed("a1", 1, Decision::Yes),
+            signed("a2", 2, Decision::Yes),
+            signed("b1", 3, Decision::No),
+        ];
+        let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
+        let ItemReply::Applied(v) = &r.items[0].reply else {
+            panic!("{r:?}")
+        };
+        assert!(v["verdict"]["Deadlocked"].is_object(), "{v}");
+        assert_eq!(s.motions.get("m1").unwrap().rulings.len(), 3);
+    }
+
+    #[test]
+    fn draw_failure_is_a_clear_refusal() {
+        let mut s = State::default();
+        let r = apply_batch(&mut s, 1, &batch(vec![("t", 1, open("m9"))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, message } if code == "draw_failed" && message.contains("stance A"))
+        );
+        assert!(s.motions.is_empty());
+    }
+
+    fn revoke(i: u8, signer: u8) -> Command {
+        let mut doc = panel_proto::keys::sign_revocation(&key(signer), 1, 1, "key lost")
+            .expect("sign revocation");
+        doc.key = key(i).verifying_key().to_bytes().to_vec();
+        Command::RevokeKey {
+            revocation: hex::encode(prost::Message::encode_to_vec(&doc)),
+        }
+    }
+
+    fn rotate(old: u8, new: u8, authority: u8) -> Command {
+        let mut doc = panel_proto::keys::sign_rotation(&key(authority), &key(new), 1, "scheduled")
+            .expect("sign rotation");
+        doc.old_key = key(old).verifying_key().to_bytes().to_vec();
+        Command::RotateKey {
+            rotation: hex::encode(prost::Message::encode_to_vec(&doc)),
+        }
+    }
+
+    fn refused(r: &BatchReply, want: &str) -> bool {
+        matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == want)
+    }
+
+    #[test]
+    fn a_signed_rotation_moves_the_arbiter_to_its_new_key() {
+        let mut s = setup();
+        // Authorised by a key that is not the old key: the old-key signature fails.
+        let r = apply_batch(&mut s, 2, &batch(vec![("t", 400, rotate(1, 21, 9))]));
+        assert!(refused(&r, "rotation_refused"), "{r:?}");
+        // Onto a key another arbiter holds.
+        let r = apply_batch(&mut s, 3, &batch(vec![("t", 401, rotate(1, 2, 1))]));
+        assert!(refused(&r, "rotation_refused"), "{r:?}");
+        // From a key nobody registered.
+        let r = apply_batch(&mut s, 4, &batch(vec![("t", 402, rotate(30, 31, 30))]));
+        assert!(refused(&r, "rotation_refused"), "{r:?}");
+        assert_eq!(
+            s.arbiters.get("a1").unwrap().registration.public_key,
+            hex::encode(key(1).verifying_key().to_bytes())
+        );
+        // The holder's own rotation: recorded, old key kept in the history.
+        let r = apply_batch(&mut s, 5, &batch(vec![("t", 403, rotate(1, 21, 1))]));
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        let a1 = s.arbiters.get("a1").unwrap();
+        assert_eq!(
+            a1.registration.public_key,
+            hex::encode(key(21).verifying_key().to_bytes())
+        );
+        assert_eq!(
+            a1.key_history[0].public_key,
+            hex::encode(key(1).verifying_key().to_bytes())
+        );
+        // A ruling under the old key no longer counts; the new key's does.
+        let r = apply_batch(&mut s, 6, &batch(vec![("t", 404, outcome(all_yes()))]));
+        assert!(refused(&r, "bad_ruling"), "{r:?}");
+        let mut rulings = all_yes();
+        rulings[0] = signed("a1", 21, Decision::Yes);
+        let r = apply_batch(&mut s, 7, &batch(vec![("t", 405, outcome(rulings))]));
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        // A revoked key cannot rotate.
+        let r = apply_batch(&mut s, 8, &batch(vec![("t", 406, revoke(2, 2))]));
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        let r = apply_batch(&mut s, 9, &batch(vec![("t", 407, rotate(2, 22, 2))]));
+        assert!(refused(&r, "rotation_refused"), "{r:?}");
+        // A rotated-away key cannot be registered again by anyone.
+        let r = apply_batch(
+            &mut s,
+            10,
+            &batch(vec![("t", 408, register("x1", 1, Stance::A, "o9"))]),
+        );
+        assert!(refused(&r, "key_in_use"), "{r:?}");
+    }
+
+    #[test]
+    fn a_revoked_key_is_not_drawn_and_its_rulings_are_refused() {
+        let mut s = setup();
+        // A revocation signed by someone else is refused and changes nothing.
+        let r = apply_batch(&mut s, 2, &batch(vec![("t", 300, revoke(1, 9))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "revocation_refused"),
+            "{r:?}"
+        );
+        assert!(s.arbiters.get("a1").unwrap().revoked.is_none());
+        // The holder's own signed revocation is recorded.
+        let r = apply_batch(&mut s, 3, &batch(vec![("t", 301, revoke(1, 1))]));
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        let a1 = s.arbiters.get("a1").unwrap();
+        assert!(a1.revoked.is_some() && !a1.admitted);
+        // Its ruling on a motion it was seated on no longer counts: the submission is refused.
+        let r = apply_batch(&mut s, 4, &batch(vec![("t", 302, outcome(all_yes()))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "bad_ruling"),
+            "{r:?}"
+        );
+        // And it is never drawn again: four seats cannot be filled from three arbiters.
+        let r = apply_batch(&mut s, 5, &batch(vec![("t", 303, open("m2"))]));
+        assert!(
+            matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "draw_failed"),
+            "{r:?}"
+        );
+    }
+}

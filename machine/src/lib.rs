@@ -1,0 +1,25 @@
+//! The coordinator's replicated state machine, pure (docs/COORDINATOR.md, "Layers").
+//!
+//! Everything every replica and every offline verifier must compute identically lives
+//! here: what the Raft log carries ([`command`]), how an entry changes the state
+//! ([`state`]), the panel draw ([`draw`]), the cross-prior acceptance rule
+//! ([`acceptance`]), admission by exam ([`admission`]), prior checks ([`priors`]),
+//! recalibration ([`recalibration`]) and the verifiable record ([`record`],
+//! [`transparency`]). No clock, randomness, socket or disk: the leader stamps time and a
+//! seed into each batch, and the shell (`panel-coordinator`) does the I/O. `panel verify`
+//! and the simulator depend on this crate alone.
+
+pub mod acceptance;
+pub mod admission;
+pub mod apply;
+pub mod authorship;
+pub mod command;
+pub mod debates;
+pub mod draw;
+pub mod model;
+pub mod priors;
+pub mod query;
+pub mod recalibration;
+pub mod record;
+pub mod ruling;
+pub mod transparency;

@@ -1,0 +1,199 @@
+//! The replicated state: every table the state machine holds and the rows in them.
+//!
+//! The machine lives in memory; its durable form is the Raft log plus snapshots
+//! (docs/COORDINATOR.md, "What is durable when"), so a field added here needs
+//! `#[serde(default)]` for snapshots and records written before it to load.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::acceptance::{Seat, Stance, Verdict};
+use crate::command::{ArbiterRegistration, Command, ItemReply, MotionSpec};
+use crate::debates::DebateRecord;
+use crate::ruling::WireRuling;
+
+/// An ordered string-keyed table. The state machine lives in memory; its durable form is
+/// the Raft log plus snapshots (`raft::state_machine`), so tables need no row tracking.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+#[serde(bound(serialize = "V: Serialize", deserialize = "V: DeserializeOwned"))]
+pub struct Table<V> {
+    rows: BTreeMap<String, V>,
+}
+
+impl<V> Default for Table<V> {
+    fn default() -> Self {
+        Self {
+            rows: BTreeMap::new(),
+        }
+    }
+}
+
+impl<V> Table<V> {
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.rows.get(key)
+    }
+    pub fn contains(&self, key: &str) -> bool {
+        self.rows.contains_key(key)
+    }
+    pub fn insert(&mut self, key: String, value: V) {
+        self.rows.insert(key, value);
+    }
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
+        self.rows.get_mut(key)
+    }
+    pub fn remove(&mut self, key: &str) -> Option<V> {
+        self.rows.remove(key)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
+        self.rows.iter()
+    }
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteRecord {
+    pub text: String,
+    pub client_id: String,
+    pub request_id: u64,
+    pub log_index: u64,
+    pub time_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Arbiter {
+    pub registration: ArbiterRegistration,
+    pub admitted: bool,
+    pub score_milli: u32,
+    pub registered_at_ms: u64,
+    /// The latest exam: scores and the admission decision with any failed bars.
+    #[serde(default)]
+    pub exam: Option<Value>,
+    /// The latest prior-consistency finding over the ruling history.
+    #[serde(default)]
+    pub prior_check: Option<Value>,
+    /// Set when the check confirmed behaviour of the other camp: panels seat the
+    /// arbiter under this stance instead of the declared one.
+    #[serde(default)]
+    pub fitted_stance: Option<Stance>,
+    /// Set by a signed revocation of the arbiter's key; a revoked arbiter is never drawn
+    /// and its rulings are refused.
+    #[serde(default)]
+    pub revoked: Option<Value>,
+    /// Keys the arbiter held before signed rotations, oldest first, with the rotation's
+    /// reason and log index; rulings recorded before a rotation stay verifiable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_history: Vec<RotatedKey>,
+    /// Post-admission track record from resolved outcomes (`recalibration`); a flagged
+    /// arbiter is not drawn until a re-exam.
+    #[serde(
+        default,
+        skip_serializing_if = "calibration::recalibration::TrackRecord::is_empty"
+    )]
+    pub recalibration: calibration::recalibration::TrackRecord,
+}
+
+/// A key an arbiter rotated away from, with the rotation that replaced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RotatedKey {
+    /// Hex of the old key.
+    pub public_key: String,
+    /// Hex of the key it was rotated to.
+    pub rotated_to: String,
+    pub reason: String,
+    pub issued_at_unix_ms: i64,
+    /// Log index of the `RotateKey` entry.
+    pub log_index: u64,
+}
+
+impl Arbiter {
+    /// Whether `public_key` (hex) is this arbiter's key now or was before a rotation.
+    pub fn holds_or_held(&self, public_key: &str) -> bool {
+        self.registration.public_key == public_key
+            || self.key_history.iter().any(|h| h.public_key == public_key)
+    }
+
+    /// The stance panels count: the fitted camp once confirmed, else the declared one.
+    pub fn seated_stance(&self) -> Stance {
+        self.fitted_stance.unwrap_or(self.registration.stance)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum MotionStatus {
+    Open,
+    Decided(Verdict),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Motion {
+    pub spec: MotionSpec,
+    pub seats: Vec<Seat>,
+    /// The seed the panel was drawn with (re-derive with `draw::draw`).
+    pub draw_seed: u64,
+    pub opened_at_ms: u64,
+    pub opened_log_index: u64,
+    pub status: MotionStatus,
+    /// Every ruling submitted with the outcome, kept on the record (invariant 3).
+    pub rulings: Vec<WireRuling>,
+    /// The reveals (ruling, salt, commitment) of a debate motion, as submitted.
+    #[serde(default)]
+    pub reveals: Vec<String>,
+    pub decided_log_index: Option<u64>,
+}
+
+/// The stored reply of a deduplicated request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredReply {
+    pub reply: ItemReply,
+    pub log_index: u64,
+}
+
+/// Everything the state machine holds. Adding a table: a field (with `#[serde(default)]`
+/// so snapshots and records written before it still load).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct State {
+    pub kv: Table<String>,
+    pub notes: Table<Vec<NoteRecord>>,
+    pub arbiters: Table<Arbiter>,
+    pub motions: Table<Motion>,
+    /// Replies by `client_id#request_id`, so a retried write applies at most once.
+    pub requests: Table<StoredReply>,
+    /// Debates by id (the Crucible document and its panel bookkeeping).
+    pub debates: Table<DebateRecord>,
+    /// The record: every applied registration, debate write and outcome, in order, keyed
+    /// by a zero-padded sequence number. `panel verify` replays it.
+    pub record: Table<RecordEntry>,
+    /// Author names bound to a contributor key by their first signed write.
+    #[serde(default)]
+    pub contributors: Table<crate::authorship::AuthorKey>,
+}
+
+/// One applied command on the record, with everything needed to re-apply it offline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordEntry {
+    pub seq: u64,
+    pub log_index: u64,
+    pub item_index: u32,
+    pub time_ms: u64,
+    pub seed: u64,
+    pub client_id: String,
+    pub request_id: u64,
+    pub command: Command,
+    pub reply: ItemReply,
+}
+
+impl RecordEntry {
+    /// The bytes hashed into the transparency log.
+    pub fn leaf_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
