@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
 use panel_coordinator::acceptance::Stance;
-use panel_coordinator::command::{ArbiterRegistration, Command as Write, Query};
+use panel_coordinator::command::{ArbiterRegistration, ClientCommand as Write, Query};
 use serde_json::Value;
 
 use crate::cluster_addr::ClusterArgs;

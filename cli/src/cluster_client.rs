@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 use panel_coordinator::client;
-use panel_coordinator::command::{Command, Query};
+use panel_coordinator::command::{ClientCommand, Query};
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use serde_json::Value;
 use tonic::transport::Channel;
@@ -82,7 +82,7 @@ impl Cluster {
         (self.client_id.clone(), self.next_request + 1)
     }
 
-    pub async fn write(&mut self, command: &Command) -> Result<WriteOutcome> {
+    pub async fn write(&mut self, command: &ClientCommand) -> Result<WriteOutcome> {
         if self.clients.is_empty() {
             // Fail fast when nothing answers at all, rather than retrying for the whole
             // write patience.

@@ -12,7 +12,7 @@ use clap::builder::PossibleValuesParser;
 use crucible::contribution::{ClaimInput, Contribution};
 use crucible::document::{Citation, Side};
 use crucible::gate::{self, Violation};
-use panel_coordinator::command::{Command as Write, ContributionSubmission, Query};
+use panel_coordinator::command::{ClientCommand as Write, ContributionSubmission, Query};
 use serde_json::{Value, json};
 
 use crate::cluster_addr::ClusterArgs;

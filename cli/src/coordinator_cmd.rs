@@ -10,7 +10,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use panel_coordinator::bench::{self, BenchOptions};
 use panel_coordinator::client;
-use panel_coordinator::command::{Command, Query};
+use panel_coordinator::command::{Command, Query, TestCommand};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::proposer::ProposerOptions;
 use panel_coordinator::raft::RaftOptions;
@@ -137,6 +137,11 @@ struct RunArgs {
     /// Never use with real arbiters.
     #[arg(long)]
     simulation: bool,
+    /// Test cluster: accept test commands from clients (admission without the exam, raw
+    /// motions, client outcomes). Needs a build with the test-commands feature; never on a
+    /// production replica.
+    #[arg(long)]
+    test_commands: bool,
 }
 
 #[derive(ClapArgs)]
@@ -290,7 +295,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     .collect::<Result<Vec<_>, _>>()?;
                 let mut duplicates = 0u64;
                 for i in 1..=count {
-                    let command = Command::Note {
+                    let command = TestCommand::Note {
                         topic: topic.clone(),
                         text: format!("{client_id}-{i}"),
                     };
@@ -370,6 +375,7 @@ async fn run_replica(a: RunArgs) -> Result<ExitCode> {
             exam_window: Duration::from_millis(a.exam_window_ms),
             simulation: a.simulation,
         },
+        test_commands: a.test_commands,
     };
     eprintln!(
         "coordinator replica {} listening on {}",

@@ -12,7 +12,7 @@ use crucible::document::{Debate, phase};
 use crucible::motion::{Answer, Question};
 use crucible::report::ledger_report;
 use crucible::verdict::js_to_fixed;
-use panel_coordinator::command::{Command as Write, DebateSpec, PanelRequest, Query};
+use panel_coordinator::command::{ClientCommand as Write, DebateSpec, PanelRequest, Query};
 use serde_json::{Value, json};
 
 use crate::cluster_addr::ClusterArgs;

@@ -20,7 +20,7 @@ use crucible::verdict::js_to_fixed;
 use panel_coordinator::acceptance::Stance;
 use panel_coordinator::client;
 use panel_coordinator::command::{
-    ArbiterRegistration, Command, ContributionSubmission, DebateSpec, PanelRequest, Query,
+    ArbiterRegistration, ClientCommand, ContributionSubmission, DebateSpec, PanelRequest, Query,
 };
 use panel_coordinator::debates::SubmissionHints;
 use panel_coordinator::pb::coordinator as cpb;
@@ -164,7 +164,7 @@ struct Panel {
 }
 
 impl Panel {
-    async fn write(&mut self, command: Command) -> Result<Value> {
+    async fn write(&mut self, command: ClientCommand) -> Result<Value> {
         match self.coordinators.write(&command).await? {
             WriteOutcome::Applied(v) => Ok(v),
             WriteOutcome::Refused { code, message } => {
@@ -336,7 +336,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         })?,
     };
     for r in regs {
-        panel.write(Command::RegisterArbiter(r)).await?;
+        panel.write(ClientCommand::RegisterArbiter(r)).await?;
     }
 
     // The calibration exam, administered by the leader through each node's judge.
@@ -406,7 +406,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
 
     // The worked example, through the panel.
     let created = panel
-        .write(Command::CreateDebate(DebateSpec {
+        .write(ClientCommand::CreateDebate(DebateSpec {
             resolution: scenario.resolution.clone(),
             pos_a: scenario.pos_a.clone(),
             pos_b: scenario.pos_b.clone(),
@@ -440,7 +440,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                 let resolved = labels.resolve(&doc, contribution)?;
                 let c: Contribution = serde_json::from_value(resolved)?;
                 let v = panel
-                    .write(Command::Contribute(ContributionSubmission {
+                    .write(ClientCommand::Contribute(ContributionSubmission {
                         debate_id: debate_id.clone(),
                         author: author.clone(),
                         side: side.as_str().into(),
@@ -464,7 +464,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                 match parse_request(&labels.resolve(&doc, question)?)? {
                     None => {
                         panel
-                            .write(Command::ReissueVerdict {
+                            .write(ClientCommand::ReissueVerdict {
                                 debate_id: debate_id.clone(),
                                 author: "panel-up".into(),
                             })
@@ -481,7 +481,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                             println!("  B1's source is now published on the source server");
                         }
                         panel
-                            .write(Command::AskPanel(PanelRequest {
+                            .write(ClientCommand::AskPanel(PanelRequest {
                                 debate_id: debate_id.clone(),
                                 author: "panel-up".into(),
                                 question: q.clone(),
@@ -537,7 +537,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     );
 
     // Declared priors are claims: measure them against the ruling history.
-    let checked = panel.write(Command::CheckPriors).await?;
+    let checked = panel.write(ClientCommand::CheckPriors).await?;
     let flagged = checked["flagged"].as_array().map_or(0, Vec::len);
     println!(
         "prior-consistency check over the ruling history: {flagged} arbiter(s) flagged as ruling with the other camp"

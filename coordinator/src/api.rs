@@ -13,7 +13,7 @@ use prost::Message;
 use tonic::{Request, Response, Status};
 
 use crate::authorship::ContributorSignature;
-use crate::command::{Command, ContributionSubmission, DebateSpec, Query};
+use crate::command::{ClientCommand, ContributionSubmission, DebateSpec, Query};
 use crate::model::{self, Motion, MotionStatus};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::debates_server::Debates;
@@ -59,7 +59,7 @@ async fn write(
     node: &Arc<Node>,
     client_id: String,
     request_id: u64,
-    command: &Command,
+    command: &ClientCommand,
 ) -> Result<Response<pb::WriteReply>, Status> {
     let command_json = serde_json::to_string(command)
         .map_err(|e| Status::internal(format!("cannot encode the command: {e}")))?;
@@ -100,7 +100,13 @@ async fn contribute(
         hints: Default::default(),
         signature,
     };
-    write(node, by.client_id, by.request_id, &Command::Contribute(sub)).await
+    write(
+        node,
+        by.client_id,
+        by.request_id,
+        &ClientCommand::Contribute(sub),
+    )
+    .await
 }
 
 fn status_name(m: &Motion) -> &'static str {
@@ -167,7 +173,7 @@ impl Debates for DebatesService {
             &self.0,
             r.client_id,
             r.request_id,
-            &Command::CreateDebate(spec),
+            &ClientCommand::CreateDebate(spec),
         )
         .await
     }
@@ -289,7 +295,7 @@ impl Debates for DebatesService {
         request: Request<pb::ReissueVerdictRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
         let r = request.into_inner();
-        let command = Command::ReissueVerdict {
+        let command = ClientCommand::ReissueVerdict {
             debate_id: r.debate_id,
             author: r.author,
         };

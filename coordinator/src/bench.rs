@@ -22,7 +22,9 @@ use tokio::process::{Child, Command as Proc};
 
 use crate::acceptance::{Decision, MotionKind, Stance};
 use crate::client::{self, ClientError};
-use crate::command::{ArbiterRegistration, Command, MotionSpec, OutcomeSubmission};
+use crate::command::{
+    ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
+};
 use crate::pb::coordinator as pb;
 use crate::ruling::{self, Binding};
 use panel_proto::commit_reveal;
@@ -254,6 +256,8 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
                 &id.to_string(),
                 "--listen",
                 &addr,
+                // Raw motions and client outcomes: the bench measures the log and apply.
+                "--test-commands",
             ])
             .arg("--data-dir")
             .arg(dir.join(format!("r{id}")))
@@ -310,7 +314,7 @@ async fn leader_addr(addr: &str) -> Result<String, BenchError> {
 fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, Command) {
     let motion_id = format!("bench-m{n}");
     let state_hash = hex::encode(Sha256::digest(motion_id.as_bytes()));
-    let open = Command::OpenMotion(MotionSpec {
+    let open = TestCommand::OpenMotion(Box::new(MotionSpec {
         motion_id: motion_id.clone(),
         debate_id: "bench".into(),
         kind: MotionKind::Merge,
@@ -323,7 +327,7 @@ fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, C
         question: None,
         projection: None,
         expected: None,
-    });
+    }));
     let hash_bytes = Sha256::digest(motion_id.as_bytes());
     let b = Binding {
         motion_id: &motion_id,
@@ -349,12 +353,12 @@ fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, C
             hex::encode(prost::Message::encode_to_vec(&reveal))
         })
         .collect();
-    let record = Command::RecordOutcome(OutcomeSubmission {
+    let record = TestCommand::RecordOutcome(OutcomeSubmission {
         motion_id: motion_id.clone(),
         rulings: vec![],
         reveals,
     });
-    (open, record)
+    (open.into(), record.into())
 }
 
 /// Decisions `0..n`, signed on every available core.
@@ -447,14 +451,15 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
             .write(
                 "bench-setup",
                 2 * i as u64,
-                &Command::RegisterArbiter(reg.clone()),
+                &ClientCommand::RegisterArbiter(reg.clone()).into(),
             )
             .await?;
-        let admit = Command::SetAdmission {
+        let admit = TestCommand::SetAdmission {
             arbiter_id: reg.arbiter_id.clone(),
             admitted: true,
             score_milli: 900,
-        };
+        }
+        .into();
         setup.write("bench-setup", 2 * i as u64 + 1, &admit).await?;
     }
 

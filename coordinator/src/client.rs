@@ -93,7 +93,7 @@ pub async fn write_with_retry(
     clients: &mut [CoordinatorClient<Channel>],
     client_id: &str,
     request_id: u64,
-    command: &Command,
+    command: &(impl serde::Serialize + ?Sized),
     patience: Duration,
 ) -> Result<pb::WriteReply, ClientError> {
     let req = pb::WriteRequest {

@@ -25,7 +25,7 @@ use tonic::transport::{Channel, Endpoint};
 use tracing::{Instrument, info, info_span, warn};
 
 use crate::acceptance::MotionKind;
-use crate::command::{Command, Item, OutcomeSubmission};
+use crate::command::{InternalCommand, Item, OutcomeSubmission};
 use crate::link::{LinkError, LinkRegistry, is_link_endpoint};
 use crate::model::{Motion, MotionStatus};
 use crate::proposer::Proposer;
@@ -264,10 +264,11 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
         .submit(Item {
             client_id: "exam-driver".into(),
             request_id: u64::from_be_bytes(rid),
-            command: Command::SubmitExam {
+            command: InternalCommand::SubmitExam {
                 arbiter_id: arbiter_id.to_string(),
                 reveals,
-            },
+            }
+            .into(),
         })
         .await
         .map_err(|e| e.to_string())?;
@@ -526,11 +527,12 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
     let item = Item {
         client_id: "motion-driver".into(),
         request_id: u64::from_be_bytes(rid),
-        command: Command::RecordOutcome(OutcomeSubmission {
+        command: InternalCommand::RecordOutcome(OutcomeSubmission {
             motion_id: spec.motion_id.clone(),
             rulings: Vec::new(),
             reveals,
-        }),
+        })
+        .into(),
     };
     let out = s.proposer.submit(item).await.map_err(|e| e.to_string())?;
     match &out.reply {

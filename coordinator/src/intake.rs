@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::command::{Command, ContributionSubmission};
+use crate::command::{ClientCommand, Command, ContributionSubmission};
 
 /// Per-author limits.
 #[derive(Debug, Clone, Copy)]
@@ -72,7 +72,7 @@ impl Intake {
 
     /// Checks a command at intake; only contributions are limited.
     pub fn admit(&self, command: &Command, now: Instant) -> Result<(), IntakeError> {
-        let Command::Contribute(sub) = command else {
+        let Command::Client(ClientCommand::Contribute(sub)) = command else {
             return Ok(());
         };
         gate(sub)?;
@@ -141,7 +141,7 @@ mod tests {
     use crucible::contribution::{ClaimInput, Contribution};
 
     fn thread(author: &str, assertion: &str) -> Command {
-        Command::Contribute(ContributionSubmission {
+        Command::Client(ClientCommand::Contribute(ContributionSubmission {
             debate_id: "deb_1".into(),
             author: author.into(),
             side: "A".into(),
@@ -160,7 +160,7 @@ mod tests {
                 },
             },
             hints: Default::default(),
-        })
+        }))
     }
 
     #[test]

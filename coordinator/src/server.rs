@@ -14,7 +14,10 @@ use tokio_stream::wrappers::{BroadcastStream, TcpListenerStream};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status};
 
-use crate::command::{Command, Item, ItemOutcome, ItemReply, OutcomeSubmission, Query};
+use crate::command::{
+    ClientCommand, Command, Item, ItemOutcome, ItemReply, OutcomeSubmission, Query, TestCommand,
+    is_internal_client_id,
+};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::admin_server::{Admin, AdminServer};
 use crate::pb::coordinator::coordinator_client::CoordinatorClient;
@@ -36,6 +39,10 @@ pub struct ServeOptions {
     pub proposer: ProposerOptions,
     /// Commit and reveal windows of the motion driver.
     pub driver: crate::driver::DriverOptions,
+    /// Accept [`TestCommand`]s from clients (`--test-commands`; needs the `test-commands`
+    /// build feature). Off in production: they bypass the exam and let a client close a
+    /// motion.
+    pub test_commands: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +63,10 @@ pub enum ServeError {
     },
     #[error("reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    #[error(
+        "--test-commands needs a build with the test-commands feature (cargo build --features panel-coordinator/test-commands); production replicas never accept test commands"
+    )]
+    TestCommandsUnavailable,
     #[error("gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -71,6 +82,8 @@ pub(crate) struct Node {
     intake: crate::intake::Intake,
     proposer: Proposer,
     peers: Mutex<HashMap<String, CoordinatorClient<Channel>>>,
+    /// Whether clients may send [`TestCommand`]s ([`ServeOptions::test_commands`]).
+    test_commands: bool,
 }
 
 impl Node {
@@ -159,11 +172,7 @@ pub(crate) async fn submit(
     node: &Arc<Node>,
     req: pb::WriteRequest,
 ) -> Result<pb::WriteReply, Status> {
-    let mut command: Command = serde_json::from_str(&req.command_json).map_err(|e| {
-        Status::invalid_argument(format!(
-            "command_json is not a Command ({e}); example: {{\"Note\":{{\"topic\":\"t\",\"text\":\"x\"}}}}"
-        ))
-    })?;
+    let mut command = client_write(&req, node.test_commands)?;
     if !node.is_leader() {
         return node.forward(req, None).await.map(Response::into_inner);
     }
@@ -173,16 +182,17 @@ pub(crate) async fn submit(
         .map_err(intake_status)?;
     // Intake: refuse undecodable or badly signed rulings before they reach the log. The
     // signature checks are CPU work: off the async workers.
-    if let Command::RecordOutcome(sub) = command {
+    if let Command::Test(TestCommand::RecordOutcome(sub)) = command {
         let checked = tokio::task::spawn_blocking(move || {
             crate::ruling::intake_check(&sub.rulings, &sub.reveals)
                 .map(|reveals| OutcomeSubmission { reveals, ..sub })
         })
         .await
         .map_err(|e| Status::internal(format!("intake check failed: {e}")))?;
-        command = Command::RecordOutcome(checked.map_err(|e| {
+        command = TestCommand::RecordOutcome(checked.map_err(|e| {
             Status::invalid_argument(format!("RecordOutcome refused at intake: {e}"))
-        })?);
+        })?)
+        .into();
     }
     let item = Item {
         client_id: req.client_id.clone(),
@@ -199,6 +209,50 @@ pub(crate) async fn submit(
             "{e}; retry with the same request_id"
         ))),
     }
+}
+
+/// Decodes a client's write: a [`ClientCommand`], or with test commands on, any command a
+/// test client may send. Internal commands and the drivers' reserved client ids are
+/// refused with the rule that forbids them, so no client can admit an arbiter, open a
+/// motion, close one or squat a driver's deduplication keys (docs/SECURITY.md).
+fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, Status> {
+    if is_internal_client_id(&req.client_id) {
+        return Err(Status::permission_denied(format!(
+            "client_id {:?} is reserved for the replica's own drivers; choose another client id",
+            req.client_id
+        )));
+    }
+    match serde_json::from_str::<ClientCommand>(&req.command_json) {
+        Ok(c) => Ok(c.into()),
+        Err(client_err) => {
+            if test_commands
+                && test_commands_built()
+                && let Ok(t) = serde_json::from_str::<TestCommand>(&req.command_json)
+            {
+                return Ok(t.into());
+            }
+            if let Ok(c) = serde_json::from_str::<Command>(&req.command_json) {
+                return Err(Status::permission_denied(format!(
+                    "{} is not a client command: {}",
+                    c.kind(),
+                    match c {
+                        Command::Internal(_) =>
+                            "only the leader's motion and exam drivers propose it (outcomes are decided from the seats' reveals; admission follows an exam scored in apply)",
+                        _ =>
+                            "it exists for test clusters only (a replica started with --test-commands)",
+                    }
+                )));
+            }
+            Err(Status::invalid_argument(format!(
+                "command_json is not a client command ({client_err}); example: {{\"CreateDebate\":{{...}}}}, see docs/COORDINATOR.md"
+            )))
+        }
+    }
+}
+
+/// Whether this build can accept test commands at all (the `test-commands` feature).
+const fn test_commands_built() -> bool {
+    cfg!(feature = "test-commands")
 }
 
 /// The gRPC status of an intake refusal; a Gate refusal carries its violations as an
@@ -470,6 +524,12 @@ pub async fn serve(
     opts: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    if opts.test_commands && !test_commands_built() {
+        return Err(ServeError::TestCommandsUnavailable);
+    }
+    if opts.test_commands {
+        tracing::warn!("test commands are on: clients may admit arbiters and close motions");
+    }
     std::fs::create_dir_all(&opts.data_dir).map_err(|e| ServeError::DataDir {
         path: opts.data_dir.display().to_string(),
         source: e,
@@ -500,6 +560,7 @@ pub async fn serve(
         sm,
         proposer,
         peers: Mutex::new(HashMap::new()),
+        test_commands: opts.test_commands,
     });
 
     let (reporter, health) = tonic_health::server::health_reporter();

@@ -30,30 +30,30 @@ pub struct Item {
     pub command: Command,
 }
 
-/// Every state change the coordinator knows. New domains (debates) add variants here and a
-/// match arm in [`crate::apply::apply`].
+/// Every state change the log carries, in three families that differ in who may cause
+/// them (docs/SECURITY.md): [`ClientCommand`] is all a client can write;
+/// [`InternalCommand`] only the leader's own driver proposes; [`TestCommand`] exists for
+/// test clusters started with `--test-commands`. The families serialise untagged, so an
+/// entry reads `{"Contribute": {...}}` exactly as before the split and records exported
+/// earlier still verify. New commands add a variant to the family whose sender may send
+/// them and a match arm in [`crate::apply::apply`].
+// Client writes (contributions) dominate the log, so boxing them would add an allocation to
+// the common case to save bytes on the rare internal ones.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
 pub enum Command {
-    /// Set a key (tests and operations notes).
-    Put {
-        key: String,
-        value: String,
-    },
-    /// Append a note to a topic; used by the exactly-once tests.
-    Note {
-        topic: String,
-        text: String,
-    },
+    Client(ClientCommand),
+    Internal(InternalCommand),
+    Test(TestCommand),
+}
+
+/// What a client may write (`Write`, `WriteStream`, the typed `Debates` API). Replicas
+/// decode client writes into this type and nothing else, so no client can produce an
+/// internal command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ClientCommand {
     RegisterArbiter(ArbiterRegistration),
-    /// Record the calibration exam's admission decision for an arbiter.
-    SetAdmission {
-        arbiter_id: String,
-        admitted: bool,
-        /// Exam score in thousandths, as computed by the calibration module.
-        score_milli: u32,
-    },
-    OpenMotion(MotionSpec),
-    RecordOutcome(OutcomeSubmission),
     /// Open a debate (phase framing) with its acceptance policy and panel size.
     CreateDebate(DebateSpec),
     /// A contributor's write; the Gate runs before proposal and again in apply.
@@ -79,6 +79,14 @@ pub enum Command {
     /// Run the prior-consistency check over the ruling history and record its findings;
     /// a confirmed arbiter is seated under its fitted camp from then on.
     CheckPriors,
+}
+
+/// What only the leader's motion and exam drivers propose, under the reserved client ids
+/// of [`INTERNAL_CLIENT_IDS`]: the outcome of a motion and the scoring of an exam.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum InternalCommand {
+    /// The revealed, signed rulings of a motion the driver collected from its seats.
+    RecordOutcome(OutcomeSubmission),
     /// An arbiter's committed and revealed answers to the calibration exam; scored in
     /// apply, which admits or refuses the arbiter.
     SubmitExam {
@@ -88,24 +96,111 @@ pub enum Command {
     },
 }
 
+/// Commands for test clusters only: a replica accepts them from clients only when built
+/// with the `test-commands` feature and started with `--test-commands`. They bypass the
+/// exam (`SetAdmission`), open raw motions outside any debate (`OpenMotion`) and let a
+/// client submit an outcome, so no production replica takes them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum TestCommand {
+    /// Set a key (exactly-once and fault tests).
+    Put { key: String, value: String },
+    /// Append a note to a topic (exactly-once and fault tests).
+    Note { topic: String, text: String },
+    /// Record an admission decision without the exam.
+    SetAdmission {
+        arbiter_id: String,
+        admitted: bool,
+        /// Exam score in thousandths.
+        score_milli: u32,
+    },
+    /// Open a motion outside any debate; the panel is drawn in apply from the batch seed.
+    OpenMotion(Box<MotionSpec>),
+    /// An outcome submitted by a client (raw motions, bare rulings).
+    RecordOutcome(OutcomeSubmission),
+}
+
+impl ClientCommand {
+    /// The variant name, as the log's JSON tags it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClientCommand::RegisterArbiter(_) => "RegisterArbiter",
+            ClientCommand::CreateDebate(_) => "CreateDebate",
+            ClientCommand::Contribute(_) => "Contribute",
+            ClientCommand::AskPanel(_) => "AskPanel",
+            ClientCommand::ReissueVerdict { .. } => "ReissueVerdict",
+            ClientCommand::CheckPriors => "CheckPriors",
+            ClientCommand::RevokeKey { .. } => "RevokeKey",
+            ClientCommand::RotateKey { .. } => "RotateKey",
+        }
+    }
+}
+
+impl InternalCommand {
+    /// The variant name, as the log's JSON tags it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            InternalCommand::RecordOutcome(_) => "RecordOutcome",
+            InternalCommand::SubmitExam { .. } => "SubmitExam",
+        }
+    }
+}
+
+impl TestCommand {
+    /// The variant name, as the log's JSON tags it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TestCommand::Put { .. } => "Put",
+            TestCommand::Note { .. } => "Note",
+            TestCommand::SetAdmission { .. } => "SetAdmission",
+            TestCommand::OpenMotion(_) => "OpenMotion",
+            TestCommand::RecordOutcome(_) => "RecordOutcome",
+        }
+    }
+}
+
+/// Client ids reserved for the leader's drivers; a client write under one is refused at
+/// intake, so nobody can squat the deduplication keys the drivers use.
+pub const INTERNAL_CLIENT_IDS: [&str; 2] = ["motion-driver", "exam-driver"];
+
+/// Whether `client_id` is reserved for the replica's own drivers.
+pub fn is_internal_client_id(client_id: &str) -> bool {
+    INTERNAL_CLIENT_IDS.contains(&client_id)
+}
+
+impl From<ClientCommand> for Command {
+    fn from(c: ClientCommand) -> Self {
+        Command::Client(c)
+    }
+}
+
+impl From<InternalCommand> for Command {
+    fn from(c: InternalCommand) -> Self {
+        Command::Internal(c)
+    }
+}
+
+impl From<TestCommand> for Command {
+    fn from(c: TestCommand) -> Self {
+        Command::Test(c)
+    }
+}
+
 impl Command {
     /// The variant name, used as the event kind.
     pub fn kind(&self) -> &'static str {
         match self {
-            Command::Put { .. } => "Put",
-            Command::Note { .. } => "Note",
-            Command::RegisterArbiter(_) => "RegisterArbiter",
-            Command::SetAdmission { .. } => "SetAdmission",
-            Command::OpenMotion(_) => "OpenMotion",
-            Command::RecordOutcome(_) => "RecordOutcome",
-            Command::CreateDebate(_) => "CreateDebate",
-            Command::Contribute(_) => "Contribute",
-            Command::AskPanel(_) => "AskPanel",
-            Command::ReissueVerdict { .. } => "ReissueVerdict",
-            Command::SubmitExam { .. } => "SubmitExam",
-            Command::CheckPriors => "CheckPriors",
-            Command::RevokeKey { .. } => "RevokeKey",
-            Command::RotateKey { .. } => "RotateKey",
+            Command::Client(c) => c.kind(),
+            Command::Internal(c) => c.kind(),
+            Command::Test(c) => c.kind(),
+        }
+    }
+
+    /// The outcome this command submits, from the driver or a test client.
+    pub fn outcome(&self) -> Option<&OutcomeSubmission> {
+        match self {
+            Command::Internal(InternalCommand::RecordOutcome(s))
+            | Command::Test(TestCommand::RecordOutcome(s)) => Some(s),
+            _ => None,
         }
     }
 }
@@ -284,4 +379,59 @@ pub enum Query {
     /// The whole record for offline verification (`panel verify`): entries in order,
     /// debates, arbiters. The serving replica adds a signed checkpoint.
     Export,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records exported before the command families were split still decode, each entry
+    /// into the family whose sender may send it, and encode back to the same JSON.
+    #[test]
+    fn the_split_keeps_the_log_format() {
+        for (json, family) in [
+            (r#""CheckPriors""#, "client"),
+            (
+                r#"{"ReissueVerdict":{"debate_id":"d","author":"x"}}"#,
+                "client",
+            ),
+            (r#"{"RevokeKey":{"revocation":"00"}}"#, "client"),
+            (
+                r#"{"RecordOutcome":{"motion_id":"m","rulings":[],"reveals":[]}}"#,
+                "internal",
+            ),
+            (
+                r#"{"SubmitExam":{"arbiter_id":"a","reveals":[]}}"#,
+                "internal",
+            ),
+            (r#"{"Note":{"topic":"t","text":"x"}}"#, "test"),
+            (
+                r#"{"SetAdmission":{"arbiter_id":"a","admitted":true,"score_milli":1}}"#,
+                "test",
+            ),
+        ] {
+            let c: Command = serde_json::from_str(json).expect(json);
+            let got = match c {
+                Command::Client(_) => "client",
+                Command::Internal(_) => "internal",
+                Command::Test(_) => "test",
+            };
+            assert_eq!(got, family, "{json}");
+            assert_eq!(serde_json::to_string(&c).expect("encode"), json);
+        }
+    }
+
+    #[test]
+    fn a_client_command_never_decodes_an_internal_one() {
+        for json in [
+            r#"{"RecordOutcome":{"motion_id":"m","rulings":[],"reveals":[]}}"#,
+            r#"{"SetAdmission":{"arbiter_id":"a","admitted":true,"score_milli":1}}"#,
+            r#"{"SubmitExam":{"arbiter_id":"a","reveals":[]}}"#,
+        ] {
+            assert!(
+                serde_json::from_str::<ClientCommand>(json).is_err(),
+                "{json}"
+            );
+        }
+    }
 }

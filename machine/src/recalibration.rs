@@ -287,7 +287,9 @@ mod tests {
     use super::*;
     use crate::acceptance::{MotionKind, Stance};
     use crate::apply::apply_batch;
-    use crate::command::{Batch, Command, Item, ItemReply};
+    use crate::command::{
+        Batch, ClientCommand, Command, InternalCommand, Item, ItemReply, TestCommand,
+    };
     use crate::debates::{SubmissionHints, relevance_step};
     use crate::record::{self, Bundle, FORMAT};
     use crate::ruling::wire_kind;
@@ -376,14 +378,14 @@ mod tests {
 
         fn add_arbiter(&mut self, id: &str, stance: Stance, org: &str) {
             let key = SigningKey::from_bytes(&Sha256::digest(id.as_bytes()).into());
-            self.ok(Command::RegisterArbiter(cmd(json!({
+            self.ok(ClientCommand::RegisterArbiter(cmd(json!({
                 "arbiter_id": id,
                 "public_key": hex::encode(key.verifying_key().to_bytes()),
                 "organisation": org,
                 "model_family": format!("fam-{id}"),
                 "stance": stance,
             }))));
-            self.ok(Command::SetAdmission {
+            self.ok(TestCommand::SetAdmission {
                 arbiter_id: id.into(),
                 admitted: true,
                 score_milli: 900,
@@ -391,7 +393,8 @@ mod tests {
             self.keys.insert(id.into(), key);
         }
 
-        fn write(&mut self, command: Command) -> ItemReply {
+        fn write(&mut self, command: impl Into<Command>) -> ItemReply {
+            let command = command.into();
             let n = self.batches.len() as u64 + 1;
             let batch = Batch {
                 time_ms: 1_790_000_000_000 + n * 1000,
@@ -407,7 +410,7 @@ mod tests {
             r.items.into_iter().next().expect("one item").reply
         }
 
-        fn ok(&mut self, command: Command) -> Value {
+        fn ok(&mut self, command: impl Into<Command>) -> Value {
             match self.write(command) {
                 ItemReply::Applied(v) => v,
                 other => panic!("refused: {other:?}"),
@@ -415,7 +418,7 @@ mod tests {
         }
 
         fn debate(&mut self) -> String {
-            let v = self.ok(Command::CreateDebate(cmd(json!({
+            let v = self.ok(ClientCommand::CreateDebate(cmd(json!({
                 "resolution": "Resolved: the test resolution holds.",
                 "pos_a": "It holds", "pos_b": "It does not hold",
                 "seats": 4, "min_per_stance": 2, "simulation": true, "convener": "sim",
@@ -424,7 +427,7 @@ mod tests {
         }
 
         fn ask(&mut self, debate_id: &str, q: &Question, hint: Option<Answer>) -> String {
-            let v = self.ok(Command::AskPanel(cmd(json!({
+            let v = self.ok(ClientCommand::AskPanel(cmd(json!({
                 "debate_id": debate_id, "author": "sim", "question": q, "expected": hint,
             }))));
             v["motion_id"].as_str().expect("motion id").to_string()
@@ -438,7 +441,7 @@ mod tests {
             contribution: Value,
             hints: SubmissionHints,
         ) -> Value {
-            self.ok(Command::Contribute(cmd(json!({
+            self.ok(ClientCommand::Contribute(cmd(json!({
                 "debate_id": debate_id, "author": author, "side": side,
                 "contribution": contribution, "hints": hints,
             }))))
@@ -490,7 +493,7 @@ mod tests {
                 .iter()
                 .map(|s| self.reveal(&m, &s.arbiter_id, judge(&m, &s.arbiter_id)))
                 .collect();
-            self.ok(Command::RecordOutcome(cmd(
+            self.ok(InternalCommand::RecordOutcome(cmd(
                 json!({ "motion_id": motion_id, "reveals": reveals }),
             )))
         }
@@ -553,7 +556,7 @@ mod tests {
                             .expect("labels resolve");
                         match parse_request(&q).expect("a request") {
                             None => {
-                                self.ok(Command::ReissueVerdict {
+                                self.ok(ClientCommand::ReissueVerdict {
                                     debate_id: debate_id.clone(),
                                     author: "sim".into(),
                                 });
@@ -944,7 +947,7 @@ mod tests {
         assert!(accepted >= 20, "{accepted} accepted motions");
         assert!(!sim.doc(&d).verdicts.is_empty());
         // A raw motion decided 4-0 as well.
-        sim.ok(Command::OpenMotion(cmd(json!({
+        sim.ok(TestCommand::OpenMotion(cmd(json!({
             "motion_id": "raw-1", "debate_id": "raw", "kind": "Merge",
             "state_hash": "ab".repeat(32), "seats": 4, "min_per_stance": 2,
         }))));
@@ -1033,7 +1036,7 @@ mod tests {
     }
 
     fn open_raw(sim: &mut Sim, id: &str) -> ItemReply {
-        sim.write(Command::OpenMotion(cmd(json!({
+        sim.write(TestCommand::OpenMotion(cmd(json!({
             "motion_id": id, "debate_id": "raw", "kind": "Merge",
             "state_hash": "ab".repeat(32), "seats": 4, "min_per_stance": 2,
         }))))
@@ -1135,7 +1138,7 @@ mod tests {
         }
         // A re-exam clears the flag, keeps the history and puts a1 back in the draw.
         let reveals = exam_reveals(&sim.keys["a1"], "a1");
-        let v = sim.ok(Command::SubmitExam {
+        let v = sim.ok(InternalCommand::SubmitExam {
             arbiter_id: "a1".into(),
             reveals,
         });

@@ -81,9 +81,18 @@ impl Drop for ChildGuard {
 }
 
 /// `panel coordinator run` for replica `id` (1-based) listening on `addr`, with its data
-/// under `root/r{id}` and short Raft timeouts, so tests elect a leader in well under a
-/// second. Output goes nowhere unless the caller sets it.
+/// under `root/r{id}`, short Raft timeouts (tests elect a leader in well under a second)
+/// and test commands on (`Note`, `SetAdmission`, raw motions). Output goes nowhere unless
+/// the caller sets it.
 pub fn replica_command(root: &std::path::Path, id: usize, addr: &str) -> Command {
+    let mut cmd = production_replica_command(root, id, addr);
+    cmd.arg("--test-commands");
+    cmd
+}
+
+/// [`replica_command`] as a production replica runs: clients may send client commands
+/// only. Attack tests use it.
+pub fn production_replica_command(root: &std::path::Path, id: usize, addr: &str) -> Command {
     let mut cmd = panel();
     cmd.args(["coordinator", "run", "--id", &id.to_string()])
         .args(["--listen", addr])

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crucible::contribution::Contribution;
 use ed25519_dalek::SigningKey;
 use panel_coordinator::authorship;
-use panel_coordinator::command::{Command, ContributionSubmission};
+use panel_coordinator::command::{ContributionSubmission, TestCommand};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_coordinator::pb::coordinator::debates_client::DebatesClient;
@@ -325,7 +325,7 @@ fn typed_api_signed_writes_and_write_stream() {
             .map(|i| pb::WriteRequest {
                 client_id: "stream-test".into(),
                 request_id: i,
-                command_json: serde_json::to_string(&Command::Note {
+                command_json: serde_json::to_string(&TestCommand::Note {
                     topic: "stream".into(),
                     text: format!("n{i}"),
                 })
@@ -354,6 +354,6 @@ fn typed_api_signed_writes_and_write_stream() {
             assert!(r.applied, "{}", r.result_json);
         }
         assert_eq!(seen[&99].error_code, tonic::Code::InvalidArgument as i32);
-        assert!(seen[&99].error_message.contains("not a Command"));
+        assert!(seen[&99].error_message.contains("not a client command"));
     });
 }

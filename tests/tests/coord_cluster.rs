@@ -37,6 +37,7 @@ impl Replica {
     fn start(&mut self) {
         let mut cmd = panel();
         cmd.args(["coordinator", "run", "--id", &self.id.to_string()])
+            .arg("--test-commands")
             .args(["--listen", &self.addr])
             .arg("--data-dir")
             .arg(&self.dir)

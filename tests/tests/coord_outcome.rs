@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use ed25519_dalek::SigningKey;
 use panel_coordinator::acceptance::{Decision, MotionKind, Stance};
-use panel_coordinator::command::{ArbiterRegistration, Command, MotionSpec, OutcomeSubmission};
+use panel_coordinator::command::{
+    ArbiterRegistration, ClientCommand, MotionSpec, OutcomeSubmission, TestCommand,
+};
 use panel_coordinator::ruling::{self, Binding, WireRuling};
 use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, spawn_replicas};
 use serde_json::{Value, json};
@@ -43,7 +45,7 @@ fn start(root: &Path) -> (Vec<ChildGuard>, Vec<String>) {
     (guards, addrs)
 }
 
-fn write(addrs: &str, req: u64, cmd: &Command) -> Result<Value, String> {
+fn write(addrs: &str, req: u64, cmd: &impl serde::Serialize) -> Result<Value, String> {
     let c = serde_json::to_string(cmd).unwrap();
     run_json(&[
         "coordinator",
@@ -65,8 +67,8 @@ fn key(i: u8) -> SigningKey {
 
 const STANCES: [Stance; 5] = [Stance::A, Stance::A, Stance::B, Stance::B, Stance::None];
 
-fn open(id: &str, hash: &[u8; 32]) -> Command {
-    Command::OpenMotion(MotionSpec {
+fn open(id: &str, hash: &[u8; 32]) -> TestCommand {
+    TestCommand::OpenMotion(Box::new(MotionSpec {
         motion_id: id.into(),
         debate_id: "d1".into(),
         kind: MotionKind::Merge,
@@ -79,7 +81,7 @@ fn open(id: &str, hash: &[u8; 32]) -> Command {
         question: None,
         projection: None,
         expected: None,
-    })
+    }))
 }
 
 fn rulings(id: &str, hash: &[u8; 32], decisions: [Decision; 5]) -> Vec<WireRuling> {
@@ -94,8 +96,8 @@ fn rulings(id: &str, hash: &[u8; 32], decisions: [Decision; 5]) -> Vec<WireRulin
         .collect()
 }
 
-fn record(id: &str, rulings: Vec<WireRuling>) -> Command {
-    Command::RecordOutcome(OutcomeSubmission {
+fn record(id: &str, rulings: Vec<WireRuling>) -> TestCommand {
+    TestCommand::RecordOutcome(OutcomeSubmission {
         motion_id: id.into(),
         rulings,
         reveals: vec![],
@@ -129,10 +131,10 @@ fn coord_signed_outcomes_accept_across_stances_and_refuse_attacks() {
             endpoint: String::new(),
         };
         assert_eq!(
-            write(&all, next(), &Command::RegisterArbiter(reg)).unwrap()["applied"],
+            write(&all, next(), &ClientCommand::RegisterArbiter(reg)).unwrap()["applied"],
             true
         );
-        let admit = Command::SetAdmission {
+        let admit = TestCommand::SetAdmission {
             arbiter_id: format!("arb{i}"),
             admitted: true,
             score_milli: 900,

@@ -42,6 +42,8 @@ async fn replica(args: &[String]) -> Result<(), String> {
         raft: RaftOptions::default(),
         proposer: ProposerOptions::default(),
         driver: Default::default(),
+        // The bench opens raw motions and submits outcomes as a client.
+        test_commands: true,
     };
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

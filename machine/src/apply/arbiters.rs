@@ -47,7 +47,7 @@ pub(super) fn register(
 }
 
 /// Records an admission decision directly (test and operations command; see
-/// `Command::SetAdmission`).
+/// `TestCommand::SetAdmission`).
 pub(super) fn set_admission(
     state: &mut State,
     arbiter_id: &str,

@@ -18,7 +18,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use crate::command::{Batch, BatchReply, Command, ItemOutcome, ItemReply};
+use crate::command::{
+    Batch, BatchReply, ClientCommand, Command, InternalCommand, ItemOutcome, ItemReply, TestCommand,
+};
 use crate::debates::DebateError;
 use crate::draw::DrawError;
 use crate::model::{RecordEntry, State, StoredReply};
@@ -130,7 +132,10 @@ impl ApplyError {
 
 /// Commands that go on the record (test commands do not).
 pub fn on_record(c: &Command) -> bool {
-    !matches!(c, Command::Put { .. } | Command::Note { .. })
+    !matches!(
+        c,
+        Command::Test(TestCommand::Put { .. } | TestCommand::Note { .. })
+    )
 }
 
 fn dedup_key(client_id: &str, request_id: u64) -> String {
@@ -208,31 +213,60 @@ pub fn apply(
     command: &Command,
 ) -> Result<Value, ApplyError> {
     match command {
-        Command::Put { key, value } => notes::put(state, key, value),
-        Command::Note { topic, text } => {
+        Command::Client(c) => apply_client(state, ctx, client_id, request_id, c),
+        Command::Internal(InternalCommand::RecordOutcome(sub)) => {
+            motions::record_outcome(state, ctx, sub)
+        }
+        Command::Internal(InternalCommand::SubmitExam {
+            arbiter_id,
+            reveals,
+        }) => arbiters::submit_exam(state, ctx, arbiter_id, reveals),
+        Command::Test(c) => apply_test(state, ctx, client_id, request_id, c),
+    }
+}
+
+fn apply_client(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    client_id: &str,
+    request_id: u64,
+    command: &ClientCommand,
+) -> Result<Value, ApplyError> {
+    match command {
+        ClientCommand::RegisterArbiter(reg) => arbiters::register(state, ctx, reg),
+        ClientCommand::RevokeKey { revocation } => arbiters::revoke_key(state, ctx, revocation),
+        ClientCommand::RotateKey { rotation } => arbiters::rotate_key(state, ctx, rotation),
+        ClientCommand::CheckPriors => arbiters::check_priors(state),
+        ClientCommand::CreateDebate(spec) => debates::create_debate(state, ctx, spec),
+        ClientCommand::Contribute(sub) => {
+            debates::contribute(state, ctx, client_id, request_id, sub)
+        }
+        ClientCommand::AskPanel(req) => debates::ask_panel(state, ctx, req),
+        ClientCommand::ReissueVerdict { debate_id, author } => {
+            debates::reissue_verdict(state, ctx, debate_id, author)
+        }
+    }
+}
+
+fn apply_test(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    client_id: &str,
+    request_id: u64,
+    command: &TestCommand,
+) -> Result<Value, ApplyError> {
+    match command {
+        TestCommand::Put { key, value } => notes::put(state, key, value),
+        TestCommand::Note { topic, text } => {
             notes::note(state, ctx, client_id, request_id, topic, text)
         }
-        Command::RegisterArbiter(reg) => arbiters::register(state, ctx, reg),
-        Command::SetAdmission {
+        TestCommand::SetAdmission {
             arbiter_id,
             admitted,
             score_milli,
         } => arbiters::set_admission(state, arbiter_id, *admitted, *score_milli),
-        Command::SubmitExam {
-            arbiter_id,
-            reveals,
-        } => arbiters::submit_exam(state, ctx, arbiter_id, reveals),
-        Command::RevokeKey { revocation } => arbiters::revoke_key(state, ctx, revocation),
-        Command::RotateKey { rotation } => arbiters::rotate_key(state, ctx, rotation),
-        Command::CheckPriors => arbiters::check_priors(state),
-        Command::OpenMotion(spec) => motions::open_motion(state, ctx, spec),
-        Command::RecordOutcome(sub) => motions::record_outcome(state, ctx, sub),
-        Command::CreateDebate(spec) => debates::create_debate(state, ctx, spec),
-        Command::Contribute(sub) => debates::contribute(state, ctx, client_id, request_id, sub),
-        Command::AskPanel(req) => debates::ask_panel(state, ctx, req),
-        Command::ReissueVerdict { debate_id, author } => {
-            debates::reissue_verdict(state, ctx, debate_id, author)
-        }
+        TestCommand::OpenMotion(spec) => motions::open_motion(state, ctx, spec),
+        TestCommand::RecordOutcome(sub) => motions::record_outcome(state, ctx, sub),
     }
 }
 
@@ -275,7 +309,7 @@ mod tests {
     }
 
     fn register(id: &str, i: u8, stance: Stance, org: &str) -> Command {
-        Command::RegisterArbiter(ArbiterRegistration {
+        ClientCommand::RegisterArbiter(ArbiterRegistration {
             arbiter_id: id.into(),
             public_key: hex::encode(key(i).verifying_key().to_bytes()),
             organisation: org.into(),
@@ -283,6 +317,7 @@ mod tests {
             stance,
             endpoint: String::new(),
         })
+        .into()
     }
 
     /// Four admitted arbiters (two per side) and an open merge motion with four seats.
@@ -302,11 +337,12 @@ mod tests {
             items.push((
                 "t",
                 n as u64 * 2 + 1,
-                Command::SetAdmission {
+                TestCommand::SetAdmission {
                     arbiter_id: (*id).into(),
                     admitted: true,
                     score_milli: 900,
-                },
+                }
+                .into(),
             ));
         }
         items.push(("t", 100, open("m1")));
@@ -321,7 +357,7 @@ mod tests {
     }
 
     fn open(id: &str) -> Command {
-        Command::OpenMotion(MotionSpec {
+        TestCommand::OpenMotion(Box::new(MotionSpec {
             motion_id: id.into(),
             debate_id: "d1".into(),
             kind: MotionKind::Merge,
@@ -334,7 +370,8 @@ mod tests {
             question: None,
             projection: None,
             expected: None,
-        })
+        }))
+        .into()
     }
 
     const HASH: [u8; 32] = [0xab; 32];
@@ -362,20 +399,22 @@ mod tests {
     }
 
     fn outcome(rulings: Vec<WireRuling>) -> Command {
-        Command::RecordOutcome(OutcomeSubmission {
+        TestCommand::RecordOutcome(OutcomeSubmission {
             motion_id: "m1".into(),
             rulings,
             reveals: vec![],
         })
+        .into()
     }
 
     #[test]
     fn retried_request_applies_once() {
         let mut s = State::default();
-        let note = Command::Note {
+        let note: Command = TestCommand::Note {
             topic: "t".into(),
             text: "x".into(),
-        };
+        }
+        .into();
         apply_batch(&mut s, 1, &batch(vec![("c", 1, note.clone())]));
         let r = apply_batch(
             &mut s,
@@ -496,18 +535,20 @@ mod tests {
         let mut doc = panel_proto::keys::sign_revocation(&key(signer), 1, 1, "key lost")
             .expect("sign revocation");
         doc.key = key(i).verifying_key().to_bytes().to_vec();
-        Command::RevokeKey {
+        ClientCommand::RevokeKey {
             revocation: hex::encode(prost::Message::encode_to_vec(&doc)),
         }
+        .into()
     }
 
     fn rotate(old: u8, new: u8, authority: u8) -> Command {
         let mut doc = panel_proto::keys::sign_rotation(&key(authority), &key(new), 1, "scheduled")
             .expect("sign rotation");
         doc.old_key = key(old).verifying_key().to_bytes().to_vec();
-        Command::RotateKey {
+        ClientCommand::RotateKey {
             rotation: hex::encode(prost::Message::encode_to_vec(&doc)),
         }
+        .into()
     }
 
     fn refused(r: &BatchReply, want: &str) -> bool {

@@ -1,0 +1,233 @@
+//! Attacks on the client/internal command split (docs/SECURITY.md), against production
+//! replicas (no `--test-commands`) over real sockets: a client cannot admit an arbiter
+//! without the exam, open a raw motion, close a motion with an outcome of its choosing,
+//! submit an exam for someone, write test commands, or squat the drivers' client ids. Each
+//! refusal names the rule, and nothing reaches the log.
+
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use ed25519_dalek::SigningKey;
+use panel_coordinator::acceptance::{MotionKind, Stance};
+use panel_coordinator::command::{
+    ArbiterRegistration, ClientCommand, Command, InternalCommand, MotionSpec, OutcomeSubmission,
+    TestCommand,
+};
+use panel_coordinator::pb::coordinator as pb;
+use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
+use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, production_replica_command};
+use serde_json::Value;
+
+/// A 3-replica production cluster (clients may send client commands only).
+fn start(root: &std::path::Path) -> (Vec<ChildGuard>, Vec<String>) {
+    let addrs = loopback_addrs(3);
+    let guards = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            ChildGuard::spawn(
+                format!("replica {}", i + 1),
+                production_replica_command(root, i + 1, a),
+            )
+        })
+        .collect();
+    let t = Instant::now();
+    while !panel()
+        .args(init_args(&addrs))
+        .output()
+        .expect("run panel")
+        .status
+        .success()
+    {
+        assert!(t.elapsed() < Duration::from_secs(30), "cluster init");
+        sleep(Duration::from_millis(100));
+    }
+    (guards, addrs)
+}
+
+/// A client of `addr` and one of the leader (for linearizable reads), once one is elected.
+async fn client(
+    addr: &str,
+) -> (
+    CoordinatorClient<tonic::transport::Channel>,
+    CoordinatorClient<tonic::transport::Channel>,
+) {
+    let t = Instant::now();
+    let leader = loop {
+        if let Ok(s) = panel_coordinator::client::status(addr).await
+            && s.has_leader
+        {
+            break s.leader_addr;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "no leader");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    (
+        panel_coordinator::client::coordinator(addr).expect("client"),
+        panel_coordinator::client::coordinator(&leader).expect("leader client"),
+    )
+}
+
+async fn write(
+    c: &mut CoordinatorClient<tonic::transport::Channel>,
+    client_id: &str,
+    request_id: u64,
+    command: &Command,
+) -> Result<pb::WriteReply, tonic::Status> {
+    c.write(pb::WriteRequest {
+        client_id: client_id.into(),
+        request_id,
+        command_json: serde_json::to_string(command).expect("json"),
+        forwarded: false,
+    })
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+fn registration(id: &str, seed: u8, stance: Stance) -> ArbiterRegistration {
+    ArbiterRegistration {
+        arbiter_id: id.into(),
+        public_key: hex::encode(
+            SigningKey::from_bytes(&[seed; 32])
+                .verifying_key()
+                .to_bytes(),
+        ),
+        organisation: format!("org-{id}"),
+        model_family: format!("fam-{id}"),
+        stance,
+        endpoint: String::new(),
+    }
+}
+
+async fn read(c: &mut CoordinatorClient<tonic::transport::Channel>, query: &str) -> Value {
+    let r = c
+        .read(pb::ReadRequest {
+            query_json: query.into(),
+            linearizable: true,
+        })
+        .await
+        .expect("read")
+        .into_inner();
+    serde_json::from_str(&r.result_json).expect("read json")
+}
+
+fn assert_denied(r: Result<pb::WriteReply, tonic::Status>, kind: &str, rule: &str) {
+    let st = r.expect_err("an internal or test command must be refused");
+    assert_eq!(st.code(), tonic::Code::PermissionDenied, "{kind}: {st:?}");
+    assert!(
+        st.message().contains(kind) && st.message().contains(rule),
+        "{kind}: the refusal names the command and the rule: {}",
+        st.message()
+    );
+}
+
+#[test]
+fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_guards, addrs) = start(dir.path());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        // Through a follower as well as the leader: forwarding must not open a side door.
+        for (n, addr) in addrs.iter().enumerate() {
+            let (mut c, mut leader) = client(addr).await;
+            let base = 100 * n as u64;
+            let id = format!("fake-{n}");
+            let reg = ClientCommand::RegisterArbiter(registration(&id, n as u8 + 1, Stance::B));
+            let w = write(&mut c, "attacker", base, &reg.into())
+                .await
+                .expect("write");
+            assert!(
+                w.applied,
+                "registration is a client command: {}",
+                w.result_json
+            );
+
+            // Self-admission without the exam.
+            let admit: Command = TestCommand::SetAdmission {
+                arbiter_id: id.clone(),
+                admitted: true,
+                score_milli: 1000,
+            }
+            .into();
+            assert_denied(
+                write(&mut c, "attacker", base + 1, &admit).await,
+                "SetAdmission",
+                "test clusters only",
+            );
+            // An exam "result" written by a client.
+            let exam: Command = InternalCommand::SubmitExam {
+                arbiter_id: id.clone(),
+                reveals: vec![],
+            }
+            .into();
+            assert_denied(
+                write(&mut c, "attacker", base + 2, &exam).await,
+                "SubmitExam",
+                "only the leader's motion and exam drivers",
+            );
+            // A raw motion, and an outcome of the client's choosing.
+            let open: Command = TestCommand::OpenMotion(Box::new(MotionSpec {
+                motion_id: format!("m{n}"),
+                debate_id: "d".into(),
+                kind: MotionKind::Merge,
+                state_hash: "ab".repeat(32),
+                seats: 2,
+                min_per_stance: 1,
+                contributors: vec![],
+                author_model_family: None,
+                policy: None,
+                question: None,
+                projection: None,
+                expected: None,
+            }))
+            .into();
+            assert_denied(
+                write(&mut c, "attacker", base + 3, &open).await,
+                "OpenMotion",
+                "test clusters only",
+            );
+            let outcome: Command = InternalCommand::RecordOutcome(OutcomeSubmission {
+                motion_id: "mot-1-0-0".into(),
+                rulings: vec![],
+                reveals: vec![],
+            })
+            .into();
+            assert_denied(
+                write(&mut c, "attacker", base + 4, &outcome).await,
+                "RecordOutcome",
+                "only the leader's motion and exam drivers",
+            );
+            // Test commands are not part of the product.
+            let note: Command = TestCommand::Note {
+                topic: "t".into(),
+                text: "x".into(),
+            }
+            .into();
+            assert_denied(
+                write(&mut c, "attacker", base + 5, &note).await,
+                "Note",
+                "test clusters only",
+            );
+            // The drivers' reserved ids, even with an innocent command.
+            for reserved in ["motion-driver", "exam-driver"] {
+                let st = write(&mut c, reserved, 7, &ClientCommand::CheckPriors.into())
+                    .await
+                    .expect_err("a reserved client id must be refused");
+                assert_eq!(st.code(), tonic::Code::PermissionDenied, "{st:?}");
+                assert!(st.message().contains("reserved"), "{}", st.message());
+            }
+
+            // Nothing the attacker tried reached the state: the fake is not admitted and
+            // no motion exists.
+            let a = read(
+                &mut leader,
+                &format!("{{\"Arbiter\":{{\"arbiter_id\":\"{id}\"}}}}"),
+            )
+            .await;
+            assert_eq!(a["arbiter"]["admitted"], false, "{a}");
+            let stats = read(&mut leader, "\"Stats\"").await;
+            assert_eq!(stats["rows"]["motions"], 0, "{stats}");
+            assert_eq!(stats["rows"]["notes"], 0, "{stats}");
+        }
+    });
+}
