@@ -20,6 +20,9 @@ pub mod inert;
 pub mod prior_consistency;
 pub mod recalibration;
 pub mod reliability_svg;
+pub mod request;
+mod request_field;
+pub mod response;
 
 pub mod scoring_rules;
 pub mod seeded_rng;
