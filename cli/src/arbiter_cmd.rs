@@ -113,7 +113,7 @@ fn public_key(key_file: Option<&PathBuf>, public_key: Option<&str>) -> Result<St
 }
 
 fn check_endpoint(endpoint: &str) -> Result<()> {
-    if panel_coordinator::link::is_link_endpoint(endpoint) {
+    if panel_coordinator::command::is_link_endpoint(endpoint) {
         return Ok(());
     }
     let rest = endpoint

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args as ClapArgs, Subcommand};
+use panel_coordinator::ProposerOptions;
 use panel_coordinator::bench::{self, BenchOptions};
 use panel_coordinator::client;
 use panel_coordinator::command::{Command, Query, TestCommand};
 use panel_coordinator::pb::coordinator as pb;
-use panel_coordinator::proposer::ProposerOptions;
 use panel_coordinator::raft::RaftOptions;
-use panel_coordinator::server::{self, ServeOptions};
+use panel_coordinator::{ServeOptions, serve};
 use serde_json::{Value, json};
 
 #[derive(ClapArgs)]
@@ -369,7 +369,7 @@ async fn run_replica(a: RunArgs) -> Result<ExitCode> {
             linger: Duration::from_micros(a.linger_us),
             ..ProposerOptions::default()
         },
-        driver: panel_coordinator::driver::DriverOptions {
+        driver: panel_coordinator::DriverOptions {
             commit_window: Duration::from_millis(a.commit_window_ms),
             reveal_window: Duration::from_millis(a.reveal_window_ms),
             exam_window: Duration::from_millis(a.exam_window_ms),
@@ -389,6 +389,6 @@ async fn run_replica(a: RunArgs) -> Result<ExitCode> {
             _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
         }
     };
-    server::serve(opts, shutdown).await?;
+    serve(opts, shutdown).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,21 +1,22 @@
-//! The replicated coordinator (ARCHITECTURE.md, "coordinator/"): an openraft group whose log,
-//! vote and state machine live in redb; a pure, deterministic state machine; the panel draw;
-//! the cross-prior acceptance rule; and the client gRPC API. See docs/COORDINATOR.md.
+//! The replicated coordinator's shell (ARCHITECTURE.md, "coordinator/"; docs/COORDINATOR.md):
+//! an openraft group on redb ([`raft`]) around the pure state machine of `panel-machine`
+//! (re-exported below, so callers name one crate), the replica process and its gRPC
+//! services, the leader's drivers and the outbound arbiter link ([`service`]), a failover
+//! client ([`client`]) and the bench ([`bench`]).
 
 pub use panel_machine::{
     acceptance, admission, apply, authorship, command, debates, draw, model, priors, query,
     recalibration, record, ruling, transparency,
 };
 
-pub mod api;
 pub mod bench;
 pub mod client;
-pub mod driver;
-pub mod intake;
-pub mod link;
-pub mod proposer;
 pub mod raft;
-pub mod server;
+pub mod service;
+
+pub use service::driver::DriverOptions;
+pub use service::proposer::ProposerOptions;
+pub use service::serve::{ServeError, ServeOptions, serve};
 
 /// Generated gRPC code (see `proto/`).
 pub mod pb {

@@ -8,10 +8,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use panel_coordinator::ProposerOptions;
 use panel_coordinator::bench::{self, BenchOptions};
-use panel_coordinator::proposer::ProposerOptions;
 use panel_coordinator::raft::RaftOptions;
-use panel_coordinator::server::{self, ServeOptions};
+use panel_coordinator::{ServeOptions, serve};
 
 fn flag(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -48,9 +48,7 @@ async fn replica(args: &[String]) -> Result<(), String> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    server::serve(opts, shutdown)
-        .await
-        .map_err(|e| e.to_string())
+    serve(opts, shutdown).await.map_err(|e| e.to_string())
 }
 
 async fn main_async(args: Vec<String>) -> Result<(), String> {

@@ -1,6 +1,6 @@
 //! The typed debate API (`crucible.coordinator.v1.Debates`): one RPC per kind of write,
 //! each naming its author, and typed reads. Every write becomes the same [`Command`] the
-//! JSON `Write` RPC carries and goes through the same path ([`crate::server::submit`]:
+//! JSON `Write` RPC carries and goes through the same path ([`crate::service::replica::submit`]:
 //! forwarding, intake with the Gate and the rate limit, proposal), so both APIs refuse and
 //! accept exactly the same writes.
 
@@ -18,9 +18,9 @@ use crate::model::{self, Motion, MotionStatus};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::debates_server::Debates;
 use crate::ruling::WireRuling;
-use crate::server::{Node, submit};
+use crate::service::replica::{Replica, submit};
 
-pub(crate) struct DebatesService(pub(crate) Arc<Node>);
+pub(crate) struct DebatesService(pub(crate) Arc<Replica>);
 
 fn missing(what: &str) -> Status {
     Status::invalid_argument(format!("{what} is required"))
@@ -56,7 +56,7 @@ fn claim(c: Option<pb::Claim>) -> Result<ClaimInput, Status> {
 
 /// Sends one command as the JSON `Write` would, under the caller's ids.
 async fn write(
-    node: &Arc<Node>,
+    replica: &Arc<Replica>,
     client_id: String,
     request_id: u64,
     command: &ClientCommand,
@@ -64,7 +64,7 @@ async fn write(
     let command_json = serde_json::to_string(command)
         .map_err(|e| Status::internal(format!("cannot encode the command: {e}")))?;
     submit(
-        node,
+        replica,
         pb::WriteRequest {
             client_id,
             request_id,
@@ -78,7 +78,7 @@ async fn write(
 
 /// A contribution under its author: checks the side, carries the signature.
 async fn contribute(
-    node: &Arc<Node>,
+    replica: &Arc<Replica>,
     by: Option<pb::Authored>,
     contribution: Contribution,
 ) -> Result<Response<pb::WriteReply>, Status> {
@@ -101,7 +101,7 @@ async fn contribute(
         signature,
     };
     write(
-        node,
+        replica,
         by.client_id,
         by.request_id,
         &ClientCommand::Contribute(sub),
@@ -400,8 +400,8 @@ impl Debates for DebatesService {
         &self,
         _request: Request<pb::ExportRequest>,
     ) -> Result<Response<pb::RecordExport>, Status> {
-        let (value, _) = crate::server::local_query(&self.0, &Query::Export);
-        let bundle = crate::server::signed_export(&self.0, value)?;
+        let (value, _) = crate::service::replica::local_query(&self.0, &Query::Export);
+        let bundle = crate::service::replica::signed_export(&self.0, value)?;
         Ok(Response::new(pb::RecordExport {
             bundle_json: bundle.to_string(),
         }))

@@ -5,7 +5,7 @@
 //!
 //! A seat is reached by a [`Route`]: the node's `ArbiterNode` gRPC service at its
 //! registered endpoint, or, for an arbiter registered with the `link` endpoint marker, the
-//! stream its node opened to this replica ([`crate::link`]). An arbiter without an open
+//! stream its node opened to this replica ([`crate::service::link`]). An arbiter without an open
 //! link is warned about and simply does not commit, as an unreachable node does not.
 //!
 //! A new leader re-drives whatever is still open; nodes answer a repeated `Commit` with
@@ -26,11 +26,11 @@ use tracing::{Instrument, info, info_span, warn};
 
 use crate::acceptance::MotionKind;
 use crate::command::{InternalCommand, Item, OutcomeSubmission};
-use crate::link::{LinkError, LinkRegistry, is_link_endpoint};
 use crate::model::{Motion, MotionStatus};
-use crate::proposer::Proposer;
 use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::ruling::wire_kind;
+use crate::service::link::{LinkError, LinkRegistry, is_link_endpoint};
+use crate::service::proposer::Proposer;
 
 /// Timing of the commit-reveal rounds the driver runs.
 #[derive(Debug, Clone, Copy)]
@@ -118,7 +118,7 @@ impl Route {
 }
 
 /// Starts the driver loop on this replica; it acts only while this replica leads.
-/// `links` holds the arbiter links open to this replica (served by [`crate::link`]).
+/// `links` holds the arbiter links open to this replica (served by [`crate::service::link`]).
 pub fn spawn(
     id: NodeId,
     raft: Raft,

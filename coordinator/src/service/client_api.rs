@@ -1,0 +1,141 @@
+//! The JSON client API (`crucible.coordinator.v1.Coordinator`): `Write`, `WriteStream`,
+//! `Read`, `Status`, `WatchEvents`, over the replica core.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::Stream;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::BroadcastStream;
+use tonic::{Request, Response, Status};
+
+use crate::command::Query;
+use crate::pb::coordinator as pb;
+use crate::pb::coordinator::coordinator_server::Coordinator;
+use crate::raft;
+use crate::service::replica::{Replica, local_query, signed_export, submit};
+
+pub(crate) struct CoordinatorService(pub(crate) Arc<Replica>);
+
+type WriteReplyStream = Pin<Box<dyn Stream<Item = Result<pb::WriteStreamReply, Status>> + Send>>;
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<pb::Event, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Coordinator for CoordinatorService {
+    async fn write(
+        &self,
+        request: Request<pb::WriteRequest>,
+    ) -> Result<Response<pb::WriteReply>, Status> {
+        submit(&self.0, request.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    type WriteStreamStream = WriteReplyStream;
+
+    async fn write_stream(
+        &self,
+        request: Request<tonic::Streaming<pb::WriteRequest>>,
+    ) -> Result<Response<WriteReplyStream>, Status> {
+        let mut incoming = request.into_inner();
+        let replica = self.0.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        tokio::spawn(async move {
+            // Each request is handled on its own task, so one slow write never holds up the
+            // others and the proposer can batch everything in flight into one entry.
+            while let Some(next) = incoming.next().await {
+                let Ok(req) = next else { break };
+                let (replica, tx) = (replica.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let (client_id, request_id) = (req.client_id.clone(), req.request_id);
+                    let reply = match submit(&replica, req).await {
+                        Ok(r) => pb::WriteStreamReply {
+                            client_id,
+                            request_id,
+                            reply: Some(r),
+                            ..Default::default()
+                        },
+                        Err(st) => pb::WriteStreamReply {
+                            client_id,
+                            request_id,
+                            reply: None,
+                            error_code: st.code() as i32,
+                            error_message: st.message().to_string(),
+                        },
+                    };
+                    let _ = tx.send(Ok(reply)).await;
+                });
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+
+    async fn read(
+        &self,
+        request: Request<pb::ReadRequest>,
+    ) -> Result<Response<pb::ReadReply>, Status> {
+        let req = request.into_inner();
+        let query: Query = serde_json::from_str(&req.query_json).map_err(|e| {
+            Status::invalid_argument(format!(
+                "query_json is not a Query ({e}); example: {{\"Notes\":{{\"topic\":\"t\"}}}}"
+            ))
+        })?;
+        if req.linearizable {
+            self.0.raft.ensure_linearizable().await.map_err(|e| {
+                Status::failed_precondition(format!("linearizable reads need the leader: {e}"))
+            })?;
+        }
+        let (mut value, applied) = local_query(&self.0, &query);
+        if matches!(query, Query::Export) {
+            value = signed_export(&self.0, value)?;
+        }
+        Ok(Response::new(pb::ReadReply {
+            result_json: value.to_string(),
+            applied_index: applied,
+        }))
+    }
+
+    async fn status(
+        &self,
+        _request: Request<pb::StatusRequest>,
+    ) -> Result<Response<pb::StatusReply>, Status> {
+        let s = raft::status(&self.0.raft);
+        Ok(Response::new(pb::StatusReply {
+            node_id: s.node_id,
+            role: s.role,
+            term: s.term,
+            has_leader: s.leader.is_some(),
+            leader_id: s.leader.unwrap_or(0),
+            leader_addr: s.leader_addr.unwrap_or_default(),
+            last_log_index: s.last_log_index,
+            last_applied: s.last_applied,
+            snapshot_index: s.snapshot_index,
+            purged_index: s.purged_index,
+            voters: s.voters,
+            learners: s.learners,
+            nodes_json: serde_json::to_string(&s.nodes).unwrap_or_default(),
+        }))
+    }
+
+    type WatchEventsStream = EventStream;
+
+    async fn watch_events(
+        &self,
+        _request: Request<pb::WatchRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        let rx = self.0.sm.subscribe();
+        let stream = BroadcastStream::new(rx).filter_map(|ev| match ev {
+            Ok(ev) => Some(Ok(pb::Event {
+                log_index: ev.log_index,
+                kind: ev.kind,
+                detail_json: serde_json::to_string(&ev.reply).unwrap_or_default(),
+            })),
+            // A slow subscriber skips events rather than stalling the state machine.
+            Err(_) => None,
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+}

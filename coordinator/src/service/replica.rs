@@ -1,0 +1,239 @@
+//! The replica core: what every client-facing service of one replica leans on. A write is
+//! decoded into a client command here, forwarded to the leader when this replica is a
+//! follower, checked at intake (Gate, rate limit, signatures) and proposed; reads answer
+//! from the applied state. The gRPC services (`client_api`, `debates_api`, `admin`) are thin
+//! adapters over it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Response, Status};
+
+use crate::command::{
+    ClientCommand, Command, Item, ItemOutcome, ItemReply, OutcomeSubmission, Query, TestCommand,
+    is_internal_client_id,
+};
+use crate::pb::coordinator as pb;
+use crate::pb::coordinator::coordinator_client::CoordinatorClient;
+use crate::query;
+use crate::raft::{self, NodeId, Raft, StateMachineStore};
+use crate::service::intake::{Intake, IntakeError};
+use crate::service::proposer::{ProposeError, Proposer};
+
+/// Largest gRPC message accepted: batches of signed rulings and snapshot chunks are big.
+pub(crate) const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+
+/// One replica's shared core: its Raft handle, applied state, intake, proposer and the
+/// connections it forwards writes over.
+pub(crate) struct Replica {
+    pub(crate) id: NodeId,
+    pub(crate) raft: Raft,
+    pub(crate) sm: StateMachineStore,
+    /// Signs the checkpoints of exported records (DATA_DIR/checkpoint.key).
+    pub(crate) checkpoint_key: ed25519_dalek::SigningKey,
+    /// Gate and per-author rate limit for contributions, before proposal.
+    pub(crate) intake: Intake,
+    pub(crate) proposer: Proposer,
+    pub(crate) peers: Mutex<HashMap<String, CoordinatorClient<Channel>>>,
+    /// Whether clients may send [`TestCommand`]s ([`ServeOptions::test_commands`]).
+    pub(crate) test_commands: bool,
+}
+
+impl Replica {
+    fn peer(&self, addr: &str) -> Result<CoordinatorClient<Channel>, Status> {
+        let mut peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(c) = peers.get(addr) {
+            return Ok(c.clone());
+        }
+        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| Status::internal(format!("leader address {addr:?} is invalid: {e}")))?;
+        let c = CoordinatorClient::new(endpoint.tcp_nodelay(true).connect_lazy())
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE);
+        peers.insert(addr.to_owned(), c.clone());
+        Ok(c)
+    }
+
+    fn is_leader(&self) -> bool {
+        self.raft.metrics().borrow().current_leader == Some(self.id)
+    }
+
+    async fn forward(
+        &self,
+        mut req: pb::WriteRequest,
+        leader_addr: Option<String>,
+    ) -> Result<Response<pb::WriteReply>, Status> {
+        let Some(addr) = leader_addr.or_else(|| raft::leader(&self.raft).map(|(_, a)| a)) else {
+            return Err(Status::unavailable(
+                "no leader is elected yet; retry in a moment",
+            ));
+        };
+        if req.forwarded {
+            return Err(Status::unavailable(format!(
+                "this replica is not the leader; the leader is at {addr}"
+            )));
+        }
+        req.forwarded = true;
+        self.peer(&addr)?.write(req).await
+    }
+}
+
+fn write_reply(o: ItemOutcome) -> pb::WriteReply {
+    let (applied, result_json) = match &o.reply {
+        ItemReply::Applied(v) => (true, v.to_string()),
+        ItemReply::Refused { code, message } => (
+            false,
+            serde_json::json!({ "code": code, "message": message }).to_string(),
+        ),
+    };
+    pb::WriteReply {
+        applied,
+        result_json,
+        log_index: o.log_index,
+        duplicate: o.duplicate,
+    }
+}
+
+/// Answers a query from this replica's state, with the index it has applied.
+pub(crate) fn local_query(replica: &Replica, q: &Query) -> (serde_json::Value, u64) {
+    replica.sm.read(|a| {
+        (
+            query::query(&a.state, q),
+            a.last_applied.map_or(0, |l| l.index),
+        )
+    })
+}
+
+/// The export bundle with a checkpoint signed by this replica, which vouches for the entries.
+pub(crate) fn signed_export(
+    replica: &Replica,
+    value: serde_json::Value,
+) -> Result<serde_json::Value, Status> {
+    let mut bundle: crate::record::Bundle =
+        serde_json::from_value(value).map_err(|e| Status::internal(format!("export: {e}")))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    crate::record::sign(&mut bundle, &replica.checkpoint_key, now);
+    serde_json::to_value(&bundle).map_err(|e| Status::internal(format!("export: {e}")))
+}
+
+/// One write, as every write path (unary, stream, typed) handles it: a follower forwards
+/// it; the leader runs intake (Gate, rate limit, signature checks) and proposes it, and
+/// answers once it is applied.
+pub(crate) async fn submit(
+    replica: &Arc<Replica>,
+    req: pb::WriteRequest,
+) -> Result<pb::WriteReply, Status> {
+    let mut command = client_write(&req, replica.test_commands)?;
+    if !replica.is_leader() {
+        return replica.forward(req, None).await.map(Response::into_inner);
+    }
+    // Intake: the Gate and the per-author rate limit run before proposal.
+    replica
+        .intake
+        .admit(&command, std::time::Instant::now())
+        .map_err(intake_status)?;
+    // Intake: refuse undecodable or badly signed rulings before they reach the log. The
+    // signature checks are CPU work: off the async workers.
+    if let Command::Test(TestCommand::RecordOutcome(sub)) = command {
+        let checked = tokio::task::spawn_blocking(move || {
+            crate::ruling::intake_check(&sub.rulings, &sub.reveals)
+                .map(|reveals| OutcomeSubmission { reveals, ..sub })
+        })
+        .await
+        .map_err(|e| Status::internal(format!("intake check failed: {e}")))?;
+        command = TestCommand::RecordOutcome(checked.map_err(|e| {
+            Status::invalid_argument(format!("RecordOutcome refused at intake: {e}"))
+        })?)
+        .into();
+    }
+    let item = Item {
+        client_id: req.client_id.clone(),
+        request_id: req.request_id,
+        command,
+    };
+    match replica.proposer.submit(item).await {
+        Ok(outcome) => Ok(write_reply(outcome)),
+        Err(ProposeError::NotLeader { leader_addr, .. }) => replica
+            .forward(req, leader_addr)
+            .await
+            .map(Response::into_inner),
+        Err(e) => Err(Status::unavailable(format!(
+            "{e}; retry with the same request_id"
+        ))),
+    }
+}
+
+/// Decodes a client's write: a [`ClientCommand`], or with test commands on, any command a
+/// test client may send. Internal commands and the drivers' reserved client ids are
+/// refused with the rule that forbids them, so no client can admit an arbiter, open a
+/// motion, close one or squat a driver's deduplication keys (docs/SECURITY.md).
+pub(crate) fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, Status> {
+    if is_internal_client_id(&req.client_id) {
+        return Err(Status::permission_denied(format!(
+            "client_id {:?} is reserved for the replica's own drivers; choose another client id",
+            req.client_id
+        )));
+    }
+    match serde_json::from_str::<ClientCommand>(&req.command_json) {
+        Ok(c) => Ok(c.into()),
+        Err(client_err) => {
+            if test_commands
+                && test_commands_built()
+                && let Ok(t) = serde_json::from_str::<TestCommand>(&req.command_json)
+            {
+                return Ok(t.into());
+            }
+            if let Ok(c) = serde_json::from_str::<Command>(&req.command_json) {
+                return Err(Status::permission_denied(format!(
+                    "{} is not a client command: {}",
+                    c.kind(),
+                    match c {
+                        Command::Internal(_) =>
+                            "only the leader's motion and exam drivers propose it (outcomes are decided from the seats' reveals; admission follows an exam scored in apply)",
+                        _ =>
+                            "it exists for test clusters only (a replica started with --test-commands)",
+                    }
+                )));
+            }
+            Err(Status::invalid_argument(format!(
+                "command_json is not a client command ({client_err}); example: {{\"CreateDebate\":{{...}}}}, see docs/COORDINATOR.md"
+            )))
+        }
+    }
+}
+
+/// Whether this build can accept test commands at all (the `test-commands` feature).
+pub(crate) const fn test_commands_built() -> bool {
+    cfg!(feature = "test-commands")
+}
+
+/// The gRPC status of an intake refusal; a Gate refusal carries its violations as an
+/// encoded `GateReport` in the status details.
+fn intake_status(e: IntakeError) -> Status {
+    match &e {
+        IntakeError::Gate { violations, .. } => {
+            let report = pb::GateReport {
+                violations: violations
+                    .iter()
+                    .map(|v| pb::GateViolation {
+                        rule: v.rule.as_str().to_string(),
+                        rule_name: v.rule_name.to_string(),
+                        field: v.field.clone(),
+                        excerpt: v.excerpt.clone(),
+                        message: v.message.clone(),
+                        fix: v.fix.to_string(),
+                    })
+                    .collect(),
+            };
+            Status::with_details(
+                tonic::Code::InvalidArgument,
+                e.to_string(),
+                prost::Message::encode_to_vec(&report).into(),
+            )
+        }
+        IntakeError::RateLimited { .. } => Status::resource_exhausted(e.to_string()),
+    }
+}
