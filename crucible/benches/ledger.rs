@@ -1,4 +1,4 @@
-//! Ledger computation (SPEC section 9) on debates of 10, 1,000 and 100,000 threads:
+//! Ledger computation (SPEC section 9) on debates of 10, 1,000, 10,000 and 100,000 threads:
 //! one canonical version per thread (tiers T1 to T5, a third verified, mixed types,
 //! qualifiers and relevance), a superseded predecessor on every fourth thread, and one
 //! challenge per two threads (most dismissed, some same-side, some open). Target: growth
@@ -132,7 +132,7 @@ pub fn debate(n: usize, budget: Option<f64>) -> Debate {
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("ledger");
-    for n in [10usize, 1_000, 100_000] {
+    for n in [10usize, 1_000, 10_000, 100_000] {
         let d = debate(n, None);
         group.throughput(Throughput::Elements(n as u64));
         if n >= 100_000 {

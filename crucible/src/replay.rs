@@ -4,6 +4,14 @@
 //!
 //! Script: `{env: {clock: {start, step}, ids: "counter-per-prefix", mode?}, steps: [{op, args}]}`.
 //! Each result is `null`, an error code string, `{created: id}` or `{n}`.
+//!
+//! `args` names the writer's parameters. A writer that takes a data object in the
+//! reference (`newDebate(input)`, `addDefinition(def)`, `addVersion(debate, thread,
+//! data)`, `fileChallenge(debate, data)`, `fileAppeal(debate, data)`, and the options of
+//! `issueVerdict` and `concludeAppealReview`) reads that object's fields either directly
+//! from `args` or from `args.data`. A key the op does not read, a field given in both
+//! places, a missing data object or a value of the wrong type stops the replay with the
+//! JSON path and the fix, so no part of a step is dropped silently.
 
 use serde_json::{Map, Value, json};
 
@@ -31,100 +39,396 @@ fn bad(path: impl Into<String>, message: impl Into<String>) -> ScriptError {
     }
 }
 
+/// The JSON type of a value, for messages.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `base.key`, or `base["key"]` when the key is not a plain name, so a path names the
+/// key exactly.
+fn key_path(base: &str, key: &str) -> String {
+    let plain = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        format!("{base}.{key}")
+    } else {
+        format!("{base}[{}]", Value::String(key.to_string()))
+    }
+}
+
 /// Reads named arguments of one step, reporting bad ones by JSON path.
 struct Args<'a> {
     map: Option<&'a Map<String, Value>>,
     path: String,
+    /// Set on a data object the step left out although its writer requires one: the
+    /// first read reports it, so the op's own arguments (read first) are checked first.
+    absent: Option<ScriptError>,
 }
 
 impl<'a> Args<'a> {
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.and_then(|m| m.get(key)).filter(|v| !v.is_null())
+    fn new(map: Option<&'a Map<String, Value>>, path: String) -> Self {
+        Args {
+            map,
+            path,
+            absent: None,
+        }
+    }
+
+    fn at(&self, key: &str) -> String {
+        key_path(&self.path, key)
+    }
+
+    fn get(&self, key: &str) -> Result<Option<&'a Value>, ScriptError> {
+        if let Some(e) = &self.absent {
+            return Err(e.clone());
+        }
+        Ok(self.map.and_then(|m| m.get(key)).filter(|v| !v.is_null()))
     }
 
     fn opt_str(&self, key: &str) -> Result<Option<String>, ScriptError> {
-        match self.get(key) {
+        match self.get(key)? {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(bad(
-                format!("{}.{key}", self.path),
-                "expected a string or null",
+            Some(v) => Err(bad(
+                self.at(key),
+                format!("expected a string or null, found {}", kind(v)),
             )),
         }
     }
 
     fn str(&self, key: &str) -> Result<String, ScriptError> {
-        self.opt_str(key)?
-            .ok_or_else(|| bad(format!("{}.{key}", self.path), "required string is missing"))
+        self.opt_str(key)?.ok_or_else(|| {
+            bad(
+                self.at(key),
+                format!("required string is missing: add \"{key}\" to this object"),
+            )
+        })
     }
 
     fn opt_num(&self, key: &str) -> Result<Option<f64>, ScriptError> {
-        match self.get(key) {
+        match self.get(key)? {
             None => Ok(None),
             Some(Value::Number(n)) => Ok(n.as_f64()),
-            Some(_) => Err(bad(
-                format!("{}.{key}", self.path),
-                "expected a number or null",
+            Some(v) => Err(bad(
+                self.at(key),
+                format!("expected a number or null, found {}", kind(v)),
             )),
         }
     }
 
     /// A loosely typed number (the reference accepts anything; non-numbers act as
     /// missing).
-    fn loose_num(&self, key: &str) -> Option<f64> {
-        self.get(key).and_then(Value::as_f64)
+    fn loose_num(&self, key: &str) -> Result<Option<f64>, ScriptError> {
+        Ok(self.get(key)?.and_then(Value::as_f64))
     }
 
     fn bool(&self, key: &str) -> Result<bool, ScriptError> {
-        match self.get(key) {
+        match self.get(key)? {
             None => Ok(false),
             Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(bad(
-                format!("{}.{key}", self.path),
-                "expected true or false",
+            Some(v) => Err(bad(
+                self.at(key),
+                format!("expected true or false, found {}", kind(v)),
             )),
         }
     }
 
     fn side(&self, key: &str) -> Result<Side, ScriptError> {
         let s = self.str(key)?;
-        Side::parse(&s)
-            .ok_or_else(|| bad(format!("{}.{key}", self.path), "expected \"A\" or \"B\""))
+        Side::parse(&s).ok_or_else(|| {
+            bad(
+                self.at(key),
+                format!("expected \"A\" or \"B\", found {s:?}"),
+            )
+        })
     }
 
     fn citations(&self, key: &str) -> Result<Vec<Citation>, ScriptError> {
-        match self.get(key) {
+        match self.get(key)? {
             None => Ok(Vec::new()),
             Some(v @ Value::Array(_)) => serde_path_to_error::deserialize(v.clone()).map_err(|e| {
                 bad(
-                    format!("{}.{key}{}", self.path, suffix(e.path())),
+                    format!("{}{}", self.at(key), suffix(e.path())),
                     e.inner().to_string(),
                 )
             }),
-            Some(_) => Err(bad(
-                format!("{}.{key}", self.path),
-                "expected an array of citations {source, url, tier}",
+            Some(v) => Err(bad(
+                self.at(key),
+                format!(
+                    "expected an array of citations [{{source, url, tier}}], found {}",
+                    kind(v)
+                ),
             )),
         }
     }
 
     fn strings(&self, key: &str) -> Result<Vec<String>, ScriptError> {
-        match self.get(key) {
+        match self.get(key)? {
             None => Ok(Vec::new()),
             Some(Value::Array(a)) => a
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
                     v.as_str().map(str::to_string).ok_or_else(|| {
-                        bad(format!("{}.{key}[{i}]", self.path), "expected a string")
+                        bad(
+                            format!("{}[{i}]", self.at(key)),
+                            format!("expected a string, found {}", kind(v)),
+                        )
                     })
                 })
                 .collect(),
-            Some(_) => Err(bad(
-                format!("{}.{key}", self.path),
-                "expected an array of strings",
+            Some(v) => Err(bad(
+                self.at(key),
+                format!("expected an array of strings, found {}", kind(v)),
             )),
         }
+    }
+}
+
+/// The key under which a step may nest the data object of its writer.
+const DATA: &str = "data";
+
+/// What one op reads from its step's `args`: its own parameters and, for a writer that
+/// takes a data object in the reference (`addVersion(debate, thread, data)`,
+/// `fileChallenge(debate, data)`, ...), that object's fields. The fields go either
+/// directly in `args` (flattened) or in `args.data` (nested), never both; any other key
+/// is refused, so a misspelt or misplaced field cannot be dropped silently.
+struct Shape {
+    params: &'static [&'static str],
+    data: &'static [&'static str],
+    /// What the data object holds, for messages.
+    what: &'static str,
+    /// The reference writer has no default for its data object (it throws without one),
+    /// so a step must carry it: nested (`"data": {}` for an empty one) or at least one
+    /// field directly in `args`.
+    required: bool,
+}
+
+const fn params(params: &'static [&'static str]) -> Shape {
+    Shape {
+        params,
+        data: &[],
+        what: "",
+        required: false,
+    }
+}
+
+/// The shape of every op: the reference writers' parameters by name (the debate and the
+/// looked-up thread, challenge or appeal objects become their ids).
+fn shape(op: &str) -> Option<Shape> {
+    Some(match op {
+        "newDebate" => Shape {
+            params: &[],
+            data: &["resolution", "posA", "posB", "burden", "claimBudget"],
+            what: "the debate's framing",
+            // Scripts have always opened with a bare newDebate (an empty framing).
+            required: false,
+        },
+        "addDefinition" => Shape {
+            params: &[],
+            data: &["term", "definition", "author", "side"],
+            what: "the definition",
+            required: true,
+        },
+        "addVersion" => Shape {
+            params: &["threadId"],
+            data: &[
+                "parentId",
+                "author",
+                "side",
+                "type",
+                "assertion",
+                "grounds",
+                "warrant",
+                "evidence",
+                "qualifier",
+                "relevance",
+            ],
+            what: "the version",
+            required: true,
+        },
+        "fileChallenge" => Shape {
+            params: &[],
+            data: &[
+                "threadId",
+                "versionId",
+                "ground",
+                "text",
+                "evidence",
+                "author",
+                "side",
+            ],
+            what: "the challenge",
+            required: true,
+        },
+        "fileAppeal" => Shape {
+            params: &[],
+            data: &[
+                "side",
+                "author",
+                "ground",
+                "justification",
+                "evidence",
+                "targetThreadIds",
+            ],
+            what: "the appeal",
+            required: true,
+        },
+        "issueVerdict" => Shape {
+            params: &["viaAppealId"],
+            data: &["actor", "rationale"],
+            what: "the verdict options",
+            required: false,
+        },
+        "concludeAppealReview" => Shape {
+            params: &["actor"],
+            data: &["rationale"],
+            what: "the verdict options",
+            required: false,
+        },
+        "createThread" => params(&["side", "title", "actor"]),
+        "mergeVersion" | "rejectVersion" => {
+            params(&["threadId", "versionId", "rationale", "actor"])
+        }
+        "verifyTier" => params(&["threadId", "versionId", "citationIndex", "note", "actor"]),
+        "setRelevance" => params(&["threadId", "versionId", "relevance"]),
+        "respondChallenge" => params(&["challengeId", "text", "author", "side"]),
+        "resolveChallenge" => params(&["challengeId", "resolution", "rationale", "actor"]),
+        "submitSteelman" => params(&["ofSide", "text", "author", "side"]),
+        "certifySteelman" => params(&["ofSide", "actor", "side"]),
+        "arbiterCertifySteelman" => params(&["ofSide", "reason", "actor"]),
+        "returnSteelman" => params(&["ofSide", "note", "actor", "side"]),
+        "advancePhase" | "closeDebate" => params(&["actor"]),
+        "forcePhase" => params(&["phase", "actor"]),
+        "phasePrereq" => params(&[]),
+        "canAppeal" => params(&["side"]),
+        "decideAppeal" => params(&["appealId", "admit", "rationale", "actor"]),
+        _ => return None,
+    })
+}
+
+impl Shape {
+    /// Every key this op accepts in `args`, for messages.
+    fn accepted(&self) -> String {
+        let params: Vec<String> = self.params.iter().map(|k| format!("\"{k}\"")).collect();
+        let data = format!(
+            "the fields of {} ({}), directly in args or under \"{DATA}\"",
+            self.what,
+            self.data.join(", ")
+        );
+        match (params.is_empty(), self.data.is_empty()) {
+            (true, true) => "no arguments".into(),
+            (false, true) => params.join(", "),
+            (true, false) => data,
+            (false, false) => format!("{} and {data}", params.join(", ")),
+        }
+    }
+
+    /// Splits a step's `args` into the op's own parameters and its data object, checking
+    /// every key (see [`Shape`]).
+    fn split<'a>(
+        &self,
+        op: &str,
+        map: Option<&'a Map<String, Value>>,
+        path: &str,
+    ) -> Result<(Args<'a>, Args<'a>), ScriptError> {
+        let args_path = format!("{path}.args");
+        let nested = match map.and_then(|m| m.get(DATA)) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(d)) if !self.data.is_empty() => Some(d),
+            Some(v) if !self.data.is_empty() => {
+                return Err(bad(
+                    key_path(&args_path, DATA),
+                    format!(
+                        "expected an object holding {} ({}), found {}",
+                        self.what,
+                        self.data.join(", "),
+                        kind(v)
+                    ),
+                ));
+            }
+            Some(_) => {
+                return Err(bad(
+                    key_path(&args_path, DATA),
+                    format!(
+                        "{op} takes no data object; give its arguments directly in args ({})",
+                        self.accepted()
+                    ),
+                ));
+            }
+        };
+        for key in map.into_iter().flat_map(Map::keys) {
+            if self.params.contains(&key.as_str()) || (key == DATA && nested.is_some()) {
+                continue;
+            }
+            if self.data.contains(&key.as_str()) {
+                if nested.is_some() {
+                    return Err(bad(
+                        key_path(&args_path, key),
+                        format!(
+                            "{} is given both under \"{DATA}\" and directly in args; move \"{key}\" into \"{DATA}\" (or give every field directly)",
+                            self.what
+                        ),
+                    ));
+                }
+                continue;
+            }
+            if key == DATA {
+                // `data: null`: no nested object, as for any other null argument.
+                continue;
+            }
+            return Err(bad(
+                key_path(&args_path, key),
+                format!(
+                    "{op} takes no argument \"{key}\"; it takes {}",
+                    self.accepted()
+                ),
+            ));
+        }
+        if let Some(d) = nested {
+            let data_path = key_path(&args_path, DATA);
+            if let Some(key) = d.keys().find(|k| !self.data.contains(&k.as_str())) {
+                let message = if self.params.contains(&key.as_str()) {
+                    format!(
+                        "\"{key}\" is an argument of {op}, not a field of {}: move it out of \"{DATA}\" into args",
+                        self.what
+                    )
+                } else {
+                    format!(
+                        "{} has no field \"{key}\"; its fields are {}",
+                        self.what,
+                        self.data.join(", ")
+                    )
+                };
+                return Err(bad(key_path(&data_path, key), message));
+            }
+        }
+        let args = Args::new(map, args_path.clone());
+        let mut data = match nested {
+            Some(d) => Args::new(Some(d), key_path(&args_path, DATA)),
+            None => Args::new(map, args_path.clone()),
+        };
+        if self.required
+            && nested.is_none()
+            && !map.is_some_and(|m| m.keys().any(|k| self.data.contains(&k.as_str())))
+        {
+            data.absent = Some(bad(
+                key_path(&args_path, DATA),
+                format!(
+                    "{op} needs {}: give its fields ({}) under \"{DATA}\" or directly in args (\"{DATA}\": {{}} for an empty one)",
+                    self.what,
+                    self.data.join(", ")
+                ),
+            ));
+        }
+        Ok((args, data))
     }
 }
 
@@ -220,21 +524,32 @@ pub fn run(script: &Value) -> Result<Replay, ScriptError> {
             .get("op")
             .and_then(Value::as_str)
             .ok_or_else(|| bad(format!("{path}.op"), "expected an op name string"))?;
-        let args = Args {
-            map: match st.get("args") {
-                None | Some(Value::Null) => None,
-                Some(Value::Object(m)) => Some(m),
-                Some(_) => return Err(bad(format!("{path}.args"), "expected an object")),
-            },
-            path: format!("{path}.args"),
+        let Some(shape) = shape(op) else {
+            return Err(bad(
+                format!("{path}.op"),
+                format!(
+                    "unknown op {op:?}; ops are the reference writers' names (newDebate, createThread, addVersion, mergeVersion, ...)"
+                ),
+            ));
         };
+        let map = match st.get("args") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(v) => {
+                return Err(bad(
+                    format!("{path}.args"),
+                    format!("expected an object of named arguments, found {}", kind(v)),
+                ));
+            }
+        };
+        let (args, data) = shape.split(op, map, &path)?;
         if op == "newDebate" {
             let d = p.new_debate(NewDebate {
-                resolution: args.opt_str("resolution")?.unwrap_or_default(),
-                pos_a: args.opt_str("posA")?.unwrap_or_default(),
-                pos_b: args.opt_str("posB")?.unwrap_or_default(),
-                burden: args.opt_str("burden")?,
-                claim_budget: args.loose_num("claimBudget"),
+                resolution: data.opt_str("resolution")?.unwrap_or_default(),
+                pos_a: data.opt_str("posA")?.unwrap_or_default(),
+                pos_b: data.opt_str("posB")?.unwrap_or_default(),
+                burden: data.opt_str("burden")?,
+                claim_budget: data.loose_num("claimBudget")?,
             });
             results.push(json!({ "created": d.id }));
             doc = Some(d);
@@ -246,7 +561,7 @@ pub fn run(script: &Value) -> Result<Replay, ScriptError> {
                 "the first step must be newDebate; there is no debate yet",
             ));
         };
-        let r = apply(&mut p, d, op, &args, &path)?;
+        let r = apply(&mut p, d, op, &args, &data, &path)?;
         results.push(r);
     }
     Ok(Replay {
@@ -260,6 +575,7 @@ fn apply(
     d: &mut Debate,
     op: &str,
     a: &Args<'_>,
+    data: &Args<'_>,
     path: &str,
 ) -> Result<Value, ScriptError> {
     let actor = a.opt_str("actor")?;
@@ -269,10 +585,10 @@ fn apply(
             p.add_definition(
                 d,
                 Definition {
-                    term: a.opt_str("term")?,
-                    definition: a.opt_str("definition")?,
-                    author: a.opt_str("author")?,
-                    side: a.opt_str("side")?,
+                    term: data.opt_str("term")?,
+                    definition: data.opt_str("definition")?,
+                    author: data.opt_str("author")?,
+                    side: data.opt_str("side")?,
                 },
             );
             Value::Null
@@ -287,16 +603,16 @@ fn apply(
             d,
             &a.str("threadId")?,
             VersionInput {
-                parent_id: a.opt_str("parentId")?,
-                author: a.opt_str("author")?,
-                side: a.opt_str("side")?,
-                kind: a.opt_str("type")?,
-                assertion: a.opt_str("assertion")?,
-                grounds: a.opt_str("grounds")?,
-                warrant: a.opt_str("warrant")?,
-                evidence: a.citations("evidence")?,
-                qualifier: a.opt_str("qualifier")?,
-                relevance: a.opt_num("relevance")?,
+                parent_id: data.opt_str("parentId")?,
+                author: data.opt_str("author")?,
+                side: data.opt_str("side")?,
+                kind: data.opt_str("type")?,
+                assertion: data.opt_str("assertion")?,
+                grounds: data.opt_str("grounds")?,
+                warrant: data.opt_str("warrant")?,
+                evidence: data.citations("evidence")?,
+                qualifier: data.opt_str("qualifier")?,
+                relevance: data.opt_num("relevance")?,
             },
         )),
         "mergeVersion" => unit(p.merge_version(
@@ -336,13 +652,13 @@ fn apply(
         "fileChallenge" => created(p.file_challenge(
             d,
             ChallengeInput {
-                thread_id: a.str("threadId")?,
-                version_id: a.opt_str("versionId")?.unwrap_or_default(),
-                ground: a.opt_str("ground")?,
-                text: a.opt_str("text")?,
-                evidence: a.citations("evidence")?,
-                author: a.opt_str("author")?,
-                side: a.opt_str("side")?,
+                thread_id: data.str("threadId")?,
+                version_id: data.opt_str("versionId")?.unwrap_or_default(),
+                ground: data.opt_str("ground")?,
+                text: data.opt_str("text")?,
+                evidence: data.citations("evidence")?,
+                author: data.opt_str("author")?,
+                side: data.opt_str("side")?,
             },
         )),
         "respondChallenge" => unit(p.respond_challenge(
@@ -389,8 +705,8 @@ fn apply(
             let n = p.issue_verdict(
                 d,
                 a.opt_str("viaAppealId")?.as_deref(),
-                a.opt_str("rationale")?.as_deref(),
-                actor,
+                data.opt_str("rationale")?.as_deref(),
+                data.opt_str("actor")?.as_deref(),
             );
             json!({ "n": n })
         }
@@ -399,12 +715,12 @@ fn apply(
         "fileAppeal" => created(p.file_appeal(
             d,
             AppealInput {
-                side: a.opt_str("side")?,
-                author: a.opt_str("author")?,
-                ground: a.opt_str("ground")?,
-                justification: a.opt_str("justification")?,
-                evidence: a.citations("evidence")?,
-                target_thread_ids: a.strings("targetThreadIds")?,
+                side: data.opt_str("side")?,
+                author: data.opt_str("author")?,
+                ground: data.opt_str("ground")?,
+                justification: data.opt_str("justification")?,
+                evidence: data.citations("evidence")?,
+                target_thread_ids: data.strings("targetThreadIds")?,
             },
         )),
         "decideAppeal" => unit(p.decide_appeal(
@@ -415,17 +731,16 @@ fn apply(
             actor,
         )),
         "concludeAppealReview" => {
-            match p.conclude_appeal_review(d, actor, a.opt_str("rationale")?.as_deref()) {
+            match p.conclude_appeal_review(d, actor, data.opt_str("rationale")?.as_deref()) {
                 Ok(n) => json!({ "n": n }),
                 Err(e) => refusal(e),
             }
         }
         other => {
+            // `shape` lists every op this match handles; reaching here is a gap between them.
             return Err(bad(
                 format!("{path}.op"),
-                format!(
-                    "unknown op {other:?}; ops are the reference writers' names (newDebate, createThread, addVersion, mergeVersion, ...)"
-                ),
+                format!("op {other:?} has no writer in this engine"),
             ));
         }
     })

@@ -1,7 +1,7 @@
 //! Verdicts (SPEC section 11): frozen, append-only, with a rationale derived from the
 //! ledger alone.
 
-use crate::document::{BySide, Debate, Num, Side, Verdict, status};
+use crate::document::{BySide, Debate, LedgerRow, Num, Side, Verdict, status};
 use crate::env::Env;
 use crate::protocol::Protocol;
 use crate::scoring::{Ledger, Summary, compute_ledger, summarize};
@@ -44,7 +44,7 @@ pub fn default_rationale(d: &Debate, ledger: &Ledger, s: &Summary) -> String {
         ledger
             .rows
             .iter()
-            .filter(move |r| r.side.as_deref() == Some(side.as_str()))
+            .filter(move |r| r.side == Some(side.as_str()))
     };
     let mut out = String::new();
     match (s.band.key.as_str(), s.winner) {
@@ -80,7 +80,7 @@ pub fn default_rationale(d: &Debate, ledger: &Ledger, s: &Summary) -> String {
         if let Some(top) = rows_of(side).next() {
             out.push_str(&format!(
                 "Strongest standing claim for Side {side}: \"{}\" at merit {}. ",
-                top.assertion.as_deref().unwrap_or(""),
+                top.assertion.unwrap_or(""),
                 js_to_fixed(top.merit.0, 2)
             ));
         }
@@ -124,6 +124,9 @@ impl<E: Env> Protocol<E> {
             Some(r) => r.to_string(),
             None => default_rationale(d, &ledger, &summary),
         };
+        // The verdict owns its rows: later edits of the debate must not reach them.
+        let frozen: Vec<LedgerRow> = ledger.rows.iter().map(LedgerRow::to_owned_row).collect();
+        let totals = ledger.totals;
         let detail = match summary.winner {
             Some(w) => format!("v{n}: side-{w}:{}", summary.band.key),
             None => format!("v{n}: unresolved"),
@@ -133,13 +136,13 @@ impl<E: Env> Protocol<E> {
             issued_at: Some(Num(issued as f64)),
             winner: summary.winner,
             totals: BySide {
-                a: Num(ledger.totals.a),
-                b: Num(ledger.totals.b),
+                a: Num(totals.a),
+                b: Num(totals.b),
             },
             margin: Num(summary.margin),
             band: summary.band,
             rationale: text,
-            ledger: ledger.rows,
+            ledger: frozen,
             by_burden: summary.by_burden,
             via_appeal_id: via_appeal_id.filter(|a| !a.is_empty()).map(str::to_string),
         });

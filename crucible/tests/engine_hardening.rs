@@ -134,11 +134,7 @@ fn claim_budget_scores_best_n_and_keeps_the_rest_visible() {
     });
     claim_on(&mut p, &mut d, "B", "B only", |_| {});
     let l = compute_ledger(&d);
-    let a_rows: Vec<_> = l
-        .rows
-        .iter()
-        .filter(|r| r.side.as_deref() == Some("A"))
-        .collect();
+    let a_rows: Vec<_> = l.rows.iter().filter(|r| r.side == Some("A")).collect();
     let scoring: Vec<_> = a_rows.iter().filter(|r| r.scoring == Some(true)).collect();
     let parked: Vec<_> = a_rows.iter().filter(|r| r.scoring == Some(false)).collect();
     assert_eq!(scoring.len(), 2);
@@ -147,8 +143,8 @@ fn claim_budget_scores_best_n_and_keeps_the_rest_visible() {
     assert_eq!(l.totals.a, scoring.iter().map(|r| r.merit.0).sum::<f64>());
     let mut best: Vec<_> = a_rows.clone();
     best.sort_by(|x, y| y.merit.0.total_cmp(&x.merit.0));
-    let mut want: Vec<_> = best[..2].iter().map(|r| r.thread_title.clone()).collect();
-    let mut got: Vec<_> = scoring.iter().map(|r| r.thread_title.clone()).collect();
+    let mut want: Vec<_> = best[..2].iter().map(|r| r.thread_title).collect();
+    let mut got: Vec<_> = scoring.iter().map(|r| r.thread_title).collect();
     want.sort();
     got.sort();
     assert_eq!(got, want);
@@ -175,7 +171,7 @@ fn padding_with_thin_claims_cannot_change_verdict_under_budget() {
     assert_eq!(
         l.rows
             .iter()
-            .filter(|r| r.side.as_deref() == Some("B") && r.scoring == Some(true))
+            .filter(|r| r.side == Some("B") && r.scoring == Some(true))
             .count(),
         3
     );

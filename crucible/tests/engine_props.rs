@@ -235,7 +235,8 @@ proptest! {
 
     #[test]
     fn margin_lies_in_unit_interval(s in spec()) {
-        let l = compute_ledger(&build(&s));
+        let d = build(&s);
+        let l = compute_ledger(&d);
         let m = summarize(&l.totals, s.burden).margin;
         prop_assert!((0.0..=1.0).contains(&m), "margin {m}");
     }
@@ -254,10 +255,11 @@ proptest! {
 
     #[test]
     fn totals_equal_the_sum_of_scoring_rows(s in spec()) {
-        let l = compute_ledger(&build(&s));
+        let d = build(&s);
+        let l = compute_ledger(&d);
         for side in ["A", "B"] {
             let sum = l.rows.iter()
-                .filter(|r| r.side.as_deref() == Some(side) && r.scoring == Some(true))
+                .filter(|r| r.side == Some(side) && r.scoring == Some(true))
                 .fold(0.0, |acc, r| acc + r.merit.0);
             let total = if side == "A" { l.totals.a } else { l.totals.b };
             prop_assert_eq!(sum, total);

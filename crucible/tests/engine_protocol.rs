@@ -366,7 +366,7 @@ fn ledger_scores_exactly_the_four_canonical_versions() {
     let mut merits: Vec<(String, f64)> = l
         .rows
         .iter()
-        .map(|r| (r.thread_title.clone().unwrap(), approx(r.merit.0, 3)))
+        .map(|r| (r.thread_title.unwrap().to_string(), approx(r.merit.0, 3)))
         .collect();
     merits.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
@@ -410,7 +410,7 @@ fn superseded_and_demoted_versions_stay_in_history_and_score_nothing() {
     let scored: Vec<String> = compute_ledger(&s.d)
         .rows
         .into_iter()
-        .map(|r| r.version_id)
+        .map(|r| r.version_id.to_string())
         .collect();
     for t in &s.d.threads {
         for v in t.versions.iter().filter(|v| v.status != "merged") {
