@@ -121,6 +121,12 @@ struct RunArgs {
     /// Most commands per Raft entry.
     #[arg(long, default_value_t = 512)]
     batch_max: usize,
+    /// Most command bytes per Raft entry.
+    #[arg(long, default_value_t = panel_coordinator::service::proposer::DEFAULT_MAX_BATCH_BYTES)]
+    batch_max_bytes: usize,
+    /// Largest client command in bytes; larger writes are refused at intake.
+    #[arg(long, default_value_t = panel_coordinator::service::serve::DEFAULT_MAX_COMMAND_BYTES)]
+    max_command_bytes: usize,
     /// How long the leader waits for more commands while entries are in flight.
     #[arg(long, default_value_t = 1000)]
     linger_us: u64,
@@ -366,6 +372,7 @@ async fn run_replica(a: RunArgs) -> Result<ExitCode> {
         },
         proposer: ProposerOptions {
             max_items: a.batch_max,
+            max_batch_bytes: a.batch_max_bytes,
             linger: Duration::from_micros(a.linger_us),
             ..ProposerOptions::default()
         },
@@ -376,6 +383,7 @@ async fn run_replica(a: RunArgs) -> Result<ExitCode> {
             simulation: a.simulation,
         },
         test_commands: a.test_commands,
+        max_command_bytes: a.max_command_bytes,
     };
     eprintln!(
         "coordinator replica {} listening on {}",

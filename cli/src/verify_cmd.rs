@@ -19,9 +19,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.record)
+    let bytes = std::fs::read(&args.record)
         .with_context(|| format!("reading {}", args.record.display()))?;
-    let mut de = serde_json::Deserializer::from_str(&text);
+    // Malformed input exits 2 like every other malformed input; only a well-formed record
+    // that fails verification exits 1.
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        eprintln!(
+            "error: {} is not a record: not valid UTF-8 (a record is the JSON `panel export` writes)",
+            args.record.display()
+        );
+        return Ok(ExitCode::from(crate::jsonl::BAD_INPUT));
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
     let bundle: Bundle = match serde_path_to_error::deserialize(&mut de) {
         Ok(b) => b,
         Err(e) => {

@@ -156,8 +156,11 @@ pub struct Dissent {
     pub ignored: Vec<String>,
 }
 
+/// What the acceptance rule decided for a motion: accepted with its outcome, or deadlocked
+/// with the dissent. Named apart from the SPEC's verdict (a debate's score), which this
+/// is not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Verdict {
+pub enum Acceptance {
     Accepted {
         outcome: Outcome,
         tallies: BTreeMap<Stance, GroupTally>,
@@ -165,9 +168,9 @@ pub enum Verdict {
     Deadlocked(Dissent),
 }
 
-impl Verdict {
+impl Acceptance {
     pub fn is_accepted(&self) -> bool {
-        matches!(self, Verdict::Accepted { .. })
+        matches!(self, Acceptance::Accepted { .. })
     }
 }
 
@@ -179,7 +182,7 @@ pub fn decide(
     rulings: &[RevealedRuling],
     receipts: &[RetrievalReceipt],
     policy: &Policy,
-) -> Verdict {
+) -> Acceptance {
     let seat_of: BTreeMap<&str, &Seat> = seats.iter().map(|s| (s.arbiter_id.as_str(), s)).collect();
     let mut seen = BTreeSet::new();
     let mut ignored = Vec::new();
@@ -231,8 +234,8 @@ pub fn decide(
     };
 
     match outcome {
-        Some(outcome) if reasons.is_empty() => Verdict::Accepted { outcome, tallies },
-        _ => Verdict::Deadlocked(Dissent {
+        Some(outcome) if reasons.is_empty() => Acceptance::Accepted { outcome, tallies },
+        _ => Acceptance::Deadlocked(Dissent {
             reasons,
             tallies,
             ignored,
@@ -417,7 +420,7 @@ mod tests {
         );
         assert!(matches!(
             v,
-            Verdict::Accepted {
+            Acceptance::Accepted {
                 outcome: Outcome::Decided(Decision::Yes),
                 ..
             }
@@ -439,7 +442,7 @@ mod tests {
             &[],
             &Policy::default(),
         );
-        let Verdict::Deadlocked(d) = v else {
+        let Acceptance::Deadlocked(d) = v else {
             panic!("must deadlock")
         };
         assert!(d.reasons.contains(&DeadlockReason::GroupsDisagree));
@@ -461,7 +464,7 @@ mod tests {
             &[],
             &Policy::default(),
         );
-        let Verdict::Deadlocked(d) = v else {
+        let Acceptance::Deadlocked(d) = v else {
             panic!("must deadlock")
         };
         assert!(
@@ -482,7 +485,7 @@ mod tests {
             ruling("b1", Decision::Yes),
         ];
         let v = decide(MotionKind::Merge, &seats, &rulings, &[], &Policy::default());
-        let Verdict::Deadlocked(d) = v else {
+        let Acceptance::Deadlocked(d) = v else {
             panic!("replays must not make a quorum")
         };
         assert!(matches!(
@@ -513,7 +516,7 @@ mod tests {
         );
         assert!(matches!(
             v,
-            Verdict::Accepted {
+            Acceptance::Accepted {
                 outcome: Outcome::Relevance(3),
                 ..
             }
@@ -528,7 +531,7 @@ mod tests {
             &[],
             &Policy::default(),
         );
-        let Verdict::Deadlocked(d) = v else {
+        let Acceptance::Deadlocked(d) = v else {
             panic!("spread must deadlock")
         };
         assert!(
@@ -560,7 +563,9 @@ mod tests {
             &disagree,
             &p,
         );
-        let Verdict::Deadlocked(d) = v else { panic!() };
+        let Acceptance::Deadlocked(d) = v else {
+            panic!()
+        };
         assert!(d.reasons.contains(&DeadlockReason::ReceiptsDisagree));
         // A forged receipt from an unseated arbiter is ignored, not a second side.
         let forged = [rc("a1", "aa"), rc("mallory", "aa")];
@@ -571,7 +576,7 @@ mod tests {
         let v = decide(MotionKind::TierVerification, &five(), &rulings, &good, &p);
         assert_eq!(
             v,
-            Verdict::Accepted {
+            Acceptance::Accepted {
                 outcome: Outcome::TierVerified {
                     decision: Decision::Yes,
                     content_hash: "aa".into()
@@ -625,7 +630,7 @@ mod tests {
             let seats: Vec<_> = stances.iter().enumerate().map(|(i, s)| seat(&format!("s{i}"), *s)).collect();
             let rulings: Vec<_> = seats.iter().zip(&votes).map(|(s, y)| ruling(&s.arbiter_id, if *y { Decision::Yes } else { Decision::No })).collect();
             let v = decide(MotionKind::Merge, &seats, &rulings, &[], &Policy::default());
-            if let Verdict::Accepted { outcome: Outcome::Decided(d), tallies } = &v {
+            if let Acceptance::Accepted { outcome: Outcome::Decided(d), tallies } = &v {
                 for side in [Stance::A, Stance::B] {
                     let t = &tallies[&side];
                     let (f, a) = if *d == Decision::Yes { (t.yes, t.no) } else { (t.no, t.yes) };

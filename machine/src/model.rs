@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::acceptance::{Seat, Stance, Verdict};
+use crate::acceptance::{Acceptance, Seat, Stance};
 use crate::command::{ArbiterRegistration, Command, ItemReply, MotionSpec};
 use crate::debates::DebateRecord;
 use crate::ruling::WireRuling;
@@ -130,7 +130,7 @@ impl Arbiter {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum MotionStatus {
     Open,
-    Decided(Verdict),
+    Decided(Acceptance),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -103,7 +103,7 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::acceptance::{Dissent, MotionKind, Verdict};
+    use crate::acceptance::{Acceptance, Dissent, MotionKind};
     use crate::command::{ArbiterRegistration, MotionSpec};
     use crate::model::{Arbiter, Motion};
     use crate::ruling::WireRuling;
@@ -177,7 +177,7 @@ mod tests {
                 draw_seed: 0,
                 opened_at_ms: 0,
                 opened_log_index: n as u64,
-                status: MotionStatus::Decided(Verdict::Deadlocked(Dissent {
+                status: MotionStatus::Decided(Acceptance::Deadlocked(Dissent {
                     reasons: vec![],
                     tallies: BTreeMap::new(),
                     ignored: vec![],

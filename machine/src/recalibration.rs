@@ -42,7 +42,7 @@ use panel_proto::pb;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::acceptance::{Decision, Outcome, Verdict};
+use crate::acceptance::{Acceptance, Decision, Outcome};
 use crate::debates::DebateRecord;
 use crate::model::{Motion, MotionStatus, State};
 
@@ -71,7 +71,7 @@ pub struct Findings {
 /// deadlocked, or it is not a tier verification or an appeal). Reads only.
 pub fn findings(state: &State, motion_id: &str) -> Option<Findings> {
     let m = state.motions.get(motion_id)?;
-    let MotionStatus::Decided(Verdict::Accepted { outcome, .. }) = &m.status else {
+    let MotionStatus::Decided(Acceptance::Accepted { outcome, .. }) = &m.status else {
         return None;
     };
     let q = m.spec.question.as_ref()?;

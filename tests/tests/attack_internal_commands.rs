@@ -231,3 +231,64 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
         }
     });
 }
+
+fn debate(resolution: String) -> Command {
+    ClientCommand::CreateDebate(panel_coordinator::command::DebateSpec {
+        resolution,
+        pos_a: "yes".into(),
+        pos_b: "no".into(),
+        burden: None,
+        claim_budget: None,
+        seats: 4,
+        min_per_stance: 1,
+        policy: None,
+        simulation: false,
+        convener: "c".into(),
+    })
+    .into()
+}
+
+/// A command over the byte cap is refused at intake with the limit named, on the leader
+/// and on followers, so it can never become a log entry too big to replicate (a 48 MiB
+/// write once wedged the log for good); a command just under the cap replicates, and the
+/// cluster keeps serving small writes.
+#[test]
+fn an_oversized_command_is_refused_and_the_cluster_keeps_serving() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_guards, addrs) = start(dir.path());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        for (n, addr) in addrs.iter().enumerate() {
+            let (mut c, _) = client(addr).await;
+            let base = 10 * n as u64;
+            let huge = debate("x".repeat(48 * 1024 * 1024));
+            let st = write(&mut c, "big", base, &huge)
+                .await
+                .expect_err("a 48 MiB command must be refused");
+            assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
+            assert!(
+                st.message().contains("the limit is 1048576 bytes")
+                    && st.message().contains("--max-command-bytes"),
+                "{}",
+                st.message()
+            );
+            let near = debate("y".repeat(1000 * 1024));
+            let w = write(&mut c, "big", base + 1, &near)
+                .await
+                .expect("near cap");
+            assert!(w.applied, "{}", w.result_json);
+            let small = write(&mut c, "big", base + 2, &debate("small".into()))
+                .await
+                .expect("small write after the refusal");
+            assert!(small.applied, "{}", small.result_json);
+        }
+        // Every replica holds the same debates: the near-cap entries replicated.
+        let mut counts = Vec::new();
+        for a in &addrs {
+            let (_, mut leader) = client(a).await;
+            let stats = read(&mut leader, "\"Debates\"").await;
+            counts.push(stats["debates"].as_array().map_or(0, Vec::len));
+        }
+        assert_eq!(counts, vec![6, 6, 6]);
+    });
+}

@@ -108,8 +108,10 @@ pub async fn start(
         election_timeout_max: opts.election_max_ms,
         snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(opts.snapshot_logs),
         max_in_snapshot_log_to_keep: opts.keep_logs,
-        // Large batches of rulings per entry: bound one append by entries, not bytes.
-        max_payload_entries: 64,
+        // Entries are batches of up to `max_batch_bytes` (proposer), so entries x bytes
+        // bounds one `AppendEntries`: it must replicate within openraft's RPC timeout, or
+        // the entry is retried forever and the log is wedged.
+        max_payload_entries: 4,
         ..Default::default()
     }
     .validate()

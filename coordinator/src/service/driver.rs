@@ -259,17 +259,21 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
     let digest = Sha256::digest(format!("exam:{arbiter_id}").as_bytes());
     let mut rid = [0u8; 8];
     rid.copy_from_slice(&digest[..8]);
+    let bytes = reveals.iter().map(String::len).sum();
     let out = s
         .proposer
-        .submit(Item {
-            client_id: "exam-driver".into(),
-            request_id: u64::from_be_bytes(rid),
-            command: InternalCommand::SubmitExam {
-                arbiter_id: arbiter_id.to_string(),
-                reveals,
-            }
-            .into(),
-        })
+        .submit(
+            Item {
+                client_id: "exam-driver".into(),
+                request_id: u64::from_be_bytes(rid),
+                command: InternalCommand::SubmitExam {
+                    arbiter_id: arbiter_id.to_string(),
+                    reveals,
+                }
+                .into(),
+            },
+            bytes,
+        )
         .await
         .map_err(|e| e.to_string())?;
     match &out.reply {
@@ -524,6 +528,7 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
     let digest = Sha256::digest(spec.motion_id.as_bytes());
     let mut rid = [0u8; 8];
     rid.copy_from_slice(&digest[..8]);
+    let bytes = reveals.iter().map(String::len).sum();
     let item = Item {
         client_id: "motion-driver".into(),
         request_id: u64::from_be_bytes(rid),
@@ -534,7 +539,11 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
         })
         .into(),
     };
-    let out = s.proposer.submit(item).await.map_err(|e| e.to_string())?;
+    let out = s
+        .proposer
+        .submit(item, bytes)
+        .await
+        .map_err(|e| e.to_string())?;
     match &out.reply {
         crate::command::ItemReply::Refused { code, message } => {
             warn!(%code, "outcome refused: {message}")

@@ -2,9 +2,16 @@
 //!
 //! openraft 0.9.25's leader awaits each log flush before taking the next entry
 //! (perf-anchors (d)), so one entry per write caps the cluster at about one fsync per write.
-//! The proposer seals a [`Batch`] from whatever writes are queued, up to `max_items`; while
-//! earlier entries are still in flight it lingers up to `linger` for more. At most
-//! `max_inflight` entries are outstanding, and the leader stamps each batch's time and seed.
+//! The proposer seals a [`Batch`] from whatever writes are queued, up to `max_items` and
+//! `max_batch_bytes`; while earlier entries are still in flight it lingers up to `linger`
+//! for more. At most `max_inflight` entries are outstanding, and the leader stamps each
+//! batch's time and seed.
+//!
+//! The byte bound matters as much as the item bound: an entry must replicate within
+//! openraft's RPC timeout, and an entry that never can wedges the log for good (it is
+//! durable on the leader and retried forever). With commands capped at intake
+//! ([`crate::service::replica`]) and batches capped here, one `AppendEntries` carries at
+//! most `max_payload_entries x max_batch_bytes` (`raft::start`).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -18,14 +25,22 @@ use crate::raft::{self, NodeId, Raft};
 #[derive(Debug, Clone)]
 pub struct ProposerOptions {
     pub max_items: usize,
+    /// Most command bytes per entry (a single larger command still gets an entry of its
+    /// own; intake caps single commands well below this).
+    pub max_batch_bytes: usize,
     pub linger: Duration,
     pub max_inflight: usize,
 }
+
+/// Default bytes per entry: 2 MiB, so four entries per `AppendEntries` stay well inside
+/// the replication timeout on a LAN.
+pub const DEFAULT_MAX_BATCH_BYTES: usize = 2 * 1024 * 1024;
 
 impl Default for ProposerOptions {
     fn default() -> Self {
         Self {
             max_items: 512,
+            max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
             linger: Duration::from_millis(1),
             max_inflight: 4,
         }
@@ -47,10 +62,13 @@ pub enum ProposeError {
 
 type Reply = oneshot::Sender<Result<ItemOutcome, ProposeError>>;
 
+/// A queued write: the item, its encoded size in bytes, and where its outcome goes.
+type Queued = (Item, usize, Reply);
+
 /// Handle to the batching task; cheap to clone.
 #[derive(Clone)]
 pub struct Proposer {
-    tx: mpsc::Sender<(Item, Reply)>,
+    tx: mpsc::Sender<Queued>,
 }
 
 impl Proposer {
@@ -60,22 +78,55 @@ impl Proposer {
         Self { tx }
     }
 
-    /// Propose one item and wait until its entry is applied.
-    pub async fn submit(&self, item: Item) -> Result<ItemOutcome, ProposeError> {
+    /// Propose one item of `bytes` encoded bytes and wait until its entry is applied.
+    pub async fn submit(&self, item: Item, bytes: usize) -> Result<ItemOutcome, ProposeError> {
         let (reply, rx) = oneshot::channel();
         self.tx
-            .send((item, reply))
+            .send((item, bytes, reply))
             .await
             .map_err(|_| ProposeError::Closed)?;
         rx.await.map_err(|_| ProposeError::Closed)?
     }
 }
 
-fn drain(rx: &mut mpsc::Receiver<(Item, Reply)>, buf: &mut Vec<(Item, Reply)>, max: usize) {
-    while buf.len() < max {
-        match rx.try_recv() {
-            Ok(p) => buf.push(p),
-            Err(_) => break,
+/// A batch being filled, within its item and byte bounds. A write that would overflow the
+/// bytes waits in `next` for the following batch.
+struct Filling {
+    items: Vec<Queued>,
+    bytes: usize,
+    next: Option<Queued>,
+}
+
+impl Filling {
+    fn new(first: Queued) -> Self {
+        let bytes = first.1;
+        Self {
+            items: vec![first],
+            bytes,
+            next: None,
+        }
+    }
+
+    /// Whether the batch takes no more writes.
+    fn full(&self, opts: &ProposerOptions) -> bool {
+        self.next.is_some() || self.items.len() >= opts.max_items.max(1)
+    }
+
+    fn push(&mut self, q: Queued, opts: &ProposerOptions) {
+        if self.bytes + q.1 > opts.max_batch_bytes {
+            self.next = Some(q);
+        } else {
+            self.bytes += q.1;
+            self.items.push(q);
+        }
+    }
+
+    fn drain(&mut self, rx: &mut mpsc::Receiver<Queued>, opts: &ProposerOptions) {
+        while !self.full(opts) {
+            match rx.try_recv() {
+                Ok(q) => self.push(q, opts),
+                Err(_) => break,
+            }
         }
     }
 }
@@ -95,20 +146,27 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-async fn run(raft: Raft, mut rx: mpsc::Receiver<(Item, Reply)>, opts: ProposerOptions) {
+async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) {
     let inflight = Arc::new(Semaphore::new(opts.max_inflight.max(1)));
-    let max = opts.max_items.max(1);
-    while let Some(first) = rx.recv().await {
-        let mut buf = vec![first];
-        drain(&mut rx, &mut buf, max);
+    let mut carried: Option<Queued> = None;
+    loop {
+        let first = match carried.take() {
+            Some(q) => q,
+            None => match rx.recv().await {
+                Some(q) => q,
+                None => return,
+            },
+        };
+        let mut buf = Filling::new(first);
+        buf.drain(&mut rx, &opts);
         let busy = inflight.available_permits() < opts.max_inflight.max(1);
-        if busy && buf.len() < max && !opts.linger.is_zero() {
+        if busy && !buf.full(&opts) && !opts.linger.is_zero() {
             let deadline = Instant::now() + opts.linger;
-            while buf.len() < max {
+            while !buf.full(&opts) {
                 match tokio::time::timeout_at(deadline, rx.recv()).await {
-                    Ok(Some(p)) => {
-                        buf.push(p);
-                        drain(&mut rx, &mut buf, max);
+                    Ok(Some(q)) => {
+                        buf.push(q, &opts);
+                        buf.drain(&mut rx, &opts);
                     }
                     _ => break,
                 }
@@ -117,8 +175,10 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<(Item, Reply)>, opts: ProposerOp
         let Ok(permit) = inflight.clone().acquire_owned().await else {
             return;
         };
-        drain(&mut rx, &mut buf, max);
-        let (items, replies): (Vec<Item>, Vec<Reply>) = buf.into_iter().unzip();
+        buf.drain(&mut rx, &opts);
+        carried = buf.next.take();
+        let (items, replies): (Vec<Item>, Vec<Reply>) =
+            buf.items.into_iter().map(|(i, _, r)| (i, r)).unzip();
         let batch = Batch {
             time_ms: now_ms(),
             seed: leader_seed(),

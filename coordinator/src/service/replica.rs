@@ -38,6 +38,10 @@ pub(crate) struct Replica {
     pub(crate) peers: Mutex<HashMap<String, CoordinatorClient<Channel>>>,
     /// Whether clients may send [`TestCommand`]s ([`ServeOptions::test_commands`]).
     pub(crate) test_commands: bool,
+    /// Largest command a client may write, in bytes of its JSON ([`ServeOptions`]).
+    ///
+    /// [`ServeOptions`]: crate::service::serve::ServeOptions
+    pub(crate) max_command_bytes: usize,
 }
 
 impl Replica {
@@ -126,6 +130,15 @@ pub(crate) async fn submit(
     replica: &Arc<Replica>,
     req: pb::WriteRequest,
 ) -> Result<pb::WriteReply, Status> {
+    // Bytes first: an oversized command is refused before it is even decoded, on every
+    // replica, so it can never become a log entry too big to replicate.
+    let bytes = req.command_json.len();
+    if bytes > replica.max_command_bytes {
+        return Err(Status::invalid_argument(format!(
+            "the command is {bytes} bytes; the limit is {} bytes per command (replica option --max-command-bytes); split the write or cite large sources by digest",
+            replica.max_command_bytes
+        )));
+    }
     let mut command = client_write(&req, replica.test_commands)?;
     if !replica.is_leader() {
         return replica.forward(req, None).await.map(Response::into_inner);
@@ -154,7 +167,7 @@ pub(crate) async fn submit(
         request_id: req.request_id,
         command,
     };
-    match replica.proposer.submit(item).await {
+    match replica.proposer.submit(item, bytes).await {
         Ok(outcome) => Ok(write_reply(outcome)),
         Err(ProposeError::NotLeader { leader_addr, .. }) => replica
             .forward(req, leader_addr)

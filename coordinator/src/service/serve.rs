@@ -34,7 +34,15 @@ pub struct ServeOptions {
     /// build feature). Off in production: they bypass the exam and let a client close a
     /// motion.
     pub test_commands: bool,
+    /// Largest client command in bytes (`--max-command-bytes`, default
+    /// [`DEFAULT_MAX_COMMAND_BYTES`]); larger writes are refused at intake with the limit
+    /// named.
+    pub max_command_bytes: usize,
 }
+
+/// Default cap on one client command: 1 MiB of JSON, far above any contribution the Gate
+/// accepts and far below what one `AppendEntries` can carry within its timeout.
+pub const DEFAULT_MAX_COMMAND_BYTES: usize = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -134,6 +142,7 @@ pub async fn serve(
         proposer,
         peers: Mutex::new(HashMap::new()),
         test_commands: opts.test_commands,
+        max_command_bytes: opts.max_command_bytes,
     });
 
     let (reporter, health) = tonic_health::server::health_reporter();

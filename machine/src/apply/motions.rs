@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::debates::open_pending;
 use super::{ApplyCtx, ApplyError, non_empty};
-use crate::acceptance::{self, Seat, Verdict};
+use crate::acceptance::{self, Acceptance, Seat};
 use crate::command::{MotionSpec, OutcomeSubmission};
 use crate::debates;
 use crate::draw::{self, Candidate, DrawSpec};
@@ -190,7 +190,7 @@ pub(super) fn record_outcome(
         && let Some(rec) = state.debates.get_mut(&debate_id)
     {
         let settled = match &verdict {
-            Verdict::Accepted { outcome, tallies } => {
+            Acceptance::Accepted { outcome, tallies } => {
                 let rationale = format!(
                     "Accepted by a cross-stance panel ({}). {}",
                     tallies
@@ -208,7 +208,7 @@ pub(super) fn record_outcome(
                 )
                 .map_err(|e| e.to_string())
             }
-            Verdict::Deadlocked(_) => {
+            Acceptance::Deadlocked(_) => {
                 rec.deadlocked(&sub.motion_id, &q);
                 Ok(())
             }
