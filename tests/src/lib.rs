@@ -135,6 +135,41 @@ pub fn spawn_replicas(
         .collect()
 }
 
+/// Runs `panel coordinator init` over `addrs` until it succeeds (replicas take a moment to
+/// listen), for at most 30 seconds.
+pub fn init_cluster(addrs: &[String]) {
+    let t = std::time::Instant::now();
+    while !panel()
+        .args(init_args(addrs))
+        .output()
+        .expect("run panel")
+        .status
+        .success()
+    {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(30),
+            "cluster init over {addrs:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// Production replicas (no test commands) at `addrs`, initialised as one group.
+pub fn start_production_cluster(root: &std::path::Path, addrs: &[String]) -> Vec<ChildGuard> {
+    let guards = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            ChildGuard::spawn(
+                format!("replica {}", i + 1),
+                production_replica_command(root, i + 1, a),
+            )
+        })
+        .collect();
+    init_cluster(addrs);
+    guards
+}
+
 /// `n` loopback addresses with ports that were free a moment ago.
 pub fn loopback_addrs(n: usize) -> Vec<String> {
     (0..n)

@@ -4,7 +4,6 @@
 //! forged, unsigned and replayed writes under that name are refused), and `WriteStream`
 //! answers many writes on one stream, matched by request id.
 
-use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crucible::contribution::Contribution;
@@ -14,7 +13,7 @@ use panel_coordinator::command::{ContributionSubmission, TestCommand};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_coordinator::pb::coordinator::debates_client::DebatesClient;
-use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, spawn_replicas};
+use panel_tests::{ChildGuard, init_cluster, loopback_addrs, spawn_replicas};
 use prost::Message;
 use serde_json::Value;
 use tonic::transport::Channel;
@@ -22,17 +21,7 @@ use tonic::transport::Channel;
 fn start(root: &std::path::Path) -> (Vec<ChildGuard>, Vec<String>) {
     let addrs = loopback_addrs(3);
     let guards = spawn_replicas(root, &addrs, |_, _| {});
-    let t = Instant::now();
-    while !panel()
-        .args(init_args(&addrs))
-        .output()
-        .expect("run panel")
-        .status
-        .success()
-    {
-        assert!(t.elapsed() < Duration::from_secs(30), "cluster init");
-        sleep(Duration::from_millis(100));
-    }
+    init_cluster(&addrs);
     (guards, addrs)
 }
 

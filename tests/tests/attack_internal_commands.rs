@@ -4,7 +4,6 @@
 //! submit an exam for someone, write test commands, or squat the drivers' client ids. Each
 //! refusal names the rule, and nothing reaches the log.
 
-use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::SigningKey;
@@ -15,34 +14,13 @@ use panel_coordinator::command::{
 };
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, production_replica_command};
+use panel_tests::{ChildGuard, loopback_addrs, start_production_cluster};
 use serde_json::Value;
 
 /// A 3-replica production cluster (clients may send client commands only).
 fn start(root: &std::path::Path) -> (Vec<ChildGuard>, Vec<String>) {
     let addrs = loopback_addrs(3);
-    let guards = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            ChildGuard::spawn(
-                format!("replica {}", i + 1),
-                production_replica_command(root, i + 1, a),
-            )
-        })
-        .collect();
-    let t = Instant::now();
-    while !panel()
-        .args(init_args(&addrs))
-        .output()
-        .expect("run panel")
-        .status
-        .success()
-    {
-        assert!(t.elapsed() < Duration::from_secs(30), "cluster init");
-        sleep(Duration::from_millis(100));
-    }
-    (guards, addrs)
+    (start_production_cluster(root, &addrs), addrs)
 }
 
 /// A client of `addr` and one of the leader (for linearizable reads), once one is elected.
@@ -249,7 +227,7 @@ fn debate(resolution: String) -> Command {
 }
 
 /// A command over the byte cap is refused at intake with the limit named, on the leader
-/// and on followers, so it can never become a log entry too big to replicate (a 48 MiB
+/// and on followers, so it can never become a log entry too big to replicate (one 48 MiB
 /// write once wedged the log for good); a command just under the cap replicates, and the
 /// cluster keeps serving small writes.
 #[test]
@@ -261,10 +239,10 @@ fn an_oversized_command_is_refused_and_the_cluster_keeps_serving() {
         for (n, addr) in addrs.iter().enumerate() {
             let (mut c, _) = client(addr).await;
             let base = 10 * n as u64;
-            let huge = debate("x".repeat(48 * 1024 * 1024));
+            let huge = debate("x".repeat(16 * 1024 * 1024));
             let st = write(&mut c, "big", base, &huge)
                 .await
-                .expect_err("a 48 MiB command must be refused");
+                .expect_err("a 16 MiB command must be refused");
             assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
             assert!(
                 st.message().contains("the limit is 1048576 bytes")
