@@ -43,6 +43,10 @@ pub struct AuthorKey {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AuthorshipError {
     #[error(
+        "author {author:?} is a registered arbiter's id; a write under it must be signed by that arbiter's key (--key FILE), or use another author name"
+    )]
+    ArbiterName { author: String },
+    #[error(
         "author {author:?} signs its writes with key {fingerprint}; sign this write with that key (--key FILE)"
     )]
     SignatureRequired { author: String, fingerprint: String },

@@ -52,8 +52,13 @@ pub struct DebateRecord {
     pub min_per_stance: usize,
     /// Simulation mode: motions carry the expected answer for scripted judges.
     pub simulation: bool,
-    /// Everyone who wrote to the debate; never drawn onto its panels.
+    /// Every author name that wrote to the debate.
     pub contributors: BTreeSet<String>,
+    /// Hex keys that signed a contribution to the debate. Recusal is keyed to these, not
+    /// to names: an arbiter holding (or having held) one of them is never drawn onto the
+    /// debate's panels, while an unsigned name proves nothing and excludes nobody.
+    #[serde(default)]
+    pub contributor_keys: BTreeSet<String>,
     /// Model family each contributor declared, if any.
     pub author_families: BTreeMap<String, String>,
     /// Question key -> open motion id.
@@ -342,6 +347,7 @@ pub fn create(
         min_per_stance,
         simulation,
         contributors: BTreeSet::new(),
+        contributor_keys: BTreeSet::new(),
         author_families: BTreeMap::new(),
         open: BTreeMap::new(),
         questions: BTreeMap::new(),

@@ -56,6 +56,18 @@ pub(super) fn contribute(
         client_id,
         request_id,
     )?;
+    // A registered arbiter's id is not a free name: only that arbiter's key may write
+    // under it, so nobody can borrow an arbiter's name (docs/SECURITY.md).
+    if let Some(arbiter) = state.arbiters.get(&sub.author) {
+        let by_arbiter = matches!(&authorship,
+            crate::authorship::Authorship::Signed { public_key, .. } if arbiter.holds_or_held(public_key));
+        if !by_arbiter {
+            return Err(crate::authorship::AuthorshipError::ArbiterName {
+                author: sub.author.clone(),
+            }
+            .into());
+        }
+    }
     let rec = debate_mut(state, &sub.debate_id)?;
     let created = debates::contribute(
         rec,
@@ -66,6 +78,9 @@ pub(super) fn contribute(
         &sub.contribution,
         &sub.hints,
     )?;
+    if let crate::authorship::Authorship::Signed { public_key, .. } = &authorship {
+        rec.contributor_keys.insert(public_key.clone());
+    }
     let signed_by = match authorship {
         crate::authorship::Authorship::Unsigned => None,
         crate::authorship::Authorship::Signed { public_key, bind } => {
@@ -85,6 +100,20 @@ pub(super) fn contribute(
     Ok(
         json!({ "debate_id": sub.debate_id, "created": created, "opened": opened, "signed_by": signed_by }),
     )
+}
+
+/// The arbiters recused from a debate's panels: those holding, or having held, a key that
+/// signed a contribution to it.
+fn recused(state: &State, rec: &DebateRecord) -> Vec<String> {
+    if rec.contributor_keys.is_empty() {
+        return Vec::new();
+    }
+    state
+        .arbiters
+        .iter()
+        .filter(|(_, a)| rec.contributor_keys.iter().any(|k| a.holds_or_held(k)))
+        .map(|(id, _)| id.clone())
+        .collect()
 }
 
 pub(super) fn ask_panel(
@@ -119,7 +148,7 @@ fn open_question(
         state_hash: t.state_hash.clone(),
         seats: rec.seats + 2 * widen,
         min_per_stance: rec.min_per_stance,
-        contributors: rec.contributors.iter().cloned().collect(),
+        contributors: recused(state, rec),
         author_model_family: rec.author_family_for(&t.question),
         policy: Some(rec.policy.clone()),
         question: Some(t.question.clone()),
@@ -172,4 +201,105 @@ pub(super) fn reissue_verdict(
     let n = rec.reissue_verdict(ctx.time_ms, author);
     let opened = open_pending(state, ctx, debate_id);
     Ok(json!({ "debate_id": debate_id, "verdict": n, "opened": opened }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::apply_batch;
+    use crate::command::{Batch, ClientCommand, Item, ItemReply};
+    use ed25519_dalek::SigningKey;
+    use serde_json::json;
+
+    fn key(i: u8) -> SigningKey {
+        SigningKey::from_bytes(&[i; 32])
+    }
+
+    fn write(state: &mut State, n: u64, command: ClientCommand) -> ItemReply {
+        let batch = Batch {
+            time_ms: 1_000 + n,
+            seed: n,
+            items: vec![Item {
+                client_id: "t".into(),
+                request_id: n,
+                command: command.into(),
+            }],
+        };
+        let r = apply_batch(state, n, &batch);
+        r.items.into_iter().next().expect("one item").reply
+    }
+
+    fn definition(author: &str, signer: Option<(u8, u64)>) -> ClientCommand {
+        let mut sub: ContributionSubmission = serde_json::from_value(json!({
+            "debate_id": "deb_1", "author": author, "side": "A",
+            "contribution": {"op": "definition", "term": "harm", "definition": "Measurable loss of welfare."},
+        }))
+        .expect("submission");
+        if let Some((k, n)) = signer {
+            sub.signature = Some(crate::authorship::sign(&key(k), &sub, "t", n).expect("sign"));
+        }
+        ClientCommand::Contribute(sub)
+    }
+
+    /// Two arbiters and a debate.
+    fn setup() -> State {
+        let mut s = State::default();
+        for (n, (id, stance)) in [("a1", "A"), ("b1", "B")].into_iter().enumerate() {
+            let reg = serde_json::from_value(json!({
+                "arbiter_id": id,
+                "public_key": hex::encode(key(n as u8 + 1).verifying_key().to_bytes()),
+                "organisation": format!("org-{id}"), "model_family": format!("fam-{id}"),
+                "stance": stance,
+            }))
+            .expect("registration");
+            let r = write(&mut s, n as u64 + 1, ClientCommand::RegisterArbiter(reg));
+            assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+        }
+        let spec = serde_json::from_value(json!({
+            "resolution": "Resolved: shorter weeks raise output.", "pos_a": "yes", "pos_b": "no",
+            "seats": 2, "min_per_stance": 1, "convener": "c",
+        }))
+        .expect("debate");
+        let r = write(&mut s, 3, ClientCommand::CreateDebate(spec));
+        assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+        s
+    }
+
+    /// A name proves nothing: writes under an arbiter's id that its key did not sign are
+    /// refused, so nobody can get honest arbiters recused by borrowing their names.
+    #[test]
+    fn a_borrowed_arbiter_name_is_refused_and_recuses_nobody() {
+        let mut s = setup();
+        let unsigned = write(&mut s, 10, definition("b1", None));
+        assert!(
+            matches!(&unsigned, ItemReply::Refused { code, message } if code == "authorship" && message.contains("registered arbiter")),
+            "{unsigned:?}"
+        );
+        let foreign = write(&mut s, 11, definition("a1", Some((9, 11))));
+        assert!(
+            matches!(&foreign, ItemReply::Refused { code, .. } if code == "authorship"),
+            "{foreign:?}"
+        );
+        let rec = s.debates.get("deb_1").expect("debate");
+        assert!(recused(&s, rec).is_empty());
+    }
+
+    /// Recusal follows keys: an arbiter that signed a contribution, under its own id or
+    /// under any other name, is not drawn for the debate; an unsigned contributor name that
+    /// happens to equal no arbiter's key recuses nobody.
+    #[test]
+    fn recusal_is_keyed_to_the_signing_key() {
+        let mut s = setup();
+        let own = write(&mut s, 10, definition("a1", Some((1, 10))));
+        assert!(matches!(own, ItemReply::Applied(_)), "{own:?}");
+        let other_name = write(&mut s, 11, definition("bob", Some((2, 11))));
+        assert!(
+            matches!(other_name, ItemReply::Applied(_)),
+            "{other_name:?}"
+        );
+        let anonymous = write(&mut s, 12, definition("carol", None));
+        assert!(matches!(anonymous, ItemReply::Applied(_)), "{anonymous:?}");
+        let rec = s.debates.get("deb_1").expect("debate");
+        assert_eq!(recused(&s, rec), vec!["a1".to_string(), "b1".to_string()]);
+    }
 }
