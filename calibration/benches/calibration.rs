@@ -117,10 +117,11 @@ fn benches(c: &mut Criterion) {
         };
         let probe = fit(1_000, 10_000, &ratings, &config).unwrap();
         eprintln!(
-            "bridging {loss:?}: {} ratings, {} sweeps, converged {}, loss {:.6}",
+            "bridging {loss:?}: {} ratings, {} sweeps, converged {}, gradient norm {:.2e}, loss {:.6}",
             ratings.len(),
             probe.sweeps,
             probe.converged,
+            probe.gradient_norm,
             probe.loss
         );
         slow.bench_function(format!("bridging_fit_1000x10000_5pct_{loss:?}"), |b| {

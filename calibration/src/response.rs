@@ -152,7 +152,12 @@ pub struct BridgingResponse {
     pub item_factors: Vec<f64>,
     pub loss_form: LossForm,
     pub sweeps: usize,
+    /// `false` when the fit hit its sweep limit before the gradient test: the parameters are
+    /// then not an optimum.
     pub converged: bool,
+    /// Gradient norm at the returned parameters (sum units, docs/CALIBRATION.md section 5).
+    /// Added after `converged` so that the earlier fields keep their order.
+    pub gradient_norm: f64,
 }
 
 impl BridgingResponse {
@@ -167,6 +172,7 @@ impl BridgingResponse {
             loss_form,
             sweeps: fit.sweeps,
             converged: fit.converged,
+            gradient_norm: fit.gradient_norm,
         }
     }
 }
