@@ -53,6 +53,17 @@ const PHRASE_FILES: [(RuleId, (&str, &str)); 7] = [
 const WHITELIST_FILE: (&str, &str) = lexicon_file!("acronym-whitelist.txt");
 const DOMAIN_ACRONYMS_FILE: (&str, &str) = lexicon_file!("acronyms-domain.txt");
 const SHOUTING_WORDS_FILE: (&str, &str) = lexicon_file!("shouting-words.txt");
+/// Common English words for G7's acronym mode, whitespace-separated (see the file header).
+const COMMON_WORDS_FILE: &str = include_str!("common-words.txt");
+
+/// Words of [`COMMON_WORDS_FILE`]: every whitespace-separated word of every line that does
+/// not start with `#`.
+fn common_word_terms() -> impl Iterator<Item = &'static str> {
+    COMMON_WORDS_FILE
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .flat_map(str::split_whitespace)
+}
 
 /// FNV-1a: the word sets are looked up with short, trusted-shape keys on every field, and
 /// SipHash's flooding resistance buys nothing for fixed, compiled-in sets.
@@ -253,6 +264,9 @@ pub(crate) struct Compiled {
     /// Whitelist and domain lexicon together: one lookup in acronym mode.
     pub known_acronyms: PackedSet,
     pub shouting_words: PackedSet,
+    /// Common English words (lower case) with which G7 tells a word in capitals from an
+    /// acronym.
+    pub common_words: WordSet,
 }
 
 impl Compiled {
@@ -349,6 +363,7 @@ fn compile() -> Compiled {
                 .chain(terms(DOMAIN_ACRONYMS_FILE.1)),
         ),
         shouting_words: PackedSet::new(terms(SHOUTING_WORDS_FILE.1)),
+        common_words: common_word_terms().collect(),
     }
 }
 
@@ -374,6 +389,12 @@ pub fn acronym_whitelist() -> Vec<&'static str> {
 /// order.
 pub fn domain_acronyms() -> Vec<&'static str> {
     terms(DOMAIN_ACRONYMS_FILE.1)
+}
+
+/// The common English words G7's acronym mode uses to tell a word in capitals from an
+/// acronym (`crucible/src/gate/common-words.txt`), in file order.
+pub fn common_words() -> Vec<&'static str> {
+    common_word_terms().collect()
 }
 
 /// Raw text of every published lexicon file, by file name, for documentation and audit.
@@ -424,5 +445,17 @@ mod tests {
         );
         assert!(recurs_after_boundary(b"ha ha"));
         assert!(!recurs_after_boundary(b"give me a break"));
+    }
+
+    #[test]
+    fn common_words_are_lower_case_ascii() {
+        let c = &*COMPILED;
+        assert!(c.common_words.len() > 2000 && c.common_words.contains("wrong"));
+        for w in common_words() {
+            assert!(
+                !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase()),
+                "{w:?} is a lower-case ASCII word"
+            );
+        }
     }
 }

@@ -377,8 +377,10 @@ pub struct Violation {
 /// How G7 treats words in capitals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GateMode {
-    /// Ours: acronyms that are published in the domain lexicon or defined in the
-    /// submission pass; shouting still fails ([`register`]).
+    /// Ours: words in capitals that are not ordinary English words (undefined acronyms
+    /// such as NHANES or MODIS), and acronyms that are published in the domain lexicon
+    /// or defined in the submission, pass; ordinary words in capitals, alone or in runs
+    /// (`NEVER`, `NICE TRY`), still fail ([`register`]).
     #[default]
     Acronyms,
     /// Exactly the reference engine: four or more capitals pass only if whitelisted.
