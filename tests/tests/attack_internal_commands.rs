@@ -270,3 +270,50 @@ fn an_oversized_command_is_refused_and_the_cluster_keeps_serving() {
         assert_eq!(counts, vec![6, 6, 6]);
     });
 }
+
+/// A flood of `CreateDebate` under rotating convener names meets the global limit with a
+/// retry time, the number of debates stays bounded, and other writers are still served.
+#[test]
+fn a_debate_flood_under_rotating_names_is_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_guards, addrs) = start(dir.path());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let (mut c, mut leader) = client(&addrs[0]).await;
+        let (mut accepted, mut refused) = (0u64, 0u64);
+        for i in 0..300u64 {
+            let mut spec = debate(format!("flood {i}"));
+            if let Command::Client(ClientCommand::CreateDebate(s)) = &mut spec {
+                s.convener = format!("sock-{i}");
+            }
+            match write(&mut c, "flood", i, &spec).await {
+                Ok(w) if w.applied => accepted += 1,
+                Ok(w) => panic!("refused in apply: {}", w.result_json),
+                Err(st) => {
+                    assert_eq!(st.code(), tonic::Code::ResourceExhausted, "{st:?}");
+                    assert!(
+                        st.message().contains("all writers") && st.message().contains("retry in"),
+                        "{}",
+                        st.message()
+                    );
+                    refused += 1;
+                }
+            }
+        }
+        assert!(refused > 0, "the flood was never limited");
+        // The default global burst is 50 with 5 more per second; the flood took seconds
+        // at most.
+        assert!(accepted < 120, "{accepted} debates accepted");
+        let reg = ClientCommand::RegisterArbiter(registration("honest", 42, Stance::A));
+        let w = write(&mut c, "honest", 1, &reg.into())
+            .await
+            .expect("another kind of write is still served");
+        assert!(w.applied, "{}", w.result_json);
+        let d = read(&mut leader, "\"Debates\"").await;
+        assert_eq!(
+            d["debates"].as_array().map_or(0, Vec::len) as u64,
+            accepted,
+            "{d}"
+        );
+    });
+}

@@ -1,8 +1,12 @@
-//! Intake protection for open contributions (the paper's finding: an open door needs a
-//! rate limit before it opens, not after). On the leader, before proposal, every
-//! contribution passes the Gate (a refusal names the rule, the excerpt and the fix) and a
-//! per-author token bucket; an author over the limit gets a clear refusal saying when to
-//! retry, and nothing reaches the log.
+//! Intake protection (the paper's finding: an open door needs a rate limit before it
+//! opens, not after). On the leader, before proposal, every contribution passes the Gate (a
+//! refusal names the rule, the excerpt and the fix), and every client write that costs the
+//! replicas memory (contributions, debates, panel requests, registrations) takes a token
+//! from two buckets: one for its key (author, convener or arbiter id) and one for its kind
+//! across all keys, so rotating names cannot outrun the global rate. A writer over a limit
+//! gets a refusal saying when to retry, and nothing reaches the log. Buckets are leader
+//! local (a new leader starts them full) and the per-key map is pruned, so a flood of fresh
+//! names cannot grow it without bound.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -10,13 +14,38 @@ use std::time::{Duration, Instant};
 
 use crate::command::{ClientCommand, Command, ContributionSubmission};
 
-/// Per-author limits.
+/// One token bucket's shape.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    /// Writes allowed in a burst.
+    pub burst: u32,
+    /// Sustained writes per minute.
+    pub per_minute: u32,
+}
+
+impl Rate {
+    const fn new(burst: u32, per_minute: u32) -> Self {
+        Self { burst, per_minute }
+    }
+}
+
+/// Limits per key and per kind.
 #[derive(Debug, Clone, Copy)]
 pub struct IntakeLimits {
-    /// Contributions an author may make in a burst.
+    /// Contributions per author.
     pub burst: u32,
     /// Sustained contributions per minute per author.
     pub per_minute: u32,
+    /// Contributions across all authors.
+    pub contributions_global: Rate,
+    /// `CreateDebate` per convener and across conveners.
+    pub debates_per_convener: Rate,
+    pub debates_global: Rate,
+    /// `AskPanel` per author and across authors.
+    pub panel_requests_per_author: Rate,
+    pub panel_requests_global: Rate,
+    /// `RegisterArbiter` across all ids.
+    pub registrations_global: Rate,
 }
 
 impl Default for IntakeLimits {
@@ -24,24 +53,99 @@ impl Default for IntakeLimits {
         Self {
             burst: 30,
             per_minute: 60,
+            contributions_global: Rate::new(2_000, 60_000),
+            debates_per_convener: Rate::new(10, 30),
+            debates_global: Rate::new(50, 300),
+            panel_requests_per_author: Rate::new(20, 60),
+            panel_requests_global: Rate::new(100, 1_200),
+            registrations_global: Rate::new(50, 300),
         }
     }
 }
 
+/// Per-key buckets kept at most; above it, buckets that have refilled are dropped (a full
+/// bucket and a missing one admit the same).
+const MAX_KEYED_BUCKETS: usize = 10_000;
+
 #[derive(Debug)]
 struct Bucket {
+    rate: Rate,
     tokens: f64,
     at: Instant,
 }
 
-/// Token buckets by author (leader-local; a new leader starts them full).
+impl Bucket {
+    fn full(rate: Rate, now: Instant) -> Self {
+        Self {
+            rate,
+            tokens: f64::from(rate.burst.max(1)),
+            at: now,
+        }
+    }
+
+    fn per_sec(&self) -> f64 {
+        f64::from(self.rate.per_minute.max(1)) / 60.0
+    }
+
+    fn burst(&self) -> f64 {
+        f64::from(self.rate.burst.max(1))
+    }
+
+    /// The tokens the bucket holds at `now`.
+    fn level(&self, now: Instant) -> f64 {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        (self.tokens + elapsed * self.per_sec()).min(self.burst())
+    }
+
+    /// Refills to `now`; takes a token or says how long until one is there.
+    fn take(&mut self, now: Instant) -> Result<(), Duration> {
+        self.tokens = self.level(now);
+        self.at = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64(
+                (1.0 - self.tokens) / self.per_sec(),
+            ))
+        }
+    }
+}
+
+/// What a limited write is, for the buckets and the refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteKind {
+    Contribution,
+    Debate,
+    PanelRequest,
+    Registration,
+}
+
+impl WriteKind {
+    fn noun(self) -> &'static str {
+        match self {
+            WriteKind::Contribution => "contributions",
+            WriteKind::Debate => "new debates",
+            WriteKind::PanelRequest => "panel requests",
+            WriteKind::Registration => "arbiter registrations",
+        }
+    }
+}
+
+/// Token buckets by key and by kind.
 #[derive(Debug, Default)]
 pub struct Intake {
     limits: IntakeLimits,
-    buckets: Mutex<HashMap<String, Bucket>>,
+    buckets: Mutex<Buckets>,
 }
 
-/// Why a contribution was refused at intake.
+#[derive(Debug, Default)]
+struct Buckets {
+    keyed: HashMap<(WriteKind, String), Bucket>,
+    global: HashMap<WriteKind, Bucket>,
+}
+
+/// Why a write was refused at intake.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IntakeError {
     #[error(
@@ -60,51 +164,118 @@ pub enum IntakeError {
         burst: u32,
         retry_ms: u64,
     },
+    #[error(
+        "too many {what} from {who} ({per_minute} per minute, bursts of {burst}); retry in {retry_ms} ms"
+    )]
+    Busy {
+        what: &'static str,
+        /// The key, or "all writers" for the global limit.
+        who: String,
+        per_minute: u32,
+        burst: u32,
+        retry_ms: u64,
+    },
 }
 
 impl Intake {
     pub fn new(limits: IntakeLimits) -> Self {
         Self {
             limits,
-            buckets: Mutex::new(HashMap::new()),
+            buckets: Mutex::new(Buckets::default()),
         }
     }
 
-    /// Checks a command at intake; only contributions are limited.
+    /// Checks a client write at intake: the Gate for contributions, then the buckets of
+    /// its key and its kind. Other writes pass.
     pub fn admit(&self, command: &Command, now: Instant) -> Result<(), IntakeError> {
-        let Command::Client(ClientCommand::Contribute(sub)) = command else {
+        let Command::Client(c) = command else {
             return Ok(());
         };
-        gate(sub)?;
-        self.take(&sub.author, now)
+        let l = &self.limits;
+        let (kind, key, keyed, global) = match c {
+            ClientCommand::Contribute(sub) => {
+                gate(sub)?;
+                let per_author = Rate::new(l.burst, l.per_minute);
+                (
+                    WriteKind::Contribution,
+                    sub.author.as_str(),
+                    Some(per_author),
+                    l.contributions_global,
+                )
+            }
+            ClientCommand::CreateDebate(spec) => (
+                WriteKind::Debate,
+                spec.convener.as_str(),
+                Some(l.debates_per_convener),
+                l.debates_global,
+            ),
+            ClientCommand::AskPanel(req) => (
+                WriteKind::PanelRequest,
+                req.author.as_str(),
+                Some(l.panel_requests_per_author),
+                l.panel_requests_global,
+            ),
+            ClientCommand::RegisterArbiter(_) => {
+                (WriteKind::Registration, "", None, l.registrations_global)
+            }
+            _ => return Ok(()),
+        };
+        self.take(kind, key, keyed, global, now)
     }
 
-    fn take(&self, author: &str, now: Instant) -> Result<(), IntakeError> {
-        let rate = f64::from(self.limits.per_minute.max(1)) / 60.0;
-        let burst = f64::from(self.limits.burst.max(1));
-        let mut buckets = self
+    fn take(
+        &self,
+        kind: WriteKind,
+        key: &str,
+        keyed: Option<Rate>,
+        global: Rate,
+        now: Instant,
+    ) -> Result<(), IntakeError> {
+        let mut b = self
             .buckets
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let b = buckets.entry(author.to_string()).or_insert(Bucket {
-            tokens: burst,
-            at: now,
-        });
-        let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
-        b.tokens = (b.tokens + elapsed * rate).min(burst);
-        b.at = now;
-        if b.tokens >= 1.0 {
-            b.tokens -= 1.0;
-            Ok(())
-        } else {
-            let wait = Duration::from_secs_f64((1.0 - b.tokens) / rate);
-            Err(IntakeError::RateLimited {
-                author: author.to_string(),
-                per_minute: self.limits.per_minute,
-                burst: self.limits.burst,
-                retry_ms: wait.as_millis() as u64,
-            })
+        if let Some(rate) = keyed {
+            if b.keyed.len() >= MAX_KEYED_BUCKETS {
+                // The global buckets bound how fast keys arrive, and a key's bucket refills
+                // within seconds, so this keeps the map near the live writers.
+                b.keyed
+                    .retain(|_, bucket| bucket.level(now) < bucket.burst());
+            }
+            let bucket = b
+                .keyed
+                .entry((kind, key.to_owned()))
+                .or_insert_with(|| Bucket::full(rate, now));
+            bucket.take(now).map_err(|wait| {
+                if kind == WriteKind::Contribution {
+                    IntakeError::RateLimited {
+                        author: key.to_owned(),
+                        per_minute: rate.per_minute,
+                        burst: rate.burst,
+                        retry_ms: wait.as_millis() as u64,
+                    }
+                } else {
+                    IntakeError::Busy {
+                        what: kind.noun(),
+                        who: key.to_owned(),
+                        per_minute: rate.per_minute,
+                        burst: rate.burst,
+                        retry_ms: wait.as_millis() as u64,
+                    }
+                }
+            })?;
         }
+        let bucket = b
+            .global
+            .entry(kind)
+            .or_insert_with(|| Bucket::full(global, now));
+        bucket.take(now).map_err(|wait| IntakeError::Busy {
+            what: kind.noun(),
+            who: "all writers".into(),
+            per_minute: global.per_minute,
+            burst: global.burst,
+            retry_ms: wait.as_millis().max(1) as u64,
+        })
     }
 }
 
@@ -168,6 +339,7 @@ mod tests {
         let intake = Intake::new(IntakeLimits {
             burst: 3,
             per_minute: 60,
+            ..IntakeLimits::default()
         });
         let t0 = Instant::now();
         let ok = "Output per hour rises when weekly hours fall.";
@@ -203,5 +375,54 @@ mod tests {
         assert!(text.contains("G7"), "{text}");
         assert!(text.contains("idiot"), "{text}");
         assert!(text.contains("Fix:"), "{text}");
+    }
+
+    fn new_debate(convener: &str) -> Command {
+        Command::Client(ClientCommand::CreateDebate(
+            serde_json::from_value(serde_json::json!({
+                "resolution": "r", "pos_a": "a", "pos_b": "b", "seats": 4,
+                "min_per_stance": 1, "convener": convener,
+            }))
+            .expect("debate"),
+        ))
+    }
+
+    /// Rotating names does not outrun the global rate: after the global burst every new
+    /// convener is refused too, with a retry time.
+    #[test]
+    fn rotating_names_meet_the_global_limit() {
+        let intake = Intake::default();
+        let t0 = Instant::now();
+        let burst = IntakeLimits::default().debates_global.burst;
+        for i in 0..burst {
+            intake
+                .admit(&new_debate(&format!("c{i}")), t0)
+                .expect("within the global burst");
+        }
+        match intake.admit(&new_debate("fresh-name"), t0) {
+            Err(IntakeError::Busy { who, retry_ms, .. }) => {
+                assert_eq!(who, "all writers");
+                assert!(retry_ms > 0);
+            }
+            other => panic!("expected the global limit, got {other:?}"),
+        }
+    }
+
+    /// A flood of fresh names keeps the per-key map bounded.
+    #[test]
+    fn the_per_key_map_stays_bounded() {
+        let intake = Intake::new(IntakeLimits {
+            debates_global: Rate::new(u32::MAX, u32::MAX),
+            ..IntakeLimits::default()
+        });
+        let t0 = Instant::now();
+        for i in 0..(2 * MAX_KEYED_BUCKETS) {
+            let at = t0 + Duration::from_millis(i as u64);
+            intake
+                .admit(&new_debate(&format!("n{i}")), at)
+                .expect("a fresh name");
+        }
+        let len = intake.buckets.lock().expect("lock").keyed.len();
+        assert!(len <= MAX_KEYED_BUCKETS, "{len} buckets");
     }
 }

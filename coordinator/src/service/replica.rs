@@ -247,6 +247,8 @@ fn intake_status(e: IntakeError) -> Status {
                 prost::Message::encode_to_vec(&report).into(),
             )
         }
-        IntakeError::RateLimited { .. } => Status::resource_exhausted(e.to_string()),
+        IntakeError::RateLimited { .. } | IntakeError::Busy { .. } => {
+            Status::resource_exhausted(e.to_string())
+        }
     }
 }

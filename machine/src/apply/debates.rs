@@ -116,12 +116,24 @@ fn recused(state: &State, rec: &DebateRecord) -> Vec<String> {
         .collect()
 }
 
+/// Open motions a debate may hold before panel requests are refused: each open motion
+/// costs every replica memory and the driver a round, so a flood of `AskPanel` must not
+/// open them without bound.
+pub const MAX_OPEN_MOTIONS_PER_DEBATE: usize = 64;
+
 pub(super) fn ask_panel(
     state: &mut State,
     ctx: &ApplyCtx,
     req: &PanelRequest,
 ) -> Result<Value, ApplyError> {
     let rec = debate_mut(state, &req.debate_id)?;
+    if rec.open.len() >= MAX_OPEN_MOTIONS_PER_DEBATE {
+        return Err(ApplyError::TooManyOpenMotions {
+            debate: req.debate_id.clone(),
+            open: rec.open.len(),
+            max: MAX_OPEN_MOTIONS_PER_DEBATE,
+        });
+    }
     let to_open = rec.request(req.question.clone(), req.expected)?;
     let id = open_question(state, ctx, to_open, 0)?;
     let opened = open_pending(state, ctx, &req.debate_id);
@@ -301,5 +313,27 @@ mod tests {
         assert!(matches!(anonymous, ItemReply::Applied(_)), "{anonymous:?}");
         let rec = s.debates.get("deb_1").expect("debate");
         assert_eq!(recused(&s, rec), vec!["a1".to_string(), "b1".to_string()]);
+    }
+
+    /// A debate holding the most open motions refuses further panel requests with the
+    /// limit named, and nothing changes.
+    #[test]
+    fn panel_requests_stop_at_the_open_motion_cap() {
+        let mut s = setup();
+        let rec = s.debates.get_mut("deb_1").expect("debate");
+        for i in 0..MAX_OPEN_MOTIONS_PER_DEBATE {
+            rec.open.insert(format!("q{i}"), format!("m{i}"));
+        }
+        let ask: PanelRequest = serde_json::from_value(json!({
+            "debate_id": "deb_1", "author": "x",
+            "question": {"kind": "merge", "threadId": "t1", "versionId": "v1"},
+        }))
+        .expect("request");
+        let r = write(&mut s, 20, ClientCommand::AskPanel(ask));
+        assert!(
+            matches!(&r, ItemReply::Refused { code, message } if code == "too_many_open_motions" && message.contains("64")),
+            "{r:?}"
+        );
+        assert_eq!(s.debates.get("deb_1").expect("debate").open.len(), 64);
     }
 }

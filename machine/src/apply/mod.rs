@@ -102,6 +102,14 @@ pub enum ApplyError {
     BadReveal { motion: String, reason: String },
     #[error("{0}")]
     Authorship(#[from] crate::authorship::AuthorshipError),
+    #[error(
+        "debate {debate} already has {open} open motions (at most {max}); ask again once some are decided"
+    )]
+    TooManyOpenMotions {
+        debate: String,
+        open: usize,
+        max: usize,
+    },
 }
 
 impl ApplyError {
@@ -126,6 +134,7 @@ impl ApplyError {
             ApplyError::CommitmentRequired(_) => "commitment_required",
             ApplyError::BadReveal { .. } => "bad_reveal",
             ApplyError::Authorship(_) => "authorship",
+            ApplyError::TooManyOpenMotions { .. } => "too_many_open_motions",
         }
     }
 }
