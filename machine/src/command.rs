@@ -40,12 +40,125 @@ pub struct Item {
 // Client writes (contributions) dominate the log, so boxing them would add an allocation to
 // the common case to save bytes on the rare internal ones.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Command {
     Client(ClientCommand),
     Internal(InternalCommand),
     Test(TestCommand),
+}
+
+/// Variant names of each family, for decoding by tag ([`Command`]'s `Deserialize`).
+const CLIENT_KINDS: [&str; 8] = [
+    "RegisterArbiter",
+    "CreateDebate",
+    "Contribute",
+    "AskPanel",
+    "ReissueVerdict",
+    "RevokeKey",
+    "RotateKey",
+    "CheckPriors",
+];
+const INTERNAL_KINDS: [&str; 2] = ["RecordOutcome", "SubmitExam"];
+const TEST_KINDS: [&str; 4] = ["Put", "Note", "SetAdmission", "OpenMotion"];
+
+/// Decodes a command by reading its variant tag first and handing the rest to the family
+/// that owns the tag. (An untagged derive would buffer every command and try the families
+/// in turn, on the leader's intake and on every replica's decode of every entry.) A
+/// `RecordOutcome` in the log decodes as the internal command; apply treats both alike.
+impl<'de> Deserialize<'de> for Command {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(CommandVisitor)
+    }
+}
+
+struct CommandVisitor;
+
+impl<'de> serde::de::Visitor<'de> for CommandVisitor {
+    type Value = Command;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a command: {\"<Kind>\": {...}} or \"CheckPriors\"")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Command, E> {
+        ClientCommand::deserialize(serde::de::value::StrDeserializer::<E>::new(v))
+            .map(Command::Client)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Command, A::Error> {
+        use serde::de::Error;
+        use serde::de::value::MapAccessDeserializer;
+        let tag: String = map.next_key()?.ok_or_else(|| {
+            A::Error::custom("a command object needs one key, the command's kind")
+        })?;
+        let rest = MapAccessDeserializer::new(Peeked {
+            key: Some(tag.clone()),
+            inner: &mut map,
+        });
+        let command = if CLIENT_KINDS.contains(&tag.as_str()) {
+            Command::Client(ClientCommand::deserialize(rest)?)
+        } else if INTERNAL_KINDS.contains(&tag.as_str()) {
+            Command::Internal(InternalCommand::deserialize(rest)?)
+        } else if TEST_KINDS.contains(&tag.as_str()) {
+            Command::Test(TestCommand::deserialize(rest)?)
+        } else {
+            return Err(A::Error::unknown_variant(
+                &tag,
+                &[
+                    "RegisterArbiter",
+                    "CreateDebate",
+                    "Contribute",
+                    "AskPanel",
+                    "ReissueVerdict",
+                    "RevokeKey",
+                    "RotateKey",
+                    "CheckPriors",
+                    "RecordOutcome",
+                    "SubmitExam",
+                    "Put",
+                    "Note",
+                    "SetAdmission",
+                    "OpenMotion",
+                ],
+            ));
+        };
+        if map.next_key::<serde::de::IgnoredAny>()?.is_some() {
+            return Err(A::Error::custom(
+                "a command object has exactly one key, the command's kind",
+            ));
+        }
+        Ok(command)
+    }
+}
+
+/// A map whose first key was already read: yields it again, then the rest.
+struct Peeked<A> {
+    key: Option<String>,
+    inner: A,
+}
+
+impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Peeked<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        match self.key.take() {
+            Some(k) => seed
+                .deserialize(serde::de::value::StringDeserializer::<A::Error>::new(k))
+                .map(Some),
+            None => self.inner.next_key_seed(seed),
+        }
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, A::Error> {
+        self.inner.next_value_seed(seed)
+    }
 }
 
 /// What a client may write (`Write`, `WriteStream`, the typed `Debates` API). Replicas
@@ -419,6 +532,36 @@ mod tests {
             assert_eq!(got, family, "{json}");
             assert_eq!(serde_json::to_string(&c).expect("encode"), json);
         }
+    }
+
+    /// The tag lists that route decoding name every variant of their family.
+    #[test]
+    fn the_tag_lists_match_the_families() {
+        let client = [
+            r#""CheckPriors""#,
+            r#"{"RevokeKey":{"revocation":"00"}}"#,
+            r#"{"RotateKey":{"rotation":"00"}}"#,
+            r#"{"ReissueVerdict":{"debate_id":"d","author":"x"}}"#,
+        ];
+        for json in client {
+            let c: Command = serde_json::from_str(json).expect(json);
+            assert!(CLIENT_KINDS.contains(&c.kind()), "{json}");
+        }
+        assert!(
+            serde_json::from_str::<Command>(r#"{"Nope":{}}"#)
+                .unwrap_err()
+                .to_string()
+                .contains("unknown variant `Nope`")
+        );
+        assert!(
+            serde_json::from_str::<Command>(r#"{"CheckPriors":null,"Put":{}}"#).is_err(),
+            "two kinds in one object"
+        );
+        assert_eq!(
+            CLIENT_KINDS.len() + INTERNAL_KINDS.len() + TEST_KINDS.len(),
+            14,
+            "every variant is routed"
+        );
     }
 
     #[test]
