@@ -16,8 +16,17 @@ use serde_json::{Value, json};
 use crate::acceptance::Stance;
 use crate::model::{MotionStatus, State};
 
+/// Why the prior-consistency check could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PriorCheckError {
+    #[error("no decided motions with binary rulings yet; run the check after some history")]
+    NoHistory,
+    #[error("the prior-consistency fit failed: {0}")]
+    Fit(#[from] calibration::error::CalibrationError),
+}
+
 /// Runs the check and returns `(arbiter id, finding)` for every arbiter with history.
-pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, String> {
+pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorCheckError> {
     let ids: Vec<String> = state.arbiters.iter().map(|(id, _)| id.clone()).collect();
     let index: BTreeMap<&str, usize> = ids
         .iter()
@@ -64,9 +73,7 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, String
         }
     }
     if columns.is_empty() {
-        return Err(
-            "no decided motions with binary rulings yet; run the check after some history".into(),
-        );
+        return Err(PriorCheckError::NoHistory);
     }
     let ratings: Vec<Vec<Option<f64>>> = (0..ids.len())
         .map(|u| columns.iter().map(|c| c[u]).collect())
@@ -80,9 +87,8 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, String
             Stance::None => None,
         })
         .collect();
-    let fit = fit_matrix(&ratings, &BridgingConfig::default()).map_err(|e| e.to_string())?;
-    let checks = check_priors(&ratings, &camps, &fit, &PriorCheckPolicy::default())
-        .map_err(|e| e.to_string())?;
+    let fit = fit_matrix(&ratings, &BridgingConfig::default())?;
+    let checks = check_priors(&ratings, &camps, &fit, &PriorCheckPolicy::default())?;
     Ok(checks
         .into_iter()
         .map(|c| {
@@ -233,6 +239,6 @@ mod tests {
     fn no_history_is_a_clear_refusal() {
         let mut s = State::default();
         arbiter(&mut s, "a1", 1, Stance::A);
-        assert!(run(&s).unwrap_err().contains("no decided motions"));
+        assert_eq!(run(&s).unwrap_err(), PriorCheckError::NoHistory);
     }
 }

@@ -191,7 +191,7 @@ pub(super) fn submit_exam(
 /// Runs the prior-consistency check over the ruling history and records its findings; a
 /// confirmed arbiter is seated under its fitted camp from then on.
 pub(super) fn check_priors(state: &mut State) -> Result<Value, ApplyError> {
-    let findings = crate::priors::run(state).map_err(ApplyError::Exam)?;
+    let findings = crate::priors::run(state)?;
     let mut flagged = Vec::new();
     for (id, finding, fitted) in findings {
         if let Some(a) = state.arbiters.get_mut(&id) {

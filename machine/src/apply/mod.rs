@@ -60,7 +60,7 @@ impl ApplyCtx {
 }
 
 /// Why `apply` refused a command. Stable `code()`s are returned to clients.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Error)]
 pub enum ApplyError {
     #[error("{field} is empty; give a non-empty value")]
     Empty { field: &'static str },
@@ -86,6 +86,8 @@ pub enum ApplyError {
     Debate(#[from] DebateError),
     #[error("exam refused: {0}")]
     Exam(String),
+    #[error("prior-consistency check refused: {0}")]
+    PriorCheck(#[from] crate::priors::PriorCheckError),
     #[error("revocation refused: {0}")]
     Revocation(String),
     #[error("key rotation refused: {0}")]
@@ -127,6 +129,7 @@ impl ApplyError {
             ApplyError::BadStateHash(_) => "bad_state_hash",
             ApplyError::Debate(e) => e.code(),
             ApplyError::Exam(_) => "exam_refused",
+            ApplyError::PriorCheck(_) => "prior_check_refused",
             ApplyError::Revocation(_) => "revocation_refused",
             ApplyError::Rotation(_) => "rotation_refused",
             ApplyError::KeyInUse(_) => "key_in_use",
