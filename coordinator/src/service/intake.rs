@@ -97,12 +97,11 @@ impl Bucket {
         (self.tokens + elapsed * self.per_sec()).min(self.burst())
     }
 
-    /// Refills to `now`; takes a token or says how long until one is there.
-    fn take(&mut self, now: Instant) -> Result<(), Duration> {
+    /// Refills to `now`; says how long until a token is there if none is.
+    fn ready(&mut self, now: Instant) -> Result<(), Duration> {
         self.tokens = self.level(now);
         self.at = now;
         if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
             Ok(())
         } else {
             Err(Duration::from_secs_f64(
@@ -235,24 +234,30 @@ impl Intake {
             .buckets
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Buckets {
+            keyed: keyed_map,
+            global: global_map,
+        } = &mut *b;
+        // Both buckets are checked before either is spent, so a write refused by one limit
+        // costs its writer nothing under the other.
+        let mut key_bucket = None;
         if let Some(rate) = keyed {
-            if b.keyed.len() >= MAX_KEYED_BUCKETS {
+            if keyed_map.len() >= MAX_KEYED_BUCKETS {
                 // The global buckets bound how fast keys arrive, and a key's bucket refills
                 // within seconds, so this keeps the map near the live writers.
-                b.keyed
-                    .retain(|_, bucket| bucket.level(now) < bucket.burst());
+                keyed_map.retain(|_, bucket| bucket.level(now) < bucket.burst());
             }
-            let bucket = b
-                .keyed
+            let bucket = keyed_map
                 .entry((kind, key.to_owned()))
                 .or_insert_with(|| Bucket::full(rate, now));
-            bucket.take(now).map_err(|wait| {
+            bucket.ready(now).map_err(|wait| {
+                let retry_ms = wait.as_millis() as u64;
                 if kind == WriteKind::Contribution {
                     IntakeError::RateLimited {
                         author: key.to_owned(),
                         per_minute: rate.per_minute,
                         burst: rate.burst,
-                        retry_ms: wait.as_millis() as u64,
+                        retry_ms,
                     }
                 } else {
                     IntakeError::Busy {
@@ -260,22 +265,27 @@ impl Intake {
                         who: key.to_owned(),
                         per_minute: rate.per_minute,
                         burst: rate.burst,
-                        retry_ms: wait.as_millis() as u64,
+                        retry_ms,
                     }
                 }
             })?;
+            key_bucket = Some(bucket);
         }
-        let bucket = b
-            .global
+        let global_bucket = global_map
             .entry(kind)
             .or_insert_with(|| Bucket::full(global, now));
-        bucket.take(now).map_err(|wait| IntakeError::Busy {
+        global_bucket.ready(now).map_err(|wait| IntakeError::Busy {
             what: kind.noun(),
             who: "all writers".into(),
             per_minute: global.per_minute,
             burst: global.burst,
             retry_ms: wait.as_millis().max(1) as u64,
-        })
+        })?;
+        global_bucket.tokens -= 1.0;
+        if let Some(bucket) = key_bucket {
+            bucket.tokens -= 1.0;
+        }
+        Ok(())
     }
 }
 
@@ -424,5 +434,27 @@ mod tests {
         }
         let len = intake.buckets.lock().expect("lock").keyed.len();
         assert!(len <= MAX_KEYED_BUCKETS, "{len} buckets");
+    }
+
+    /// A write refused by the global limit does not spend its writer's own token.
+    #[test]
+    fn a_global_refusal_costs_the_writer_nothing() {
+        let intake = Intake::new(IntakeLimits {
+            debates_per_convener: Rate::new(1, 1),
+            debates_global: Rate::new(1, 60),
+            ..IntakeLimits::default()
+        });
+        let t0 = Instant::now();
+        intake.admit(&new_debate("a"), t0).expect("first write");
+        match intake.admit(&new_debate("b"), t0) {
+            Err(IntakeError::Busy { who, .. }) => assert_eq!(who, "all writers"),
+            other => panic!("expected the global limit, got {other:?}"),
+        }
+        // Two seconds later the global bucket has refilled; b's own bucket (one a minute)
+        // could not have, so b is admitted only if the refusal left it untouched.
+        let later = t0 + Duration::from_secs(2);
+        intake
+            .admit(&new_debate("b"), later)
+            .expect("b's token is intact");
     }
 }

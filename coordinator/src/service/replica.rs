@@ -11,7 +11,7 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::{Response, Status};
 
 use crate::command::{
-    ClientCommand, Command, Item, ItemOutcome, ItemReply, OutcomeSubmission, Query, TestCommand,
+    Command, InternalCommand, Item, ItemOutcome, ItemReply, OutcomeSubmission, Query, TestCommand,
     is_internal_client_id,
 };
 use crate::pb::coordinator as pb;
@@ -179,42 +179,39 @@ pub(crate) async fn submit(
     }
 }
 
-/// Decodes a client's write: a [`ClientCommand`], or with test commands on, any command a
-/// test client may send. Internal commands and the drivers' reserved client ids are
-/// refused with the rule that forbids them, so no client can admit an arbiter, open a
-/// motion, close one or squat a driver's deduplication keys (docs/SECURITY.md).
-pub(crate) fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, Status> {
+/// Decodes a client's write once, then keeps it only if its family is one a client may
+/// send: a [`ClientCommand`], or on a test cluster a [`TestCommand`] (a test client's
+/// outcome has the driver's JSON, so it decodes as the internal command and is taken as
+/// the test one). Internal commands and the drivers' reserved client ids are refused with
+/// the rule that forbids them, so no client can admit an arbiter, open a motion, close one
+/// or squat a driver's deduplication keys (docs/SECURITY.md).
+fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, Status> {
     if is_internal_client_id(&req.client_id) {
         return Err(Status::permission_denied(format!(
             "client_id {:?} is reserved for the replica's own drivers; choose another client id",
             req.client_id
         )));
     }
-    match serde_json::from_str::<ClientCommand>(&req.command_json) {
-        Ok(c) => Ok(c.into()),
-        Err(client_err) => {
-            if test_commands
-                && test_commands_built()
-                && let Ok(t) = serde_json::from_str::<TestCommand>(&req.command_json)
-            {
-                return Ok(t.into());
-            }
-            if let Ok(c) = serde_json::from_str::<Command>(&req.command_json) {
-                return Err(Status::permission_denied(format!(
-                    "{} is not a client command: {}",
-                    c.kind(),
-                    match c {
-                        Command::Internal(_) =>
-                            "only the leader's motion and exam drivers propose it (outcomes are decided from the seats' reveals; admission follows an exam scored in apply)",
-                        _ =>
-                            "it exists for test clusters only (a replica started with --test-commands)",
-                    }
-                )));
-            }
-            Err(Status::invalid_argument(format!(
-                "command_json is not a client command ({client_err}); example: {{\"CreateDebate\":{{...}}}}, see docs/COORDINATOR.md"
-            )))
+    let command: Command = serde_json::from_str(&req.command_json).map_err(|e| {
+        Status::invalid_argument(format!(
+            "command_json is not a client command ({e}); example: {{\"CreateDebate\":{{...}}}}, see docs/COORDINATOR.md"
+        ))
+    })?;
+    let test_cluster = test_commands && test_commands_built();
+    match command {
+        Command::Client(_) => Ok(command),
+        Command::Test(_) if test_cluster => Ok(command),
+        Command::Internal(InternalCommand::RecordOutcome(sub)) if test_cluster => {
+            Ok(TestCommand::RecordOutcome(sub).into())
         }
+        Command::Internal(_) => Err(Status::permission_denied(format!(
+            "{} is not a client command: only the leader's motion and exam drivers propose it (outcomes are decided from the seats' reveals; admission follows an exam scored in apply)",
+            command.kind()
+        ))),
+        Command::Test(_) => Err(Status::permission_denied(format!(
+            "{} is not a client command: it exists for test clusters only (a replica started with --test-commands)",
+            command.kind()
+        ))),
     }
 }
 
