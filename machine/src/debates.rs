@@ -2,7 +2,7 @@
 //! mode), the environment its writers consume, the acceptance policy, who contributed,
 //! and which of the protocol's questions are open as motions or already settled.
 //!
-//! Pure: called from `state::apply` with the leader-stamped time; ids come from
+//! Pure: called from `apply::apply` with the leader-stamped time; ids come from
 //! per-debate counters, so every replica and an offline verifier get the same document.
 
 use std::collections::{BTreeMap, BTreeSet};
