@@ -1,0 +1,18 @@
+//! Transport security for every hop of Crucible Panel (docs/SECURITY.md, "Transport"):
+//! client ↔ replica, replica ↔ replica, coordinator ↔ arbiter node, node ↔ node and the
+//! node's outbound link all run mutual TLS (rustls through tonic) over certificates issued
+//! by the federation's organisations; the charter pins which certificate is which replica
+//! and which operator, so a certificate from a listed authority is not by itself a role.
+
+pub mod charter;
+pub mod error;
+pub mod material;
+pub mod mode;
+pub mod peer;
+pub mod pki;
+
+pub use charter::{Charter, Role};
+pub use error::TransportError;
+pub use material::TlsMaterial;
+pub use mode::{ClientAuth, Transport};
+pub use peer::{Fingerprint, RoleGuard, peer_fingerprint};

@@ -1,0 +1,259 @@
+//! Issuing the federation's certificates (`panel pki init`, `panel up`): one authority per
+//! organisation, and for every replica, operator, node and client an ECDSA P-256
+//! certificate signed by its own organisation's authority, valid for the hosts it serves
+//! on and named `spiffe://crucible-panel/<organisation>/<kind>/<name>`. Then the charter
+//! that pins the replicas' and operators' certificates.
+//!
+//! Layout under the output folder:
+//! ```text
+//! ca.pem                      every organisation's authority (the federation's roots)
+//! charter.json                organisations, replicas, operators (crate::charter)
+//! orgs/<org>/ca.pem, ca.key   one organisation's authority (the key stays with it)
+//! <identity>/ca.pem, cert.pem, key.pem   what `--tls <identity dir>` reads
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType,
+    ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose, SanType,
+};
+
+use crate::charter::{CHARTER_VERSION, Charter, OperatorEntry, Organisation, ReplicaEntry};
+use crate::error::TransportError;
+use crate::material::{CA_FILE, CERT_FILE, KEY_FILE};
+use crate::peer::Fingerprint;
+
+/// The file every issued folder's charter is written to.
+pub const CHARTER_FILE: &str = "charter.json";
+
+/// What an identity is for; replicas and operators are pinned in the charter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Replica { id: u64 },
+    Operator,
+    Node,
+    Client,
+}
+
+impl Kind {
+    fn label(&self) -> &'static str {
+        match self {
+            Kind::Replica { .. } => "replica",
+            Kind::Operator => "operator",
+            Kind::Node => "node",
+            Kind::Client => "client",
+        }
+    }
+}
+
+/// One certificate to issue.
+#[derive(Debug, Clone)]
+pub struct IdentitySpec {
+    pub kind: Kind,
+    /// Folder name under the output folder, and the certificate's common name.
+    pub name: String,
+    pub organisation: String,
+    /// DNS names or IP addresses the identity serves on (servers only need them).
+    pub hosts: Vec<String>,
+}
+
+/// Everything `issue` creates.
+#[derive(Debug, Clone, Default)]
+pub struct PkiPlan {
+    pub organisations: Vec<String>,
+    pub identities: Vec<IdentitySpec>,
+}
+
+/// Where the issued material is.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    pub root: PathBuf,
+    pub charter: Charter,
+}
+
+impl Issued {
+    /// The `--tls` folder of identity `name`.
+    pub fn dir(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    pub fn charter_path(&self) -> PathBuf {
+        self.root.join(CHARTER_FILE)
+    }
+}
+
+fn write(path: &Path, bytes: &[u8], secret: bool) -> Result<(), TransportError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let err = |e| TransportError::Write {
+        path: path.display().to_string(),
+        source: e,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(if secret { 0o600 } else { 0o644 })
+        .open(path)
+        .map_err(err)?;
+    f.write_all(bytes).map_err(err)?;
+    f.sync_all().map_err(err)
+}
+
+fn name(common: &str, organisation: &str) -> DistinguishedName {
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, common);
+    dn.push(DnType::OrganizationName, organisation);
+    dn
+}
+
+fn authority(org: &str) -> Result<(CertifiedIssuer<'static, KeyPair>, String), TransportError> {
+    let mut params = CertificateParams::default();
+    params.distinguished_name = name(&format!("{org} authority"), org);
+    params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let key = KeyPair::generate()?;
+    let key_pem = key.serialize_pem();
+    Ok((CertifiedIssuer::self_signed(params, key)?, key_pem))
+}
+
+fn leaf(
+    spec: &IdentitySpec,
+    issuer: &CertifiedIssuer<'static, KeyPair>,
+) -> Result<(String, String, Fingerprint), TransportError> {
+    let mut params = CertificateParams::new(spec.hosts.clone())?;
+    let uri = format!(
+        "spiffe://crucible-panel/{}/{}/{}",
+        spec.organisation,
+        spec.kind.label(),
+        spec.name
+    );
+    params.subject_alt_names.push(SanType::URI(uri.try_into()?));
+    params.distinguished_name = name(&spec.name, &spec.organisation);
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    params.extended_key_usages = vec![
+        ExtendedKeyUsagePurpose::ServerAuth,
+        ExtendedKeyUsagePurpose::ClientAuth,
+    ];
+    params.use_authority_key_identifier_extension = true;
+    let key = KeyPair::generate()?;
+    let cert = params.signed_by(&key, issuer)?;
+    let fp = Fingerprint::of_der(cert.der());
+    Ok((cert.pem(), key.serialize_pem(), fp))
+}
+
+/// Issues `plan` under `out` (see the module docs) and writes the charter.
+pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
+    let mut issuers = BTreeMap::new();
+    let mut bundle = String::new();
+    let mut organisations = Vec::new();
+    for org in &plan.organisations {
+        let (issuer, key_pem) = authority(org)?;
+        let org_dir = out.join("orgs").join(org);
+        write(&org_dir.join(CA_FILE), issuer.pem().as_bytes(), false)?;
+        write(&org_dir.join("ca.key"), key_pem.as_bytes(), true)?;
+        bundle.push_str(&issuer.pem());
+        organisations.push(Organisation {
+            name: org.clone(),
+            ca_sha256: Fingerprint::of_der(issuer.der()),
+        });
+        issuers.insert(org.clone(), issuer);
+    }
+    write(&out.join(CA_FILE), bundle.as_bytes(), false)?;
+    let mut replicas = Vec::new();
+    let mut operators = Vec::new();
+    for spec in &plan.identities {
+        let issuer = issuers.get(&spec.organisation).ok_or_else(|| {
+            TransportError::Charter {
+                path: out.display().to_string(),
+                problem: format!(
+                    "identity {:?} names organisation {:?}, which the plan does not list",
+                    spec.name, spec.organisation
+                ),
+            }
+        })?;
+        let (cert, key, fp) = leaf(spec, issuer)?;
+        let dir = out.join(&spec.name);
+        write(&dir.join(CA_FILE), bundle.as_bytes(), false)?;
+        write(&dir.join(CERT_FILE), cert.as_bytes(), false)?;
+        write(&dir.join(KEY_FILE), key.as_bytes(), true)?;
+        match spec.kind {
+            Kind::Replica { id } => replicas.push(ReplicaEntry {
+                id,
+                organisation: spec.organisation.clone(),
+                cert_sha256: fp,
+            }),
+            Kind::Operator => operators.push(OperatorEntry {
+                name: spec.name.clone(),
+                organisation: spec.organisation.clone(),
+                cert_sha256: fp,
+            }),
+            Kind::Node | Kind::Client => {}
+        }
+    }
+    let charter = Charter {
+        charter_version: CHARTER_VERSION,
+        organisations,
+        replicas,
+        operators,
+    };
+    charter.check().map_err(|problem| TransportError::Charter {
+        path: out.display().to_string(),
+        problem,
+    })?;
+    let json = serde_json::to_vec_pretty(&charter).map_err(|e| TransportError::Charter {
+        path: out.display().to_string(),
+        problem: e.to_string(),
+    })?;
+    write(&out.join(CHARTER_FILE), &json, false)?;
+    Ok(Issued {
+        root: out.to_owned(),
+        charter,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::material::TlsMaterial;
+
+    #[test]
+    fn issued_identities_load_and_are_pinned_in_the_charter() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = PkiPlan {
+            organisations: vec!["north".into(), "south".into()],
+            identities: vec![
+                IdentitySpec {
+                    kind: Kind::Replica { id: 1 },
+                    name: "replica-1".into(),
+                    organisation: "north".into(),
+                    hosts: vec!["127.0.0.1".into(), "localhost".into()],
+                },
+                IdentitySpec {
+                    kind: Kind::Operator,
+                    name: "operator-south".into(),
+                    organisation: "south".into(),
+                    hosts: vec![],
+                },
+            ],
+        };
+        let issued = issue(&plan, dir.path()).unwrap();
+        let m = TlsMaterial::load(&issued.dir("replica-1")).unwrap();
+        assert_eq!(m.fingerprint(), Some(issued.charter.replicas[0].cert_sha256.clone()));
+        let loaded = Charter::load(&issued.charter_path()).unwrap();
+        assert_eq!(loaded, issued.charter);
+        assert_eq!(loaded.organisations.len(), 2);
+        let key = std::fs::metadata(issued.dir("replica-1").join(KEY_FILE)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(key.permissions().mode() & 0o777, 0o600);
+    }
+}
