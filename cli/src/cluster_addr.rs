@@ -24,6 +24,11 @@ pub struct ClusterArgs {
     /// State folder of `panel up` (its cluster.json names the coordinators).
     #[arg(long, default_value = ".panel", value_name = "DIR")]
     pub state: PathBuf,
+    /// Identity folder for mutual TLS (ca.pem; cert.pem and key.pem to write as a known
+    /// client). Default: $PANEL_TLS, else the state folder's cluster.json; without any,
+    /// plaintext to loopback addresses only.
+    #[arg(long, env = "PANEL_TLS", value_name = "DIR")]
+    pub tls: Option<PathBuf>,
 }
 
 /// `DIR/cluster.json`: what `panel up` leaves for the CLI.
@@ -33,6 +38,9 @@ pub struct ClusterFile {
     /// Process id of the `panel up` that started the cluster, to tell a stale file apart.
     #[serde(default)]
     pub pid: Option<u32>,
+    /// The client identity folder `panel up` issued for the CLI (mutual TLS).
+    #[serde(default)]
+    pub tls: Option<PathBuf>,
 }
 
 /// Where the addresses came from, for error messages.
@@ -78,11 +86,12 @@ impl Source {
 }
 
 /// Writes `DIR/cluster.json` (called by `panel up` once its replicas run).
-pub fn write_cluster_file(state: &Path, coordinators: &[String]) -> Result<()> {
+pub fn write_cluster_file(state: &Path, coordinators: &[String], tls: Option<&Path>) -> Result<()> {
     let path = state.join(FILE);
     let file = ClusterFile {
         coordinators: coordinators.to_vec(),
         pid: Some(std::process::id()),
+        tls: tls.map(Path::to_owned),
     };
     std::fs::write(&path, serde_json::to_vec_pretty(&file)?)
         .with_context(|| format!("writing {}", path.display()))
@@ -111,6 +120,21 @@ fn split(list: &[String], origin: &str) -> Result<Vec<String>> {
 }
 
 impl ClusterArgs {
+    /// How to reach the coordinators: `--tls`/$PANEL_TLS, else the identity named in the
+    /// state folder's cluster.json, else plaintext to loopback addresses only.
+    pub fn transport(&self) -> Result<panel_transport::Transport> {
+        let from_file = || -> Option<PathBuf> {
+            let text = std::fs::read_to_string(self.state.join(FILE)).ok()?;
+            serde_json::from_str::<ClusterFile>(&text).ok()?.tls
+        };
+        let dir = self.tls.clone().or_else(from_file);
+        Ok(panel_transport::Transport::from_flags(
+            dir.as_deref(),
+            None,
+            dir.is_none(),
+        )?)
+    }
+
     /// The coordinator addresses and where they came from.
     pub fn resolve(&self) -> Result<(Vec<String>, Source)> {
         self.resolve_with(std::env::var(ENV).ok())
@@ -171,6 +195,7 @@ mod tests {
         ClusterArgs {
             addr: addr.iter().map(|s| s.to_string()).collect(),
             state: state.to_path_buf(),
+            tls: None,
         }
     }
 
@@ -178,7 +203,7 @@ mod tests {
     fn flag_beats_env_beats_file() {
         let dir = std::env::temp_dir().join(format!("cluster-addr-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        write_cluster_file(&dir, &["127.0.0.1:3".into()]).unwrap();
+        write_cluster_file(&dir, &["127.0.0.1:3".into()], None).unwrap();
         let (a, s) = args(&["127.0.0.1:1,127.0.0.1:2"], &dir)
             .resolve_with(Some("127.0.0.1:9".into()))
             .unwrap();

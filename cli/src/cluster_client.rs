@@ -10,6 +10,7 @@ use panel_coordinator::client;
 use panel_coordinator::command::{ClientCommand, Query};
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use serde_json::Value;
+use panel_transport::Transport;
 use tonic::transport::Channel;
 
 use crate::cluster_addr::{ClusterArgs, Source};
@@ -19,6 +20,7 @@ const WRITE_PATIENCE: Duration = Duration::from_secs(30);
 
 pub struct Cluster {
     addrs: Vec<String>,
+    transport: Transport,
     source: Source,
     /// Made on the first write: a channel needs the runtime the command runs in.
     clients: Vec<CoordinatorClient<Channel>>,
@@ -43,6 +45,7 @@ impl Cluster {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         Ok(Cluster {
+            transport: args.transport()?,
             addrs,
             source,
             clients: Vec::new(),
@@ -67,7 +70,7 @@ impl Cluster {
         let mut last = String::from("no address");
         for linearizable in [true, false] {
             for addr in &self.addrs {
-                match client::read(addr, q, linearizable).await {
+                match client::read(&self.transport, addr, q, linearizable).await {
                     Ok(r) => return Ok(serde_json::from_str(&r.result_json)?),
                     Err(e) => last = short(&e),
                 }
@@ -88,7 +91,7 @@ impl Cluster {
             // write patience.
             let mut last = None;
             for a in &self.addrs {
-                match client::status(a).await {
+                match client::status(&self.transport, a).await {
                     Ok(_) => {
                         last = None;
                         break;
@@ -102,7 +105,7 @@ impl Cluster {
             self.clients = self
                 .addrs
                 .iter()
-                .map(|a| client::coordinator(a))
+                .map(|a| client::coordinator(&self.transport, a))
                 .collect::<Result<_, _>>()?;
         }
         self.next_request += 1;

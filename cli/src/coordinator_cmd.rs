@@ -15,10 +15,16 @@ use panel_coordinator::command::{Command, Query, TestCommand};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::raft::RaftOptions;
 use panel_coordinator::{ServeOptions, serve};
+use panel_transport::Transport;
 use serde_json::{Value, json};
 
 #[derive(ClapArgs)]
 pub struct Args {
+    /// Identity folder for mutual TLS (ca.pem, and cert.pem + key.pem for a role: a
+    /// replica's for `run`, an operator's for membership). Without it, only loopback
+    /// addresses are reached, in plaintext.
+    #[arg(long, global = true, env = "PANEL_TLS", value_name = "DIR")]
+    tls: Option<PathBuf>,
     #[command(subcommand)]
     command: Cmd,
 }
@@ -148,6 +154,17 @@ struct RunArgs {
     /// production replica.
     #[arg(long)]
     test_commands: bool,
+    /// The federation charter (pins which certificates are replicas and operators);
+    /// required with --tls.
+    #[arg(long, value_name = "FILE")]
+    charter: Option<PathBuf>,
+    /// Plaintext, loopback addresses only: a debug cluster on one machine. Excludes --tls.
+    #[arg(long)]
+    insecure_loopback: bool,
+    /// Serve the `Admin` service (membership) on its own listener; under TLS it answers
+    /// the charter's operators only, wherever it is served.
+    #[arg(long, value_name = "HOST:PORT")]
+    admin_listen: Option<SocketAddr>,
 }
 
 #[derive(ClapArgs)]
@@ -166,6 +183,9 @@ struct BenchArgs {
     /// Working directory for the replicas' data (a temporary one by default).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Measure the cluster in the loopback plaintext mode instead of mutual TLS.
+    #[arg(long)]
+    insecure_loopback: bool,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -218,18 +238,28 @@ fn write_json(r: &pb::WriteReply) -> Value {
     })
 }
 
+/// A client's transport: TLS with `--tls`, else plaintext to loopback addresses only.
+fn client_transport(tls: Option<&std::path::Path>) -> Result<Transport> {
+    Ok(Transport::from_flags(tls, None, tls.is_none())?)
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let rt = runtime()?;
+    let tls = args.tls;
     rt.block_on(async move {
+        if let Cmd::Run(a) = args.command {
+            return run_replica(a, tls).await;
+        }
+        let t = client_transport(tls.as_deref())?;
         match args.command {
-            Cmd::Run(a) => run_replica(a).await,
+            Cmd::Run(_) => unreachable!("handled above"),
             Cmd::Init { addr, members } => {
                 let members = members
                     .iter()
                     .map(|m| parse_member(m))
                     .collect::<Result<Vec<_>>>()?;
                 let mut admin = panel_coordinator::pb::coordinator::admin_client::AdminClient::new(
-                    client::channel(&addr)?,
+                    client::channel(&t, &addr)?,
                 );
                 let r = admin.init(pb::InitRequest { members }).await?.into_inner();
                 print(&serde_json::from_str(&r.detail_json)?)
@@ -239,7 +269,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 id,
                 member_addr,
             } => {
-                let mut admin = client::admin_on_leader(&addr).await?;
+                let mut admin = client::admin_on_leader(&t, &addr).await?;
                 let r = admin
                     .add_learner(pb::AddLearnerRequest {
                         member: Some(pb::Member {
@@ -256,14 +286,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 voters,
                 retain,
             } => {
-                let mut admin = client::admin_on_leader(&addr).await?;
+                let mut admin = client::admin_on_leader(&t, &addr).await?;
                 let r = admin
                     .change_membership(pb::ChangeMembershipRequest { voters, retain })
                     .await?
                     .into_inner();
                 print(&serde_json::from_str(&r.detail_json)?)
             }
-            Cmd::Status { addr } => print(&status_json(&client::status(&addr).await?)),
+            Cmd::Status { addr } => print(&status_json(&client::status(&t, &addr).await?)),
             Cmd::Write {
                 addr,
                 client_id,
@@ -276,7 +306,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 })?;
                 let mut clients = addr
                     .iter()
-                    .map(|a| client::coordinator(a))
+                    .map(|a| client::coordinator(&t, a))
                     .collect::<Result<Vec<_>, _>>()?;
                 let r = client::write_with_retry(
                     &mut clients,
@@ -297,7 +327,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             } => {
                 let mut clients = addr
                     .iter()
-                    .map(|a| client::coordinator(a))
+                    .map(|a| client::coordinator(&t, a))
                     .collect::<Result<Vec<_>, _>>()?;
                 let mut duplicates = 0u64;
                 for i in 1..=count {
@@ -328,7 +358,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 let q: Query = serde_json::from_str(&query).with_context(|| {
                     "--query is not a Query; examples: '{\"Notes\":{\"topic\":\"t\"}}', '\"Stats\"'"
                 })?;
-                let r = client::read(&addr, &q, linearizable).await?;
+                let r = client::read(&t, &addr, &q, linearizable).await?;
                 print(&json!({
                     "result": serde_json::from_str::<Value>(&r.result_json)?,
                     "applied_index": r.applied_index,
@@ -342,6 +372,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     paced_secs: b.paced_secs,
                     dir: b.dir,
                     panel_bin: std::env::current_exe()?,
+                    tls: !b.insecure_loopback,
                 })
                 .await?;
                 println!("{}", report.render());
@@ -351,7 +382,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })
 }
 
-async fn run_replica(a: RunArgs) -> Result<ExitCode> {
+async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -384,6 +415,12 @@ async fn run_replica(a: RunArgs) -> Result<ExitCode> {
         },
         test_commands: a.test_commands,
         max_command_bytes: a.max_command_bytes,
+        transport: Transport::from_flags(
+            tls.as_deref(),
+            a.charter.as_deref(),
+            a.insecure_loopback,
+        )?,
+        admin_listen: a.admin_listen,
     };
     eprintln!(
         "coordinator replica {} listening on {}",

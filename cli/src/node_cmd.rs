@@ -17,6 +17,11 @@ use prost::Message;
 
 #[derive(Parser)]
 pub struct Args {
+    /// Identity folder for mutual TLS (ca.pem, cert.pem, key.pem). For `run` it replaces
+    /// the config's `[transport] tls`; for `pending` and `rule` it is how this command
+    /// reaches the node (without it: plaintext, loopback only).
+    #[arg(long, global = true, env = "PANEL_TLS", value_name = "DIR")]
+    tls: Option<PathBuf>,
     #[command(subcommand)]
     command: NodeCommand,
 }
@@ -60,6 +65,12 @@ enum NodeCommand {
         /// `arbiter_id`.
         #[arg(long, value_name = "ID")]
         arbiter_id: Option<String>,
+        /// Replace the config's `[transport] charter` (needs --tls too).
+        #[arg(long, value_name = "FILE")]
+        charter: Option<PathBuf>,
+        /// Plaintext on loopback only; replaces the config's `[transport]`.
+        #[arg(long)]
+        insecure_loopback: bool,
     },
     /// List motions waiting for a human answer on a running node.
     Pending {
@@ -115,13 +126,20 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-async fn admin(node: &str) -> anyhow::Result<ArbiterAdminClient<tonic::transport::Channel>> {
-    ArbiterAdminClient::connect(node.to_owned())
+async fn admin(
+    tls: Option<&std::path::Path>,
+    node: &str,
+) -> anyhow::Result<ArbiterAdminClient<tonic::transport::Channel>> {
+    let channel = panel_transport::Transport::from_flags(tls, None, tls.is_none())?
+        .endpoint(node)?
+        .connect()
         .await
-        .with_context(|| format!("cannot reach node at {node}; is `panel node run` up?"))
+        .with_context(|| format!("cannot reach node at {node}; is `panel node run` up?"))?;
+    Ok(ArbiterAdminClient::new(channel))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let tls = args.tls;
     match args.command {
         NodeCommand::Keygen { out, force } => {
             let key = keyfile::keygen(&out, force)?;
@@ -142,7 +160,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             data_dir,
             connect,
             arbiter_id,
+            charter,
+            insecure_loopback,
         } => {
+            let transport = (tls.is_some() || charter.is_some() || insecure_loopback).then(|| {
+                panel_node::config::TransportConfig {
+                    tls: tls.clone(),
+                    charter,
+                    insecure_loopback,
+                }
+            });
             let _ = tracing_subscriber::fmt()
                 .with_env_filter(
                     tracing_subscriber::EnvFilter::try_from_default_env()
@@ -159,11 +186,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     data_dir,
                     connect,
                     arbiter_id,
+                    transport,
                 },
             ))?;
         }
         NodeCommand::Pending { node } => runtime()?.block_on(async {
-            let list = admin(&node)
+            let list = admin(tls.as_deref(), &node)
                 .await?
                 .pending(PendingRequest {})
                 .await?
@@ -204,7 +232,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 );
             };
             runtime()?.block_on(async {
-                let c = admin(&node)
+                let c = admin(tls.as_deref(), &node)
                     .await?
                     .answer(HumanAnswer {
                         motion_id: motion.clone(),

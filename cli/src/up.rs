@@ -27,6 +27,8 @@ use panel_coordinator::pb::coordinator as cpb;
 use panel_coordinator::record::{self, Bundle};
 use serde_json::{Value, json};
 
+use panel_transport::{Transport, pki};
+
 use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::{Cluster as Coordinators, WriteOutcome};
 use crate::rulings::ruling_line;
@@ -197,6 +199,22 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     println!("Crucible Panel: a local panel on loopback");
     println!("state folder: {}", state.display());
 
+    // The federation's certificates: one authority per organisation, mutual TLS on every
+    // hop, replicas and operators pinned in the charter.
+    let nodes: Vec<(&str, &str)> = ARBITERS.iter().map(|a| (a.id, a.organisation)).collect();
+    let issued = pki::issue(&pki::local_plan(3, &nodes), &state.join("pki"))?;
+    let operator = Transport::from_flags(
+        Some(&issued.dir(&pki::operator_dir_name(ARBITERS[0].organisation))),
+        None,
+        false,
+    )?;
+    let client_tls = issued.dir(pki::LOCAL_CLIENT);
+    println!(
+        "mutual TLS: {} organisations' authorities, charter {}",
+        issued.charter.organisations.len(),
+        issued.charter_path().display()
+    );
+
     // Sources arbiters retrieve when they verify a tier. B1's is not published yet.
     let sources = SourceServer::start(state.join("sources")).await?;
     let scenario = worked_example(&sources.base_url);
@@ -234,6 +252,12 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         ]
         .iter()
         .map(|s| s.to_string())
+        .chain([
+            "--tls".to_owned(),
+            issued.dir(&pki::replica_dir_name(id as u64)).display().to_string(),
+            "--charter".to_owned(),
+            issued.charter_path().display().to_string(),
+        ])
         .collect();
         cluster.spawn(
             &format!("coordinator {id}"),
@@ -242,17 +266,17 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         )?;
     }
     println!("started 3 coordinator replicas: {}", addrs.join(", "));
-    crate::cluster_addr::write_cluster_file(&state, &addrs)?;
+    crate::cluster_addr::write_cluster_file(&state, &addrs, Some(&client_tls))?;
     wait_for("replicas answer", Duration::from_secs(30), || async {
         for a in &addrs {
-            if client::status(a).await.is_err() {
+            if client::status(&operator, a).await.is_err() {
                 return false;
             }
         }
         true
     })
     .await?;
-    let mut admin = client::admin_on_leader(&addrs[0]).await?;
+    let mut admin = client::admin_on_leader(&operator, &addrs[0]).await?;
     admin
         .init(cpb::InitRequest {
             members: addrs
@@ -267,13 +291,13 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         .await
         .map_err(|e| anyhow!("initialising the group: {}", e.message()))?;
     wait_for("a leader is elected", Duration::from_secs(30), || async {
-        client::status(&addrs[0])
+        client::status(&operator, &addrs[0])
             .await
             .map(|s| s.has_leader)
             .unwrap_or(false)
     })
     .await?;
-    let leader = client::status(&addrs[0]).await?;
+    let leader = client::status(&operator, &addrs[0]).await?;
     println!(
         "raft group formed: leader is replica {} at {}",
         leader.leader_id, leader.leader_addr
@@ -297,10 +321,12 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             Stance::None => "none",
         };
         let config = format!(
-            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n",
+            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
             spec.organisation,
             spec.model_family,
-            profiles.display()
+            profiles.display(),
+            issued.dir(&pki::node_dir_name(spec.id)).display(),
+            issued.charter_path().display()
         );
         fs::write(dir.join("node.toml"), config)?;
         let a: Vec<String> = ["node", "run", "--config"]
@@ -319,20 +345,21 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             organisation: spec.organisation.into(),
             model_family: spec.model_family.into(),
             stance: spec.stance,
-            endpoint: format!("http://127.0.0.1:{port}"),
+            endpoint: format!("https://127.0.0.1:{port}"),
         });
         println!(
             "started arbiter node {:<12} stance {side}, {}, {}, {}",
             spec.id,
             spec.organisation,
             spec.model_family,
-            format_args!("http://127.0.0.1:{port}")
+            format_args!("https://127.0.0.1:{port}")
         );
     }
     let mut panel = Panel {
         coordinators: Coordinators::connect(&ClusterArgs {
             addr: addrs.clone(),
             state: state.clone(),
+            tls: Some(client_tls.clone()),
         })?,
     };
     for r in regs {

@@ -28,6 +28,7 @@ use crate::command::{
 use crate::pb::coordinator as pb;
 use crate::ruling::{self, Binding};
 use panel_proto::commit_reveal;
+use panel_transport::{Transport, pki};
 
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
@@ -38,6 +39,9 @@ pub struct BenchOptions {
     pub dir: Option<PathBuf>,
     /// The `panel` binary that runs the replicas.
     pub panel_bin: PathBuf,
+    /// Mutual TLS on every hop (certificates issued under the bench folder), as
+    /// production runs; off: the loopback plaintext debug mode, for comparison.
+    pub tls: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +52,8 @@ pub enum BenchError {
     Client(#[from] ClientError),
     #[error("cluster setup failed: {0}")]
     Setup(String),
+    #[error(transparent)]
+    Transport(#[from] panel_transport::TransportError),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -204,6 +210,8 @@ fn verify_rate() -> f64 {
 struct Cluster {
     children: Vec<Child>,
     addrs: Vec<String>,
+    /// How the bench's clients dial the replicas (an operator's identity under TLS).
+    transport: Transport,
 }
 
 impl Drop for Cluster {
@@ -242,14 +250,28 @@ fn free_port() -> std::io::Result<u16> {
 }
 
 async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Cluster, BenchError> {
+    let pki = if opts.tls {
+        Some(pki::issue(&pki::local_plan(3, &[]), &dir.join("pki"))?)
+    } else {
+        None
+    };
+    let transport = match &pki {
+        Some(p) => Transport::from_flags(
+            Some(&p.dir(&pki::operator_dir_name(pki::LOCAL_ORGANISATIONS[0]))),
+            None,
+            false,
+        )?,
+        None => Transport::InsecureLoopback,
+    };
     let mut cluster = Cluster {
         children: Vec::new(),
         addrs: Vec::new(),
+        transport,
     };
     for id in 1..=3u64 {
         let addr = format!("127.0.0.1:{}", free_port()?);
-        let child = Proc::new(&opts.panel_bin)
-            .args([
+        let mut cmd = Proc::new(&opts.panel_bin);
+        cmd.args([
                 "coordinator",
                 "run",
                 "--id",
@@ -260,7 +282,16 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
                 "--test-commands",
             ])
             .arg("--data-dir")
-            .arg(dir.join(format!("r{id}")))
+            .arg(dir.join(format!("r{id}")));
+        match &pki {
+            Some(p) => cmd
+                .arg("--tls")
+                .arg(p.dir(&pki::replica_dir_name(id)))
+                .arg("--charter")
+                .arg(p.charter_path()),
+            None => cmd.arg("--insecure-loopback"),
+        };
+        let child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -277,7 +308,10 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
             addr: a.clone(),
         })
         .collect();
-    let mut admin = pb::admin_client::AdminClient::new(client::channel(&cluster.addrs[0])?);
+    let mut admin = pb::admin_client::AdminClient::new(client::channel(
+        &cluster.transport,
+        &cluster.addrs[0],
+    )?);
     let mut tries = 0;
     loop {
         match admin
@@ -298,9 +332,9 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
     Ok(cluster)
 }
 
-async fn leader_addr(addr: &str) -> Result<String, BenchError> {
+async fn leader_addr(t: &Transport, addr: &str) -> Result<String, BenchError> {
     for _ in 0..100 {
-        if let Ok(s) = client::status(addr).await
+        if let Ok(s) = client::status(t, addr).await
             && s.has_leader
         {
             return Ok(s.leader_addr);
@@ -409,15 +443,15 @@ async fn one_decision(
 async fn term(c: &Cluster) -> u64 {
     let mut t = 0;
     for a in &c.addrs {
-        if let Ok(s) = client::status(a).await {
+        if let Ok(s) = client::status(&c.transport, a).await {
             t = t.max(s.term);
         }
     }
     t
 }
 
-async fn last_index(addr: &str) -> u64 {
-    client::status(addr)
+async fn last_index(t: &Transport, addr: &str) -> u64 {
+    client::status(t, addr)
         .await
         .map(|s| s.last_log_index)
         .unwrap_or(0)
@@ -440,9 +474,10 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let cluster = start_cluster(&opts, &dir).await?;
-    let leader = leader_addr(&cluster.addrs[0]).await?;
+    let t = cluster.transport.clone();
+    let leader = leader_addr(&t, &cluster.addrs[0]).await?;
     report.terms.0 = term(&cluster).await;
-    let mut setup_client = client::coordinator(&leader)?;
+    let mut setup_client = client::coordinator(&t, &leader)?;
     let setup = client::StreamWriter::open(&mut setup_client).await?;
 
     let keys: Vec<_> = (0..5).map(arbiter).collect();
@@ -479,14 +514,14 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     // Full load: `clients` writers back to back until the deadline.
     let next = Arc::new(AtomicUsize::new(0));
     let deadline = Instant::now() + Duration::from_secs(opts.secs);
-    let idx0 = last_index(&leader).await;
+    let idx0 = last_index(&t, &leader).await;
     let (rcpu0, ccpu0) = (cluster_cpu(&cluster), cpu_secs(None));
     let start = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..opts.clients {
         let (next, cmds) = (next.clone(), cmds.clone());
         // One connection and one write stream per writer.
-        let c = client::StreamWriter::open(&mut client::coordinator(&leader)?).await?;
+        let c = client::StreamWriter::open(&mut client::coordinator(&t, &leader)?).await?;
         tasks.push(tokio::spawn(async move {
             let mut p = Phase::default();
             while Instant::now() < deadline {
@@ -518,19 +553,19 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     report.full.secs = start.elapsed().as_secs_f64();
     report.full.replica_cpu_secs = cluster_cpu(&cluster) - rcpu0;
     report.full.client_cpu_secs = cpu_secs(None) - ccpu0;
-    report.full.entries = last_index(&leader).await.saturating_sub(idx0);
+    report.full.entries = last_index(&t, &leader).await.saturating_sub(idx0);
 
     // Paced: a fixed arrival rate, each decision on its own task, after a second for the
     // followers to finish applying the full-load backlog (a steady state, not a drain).
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let idx0 = last_index(&leader).await;
+    let idx0 = last_index(&t, &leader).await;
     let (rcpu0, ccpu0) = (cluster_cpu(&cluster), cpu_secs(None));
     let start = Instant::now();
     let mut tick =
         tokio::time::interval(Duration::from_secs_f64(1.0 / opts.paced_rate.max(1) as f64));
     let mut tasks = Vec::new();
     // One connection and one write stream shared by all paced decisions.
-    let shared = client::StreamWriter::open(&mut client::coordinator(&leader)?).await?;
+    let shared = client::StreamWriter::open(&mut client::coordinator(&t, &leader)?).await?;
     for n in full_n..full_n + paced_n {
         tick.tick().await;
         let cmds = cmds.clone();
@@ -553,7 +588,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     report.paced.secs = start.elapsed().as_secs_f64();
     report.paced.replica_cpu_secs = cluster_cpu(&cluster) - rcpu0;
     report.paced.client_cpu_secs = cpu_secs(None) - ccpu0;
-    report.paced.entries = last_index(&leader).await.saturating_sub(idx0);
+    report.paced.entries = last_index(&t, &leader).await.saturating_sub(idx0);
 
     report.terms.1 = term(&cluster).await;
     drop(cluster);

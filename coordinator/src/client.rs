@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use tonic::transport::{Channel, Endpoint};
+use panel_transport::{Transport, TransportError};
+use tonic::transport::Channel;
 
 use crate::command::{Command, Query};
 use crate::pb::coordinator as pb;
@@ -15,8 +16,8 @@ const MAX_MESSAGE: usize = 256 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("{addr:?} is not a usable address ({reason}); use host:port, e.g. 127.0.0.1:7001")]
-    BadAddress { addr: String, reason: String },
+    #[error(transparent)]
+    Transport(#[from] TransportError),
     #[error("{0}")]
     Rpc(#[from] tonic::Status),
     #[error("cannot encode the request: {0}")]
@@ -25,47 +26,46 @@ pub enum ClientError {
     GaveUp { tries: u32, secs: u64, last: String },
 }
 
-/// A lazily connected channel to `addr` (host:port).
-pub fn channel(addr: &str) -> Result<Channel, ClientError> {
-    let endpoint =
-        Endpoint::from_shared(format!("http://{addr}")).map_err(|e| ClientError::BadAddress {
-            addr: addr.into(),
-            reason: e.to_string(),
-        })?;
-    Ok(endpoint
-        .connect_timeout(Duration::from_millis(500))
-        .tcp_nodelay(true)
-        .connect_lazy())
+/// A lazily connected channel to `addr` (host:port) over `transport`.
+pub fn channel(transport: &Transport, addr: &str) -> Result<Channel, ClientError> {
+    Ok(transport.endpoint(addr)?.connect_lazy())
 }
 
-pub fn coordinator(addr: &str) -> Result<CoordinatorClient<Channel>, ClientError> {
-    Ok(CoordinatorClient::new(channel(addr)?)
+pub fn coordinator(
+    transport: &Transport,
+    addr: &str,
+) -> Result<CoordinatorClient<Channel>, ClientError> {
+    Ok(CoordinatorClient::new(channel(transport, addr)?)
         .max_decoding_message_size(MAX_MESSAGE)
         .max_encoding_message_size(MAX_MESSAGE))
 }
 
-pub async fn status(addr: &str) -> Result<pb::StatusReply, ClientError> {
-    Ok(coordinator(addr)?
+pub async fn status(transport: &Transport, addr: &str) -> Result<pb::StatusReply, ClientError> {
+    Ok(coordinator(transport, addr)?
         .status(pb::StatusRequest {})
         .await?
         .into_inner())
 }
 
 /// An admin client on the leader, found through `addr`'s status (falls back to `addr`).
-pub async fn admin_on_leader(addr: &str) -> Result<AdminClient<Channel>, ClientError> {
-    let target = match status(addr).await {
+pub async fn admin_on_leader(
+    transport: &Transport,
+    addr: &str,
+) -> Result<AdminClient<Channel>, ClientError> {
+    let target = match status(transport, addr).await {
         Ok(s) if s.has_leader && !s.leader_addr.is_empty() => s.leader_addr,
         _ => addr.to_owned(),
     };
-    Ok(AdminClient::new(channel(&target)?))
+    Ok(AdminClient::new(channel(transport, &target)?))
 }
 
 pub async fn read(
+    transport: &Transport,
     addr: &str,
     query: &Query,
     linearizable: bool,
 ) -> Result<pb::ReadReply, ClientError> {
-    Ok(coordinator(addr)?
+    Ok(coordinator(transport, addr)?
         .read(pb::ReadRequest {
             query_json: serde_json::to_string(query)?,
             linearizable,

@@ -43,6 +43,21 @@ pub struct PeerConfig {
     pub endpoint: String,
 }
 
+/// How the node talks (`[transport]`): mutual TLS with an identity folder issued by its
+/// organisation and the federation charter (which says which certificates are the
+/// coordinator's replicas), or the loopback debug mode. One of the two is required.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportConfig {
+    /// Identity folder: ca.pem, cert.pem, key.pem (`panel pki init`).
+    pub tls: Option<PathBuf>,
+    /// The federation charter (charter.json).
+    pub charter: Option<PathBuf>,
+    /// Plaintext on 127.0.0.1 only, for debugging.
+    #[serde(default)]
+    pub insecure_loopback: bool,
+}
+
 /// Which judge backs the node (`[judge]`, selected by `kind`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
@@ -131,6 +146,8 @@ pub struct NodeConfig {
     /// The id the arbiter was registered under; required with `connect`.
     #[serde(default)]
     pub arbiter_id: Option<String>,
+    #[serde(default)]
+    pub transport: TransportConfig,
 }
 
 impl Default for NodeConfig {
@@ -149,6 +166,7 @@ impl Default for NodeConfig {
             delivery_attempts: default_retries(),
             connect: Vec::new(),
             arbiter_id: None,
+            transport: TransportConfig::default(),
         }
     }
 }
@@ -174,6 +192,12 @@ impl NodeConfig {
             resolve(p);
         }
         if let Some(p) = cfg.data_dir.as_mut() {
+            resolve(p);
+        }
+        if let Some(p) = cfg.transport.tls.as_mut() {
+            resolve(p);
+        }
+        if let Some(p) = cfg.transport.charter.as_mut() {
             resolve(p);
         }
         match cfg.judge.as_mut() {

@@ -7,14 +7,17 @@ use std::time::Duration;
 
 use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
 use panel_proto::pb::{Motion, Reveal};
+use panel_transport::Transport;
 use tracing::{Instrument, debug, info, warn};
 
 /// Where to reach peers: configured endpoints win over endpoints named in the motion.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PeerBook {
     pub configured: BTreeMap<[u8; 32], String>,
     pub attempts: u32,
     pub max_message_bytes: usize,
+    /// How this node dials peers and coordinators (mutual TLS with its own certificate).
+    pub transport: Transport,
 }
 
 impl PeerBook {
@@ -37,6 +40,7 @@ impl PeerBook {
             let reveal = reveal.clone();
             let attempts = self.attempts.max(1);
             let limit = self.max_message_bytes;
+            let transport = self.transport.clone();
             let span = tracing::info_span!("deliver", motion = %motion.motion_id, debate = %motion.debate_id, peer = %endpoint);
             tokio::spawn(
                 async move {
@@ -44,7 +48,7 @@ impl PeerBook {
                         if attempt > 0 {
                             tokio::time::sleep(Duration::from_millis(200 << attempt.min(6))).await;
                         }
-                        match deliver_once(&endpoint, reveal.clone(), limit).await {
+                        match deliver_once(&transport, &endpoint, reveal.clone(), limit).await {
                             Ok(()) => {
                                 info!("delivered revealed ruling");
                                 return;
@@ -64,10 +68,19 @@ impl PeerBook {
     }
 }
 
-async fn deliver_once(endpoint: &str, reveal: Reveal, limit: usize) -> Result<(), (String, bool)> {
-    let mut client = ArbiterNodeClient::connect(endpoint.to_owned())
+async fn deliver_once(
+    transport: &Transport,
+    endpoint: &str,
+    reveal: Reveal,
+    limit: usize,
+) -> Result<(), (String, bool)> {
+    let channel = transport
+        .endpoint(endpoint)
+        .map_err(|e| (e.to_string(), false))?
+        .connect()
         .await
-        .map_err(|e| (format!("connect: {e}"), true))?
+        .map_err(|e| (format!("connect: {e}"), true))?;
+    let mut client = ArbiterNodeClient::new(channel)
         .max_decoding_message_size(limit)
         .max_encoding_message_size(limit);
     match client.deliver(reveal).await {

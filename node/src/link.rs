@@ -21,7 +21,6 @@ use thiserror::Error;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::Endpoint;
 use tracing::{Instrument, info, info_span, warn};
 
 use crate::service::NodeCore;
@@ -139,13 +138,15 @@ async fn session(
     limit: usize,
     backoff: &mut Duration,
 ) -> Result<(), LinkError> {
-    let channel = Endpoint::from_shared(addr.to_owned())
+    let channel = core
+        .peers
+        .transport
+        .endpoint(addr)
         .map_err(|e| LinkError::Address {
             addr: addr.to_owned(),
             reason: e.to_string(),
         })?
         .connect_timeout(Duration::from_secs(5))
-        .tcp_nodelay(true)
         .http2_keep_alive_interval(Duration::from_secs(20))
         .keep_alive_while_idle(true)
         .connect()

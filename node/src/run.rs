@@ -19,6 +19,7 @@ use tracing::info;
 use crate::arbiter::Arbiter;
 use crate::config::{ConfigError, JudgeConfig, NodeConfig};
 use crate::exchange::PeerBook;
+use panel_transport::{ClientAuth, Transport};
 use crate::judge::command::CommandJudge;
 use crate::judge::llm::{LlmJudge, LlmSettings};
 use crate::judge::scripted::{ScriptedJudge, load_profile};
@@ -29,6 +30,8 @@ use crate::store::{Store, StoreError};
 
 #[derive(Debug, Error)]
 pub enum NodeError {
+    #[error(transparent)]
+    Transport(#[from] panel_transport::TransportError),
     #[error(transparent)]
     Link(#[from] crate::link::LinkError),
     #[error(transparent)]
@@ -59,6 +62,8 @@ pub struct RunOverrides {
     /// Replaces `connect` when non-empty.
     pub connect: Vec<String>,
     pub arbiter_id: Option<String>,
+    /// Replace the config's `[transport]` when given.
+    pub transport: Option<crate::config::TransportConfig>,
 }
 
 fn side(s: &str) -> Result<Side, NodeError> {
@@ -182,8 +187,25 @@ pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
             configured,
             attempts: cfg.delivery_attempts,
             max_message_bytes: cfg.max_message_bytes,
+            transport: transport(cfg)?,
         },
     )))
+}
+
+/// The node's transport from `[transport]`: TLS needs an identity and the charter (whose
+/// replicas alone may ask this node to judge); plaintext is loopback only.
+fn transport(cfg: &NodeConfig) -> Result<Transport, NodeError> {
+    let t = &cfg.transport;
+    let transport =
+        Transport::from_flags(t.tls.as_deref(), t.charter.as_deref(), t.insecure_loopback)?;
+    transport.require_server("an arbiter node")?;
+    if let Some(listen) = cfg.listen {
+        transport.check_listen(listen)?;
+    }
+    for addr in cfg.connect.iter().chain(cfg.peers.iter().map(|p| &p.endpoint)) {
+        transport.check_addr(addr)?;
+    }
+    Ok(transport)
 }
 
 async fn shutdown_signal() {
@@ -225,6 +247,9 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
     }
     if over.arbiter_id.is_some() {
         cfg.arbiter_id = over.arbiter_id;
+    }
+    if let Some(t) = over.transport {
+        cfg.transport = t;
     }
     let link_id = match (&cfg.arbiter_id, cfg.connect.is_empty()) {
         (_, true) => None,
@@ -278,7 +303,9 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
         None => Vec::new(),
     };
 
-    tonic::transport::Server::builder()
+    core.peers
+        .transport
+        .server(ClientAuth::Required)?
         .add_service(health)
         .add_service(reflection)
         .add_service(

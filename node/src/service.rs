@@ -24,6 +24,7 @@ use tracing::{Instrument, info, info_span, warn};
 
 use crate::arbiter::{Arbiter, ArbiterError};
 use crate::exchange::PeerBook;
+use panel_transport::{Role, RoleGuard};
 use crate::judge::JudgeAnswer;
 use crate::judge::answer_json::check_against_motion;
 use crate::keyfile::random_32;
@@ -45,6 +46,8 @@ pub struct NodeCore {
     pub arbiter: Arc<Arbiter>,
     pub store: Arc<Store>,
     pub peers: PeerBook,
+    /// Only the charter's replicas may ask this node to commit or reveal (under TLS).
+    coordinators: RoleGuard,
     waiters: Mutex<HashMap<String, Arc<Notify>>>,
     /// Woken at shutdown so Commit calls waiting for a human return at once.
     shutdown: Notify,
@@ -105,6 +108,7 @@ fn redact(mut r: RulingRecord) -> RulingRecord {
 impl NodeCore {
     pub fn new(arbiter: Arc<Arbiter>, store: Arc<Store>, peers: PeerBook) -> Self {
         Self {
+            coordinators: RoleGuard::new(peers.transport.charter(), Role::Replica, "ArbiterNode commit/reveal"),
             arbiter,
             store,
             peers,
@@ -413,12 +417,14 @@ impl ArbiterNode for NodeService {
     }
 
     async fn commit(&self, req: Request<Motion>) -> Result<Response<Commitment>, Status> {
+        self.0.coordinators.check(&req)?;
         let m = req.into_inner();
         let span = motion_span(&self.0, &m.debate_id, &m.motion_id);
         self.0.commit(m).instrument(span).await.map(Response::new)
     }
 
     async fn reveal(&self, req: Request<RevealRequest>) -> Result<Response<Reveal>, Status> {
+        self.0.coordinators.check(&req)?;
         let id = req.into_inner().motion_id;
         let span = motion_span(&self.0, "", &id);
         self.0.reveal(id).instrument(span).await.map(Response::new)
@@ -446,6 +452,7 @@ impl ArbiterNode for NodeService {
         &self,
         req: Request<Streaming<Motion>>,
     ) -> Result<Response<Self::CommitBatchStream>, Status> {
+        self.0.coordinators.check(&req)?;
         let core = self.0.clone();
         let out = req
             .into_inner()
@@ -481,6 +488,7 @@ impl ArbiterNode for NodeService {
         &self,
         req: Request<Streaming<RevealRequest>>,
     ) -> Result<Response<Self::RevealBatchStream>, Status> {
+        self.0.coordinators.check(&req)?;
         let core = self.0.clone();
         let out = req
             .into_inner()

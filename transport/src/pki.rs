@@ -221,6 +221,64 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
     })
 }
 
+/// The organisations of a local federation (`panel up`, the bench, the tests).
+pub const LOCAL_ORGANISATIONS: [&str; 2] = ["northwind", "southbank"];
+/// The identity folder of the local federation's general-purpose client.
+pub const LOCAL_CLIENT: &str = "client";
+
+/// The identity folder of local replica `id`.
+pub fn replica_dir_name(id: u64) -> String {
+    format!("replica-{id}")
+}
+
+/// The identity folder of a local organisation's operator.
+pub fn operator_dir_name(org: &str) -> String {
+    format!("operator-{org}")
+}
+
+/// The identity folder of a local arbiter node.
+pub fn node_dir_name(arbiter: &str) -> String {
+    format!("node-{arbiter}")
+}
+
+/// A federation on loopback: the two [`LOCAL_ORGANISATIONS`], replicas `1..=replicas`
+/// run by them in turn, one operator each, one node per `(arbiter, organisation)`, and a
+/// client. Everything serves on `127.0.0.1` and `localhost`.
+pub fn local_plan(replicas: u64, nodes: &[(&str, &str)]) -> PkiPlan {
+    let loopback = || vec!["127.0.0.1".to_owned(), "localhost".to_owned()];
+    let orgs = LOCAL_ORGANISATIONS;
+    let mut identities: Vec<IdentitySpec> = (1..=replicas)
+        .map(|id| IdentitySpec {
+            kind: Kind::Replica { id },
+            name: replica_dir_name(id),
+            organisation: orgs[(id as usize - 1) % orgs.len()].to_owned(),
+            hosts: loopback(),
+        })
+        .collect();
+    identities.extend(orgs.iter().map(|org| IdentitySpec {
+        kind: Kind::Operator,
+        name: operator_dir_name(org),
+        organisation: (*org).to_owned(),
+        hosts: vec![],
+    }));
+    identities.extend(nodes.iter().map(|(arbiter, org)| IdentitySpec {
+        kind: Kind::Node,
+        name: node_dir_name(arbiter),
+        organisation: (*org).to_owned(),
+        hosts: loopback(),
+    }));
+    identities.push(IdentitySpec {
+        kind: Kind::Client,
+        name: LOCAL_CLIENT.to_owned(),
+        organisation: orgs[0].to_owned(),
+        hosts: vec![],
+    });
+    PkiPlan {
+        organisations: orgs.iter().map(|o| (*o).to_owned()).collect(),
+        identities,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,8 @@
 //! CLI crate. Invoked as `coordinator-bench [--secs N] [--clients N] [--paced-rate N]
 //! [--paced-secs N]`; it re-executes itself as `coordinator-bench coordinator run --id ..
 //! --listen .. --data-dir ..` for each of the three replicas (the argument shape of
-//! `panel coordinator run`).
+//! `panel coordinator run`). Mutual TLS is on, as in production; `--insecure-loopback`
+//! measures the same cluster in plaintext for comparison.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -45,6 +46,13 @@ async fn replica(args: &[String]) -> Result<(), String> {
         // The bench opens raw motions and submits outcomes as a client.
         test_commands: true,
         max_command_bytes: panel_coordinator::service::serve::DEFAULT_MAX_COMMAND_BYTES,
+        transport: panel_transport::Transport::from_flags(
+            flag(args, "--tls").as_deref().map(std::path::Path::new),
+            flag(args, "--charter").as_deref().map(std::path::Path::new),
+            args.iter().any(|a| a == "--insecure-loopback"),
+        )
+        .map_err(|e| e.to_string())?,
+        admin_listen: None,
     };
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -65,6 +73,7 @@ async fn main_async(args: Vec<String>) -> Result<(), String> {
         paced_secs: num(&args, "--paced-secs", 5)?,
         dir: flag(&args, "--dir").map(PathBuf::from),
         panel_bin: std::env::current_exe().map_err(|e| e.to_string())?,
+        tls: !args.iter().any(|a| a == "--insecure-loopback"),
     };
     let report = bench::run(opts).await.map_err(|e| e.to_string())?;
     println!("{}", report.render());

@@ -100,6 +100,7 @@ pub async fn start(
     id: NodeId,
     dir: &Path,
     opts: &RaftOptions,
+    transport: panel_transport::Transport,
 ) -> Result<(Raft, StateMachineStore), RaftStartError> {
     let config = openraft::Config {
         cluster_name: "crucible-coordinator".into(),
@@ -118,7 +119,7 @@ pub async fn start(
     .map_err(Box::new)?;
     let log_store = LogStore::open(&dir.join("log.redb"))?;
     let sm = StateMachineStore::open(&dir.join("state.redb"))?;
-    let raft = Raft::new(id, Arc::new(config), Network, log_store, sm.clone())
+    let raft = Raft::new(id, Arc::new(config), Network::new(transport), log_store, sm.clone())
         .await
         .map_err(Box::new)?;
     Ok((raft, sm))

@@ -15,7 +15,8 @@ use openraft::raft::{
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tonic::transport::{Channel, Endpoint};
+use panel_transport::Transport;
+use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
 use super::{Member, NodeId, Raft, TypeConfig};
@@ -23,24 +24,35 @@ use crate::pb::replica::RaftPayload;
 use crate::pb::replica::replica_client::ReplicaClient;
 use crate::pb::replica::replica_server::Replica;
 
-/// Creates one connection per target replica.
-#[derive(Debug, Default, Clone)]
-pub struct Network;
+/// Creates one connection per target replica, over the replica's transport (mutual TLS
+/// with this replica's certificate, which the peer's `Replica` service checks against the
+/// charter).
+#[derive(Debug, Clone)]
+pub struct Network {
+    transport: Transport,
+}
+
+impl Network {
+    pub fn new(transport: Transport) -> Self {
+        Self { transport }
+    }
+}
 
 impl RaftNetworkFactory<TypeConfig> for Network {
     type Network = Connection;
 
     async fn new_client(&mut self, target: NodeId, node: &Member) -> Connection {
         // `connect_lazy` never fails here; a dead peer surfaces as Unreachable on each call.
-        let client = Endpoint::from_shared(format!("http://{}", node.addr))
-            .ok()
-            .map(|e| {
-                ReplicaClient::new(
-                    e.connect_timeout(std::time::Duration::from_millis(500))
-                        .tcp_nodelay(true)
-                        .connect_lazy(),
-                )
-            });
+        let client = match self.transport.endpoint(&node.addr) {
+            Ok(e) => Some(ReplicaClient::new(
+                e.connect_timeout(std::time::Duration::from_millis(500))
+                    .connect_lazy(),
+            )),
+            Err(e) => {
+                tracing::warn!(target = target, addr = %node.addr, "replica unreachable: {e}");
+                None
+            }
+        };
         Connection {
             target,
             addr: node.addr.clone(),

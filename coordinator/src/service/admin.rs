@@ -12,6 +12,26 @@ use crate::service::replica::Replica;
 
 pub(crate) struct AdminService(pub(crate) Arc<Replica>);
 
+impl AdminService {
+    /// Under TLS, a membership change may name only replicas of the federation charter:
+    /// an operator cannot bring in a replica whose certificate no organisation listed
+    /// (and such a replica could not call the others' `Replica` service anyway).
+    fn check_listed(&self, ids: impl IntoIterator<Item = NodeId>) -> Result<(), Status> {
+        let Some(charter) = self.0.transport.charter() else {
+            return Ok(());
+        };
+        for id in ids {
+            if !charter.has_replica(id) {
+                return Err(Status::permission_denied(format!(
+                    "replica {id} is not in the federation charter; membership may name only \
+                     the charter's replicas (issue its certificate and list it first)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn admin_error(e: impl std::fmt::Display) -> Status {
     Status::failed_precondition(format!(
         "{e}; membership changes must reach the leader (see `panel coordinator status`)"
@@ -41,6 +61,7 @@ impl Admin for AdminService {
                 "init needs at least one member, e.g. 1=127.0.0.1:7001",
             ));
         }
+        self.check_listed(members.iter().map(|(id, _)| *id))?;
         self.0
             .raft
             .initialize(raft::members(&members))
@@ -57,6 +78,7 @@ impl Admin for AdminService {
             .into_inner()
             .member
             .ok_or_else(|| Status::invalid_argument("add-learner needs a member (id and addr)"))?;
+        self.check_listed([m.id])?;
         let resp = self
             .0
             .raft
@@ -79,6 +101,7 @@ impl Admin for AdminService {
                 "change-membership needs at least one voter",
             ));
         }
+        self.check_listed(voters.iter().copied())?;
         let resp = self
             .0
             .raft

@@ -21,7 +21,7 @@ use panel_proto::pb;
 use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
 use prost::Message;
 use sha2::{Digest, Sha256};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tracing::{Instrument, info, info_span, warn};
 
 use crate::acceptance::MotionKind;
@@ -69,6 +69,9 @@ struct Shared {
     /// Link arbiters already warned about for having no open link (warned once until
     /// they connect).
     unlinked: Mutex<BTreeSet<String>>,
+    /// How the leader dials nodes: mutual TLS with this replica's certificate, which the
+    /// node checks against the charter before it judges anything.
+    transport: panel_transport::Transport,
 }
 
 /// How the leader reaches one arbiter's node.
@@ -126,8 +129,10 @@ pub fn spawn(
     proposer: Proposer,
     opts: DriverOptions,
     links: Arc<LinkRegistry>,
+    transport: panel_transport::Transport,
 ) {
     let shared = Arc::new(Shared {
+        transport,
         id,
         raft,
         sm,
@@ -434,9 +439,10 @@ impl Shared {
         {
             return Ok(c.clone());
         }
-        let ep = Endpoint::from_shared(endpoint.to_string())
-            .map_err(|e| format!("arbiter endpoint {endpoint:?} is invalid: {e}"))?
-            .connect_timeout(Duration::from_secs(2))
+        let ep = self
+            .transport
+            .endpoint(endpoint)
+            .map_err(|e| format!("arbiter endpoint {endpoint:?}: {e}"))?
             .timeout(Duration::from_secs(30));
         let c = ArbiterNodeClient::new(ep.connect_lazy());
         self.clients

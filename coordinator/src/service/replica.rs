@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::{Response, Status};
 
 use crate::command::{
@@ -42,6 +42,8 @@ pub(crate) struct Replica {
     ///
     /// [`ServeOptions`]: crate::service::serve::ServeOptions
     pub(crate) max_command_bytes: usize,
+    /// How this replica dials the leader when it forwards a write.
+    pub(crate) transport: panel_transport::Transport,
 }
 
 impl Replica {
@@ -50,9 +52,11 @@ impl Replica {
         if let Some(c) = peers.get(addr) {
             return Ok(c.clone());
         }
-        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| Status::internal(format!("leader address {addr:?} is invalid: {e}")))?;
-        let c = CoordinatorClient::new(endpoint.tcp_nodelay(true).connect_lazy())
+        let endpoint = self
+            .transport
+            .endpoint(addr)
+            .map_err(|e| Status::internal(format!("leader address {addr:?}: {e}")))?;
+        let c = CoordinatorClient::new(endpoint.connect_lazy())
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE);
         peers.insert(addr.to_owned(), c.clone());

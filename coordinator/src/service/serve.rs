@@ -11,6 +11,9 @@ use std::sync::{Arc, Mutex};
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 
+use panel_transport::{ClientAuth, Role, RoleGuard, Transport, TransportError};
+use tonic::service::interceptor::InterceptedService;
+
 use crate::pb::coordinator::admin_server::AdminServer;
 use crate::pb::coordinator::coordinator_server::CoordinatorServer;
 use crate::pb::replica::replica_server::ReplicaServer;
@@ -38,6 +41,12 @@ pub struct ServeOptions {
     /// [`DEFAULT_MAX_COMMAND_BYTES`]); larger writes are refused at intake with the limit
     /// named.
     pub max_command_bytes: usize,
+    /// Mutual TLS with this replica's certificate and the federation charter, or the
+    /// loopback debug mode (docs/SECURITY.md, "Transport").
+    pub transport: Transport,
+    /// Where the `Admin` service listens (`--admin-listen`); on the main listener when
+    /// unset. Either way, under TLS only the charter's operators may call it.
+    pub admin_listen: Option<SocketAddr>,
 }
 
 /// Default cap on one client command: 1 MiB of JSON, far above any contribution the Gate
@@ -68,9 +77,14 @@ pub enum ServeError {
     TestCommandsUnavailable,
     #[error("gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Security(#[from] TransportError),
+    #[error(
+        "this replica's certificate is not replica {id}'s in the federation charter; use the          identity folder issued for replica {id}, or list its certificate in the charter"
+    )]
+    NotCharterReplica { id: NodeId },
 }
 
-/// Run a replica until `shutdown` resolves.
 /// Loads or creates the replica's checkpoint key (32 random bytes, mode 0600).
 fn checkpoint_key(dir: &std::path::Path) -> Result<ed25519_dalek::SigningKey, ServeError> {
     let path = dir.join("checkpoint.key");
@@ -101,6 +115,41 @@ fn checkpoint_key(dir: &std::path::Path) -> Result<ed25519_dalek::SigningKey, Se
     Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
 }
 
+/// Refuses a replica whose transport cannot hold its role: plaintext off loopback, TLS
+/// without an identity or a charter, or a certificate the charter does not list as this
+/// replica's.
+fn check_transport(opts: &ServeOptions) -> Result<(), ServeError> {
+    let t = &opts.transport;
+    t.check_listen(opts.listen)?;
+    if let Some(a) = opts.admin_listen {
+        t.check_listen(a)?;
+    }
+    t.require_server("a coordinator replica")?;
+    if let (Transport::Tls { material, .. }, Some(charter)) = (t, t.charter()) {
+        let listed = material
+            .fingerprint()
+            .and_then(|fp| charter.replica(&fp).map(|r| r.id));
+        if listed != Some(opts.id) {
+            return Err(ServeError::NotCharterReplica { id: opts.id });
+        }
+    }
+    Ok(())
+}
+
+/// Accepted connections with Nagle off: `Server::tcp_nodelay` applies only to listeners
+/// tonic binds itself, and Nagle + delayed ACK stall each small reply.
+fn nodelay(
+    listener: tokio::net::TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    TcpListenerStream::new(listener).map(|conn| {
+        if let Ok(stream) = &conn {
+            let _ = stream.set_nodelay(true);
+        }
+        conn
+    })
+}
+
+/// Run a replica until `shutdown` resolves.
 pub async fn serve(
     opts: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -111,6 +160,7 @@ pub async fn serve(
     if opts.test_commands {
         tracing::warn!("test commands are on: clients may admit arbiters and close motions");
     }
+    check_transport(&opts)?;
     std::fs::create_dir_all(&opts.data_dir).map_err(|e| ServeError::DataDir {
         path: opts.data_dir.display().to_string(),
         source: e,
@@ -121,7 +171,16 @@ pub async fn serve(
             addr: opts.listen,
             source: e,
         })?;
-    let (raft, sm) = raft::start(opts.id, &opts.data_dir, &opts.raft).await?;
+    let admin_listener = match opts.admin_listen {
+        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            ServeError::Bind {
+                addr,
+                source: e,
+            }
+        })?),
+        None => None,
+    };
+    let (raft, sm) = raft::start(opts.id, &opts.data_dir, &opts.raft, opts.transport.clone()).await?;
     let proposer = Proposer::spawn(raft.clone(), opts.proposer.clone());
     let links = crate::service::link::LinkRegistry::new();
     crate::service::driver::spawn(
@@ -131,6 +190,7 @@ pub async fn serve(
         proposer.clone(),
         opts.driver,
         links.clone(),
+        opts.transport.clone(),
     );
     let checkpoint_key = checkpoint_key(&opts.data_dir)?;
     let replica = Arc::new(Replica {
@@ -143,6 +203,7 @@ pub async fn serve(
         peers: Mutex::new(HashMap::new()),
         test_commands: opts.test_commands,
         max_command_bytes: opts.max_command_bytes,
+        transport: opts.transport.clone(),
     });
 
     let (reporter, health) = tonic_health::server::health_reporter();
@@ -155,13 +216,39 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
 
-    let result = tonic::transport::Server::builder()
+    let charter = opts.transport.charter();
+    let replica_guard = RoleGuard::new(charter.clone(), Role::Replica, "Replica");
+    let admin = InterceptedService::new(
+        AdminServer::new(AdminService(replica.clone())),
+        RoleGuard::new(charter, Role::Operator, "Admin"),
+    );
+    let (admin_here, admin_apart) = match admin_listener {
+        Some(l) => (None, Some((l, admin))),
+        None => (Some(admin), None),
+    };
+    let shutdown = futures::FutureExt::shared(Box::pin(shutdown));
+    if let Some((listener, admin)) = admin_apart {
+        let server = opts
+            .transport
+            .server(ClientAuth::Required)?
+            .add_service(admin)
+            .serve_with_incoming_shutdown(nodelay(listener), shutdown.clone());
+        tokio::spawn(async move {
+            if let Err(e) = server.await {
+                tracing::error!("admin listener failed: {e}");
+            }
+        });
+    }
+    let result = opts
+        .transport
+        .server(ClientAuth::Optional)?
         .tcp_nodelay(true)
-        .add_service(
+        .add_service(InterceptedService::new(
             ReplicaServer::new(raft::ReplicaService::new(raft.clone()))
                 .max_decoding_message_size(MAX_MESSAGE)
                 .max_encoding_message_size(MAX_MESSAGE),
-        )
+            replica_guard,
+        ))
         .add_service(
             CoordinatorServer::new(CoordinatorService(replica.clone()))
                 .max_decoding_message_size(MAX_MESSAGE)
@@ -174,7 +261,7 @@ pub async fn serve(
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE),
         )
-        .add_service(AdminServer::new(AdminService(replica.clone())))
+        .add_optional_service(admin_here)
         .add_service(crate::service::link::server(
             opts.id,
             replica.sm.clone(),
@@ -182,17 +269,7 @@ pub async fn serve(
         ))
         .add_service(health)
         .add_service(reflection)
-        // `Server::tcp_nodelay` applies only to listeners tonic binds itself: set it on
-        // every accepted stream, or Nagle + delayed ACK stall each small reply.
-        .serve_with_incoming_shutdown(
-            TcpListenerStream::new(listener).map(|conn| {
-                if let Ok(stream) = &conn {
-                    let _ = stream.set_nodelay(true);
-                }
-                conn
-            }),
-            shutdown,
-        )
+        .serve_with_incoming_shutdown(nodelay(listener), shutdown)
         .await;
     let _ = raft.shutdown().await;
     Ok(result?)
