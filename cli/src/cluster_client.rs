@@ -9,8 +9,8 @@ use anyhow::{Result, anyhow};
 use panel_coordinator::client;
 use panel_coordinator::command::{ClientCommand, Query};
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use serde_json::Value;
 use panel_transport::Transport;
+use serde_json::Value;
 use tonic::transport::Channel;
 
 use crate::cluster_addr::{ClusterArgs, Source};

@@ -19,6 +19,7 @@ mod jsonl;
 mod ledger_cmd;
 mod motion_cmd;
 mod node_cmd;
+mod pki_cmd;
 mod replay_cmd;
 mod rulings;
 mod source_server;
@@ -59,6 +60,8 @@ enum Command {
     Node(node_cmd::Args),
     /// Run and manage the replicated coordinator (openraft on redb), write, read, bench.
     Coordinator(coordinator_cmd::Args),
+    /// Issue a federation's TLS certificates (one authority per organisation) and charter.
+    Pki(pki_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Command::Calibrate(args) => calibrate::run(args),
         Command::Coordinator(args) => coordinator_cmd::run(args),
         Command::Node(args) => node_cmd::run(args),
+        Command::Pki(args) => pki_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -254,7 +254,10 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         .map(|s| s.to_string())
         .chain([
             "--tls".to_owned(),
-            issued.dir(&pki::replica_dir_name(id as u64)).display().to_string(),
+            issued
+                .dir(&pki::replica_dir_name(id as u64))
+                .display()
+                .to_string(),
             "--charter".to_owned(),
             issued.charter_path().display().to_string(),
         ])

@@ -272,17 +272,17 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
         let addr = format!("127.0.0.1:{}", free_port()?);
         let mut cmd = Proc::new(&opts.panel_bin);
         cmd.args([
-                "coordinator",
-                "run",
-                "--id",
-                &id.to_string(),
-                "--listen",
-                &addr,
-                // Raw motions and client outcomes: the bench measures the log and apply.
-                "--test-commands",
-            ])
-            .arg("--data-dir")
-            .arg(dir.join(format!("r{id}")));
+            "coordinator",
+            "run",
+            "--id",
+            &id.to_string(),
+            "--listen",
+            &addr,
+            // Raw motions and client outcomes: the bench measures the log and apply.
+            "--test-commands",
+        ])
+        .arg("--data-dir")
+        .arg(dir.join(format!("r{id}")));
         match &pki {
             Some(p) => cmd
                 .arg("--tls")
@@ -308,10 +308,8 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
             addr: a.clone(),
         })
         .collect();
-    let mut admin = pb::admin_client::AdminClient::new(client::channel(
-        &cluster.transport,
-        &cluster.addrs[0],
-    )?);
+    let mut admin =
+        pb::admin_client::AdminClient::new(client::channel(&cluster.transport, &cluster.addrs[0])?);
     let mut tries = 0;
     loop {
         match admin

@@ -19,7 +19,6 @@ use tracing::info;
 use crate::arbiter::Arbiter;
 use crate::config::{ConfigError, JudgeConfig, NodeConfig};
 use crate::exchange::PeerBook;
-use panel_transport::{ClientAuth, Transport};
 use crate::judge::command::CommandJudge;
 use crate::judge::llm::{LlmJudge, LlmSettings};
 use crate::judge::scripted::{ScriptedJudge, load_profile};
@@ -27,6 +26,7 @@ use crate::judge::{Judge, JudgeError};
 use crate::keyfile::{KeyFileError, load_key};
 use crate::service::{AdminService, NodeCore, NodeService};
 use crate::store::{Store, StoreError};
+use panel_transport::{ClientAuth, Transport};
 
 #[derive(Debug, Error)]
 pub enum NodeError {
@@ -202,7 +202,11 @@ fn transport(cfg: &NodeConfig) -> Result<Transport, NodeError> {
     if let Some(listen) = cfg.listen {
         transport.check_listen(listen)?;
     }
-    for addr in cfg.connect.iter().chain(cfg.peers.iter().map(|p| &p.endpoint)) {
+    for addr in cfg
+        .connect
+        .iter()
+        .chain(cfg.peers.iter().map(|p| &p.endpoint))
+    {
         transport.check_addr(addr)?;
     }
     Ok(transport)

@@ -24,11 +24,11 @@ use tracing::{Instrument, info, info_span, warn};
 
 use crate::arbiter::{Arbiter, ArbiterError};
 use crate::exchange::PeerBook;
-use panel_transport::{Role, RoleGuard};
 use crate::judge::JudgeAnswer;
 use crate::judge::answer_json::check_against_motion;
 use crate::keyfile::random_32;
 use crate::store::{PeerInsert, Store, StoreError};
+use panel_transport::{Role, RoleGuard};
 
 /// Current wall-clock time in Unix milliseconds (the node's only clock read).
 pub fn now_ms() -> i64 {
@@ -108,7 +108,11 @@ fn redact(mut r: RulingRecord) -> RulingRecord {
 impl NodeCore {
     pub fn new(arbiter: Arc<Arbiter>, store: Arc<Store>, peers: PeerBook) -> Self {
         Self {
-            coordinators: RoleGuard::new(peers.transport.charter(), Role::Replica, "ArbiterNode commit/reveal"),
+            coordinators: RoleGuard::new(
+                peers.transport.charter(),
+                Role::Replica,
+                "ArbiterNode commit/reveal",
+            ),
             arbiter,
             store,
             peers,

@@ -91,17 +91,24 @@ pub fn replica_command(root: &std::path::Path, id: usize, addr: &str) -> Command
 }
 
 /// [`replica_command`] as a production replica runs: clients may send client commands
-/// only. Attack tests use it.
+/// only. Attack tests use it. Plaintext on loopback (`--insecure-loopback`): the transport
+/// attacks (`attack_transport.rs`) start TLS clusters of their own.
 pub fn production_replica_command(root: &std::path::Path, id: usize, addr: &str) -> Command {
     let mut cmd = panel();
-    cmd.args(["coordinator", "run", "--id", &id.to_string()])
-        .args(["--listen", addr])
-        .arg("--data-dir")
-        .arg(root.join(format!("r{id}")))
-        .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
-        .args(["--election-max-ms", "600"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+    cmd.args([
+        "coordinator",
+        "run",
+        "--insecure-loopback",
+        "--id",
+        &id.to_string(),
+    ])
+    .args(["--listen", addr])
+    .arg("--data-dir")
+    .arg(root.join(format!("r{id}")))
+    .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
+    .args(["--election-max-ms", "600"])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
     cmd
 }
 

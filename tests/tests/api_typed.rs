@@ -30,7 +30,9 @@ async fn follower(addrs: &[String]) -> String {
     let t = Instant::now();
     loop {
         for a in addrs {
-            if let Ok(s) = panel_coordinator::client::status(a).await
+            if let Ok(s) =
+                panel_coordinator::client::status(&panel_transport::Transport::InsecureLoopback, a)
+                    .await
                 && s.has_leader
                 && s.role == "Follower"
             {

@@ -32,7 +32,9 @@ async fn client(
 ) {
     let t = Instant::now();
     let leader = loop {
-        if let Ok(s) = panel_coordinator::client::status(addr).await
+        if let Ok(s) =
+            panel_coordinator::client::status(&panel_transport::Transport::InsecureLoopback, addr)
+                .await
             && s.has_leader
         {
             break s.leader_addr;
@@ -41,8 +43,13 @@ async fn client(
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     (
-        panel_coordinator::client::coordinator(addr).expect("client"),
-        panel_coordinator::client::coordinator(&leader).expect("leader client"),
+        panel_coordinator::client::coordinator(&panel_transport::Transport::InsecureLoopback, addr)
+            .expect("client"),
+        panel_coordinator::client::coordinator(
+            &panel_transport::Transport::InsecureLoopback,
+            &leader,
+        )
+        .expect("leader client"),
     )
 }
 

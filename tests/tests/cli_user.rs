@@ -224,15 +224,29 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         .map(|a| a.as_str().expect("addr").to_string())
         .collect();
     assert_eq!(addrs.len(), 3);
+    // The replicas speak mutual TLS only: away from the state folder, the CLI needs the
+    // identity folder `panel up` issued (PANEL_TLS or --tls), and plaintext gets nothing.
+    let tls = file["tls"]
+        .as_str()
+        .expect("cluster.json names the client identity");
     let nowhere = dir.path().join("nowhere");
     let out = panel()
         .args(["debate", "list", "--state"])
         .arg(&nowhere)
         .env("PANEL_ADDR", addrs.join(","))
+        .env("PANEL_TLS", tls)
         .output()
         .expect("run panel");
     assert!(out.status.success() && text(&out.stdout).contains("deb_1"));
-    assert!(ok(&nowhere, &["debate", "list", "--addr", &addrs[2]]).contains("deb_1"));
+    assert!(
+        ok(
+            &nowhere,
+            &["debate", "list", "--addr", &addrs[2], "--tls", tls]
+        )
+        .contains("deb_1")
+    );
+    let plain = fails(&nowhere, &["debate", "list", "--addr", &addrs[2]]);
+    assert!(plain.contains("no coordinator answered"), "{plain}");
     let e = fails(&nowhere, &["debate", "list"]);
     assert!(
         e.contains("cluster.json") && e.contains("--addr") && e.contains("PANEL_ADDR"),

@@ -36,22 +36,28 @@ impl Replica {
 
     fn start(&mut self) {
         let mut cmd = panel();
-        cmd.args(["coordinator", "run", "--id", &self.id.to_string()])
-            .arg("--test-commands")
-            .args(["--listen", &self.addr])
-            .arg("--data-dir")
-            .arg(&self.dir)
-            .args([
-                "--heartbeat-ms",
-                "50",
-                "--election-min-ms",
-                "300",
-                "--election-max-ms",
-                "600",
-            ])
-            .args(&self.extra)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
+        cmd.args([
+            "coordinator",
+            "run",
+            "--insecure-loopback",
+            "--id",
+            &self.id.to_string(),
+        ])
+        .arg("--test-commands")
+        .args(["--listen", &self.addr])
+        .arg("--data-dir")
+        .arg(&self.dir)
+        .args([
+            "--heartbeat-ms",
+            "50",
+            "--election-min-ms",
+            "300",
+            "--election-max-ms",
+            "600",
+        ])
+        .args(&self.extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
         self.guard = Some(ChildGuard::spawn(format!("replica {}", self.id), cmd));
     }
 

@@ -179,7 +179,7 @@ fn start_node(root: &Path, spec: &NodeSpec, addrs: &[String]) -> ChildGuard {
     std::fs::write(dir.join("node.toml"), config).unwrap();
     let (out, err) = log_file(root, spec.id);
     let mut cmd = panel();
-    cmd.args(["node", "run", "--config"])
+    cmd.args(["node", "run", "--insecure-loopback", "--config"])
         .arg(dir.join("node.toml"))
         .env("RUST_LOG", "info")
         .env("NO_COLOR", "1")

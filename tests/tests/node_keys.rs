@@ -52,7 +52,7 @@ fn node_refuses_a_group_or_world_readable_key() {
     for mode in [0o644, 0o640, 0o604] {
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
         let out = panel()
-            .args(["node", "run", "--config"])
+            .args(["node", "run", "--insecure-loopback", "--config"])
             .arg(&config)
             .args(["--listen", &format!("127.0.0.1:{}", free_port())])
             .output()
@@ -66,7 +66,7 @@ fn node_refuses_a_group_or_world_readable_key() {
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::write(&config, "key_file = \"arbiter.key\"\ndata_dir = \"data\"\n").unwrap();
     let out = panel()
-        .args(["node", "run", "--config"])
+        .args(["node", "run", "--insecure-loopback", "--config"])
         .arg(&config)
         .args(["--listen", &format!("127.0.0.1:{}", free_port())])
         .output()

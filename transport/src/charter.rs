@@ -81,10 +81,11 @@ impl Charter {
             what: "the federation charter",
             source: e,
         })?;
-        let charter: Charter = serde_json::from_str(&text).map_err(|e| TransportError::Charter {
-            path: path.display().to_string(),
-            problem: e.to_string(),
-        })?;
+        let charter: Charter =
+            serde_json::from_str(&text).map_err(|e| TransportError::Charter {
+                path: path.display().to_string(),
+                problem: e.to_string(),
+            })?;
         charter.check().map_err(|problem| TransportError::Charter {
             path: path.display().to_string(),
             problem,
@@ -120,7 +121,10 @@ impl Charter {
                 ));
             }
             if !ids.insert(r.id) {
-                return Err(format!("replicas[{i}].id: replica {} is listed twice", r.id));
+                return Err(format!(
+                    "replicas[{i}].id: replica {} is listed twice",
+                    r.id
+                ));
             }
             if !certs.insert(r.cert_sha256.clone()) {
                 return Err(format!(
@@ -199,9 +203,15 @@ mod tests {
     #[test]
     fn roles_are_found_by_certificate_only() {
         let c = charter();
-        assert_eq!(c.holder(&fp(2), Role::Replica).as_deref(), Some("replica 1"));
+        assert_eq!(
+            c.holder(&fp(2), Role::Replica).as_deref(),
+            Some("replica 1")
+        );
         assert_eq!(c.holder(&fp(2), Role::Operator), None);
-        assert_eq!(c.holder(&fp(3), Role::Operator).as_deref(), Some("operator ops"));
+        assert_eq!(
+            c.holder(&fp(3), Role::Operator).as_deref(),
+            Some("operator ops")
+        );
         assert_eq!(c.holder(&fp(9), Role::Replica), None);
     }
 
@@ -209,14 +219,22 @@ mod tests {
     fn a_member_of_an_unlisted_organisation_is_refused() {
         let mut c = charter();
         c.replicas[0].organisation = "elsewhere".into();
-        assert!(c.check().unwrap_err().starts_with("replicas[0].organisation"));
+        assert!(
+            c.check()
+                .unwrap_err()
+                .starts_with("replicas[0].organisation")
+        );
     }
 
     #[test]
     fn one_certificate_cannot_hold_two_identities() {
         let mut c = charter();
         c.operators[0].cert_sha256 = fp(2);
-        assert!(c.check().unwrap_err().starts_with("operators[0].cert_sha256"));
+        assert!(
+            c.check()
+                .unwrap_err()
+                .starts_with("operators[0].cert_sha256")
+        );
     }
 
     #[test]

@@ -42,7 +42,9 @@ pub enum TransportError {
          use --tls DIR for any other address"
     )]
     NotLoopback { addr: String },
-    #[error("{what} needs the federation charter: give --charter FILE (written by `panel pki init`)")]
+    #[error(
+        "{what} needs the federation charter: give --charter FILE (written by `panel pki init`)"
+    )]
     NoCharter { what: &'static str },
     #[error("{addr:?} is not a usable address ({reason}); use host:port, e.g. 127.0.0.1:7001")]
     BadAddress { addr: String, reason: String },

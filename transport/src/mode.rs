@@ -134,7 +134,10 @@ impl Transport {
                     .tls_config(tls)?)
             }
         }
-        .map(|e| e.connect_timeout(Duration::from_millis(2000)).tcp_nodelay(true))
+        .map(|e| {
+            e.connect_timeout(Duration::from_millis(2000))
+                .tcp_nodelay(true)
+        })
     }
 
     /// A server builder with this transport's TLS (none in the debug mode).
@@ -143,12 +146,13 @@ impl Transport {
         match self {
             Transport::InsecureLoopback => Ok(builder),
             Transport::Tls { material, .. } => {
-                let identity = material
-                    .tonic_identity()
-                    .ok_or_else(|| TransportError::NoIdentity {
-                        dir: material.dir.display().to_string(),
-                        what: "a server",
-                    })?;
+                let identity =
+                    material
+                        .tonic_identity()
+                        .ok_or_else(|| TransportError::NoIdentity {
+                            dir: material.dir.display().to_string(),
+                            what: "a server",
+                        })?;
                 let tls = ServerTlsConfig::new()
                     .identity(identity)
                     .client_ca_root(material.roots())

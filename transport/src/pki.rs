@@ -172,15 +172,15 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
     let mut replicas = Vec::new();
     let mut operators = Vec::new();
     for spec in &plan.identities {
-        let issuer = issuers.get(&spec.organisation).ok_or_else(|| {
-            TransportError::Charter {
+        let issuer = issuers
+            .get(&spec.organisation)
+            .ok_or_else(|| TransportError::Charter {
                 path: out.display().to_string(),
                 problem: format!(
                     "identity {:?} names organisation {:?}, which the plan does not list",
                     spec.name, spec.organisation
                 ),
-            }
-        })?;
+            })?;
         let (cert, key, fp) = leaf(spec, issuer)?;
         let dir = out.join(&spec.name);
         write(&dir.join(CA_FILE), bundle.as_bytes(), false)?;
@@ -306,7 +306,10 @@ mod tests {
         };
         let issued = issue(&plan, dir.path()).unwrap();
         let m = TlsMaterial::load(&issued.dir("replica-1")).unwrap();
-        assert_eq!(m.fingerprint(), Some(issued.charter.replicas[0].cert_sha256.clone()));
+        assert_eq!(
+            m.fingerprint(),
+            Some(issued.charter.replicas[0].cert_sha256.clone())
+        );
         let loaded = Charter::load(&issued.charter_path()).unwrap();
         assert_eq!(loaded, issued.charter);
         assert_eq!(loaded.organisations.len(), 2);

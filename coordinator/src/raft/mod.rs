@@ -119,9 +119,15 @@ pub async fn start(
     .map_err(Box::new)?;
     let log_store = LogStore::open(&dir.join("log.redb"))?;
     let sm = StateMachineStore::open(&dir.join("state.redb"))?;
-    let raft = Raft::new(id, Arc::new(config), Network::new(transport), log_store, sm.clone())
-        .await
-        .map_err(Box::new)?;
+    let raft = Raft::new(
+        id,
+        Arc::new(config),
+        Network::new(transport),
+        log_store,
+        sm.clone(),
+    )
+    .await
+    .map_err(Box::new)?;
     Ok((raft, sm))
 }
 

@@ -13,9 +13,9 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
     VoteRequest, VoteResponse,
 };
+use panel_transport::Transport;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use panel_transport::Transport;
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 

@@ -172,15 +172,15 @@ pub async fn serve(
             source: e,
         })?;
     let admin_listener = match opts.admin_listen {
-        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-            ServeError::Bind {
-                addr,
-                source: e,
-            }
-        })?),
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| ServeError::Bind { addr, source: e })?,
+        ),
         None => None,
     };
-    let (raft, sm) = raft::start(opts.id, &opts.data_dir, &opts.raft, opts.transport.clone()).await?;
+    let (raft, sm) =
+        raft::start(opts.id, &opts.data_dir, &opts.raft, opts.transport.clone()).await?;
     let proposer = Proposer::spawn(raft.clone(), opts.proposer.clone());
     let links = crate::service::link::LinkRegistry::new();
     crate::service::driver::spawn(

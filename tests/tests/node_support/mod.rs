@@ -130,7 +130,7 @@ fn spawn_env(
 ) -> ChildGuard {
     let mut cmd = panel();
     cmd.envs(envs.iter().copied());
-    cmd.args(["node", "run", "--config"])
+    cmd.args(["node", "run", "--insecure-loopback", "--config"])
         .arg(config)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .env("RUST_LOG", "info")
