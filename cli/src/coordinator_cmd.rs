@@ -27,6 +27,12 @@ pub struct Args {
 enum Cmd {
     /// Run one replica until SIGTERM or Ctrl-C.
     Run(RunArgs),
+    /// Make the cluster's motion key (raw 32-byte seed, mode 0600) and print its public
+    /// key for the nodes' `coordinator_keys`. Copy the file to every replica.
+    MotionKeygen {
+        /// Where to write the key; an existing file is never overwritten.
+        file: PathBuf,
+    },
     /// Initialise a new group on a pristine replica: --member 1=127.0.0.1:7001 ...
     Init {
         #[arg(long)]
@@ -148,6 +154,11 @@ struct RunArgs {
     /// production replica.
     #[arg(long)]
     test_commands: bool,
+    /// The cluster's motion key (raw 32-byte seed, mode 0600, the same file on every
+    /// replica): the driver signs every motion with it, and nodes list its public key in
+    /// `coordinator_keys`. Required on production replicas.
+    #[arg(long, value_name = "FILE")]
+    motion_key: Option<PathBuf>,
 }
 
 #[derive(ClapArgs)]
@@ -223,6 +234,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     rt.block_on(async move {
         match args.command {
             Cmd::Run(a) => run_replica(a).await,
+            Cmd::MotionKeygen { file } => {
+                let key = panel_coordinator::service::motion_key::generate(&file)?;
+                print(&json!({
+                    "motion_key": file.display().to_string(),
+                    "public_key": hex::encode(key.verifying_key().to_bytes()),
+                    "node_config": format!(
+                        "coordinator_keys = [\"{}\"]",
+                        hex::encode(key.verifying_key().to_bytes())
+                    ),
+                }))
+            }
             Cmd::Init { addr, members } => {
                 let members = members
                     .iter()
@@ -384,6 +406,7 @@ async fn run_replica(a: RunArgs) -> Result<ExitCode> {
         },
         test_commands: a.test_commands,
         max_command_bytes: a.max_command_bytes,
+        motion_key: a.motion_key,
     };
     eprintln!(
         "coordinator replica {} listening on {}",

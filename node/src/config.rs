@@ -131,6 +131,11 @@ pub struct NodeConfig {
     /// The id the arbiter was registered under; required with `connect`.
     #[serde(default)]
     pub arbiter_id: Option<String>,
+    /// Hex ed25519 public keys of the coordinator motion keys this node trusts
+    /// (docs/WIRE.md "Motion, layout v1"). A motion not signed by one of them is refused
+    /// before the judge sees it; with none configured every motion is refused.
+    #[serde(default)]
+    pub coordinator_keys: Vec<String>,
 }
 
 impl Default for NodeConfig {
@@ -149,6 +154,7 @@ impl Default for NodeConfig {
             delivery_attempts: default_retries(),
             connect: Vec::new(),
             arbiter_id: None,
+            coordinator_keys: Vec::new(),
         }
     }
 }

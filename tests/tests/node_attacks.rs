@@ -43,6 +43,7 @@ fn ruling_for(m: &Motion) -> Ruling {
         rationale: "The candidate's new source does not support its claim.".into(),
         arbiter_key: vec![],
         issued_at_unix_ms: m.commit_deadline_unix_ms - 1_000,
+        motion_digest: Vec::new(),
     }
 }
 
@@ -107,6 +108,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     expect(
         c.reveal(RevealRequest {
             motion_id: "m-1".into(),
+            motion_digest: Vec::new(),
         })
         .await,
         Code::FailedPrecondition,
@@ -343,6 +345,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     let own = c
         .reveal(RevealRequest {
             motion_id: "m-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap()
@@ -356,6 +359,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     expect(
         c.reveal(RevealRequest {
             motion_id: "m-none".into(),
+            motion_digest: Vec::new(),
         })
         .await,
         Code::NotFound,

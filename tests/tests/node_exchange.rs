@@ -57,6 +57,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
         .await
         .reveal(RevealRequest {
             motion_id: "m-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap_err();
@@ -87,6 +88,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
             .await
             .reveal(RevealRequest {
                 motion_id: "m-1".into(),
+                motion_digest: Vec::new(),
             })
             .await
             .expect("reveal")
@@ -219,6 +221,7 @@ async fn batches_health_and_reflection() {
     let reqs: Vec<_> = (0..40)
         .map(|i| RevealRequest {
             motion_id: format!("bm-{i}"),
+            motion_digest: Vec::new(),
         })
         .collect();
     let reveals: Vec<_> = node

@@ -151,6 +151,7 @@ async fn human_answers_pending_motions_from_the_command_line() {
         .await
         .reveal(RevealRequest {
             motion_id: "h-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap_err();
@@ -174,6 +175,7 @@ async fn human_answers_pending_motions_from_the_command_line() {
         .await
         .reveal(RevealRequest {
             motion_id: "h-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap()

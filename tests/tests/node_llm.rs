@@ -185,6 +185,7 @@ async fn llm_judge_asks_both_orders_retries_and_signs() {
     let r = c
         .reveal(RevealRequest {
             motion_id: "llm-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap()
@@ -204,6 +205,7 @@ async fn llm_judge_asks_both_orders_retries_and_signs() {
     let r = c
         .reveal(RevealRequest {
             motion_id: "llm-2".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap()

@@ -45,6 +45,7 @@ async fn replica(args: &[String]) -> Result<(), String> {
         // The bench opens raw motions and submits outcomes as a client.
         test_commands: true,
         max_command_bytes: panel_coordinator::service::serve::DEFAULT_MAX_COMMAND_BYTES,
+        motion_key: None,
     };
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

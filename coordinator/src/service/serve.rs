@@ -38,6 +38,9 @@ pub struct ServeOptions {
     /// [`DEFAULT_MAX_COMMAND_BYTES`]); larger writes are refused at intake with the limit
     /// named.
     pub max_command_bytes: usize,
+    /// The cluster's motion key file (`--motion-key`, the same on every replica); required
+    /// unless `test_commands` (see [`crate::service::motion_key::resolve`]).
+    pub motion_key: Option<PathBuf>,
 }
 
 /// Default cap on one client command: 1 MiB of JSON, far above any contribution the Gate
@@ -68,6 +71,8 @@ pub enum ServeError {
     TestCommandsUnavailable,
     #[error("gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    MotionKey(#[from] crate::service::motion_key::MotionKeyError),
 }
 
 /// Run a replica until `shutdown` resolves.
@@ -115,6 +120,11 @@ pub async fn serve(
         path: opts.data_dir.display().to_string(),
         source: e,
     })?;
+    let motion_key = Arc::new(crate::service::motion_key::resolve(
+        opts.motion_key.as_deref(),
+        &opts.data_dir,
+        opts.test_commands,
+    )?);
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .map_err(|e| ServeError::Bind {
@@ -131,6 +141,7 @@ pub async fn serve(
         proposer.clone(),
         opts.driver,
         links.clone(),
+        motion_key,
     );
     let checkpoint_key = checkpoint_key(&opts.data_dir)?;
     let replica = Arc::new(Replica {

@@ -103,6 +103,8 @@ pub enum ApplyError {
     #[error("reveal of a ruling on motion {motion}: {reason}")]
     BadReveal { motion: String, reason: String },
     #[error("{0}")]
+    Motion(#[from] crate::signed_motion::MotionError),
+    #[error("{0}")]
     Authorship(#[from] crate::authorship::AuthorshipError),
     #[error(
         "debate {debate} already has {open} open motions (at most {max}); ask again once some are decided"
@@ -136,6 +138,7 @@ impl ApplyError {
             ApplyError::Revoked(_) => "revoked_key",
             ApplyError::CommitmentRequired(_) => "commitment_required",
             ApplyError::BadReveal { .. } => "bad_reveal",
+            ApplyError::Motion(_) => "motion_refused",
             ApplyError::Authorship(_) => "authorship",
             ApplyError::TooManyOpenMotions { .. } => "too_many_open_motions",
         }
@@ -415,6 +418,7 @@ mod tests {
             motion_id: "m1".into(),
             rulings,
             reveals: vec![],
+            motion: None,
         })
         .into()
     }

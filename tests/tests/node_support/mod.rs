@@ -243,6 +243,8 @@ pub fn merge_motion(
         commit_deadline_unix_ms: now + commit_in_ms,
         reveal_deadline_unix_ms: now + commit_in_ms + 120_000,
         panel,
+        signature: Vec::new(),
+        signer_key: Vec::new(),
     }
 }
 
