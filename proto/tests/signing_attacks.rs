@@ -252,7 +252,9 @@ fn envelope_framing_errors_are_named() {
     sr.envelope_version = 1;
     assert_eq!(
         verify_ruling(&sr),
-        Err(VerifyError::Malformed(panel_proto::RulingError::MotionDigestInV1))
+        Err(VerifyError::Malformed(
+            panel_proto::RulingError::MotionDigestInV1
+        ))
     );
     let mut sr = signed(merge_ruling());
     sr.signature.pop();

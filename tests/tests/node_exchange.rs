@@ -31,7 +31,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
         let c = n
             .client()
             .await
-            .commit(motion.clone())
+            .commit(sign(motion.clone()))
             .await
             .expect("commit")
             .into_inner();
@@ -45,7 +45,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
     let again = nodes[0]
         .client()
         .await
-        .commit(motion.clone())
+        .commit(sign(motion.clone()))
         .await
         .unwrap()
         .into_inner();
@@ -201,7 +201,7 @@ async fn batches_health_and_reflection() {
     let results: Vec<_> = node
         .client()
         .await
-        .commit_batch(tokio_stream::iter(input))
+        .commit_batch(tokio_stream::iter(input.into_iter().map(sign)))
         .await
         .unwrap()
         .into_inner()
