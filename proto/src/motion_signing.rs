@@ -311,8 +311,10 @@ mod tests {
         }
     }
 
+    type Tamper = (&'static str, fn(&mut Motion));
+
     /// Every field of the motion, altered one at a time after signing.
-    fn tampers() -> Vec<(&'static str, fn(&mut Motion))> {
+    fn tampers() -> Vec<Tamper> {
         fn p(m: &mut Motion) -> &mut ContentProjection {
             m.projection.as_mut().unwrap()
         }
