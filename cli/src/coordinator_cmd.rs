@@ -33,6 +33,12 @@ pub struct Args {
 enum Cmd {
     /// Run one replica until SIGTERM or Ctrl-C.
     Run(RunArgs),
+    /// Make the cluster's motion key (raw 32-byte seed, mode 0600) and print its public
+    /// key for the nodes' `coordinator_keys`. Copy the file to every replica.
+    MotionKeygen {
+        /// Where to write the key; an existing file is never overwritten.
+        file: PathBuf,
+    },
     /// Initialise a new group on a pristine replica: --member 1=127.0.0.1:7001 ...
     Init {
         #[arg(long)]
@@ -165,6 +171,11 @@ struct RunArgs {
     /// the charter's operators only, wherever it is served.
     #[arg(long, value_name = "HOST:PORT")]
     admin_listen: Option<SocketAddr>,
+    /// The cluster's motion key (raw 32-byte seed, mode 0600, the same file on every
+    /// replica): the driver signs every motion with it, and nodes list its public key in
+    /// `coordinator_keys`. Required on production replicas.
+    #[arg(long, value_name = "FILE")]
+    motion_key: Option<PathBuf>,
 }
 
 #[derive(ClapArgs)]
@@ -253,6 +264,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let t = client_transport(tls.as_deref())?;
         match args.command {
             Cmd::Run(_) => unreachable!("handled above"),
+            Cmd::MotionKeygen { file } => {
+                let key = panel_coordinator::service::motion_key::generate(&file)?;
+                print(&json!({
+                    "motion_key": file.display().to_string(),
+                    "public_key": hex::encode(key.verifying_key().to_bytes()),
+                    "node_config": format!(
+                        "coordinator_keys = [\"{}\"]",
+                        hex::encode(key.verifying_key().to_bytes())
+                    ),
+                }))
+            }
             Cmd::Init { addr, members } => {
                 let members = members
                     .iter()
@@ -421,6 +443,7 @@ async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
             a.insecure_loopback,
         )?,
         admin_listen: a.admin_listen,
+        motion_key: a.motion_key,
     };
     eprintln!(
         "coordinator replica {} listening on {}",

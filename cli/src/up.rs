@@ -229,6 +229,14 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         state.join("sources").display()
     );
 
+    // The cluster's motion key: one file, passed to every replica; every node trusts its
+    // public key (docs/WIRE.md "Motion, layout v1").
+    let motion_key_file = state.join("coordinators").join("motion.key");
+    let motion_public = hex::encode(
+        panel_coordinator::service::motion_key::generate(&motion_key_file)?
+            .verifying_key()
+            .to_bytes(),
+    );
     // Three coordinator replicas.
     let ports: Vec<u16> = (0..3).map(|_| free_port()).collect::<Result<_>>()?;
     let addrs: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
@@ -244,6 +252,8 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             addr,
             "--data-dir",
             &data.display().to_string(),
+            "--motion-key",
+            &motion_key_file.display().to_string(),
             "--commit-window-ms",
             "300",
             "--exam-window-ms",
@@ -324,7 +334,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             Stance::None => "none",
         };
         let config = format!(
-            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
+            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
             spec.organisation,
             spec.model_family,
             profiles.display(),

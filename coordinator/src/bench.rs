@@ -389,6 +389,7 @@ fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, C
         motion_id: motion_id.clone(),
         rulings: vec![],
         reveals,
+        motion: None,
     });
     (open.into(), record.into())
 }

@@ -6,7 +6,7 @@
 
 pub use panel_machine::{
     acceptance, admission, apply, authorship, command, debates, draw, model, priors, query,
-    recalibration, record, ruling, transparency,
+    recalibration, record, ruling, signed_motion, transparency,
 };
 
 pub mod bench;

@@ -123,6 +123,9 @@ pub fn exam_motion(
         commit_deadline_unix_ms: commit_deadline_ms,
         reveal_deadline_unix_ms: reveal_deadline_ms,
         panel: Vec::new(),
+        // Signed by the driver before it is sent (`sign_motion`).
+        signer_key: Vec::new(),
+        signature: Vec::new(),
     }
 }
 

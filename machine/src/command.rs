@@ -414,6 +414,13 @@ pub struct OutcomeSubmission {
     /// commitment without it (`ruling::intake_check`).
     #[serde(default)]
     pub reveals: Vec<String>,
+    /// Hex protobuf of the signed `Motion` the driver put to the seats (docs/WIRE.md
+    /// "Motion, layout v1"). Apply checks its signature, that it is the motion opened under
+    /// `motion_id`, and that every ruling binds its digest (`signed_motion`). Absent in
+    /// records written before motions were signed (and on raw test motions), which carry
+    /// envelope v1 rulings only; omitted from the JSON when absent, so they read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub motion: Option<crate::signed_motion::WireMotion>,
 }
 
 /// The result of one item, as every replica computes it.
@@ -545,6 +552,7 @@ mod tests {
             motion_id: "m".into(),
             rulings: vec![],
             reveals: vec!["00".into()],
+            motion: None,
         };
         let client = [
             ClientCommand::RegisterArbiter(reg),

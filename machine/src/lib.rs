@@ -22,4 +22,5 @@ pub mod query;
 pub mod recalibration;
 pub mod record;
 pub mod ruling;
+pub mod signed_motion;
 pub mod transparency;

@@ -56,7 +56,8 @@ impl Sealed {
     }
 }
 
-/// Builds the unsigned ruling that answers `m` with `a` (arbiter key and time given).
+/// Builds the unsigned ruling that answers `m` with `a` (arbiter key and time given),
+/// bound to `m`'s motion digest.
 pub fn ruling_from(
     m: &Motion,
     a: &JudgeAnswer,
@@ -77,6 +78,10 @@ pub fn ruling_from(
         rationale: a.rationale.clone(),
         arbiter_key: arbiter_key.to_vec(),
         issued_at_unix_ms,
+        // Envelope v2: the ruling names the one signed motion it answers (docs/WIRE.md,
+        // "Ruling, envelope version 2"), so it cannot be presented as the answer to other
+        // content, deadlines or seats under the same id.
+        motion_digest: panel_proto::motion_digest(m).to_vec(),
     }
 }
 

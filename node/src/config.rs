@@ -148,6 +148,11 @@ pub struct NodeConfig {
     pub arbiter_id: Option<String>,
     #[serde(default)]
     pub transport: TransportConfig,
+    /// Hex ed25519 public keys of the coordinator motion keys this node trusts
+    /// (docs/WIRE.md "Motion, layout v1"). A motion not signed by one of them is refused
+    /// before the judge sees it; with none configured every motion is refused.
+    #[serde(default)]
+    pub coordinator_keys: Vec<String>,
 }
 
 impl Default for NodeConfig {
@@ -167,6 +172,7 @@ impl Default for NodeConfig {
             connect: Vec::new(),
             arbiter_id: None,
             transport: TransportConfig::default(),
+            coordinator_keys: Vec::new(),
         }
     }
 }

@@ -247,7 +247,11 @@ async fn answer(core: &NodeCore, r: LinkRequest) -> LinkResponse {
         }
         Some(link_request::Body::Reveal(q)) => {
             let span = info_span!("motion", motion = %q.motion_id);
-            match core.reveal(q.motion_id).instrument(span).await {
+            match core
+                .reveal(q.motion_id, &q.motion_digest)
+                .instrument(span)
+                .await
+            {
                 Ok(rv) => link_response::Body::Reveal(rv),
                 Err(s) => error_body(s),
             }

@@ -178,18 +178,41 @@ pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
             .map_err(|e| NodeError::Missing(format!("peer {}: {e}", p.endpoint)))?;
         configured.insert(vk.to_bytes(), p.endpoint.clone());
     }
+    let coordinator_keys = coordinator_keys(&cfg.coordinator_keys)?;
     let store = Arc::new(Store::open(&data_dir)?);
     let arbiter = Arc::new(Arbiter::new(key, judge, identity));
-    Ok(Arc::new(NodeCore::new(
-        arbiter,
-        store,
-        PeerBook {
-            configured,
-            attempts: cfg.delivery_attempts,
-            max_message_bytes: cfg.max_message_bytes,
-            transport: transport(cfg)?,
-        },
-    )))
+    Ok(Arc::new(
+        NodeCore::new(
+            arbiter,
+            store,
+            PeerBook {
+                configured,
+                attempts: cfg.delivery_attempts,
+                max_message_bytes: cfg.max_message_bytes,
+                transport: transport(cfg)?,
+            },
+        )
+        .with_coordinator_keys(coordinator_keys),
+    ))
+}
+
+/// Parses `coordinator_keys`: each a hex ed25519 public key, weak keys refused. An empty
+/// list is allowed (the node then refuses every motion, naming the setting), so a node can
+/// be started before its coordinator's key is known.
+fn coordinator_keys(hex_keys: &[String]) -> Result<Vec<panel_proto::VerifyingKey>, NodeError> {
+    hex_keys
+        .iter()
+        .map(|h| {
+            let bytes = hex::decode(h.trim()).map_err(|_| {
+                NodeError::Missing(format!(
+                    "coordinator_keys entry {h:?} is not hex; give the 64 hex digits of the \
+                     coordinator's motion public key"
+                ))
+            })?;
+            parse_public_key(&bytes)
+                .map_err(|e| NodeError::Missing(format!("coordinator_keys entry {h:?}: {e}")))
+        })
+        .collect()
 }
 
 /// The node's transport from `[transport]`: TLS needs an identity and the charter (whose

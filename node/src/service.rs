@@ -17,7 +17,7 @@ use panel_proto::pb::{
 };
 use panel_proto::ruling_check::{self, known_decision};
 use panel_proto::signing::VerifyError;
-use panel_proto::{fingerprint, verify_ruling};
+use panel_proto::{VerifyingKey, fingerprint, motion_digest, verify_motion, verify_ruling};
 use tokio::sync::Notify;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{Instrument, info, info_span, warn};
@@ -48,6 +48,9 @@ pub struct NodeCore {
     pub peers: PeerBook,
     /// Only the charter's replicas may ask this node to commit or reveal (under TLS).
     coordinators: RoleGuard,
+    /// The coordinator motion keys this node trusts (`coordinator_keys`); a motion signed
+    /// by none of them is refused before judging (docs/WIRE.md "Motion, layout v1").
+    coordinator_keys: Vec<VerifyingKey>,
     waiters: Mutex<HashMap<String, Arc<Notify>>>,
     /// Woken at shutdown so Commit calls waiting for a human return at once.
     shutdown: Notify,
@@ -116,9 +119,31 @@ impl NodeCore {
             arbiter,
             store,
             peers,
+            coordinator_keys: Vec::new(),
             waiters: Mutex::new(HashMap::new()),
             shutdown: Notify::new(),
         }
+    }
+
+    /// The coordinator motion keys to trust; without any, every motion is refused.
+    pub fn with_coordinator_keys(mut self, keys: Vec<VerifyingKey>) -> Self {
+        self.coordinator_keys = keys;
+        self
+    }
+
+    /// Verifies the coordinator's signature on a motion and returns its digest. Runs before
+    /// anything else looks at the motion (the stored record, the judge), so an unsigned or
+    /// forged motion learns nothing: not even whether this node committed on its id.
+    fn verify_motion(&self, m: &Motion) -> Result<[u8; 32], Status> {
+        if self.coordinator_keys.is_empty() {
+            return Err(Status::unauthenticated(format!(
+                "motion {:?} refused: this node trusts no coordinator motion key; add \
+                 coordinator_keys = [\"<hex public key>\"] to node.toml (the key `panel \
+                 coordinator run --motion-key` signs with) and restart the node",
+                m.motion_id
+            )));
+        }
+        verify_motion(m, &self.coordinator_keys).map_err(|e| Status::unauthenticated(e.to_string()))
     }
 
     /// Releases Commit calls that wait for a human answer (graceful shutdown).
@@ -146,17 +171,19 @@ impl NodeCore {
         }
     }
 
-    /// An existing own commitment for the motion, if the motion is the same one; a
-    /// different motion under the same id is a second commitment and refused.
+    /// An existing own commitment for the motion, if the motion is the same one (the same
+    /// motion digest: every field, signature included); a different motion under the same id
+    /// is a second commitment and refused. The refusal carries no ruling and no commitment.
     fn existing(rec: &RulingRecord, m: &Motion) -> Result<Commitment, Status> {
-        let stored = rec.motion.as_ref();
-        let same = stored.is_some_and(|s| {
-            s.debate_id == m.debate_id && s.kind == m.kind && s.state_hash == m.state_hash
-        });
+        let same = rec
+            .motion
+            .as_ref()
+            .is_some_and(|s| motion_digest(s) == motion_digest(m));
         if !same {
             return Err(Status::already_exists(format!(
-                "second commitment refused: this arbiter already committed on motion {:?} for \
-                 another debate state; a motion id names one question on one state",
+                "second commitment refused: this arbiter already committed on another motion \
+                 under the id {:?} (its content, deadlines, seats or state differ); a motion \
+                 id names one signed motion",
                 m.motion_id
             )));
         }
@@ -167,6 +194,7 @@ impl NodeCore {
 
     /// The Commit step: idempotent per motion.
     pub async fn commit(&self, m: Motion) -> Result<Commitment, Status> {
+        self.verify_motion(&m)?;
         let store = self.store.clone();
         let id = m.motion_id.clone();
         if let Some(rec) = blocking(move || store.own(&id)).await? {
@@ -255,8 +283,14 @@ impl NodeCore {
         }
     }
 
-    /// The Reveal step: only after the commit window; delivers to peers once.
-    pub async fn reveal(&self, motion_id: String) -> Result<Reveal, Status> {
+    /// The Reveal step: only after the commit window; delivers to peers once. A caller that
+    /// names the digest of the signed motion it means (`expected_digest`, non-empty) gets a
+    /// refusal if the motion this node committed on under that id is another one.
+    pub async fn reveal(
+        &self,
+        motion_id: String,
+        expected_digest: &[u8],
+    ) -> Result<Reveal, Status> {
         let store = self.store.clone();
         let id = motion_id.clone();
         let rec = blocking(move || store.own(&id)).await?.ok_or_else(|| {
@@ -265,6 +299,14 @@ impl NodeCore {
             ))
         })?;
         let m = rec.motion.clone().unwrap_or_default();
+        if !expected_digest.is_empty() && motion_digest(&m).as_slice() != expected_digest {
+            return Err(Status::failed_precondition(format!(
+                "reveal refused: this arbiter committed on another motion under the id \
+                 {motion_id:?} (digest {}, asked for {}); its ruling answers that motion only",
+                hex::encode(motion_digest(&m)),
+                hex::encode(expected_digest)
+            )));
+        }
         let now = now_ms();
         if now <= m.commit_deadline_unix_ms {
             return Err(Status::failed_precondition(format!(
@@ -329,6 +371,10 @@ impl NodeCore {
                 ))
             })?;
             ruling_check::check_binding(ruling, &motion)
+                .map_err(|e| Status::invalid_argument(format!("replayed ruling refused: {e}")))?;
+            // The stored motion was verified as the coordinator's when this node committed,
+            // so its digest says which content the peer must have judged (envelope v2).
+            ruling_check::check_motion_digest(sr, &motion.motion_id, &motion_digest(&motion))
                 .map_err(|e| Status::invalid_argument(format!("replayed ruling refused: {e}")))?;
             if !motion.panel.is_empty()
                 && !motion
@@ -429,9 +475,13 @@ impl ArbiterNode for NodeService {
 
     async fn reveal(&self, req: Request<RevealRequest>) -> Result<Response<Reveal>, Status> {
         self.0.coordinators.check(&req)?;
-        let id = req.into_inner().motion_id;
-        let span = motion_span(&self.0, "", &id);
-        self.0.reveal(id).instrument(span).await.map(Response::new)
+        let r = req.into_inner();
+        let span = motion_span(&self.0, "", &r.motion_id);
+        self.0
+            .reveal(r.motion_id, &r.motion_digest)
+            .instrument(span)
+            .await
+            .map(Response::new)
     }
 
     async fn deliver(&self, req: Request<Reveal>) -> Result<Response<DeliverAck>, Status> {
@@ -499,8 +549,9 @@ impl ArbiterNode for NodeService {
             .map(move |item| {
                 let core = core.clone();
                 async move {
-                    let id = item?.motion_id;
-                    Ok(match core.reveal(id.clone()).await {
+                    let r = item?;
+                    let id = r.motion_id;
+                    Ok(match core.reveal(id.clone(), &r.motion_digest).await {
                         Ok(r) => RevealResult {
                             motion_id: id,
                             reveal: Some(r),

@@ -111,7 +111,7 @@ pub fn commitment_digest(
         .ruling
         .as_ref()
         .ok_or(CommitRevealError::MissingPart("ruling"))?;
-    let canonical = signing::ruling_canonical_bytes(ruling).map_err(VerifyError::from)?;
+    let canonical = signing::ruling_canonical_bytes_for(ruling, signed.envelope_version)?;
     let sig = keys::parse_signature(&signed.signature)?;
     let mut h = Sha256::new();
     h.update(signing::COMMIT_DIGEST_TAG_V1);

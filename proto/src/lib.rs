@@ -10,6 +10,8 @@
 //!   machine that enforces one commitment per arbiter per motion and reveal-after-window.
 //! * [`ruling_check`]: shape rules a ruling must satisfy (ranges, decision per motion kind)
 //!   and the binding of a ruling to the motion it answers.
+//! * [`motion_signing`]: canonical bytes, digest and signature of the motions a
+//!   coordinator puts to nodes (signed by the cluster's motion key).
 //! * [`link`]: the signed hello of the arbiter link (`link.proto`), the stream a node
 //!   opens to a coordinator when it cannot be called.
 //!
@@ -19,6 +21,7 @@
 pub mod commit_reveal;
 pub mod keys;
 pub mod link;
+pub mod motion_signing;
 pub mod ruling_check;
 pub mod signing;
 
@@ -35,5 +38,6 @@ pub const FILE_DESCRIPTOR_SET: &[u8] =
 pub use commit_reveal::{CommitRevealBook, CommitRevealError, MotionWindow};
 pub use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
 pub use keys::{KeyError, fingerprint, parse_public_key};
+pub use motion_signing::{MotionSignatureError, motion_digest, sign_motion, verify_motion};
 pub use ruling_check::{BindingError, RulingError};
 pub use signing::{VerifyError, sign_ruling, verify_ruling, verify_rulings_batch};

@@ -69,6 +69,16 @@ pub enum RulingError {
     BadReceipt(&'static str),
     #[error("issued_at_unix_ms {0} is negative")]
     NegativeTime(i64),
+    #[error(
+        "motion_digest is {0} bytes; an envelope v2 ruling binds the 32-byte digest of the \
+         signed motion it answers"
+    )]
+    MotionDigestLength(usize),
+    #[error(
+        "a version 1 ruling carries a motion_digest, which version 1 does not sign; sign it \
+         as envelope version 2"
+    )]
+    MotionDigestInV1,
 }
 
 /// Why a well-formed ruling does not answer a given motion (a replay onto another motion
@@ -98,6 +108,38 @@ pub enum BindingError {
         ruling: String,
         motion: String,
     },
+    #[error(
+        "ruling answers the signed motion with digest {ruling}, but motion {motion_id:?} here \
+         has digest {motion}: it judged other content, deadlines or seats under this id"
+    )]
+    MotionDigest {
+        motion_id: String,
+        ruling: String,
+        motion: String,
+    },
+}
+
+/// Checks that a v2 signed ruling answers exactly the signed motion with `digest`
+/// ([`crate::motion_signing::motion_digest`]). A v1 ruling binds no motion digest and is
+/// refused here: whoever asks for this check holds a signed motion.
+pub fn check_motion_digest(
+    sr: &crate::pb::SignedRuling,
+    motion_id: &str,
+    digest: &[u8; 32],
+) -> Result<(), BindingError> {
+    let bound = crate::signing::bound_motion_digest(sr).unwrap_or(&[]);
+    if bound != digest.as_slice() {
+        return Err(BindingError::MotionDigest {
+            motion_id: motion_id.to_owned(),
+            ruling: if bound.is_empty() {
+                "none (envelope v1)".to_owned()
+            } else {
+                hex::encode(bound)
+            },
+            motion: hex::encode(digest),
+        });
+    }
+    Ok(())
 }
 
 /// Short lower-case name of a motion kind, as in docs and errors.

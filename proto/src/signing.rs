@@ -21,6 +21,8 @@ use crate::ruling_check::{self, RulingError};
 
 /// Domain tag of ruling canonical bytes, layout version 1.
 pub const RULING_TAG_V1: &[u8] = b"crucible-panel/ruling/v1\0";
+/// Domain tag of ruling canonical bytes, layout version 2 (binds the motion digest).
+pub const RULING_TAG_V2: &[u8] = b"crucible-panel/ruling/v2\0";
 /// Domain tag of commitment canonical bytes (what the arbiter signs about a commitment).
 pub const COMMITMENT_TAG_V1: &[u8] = b"crucible-panel/commitment/v1\0";
 /// Domain tag of the commitment digest preimage H(tag, signed ruling bytes, salt).
@@ -31,8 +33,12 @@ pub const KEY_ROTATION_TAG_V1: &[u8] = b"crucible-panel/key-rotation/v1\0";
 pub const KEY_REVOCATION_TAG_V1: &[u8] = b"crucible-panel/key-revocation/v1\0";
 /// Domain tag of key fingerprints.
 pub const FINGERPRINT_TAG_V1: &[u8] = b"crucible-panel/key-fingerprint/v1\0";
-/// The envelope (canonical layout) version this crate signs.
-pub const ENVELOPE_VERSION: u32 = 1;
+/// The envelope (canonical layout) version nodes sign: 2, which binds the digest of the
+/// signed motion a ruling answers (docs/WIRE.md, "Ruling, envelope version 2").
+pub const ENVELOPE_VERSION: u32 = 2;
+/// The first envelope version, still verified so records exported before motions were
+/// signed keep verifying (docs/WIRE.md section 5).
+pub const ENVELOPE_VERSION_V1: u32 = 1;
 
 /// Why a signed ruling is not accepted.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -40,8 +46,8 @@ pub enum VerifyError {
     #[error("signed ruling has no ruling inside")]
     MissingRuling,
     #[error(
-        "envelope version {0} is not supported; this node verifies version 1 \
-         (set envelope_version = 1)"
+        "envelope version {0} is not supported; this implementation verifies versions 1 \
+         and 2 (nodes sign 2)"
     )]
     UnsupportedEnvelope(u32),
     #[error("ruling is malformed: {0}")]
@@ -103,14 +109,58 @@ pub fn rationale_digest(rationale: &str) -> [u8; 32] {
 
 /// Canonical bytes of a ruling, layout v1 (docs/WIRE.md). Refuses ill-formed rulings
 /// (see [`ruling_check::check_ruling`]) because the layout has no room for them.
+///
+/// A v1 ruling carrying a `motion_digest` is refused: v1 does not sign it, and an unsigned
+/// digest next to a signature would read as a binding that is not there.
 pub fn ruling_canonical_bytes(r: &Ruling) -> Result<Vec<u8>, RulingError> {
+    if !r.motion_digest.is_empty() {
+        return Err(RulingError::MotionDigestInV1);
+    }
+    layout(r, RULING_TAG_V1, None)
+}
+
+/// Canonical bytes of a ruling, layout v2 (docs/WIRE.md): the v1 fields under the v2 tag,
+/// with the 32-byte motion digest right after the state hash.
+pub fn ruling_canonical_bytes_v2(r: &Ruling) -> Result<Vec<u8>, RulingError> {
+    let digest: &[u8; 32] = r
+        .motion_digest
+        .as_slice()
+        .try_into()
+        .map_err(|_| RulingError::MotionDigestLength(r.motion_digest.len()))?;
+    layout(r, RULING_TAG_V2, Some(digest))
+}
+
+/// Canonical bytes of a ruling in the given envelope version.
+pub fn ruling_canonical_bytes_for(r: &Ruling, version: u32) -> Result<Vec<u8>, VerifyError> {
+    match version {
+        ENVELOPE_VERSION_V1 => Ok(ruling_canonical_bytes(r)?),
+        ENVELOPE_VERSION => Ok(ruling_canonical_bytes_v2(r)?),
+        other => Err(VerifyError::UnsupportedEnvelope(other)),
+    }
+}
+
+/// The motion digest a signed ruling is bound to: `Some` for envelope v2, `None` for v1.
+pub fn bound_motion_digest(sr: &SignedRuling) -> Option<&[u8]> {
+    (sr.envelope_version == ENVELOPE_VERSION)
+        .then(|| sr.ruling.as_ref().map(|r| r.motion_digest.as_slice()))
+        .flatten()
+}
+
+fn layout(
+    r: &Ruling,
+    tag: &[u8],
+    motion_digest: Option<&[u8; 32]>,
+) -> Result<Vec<u8>, RulingError> {
     ruling_check::check_ruling(r)?;
-    let mut w = CanonicalWriter::new(RULING_TAG_V1);
+    let mut w = CanonicalWriter::new(tag);
     w.text(&r.motion_id);
     w.text(&r.debate_id);
     // Enum values are checked to be known and below 256 by check_ruling.
     w.u8(r.kind as u8);
     w.fixed(&r.state_hash);
+    if let Some(d) = motion_digest {
+        w.fixed(d);
+    }
     w.u8(r.decision as u8);
     w.f64(r.probability);
     w.u8(r.relevance.map_or(0, |v| v as u8));
@@ -137,24 +187,32 @@ pub fn ruling_canonical_bytes(r: &Ruling) -> Result<Vec<u8>, RulingError> {
 
 /// Signs a ruling. The ruling's `arbiter_key` is set to the signer's public key, so a
 /// ruling can only ever be signed by the key it names.
+///
+/// A ruling with a `motion_digest` (32 bytes) is signed in envelope v2, which binds it; one
+/// without is signed in v1 (raw test motions and old fixtures). Nodes always set the digest
+/// of the signed motion they judged, so what they sign is v2.
 pub fn sign_ruling(key: &SigningKey, mut ruling: Ruling) -> Result<SignedRuling, RulingError> {
     ruling.arbiter_key = key.verifying_key().to_bytes().to_vec();
-    let bytes = ruling_canonical_bytes(&ruling)?;
+    let (bytes, envelope_version) = if ruling.motion_digest.is_empty() {
+        (ruling_canonical_bytes(&ruling)?, ENVELOPE_VERSION_V1)
+    } else {
+        (ruling_canonical_bytes_v2(&ruling)?, ENVELOPE_VERSION)
+    };
     let signature = key.sign(&bytes);
     Ok(SignedRuling {
         ruling: Some(ruling),
         signature: signature.to_bytes().to_vec(),
-        envelope_version: ENVELOPE_VERSION,
+        envelope_version,
     })
 }
 
 /// The canonical bytes and parsed signature of a signed ruling, without verifying.
 fn prepare(sr: &SignedRuling) -> Result<(&Ruling, Vec<u8>, Signature), VerifyError> {
-    if sr.envelope_version != ENVELOPE_VERSION {
+    if !matches!(sr.envelope_version, ENVELOPE_VERSION_V1 | ENVELOPE_VERSION) {
         return Err(VerifyError::UnsupportedEnvelope(sr.envelope_version));
     }
     let ruling = sr.ruling.as_ref().ok_or(VerifyError::MissingRuling)?;
-    let bytes = ruling_canonical_bytes(ruling)?;
+    let bytes = ruling_canonical_bytes_for(ruling, sr.envelope_version)?;
     let sig = keys::parse_signature(&sr.signature)?;
     Ok((ruling, bytes, sig))
 }

@@ -232,8 +232,30 @@ fn malformed_rulings_are_refused_before_signing_and_verifying() {
 #[test]
 fn envelope_framing_errors_are_named() {
     let mut sr = signed(merge_ruling());
+    sr.envelope_version = 3;
+    assert_eq!(verify_ruling(&sr), Err(VerifyError::UnsupportedEnvelope(3)));
+    // A v1 ruling relabelled as v2 has no motion digest to bind.
+    let mut sr = signed(merge_ruling());
     sr.envelope_version = 2;
-    assert_eq!(verify_ruling(&sr), Err(VerifyError::UnsupportedEnvelope(2)));
+    assert_eq!(
+        verify_ruling(&sr),
+        Err(VerifyError::Malformed(
+            panel_proto::RulingError::MotionDigestLength(0)
+        ))
+    );
+    // A v2 ruling relabelled as v1 (or v1 carrying an unsigned digest) is refused too.
+    let mut r = merge_ruling();
+    r.motion_digest = vec![9; 32];
+    let mut sr = signed(r);
+    assert_eq!(sr.envelope_version, 2);
+    assert!(verify_ruling(&sr).is_ok());
+    sr.envelope_version = 1;
+    assert_eq!(
+        verify_ruling(&sr),
+        Err(VerifyError::Malformed(
+            panel_proto::RulingError::MotionDigestInV1
+        ))
+    );
     let mut sr = signed(merge_ruling());
     sr.signature.pop();
     assert_eq!(

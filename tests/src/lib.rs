@@ -102,6 +102,8 @@ pub fn production_replica_command(root: &std::path::Path, id: usize, addr: &str)
         "--id",
         &id.to_string(),
     ])
+    .arg("--motion-key")
+    .arg(test_motion_key_file(root))
     .args(["--listen", addr])
     .arg("--data-dir")
     .arg(root.join(format!("r{id}")))
@@ -182,4 +184,30 @@ pub fn loopback_addrs(n: usize) -> Vec<String> {
     (0..n)
         .map(|_| format!("127.0.0.1:{}", free_port()))
         .collect()
+}
+
+/// Seed of the motion key every replica the harness starts signs motions with
+/// (docs/WIRE.md "Motion, layout v1"). A fixed test value, never a real key: node tests
+/// sign their own motions with it and list its public key in `coordinator_keys`.
+pub const TEST_MOTION_SEED: [u8; 32] = [0x4d; 32];
+
+/// Writes [`TEST_MOTION_SEED`] to `<root>/motion.key` (mode 0600) once and returns the
+/// path, so all replicas under `root` share one motion key, as production replicas do.
+pub fn test_motion_key_file(root: &std::path::Path) -> PathBuf {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = root.join("motion.key");
+    if !path.exists() {
+        std::fs::create_dir_all(root).expect("create the test root");
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .expect("write the test motion key");
+        f.write_all(&TEST_MOTION_SEED)
+            .expect("write the test motion key");
+    }
+    path
 }

@@ -175,6 +175,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                 motion_id: "mot-1-0-0".into(),
                 rulings: vec![],
                 reveals: vec![],
+                motion: None,
             })
             .into();
             assert_denied(

@@ -20,7 +20,7 @@ use panel_coordinator::pb::replica::RaftPayload;
 use panel_coordinator::pb::replica::replica_client::ReplicaClient;
 use panel_proto::pb::Motion;
 use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
-use panel_tests::{ChildGuard, free_port, init_args, loopback_addrs, panel};
+use panel_tests::{ChildGuard, free_port, init_args, loopback_addrs, panel, test_motion_key_file};
 use panel_transport::pki::{self, Issued};
 use panel_transport::{TlsMaterial, Transport};
 use tonic::Code;
@@ -63,6 +63,8 @@ fn replica_command(root: &Path, issued: &Issued, id: u64, addr: &str) -> std::pr
     .arg(issued.dir(&pki::replica_dir_name(id)))
     .arg("--charter")
     .arg(issued.charter_path())
+    .arg("--motion-key")
+    .arg(test_motion_key_file(root))
     .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
     .args(["--election-max-ms", "600"])
     .stdout(Stdio::null())
@@ -485,6 +487,7 @@ async fn a_node_judges_and_reveals_only_for_the_charters_replicas() {
         let e = n
             .reveal(panel_proto::pb::RevealRequest {
                 motion_id: "m".into(),
+                ..Default::default()
             })
             .await
             .expect_err("reveal");

@@ -101,6 +101,7 @@ fn record(id: &str, rulings: Vec<WireRuling>) -> TestCommand {
         motion_id: id.into(),
         rulings,
         reveals: vec![],
+        motion: None,
     })
 }
 

@@ -170,10 +170,15 @@ fn start_node(root: &Path, spec: &NodeSpec, addrs: &[String]) -> ChildGuard {
     let port = free_port();
     let config = format!(
         "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\n\
-         organisation = \"{}\"\nmodel_family = \"{}\"\n\n[judge]\nkind = \"scripted\"\n\
+         organisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{}\"]\n\n[judge]\nkind = \"scripted\"\n\
          profiles = \"{}\"\nprofile = \"calibrated\"\n",
         spec.organisation,
         spec.family,
+        hex::encode(
+            ed25519_dalek::SigningKey::from_bytes(&panel_tests::TEST_MOTION_SEED)
+                .verifying_key()
+                .to_bytes()
+        ),
         profiles.display()
     );
     std::fs::write(dir.join("node.toml"), config).unwrap();

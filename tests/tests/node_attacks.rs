@@ -1,7 +1,9 @@
 //! Attacks on a real `panel node run` process over gRPC: forged and misattributed
 //! rulings, every signed field tampered, replays onto another motion or state, reveals
 //! without or against their commitment, second commitments, outsiders, late and early
-//! messages, oversized and malformed messages. Each is refused with a specific error.
+//! messages, oversized and malformed messages; unsigned, foreign-signed and altered
+//! motions, and the pre-commit attack on a predicted motion id (issue 11 item 4). Each is
+//! refused with a specific error.
 
 mod node_support;
 
@@ -43,6 +45,8 @@ fn ruling_for(m: &Motion) -> Ruling {
         rationale: "The candidate's new source does not support its claim.".into(),
         arbiter_key: vec![],
         issued_at_unix_ms: m.commit_deadline_unix_ms - 1_000,
+        // Envelope v2: bound to the signed motion the peer judged.
+        motion_digest: panel_proto::motion_digest(m).to_vec(),
     }
 }
 
@@ -78,6 +82,174 @@ async fn deliver(
     c.deliver(d).await.map(|r| r.into_inner())
 }
 
+/// Own records the node holds for a motion id (none means nothing was judged or stored).
+async fn own_records(c: &mut ArbiterNodeClient<Channel>, motion_id: &str) -> usize {
+    c.list_rulings(ListRulingsRequest {
+        motion_id: motion_id.into(),
+        source: RecordSource::Own as i32,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .into_inner()
+    .records
+    .len()
+}
+
+/// Issue 11 item 4: a node judges only motions its coordinator signed, exactly as signed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsigned_unknown_key_and_altered_motions_are_refused_before_judging() {
+    let root = tempfile::tempdir().unwrap();
+    let node = start_node(root.path(), "victim", SCRIPTED_PERFECT, "").await;
+    let mut c = node.client().await;
+    let panel = vec![node.seat(), seat(&peer_key(21))];
+    let real = merge_motion("m-s", state(1), panel.clone(), 3_000);
+
+    expect(
+        c.commit(real.clone()).await,
+        Code::Unauthenticated,
+        "is unsigned",
+        "unsigned motion",
+    );
+    let rogue = panel_proto::sign_motion(&peer_key(66), real.clone());
+    expect(
+        c.commit(rogue).await,
+        Code::Unauthenticated,
+        "coordinator_keys",
+        "motion signed by an unknown key",
+    );
+    type Alter = (&'static str, fn(&mut Motion));
+    let alterations: &[Alter] = &[
+        ("projection text", |m| {
+            m.projection.as_mut().unwrap().items[0].text = "Cites nothing at all.".into()
+        }),
+        ("truth hint", |m| {
+            m.projection
+                .as_mut()
+                .unwrap()
+                .expected
+                .as_mut()
+                .unwrap()
+                .decision = Decision::Reject as i32
+        }),
+        ("commit deadline", |m| m.commit_deadline_unix_ms += 60_000),
+        ("reveal deadline", |m| m.reveal_deadline_unix_ms += 1),
+        ("seat endpoint", |m| {
+            m.panel[1].endpoint = "http://127.0.0.1:9".into()
+        }),
+    ];
+    for (what, alter) in alterations {
+        let mut m = sign(real.clone());
+        alter(&mut m);
+        expect(
+            c.commit(m).await,
+            Code::Unauthenticated,
+            "does not verify",
+            what,
+        );
+    }
+    // None of the refusals left a record: the honest signed motion is judged afresh.
+    assert_eq!(own_records(&mut c, "m-s").await, 0);
+    c.commit(sign(real.clone()))
+        .await
+        .expect("the signed motion is judged");
+    assert_eq!(own_records(&mut c, "m-s").await, 1);
+}
+
+/// The pre-commit attack: an attacker predicts a motion id and commits the node on it with
+/// the real state hash and altered content, to learn the ruling early and have the
+/// coordinator record the altered content's answer. Nothing is judged on the forgery; the
+/// real motion is judged on its own content and its ruling binds the real motion's digest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pre_commit_on_a_predicted_motion_id_leaks_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let node = start_node(root.path(), "victim", SCRIPTED_PERFECT, "").await;
+    let mut c = node.client().await;
+    let panel = vec![node.seat(), seat(&peer_key(31))];
+    // The real motion: the perfect judge answers its truth hint, ACCEPT.
+    let real = sign(merge_motion("m-x", state(3), panel.clone(), 2_500));
+    let mut forged = real.clone();
+    {
+        let p = forged.projection.as_mut().unwrap();
+        p.items[0].text = "The candidate fabricates its source.".into();
+        p.expected.as_mut().unwrap().decision = Decision::Reject as i32;
+    }
+    // With the real signature, unsigned, and re-signed by the attacker's own key.
+    let mut unsigned = forged.clone();
+    unsigned.signature.clear();
+    unsigned.signer_key.clear();
+    for (what, m) in [
+        ("forged content under the real signature", forged.clone()),
+        ("forged content unsigned", unsigned),
+        (
+            "forged content signed by the attacker",
+            panel_proto::sign_motion(&peer_key(99), forged.clone()),
+        ),
+    ] {
+        expect(c.commit(m).await, Code::Unauthenticated, "motion", what);
+    }
+    assert_eq!(own_records(&mut c, "m-x").await, 0, "nothing was judged");
+
+    let commitment = c
+        .commit(real.clone())
+        .await
+        .expect("real motion")
+        .into_inner();
+    // A second, differently signed motion under the same id (another round's deadlines)
+    // is refused and carries nothing of the stored ruling.
+    let mut other_round = real.clone();
+    other_round.commit_deadline_unix_ms += 1;
+    let other_round = sign(other_round);
+    match c.commit(other_round.clone()).await {
+        Ok(v) => panic!("second motion under m-x accepted: {v:?}"),
+        Err(s) => {
+            assert_eq!(s.code(), Code::AlreadyExists, "{s}");
+            assert!(s.message().contains("second commitment refused"), "{s}");
+            assert!(!s.message().contains("ACCEPT"), "{s}");
+            assert!(s.details().is_empty(), "{s}");
+        }
+    }
+    // Re-Commit of the very same motion is idempotent.
+    let again = c
+        .commit(real.clone())
+        .await
+        .expect("same motion")
+        .into_inner();
+    assert_eq!(again, commitment);
+
+    wait_past(real.commit_deadline_unix_ms).await;
+    expect(
+        c.reveal(RevealRequest {
+            motion_id: "m-x".into(),
+            motion_digest: panel_proto::motion_digest(&other_round).to_vec(),
+        })
+        .await,
+        Code::FailedPrecondition,
+        "committed on another motion",
+        "reveal asked for another motion under the id",
+    );
+    let reveal = c
+        .reveal(RevealRequest {
+            motion_id: "m-x".into(),
+            motion_digest: panel_proto::motion_digest(&real).to_vec(),
+        })
+        .await
+        .expect("reveal of the real motion")
+        .into_inner();
+    let sr = reveal.signed_ruling.unwrap();
+    assert_eq!(sr.envelope_version, 2);
+    let ruling = panel_proto::verify_ruling(&sr).unwrap();
+    assert_eq!(
+        ruling.decision,
+        Decision::Accept as i32,
+        "judged on the real content"
+    );
+    assert_eq!(
+        ruling.motion_digest,
+        panel_proto::motion_digest(&real).to_vec()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_refuses_attacks_with_specific_errors() {
     let root = tempfile::tempdir().unwrap();
@@ -92,10 +264,10 @@ async fn node_refuses_attacks_with_specific_errors() {
     let (p, q, outsider) = (peer_key(11), peer_key(12), peer_key(13));
     let panel = vec![node.seat(), seat(&p), seat(&q)];
 
-    let m1 = merge_motion("m-1", state(1), panel.clone(), 2_500);
-    let m2 = merge_motion("m-2", state(2), panel.clone(), 2_500);
-    c.commit(m1.clone()).await.expect("commit m-1");
-    c.commit(m2.clone()).await.expect("commit m-2");
+    let m1 = sign(merge_motion("m-1", state(1), panel.clone(), 2_500));
+    let m2 = sign(merge_motion("m-2", state(2), panel.clone(), 2_500));
+    c.commit(sign(m1.clone())).await.expect("commit m-1");
+    c.commit(sign(m2.clone())).await.expect("commit m-2");
 
     // --- Before the window closes -------------------------------------------------------
     expect(
@@ -107,6 +279,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     expect(
         c.reveal(RevealRequest {
             motion_id: "m-1".into(),
+            motion_digest: Vec::new(),
         })
         .await,
         Code::FailedPrecondition,
@@ -118,7 +291,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     let mut other_state = m1.clone();
     other_state.state_hash = state(9);
     expect(
-        c.commit(other_state).await,
+        c.commit(sign(other_state)).await,
         Code::AlreadyExists,
         "second commitment refused",
         "second commitment on m-1",
@@ -126,14 +299,14 @@ async fn node_refuses_attacks_with_specific_errors() {
     let mut not_on_panel = merge_motion("m-np", state(3), vec![seat(&p), seat(&q)], 2_500);
     not_on_panel.debate_id = "d-1".into();
     expect(
-        c.commit(not_on_panel).await,
+        c.commit(sign(not_on_panel)).await,
         Code::PermissionDenied,
         "not on the motion's panel",
         "not on panel",
     );
     let late = merge_motion("m-late", state(4), panel.clone(), -10);
     expect(
-        c.commit(late).await,
+        c.commit(sign(late)).await,
         Code::FailedPrecondition,
         "commit window",
         "late commit",
@@ -141,7 +314,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     let mut short_hash = merge_motion("m-sh", vec![1, 2, 3, 4, 5], panel.clone(), 2_500);
     short_hash.kind = MotionKind::Merge as i32;
     expect(
-        c.commit(short_hash).await,
+        c.commit(sign(short_hash)).await,
         Code::InvalidArgument,
         "state_hash is 5 bytes",
         "short state hash",
@@ -149,7 +322,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     let mut bad_kind = merge_motion("m-bk", state(5), panel.clone(), 2_500);
     bad_kind.kind = 42;
     expect(
-        c.commit(bad_kind).await,
+        c.commit(sign(bad_kind)).await,
         Code::InvalidArgument,
         "motion kind 42",
         "unknown kind",
@@ -157,7 +330,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     let mut window = merge_motion("m-w", state(6), panel.clone(), 2_500);
     window.reveal_deadline_unix_ms = window.commit_deadline_unix_ms - 1;
     expect(
-        c.commit(window).await,
+        c.commit(sign(window)).await,
         Code::InvalidArgument,
         "reveal deadline lies before",
         "inverted window",
@@ -170,7 +343,7 @@ async fn node_refuses_attacks_with_specific_errors() {
         ..Default::default()
     });
     expect(
-        c.commit(huge).await,
+        c.commit(sign(huge)).await,
         Code::OutOfRange,
         "message length too large",
         "oversized motion",
@@ -343,6 +516,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     let own = c
         .reveal(RevealRequest {
             motion_id: "m-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap()
@@ -356,6 +530,7 @@ async fn node_refuses_attacks_with_specific_errors() {
     expect(
         c.reveal(RevealRequest {
             motion_id: "m-none".into(),
+            motion_digest: Vec::new(),
         })
         .await,
         Code::NotFound,

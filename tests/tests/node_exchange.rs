@@ -31,7 +31,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
         let c = n
             .client()
             .await
-            .commit(motion.clone())
+            .commit(sign(motion.clone()))
             .await
             .expect("commit")
             .into_inner();
@@ -45,7 +45,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
     let again = nodes[0]
         .client()
         .await
-        .commit(motion.clone())
+        .commit(sign(motion.clone()))
         .await
         .unwrap()
         .into_inner();
@@ -57,6 +57,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
         .await
         .reveal(RevealRequest {
             motion_id: "m-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap_err();
@@ -87,6 +88,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
             .await
             .reveal(RevealRequest {
                 motion_id: "m-1".into(),
+                motion_digest: Vec::new(),
             })
             .await
             .expect("reveal")
@@ -199,7 +201,7 @@ async fn batches_health_and_reflection() {
     let results: Vec<_> = node
         .client()
         .await
-        .commit_batch(tokio_stream::iter(input))
+        .commit_batch(tokio_stream::iter(input.into_iter().map(sign)))
         .await
         .unwrap()
         .into_inner()
@@ -219,6 +221,7 @@ async fn batches_health_and_reflection() {
     let reqs: Vec<_> = (0..40)
         .map(|i| RevealRequest {
             motion_id: format!("bm-{i}"),
+            motion_digest: Vec::new(),
         })
         .collect();
     let reveals: Vec<_> = node

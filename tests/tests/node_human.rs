@@ -23,7 +23,7 @@ async fn human_answers_pending_motions_from_the_command_line() {
     let mut client = node.client().await;
     let waiting = tokio::spawn({
         let m = m.clone();
-        async move { client.commit(m).await }
+        async move { client.commit(sign(m)).await }
     });
 
     // The motion shows up in the queue.
@@ -60,7 +60,7 @@ async fn human_answers_pending_motions_from_the_command_line() {
     let mut client = node.client().await;
     let waiting = tokio::spawn({
         let m = m.clone();
-        async move { client.commit(m).await }
+        async move { client.commit(sign(m)).await }
     });
 
     // A decision that does not fit the motion kind is refused with the allowed set.
@@ -151,6 +151,7 @@ async fn human_answers_pending_motions_from_the_command_line() {
         .await
         .reveal(RevealRequest {
             motion_id: "h-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap_err();
@@ -162,7 +163,7 @@ async fn human_answers_pending_motions_from_the_command_line() {
     let again = node
         .client()
         .await
-        .commit(m.clone())
+        .commit(sign(m.clone()))
         .await
         .unwrap()
         .into_inner();
@@ -174,6 +175,7 @@ async fn human_answers_pending_motions_from_the_command_line() {
         .await
         .reveal(RevealRequest {
             motion_id: "h-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap()

@@ -170,13 +170,13 @@ async fn llm_judge_asks_both_orders_retries_and_signs() {
     bad.projection.as_mut().unwrap().items.truncate(1);
 
     let mut c = node.client().await;
-    c.commit(merge.clone())
+    c.commit(sign(merge.clone()))
         .await
         .expect("merge committed after one retry");
-    c.commit(relevance.clone())
+    c.commit(sign(relevance.clone()))
         .await
         .expect("relevance committed");
-    let err = c.commit(bad).await.unwrap_err();
+    let err = c.commit(sign(bad)).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unavailable, "{err}");
     assert!(err.message().contains("failed after 4 attempts"), "{err}");
     assert!(err.message().contains("expected one JSON object"), "{err}");
@@ -185,6 +185,7 @@ async fn llm_judge_asks_both_orders_retries_and_signs() {
     let r = c
         .reveal(RevealRequest {
             motion_id: "llm-1".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap()
@@ -204,6 +205,7 @@ async fn llm_judge_asks_both_orders_retries_and_signs() {
     let r = c
         .reveal(RevealRequest {
             motion_id: "llm-2".into(),
+            motion_digest: Vec::new(),
         })
         .await
         .unwrap()

@@ -53,6 +53,7 @@ async fn replica(args: &[String]) -> Result<(), String> {
         )
         .map_err(|e| e.to_string())?,
         admin_listen: None,
+        motion_key: None,
     };
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

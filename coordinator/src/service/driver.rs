@@ -17,8 +17,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crucible::motion::{Answer, Projection};
+use ed25519_dalek::SigningKey;
 use panel_proto::pb;
 use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
+use panel_proto::{motion_digest, sign_motion};
 use prost::Message;
 use sha2::{Digest, Sha256};
 use tonic::transport::Channel;
@@ -72,6 +74,9 @@ struct Shared {
     /// How the leader dials nodes: mutual TLS with this replica's certificate, which the
     /// node checks against the charter before it judges anything.
     transport: panel_transport::Transport,
+    /// The cluster's motion key: every motion put to a node is signed with it
+    /// (docs/WIRE.md "Motion, layout v1").
+    motion_key: Arc<SigningKey>,
 }
 
 /// How the leader reaches one arbiter's node.
@@ -106,16 +111,25 @@ impl Route {
         }
     }
 
-    async fn reveal(&mut self, motion_id: &str) -> Result<pb::Reveal, ReachError> {
+    /// Asks for the reveal on the signed motion with `digest` (the node refuses if it
+    /// committed on another motion under the same id).
+    async fn reveal(
+        &mut self,
+        motion_id: &str,
+        digest: &[u8; 32],
+    ) -> Result<pb::Reveal, ReachError> {
         match self {
             Route::Grpc(c) => c
                 .reveal(pb::RevealRequest {
                     motion_id: motion_id.to_owned(),
+                    motion_digest: digest.to_vec(),
                 })
                 .await
                 .map(|r| r.into_inner())
                 .map_err(ReachError::Grpc),
-            Route::Link { arbiter_id, links } => Ok(links.reveal(arbiter_id, motion_id).await?),
+            Route::Link { arbiter_id, links } => {
+                Ok(links.reveal(arbiter_id, motion_id, digest).await?)
+            }
         }
     }
 }
@@ -130,6 +144,7 @@ pub fn spawn(
     opts: DriverOptions,
     links: Arc<LinkRegistry>,
     transport: panel_transport::Transport,
+    motion_key: Arc<SigningKey>,
 ) {
     let shared = Arc::new(Shared {
         transport,
@@ -142,6 +157,7 @@ pub fn spawn(
         clients: Mutex::new(HashMap::new()),
         links,
         unlinked: Mutex::new(BTreeSet::new()),
+        motion_key,
     });
     tokio::spawn(async move {
         let mut events = shared.sm.subscribe();
@@ -241,6 +257,8 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
                 s.opts.simulation,
             )
         })
+        // Signed like debate motions: the node refuses anything else.
+        .map(|m| sign_motion(&s.motion_key, m))
         .collect();
     for m in &motions {
         c.commit(m.clone())
@@ -255,7 +273,7 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
     let mut reveals = Vec::with_capacity(motions.len());
     for m in &motions {
         let r = c
-            .reveal(&m.motion_id)
+            .reveal(&m.motion_id, &motion_digest(m))
             .instrument(info_span!("exam_item", motion = %m.motion_id))
             .await
             .map_err(|e| format!("exam item {}: {e}", m.motion_id))?;
@@ -460,8 +478,11 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
         .as_ref()
         .map(|p| wire_projection(p, spec.kind, spec.expected))
         .unwrap_or_default();
-    let start = now_ms();
-    let commit_deadline = start + s.opts.commit_window.as_millis() as i64;
+    let commit_deadline = commit_deadline(
+        motion.opened_at_ms,
+        now_ms(),
+        s.opts.commit_window.as_millis() as i64,
+    );
     let wire = pb::Motion {
         motion_id: spec.motion_id.clone(),
         debate_id: spec.debate_id.clone(),
@@ -482,7 +503,13 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
                 },
             })
             .collect(),
+        signer_key: Vec::new(),
+        signature: Vec::new(),
     };
+    // Signed over every field (docs/WIRE.md "Motion, layout v1"): nodes verify before
+    // judging, and each ruling binds this digest (envelope v2).
+    let wire = sign_motion(&s.motion_key, wire);
+    let digest = motion_digest(&wire);
     // Commit: every seat judges without seeing anyone else's ruling.
     let mut commits = Vec::new();
     for seat in seats.iter().filter(|seat| !seat.endpoint.is_empty()) {
@@ -517,14 +544,18 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
     let mut reveals = Vec::new();
     for (arbiter, route) in &mut committed {
         match route
-            .reveal(&spec.motion_id)
+            .reveal(&spec.motion_id, &digest)
             .instrument(info_span!("seat", arbiter = %arbiter))
             .await
         {
             // Intake, as for a client's outcome: both signatures and the opening are
-            // verified here, the commitment signature is not logged, and a bad reveal is
-            // left out instead of sinking the whole outcome.
-            Ok(r) => match crate::ruling::reveal_parts(r).and_then(crate::ruling::intake_reveal) {
+            // verified here, the commitment signature is not logged, and a bad reveal
+            // (one bound to another motion digest included) is left out instead of sinking
+            // the whole outcome.
+            Ok(r) => match crate::ruling::reveal_parts(r)
+                .and_then(|p| bound_to(p, &spec.motion_id, &digest))
+                .and_then(crate::ruling::intake_reveal)
+            {
                 Ok(logged) => reveals.push(logged),
                 Err(e) => warn!(%arbiter, "reveal refused at intake: {e}"),
             },
@@ -542,6 +573,7 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
             motion_id: spec.motion_id.clone(),
             rulings: Vec::new(),
             reveals,
+            motion: Some(crate::signed_motion::encode(&wire)),
         })
         .into(),
     };
@@ -557,4 +589,33 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
         _ => info!(log_index = out.log_index, "outcome applied"),
     }
     Ok(())
+}
+
+/// The commit deadline of a debate motion's round. While at least half of the first
+/// round's window (opened at the state machine's `opened_at_ms`) is left, every leader
+/// uses that round's deadline, so a leader that takes over signs the very motion its
+/// predecessor sent (same fields, same deterministic signature, same digest) and nodes
+/// answer its `Commit` with the commitment they already made. Later, a fresh round starts
+/// now; nodes that committed on an earlier round refuse it (a motion id names one signed
+/// motion), so those seats do not count in that round.
+fn commit_deadline(opened_at_ms: u64, now: i64, window_ms: i64) -> i64 {
+    let first = i64::try_from(opened_at_ms)
+        .unwrap_or(i64::MAX)
+        .saturating_add(window_ms);
+    if first.saturating_sub(now) >= window_ms / 2 {
+        first
+    } else {
+        now.saturating_add(window_ms)
+    }
+}
+
+/// Refuses a reveal whose ruling is not bound to the signed motion this round sent.
+fn bound_to(
+    parts: crate::ruling::RevealParts,
+    motion_id: &str,
+    digest: &[u8; 32],
+) -> Result<crate::ruling::RevealParts, String> {
+    panel_proto::ruling_check::check_motion_digest(&parts.signed, motion_id, digest)
+        .map_err(|e| e.to_string())?;
+    Ok(parts)
 }

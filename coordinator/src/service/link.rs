@@ -148,11 +148,18 @@ impl LinkRegistry {
         }
     }
 
-    /// `ArbiterNode.Reveal` over the arbiter's link.
-    pub async fn reveal(&self, arbiter_id: &str, motion_id: &str) -> Result<Reveal, LinkError> {
+    /// `ArbiterNode.Reveal` over the arbiter's link; `motion_digest` names the signed motion
+    /// meant (the node refuses if it committed on another under this id).
+    pub async fn reveal(
+        &self,
+        arbiter_id: &str,
+        motion_id: &str,
+        motion_digest: &[u8],
+    ) -> Result<Reveal, LinkError> {
         let what = format!("reveal on motion {motion_id}");
         let body = link_request::Body::Reveal(RevealRequest {
             motion_id: motion_id.to_owned(),
+            motion_digest: motion_digest.to_vec(),
         });
         match self.request(arbiter_id, body, &what).await? {
             link_response::Body::Reveal(r) => Ok(r),

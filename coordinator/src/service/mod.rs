@@ -8,6 +8,7 @@ pub mod debates_api;
 pub mod driver;
 pub mod intake;
 pub mod link;
+pub mod motion_key;
 pub mod proposer;
 pub mod replica;
 pub mod serve;

@@ -47,6 +47,9 @@ pub struct ServeOptions {
     /// Where the `Admin` service listens (`--admin-listen`); on the main listener when
     /// unset. Either way, under TLS only the charter's operators may call it.
     pub admin_listen: Option<SocketAddr>,
+    /// The cluster's motion key file (`--motion-key`, the same on every replica); required
+    /// unless `test_commands` (see [`crate::service::motion_key::resolve`]).
+    pub motion_key: Option<PathBuf>,
 }
 
 /// Default cap on one client command: 1 MiB of JSON, far above any contribution the Gate
@@ -80,9 +83,11 @@ pub enum ServeError {
     #[error(transparent)]
     Security(#[from] TransportError),
     #[error(
-        "this replica's certificate is not replica {id}'s in the federation charter; use the          identity folder issued for replica {id}, or list its certificate in the charter"
+        "this replica's certificate is not replica {id}'s in the federation charter; use the identity folder issued for replica {id}, or list its certificate in the charter"
     )]
     NotCharterReplica { id: NodeId },
+    #[error(transparent)]
+    MotionKey(#[from] crate::service::motion_key::MotionKeyError),
 }
 
 /// Loads or creates the replica's checkpoint key (32 random bytes, mode 0600).
@@ -165,6 +170,11 @@ pub async fn serve(
         path: opts.data_dir.display().to_string(),
         source: e,
     })?;
+    let motion_key = Arc::new(crate::service::motion_key::resolve(
+        opts.motion_key.as_deref(),
+        &opts.data_dir,
+        opts.test_commands,
+    )?);
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .map_err(|e| ServeError::Bind {
@@ -191,6 +201,7 @@ pub async fn serve(
         opts.driver,
         links.clone(),
         opts.transport.clone(),
+        motion_key,
     );
     let checkpoint_key = checkpoint_key(&opts.data_dir)?;
     let replica = Arc::new(Replica {

@@ -103,6 +103,8 @@ pub enum ApplyError {
     #[error("reveal of a ruling on motion {motion}: {reason}")]
     BadReveal { motion: String, reason: String },
     #[error("{0}")]
+    Motion(#[from] crate::signed_motion::MotionError),
+    #[error("{0}")]
     Authorship(#[from] crate::authorship::AuthorshipError),
     #[error(
         "debate {debate} already has {open} open motions (at most {max}); ask again once some are decided"
@@ -136,6 +138,7 @@ impl ApplyError {
             ApplyError::Revoked(_) => "revoked_key",
             ApplyError::CommitmentRequired(_) => "commitment_required",
             ApplyError::BadReveal { .. } => "bad_reveal",
+            ApplyError::Motion(_) => "motion_refused",
             ApplyError::Authorship(_) => "authorship",
             ApplyError::TooManyOpenMotions { .. } => "too_many_open_motions",
         }
@@ -415,6 +418,7 @@ mod tests {
             motion_id: "m1".into(),
             rulings,
             reveals: vec![],
+            motion: None,
         })
         .into()
     }
@@ -470,6 +474,173 @@ mod tests {
             ItemReply::Refused { code, message } => format!("{code}: {message}"),
             other => panic!("expected a refusal, got {other:?}"),
         }
+    }
+
+    /// The signed wire motion the driver would send for `m1` (seats: keys 1..4).
+    fn signed_motion(tweak: impl FnOnce(&mut panel_proto::pb::Motion)) -> panel_proto::pb::Motion {
+        let mut m = panel_proto::pb::Motion {
+            motion_id: "m1".into(),
+            debate_id: "d1".into(),
+            kind: panel_proto::pb::MotionKind::Merge as i32,
+            state_hash: HASH.to_vec(),
+            commit_deadline_unix_ms: 2_000,
+            reveal_deadline_unix_ms: 9_000,
+            panel: (1..=4)
+                .map(|i| panel_proto::pb::PanelSeat {
+                    public_key: key(i).verifying_key().to_bytes().to_vec(),
+                    endpoint: String::new(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        tweak(&mut m);
+        panel_proto::sign_motion(&key(50), m)
+    }
+
+    /// An envelope v2 ruling of arbiter `i` bound to `digest`.
+    fn bound(i: u8, digest: [u8; 32]) -> WireRuling {
+        let mut r = signed("", i, Decision::Yes)
+            .decode()
+            .unwrap()
+            .ruling
+            .unwrap();
+        r.motion_digest = digest.to_vec();
+        WireRuling::encode(&panel_proto::sign_ruling(&key(i), r).unwrap())
+    }
+
+    fn outcome_with(rulings: Vec<WireRuling>, motion: Option<&panel_proto::pb::Motion>) -> Command {
+        TestCommand::RecordOutcome(OutcomeSubmission {
+            motion_id: "m1".into(),
+            rulings,
+            reveals: vec![],
+            motion: motion.map(crate::signed_motion::encode),
+        })
+        .into()
+    }
+
+    #[test]
+    fn outcome_with_its_signed_motion_and_bound_rulings_is_accepted() {
+        let mut s = setup();
+        let m = signed_motion(|_| {});
+        let d = panel_proto::motion_digest(&m);
+        let rulings = (1..=4).map(|i| bound(i, d)).collect();
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("t", 200, outcome_with(rulings, Some(&m)))]),
+        );
+        let ItemReply::Applied(v) = &r.items[0].reply else {
+            panic!("{r:?}")
+        };
+        assert!(v["verdict"]["Accepted"].is_object(), "{v}");
+        assert_eq!(v["motion_digest"], hex::encode(d));
+    }
+
+    #[test]
+    fn outcome_with_a_mismatched_or_tampered_motion_is_refused() {
+        type Case = (&'static str, fn(&mut panel_proto::pb::Motion), &'static str);
+        let cases: &[Case] = &[
+            (
+                "state hash",
+                |m| m.state_hash = vec![0xcd; 32],
+                "state hash",
+            ),
+            ("motion id", |m| m.motion_id = "m2".into(), "id"),
+            ("debate", |m| m.debate_id = "d2".into(), "debate"),
+            (
+                "kind",
+                |m| m.kind = panel_proto::pb::MotionKind::Reject as i32,
+                "kind",
+            ),
+            ("seats", |m| m.panel.truncate(3), "seats other keys"),
+        ];
+        for (what, tweak, needle) in cases {
+            let mut s = setup();
+            let m = signed_motion(tweak);
+            let d = panel_proto::motion_digest(&m);
+            let rulings = (1..=4).map(|i| bound(i, d)).collect();
+            let r = apply_batch(
+                &mut s,
+                2,
+                &batch(vec![("t", 200, outcome_with(rulings, Some(&m)))]),
+            );
+            let code = refused_code(&r);
+            assert!(
+                code.starts_with("motion_refused") && code.contains(needle),
+                "{what}: {code}"
+            );
+            assert_eq!(
+                s.motions.get("m1").unwrap().status,
+                MotionStatus::Open,
+                "{what}"
+            );
+        }
+        // Altered after signing: the projection now says something else.
+        let mut s = setup();
+        let mut m = signed_motion(|_| {});
+        m.projection = Some(panel_proto::pb::ContentProjection {
+            question: "forged".into(),
+            ..Default::default()
+        });
+        let d = panel_proto::motion_digest(&m);
+        let rulings = (1..=4).map(|i| bound(i, d)).collect();
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("t", 200, outcome_with(rulings, Some(&m)))]),
+        );
+        assert!(
+            refused_code(&r).contains("does not verify"),
+            "{}",
+            refused_code(&r)
+        );
+    }
+
+    #[test]
+    fn a_v2_ruling_bound_to_another_motion_digest_is_refused() {
+        let mut s = setup();
+        let m = signed_motion(|_| {});
+        let d = panel_proto::motion_digest(&m);
+        // Arbiter 4 judged another signed motion under the same id (other deadlines).
+        let other = panel_proto::motion_digest(&signed_motion(|m| m.commit_deadline_unix_ms += 1));
+        let mut rulings: Vec<WireRuling> = (1..=3).map(|i| bound(i, d)).collect();
+        rulings.push(bound(4, other));
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("t", 200, outcome_with(rulings, Some(&m)))]),
+        );
+        let code = refused_code(&r);
+        assert!(
+            code.starts_with("motion_refused") && code.contains("other content"),
+            "{code}"
+        );
+        // A v1 ruling next to a signed motion binds nothing and is refused too.
+        let mut rulings: Vec<WireRuling> = (1..=3).map(|i| bound(i, d)).collect();
+        rulings.push(signed("b2", 4, Decision::Yes));
+        let r = apply_batch(
+            &mut s,
+            3,
+            &batch(vec![("t", 201, outcome_with(rulings, Some(&m)))]),
+        );
+        assert!(
+            refused_code(&r).contains("envelope v1"),
+            "{}",
+            refused_code(&r)
+        );
+        // A v2 ruling without the signed motion to check it against is refused.
+        let rulings = (1..=4).map(|i| bound(i, d)).collect();
+        let r = apply_batch(
+            &mut s,
+            4,
+            &batch(vec![("t", 202, outcome_with(rulings, None))]),
+        );
+        assert!(
+            refused_code(&r).contains("carries no signed motion"),
+            "{}",
+            refused_code(&r)
+        );
+        assert_eq!(s.motions.get("m1").unwrap().status, MotionStatus::Open);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::debates;
 use crate::draw::{self, Candidate, DrawSpec};
 use crate::model::{Motion, MotionStatus, State};
 use crate::ruling::{self, Binding, RulingError, WireRuling};
+use crate::signed_motion;
 
 pub(super) fn open_motion(
     state: &mut State,
@@ -111,6 +112,24 @@ pub(super) fn record_outcome(
         }
         seated.insert(key.to_bytes().to_vec(), (seat.arbiter_id.as_str(), key));
     }
+    // The signed motion the driver put to the seats, if the outcome carries one: checked
+    // before any ruling, so every ruling below is held against its digest.
+    let motion_digest = match &sub.motion {
+        Some(wire) => {
+            let mut seat_keys = BTreeSet::new();
+            for seat in &motion.seats {
+                let arbiter = state
+                    .arbiters
+                    .get(&seat.arbiter_id)
+                    .ok_or_else(|| ApplyError::UnknownArbiter(seat.arbiter_id.clone()))?;
+                let key =
+                    ruling::parse_public_key(&seat.arbiter_id, &arbiter.registration.public_key)?;
+                seat_keys.insert(key.to_bytes().to_vec());
+            }
+            Some(signed_motion::check(wire, &binding, &seat_keys)?)
+        }
+        None => None,
+    };
     let debate_motion = motion.spec.question.is_some();
     if debate_motion && !sub.rulings.is_empty() {
         return Err(ApplyError::CommitmentRequired(sub.motion_id.clone()));
@@ -164,6 +183,7 @@ pub(super) fn record_outcome(
             return Err(ApplyError::DuplicateRuling((*arbiter_id).to_owned()));
         }
         let checked = ruling::check(sr, arbiter_id, key, &binding)?;
+        signed_motion::check_ruling(sr, arbiter_id, &sub.motion_id, motion_digest.as_ref())?;
         revealed.extend(checked.revealed);
         receipts.extend(checked.receipt);
     }
@@ -178,6 +198,9 @@ pub(super) fn record_outcome(
     let question = motion.spec.question.clone();
     let debate_id = motion.spec.debate_id.clone();
     let mut reply = json!({ "motion_id": sub.motion_id, "verdict": verdict });
+    if let Some(d) = motion_digest {
+        reply["motion_digest"] = json!(hex::encode(d));
+    }
     let mut all = sub.rulings.clone();
     all.extend(from_reveals.iter().map(WireRuling::encode));
     if let Some(m) = state.motions.get_mut(&sub.motion_id) {

@@ -34,6 +34,7 @@ pub fn merge_ruling() -> Ruling {
         rationale: "Candidate cites a verified T2 source the incumbent lacks.".into(),
         arbiter_key: vec![],
         issued_at_unix_ms: 1_790_000_000_000,
+        motion_digest: Vec::new(),
     }
 }
 
@@ -56,6 +57,7 @@ pub fn verify_tier_ruling() -> Ruling {
         rationale: "Peer-reviewed report; quote found on page 4.".into(),
         arbiter_key: vec![],
         issued_at_unix_ms: 1_790_000_000_500,
+        motion_digest: Vec::new(),
     }
 }
 
@@ -87,6 +89,7 @@ pub fn exam_quantile_ruling() -> Ruling {
         rationale: "".into(),
         arbiter_key: vec![],
         issued_at_unix_ms: 1_790_000_001_000,
+        motion_digest: Vec::new(),
     }
 }
 
@@ -106,5 +109,7 @@ pub fn motion_for(r: &Ruling, panel: &[&SigningKey]) -> Motion {
                 endpoint: String::new(),
             })
             .collect(),
+        signature: Vec::new(),
+        signer_key: Vec::new(),
     }
 }

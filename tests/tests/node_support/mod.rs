@@ -36,6 +36,25 @@ pub fn now_ms() -> i64 {
         .as_millis() as i64
 }
 
+/// The motion key of the test coordinator ([`panel_tests::TEST_MOTION_SEED`]); every node
+/// these tests start trusts it (`coordinator_keys`).
+pub fn motion_key() -> SigningKey {
+    SigningKey::from_bytes(&panel_tests::TEST_MOTION_SEED)
+}
+
+/// The `coordinator_keys` line of a node config that trusts [`motion_key`].
+pub fn coordinator_keys_toml() -> String {
+    format!(
+        "coordinator_keys = [\"{}\"]",
+        hex::encode(motion_key().verifying_key().to_bytes())
+    )
+}
+
+/// Signs a motion as the test coordinator does (after every change to it).
+pub fn sign(m: Motion) -> Motion {
+    panel_proto::sign_motion(&motion_key(), m)
+}
+
 /// Runs `panel node keygen` and returns the key (read back from the file it wrote).
 pub fn keygen(path: &Path) -> SigningKey {
     let out = panel()
@@ -178,7 +197,8 @@ pub async fn start_node_env(
         &config,
         format!(
             "key_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"org-{name}\"\n\
-             model_family = \"scripted\"\n{extra}\n\n[[stances]]\ndebate_id = \"d-1\"\nside = \"A\"\ncredence = 0.6\n\n{judge_toml}\n"
+             model_family = \"scripted\"\n{}\n{extra}\n\n[[stances]]\ndebate_id = \"d-1\"\nside = \"A\"\ncredence = 0.6\n\n{judge_toml}\n",
+            coordinator_keys_toml()
         ),
     )
     .unwrap();
@@ -243,6 +263,8 @@ pub fn merge_motion(
         commit_deadline_unix_ms: now + commit_in_ms,
         reveal_deadline_unix_ms: now + commit_in_ms + 120_000,
         panel,
+        signature: Vec::new(),
+        signer_key: Vec::new(),
     }
 }
 
