@@ -156,6 +156,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     StanceArg::None => Stance::None,
                 },
                 endpoint,
+                attestation: None,
             };
             let mut c = Cluster::connect(&cluster)?;
             runtime()?.block_on(async move {

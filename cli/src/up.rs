@@ -359,6 +359,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             model_family: spec.model_family.into(),
             stance: spec.stance,
             endpoint: format!("https://127.0.0.1:{port}"),
+            attestation: None,
         });
         println!(
             "started arbiter node {:<12} stance {side}, {}, {}, {}",

@@ -163,6 +163,7 @@ fn arbiter(i: usize) -> (SigningKey, ArbiterRegistration) {
         model_family: format!("family-{i}"),
         stance,
         endpoint: String::new(),
+        attestation: None,
     };
     (key, reg)
 }

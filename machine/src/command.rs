@@ -51,7 +51,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 14] = [
+const KINDS: [&str; 15] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -62,13 +62,14 @@ const KINDS: [&str; 14] = [
     "CheckPriors",
     "RecordOutcome",
     "SubmitExam",
+    "AdoptCharter",
     "Put",
     "Note",
     "SetAdmission",
     "OpenMotion",
 ];
 const CLIENT_KINDS: std::ops::Range<usize> = 0..8;
-const INTERNAL_KINDS: std::ops::Range<usize> = 8..10;
+const INTERNAL_KINDS: std::ops::Range<usize> = 8..11;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -198,6 +199,10 @@ pub enum InternalCommand {
         /// Hex protobuf `Reveal`s, one per exam item.
         reveals: Vec<String>,
     },
+    /// The federation charter, proposed once by the replica that initialises the group
+    /// (`Admin.Init`), from the charter it was started with: the first record entry. From
+    /// then on every role-bearing entry is checked against it (docs/SECURITY.md).
+    AdoptCharter(Box<panel_federation::Charter>),
 }
 
 /// Commands for test clusters only: a replica accepts them from clients only when built
@@ -245,6 +250,7 @@ impl InternalCommand {
         match self {
             InternalCommand::RecordOutcome(_) => "RecordOutcome",
             InternalCommand::SubmitExam { .. } => "SubmitExam",
+            InternalCommand::AdoptCharter(_) => "AdoptCharter",
         }
     }
 }
@@ -314,6 +320,21 @@ pub struct ArbiterRegistration {
     /// connects out to the replicas instead of being called; empty for no node.
     #[serde(default)]
     pub endpoint: String,
+    /// The arbiter's proof of possession and its organisation's endorsement (docs/WIRE.md,
+    /// "Registration"). Required once the group has a charter; absent in records of
+    /// unchartered debug groups, and then omitted from the JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attestation: Option<WireAttestation>,
+}
+
+/// The two signatures of a registration, hex.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireAttestation {
+    /// By the arbiter's own key.
+    pub proof: String,
+    /// By the organisation's roster key named in the charter.
+    pub endorsement: String,
 }
 
 /// The registration endpoint of an arbiter whose node connects out instead of being
@@ -577,6 +598,7 @@ mod tests {
                 arbiter_id: "a".into(),
                 reveals: vec![],
             },
+            InternalCommand::AdoptCharter(Box::new(crate::charter::tests::charter())),
         ];
         let test = [
             TestCommand::Put {

@@ -13,6 +13,7 @@ pub mod acceptance;
 pub mod admission;
 pub mod apply;
 pub mod authorship;
+pub mod charter;
 pub mod command;
 pub mod debates;
 pub mod draw;

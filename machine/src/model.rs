@@ -175,6 +175,10 @@ pub struct State {
     /// Author names bound to a contributor key by their first signed write.
     #[serde(default)]
     pub contributors: Table<crate::authorship::AuthorKey>,
+    /// The federation charter, once adopted (the first record entry); `None` in an
+    /// unchartered debug group (`--insecure-loopback` without `--charter`).
+    #[serde(default)]
+    pub charter: Option<panel_federation::Charter>,
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.

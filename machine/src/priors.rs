@@ -127,6 +127,7 @@ mod tests {
                     model_family: "f".into(),
                     stance,
                     endpoint: String::new(),
+                    attestation: None,
                 },
                 admitted: true,
                 score_milli: 0,

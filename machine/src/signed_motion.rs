@@ -46,6 +46,16 @@ pub enum MotionError {
          the driver must put the drawn panel to the nodes"
     )]
     PanelMismatch { motion_id: String },
+    #[error(
+        "the outcome's motion is signed by {signer}, not by the charter's motion key {pinned}; \
+         replicas sign motions with the key the charter names (--motion-key)"
+    )]
+    UnpinnedSigner { signer: String, pinned: String },
+    #[error(
+        "the outcome of {motion_id} carries no signed motion; under a charter an outcome \
+         answers the motion the driver signed with the charter's motion key"
+    )]
+    Unsigned { motion_id: String },
     #[error("ruling of {arbiter} does not answer the outcome's signed motion: {reason}")]
     RulingNotBound { arbiter: String, reason: String },
     #[error(
@@ -57,15 +67,28 @@ pub enum MotionError {
 
 /// Decodes and checks the outcome's signed motion against the opened motion; returns its
 /// digest. `seat_keys` are the registered keys of the drawn seats.
+///
+/// `pinned` is the charter's motion key: with one, a motion signed by any other key is
+/// refused (the record says which key speaks for the cluster, so a leader cannot sign
+/// motions of its own making under a key of its choosing).
 pub fn check(
     wire: &str,
     opened: &Binding<'_>,
     seat_keys: &BTreeSet<Vec<u8>>,
+    pinned: Option<&panel_proto::VerifyingKey>,
 ) -> Result<[u8; 32], MotionError> {
     let bytes = hex::decode(wire).map_err(|_| MotionError::Malformed("not hex".into()))?;
     let m =
         pb::Motion::decode(bytes.as_slice()).map_err(|e| MotionError::Malformed(e.to_string()))?;
     let digest = motion_signing::verify_motion_self(&m)?;
+    if let Some(key) = pinned
+        && m.signer_key.as_slice() != key.as_bytes()
+    {
+        return Err(MotionError::UnpinnedSigner {
+            signer: hex::encode(&m.signer_key),
+            pinned: hex::encode(key.as_bytes()),
+        });
+    }
     let mismatch = |field: &'static str, signed: String, opened_v: String| MotionError::Mismatch {
         motion_id: opened.motion_id.to_owned(),
         field,

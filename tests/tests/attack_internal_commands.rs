@@ -81,6 +81,7 @@ fn registration(id: &str, seed: u8, stance: Stance) -> ArbiterRegistration {
         model_family: format!("fam-{id}"),
         stance,
         endpoint: String::new(),
+        attestation: None,
     }
 }
 

@@ -130,6 +130,7 @@ fn coord_signed_outcomes_accept_across_stances_and_refuse_attacks() {
             model_family: format!("fam{i}"),
             stance: STANCES[i as usize],
             endpoint: String::new(),
+            attestation: None,
         };
         assert_eq!(
             write(&all, next(), &ClientCommand::RegisterArbiter(reg)).unwrap()["applied"],

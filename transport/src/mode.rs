@@ -50,7 +50,7 @@ impl Transport {
             (None, false) => Err(TransportError::Unconfigured),
             (Some(dir), false) => Ok(Transport::Tls {
                 material: Arc::new(TlsMaterial::load(dir)?),
-                charter: charter.map(Charter::load).transpose()?.map(Arc::new),
+                charter: charter.map(crate::charter::load).transpose()?.map(Arc::new),
             }),
         }
     }

@@ -2,60 +2,12 @@
 //! presented in the TLS handshake (the chain to one of the federation's authorities has
 //! already been checked by rustls), and the role the charter gives that certificate.
 
-use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use sha2::{Digest, Sha256};
+pub use panel_federation::Fingerprint;
 use tonic::{Request, Status};
 
 use crate::charter::{Charter, Role};
-
-/// SHA-256 of a certificate's DER bytes; written as 64 lowercase hex digits.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Fingerprint(pub [u8; 32]);
-
-impl Fingerprint {
-    pub fn of_der(der: &[u8]) -> Self {
-        Fingerprint(Sha256::digest(der).into())
-    }
-}
-
-impl fmt::Display for Fingerprint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&hex::encode(self.0))
-    }
-}
-
-impl fmt::Debug for Fingerprint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Fingerprint({self})")
-    }
-}
-
-impl std::str::FromStr for Fingerprint {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bytes = hex::decode(s.trim()).map_err(|e| format!("not hex: {e}"))?;
-        let arr: [u8; 32] = bytes
-            .try_into()
-            .map_err(|b: Vec<u8>| format!("{} bytes, expected 32 (SHA-256)", b.len()))?;
-        Ok(Fingerprint(arr))
-    }
-}
-
-impl Serialize for Fingerprint {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for Fingerprint {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
 
 /// The fingerprint of the leaf certificate the caller of `req` presented, if it
 /// presented one over TLS.

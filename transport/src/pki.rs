@@ -9,6 +9,8 @@
 //! ca.pem                      every organisation's authority (the federation's roots)
 //! charter.json                organisations, replicas, operators (crate::charter)
 //! orgs/<org>/ca.pem, ca.key   one organisation's authority (the key stays with it)
+//! orgs/<org>/signing.key      its roster key: endorses its arbiters' registrations
+//! motion.key                  the cluster's motion key (every replica holds it)
 //! <identity>/ca.pem, cert.pem, key.pem   what `--tls <identity dir>` reads
 //! ```
 
@@ -20,13 +22,20 @@ use rcgen::{
     ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose, SanType,
 };
 
-use crate::charter::{CHARTER_VERSION, Charter, OperatorEntry, Organisation, ReplicaEntry};
 use crate::error::TransportError;
 use crate::material::{CA_FILE, CERT_FILE, KEY_FILE};
 use crate::peer::Fingerprint;
+use ed25519_dalek::SigningKey;
+use panel_federation::{
+    CHARTER_VERSION, Charter, Floors, OperatorEntry, Organisation, ReplicaEntry,
+};
 
 /// The file every issued folder's charter is written to.
 pub const CHARTER_FILE: &str = "charter.json";
+/// The cluster's motion key under the issued folder.
+pub const MOTION_KEY_FILE: &str = "motion.key";
+/// An organisation's roster key under `orgs/<org>/`.
+pub const SIGNING_KEY_FILE: &str = "signing.key";
 
 /// What an identity is for; replicas and operators are pinned in the charter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +91,55 @@ impl Issued {
     pub fn charter_path(&self) -> PathBuf {
         self.root.join(CHARTER_FILE)
     }
+
+    pub fn motion_key_path(&self) -> PathBuf {
+        self.root.join(MOTION_KEY_FILE)
+    }
+
+    /// The roster key file of `organisation`.
+    pub fn signing_key_path(&self, organisation: &str) -> PathBuf {
+        self.root
+            .join("orgs")
+            .join(organisation)
+            .join(SIGNING_KEY_FILE)
+    }
+}
+
+/// A fresh Ed25519 key, written as its raw 32-byte seed (mode 0600), as the motion key and
+/// the organisations' roster keys are kept.
+pub fn generate_seed_key(path: &Path) -> Result<SigningKey, TransportError> {
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| TransportError::Write {
+        path: path.display().to_string(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    write(path, &seed, true)?;
+    Ok(SigningKey::from_bytes(&seed))
+}
+
+/// Reads a raw 32-byte seed key file; one readable by group or others is refused.
+pub fn read_seed_key(path: &Path) -> Result<SigningKey, TransportError> {
+    use std::os::unix::fs::PermissionsExt;
+    let err = |e| TransportError::File {
+        path: path.display().to_string(),
+        what: "a signing key",
+        source: e,
+    };
+    let mode = std::fs::metadata(path).map_err(err)?.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(err(std::io::Error::other(format!(
+            "mode {mode:o} lets others read it; run `chmod 600 {}`",
+            path.display()
+        ))));
+    }
+    let bytes = std::fs::read(path).map_err(err)?;
+    let seed: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
+        err(std::io::Error::other(format!(
+            "{} bytes; a key file is a raw 32-byte Ed25519 seed",
+            bytes.len()
+        )))
+    })?;
+    Ok(SigningKey::from_bytes(&seed))
 }
 
 fn write(path: &Path, bytes: &[u8], secret: bool) -> Result<(), TransportError> {
@@ -161,10 +219,12 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         let org_dir = out.join("orgs").join(org);
         write(&org_dir.join(CA_FILE), issuer.pem().as_bytes(), false)?;
         write(&org_dir.join("ca.key"), key_pem.as_bytes(), true)?;
+        let roster = generate_seed_key(&org_dir.join(SIGNING_KEY_FILE))?;
         bundle.push_str(&issuer.pem());
         organisations.push(Organisation {
             name: org.clone(),
             ca_sha256: Fingerprint::of_der(issuer.der()),
+            signing_key: hex::encode(roster.verifying_key().to_bytes()),
         });
         issuers.insert(org.clone(), issuer);
     }
@@ -200,15 +260,20 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
             Kind::Node | Kind::Client => {}
         }
     }
+    let motion_key = generate_seed_key(&out.join(MOTION_KEY_FILE))?;
     let charter = Charter {
         charter_version: CHARTER_VERSION,
+        // A new organisation needs the endorsement of a majority of the founders.
+        admission_threshold: organisations.len() / 2 + 1,
         organisations,
         replicas,
         operators,
+        motion_key: hex::encode(motion_key.verifying_key().to_bytes()),
+        floors: Floors::PROJECT,
     };
-    charter.check().map_err(|problem| TransportError::Charter {
+    charter.check().map_err(|e| TransportError::Charter {
         path: out.display().to_string(),
-        problem,
+        problem: e.to_string(),
     })?;
     let json = serde_json::to_vec_pretty(&charter).map_err(|e| TransportError::Charter {
         path: out.display().to_string(),
@@ -310,7 +375,9 @@ mod tests {
             m.fingerprint(),
             Some(issued.charter.replicas[0].cert_sha256.clone())
         );
-        let loaded = Charter::load(&issued.charter_path()).unwrap();
+        let loaded = crate::charter::load(&issued.charter_path()).unwrap();
+        assert!(read_seed_key(&issued.motion_key_path()).is_ok());
+        assert!(read_seed_key(&issued.signing_key_path("south")).is_ok());
         assert_eq!(loaded, issued.charter);
         assert_eq!(loaded.organisations.len(), 2);
         let key = std::fs::metadata(issued.dir("replica-1").join(KEY_FILE)).unwrap();

@@ -23,6 +23,9 @@ pub(super) fn create_debate(
 ) -> Result<Value, ApplyError> {
     non_empty("resolution", &spec.resolution)?;
     non_empty("convener", &spec.convener)?;
+    let floors = crate::charter::floors(state.charter.as_ref());
+    let policy = spec.policy.clone().unwrap_or_default();
+    crate::charter::check_policy(&floors, &policy, spec.min_per_stance)?;
     let id = format!("deb_{}", state.debates.len() + 1);
     let rec = debates::create(
         &id,
@@ -34,7 +37,7 @@ pub(super) fn create_debate(
             burden: spec.burden.clone(),
             claim_budget: spec.claim_budget,
         },
-        spec.policy.clone().unwrap_or_default(),
+        policy,
         spec.seats.max(2),
         spec.min_per_stance.max(1),
         spec.simulation,

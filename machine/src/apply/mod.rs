@@ -11,6 +11,7 @@
 
 mod arbiters;
 mod debates;
+mod federation;
 mod motions;
 mod notes;
 
@@ -114,6 +115,8 @@ pub enum ApplyError {
         open: usize,
         max: usize,
     },
+    #[error("{0}")]
+    Charter(#[from] crate::charter::CharterRuleError),
 }
 
 impl ApplyError {
@@ -141,6 +144,7 @@ impl ApplyError {
             ApplyError::Motion(_) => "motion_refused",
             ApplyError::Authorship(_) => "authorship",
             ApplyError::TooManyOpenMotions { .. } => "too_many_open_motions",
+            ApplyError::Charter(_) => "charter",
         }
     }
 }
@@ -236,6 +240,9 @@ pub fn apply(
             arbiter_id,
             reveals,
         }) => arbiters::submit_exam(state, ctx, arbiter_id, reveals),
+        Command::Internal(InternalCommand::AdoptCharter(charter)) => {
+            federation::adopt_charter(state, charter)
+        }
         Command::Test(c) => apply_test(state, ctx, client_id, request_id, c),
     }
 }
@@ -331,6 +338,7 @@ mod tests {
             model_family: format!("fam-{id}"),
             stance,
             endpoint: String::new(),
+            attestation: None,
         })
         .into()
     }

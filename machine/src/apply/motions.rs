@@ -42,7 +42,9 @@ pub(super) fn open_motion(
     let draw_spec = DrawSpec {
         seats: spec.seats,
         min_per_stance: spec.min_per_stance,
-        min_organisations: 2,
+        min_organisations: crate::charter::floors(state.charter.as_ref())
+            .min_organisations
+            .max(2),
         contributors: spec.contributors.iter().cloned().collect(),
         author_model_family: spec.author_model_family.clone(),
     };
@@ -126,7 +128,20 @@ pub(super) fn record_outcome(
                     ruling::parse_public_key(&seat.arbiter_id, &arbiter.registration.public_key)?;
                 seat_keys.insert(key.to_bytes().to_vec());
             }
-            Some(signed_motion::check(wire, &binding, &seat_keys)?)
+            let pinned = state.charter.as_ref().and_then(|c| c.motion_key());
+            Some(signed_motion::check(
+                wire,
+                &binding,
+                &seat_keys,
+                pinned.as_ref(),
+            )?)
+        }
+        // Under a charter every outcome answers a motion signed by its motion key.
+        None if state.charter.is_some() => {
+            return Err(signed_motion::MotionError::Unsigned {
+                motion_id: sub.motion_id.clone(),
+            }
+            .into());
         }
         None => None,
     };

@@ -1,0 +1,398 @@
+//! The charter document: organisations (each with the fingerprint of its certificate
+//! authority and an Ed25519 key that signs its roster), the replicas and operators pinned
+//! by certificate, the cluster's motion key, the rule for admitting another organisation,
+//! and the policy floors no debate may go below.
+
+use std::collections::BTreeSet;
+
+use panel_proto::{VerifyingKey, parse_public_key};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::fingerprint::Fingerprint;
+
+/// The only layout this build reads.
+pub const CHARTER_VERSION: u32 = 1;
+
+/// Why a charter is not acceptable; the message names the JSON path and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CharterError {
+    #[error("not a charter: {0}")]
+    Json(String),
+    #[error("{path}: {problem}")]
+    Rule { path: String, problem: String },
+}
+
+fn rule(path: impl Into<String>, problem: impl Into<String>) -> CharterError {
+    CharterError::Rule {
+        path: path.into(),
+        problem: problem.into(),
+    }
+}
+
+/// One organisation of the federation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Organisation {
+    pub name: String,
+    /// Its certificate authority's certificate (what its TLS identities chain to).
+    pub ca_sha256: Fingerprint,
+    /// Hex Ed25519 public key that signs the organisation's roster: each registration of
+    /// one of its arbiters carries this key's endorsement (docs/WIRE.md, "Registration").
+    pub signing_key: String,
+}
+
+/// A coordinator replica: its Raft id, the organisation that runs it, its certificate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaEntry {
+    pub id: u64,
+    pub organisation: String,
+    pub cert_sha256: Fingerprint,
+}
+
+/// An operator: may change the group's membership through the `Admin` service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorEntry {
+    pub name: String,
+    pub organisation: String,
+    pub cert_sha256: Fingerprint,
+}
+
+/// What no debate policy may go below (ARCHITECTURE.md, invariant 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Floors {
+    /// Stances seated on every panel (A and B).
+    pub min_stances: usize,
+    /// Organisations seated on every panel.
+    pub min_organisations: usize,
+    /// Net support an outcome needs from each side.
+    pub min_net_support_per_side: usize,
+}
+
+impl Floors {
+    /// The project's floors: two stances, two organisations, net support of one per side.
+    pub const PROJECT: Floors = Floors {
+        min_stances: 2,
+        min_organisations: 2,
+        min_net_support_per_side: 1,
+    };
+}
+
+/// The federation charter (module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Charter {
+    pub charter_version: u32,
+    pub organisations: Vec<Organisation>,
+    /// Endorsements of existing organisations a new organisation needs.
+    pub admission_threshold: usize,
+    pub replicas: Vec<ReplicaEntry>,
+    pub operators: Vec<OperatorEntry>,
+    /// Hex Ed25519 public key every motion put to arbiters is signed with.
+    pub motion_key: String,
+    pub floors: Floors,
+}
+
+/// A role a peer can hold on the transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A replica of the group: may call the `Replica` service and judge-facing RPCs.
+    Replica,
+    /// An operator: may call the `Admin` service.
+    Operator,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Replica => "a replica",
+            Role::Operator => "an operator",
+        })
+    }
+}
+
+fn key(path: String, hex_key: &str) -> Result<VerifyingKey, CharterError> {
+    let bytes = hex::decode(hex_key.trim())
+        .map_err(|e| rule(&path, format!("not hex ({e}); give 64 hex digits")))?;
+    parse_public_key(&bytes).map_err(|e| rule(path, e.to_string()))
+}
+
+impl Charter {
+    /// Decodes and checks a charter's JSON text.
+    pub fn parse(text: &str) -> Result<Self, CharterError> {
+        let charter: Charter =
+            serde_json::from_str(text).map_err(|e| CharterError::Json(e.to_string()))?;
+        charter.check()?;
+        Ok(charter)
+    }
+
+    /// Structural rules: known version; organisations named once with valid keys; every
+    /// replica and operator of a listed organisation; no certificate holding two roles; a
+    /// valid motion key; floors no lower than the project's; an admission threshold between
+    /// one and the number of organisations.
+    pub fn check(&self) -> Result<(), CharterError> {
+        if self.charter_version != CHARTER_VERSION {
+            return Err(rule(
+                "charter_version",
+                format!(
+                    "{} is not understood; this build reads version {CHARTER_VERSION}",
+                    self.charter_version
+                ),
+            ));
+        }
+        let mut orgs = BTreeSet::new();
+        let mut org_keys = BTreeSet::new();
+        for (i, o) in self.organisations.iter().enumerate() {
+            if o.name.trim().is_empty() || !orgs.insert(o.name.as_str()) {
+                return Err(rule(
+                    format!("organisations[{i}].name"),
+                    format!("{:?} is empty or listed twice", o.name),
+                ));
+            }
+            let k = key(format!("organisations[{i}].signing_key"), &o.signing_key)?;
+            if !org_keys.insert(k.to_bytes()) {
+                return Err(rule(
+                    format!("organisations[{i}].signing_key"),
+                    "two organisations share one signing key",
+                ));
+            }
+        }
+        let mut certs = BTreeSet::new();
+        let mut ids = BTreeSet::new();
+        for (i, r) in self.replicas.iter().enumerate() {
+            if !orgs.contains(r.organisation.as_str()) {
+                return Err(rule(
+                    format!("replicas[{i}].organisation"),
+                    format!(
+                        "{:?} is not one of the charter's organisations",
+                        r.organisation
+                    ),
+                ));
+            }
+            if !ids.insert(r.id) {
+                return Err(rule(
+                    format!("replicas[{i}].id"),
+                    format!("replica {} is listed twice", r.id),
+                ));
+            }
+            if !certs.insert(r.cert_sha256.clone()) {
+                return Err(rule(
+                    format!("replicas[{i}].cert_sha256"),
+                    "a certificate may hold one identity only",
+                ));
+            }
+        }
+        for (i, o) in self.operators.iter().enumerate() {
+            if !orgs.contains(o.organisation.as_str()) {
+                return Err(rule(
+                    format!("operators[{i}].organisation"),
+                    format!(
+                        "{:?} is not one of the charter's organisations",
+                        o.organisation
+                    ),
+                ));
+            }
+            if !certs.insert(o.cert_sha256.clone()) {
+                return Err(rule(
+                    format!("operators[{i}].cert_sha256"),
+                    "a certificate may hold one identity only",
+                ));
+            }
+        }
+        key("motion_key".into(), &self.motion_key)?;
+        let f = &self.floors;
+        let p = Floors::PROJECT;
+        if f.min_stances < p.min_stances
+            || f.min_organisations < p.min_organisations
+            || f.min_net_support_per_side < p.min_net_support_per_side
+        {
+            return Err(rule(
+                "floors",
+                format!(
+                    "floors may not go below two stances, two organisations and net support \
+                     of 1 per side (got {} stances, {} organisations, {})",
+                    f.min_stances, f.min_organisations, f.min_net_support_per_side
+                ),
+            ));
+        }
+        if self.admission_threshold == 0 || self.admission_threshold > self.organisations.len() {
+            return Err(rule(
+                "admission_threshold",
+                format!(
+                    "{} must be between 1 and the number of organisations ({})",
+                    self.admission_threshold,
+                    self.organisations.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// SHA-256 of the charter's JSON, to pin it (`panel verify --charter`).
+    pub fn digest(&self) -> [u8; 32] {
+        Sha256::digest(serde_json::to_vec(self).unwrap_or_default()).into()
+    }
+
+    pub fn organisation(&self, name: &str) -> Option<&Organisation> {
+        self.organisations.iter().find(|o| o.name == name)
+    }
+
+    /// The key that signs `organisation`'s roster (checked valid by [`Charter::check`]).
+    pub fn organisation_key(&self, organisation: &str) -> Option<VerifyingKey> {
+        let o = self.organisation(organisation)?;
+        key(String::new(), &o.signing_key).ok()
+    }
+
+    /// The cluster's motion key (checked valid by [`Charter::check`]).
+    pub fn motion_key(&self) -> Option<VerifyingKey> {
+        key(String::new(), &self.motion_key).ok()
+    }
+
+    /// The replica whose certificate this is, if any.
+    pub fn replica(&self, cert: &Fingerprint) -> Option<&ReplicaEntry> {
+        self.replicas.iter().find(|r| &r.cert_sha256 == cert)
+    }
+
+    /// The operator whose certificate this is, if any.
+    pub fn operator(&self, cert: &Fingerprint) -> Option<&OperatorEntry> {
+        self.operators.iter().find(|o| &o.cert_sha256 == cert)
+    }
+
+    /// Whether the charter lists replica `id` (membership changes may name only these).
+    pub fn has_replica(&self, id: u64) -> bool {
+        self.replicas.iter().any(|r| r.id == id)
+    }
+
+    /// The name under which `cert` holds `role`, or `None` if it does not.
+    pub fn holder(&self, cert: &Fingerprint, role: Role) -> Option<String> {
+        match role {
+            Role::Replica => self.replica(cert).map(|r| format!("replica {}", r.id)),
+            Role::Operator => self.operator(cert).map(|o| format!("operator {}", o.name)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp(b: u8) -> Fingerprint {
+        Fingerprint([b; 32])
+    }
+
+    /// A valid public key (the basepoint's compressed form is not weak).
+    fn pk(seed: u8) -> String {
+        let sk = panel_proto::SigningKey::from_bytes(&[seed; 32]);
+        hex::encode(sk.verifying_key().to_bytes())
+    }
+
+    fn charter() -> Charter {
+        Charter {
+            charter_version: 1,
+            organisations: vec![
+                Organisation {
+                    name: "north".into(),
+                    ca_sha256: fp(1),
+                    signing_key: pk(1),
+                },
+                Organisation {
+                    name: "south".into(),
+                    ca_sha256: fp(4),
+                    signing_key: pk(2),
+                },
+            ],
+            admission_threshold: 2,
+            replicas: vec![ReplicaEntry {
+                id: 1,
+                organisation: "north".into(),
+                cert_sha256: fp(2),
+            }],
+            operators: vec![OperatorEntry {
+                name: "ops".into(),
+                organisation: "north".into(),
+                cert_sha256: fp(3),
+            }],
+            motion_key: pk(9),
+            floors: Floors::PROJECT,
+        }
+    }
+
+    fn refused(c: &Charter) -> String {
+        c.check().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn roles_are_found_by_certificate_only() {
+        let c = charter();
+        assert!(c.check().is_ok());
+        assert_eq!(
+            c.holder(&fp(2), Role::Replica).as_deref(),
+            Some("replica 1")
+        );
+        assert_eq!(c.holder(&fp(2), Role::Operator), None);
+        assert_eq!(
+            c.holder(&fp(3), Role::Operator).as_deref(),
+            Some("operator ops")
+        );
+        assert_eq!(c.holder(&fp(9), Role::Replica), None);
+        assert!(c.organisation_key("north").is_some());
+        assert!(c.organisation_key("elsewhere").is_none());
+    }
+
+    #[test]
+    fn a_member_of_an_unlisted_organisation_is_refused() {
+        let mut c = charter();
+        c.replicas[0].organisation = "elsewhere".into();
+        assert!(refused(&c).starts_with("replicas[0].organisation"));
+    }
+
+    #[test]
+    fn one_certificate_cannot_hold_two_identities() {
+        let mut c = charter();
+        c.operators[0].cert_sha256 = fp(2);
+        assert!(refused(&c).starts_with("operators[0].cert_sha256"));
+    }
+
+    #[test]
+    fn keys_must_be_valid_and_distinct() {
+        let mut c = charter();
+        c.organisations[1].signing_key = c.organisations[0].signing_key.clone();
+        assert!(refused(&c).contains("share one signing key"));
+        let mut c = charter();
+        c.motion_key = "00".repeat(32);
+        assert!(refused(&c).starts_with("motion_key"), "{}", refused(&c));
+        let mut c = charter();
+        c.organisations[0].signing_key = "zz".into();
+        assert!(refused(&c).starts_with("organisations[0].signing_key"));
+    }
+
+    #[test]
+    fn floors_and_thresholds_cannot_go_below_the_project() {
+        let mut c = charter();
+        c.floors.min_organisations = 1;
+        assert!(refused(&c).starts_with("floors"));
+        let mut c = charter();
+        c.floors.min_net_support_per_side = 0;
+        assert!(refused(&c).starts_with("floors"));
+        let mut c = charter();
+        c.admission_threshold = 3;
+        assert!(refused(&c).starts_with("admission_threshold"));
+        c.admission_threshold = 0;
+        assert!(refused(&c).starts_with("admission_threshold"));
+    }
+
+    #[test]
+    fn unknown_fields_and_versions_are_refused() {
+        let mut v = serde_json::to_value(charter()).unwrap();
+        v["extra"] = serde_json::json!(1);
+        assert!(Charter::parse(&v.to_string()).is_err());
+        let mut c = charter();
+        c.charter_version = 2;
+        assert!(refused(&c).starts_with("charter_version"));
+        let text = serde_json::to_string(&charter()).unwrap();
+        assert_eq!(Charter::parse(&text).unwrap(), charter());
+    }
+}

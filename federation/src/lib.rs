@@ -1,0 +1,13 @@
+//! The federation charter (ARCHITECTURE.md, "Charter"; docs/SECURITY.md): who the
+//! organisations are and which keys and certificates speak for them. It is fixed at `init`
+//! as the first record entry, so every replica and any offline verifier checks roles
+//! against the same document; the transport pins replicas and operators by it.
+//! Pure: no I/O (callers read the file).
+
+pub mod charter;
+pub mod fingerprint;
+
+pub use charter::{
+    CHARTER_VERSION, Charter, CharterError, Floors, OperatorEntry, Organisation, ReplicaEntry, Role,
+};
+pub use fingerprint::Fingerprint;

@@ -1,0 +1,211 @@
+//! The charter's own command: `AdoptCharter`, once, as the first record entry
+//! (crate::charter for the rules it brings).
+
+use panel_federation::Charter;
+use serde_json::{Value, json};
+
+use super::ApplyError;
+use crate::charter::CharterRuleError;
+use crate::model::State;
+
+pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Value, ApplyError> {
+    if state.charter.is_some() {
+        return Err(CharterRuleError::AlreadyChartered.into());
+    }
+    if !state.record.is_empty() {
+        return Err(CharterRuleError::NotFirst {
+            entries: state.record.len(),
+        }
+        .into());
+    }
+    charter
+        .check()
+        .map_err(|e| CharterRuleError::Invalid(e.to_string()))?;
+    state.charter = Some(charter.clone());
+    Ok(json!({
+        "charter": hex::encode(charter.digest()),
+        "organisations": charter.organisations.iter().map(|o| &o.name).collect::<Vec<_>>(),
+        "replicas": charter.replicas.iter().map(|r| r.id).collect::<Vec<_>>(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acceptance::{Policy, Stance};
+    use crate::apply::apply_batch;
+    use crate::charter::tests::{charter, org_key};
+    use crate::command::{
+        ArbiterRegistration, Batch, ClientCommand, Command, DebateSpec, InternalCommand, Item,
+        ItemReply,
+    };
+    use panel_proto::SigningKey;
+
+    fn write(state: &mut State, n: u64, command: Command) -> ItemReply {
+        let batch = Batch {
+            time_ms: 1_000 + n,
+            seed: n,
+            items: vec![Item {
+                client_id: "t".into(),
+                request_id: n,
+                command,
+            }],
+        };
+        let r = apply_batch(state, n, &batch);
+        r.items.into_iter().next().expect("one item").reply
+    }
+
+    fn adopt() -> Command {
+        InternalCommand::AdoptCharter(Box::new(charter())).into()
+    }
+
+    fn chartered() -> State {
+        let mut s = State::default();
+        assert!(matches!(write(&mut s, 1, adopt()), ItemReply::Applied(_)));
+        s
+    }
+
+    fn code(r: &ItemReply) -> (String, String) {
+        match r {
+            ItemReply::Refused { code, message } => (code.clone(), message.clone()),
+            ItemReply::Applied(v) => panic!("applied: {v}"),
+        }
+    }
+
+    fn arbiter_key(i: u8) -> SigningKey {
+        SigningKey::from_bytes(&[i; 32])
+    }
+
+    fn registration(id: &str, key: &SigningKey, org: &str) -> ArbiterRegistration {
+        ArbiterRegistration {
+            arbiter_id: id.into(),
+            public_key: hex::encode(key.verifying_key().to_bytes()),
+            organisation: org.into(),
+            model_family: "fam".into(),
+            stance: Stance::A,
+            endpoint: "link".into(),
+            attestation: None,
+        }
+    }
+
+    fn attested(id: &str, key: &SigningKey, org: &str, org_signer: &SigningKey) -> Command {
+        let mut reg = registration(id, key, org);
+        reg.attestation = Some(crate::charter::attest(&reg, key, org_signer).unwrap());
+        ClientCommand::RegisterArbiter(reg).into()
+    }
+
+    #[test]
+    fn the_charter_is_adopted_once_and_only_as_the_first_entry() {
+        let mut s = chartered();
+        let (c, m) = code(&write(&mut s, 2, adopt()));
+        assert_eq!(c, "charter");
+        assert!(m.contains("already has its charter"), "{m}");
+
+        let mut late = State::default();
+        let first = write(
+            &mut late,
+            1,
+            ClientCommand::RegisterArbiter(registration("early", &arbiter_key(9), "north")).into(),
+        );
+        assert!(matches!(first, ItemReply::Applied(_)), "{first:?}");
+        let (c, m) = code(&write(&mut late, 2, adopt()));
+        assert_eq!(c, "charter");
+        assert!(m.contains("first entry"), "{m}");
+        assert!(late.charter.is_none());
+
+        let mut bad = charter();
+        bad.floors.min_organisations = 1;
+        let mut s = State::default();
+        let (c, _) = code(&write(
+            &mut s,
+            1,
+            InternalCommand::AdoptCharter(Box::new(bad)).into(),
+        ));
+        assert_eq!(c, "charter");
+    }
+
+    #[test]
+    fn under_a_charter_registration_needs_possession_and_the_organisations_endorsement() {
+        let mut s = chartered();
+        let honest = arbiter_key(1);
+        // No attestation at all (the pre-charter form).
+        let bare = ClientCommand::RegisterArbiter(registration("a1", &honest, "north")).into();
+        let (c, m) = code(&write(&mut s, 2, bare));
+        assert_eq!(c, "charter");
+        assert!(m.contains("no attestation"), "{m}");
+        // An honest arbiter's key registered by someone who does not hold it.
+        let thief = arbiter_key(2);
+        let mut stolen = registration("fake", &honest, "north");
+        let sig = crate::charter::attest(&stolen, &thief, &org_key(0)).unwrap();
+        stolen.attestation = Some(sig);
+        let (c, m) = code(&write(
+            &mut s,
+            3,
+            ClientCommand::RegisterArbiter(stolen).into(),
+        ));
+        assert_eq!(c, "charter");
+        assert!(m.contains("proof of possession"), "{m}");
+        // Endorsed by the other organisation's key, or by a made-up organisation.
+        let (_, m) = code(&write(
+            &mut s,
+            4,
+            attested("a1", &honest, "north", &org_key(1)),
+        ));
+        assert!(m.contains("endorsement"), "{m}");
+        let (_, m) = code(&write(
+            &mut s,
+            5,
+            attested("a1", &honest, "eastside", &org_key(0)),
+        ));
+        assert!(m.contains("not in the federation charter"), "{m}");
+        assert!(s.arbiters.is_empty());
+        // The proper registration, then a second registration of the same key.
+        let ok = write(&mut s, 6, attested("a1", &honest, "north", &org_key(0)));
+        assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        let (c, _) = code(&write(
+            &mut s,
+            7,
+            attested("a2", &honest, "north", &org_key(0)),
+        ));
+        assert_eq!(c, "key_in_use");
+        // One organisation cannot endorse an arbiter as the other's.
+        let other = arbiter_key(3);
+        let (_, m) = code(&write(
+            &mut s,
+            8,
+            attested("b1", &other, "south", &org_key(0)),
+        ));
+        assert!(m.contains("endorsement"), "{m}");
+    }
+
+    #[test]
+    fn a_debate_policy_cannot_go_below_the_floors() {
+        for mut s in [State::default(), chartered()] {
+            let spec = |policy| DebateSpec {
+                resolution: "r".into(),
+                pos_a: "a".into(),
+                pos_b: "b".into(),
+                burden: None,
+                claim_budget: None,
+                seats: 4,
+                min_per_stance: 1,
+                policy,
+                simulation: false,
+                convener: "c".into(),
+            };
+            let weak = Policy {
+                quorum: None,
+                min_net_support_per_side: 0,
+            };
+            let (c, m) = code(&write(
+                &mut s,
+                10,
+                ClientCommand::CreateDebate(spec(Some(weak))).into(),
+            ));
+            assert_eq!(c, "charter");
+            assert!(m.contains("below the charter's floor"), "{m}");
+            let ok = write(&mut s, 11, ClientCommand::CreateDebate(spec(None)).into());
+            assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        }
+    }
+}

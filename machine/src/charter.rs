@@ -1,0 +1,209 @@
+//! The federation charter in the state machine (docs/SECURITY.md, "Charter and
+//! registrations"): adopted once, as the first record entry; from then on an arbiter is
+//! registered only with its own proof of possession and its organisation's endorsement, an
+//! organisation is one the charter lists, motions count only when signed by the charter's
+//! motion key, and no debate policy goes below the charter's floors.
+
+use panel_federation::{Charter, Floors};
+use panel_proto::SigningKey;
+use panel_proto::registration::{self, Attestation, AttestationError, RegistrationClaim};
+use thiserror::Error;
+
+use crate::acceptance::{Policy, Stance};
+use crate::command::{ArbiterRegistration, WireAttestation};
+
+/// Why a command is refused under the charter's rules.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum CharterRuleError {
+    #[error(
+        "the group already has its charter (the record's first entry); a charter is adopted \
+         once, at init"
+    )]
+    AlreadyChartered,
+    #[error(
+        "a charter must be the record's first entry, and this record already has {entries}; \
+         initialise a fresh group with --charter"
+    )]
+    NotFirst { entries: usize },
+    #[error("the charter is not valid: {0}")]
+    Invalid(String),
+    #[error(
+        "organisation {0:?} is not in the federation charter; an arbiter belongs to one of \
+         the charter's organisations (a new organisation is admitted by the others first)"
+    )]
+    UnknownOrganisation(String),
+    #[error(
+        "registration of {0} carries no attestation: under the charter a registration is \
+         signed by the arbiter's own key and endorsed by its organisation's roster key \
+         (`panel arbiter register --key ARBITER.key --org-key ORG/signing.key`)"
+    )]
+    Unattested(String),
+    #[error("registration of {arbiter}: {problem}")]
+    BadAttestation { arbiter: String, problem: String },
+    #[error(
+        "policy {field} = {value} is below the charter's floor of {floor}; a debate may ask \
+         for more agreement, never less"
+    )]
+    BelowFloor {
+        field: &'static str,
+        value: usize,
+        floor: usize,
+    },
+}
+
+fn stance_label(s: Stance) -> &'static str {
+    match s {
+        Stance::A => "A",
+        Stance::B => "B",
+        Stance::None => "none",
+    }
+}
+
+fn hex_field(arbiter: &str, what: &str, text: &str) -> Result<Vec<u8>, CharterRuleError> {
+    hex::decode(text).map_err(|_| CharterRuleError::BadAttestation {
+        arbiter: arbiter.to_owned(),
+        problem: format!("{what} is not hex"),
+    })
+}
+
+/// Checks a registration against the charter: a listed organisation, both signatures.
+pub fn check_registration(
+    charter: &Charter,
+    reg: &ArbiterRegistration,
+) -> Result<(), CharterRuleError> {
+    let org_key = charter
+        .organisation_key(&reg.organisation)
+        .ok_or_else(|| CharterRuleError::UnknownOrganisation(reg.organisation.clone()))?;
+    let wire = reg
+        .attestation
+        .as_ref()
+        .ok_or_else(|| CharterRuleError::Unattested(reg.arbiter_id.clone()))?;
+    let public_key = hex_field(&reg.arbiter_id, "public_key", &reg.public_key)?;
+    let attestation = Attestation {
+        proof: hex_field(&reg.arbiter_id, "attestation.proof", &wire.proof)?,
+        endorsement: hex_field(
+            &reg.arbiter_id,
+            "attestation.endorsement",
+            &wire.endorsement,
+        )?,
+    };
+    let claim = claim(reg, &public_key);
+    registration::verify_attestation(&claim, &attestation, &org_key).map_err(|e| {
+        CharterRuleError::BadAttestation {
+            arbiter: reg.arbiter_id.clone(),
+            problem: e.to_string(),
+        }
+    })
+}
+
+fn claim<'a>(reg: &'a ArbiterRegistration, public_key: &'a [u8]) -> RegistrationClaim<'a> {
+    RegistrationClaim {
+        arbiter_id: &reg.arbiter_id,
+        public_key,
+        organisation: &reg.organisation,
+        model_family: &reg.model_family,
+        stance: stance_label(reg.stance),
+        endpoint: &reg.endpoint,
+    }
+}
+
+/// Signs `reg` for submission: the arbiter's key must be the registered one.
+pub fn attest(
+    reg: &ArbiterRegistration,
+    arbiter: &SigningKey,
+    organisation: &SigningKey,
+) -> Result<WireAttestation, AttestationError> {
+    let public_key = hex::decode(&reg.public_key).unwrap_or_default();
+    let a = registration::attest(&claim(reg, &public_key), arbiter, organisation)?;
+    Ok(WireAttestation {
+        proof: hex::encode(a.proof),
+        endorsement: hex::encode(a.endorsement),
+    })
+}
+
+/// The floors in force: the charter's, or the project's for an unchartered debug group.
+pub fn floors(charter: Option<&Charter>) -> Floors {
+    charter.map_or(Floors::PROJECT, |c| c.floors.clone())
+}
+
+/// Refuses a debate's acceptance policy or seats per stance below the floors.
+pub fn check_policy(
+    floors: &Floors,
+    policy: &Policy,
+    min_per_stance: usize,
+) -> Result<(), CharterRuleError> {
+    if policy.min_net_support_per_side < floors.min_net_support_per_side {
+        return Err(CharterRuleError::BelowFloor {
+            field: "min_net_support_per_side",
+            value: policy.min_net_support_per_side,
+            floor: floors.min_net_support_per_side,
+        });
+    }
+    // Two stances seated means at least one seat reserved for each.
+    if floors.min_stances >= 2 && min_per_stance < 1 {
+        return Err(CharterRuleError::BelowFloor {
+            field: "min_per_stance",
+            value: min_per_stance,
+            floor: 1,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use panel_federation::{Fingerprint, OperatorEntry, Organisation, ReplicaEntry};
+
+    pub(crate) fn org_key(i: u8) -> SigningKey {
+        SigningKey::from_bytes(&[100 + i; 32])
+    }
+
+    /// Two organisations, `north` (key 100) and `south` (key 101), motion key 200.
+    pub(crate) fn charter() -> Charter {
+        let pk = |k: SigningKey| hex::encode(k.verifying_key().to_bytes());
+        Charter {
+            charter_version: 1,
+            organisations: ["north", "south"]
+                .iter()
+                .enumerate()
+                .map(|(i, n)| Organisation {
+                    name: (*n).into(),
+                    ca_sha256: Fingerprint([i as u8; 32]),
+                    signing_key: pk(org_key(i as u8)),
+                })
+                .collect(),
+            admission_threshold: 2,
+            replicas: vec![ReplicaEntry {
+                id: 1,
+                organisation: "north".into(),
+                cert_sha256: Fingerprint([7; 32]),
+            }],
+            operators: vec![OperatorEntry {
+                name: "ops".into(),
+                organisation: "south".into(),
+                cert_sha256: Fingerprint([8; 32]),
+            }],
+            motion_key: pk(SigningKey::from_bytes(&[200; 32])),
+            floors: Floors::PROJECT,
+        }
+    }
+
+    #[test]
+    fn floors_refuse_weaker_policies() {
+        let f = Floors::PROJECT;
+        let weak = Policy {
+            quorum: None,
+            min_net_support_per_side: 0,
+        };
+        assert!(matches!(
+            check_policy(&f, &weak, 1),
+            Err(CharterRuleError::BelowFloor {
+                field: "min_net_support_per_side",
+                ..
+            })
+        ));
+        assert!(check_policy(&f, &Policy::default(), 0).is_err());
+        assert!(check_policy(&f, &Policy::default(), 1).is_ok());
+    }
+}

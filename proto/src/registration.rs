@@ -1,0 +1,204 @@
+//! Registration attestations (docs/WIRE.md, "Registration"): an arbiter's registration is
+//! signed twice over one canonical layout: by the arbiter's own key (proof of possession:
+//! nobody registers a key they do not hold, so nobody can register an honest arbiter's key
+//! under their own organisation) and by its organisation's roster key from the federation
+//! charter (the organisation vouches that this arbiter is on its roster, so a client cannot
+//! invent arbiters of an organisation, nor an organisation of its own).
+
+use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+
+use crate::keys::{KeyError, parse_public_key, parse_signature};
+use crate::signing::CanonicalWriter;
+
+/// Domain tag of registration canonical bytes, layout version 1.
+pub const REGISTRATION_TAG_V1: &[u8] = b"crucible-panel/arbiter-registration/v1\0";
+
+/// Longest text field a registration may carry, in bytes.
+pub const MAX_REGISTRATION_TEXT: usize = 1024;
+
+/// What a registration claims, as both signatures cover it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegistrationClaim<'a> {
+    pub arbiter_id: &'a str,
+    /// The arbiter's 32-byte public key.
+    pub public_key: &'a [u8],
+    pub organisation: &'a str,
+    pub model_family: &'a str,
+    /// `A`, `B` or `none`.
+    pub stance: &'a str,
+    pub endpoint: &'a str,
+}
+
+/// Why a registration's attestation is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AttestationError {
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error(
+        "registration field {field} is {len} bytes; at most {MAX_REGISTRATION_TEXT} are allowed"
+    )]
+    TooLong { field: &'static str, len: usize },
+    #[error(
+        "the proof of possession does not verify under the registered key: the registration \
+         must be signed by the arbiter's own key (`panel arbiter register --key ARBITER.key`)"
+    )]
+    BadProof,
+    #[error(
+        "the endorsement does not verify under {organisation:?}'s roster key in the charter: \
+         the organisation signs its arbiters' registrations (`--org-key ORG/signing.key`)"
+    )]
+    BadEndorsement { organisation: String },
+}
+
+/// The two signatures of a registration (64 bytes each).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attestation {
+    pub proof: Vec<u8>,
+    pub endorsement: Vec<u8>,
+}
+
+/// Canonical bytes of a registration claim.
+pub fn registration_canonical_bytes(
+    c: &RegistrationClaim<'_>,
+) -> Result<Vec<u8>, AttestationError> {
+    let key = parse_public_key(c.public_key)?;
+    let mut w = CanonicalWriter::new(REGISTRATION_TAG_V1);
+    for (field, text) in [
+        ("arbiter_id", c.arbiter_id),
+        ("organisation", c.organisation),
+        ("model_family", c.model_family),
+        ("stance", c.stance),
+        ("endpoint", c.endpoint),
+    ] {
+        if text.len() > MAX_REGISTRATION_TEXT {
+            return Err(AttestationError::TooLong {
+                field,
+                len: text.len(),
+            });
+        }
+    }
+    w.text(c.arbiter_id);
+    w.fixed(key.as_bytes());
+    w.text(c.organisation);
+    w.text(c.model_family);
+    w.text(c.stance);
+    w.text(c.endpoint);
+    Ok(w.finish())
+}
+
+/// Signs a claim with the arbiter's key (`arbiter`, which must hold the claimed public key)
+/// and its organisation's roster key.
+pub fn attest(
+    claim: &RegistrationClaim<'_>,
+    arbiter: &SigningKey,
+    organisation: &SigningKey,
+) -> Result<Attestation, AttestationError> {
+    let bytes = registration_canonical_bytes(claim)?;
+    Ok(Attestation {
+        proof: arbiter.sign(&bytes).to_bytes().to_vec(),
+        endorsement: organisation.sign(&bytes).to_bytes().to_vec(),
+    })
+}
+
+/// Verifies both signatures strictly: the proof under the claimed key, the endorsement
+/// under `organisation_key` (the charter's key of the claimed organisation).
+pub fn verify_attestation(
+    claim: &RegistrationClaim<'_>,
+    attestation: &Attestation,
+    organisation_key: &VerifyingKey,
+) -> Result<(), AttestationError> {
+    let bytes = registration_canonical_bytes(claim)?;
+    let key = parse_public_key(claim.public_key)?;
+    let proof = parse_signature(&attestation.proof)?;
+    key.verify_strict(&bytes, &proof)
+        .map_err(|_| AttestationError::BadProof)?;
+    let endorsement = parse_signature(&attestation.endorsement)?;
+    organisation_key
+        .verify_strict(&bytes, &endorsement)
+        .map_err(|_| AttestationError::BadEndorsement {
+            organisation: claim.organisation.to_owned(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(public_key: &[u8]) -> RegistrationClaim<'_> {
+        RegistrationClaim {
+            arbiter_id: "arb-1",
+            public_key,
+            organisation: "north",
+            model_family: "family-x",
+            stance: "A",
+            endpoint: "https://127.0.0.1:7401",
+        }
+    }
+
+    #[test]
+    fn a_proper_attestation_verifies_and_every_field_is_bound() {
+        let arbiter = SigningKey::from_bytes(&[1; 32]);
+        let org = SigningKey::from_bytes(&[2; 32]);
+        let pk = arbiter.verifying_key().to_bytes();
+        let a = attest(&claim(&pk), &arbiter, &org).unwrap();
+        assert!(verify_attestation(&claim(&pk), &a, &org.verifying_key()).is_ok());
+        let changed = [
+            RegistrationClaim {
+                arbiter_id: "arb-2",
+                ..claim(&pk)
+            },
+            RegistrationClaim {
+                organisation: "south",
+                ..claim(&pk)
+            },
+            RegistrationClaim {
+                model_family: "family-y",
+                ..claim(&pk)
+            },
+            RegistrationClaim {
+                stance: "B",
+                ..claim(&pk)
+            },
+            RegistrationClaim {
+                endpoint: "https://10.0.0.9:7401",
+                ..claim(&pk)
+            },
+        ];
+        for c in changed {
+            assert_eq!(
+                verify_attestation(&c, &a, &org.verifying_key()),
+                Err(AttestationError::BadProof),
+                "{c:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn someone_elses_key_or_organisation_is_refused() {
+        let arbiter = SigningKey::from_bytes(&[1; 32]);
+        let thief = SigningKey::from_bytes(&[3; 32]);
+        let org = SigningKey::from_bytes(&[2; 32]);
+        let other_org = SigningKey::from_bytes(&[4; 32]);
+        let pk = arbiter.verifying_key().to_bytes();
+        // Registering an honest arbiter's key without holding it.
+        let stolen = attest(&claim(&pk), &thief, &org).unwrap();
+        assert_eq!(
+            verify_attestation(&claim(&pk), &stolen, &org.verifying_key()),
+            Err(AttestationError::BadProof)
+        );
+        // Endorsed by another organisation's key than the one claimed.
+        let foreign = attest(&claim(&pk), &arbiter, &other_org).unwrap();
+        assert!(matches!(
+            verify_attestation(&claim(&pk), &foreign, &org.verifying_key()),
+            Err(AttestationError::BadEndorsement { .. })
+        ));
+        let short = Attestation {
+            proof: vec![0; 10],
+            endorsement: vec![0; 64],
+        };
+        assert!(matches!(
+            verify_attestation(&claim(&pk), &short, &org.verifying_key()),
+            Err(AttestationError::Key(KeyError::SignatureLength(10)))
+        ));
+    }
+}
