@@ -60,6 +60,11 @@ enum ArbiterCmd {
         /// node that connects out (`panel node run --connect`).
         #[arg(long)]
         endpoint: String,
+        /// The organisation's roster key (orgs/ORG/signing.key from `panel pki init`): the
+        /// organisation endorses the registration, and the arbiter's --key-file signs it
+        /// (proof of possession). A chartered group refuses registrations without both.
+        #[arg(long, value_name = "PATH", requires = "key_file")]
+        org_key: Option<PathBuf>,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -125,7 +130,7 @@ fn check_endpoint(endpoint: &str) -> Result<()> {
             Ok(())
         }
         None => bail!(
-            "--endpoint {endpoint:?} must be http://host:port (where the node serves), e.g. http://127.0.0.1:7101, or `link` for a node that connects out"
+            "--endpoint {endpoint:?} must be https://host:port (where the node serves), e.g. https://10.0.0.7:7101, or `link` for a node that connects out"
         ),
     }
 }
@@ -140,12 +145,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
             model_family,
             stance,
             endpoint,
+            org_key,
             json,
             cluster,
         } => {
             let public_key = public_key(key_file.as_ref(), pk.as_deref())?;
             check_endpoint(&endpoint)?;
-            let reg = ArbiterRegistration {
+            let mut reg = ArbiterRegistration {
                 arbiter_id: id.clone(),
                 public_key,
                 organisation,
@@ -158,6 +164,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 endpoint,
                 attestation: None,
             };
+            if let (Some(org), Some(own)) = (&org_key, &key_file) {
+                let organisation = panel_transport::pki::read_seed_key(org)
+                    .with_context(|| format!("--org-key {}", org.display()))?;
+                let arbiter = panel_node::keyfile::load_key(own)
+                    .with_context(|| format!("--key-file {}", own.display()))?;
+                reg.attestation = Some(
+                    panel_coordinator::charter::attest(&reg, &arbiter, &organisation)
+                        .context("signing the registration")?,
+                );
+            }
             let mut c = Cluster::connect(&cluster)?;
             runtime()?.block_on(async move {
                 match c.write(&Write::RegisterArbiter(reg)).await? {

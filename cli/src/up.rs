@@ -229,14 +229,10 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         state.join("sources").display()
     );
 
-    // The cluster's motion key: one file, passed to every replica; every node trusts its
-    // public key (docs/WIRE.md "Motion, layout v1").
-    let motion_key_file = state.join("coordinators").join("motion.key");
-    let motion_public = hex::encode(
-        panel_coordinator::service::motion_key::generate(&motion_key_file)?
-            .verifying_key()
-            .to_bytes(),
-    );
+    // The cluster's motion key, issued with the charter that names it: one file, passed
+    // to every replica; every node trusts its public key (docs/WIRE.md "Motion, layout v1").
+    let motion_key_file = issued.motion_key_path();
+    let motion_public = issued.charter.motion_key.clone();
     // Three coordinator replicas.
     let ports: Vec<u16> = (0..3).map(|_| free_port()).collect::<Result<_>>()?;
     let addrs: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
@@ -352,7 +348,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             &a,
             &state.join("logs").join(format!("{}.log", spec.id)),
         )?;
-        regs.push(ArbiterRegistration {
+        let mut reg = ArbiterRegistration {
             arbiter_id: spec.id.into(),
             public_key: hex::encode(key.verifying_key().as_bytes()),
             organisation: spec.organisation.into(),
@@ -360,7 +356,12 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             stance: spec.stance,
             endpoint: format!("https://127.0.0.1:{port}"),
             attestation: None,
-        });
+        };
+        // The arbiter signs its registration (proof of possession) and its organisation
+        // endorses it with its roster key: the charter refuses anything less.
+        let roster = pki::read_seed_key(&issued.signing_key_path(spec.organisation))?;
+        reg.attestation = Some(panel_coordinator::charter::attest(&reg, &key, &roster)?);
+        regs.push(reg);
         println!(
             "started arbiter node {:<12} stance {side}, {}, {}, {}",
             spec.id,
@@ -589,14 +590,15 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     let path = state.join("record.json");
     fs::write(&path, serde_json::to_vec_pretty(&export)?)?;
     let bundle: Bundle = serde_json::from_value(export)?;
-    match record::verify(&bundle) {
+    match record::check_charter(&bundle, &issued.charter).and_then(|()| record::verify(&bundle)) {
         Ok(r) => println!(
-            "record exported to {} ({} entries, {} motions accepted, {} deadlocked); it verifies offline: `panel verify {}`",
+            "record exported to {} ({} entries, {} motions accepted, {} deadlocked); it verifies offline against the federation's charter: `panel verify {} --charter {}`",
             path.display(),
             r.entries,
             r.motions_accepted,
             r.motions_deadlocked,
-            path.display()
+            path.display(),
+            issued.charter_path().display()
         ),
         Err(e) => bail!("the exported record does not verify: {e}"),
     }

@@ -16,6 +16,11 @@ pub struct Args {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// The federation's charter as the verifier holds it (charter.json): the record must
+    /// adopt exactly this charter, so arbiters' keys and the motion key are trusted through
+    /// it rather than through what the record says of itself.
+    #[arg(long, value_name = "FILE")]
+    charter: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -43,7 +48,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(crate::jsonl::BAD_INPUT));
         }
     };
-    match verify(&bundle) {
+    let trusted = match &args.charter {
+        Some(path) => match panel_transport::charter::load(path) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(crate::jsonl::BAD_INPUT));
+            }
+        },
+        None => None,
+    };
+    let checked = trusted
+        .as_ref()
+        .map_or(Ok(()), |c| {
+            panel_coordinator::record::check_charter(&bundle, c)
+        })
+        .and_then(|()| verify(&bundle));
+    match checked {
         Ok(report) => {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
@@ -62,6 +83,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 );
                 for v in &report.verdicts {
                     println!("verdict: {v}");
+                }
+                match (&report.charter, &trusted) {
+                    (Some(d), Some(_)) => println!("charter: {d}, the trusted charter"),
+                    (Some(d), None) => println!(
+                        "charter: {d}, as the record states it; no trust anchor was given, so only \
+                         internal consistency was checked (pass --charter FILE)"
+                    ),
+                    (None, _) => println!(
+                        "charter: none (an unchartered debug group's record); roles were not \
+                         checked against a federation"
+                    ),
                 }
             }
             Ok(ExitCode::SUCCESS)

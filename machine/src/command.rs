@@ -270,7 +270,7 @@ impl TestCommand {
 
 /// Client ids reserved for the leader's drivers; a client write under one is refused at
 /// intake, so nobody can squat the deduplication keys the drivers use.
-pub const INTERNAL_CLIENT_IDS: [&str; 2] = ["motion-driver", "exam-driver"];
+pub const INTERNAL_CLIENT_IDS: [&str; 3] = ["motion-driver", "exam-driver", "charter"];
 
 /// Whether `client_id` is reserved for the replica's own drivers.
 pub fn is_internal_client_id(client_id: &str) -> bool {

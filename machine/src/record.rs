@@ -71,6 +71,8 @@ pub enum Failure {
     Arbiters(String),
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    #[error("charter: {0}")]
+    Charter(String),
 }
 
 /// What a successful verification established.
@@ -84,6 +86,8 @@ pub struct Report {
     pub verdicts: Vec<Value>,
     pub checkpoint_size: u64,
     pub checkpoint_root: String,
+    /// Hex SHA-256 of the charter the record adopted (its first entry), if any.
+    pub charter: Option<String>,
 }
 
 /// The first JSON path where two values differ, with both values.
@@ -289,5 +293,30 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
         verdicts,
         checkpoint_size: cp.size,
         checkpoint_root: cp.root.clone(),
+        charter: st.charter.as_ref().map(|c| hex::encode(c.digest())),
     })
+}
+
+/// Checks that the record's first entry adopts exactly `trusted`, the charter the
+/// verifier holds from the federation (`panel verify --charter`): every role in the record
+/// is then checked against keys the verifier trusts, not against keys the record names
+/// for itself.
+pub fn check_charter(bundle: &Bundle, trusted: &panel_federation::Charter) -> Result<(), Failure> {
+    use crate::command::{Command, InternalCommand};
+    let first = bundle.entries.first().map(|e| &e.command);
+    match first {
+        Some(Command::Internal(InternalCommand::AdoptCharter(c))) if **c == *trusted => Ok(()),
+        Some(Command::Internal(InternalCommand::AdoptCharter(c))) => {
+            Err(Failure::Charter(format!(
+                "the record adopts charter {}, not the trusted charter {}: another federation's \
+             record, or a rewritten one",
+                hex::encode(c.digest()),
+                hex::encode(trusted.digest())
+            )))
+        }
+        _ => Err(Failure::Charter(
+            "the record's first entry adopts no charter; it is not a chartered group's record"
+                .into(),
+        )),
+    }
 }

@@ -144,6 +144,7 @@ pub(crate) async fn submit(
         )));
     }
     let mut command = client_write(&req, replica.test_commands)?;
+    crate::service::charter::write_gate(&replica.sm, replica.transport.charter().as_deref())?;
     if !replica.is_leader() {
         return replica.forward(req, None).await.map(Response::into_inner);
     }

@@ -86,6 +86,11 @@ pub enum ServeError {
         "this replica's certificate is not replica {id}'s in the federation charter; use the identity folder issued for replica {id}, or list its certificate in the charter"
     )]
     NotCharterReplica { id: NodeId },
+    #[error(
+        "the --motion-key file is not the charter's motion key {charter}; give every replica \
+         the motion.key issued with the charter"
+    )]
+    MotionKeyNotChartered { charter: String },
     #[error(transparent)]
     MotionKey(#[from] crate::service::motion_key::MotionKeyError),
 }
@@ -175,6 +180,13 @@ pub async fn serve(
         &opts.data_dir,
         opts.test_commands,
     )?);
+    if let Some(charter) = opts.transport.charter()
+        && charter.motion_key != hex::encode(motion_key.verifying_key().to_bytes())
+    {
+        return Err(ServeError::MotionKeyNotChartered {
+            charter: charter.motion_key.clone(),
+        });
+    }
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .map_err(|e| ServeError::Bind {
@@ -192,6 +204,15 @@ pub async fn serve(
     let (raft, sm) =
         raft::start(opts.id, &opts.data_dir, &opts.raft, opts.transport.clone()).await?;
     let proposer = Proposer::spawn(raft.clone(), opts.proposer.clone());
+    if let Some(charter) = opts.transport.charter() {
+        crate::service::charter::spawn(
+            opts.id,
+            raft.clone(),
+            sm.clone(),
+            proposer.clone(),
+            charter,
+        );
+    }
     let links = crate::service::link::LinkRegistry::new();
     crate::service::driver::spawn(
         opts.id,
