@@ -1,6 +1,8 @@
 //! Shared harness for the cross-process tests in `tests/tests/`: locate the real `panel`
 //! binary, start it as a child process, and make sure no child outlives its test.
 
+pub mod tls;
+
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command};

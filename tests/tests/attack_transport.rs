@@ -10,7 +10,7 @@
 //! - an arbiter node judges and reveals only for the charter's replicas;
 //! - a half-configured or plaintext-on-the-network process refuses to start, naming the fix.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -20,97 +20,11 @@ use panel_coordinator::pb::replica::RaftPayload;
 use panel_coordinator::pb::replica::replica_client::ReplicaClient;
 use panel_proto::pb::Motion;
 use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
-use panel_tests::{ChildGuard, free_port, init_args, loopback_addrs, panel, test_motion_key_file};
-use panel_transport::pki::{self, Issued};
+use panel_tests::tls::{issue, reader, start_cluster, tls};
+use panel_tests::{ChildGuard, free_port, panel};
+use panel_transport::pki;
 use panel_transport::{TlsMaterial, Transport};
 use tonic::Code;
-
-struct TlsCluster {
-    _replicas: Vec<ChildGuard>,
-    addrs: Vec<String>,
-    pki: Issued,
-}
-
-fn issue(root: &Path, nodes: &[(&str, &str)]) -> Issued {
-    pki::issue(&pki::local_plan(3, nodes), &root.join("pki")).expect("issue certificates")
-}
-
-fn tls(dir: &Path) -> Transport {
-    Transport::from_flags(Some(dir), None, false).expect("identity folder")
-}
-
-/// A reader: the federation's authorities, no certificate of its own.
-fn reader(root: &Path, issued: &Issued) -> Transport {
-    let dir = root.join("reader");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(issued.root.join("ca.pem"), dir.join("ca.pem")).unwrap();
-    tls(&dir)
-}
-
-fn replica_command(root: &Path, issued: &Issued, id: u64, addr: &str) -> std::process::Command {
-    let mut cmd = panel();
-    cmd.args([
-        "coordinator",
-        "run",
-        "--id",
-        &id.to_string(),
-        "--listen",
-        addr,
-    ])
-    .arg("--data-dir")
-    .arg(root.join(format!("r{id}")))
-    .arg("--tls")
-    .arg(issued.dir(&pki::replica_dir_name(id)))
-    .arg("--charter")
-    .arg(issued.charter_path())
-    .arg("--motion-key")
-    .arg(test_motion_key_file(root))
-    .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
-    .args(["--election-max-ms", "600"])
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
-    cmd
-}
-
-/// Three TLS replicas, initialised by an operator of the first organisation.
-fn start_cluster(root: &Path) -> TlsCluster {
-    let issued = issue(root, &[("arb-x", "northwind")]);
-    let addrs = loopback_addrs(3);
-    let replicas = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            ChildGuard::spawn(
-                format!("replica {}", i + 1),
-                replica_command(root, &issued, i as u64 + 1, a),
-            )
-        })
-        .collect();
-    let operator = issued.dir(&pki::operator_dir_name("northwind"));
-    let t = Instant::now();
-    loop {
-        let out = panel()
-            .args(init_args(&addrs))
-            .arg("--tls")
-            .arg(&operator)
-            .output()
-            .expect("run panel");
-        if out.status.success() {
-            break;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "TLS cluster init: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    TlsCluster {
-        _replicas: replicas,
-        addrs,
-        pki: issued,
-    }
-}
 
 async fn status(t: &Transport, addr: &str) -> Result<pb::StatusReply, String> {
     panel_coordinator::client::status(t, addr)
