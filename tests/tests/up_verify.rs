@@ -179,9 +179,20 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
 
     // 3. A swapped key: an arbiter registered under another key cannot have signed its
     // rulings.
+    // (The record's first entry is the charter; the registrations follow.)
+    let regs: Vec<usize> = entries(&record)
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["command"].get("RegisterArbiter").is_some())
+        .map(|(n, _)| n)
+        .collect();
+    assert!(
+        record["entries"][0]["command"].get("AdoptCharter").is_some(),
+        "the charter is the record's first entry"
+    );
     let out = tampered(dir.path(), "swapped-key", &record, |r| {
-        let other = r["entries"][1]["command"]["RegisterArbiter"]["public_key"].clone();
-        r["entries"][0]["command"]["RegisterArbiter"]["public_key"] = other;
+        let other = r["entries"][regs[1]]["command"]["RegisterArbiter"]["public_key"].clone();
+        r["entries"][regs[0]]["command"]["RegisterArbiter"]["public_key"] = other;
     });
     assert_fails(&out, "refused", "swapped key");
 
