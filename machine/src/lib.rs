@@ -16,6 +16,7 @@ pub mod authorship;
 pub mod command;
 pub mod debates;
 pub mod draw;
+pub mod limits;
 pub mod model;
 pub mod priors;
 pub mod query;

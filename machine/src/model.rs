@@ -175,6 +175,9 @@ pub struct State {
     /// Author names bound to a contributor key by their first signed write.
     #[serde(default)]
     pub contributors: Table<crate::authorship::AuthorKey>,
+    /// Write limits per identity and organisation (`limits.rs`, docs/SECURITY.md "Floods").
+    #[serde(default)]
+    pub limits: crate::limits::LimitsState,
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.
