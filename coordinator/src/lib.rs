@@ -5,7 +5,7 @@
 //! client ([`client`]) and the bench ([`bench`]).
 
 pub use panel_machine::{
-    acceptance, admission, apply, authorship, command, debates, draw, model, priors, query,
+    acceptance, admission, apply, authorship, command, debates, draw, limits, model, priors, query,
     recalibration, record, ruling, signed_motion, transparency,
 };
 

@@ -73,7 +73,7 @@ impl Rate {
 /// The limits apply enforces. The leader stamps its policy (from the flags of `panel
 /// coordinator run`, docs/COORDINATOR.md) into every batch, so all replicas apply the
 /// same one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LimitPolicy {
     /// Client writes per authenticated identity (certificate).
     pub per_identity: Rate,
