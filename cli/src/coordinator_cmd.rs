@@ -32,7 +32,7 @@ pub struct Args {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run one replica until SIGTERM or Ctrl-C.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Make the cluster's motion key (raw 32-byte seed, mode 0600) and print its public
     /// key for the nodes' `coordinator_keys`. Copy the file to every replica.
     MotionKeygen {
@@ -338,7 +338,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let tls = args.tls;
     rt.block_on(async move {
         if let Cmd::Run(a) = args.command {
-            return run_replica(a, tls).await;
+            return run_replica(*a, tls).await;
         }
         let t = client_transport(tls.as_deref())?;
         match args.command {

@@ -502,7 +502,7 @@ mod tests {
                     command,
                     writer: w.cloned(),
                 }],
-                limits: Some(self.policy.clone()),
+                limits: Some(self.policy),
             };
             let r = apply_batch(&mut self.state, self.log_index, &batch);
             r.items.into_iter().next().expect("one item").reply
