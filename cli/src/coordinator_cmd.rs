@@ -32,7 +32,7 @@ pub struct Args {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run one replica until SIGTERM or Ctrl-C.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Make the cluster's motion key (raw 32-byte seed, mode 0600) and print its public
     /// key for the nodes' `coordinator_keys`. Copy the file to every replica.
     MotionKeygen {
@@ -110,6 +110,83 @@ enum Cmd {
     Bench(BenchArgs),
 }
 
+/// Write limits per identity, per organisation and globally (docs/SECURITY.md, "Floods";
+/// docs/COORDINATOR.md, "Command line"). Unset flags keep the defaults of
+/// `LimitPolicy::default()` and `IntakeLimits::default()`.
+#[derive(ClapArgs, Debug, Clone, Default)]
+struct LimitArgs {
+    /// Client writes per certificate: burst (default 600).
+    #[arg(long)]
+    identity_burst: Option<u32>,
+    /// Client writes per certificate per minute (default 6000).
+    #[arg(long)]
+    identity_per_minute: Option<u32>,
+    /// Client writes per organisation, across its certificates: burst (default 3000).
+    #[arg(long)]
+    organisation_burst: Option<u32>,
+    /// Client writes per organisation per minute (default 30000).
+    #[arg(long)]
+    organisation_per_minute: Option<u32>,
+    /// Client writes of all anonymous callers together: burst (default 1000).
+    #[arg(long)]
+    anonymous_burst: Option<u32>,
+    /// Client writes of all anonymous callers together per minute (default 10000).
+    #[arg(long)]
+    anonymous_per_minute: Option<u32>,
+    /// Client writes across all writers: burst (default 10000; leader intake).
+    #[arg(long)]
+    global_burst: Option<u32>,
+    /// Client writes across all writers per minute (default 120000; leader intake).
+    #[arg(long)]
+    global_per_minute: Option<u32>,
+    /// Debates one identity may convene (default 1000; enforced in apply).
+    #[arg(long)]
+    debates_per_identity: Option<u32>,
+    /// Contributions one debate may hold (default 20000; enforced in apply).
+    #[arg(long)]
+    contributions_per_debate: Option<u32>,
+    /// Open panel-request motions per question of a debate (default 2; in apply).
+    #[arg(long)]
+    open_motions_per_question: Option<u32>,
+    /// Open panel-request motions per identity (default 64; in apply).
+    #[arg(long)]
+    open_motions_per_identity: Option<u32>,
+}
+
+impl LimitArgs {
+    fn intake(&self) -> panel_coordinator::service::intake::IntakeLimits {
+        use panel_coordinator::limits::Rate;
+        let mut l = panel_coordinator::service::intake::IntakeLimits::default();
+        let rate = |r: Rate, burst: Option<u32>, per_minute: Option<u32>| {
+            Rate::new(burst.unwrap_or(r.burst), per_minute.unwrap_or(r.per_minute))
+        };
+        let p = &mut l.policy;
+        p.per_identity = rate(
+            p.per_identity,
+            self.identity_burst,
+            self.identity_per_minute,
+        );
+        p.per_organisation = rate(
+            p.per_organisation,
+            self.organisation_burst,
+            self.organisation_per_minute,
+        );
+        p.anonymous = rate(p.anonymous, self.anonymous_burst, self.anonymous_per_minute);
+        p.debates_per_identity = self.debates_per_identity.unwrap_or(p.debates_per_identity);
+        p.contributions_per_debate = self
+            .contributions_per_debate
+            .unwrap_or(p.contributions_per_debate);
+        p.open_motions_per_question = self
+            .open_motions_per_question
+            .unwrap_or(p.open_motions_per_question);
+        p.open_motions_per_identity = self
+            .open_motions_per_identity
+            .unwrap_or(p.open_motions_per_identity);
+        l.writes_global = rate(l.writes_global, self.global_burst, self.global_per_minute);
+        l
+    }
+}
+
 #[derive(ClapArgs)]
 struct RunArgs {
     #[arg(long)]
@@ -139,6 +216,8 @@ struct RunArgs {
     /// Largest client command in bytes; larger writes are refused at intake.
     #[arg(long, default_value_t = panel_coordinator::service::serve::DEFAULT_MAX_COMMAND_BYTES)]
     max_command_bytes: usize,
+    #[command(flatten)]
+    limits: LimitArgs,
     /// How long the leader waits for more commands while entries are in flight.
     #[arg(long, default_value_t = 1000)]
     linger_us: u64,
@@ -259,7 +338,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let tls = args.tls;
     rt.block_on(async move {
         if let Cmd::Run(a) = args.command {
-            return run_replica(a, tls).await;
+            return run_replica(*a, tls).await;
         }
         let t = client_transport(tls.as_deref())?;
         match args.command {
@@ -444,6 +523,7 @@ async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
         )?,
         admin_listen: a.admin_listen,
         motion_key: a.motion_key,
+        intake: a.limits.intake(),
     };
     eprintln!(
         "coordinator replica {} listening on {}",

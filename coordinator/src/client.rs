@@ -101,6 +101,7 @@ pub async fn write_with_retry(
         request_id,
         command_json: serde_json::to_string(command)?,
         forwarded: false,
+        ..Default::default()
     };
     let start = tokio::time::Instant::now();
     let mut tries = 0u32;
@@ -185,6 +186,7 @@ impl StreamWriter {
             request_id,
             command_json: serde_json::to_string(command)?,
             forwarded: false,
+            ..Default::default()
         };
         let closed = || {
             tonic::Status::unavailable("the write stream closed; retry with the same request_id")

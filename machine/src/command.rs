@@ -18,6 +18,11 @@ pub struct Batch {
     /// Leader's random seed for this batch; panel draws derive theirs from it.
     pub seed: u64,
     pub items: Vec<Item>,
+    /// The write limits apply enforces for this batch, stamped by the leader from its
+    /// flags (`limits.rs`); `None` in entries logged before limits existed, which replay
+    /// unlimited exactly as they applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::limits::LimitPolicy>,
 }
 
 /// One client command with its deduplication identity.
@@ -28,6 +33,11 @@ pub struct Item {
     /// Unique per client; a retry reuses it and gets the first result back.
     pub request_id: u64,
     pub command: Command,
+    /// Who wrote it, as the leader's intake established from the caller's TLS certificate
+    /// (docs/SECURITY.md, "Floods"); `None` for the drivers' own items and for entries
+    /// logged before identities were stamped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<crate::limits::Writer>,
 }
 
 /// Every state change the log carries, in three families that differ in who may cause

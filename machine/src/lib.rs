@@ -17,6 +17,7 @@ pub mod charter;
 pub mod command;
 pub mod debates;
 pub mod draw;
+pub mod limits;
 pub mod model;
 pub mod priors;
 pub mod query;

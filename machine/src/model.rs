@@ -179,6 +179,9 @@ pub struct State {
     /// unchartered debug group (`--insecure-loopback` without `--charter`).
     #[serde(default)]
     pub charter: Option<panel_federation::Charter>,
+    /// Write limits per identity and organisation (`limits.rs`, docs/SECURITY.md "Floods").
+    #[serde(default)]
+    pub limits: crate::limits::LimitsState,
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.

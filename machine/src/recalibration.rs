@@ -403,7 +403,9 @@ mod tests {
                     client_id: "sim".into(),
                     request_id: n,
                     command,
+                    writer: None,
                 }],
+                limits: None,
             };
             let r = apply_batch(&mut self.state, n, &batch);
             self.batches.push(batch);

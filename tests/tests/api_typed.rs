@@ -322,6 +322,7 @@ fn typed_api_signed_writes_and_write_stream() {
                 })
                 .unwrap(),
                 forwarded: false,
+                ..Default::default()
             })
             .collect();
         reqs.push(pb::WriteRequest {
@@ -329,6 +330,7 @@ fn typed_api_signed_writes_and_write_stream() {
             request_id: 99,
             command_json: "{not json".into(),
             forwarded: false,
+            ..Default::default()
         });
         let mut replies = c
             .write_stream(tokio_stream::iter(reqs))

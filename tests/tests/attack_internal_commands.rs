@@ -64,6 +64,7 @@ async fn write(
         request_id,
         command_json: serde_json::to_string(command).expect("json"),
         forwarded: false,
+        ..Default::default()
     })
     .await
     .map(tonic::Response::into_inner)

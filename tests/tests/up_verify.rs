@@ -187,7 +187,9 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
         .map(|(n, _)| n)
         .collect();
     assert!(
-        record["entries"][0]["command"].get("AdoptCharter").is_some(),
+        record["entries"][0]["command"]
+            .get("AdoptCharter")
+            .is_some(),
         "the charter is the record's first entry"
     );
     let out = tampered(dir.path(), "swapped-key", &record, |r| {

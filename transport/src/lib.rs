@@ -4,6 +4,7 @@
 //! by the federation's organisations; the charter pins which certificate is which replica
 //! and which operator, so a certificate from a listed authority is not by itself a role.
 
+pub mod authority;
 pub mod charter;
 pub mod error;
 pub mod material;
@@ -11,8 +12,9 @@ pub mod mode;
 pub mod peer;
 pub mod pki;
 
+pub use authority::Authorities;
 pub use charter::{Charter, Role};
 pub use error::TransportError;
 pub use material::TlsMaterial;
 pub use mode::{ClientAuth, Transport};
-pub use peer::{Fingerprint, RoleGuard, peer_fingerprint};
+pub use peer::{Fingerprint, RoleGuard, peer_fingerprint, peer_leaf};

@@ -16,6 +16,13 @@ pub fn peer_fingerprint<T>(req: &Request<T>) -> Option<Fingerprint> {
     certs.first().map(|c| Fingerprint::of_der(c.as_ref()))
 }
 
+/// The DER bytes of the leaf certificate the caller of `req` presented, if any (to find
+/// the organisation that issued it, [`crate::Authorities`]).
+pub fn peer_leaf<T>(req: &Request<T>) -> Option<Vec<u8>> {
+    let certs: Arc<Vec<_>> = req.peer_certs()?;
+    certs.first().map(|c| c.as_ref().to_vec())
+}
+
 /// Who may call a service, checked on every request (a tonic interceptor).
 ///
 /// `charter: None` is the explicit loopback debug mode (`--insecure-loopback`), where no

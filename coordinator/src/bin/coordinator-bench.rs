@@ -54,6 +54,7 @@ async fn replica(args: &[String]) -> Result<(), String> {
         .map_err(|e| e.to_string())?,
         admin_listen: None,
         motion_key: None,
+        intake: Default::default(),
     };
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

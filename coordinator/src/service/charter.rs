@@ -82,6 +82,7 @@ pub(crate) fn spawn(
                     client_id: CHARTER_CLIENT_ID.into(),
                     request_id: 0,
                     command: InternalCommand::AdoptCharter(Box::new((*charter).clone())).into(),
+                    writer: None,
                 };
                 let bytes = serde_json::to_vec(&*charter).map_or(0, |b| b.len());
                 if let Err(e) = proposer.submit(item, bytes).await {

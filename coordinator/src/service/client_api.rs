@@ -27,7 +27,8 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<pb::WriteRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
-        submit(&self.0, request.into_inner())
+        let caller = self.0.identities.caller(&request);
+        submit(&self.0, request.into_inner(), &caller)
             .await
             .map(Response::new)
     }
@@ -38,6 +39,8 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<tonic::Streaming<pb::WriteRequest>>,
     ) -> Result<Response<WriteReplyStream>, Status> {
+        // One stream, one caller: its certificate limits every write it carries.
+        let caller = Arc::new(self.0.identities.caller(&request));
         let mut incoming = request.into_inner();
         let replica = self.0.clone();
         let (tx, rx) = tokio::sync::mpsc::channel(1024);
@@ -46,10 +49,10 @@ impl Coordinator for CoordinatorService {
             // others and the proposer can batch everything in flight into one entry.
             while let Some(next) = incoming.next().await {
                 let Ok(req) = next else { break };
-                let (replica, tx) = (replica.clone(), tx.clone());
+                let (replica, tx, caller) = (replica.clone(), tx.clone(), caller.clone());
                 tokio::spawn(async move {
                     let (client_id, request_id) = (req.client_id.clone(), req.request_id);
-                    let reply = match submit(&replica, req).await {
+                    let reply = match submit(&replica, req, &caller).await {
                         Ok(r) => pb::WriteStreamReply {
                             client_id,
                             request_id,

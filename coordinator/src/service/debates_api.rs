@@ -18,7 +18,7 @@ use crate::model::{self, Motion, MotionStatus};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::debates_server::Debates;
 use crate::ruling::WireRuling;
-use crate::service::replica::{Replica, submit};
+use crate::service::replica::{Caller, Replica, submit};
 
 pub(crate) struct DebatesService(pub(crate) Arc<Replica>);
 
@@ -57,6 +57,7 @@ fn claim(c: Option<pb::Claim>) -> Result<ClaimInput, Status> {
 /// Sends one command as the JSON `Write` would, under the caller's ids.
 async fn write(
     replica: &Arc<Replica>,
+    caller: &Caller,
     client_id: String,
     request_id: u64,
     command: &ClientCommand,
@@ -70,7 +71,9 @@ async fn write(
             request_id,
             command_json,
             forwarded: false,
+            ..Default::default()
         },
+        caller,
     )
     .await
     .map(Response::new)
@@ -79,6 +82,7 @@ async fn write(
 /// A contribution under its author: checks the side, carries the signature.
 async fn contribute(
     replica: &Arc<Replica>,
+    caller: &Caller,
     by: Option<pb::Authored>,
     contribution: Contribution,
 ) -> Result<Response<pb::WriteReply>, Status> {
@@ -102,6 +106,7 @@ async fn contribute(
     };
     write(
         replica,
+        caller,
         by.client_id,
         by.request_id,
         &ClientCommand::Contribute(sub),
@@ -152,6 +157,7 @@ impl Debates for DebatesService {
         &self,
         request: Request<pb::CreateDebateRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let spec = DebateSpec {
             resolution: r.resolution,
@@ -171,6 +177,7 @@ impl Debates for DebatesService {
         };
         write(
             &self.0,
+            &caller,
             r.client_id,
             r.request_id,
             &ClientCommand::CreateDebate(spec),
@@ -182,42 +189,46 @@ impl Debates for DebatesService {
         &self,
         request: Request<pb::DefineRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let c = Contribution::Definition {
             term: r.term,
             definition: r.definition,
         };
-        contribute(&self.0, r.by, c).await
+        contribute(&self.0, &caller, r.by, c).await
     }
 
     async fn open_thread(
         &self,
         request: Request<pb::OpenThreadRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let c = Contribution::Thread {
             title: r.title,
             claim: claim(r.claim)?,
         };
-        contribute(&self.0, r.by, c).await
+        contribute(&self.0, &caller, r.by, c).await
     }
 
     async fn add_version(
         &self,
         request: Request<pb::AddVersionRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let c = Contribution::Version {
             thread_id: r.thread_id,
             claim: claim(r.claim)?,
         };
-        contribute(&self.0, r.by, c).await
+        contribute(&self.0, &caller, r.by, c).await
     }
 
     async fn challenge(
         &self,
         request: Request<pb::ChallengeRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let c = Contribution::Challenge {
             thread_id: r.thread_id,
@@ -226,60 +237,65 @@ impl Debates for DebatesService {
             text: r.text,
             evidence: citations(r.evidence),
         };
-        contribute(&self.0, r.by, c).await
+        contribute(&self.0, &caller, r.by, c).await
     }
 
     async fn respond(
         &self,
         request: Request<pb::RespondRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let c = Contribution::Respond {
             challenge_id: r.challenge_id,
             text: r.text,
         };
-        contribute(&self.0, r.by, c).await
+        contribute(&self.0, &caller, r.by, c).await
     }
 
     async fn steelman(
         &self,
         request: Request<pb::SteelmanRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let c = Contribution::Steelman {
             of_side: side(&r.of_side, "of_side")?,
             text: r.text,
         };
-        contribute(&self.0, r.by, c).await
+        contribute(&self.0, &caller, r.by, c).await
     }
 
     async fn certify(
         &self,
         request: Request<pb::CertifyRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let c = Contribution::Certify {
             of_side: side(&r.of_side, "of_side")?,
         };
-        contribute(&self.0, r.by, c).await
+        contribute(&self.0, &caller, r.by, c).await
     }
 
     async fn return_steelman(
         &self,
         request: Request<pb::ReturnSteelmanRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let c = Contribution::ReturnSteelman {
             of_side: side(&r.of_side, "of_side")?,
             note: r.note,
         };
-        contribute(&self.0, r.by, c).await
+        contribute(&self.0, &caller, r.by, c).await
     }
 
     async fn appeal(
         &self,
         request: Request<pb::AppealRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let c = Contribution::Appeal {
             ground: r.ground,
@@ -287,19 +303,20 @@ impl Debates for DebatesService {
             evidence: citations(r.evidence),
             target_thread_ids: r.target_thread_ids,
         };
-        contribute(&self.0, r.by, c).await
+        contribute(&self.0, &caller, r.by, c).await
     }
 
     async fn reissue_verdict(
         &self,
         request: Request<pb::ReissueVerdictRequest>,
     ) -> Result<Response<pb::WriteReply>, Status> {
+        let caller = self.0.identities.caller(&request);
         let r = request.into_inner();
         let command = ClientCommand::ReissueVerdict {
             debate_id: r.debate_id,
             author: r.author,
         };
-        write(&self.0, r.client_id, r.request_id, &command).await
+        write(&self.0, &caller, r.client_id, r.request_id, &command).await
     }
 
     async fn get_debate(

@@ -294,6 +294,7 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
                     reveals,
                 }
                 .into(),
+                writer: None,
             },
             bytes,
         )
@@ -576,6 +577,7 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
             motion: Some(crate::signed_motion::encode(&wire)),
         })
         .into(),
+        writer: None,
     };
     let out = s
         .proposer

@@ -7,6 +7,13 @@
 //! gets a refusal saying when to retry, and nothing reaches the log. Buckets are leader
 //! local (a new leader starts them full) and the per-key map is pruned, so a flood of fresh
 //! names cannot grow it without bound.
+//!
+//! On top of that every client write takes a token from its writer's buckets: the caller's
+//! certificate (or the one shared anonymous identity), its organisation, and a global
+//! bucket for all client writes (docs/SECURITY.md, "Floods"). The per-identity and
+//! per-organisation quotas are also enforced in apply (`panel_machine::limits`) from the
+//! identity this intake stamps on the logged item, so they survive a failover; these
+//! buckets only refuse early, before a write costs a log entry.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -14,20 +21,8 @@ use std::time::{Duration, Instant};
 
 use crate::command::{ClientCommand, Command, ContributionSubmission};
 
-/// One token bucket's shape.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rate {
-    /// Writes allowed in a burst.
-    pub burst: u32,
-    /// Sustained writes per minute.
-    pub per_minute: u32,
-}
-
-impl Rate {
-    const fn new(burst: u32, per_minute: u32) -> Self {
-        Self { burst, per_minute }
-    }
-}
+pub use crate::limits::Rate;
+use crate::limits::{LimitPolicy, Writer};
 
 /// Limits per key and per kind.
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +41,11 @@ pub struct IntakeLimits {
     pub panel_requests_global: Rate,
     /// `RegisterArbiter` across all ids.
     pub registrations_global: Rate,
+    /// Every client write across all writers (`--global-burst`, `--global-per-minute`).
+    pub writes_global: Rate,
+    /// Per identity, per organisation and anonymous rates, and the caps apply enforces
+    /// (stamped into every batch by the proposer).
+    pub policy: LimitPolicy,
 }
 
 impl Default for IntakeLimits {
@@ -59,6 +59,8 @@ impl Default for IntakeLimits {
             panel_requests_per_author: Rate::new(20, 60),
             panel_requests_global: Rate::new(100, 1_200),
             registrations_global: Rate::new(50, 300),
+            writes_global: Rate::new(10_000, 120_000),
+            policy: LimitPolicy::default(),
         }
     }
 }
@@ -67,7 +69,7 @@ impl Default for IntakeLimits {
 /// bucket and a missing one admit the same).
 const MAX_KEYED_BUCKETS: usize = 10_000;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Bucket {
     rate: Rate,
     tokens: f64,
@@ -138,10 +140,20 @@ pub struct Intake {
     buckets: Mutex<Buckets>,
 }
 
+/// Which bucket: a key of one kind, a kind across keys, a writer's identity or
+/// organisation, or all client writes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum BucketKey {
+    Keyed(WriteKind, String),
+    Global(WriteKind),
+    Identity(String),
+    Organisation(String),
+    AllWrites,
+}
+
 #[derive(Debug, Default)]
 struct Buckets {
-    keyed: HashMap<(WriteKind, String), Bucket>,
-    global: HashMap<WriteKind, Bucket>,
+    map: HashMap<BucketKey, Bucket>,
 }
 
 /// Why a write was refused at intake.
@@ -174,6 +186,18 @@ pub enum IntakeError {
         burst: u32,
         retry_ms: u64,
     },
+    #[error(
+        "rate limited: the {limit} limit ({per_minute} writes per minute, bursts of {burst}) of {who} is used up; retry in {retry_secs} s"
+    )]
+    Writer {
+        /// "per-identity", "per-organisation", "anonymous" or "global".
+        limit: &'static str,
+        /// The identity, organisation, or "all client writers".
+        who: String,
+        per_minute: u32,
+        burst: u32,
+        retry_secs: u64,
+    },
 }
 
 impl Intake {
@@ -184,108 +208,153 @@ impl Intake {
         }
     }
 
+    /// The limits apply enforces, for the proposer to stamp into every batch.
+    pub fn policy(&self) -> &LimitPolicy {
+        &self.limits.policy
+    }
+
     /// Checks a client write at intake: the Gate for contributions, then the buckets of
-    /// its key and its kind. Other writes pass.
-    pub fn admit(&self, command: &Command, now: Instant) -> Result<(), IntakeError> {
+    /// its writer (identity, organisation, all writes), of its key and of its kind. Only
+    /// client commands are limited (test commands exist on test clusters only).
+    pub fn admit(
+        &self,
+        command: &Command,
+        writer: &Writer,
+        now: Instant,
+    ) -> Result<(), IntakeError> {
         let Command::Client(c) = command else {
             return Ok(());
         };
         let l = &self.limits;
-        let (kind, key, keyed, global) = match c {
+        let mut wanted: Vec<(BucketKey, Rate)> = Vec::with_capacity(5);
+        if writer.is_anonymous() {
+            wanted.push((
+                BucketKey::Identity(writer.identity.clone()),
+                l.policy.anonymous,
+            ));
+        } else {
+            wanted.push((
+                BucketKey::Identity(writer.identity.clone()),
+                l.policy.per_identity,
+            ));
+        }
+        if let Some(org) = &writer.organisation {
+            wanted.push((
+                BucketKey::Organisation(org.clone()),
+                l.policy.per_organisation,
+            ));
+        }
+        wanted.push((BucketKey::AllWrites, l.writes_global));
+        let kind = match c {
             ClientCommand::Contribute(sub) => {
                 gate(sub)?;
-                let per_author = Rate::new(l.burst, l.per_minute);
-                (
+                Some((
                     WriteKind::Contribution,
                     sub.author.as_str(),
-                    Some(per_author),
+                    Some(Rate::new(l.burst, l.per_minute)),
                     l.contributions_global,
-                )
+                ))
             }
-            ClientCommand::CreateDebate(spec) => (
+            ClientCommand::CreateDebate(spec) => Some((
                 WriteKind::Debate,
                 spec.convener.as_str(),
                 Some(l.debates_per_convener),
                 l.debates_global,
-            ),
-            ClientCommand::AskPanel(req) => (
+            )),
+            ClientCommand::AskPanel(req) => Some((
                 WriteKind::PanelRequest,
                 req.author.as_str(),
                 Some(l.panel_requests_per_author),
                 l.panel_requests_global,
-            ),
+            )),
             ClientCommand::RegisterArbiter(_) => {
-                (WriteKind::Registration, "", None, l.registrations_global)
+                Some((WriteKind::Registration, "", None, l.registrations_global))
             }
-            _ => return Ok(()),
+            _ => None,
         };
-        self.take(kind, key, keyed, global, now)
+        if let Some((kind, key, keyed, global)) = kind {
+            if let Some(rate) = keyed {
+                wanted.push((BucketKey::Keyed(kind, key.to_owned()), rate));
+            }
+            wanted.push((BucketKey::Global(kind), global));
+        }
+        self.take(&wanted, now)
     }
 
-    fn take(
-        &self,
-        kind: WriteKind,
-        key: &str,
-        keyed: Option<Rate>,
-        global: Rate,
-        now: Instant,
-    ) -> Result<(), IntakeError> {
+    /// Takes a token from every bucket in `wanted`, or from none: all are checked before
+    /// any is spent, so a write refused by one limit costs its writer nothing under the
+    /// others.
+    fn take(&self, wanted: &[(BucketKey, Rate)], now: Instant) -> Result<(), IntakeError> {
         let mut b = self
             .buckets
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Buckets {
-            keyed: keyed_map,
-            global: global_map,
-        } = &mut *b;
-        // Both buckets are checked before either is spent, so a write refused by one limit
-        // costs its writer nothing under the other.
-        let mut key_bucket = None;
-        if let Some(rate) = keyed {
-            if keyed_map.len() >= MAX_KEYED_BUCKETS {
-                // The global buckets bound how fast keys arrive, and a key's bucket refills
-                // within seconds, so this keeps the map near the live writers.
-                keyed_map.retain(|_, bucket| bucket.level(now) < bucket.burst());
-            }
-            let bucket = keyed_map
-                .entry((kind, key.to_owned()))
-                .or_insert_with(|| Bucket::full(rate, now));
-            bucket.ready(now).map_err(|wait| {
-                let retry_ms = wait.as_millis() as u64;
-                if kind == WriteKind::Contribution {
-                    IntakeError::RateLimited {
-                        author: key.to_owned(),
-                        per_minute: rate.per_minute,
-                        burst: rate.burst,
-                        retry_ms,
-                    }
-                } else {
-                    IntakeError::Busy {
-                        what: kind.noun(),
-                        who: key.to_owned(),
-                        per_minute: rate.per_minute,
-                        burst: rate.burst,
-                        retry_ms,
-                    }
-                }
-            })?;
-            key_bucket = Some(bucket);
+        let map = &mut b.map;
+        if map.len() >= MAX_KEYED_BUCKETS {
+            // The global buckets bound how fast keys arrive, and a key's bucket refills
+            // within seconds, so this keeps the map near the live writers.
+            map.retain(|_, bucket| bucket.level(now) < bucket.burst());
         }
-        let global_bucket = global_map
-            .entry(kind)
-            .or_insert_with(|| Bucket::full(global, now));
-        global_bucket.ready(now).map_err(|wait| IntakeError::Busy {
-            what: kind.noun(),
-            who: "all writers".into(),
-            per_minute: global.per_minute,
-            burst: global.burst,
-            retry_ms: wait.as_millis().max(1) as u64,
-        })?;
-        global_bucket.tokens -= 1.0;
-        if let Some(bucket) = key_bucket {
+        for (key, rate) in wanted {
+            let mut probe = map
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| Bucket::full(*rate, now));
+            if let Err(wait) = probe.ready(now) {
+                return Err(refusal(key, *rate, wait));
+            }
+        }
+        for (key, rate) in wanted {
+            let bucket = map
+                .entry(key.clone())
+                .or_insert_with(|| Bucket::full(*rate, now));
+            // Checked above under the same lock, so the token is there.
+            let _ = bucket.ready(now);
             bucket.tokens -= 1.0;
         }
         Ok(())
+    }
+}
+
+/// The refusal naming the bucket that ran out and when it holds a token again.
+fn refusal(key: &BucketKey, rate: Rate, wait: Duration) -> IntakeError {
+    let retry_ms = (wait.as_millis() as u64).max(1);
+    let retry_secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+    let writer = |limit: &'static str, who: String| IntakeError::Writer {
+        limit,
+        who,
+        per_minute: rate.per_minute,
+        burst: rate.burst,
+        retry_secs,
+    };
+    match key {
+        BucketKey::Keyed(WriteKind::Contribution, author) => IntakeError::RateLimited {
+            author: author.clone(),
+            per_minute: rate.per_minute,
+            burst: rate.burst,
+            retry_ms,
+        },
+        BucketKey::Keyed(kind, who) => IntakeError::Busy {
+            what: kind.noun(),
+            who: who.clone(),
+            per_minute: rate.per_minute,
+            burst: rate.burst,
+            retry_ms,
+        },
+        BucketKey::Global(kind) => IntakeError::Busy {
+            what: kind.noun(),
+            who: "all writers".into(),
+            per_minute: rate.per_minute,
+            burst: rate.burst,
+            retry_ms,
+        },
+        BucketKey::Identity(id) if id == crate::limits::ANONYMOUS => writer(
+            "anonymous",
+            "anonymous callers (no client certificate)".into(),
+        ),
+        BucketKey::Identity(id) => writer("per-identity", format!("identity {id}")),
+        BucketKey::Organisation(org) => writer("per-organisation", format!("organisation {org}")),
+        BucketKey::AllWrites => writer("global", "all client writers".into()),
     }
 }
 
@@ -344,6 +413,26 @@ mod tests {
         }))
     }
 
+    impl Intake {
+        fn admit_anon(&self, c: &Command, now: Instant) -> Result<(), IntakeError> {
+            self.admit(c, &Writer::anonymous(), now)
+        }
+    }
+
+    fn unlimited_writers() -> IntakeLimits {
+        let free = Rate::new(u32::MAX / 2, u32::MAX / 2);
+        IntakeLimits {
+            writes_global: free,
+            policy: LimitPolicy {
+                anonymous: free,
+                per_identity: free,
+                per_organisation: free,
+                ..LimitPolicy::default()
+            },
+            ..IntakeLimits::default()
+        }
+    }
+
     #[test]
     fn an_author_over_the_limit_is_refused_with_a_retry_time_and_others_are_not() {
         let intake = Intake::new(IntakeLimits {
@@ -355,19 +444,19 @@ mod tests {
         let ok = "Output per hour rises when weekly hours fall.";
         for _ in 0..3 {
             intake
-                .admit(&thread("flood", ok), t0)
+                .admit_anon(&thread("flood", ok), t0)
                 .expect("within the burst");
         }
-        match intake.admit(&thread("flood", ok), t0) {
+        match intake.admit_anon(&thread("flood", ok), t0) {
             Err(IntakeError::RateLimited { retry_ms, .. }) => assert!(retry_ms > 0),
             other => panic!("expected a rate-limit refusal, got {other:?}"),
         }
         intake
-            .admit(&thread("calm", ok), t0)
+            .admit_anon(&thread("calm", ok), t0)
             .expect("another author is unaffected");
         // One token refills per second at 60 per minute.
         intake
-            .admit(&thread("flood", ok), t0 + Duration::from_millis(1100))
+            .admit_anon(&thread("flood", ok), t0 + Duration::from_millis(1100))
             .expect("refilled");
     }
 
@@ -375,7 +464,7 @@ mod tests {
     fn the_gate_runs_before_proposal_and_names_rule_excerpt_and_fix() {
         let intake = Intake::default();
         let err = intake
-            .admit(
+            .admit_anon(
                 &thread("ada", "Only an idiot denies that output rises!"),
                 Instant::now(),
             )
@@ -406,10 +495,10 @@ mod tests {
         let burst = IntakeLimits::default().debates_global.burst;
         for i in 0..burst {
             intake
-                .admit(&new_debate(&format!("c{i}")), t0)
+                .admit_anon(&new_debate(&format!("c{i}")), t0)
                 .expect("within the global burst");
         }
-        match intake.admit(&new_debate("fresh-name"), t0) {
+        match intake.admit_anon(&new_debate("fresh-name"), t0) {
             Err(IntakeError::Busy { who, retry_ms, .. }) => {
                 assert_eq!(who, "all writers");
                 assert!(retry_ms > 0);
@@ -423,16 +512,16 @@ mod tests {
     fn the_per_key_map_stays_bounded() {
         let intake = Intake::new(IntakeLimits {
             debates_global: Rate::new(u32::MAX, u32::MAX),
-            ..IntakeLimits::default()
+            ..unlimited_writers()
         });
         let t0 = Instant::now();
         for i in 0..(2 * MAX_KEYED_BUCKETS) {
             let at = t0 + Duration::from_millis(i as u64);
             intake
-                .admit(&new_debate(&format!("n{i}")), at)
+                .admit_anon(&new_debate(&format!("n{i}")), at)
                 .expect("a fresh name");
         }
-        let len = intake.buckets.lock().expect("lock").keyed.len();
+        let len = intake.buckets.lock().expect("lock").map.len();
         assert!(len <= MAX_KEYED_BUCKETS, "{len} buckets");
     }
 
@@ -445,8 +534,10 @@ mod tests {
             ..IntakeLimits::default()
         });
         let t0 = Instant::now();
-        intake.admit(&new_debate("a"), t0).expect("first write");
-        match intake.admit(&new_debate("b"), t0) {
+        intake
+            .admit_anon(&new_debate("a"), t0)
+            .expect("first write");
+        match intake.admit_anon(&new_debate("b"), t0) {
             Err(IntakeError::Busy { who, .. }) => assert_eq!(who, "all writers"),
             other => panic!("expected the global limit, got {other:?}"),
         }
@@ -454,7 +545,54 @@ mod tests {
         // could not have, so b is admitted only if the refusal left it untouched.
         let later = t0 + Duration::from_secs(2);
         intake
-            .admit(&new_debate("b"), later)
+            .admit_anon(&new_debate("b"), later)
             .expect("b's token is intact");
+    }
+
+    fn writer(identity: &str, org: &str) -> Writer {
+        Writer {
+            identity: identity.into(),
+            organisation: Some(org.into()),
+        }
+    }
+
+    /// The leader's fast buckets per identity and per organisation: a flooding
+    /// certificate, then its organisation's other certificates, are refused with the
+    /// limit, who and seconds to retry, while another organisation's writer is served.
+    #[test]
+    fn writers_are_limited_per_identity_and_per_organisation() {
+        let intake = Intake::new(IntakeLimits {
+            policy: LimitPolicy {
+                per_identity: Rate::new(2, 6),
+                per_organisation: Rate::new(3, 6),
+                ..LimitPolicy::default()
+            },
+            ..IntakeLimits::default()
+        });
+        let t0 = Instant::now();
+        let cmd = |i: u32| new_debate(&format!("c{i}"));
+        let flood = writer("f1", "north");
+        intake.admit(&cmd(0), &flood, t0).expect("burst");
+        intake.admit(&cmd(1), &flood, t0).expect("burst");
+        match intake.admit(&cmd(2), &flood, t0) {
+            Err(e @ IntakeError::Writer { .. }) => {
+                let text = e.to_string();
+                assert!(text.contains("identity f1"), "{text}");
+                assert!(text.contains("retry in 10 s"), "{text}");
+            }
+            other => panic!("expected the identity limit, got {other:?}"),
+        }
+        intake
+            .admit(&cmd(3), &writer("f2", "north"), t0)
+            .expect("north's third write");
+        match intake.admit(&cmd(4), &writer("f3", "north"), t0) {
+            Err(e @ IntakeError::Writer { .. }) => {
+                assert!(e.to_string().contains("organisation north"), "{e}")
+            }
+            other => panic!("expected the organisation limit, got {other:?}"),
+        }
+        intake
+            .admit(&cmd(5), &writer("s1", "south"), t0)
+            .expect("another organisation is served");
     }
 }

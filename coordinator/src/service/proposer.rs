@@ -30,6 +30,9 @@ pub struct ProposerOptions {
     pub max_batch_bytes: usize,
     pub linger: Duration,
     pub max_inflight: usize,
+    /// The write limits apply enforces, stamped into every batch so all replicas apply
+    /// the same ones (docs/SECURITY.md, "Floods"); `None` stamps none.
+    pub limits: Option<crate::limits::LimitPolicy>,
 }
 
 /// Default bytes per entry: 2 MiB, so four entries per `AppendEntries` stay well inside
@@ -43,6 +46,7 @@ impl Default for ProposerOptions {
             max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
             linger: Duration::from_millis(1),
             max_inflight: 4,
+            limits: None,
         }
     }
 }
@@ -183,6 +187,7 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) 
             time_ms: now_ms(),
             seed: leader_seed(),
             items,
+            limits: opts.limits,
         };
         match raft.client_write_ff(batch).await {
             Ok(pending) => {

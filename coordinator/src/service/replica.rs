@@ -7,13 +7,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use panel_transport::{Authorities, Charter, Transport};
 use tonic::transport::Channel;
-use tonic::{Response, Status};
+use tonic::{Request, Response, Status};
 
 use crate::command::{
     Command, InternalCommand, Item, ItemOutcome, ItemReply, OutcomeSubmission, Query, TestCommand,
     is_internal_client_id,
 };
+use crate::limits::Writer;
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::coordinator_client::CoordinatorClient;
 use crate::query;
@@ -44,6 +46,103 @@ pub(crate) struct Replica {
     pub(crate) max_command_bytes: usize,
     /// How this replica dials the leader when it forwards a write.
     pub(crate) transport: panel_transport::Transport,
+    /// Who a caller is, for the write limits.
+    pub(crate) identities: Identities,
+}
+
+/// Organisations of client certificates found so far, kept at most (then forgotten and
+/// found again): a path check per write would cost a signature verification each.
+const MAX_CACHED_IDENTITIES: usize = 10_000;
+
+/// Resolves a caller to the [`Writer`] its writes are limited under (docs/SECURITY.md,
+/// "Floods"): its certificate's SHA-256 and the charter organisation whose authority
+/// issued it; anonymous with no certificate, and always in the loopback debug mode.
+pub(crate) struct Identities {
+    charter: Option<Arc<Charter>>,
+    authorities: Option<Authorities>,
+    cache: Mutex<HashMap<panel_transport::Fingerprint, Option<String>>>,
+}
+
+/// Organisation name of certificates that chain to an authority of `ca.pem` which no
+/// charter organisation pins.
+pub(crate) const UNLISTED_ORGANISATION: &str = "(no charter organisation)";
+
+/// Who sent a write, as this replica established it.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub(crate) writer: Writer,
+    /// The caller is one of the charter's replicas (so it may vouch for a forwarded
+    /// write's original writer).
+    pub(crate) replica: bool,
+}
+
+impl Identities {
+    pub(crate) fn new(transport: &Transport) -> Self {
+        let (charter, authorities) = match transport {
+            Transport::Tls { material, charter } => (
+                charter.clone(),
+                charter
+                    .as_deref()
+                    .map(|c| Authorities::new(&material.roots_pem, c)),
+            ),
+            Transport::InsecureLoopback => (None, None),
+        };
+        Self {
+            charter,
+            authorities,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The caller of `req`.
+    pub(crate) fn caller<T>(&self, req: &Request<T>) -> Caller {
+        let (Some(charter), Some(authorities)) = (&self.charter, &self.authorities) else {
+            return Caller {
+                writer: Writer::anonymous(),
+                replica: false,
+            };
+        };
+        let Some(leaf) = panel_transport::peer_leaf(req) else {
+            return Caller {
+                writer: Writer::anonymous(),
+                replica: false,
+            };
+        };
+        let fp = panel_transport::Fingerprint::of_der(&leaf);
+        let replica = charter.replica(&fp).is_some();
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if cache.len() >= MAX_CACHED_IDENTITIES {
+            cache.clear();
+        }
+        let organisation = cache
+            .entry(fp.clone())
+            .or_insert_with(|| authorities.organisation_of(&leaf).map(str::to_owned))
+            .clone()
+            .unwrap_or_else(|| UNLISTED_ORGANISATION.to_owned());
+        Caller {
+            writer: Writer {
+                identity: fp.to_string(),
+                organisation: Some(organisation),
+            },
+            replica,
+        }
+    }
+}
+
+impl Caller {
+    /// The writer a write is limited under: the original caller a charter replica
+    /// forwarded it for, or else the caller itself (a client cannot claim another
+    /// identity by filling the forwarding fields).
+    pub(crate) fn writer_of(&self, req: &pb::WriteRequest) -> Writer {
+        if self.replica && req.forwarded && !req.writer_identity.is_empty() {
+            return Writer {
+                identity: req.writer_identity.clone(),
+                organisation: (!req.writer_organisation.is_empty())
+                    .then(|| req.writer_organisation.clone()),
+            };
+        }
+        self.writer.clone()
+    }
 }
 
 impl Replica {
@@ -70,6 +169,7 @@ impl Replica {
     async fn forward(
         &self,
         mut req: pb::WriteRequest,
+        writer: &Writer,
         leader_addr: Option<String>,
     ) -> Result<Response<pb::WriteReply>, Status> {
         let Some(addr) = leader_addr.or_else(|| raft::leader(&self.raft).map(|(_, a)| a)) else {
@@ -83,6 +183,10 @@ impl Replica {
             )));
         }
         req.forwarded = true;
+        // The leader limits the write under its original caller, which only this replica
+        // saw (docs/SECURITY.md, "Floods").
+        req.writer_identity = writer.identity.clone();
+        req.writer_organisation = writer.organisation.clone().unwrap_or_default();
         self.peer(&addr)?.write(req).await
     }
 }
@@ -133,6 +237,7 @@ pub(crate) fn signed_export(
 pub(crate) async fn submit(
     replica: &Arc<Replica>,
     req: pb::WriteRequest,
+    caller: &Caller,
 ) -> Result<pb::WriteReply, Status> {
     // Bytes first: an oversized command is refused before it is even decoded, on every
     // replica, so it can never become a log entry too big to replicate.
@@ -145,13 +250,17 @@ pub(crate) async fn submit(
     }
     let mut command = client_write(&req, replica.test_commands)?;
     crate::service::charter::write_gate(&replica.sm, replica.transport.charter().as_deref())?;
+    let writer = caller.writer_of(&req);
     if !replica.is_leader() {
-        return replica.forward(req, None).await.map(Response::into_inner);
+        return replica
+            .forward(req, &writer, None)
+            .await
+            .map(Response::into_inner);
     }
-    // Intake: the Gate and the per-author rate limit run before proposal.
+    // Intake: the Gate and the rate limits (writer, key, kind) run before proposal.
     replica
         .intake
-        .admit(&command, std::time::Instant::now())
+        .admit(&command, &writer, std::time::Instant::now())
         .map_err(intake_status)?;
     // Intake: refuse undecodable or badly signed rulings before they reach the log. The
     // signature checks are CPU work: off the async workers.
@@ -171,11 +280,12 @@ pub(crate) async fn submit(
         client_id: req.client_id.clone(),
         request_id: req.request_id,
         command,
+        writer: Some(writer.clone()),
     };
     match replica.proposer.submit(item, bytes).await {
         Ok(outcome) => Ok(write_reply(outcome)),
         Err(ProposeError::NotLeader { leader_addr, .. }) => replica
-            .forward(req, leader_addr)
+            .forward(req, &writer, leader_addr)
             .await
             .map(Response::into_inner),
         Err(e) => Err(Status::unavailable(format!(
@@ -249,7 +359,7 @@ fn intake_status(e: IntakeError) -> Status {
                 prost::Message::encode_to_vec(&report).into(),
             )
         }
-        IntakeError::RateLimited { .. } | IntakeError::Busy { .. } => {
+        IntakeError::RateLimited { .. } | IntakeError::Busy { .. } | IntakeError::Writer { .. } => {
             Status::resource_exhausted(e.to_string())
         }
     }

@@ -50,6 +50,9 @@ pub struct ServeOptions {
     /// The cluster's motion key file (`--motion-key`, the same on every replica); required
     /// unless `test_commands` (see [`crate::service::motion_key::resolve`]).
     pub motion_key: Option<PathBuf>,
+    /// Write limits: the leader's intake buckets and the quotas apply enforces per
+    /// identity and organisation (docs/SECURITY.md, "Floods"; flags in docs/COORDINATOR.md).
+    pub intake: IntakeLimits,
 }
 
 /// Default cap on one client command: 1 MiB of JSON, far above any contribution the Gate
@@ -203,7 +206,13 @@ pub async fn serve(
     };
     let (raft, sm) =
         raft::start(opts.id, &opts.data_dir, &opts.raft, opts.transport.clone()).await?;
-    let proposer = Proposer::spawn(raft.clone(), opts.proposer.clone());
+    let proposer = Proposer::spawn(
+        raft.clone(),
+        ProposerOptions {
+            limits: Some(opts.intake.policy),
+            ..opts.proposer.clone()
+        },
+    );
     if let Some(charter) = opts.transport.charter() {
         crate::service::charter::spawn(
             opts.id,
@@ -229,7 +238,8 @@ pub async fn serve(
         id: opts.id,
         raft: raft.clone(),
         checkpoint_key,
-        intake: Intake::new(IntakeLimits::default()),
+        intake: Intake::new(opts.intake),
+        identities: crate::service::replica::Identities::new(&opts.transport),
         sm,
         proposer,
         peers: Mutex::new(HashMap::new()),

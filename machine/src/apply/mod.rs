@@ -24,6 +24,7 @@ use crate::command::{
 };
 use crate::debates::DebateError;
 use crate::draw::DrawError;
+use crate::limits;
 use crate::model::{RecordEntry, State, StoredReply};
 use crate::ruling::RulingError;
 
@@ -117,6 +118,8 @@ pub enum ApplyError {
     },
     #[error("{0}")]
     Charter(#[from] crate::charter::CharterRuleError),
+    #[error("{0}")]
+    Limit(#[from] crate::limits::LimitError),
 }
 
 impl ApplyError {
@@ -145,6 +148,7 @@ impl ApplyError {
             ApplyError::Authorship(_) => "authorship",
             ApplyError::TooManyOpenMotions { .. } => "too_many_open_motions",
             ApplyError::Charter(_) => "charter",
+            ApplyError::Limit(e) => e.code(),
         }
     }
 }
@@ -164,6 +168,9 @@ fn dedup_key(client_id: &str, request_id: u64) -> String {
 /// Apply one Raft entry's batch. Items with a known `(client_id, request_id)` return their
 /// stored reply and change nothing.
 pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchReply {
+    if let Some(policy) = &batch.limits {
+        limits::prune(state, policy, batch.time_ms);
+    }
     let mut items = Vec::with_capacity(batch.items.len());
     for (i, item) in batch.items.iter().enumerate() {
         let key = (!item.client_id.is_empty()).then(|| dedup_key(&item.client_id, item.request_id));
@@ -181,13 +188,33 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
             time_ms: batch.time_ms,
             seed: batch.seed,
         };
-        let reply = match apply(state, &ctx, &item.client_id, item.request_id, &item.command) {
+        // Limits per identity and organisation (docs/SECURITY.md, "Floods"): checked from
+        // the stamped writer and batch time before the command runs, charged after, so
+        // every replica refuses the same over-quota writes whoever leads.
+        let limited = match (&batch.limits, &item.writer) {
+            (Some(policy), Some(writer)) => Some((policy, writer)),
+            _ => None,
+        };
+        let checked = match limited {
+            Some((policy, writer)) => {
+                limits::check(state, policy, writer, &item.command, batch.time_ms)
+                    .map_err(ApplyError::from)
+            }
+            None => Ok(()),
+        };
+        let result = checked
+            .and_then(|()| apply(state, &ctx, &item.client_id, item.request_id, &item.command));
+        let over_limit = matches!(result, Err(ApplyError::Limit(_)));
+        let reply = match result {
             Ok(v) => ItemReply::Applied(v),
             Err(e) => ItemReply::Refused {
                 code: e.code().into(),
                 message: e.to_string(),
             },
         };
+        if let (Some((policy, writer)), false) = (limited, over_limit) {
+            limits::charge(state, policy, writer, &item.command, &reply, batch.time_ms);
+        }
         if matches!(reply, ItemReply::Applied(_)) && on_record(&item.command) {
             let seq = state.record.len() as u64;
             state.record.insert(
@@ -321,8 +348,10 @@ mod tests {
                     client_id: c.into(),
                     request_id: r,
                     command,
+                    writer: None,
                 })
                 .collect(),
+            limits: None,
         }
     }
 
