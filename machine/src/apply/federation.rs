@@ -49,7 +49,9 @@ mod tests {
                 client_id: "t".into(),
                 request_id: n,
                 command,
+                writer: None,
             }],
+            limits: None,
         };
         let r = apply_batch(state, n, &batch);
         r.items.into_iter().next().expect("one item").reply
