@@ -19,6 +19,7 @@ mod jsonl;
 mod ledger_cmd;
 mod motion_cmd;
 mod node_cmd;
+mod org_cmd;
 mod pki_cmd;
 mod replay_cmd;
 mod rulings;
@@ -62,6 +63,8 @@ enum Command {
     Coordinator(coordinator_cmd::Args),
     /// Issue a federation's TLS certificates (one authority per organisation) and charter.
     Pki(pki_cmd::Args),
+    /// Endorse and admit a new organisation to a chartered federation.
+    Org(org_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::Coordinator(args) => coordinator_cmd::run(args),
         Command::Node(args) => node_cmd::run(args),
         Command::Pki(args) => pki_cmd::run(args),
+        Command::Org(args) => org_cmd::run(args),
     };
     match result {
         Ok(code) => code,

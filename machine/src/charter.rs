@@ -4,13 +4,15 @@
 //! organisation is one the charter lists, motions count only when signed by the charter's
 //! motion key, and no debate policy goes below the charter's floors.
 
-use panel_federation::{Charter, Floors};
-use panel_proto::SigningKey;
+use panel_federation::{Charter, Floors, Organisation};
+use panel_proto::organisation::{self as admission, OrganisationClaim};
 use panel_proto::registration::{self, Attestation, AttestationError, RegistrationClaim};
+use panel_proto::{SigningKey, VerifyingKey};
 use thiserror::Error;
 
 use crate::acceptance::{Policy, Stance};
-use crate::command::{ArbiterRegistration, WireAttestation};
+use crate::command::{ArbiterRegistration, OrganisationAdmission, WireAttestation};
+use crate::model::State;
 
 /// Why a command is refused under the charter's rules.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -40,6 +42,8 @@ pub enum CharterRuleError {
     Unattested(String),
     #[error("registration of {arbiter}: {problem}")]
     BadAttestation { arbiter: String, problem: String },
+    #[error("organisation admission refused: {0}")]
+    Admission(String),
     #[error(
         "policy {field} = {value} is below the charter's floor of {floor}; a debate may ask \
          for more agreement, never less"
@@ -66,13 +70,28 @@ fn hex_field(arbiter: &str, what: &str, text: &str) -> Result<Vec<u8>, CharterRu
     })
 }
 
-/// Checks a registration against the charter: a listed organisation, both signatures.
+/// The organisations of the federation: the charter's founders, then those admitted.
+pub fn organisations(state: &State) -> impl Iterator<Item = &Organisation> {
+    state
+        .charter
+        .iter()
+        .flat_map(|c| c.organisations.iter())
+        .chain(state.admitted_organisations.iter())
+}
+
+/// The roster key of `name`, founder or admitted.
+pub fn roster_key(state: &State, name: &str) -> Option<VerifyingKey> {
+    let o = organisations(state).find(|o| o.name == name)?;
+    let bytes = hex::decode(&o.signing_key).ok()?;
+    panel_proto::parse_public_key(&bytes).ok()
+}
+
+/// Checks a registration against the federation: a listed organisation, both signatures.
 pub fn check_registration(
-    charter: &Charter,
+    state: &State,
     reg: &ArbiterRegistration,
 ) -> Result<(), CharterRuleError> {
-    let org_key = charter
-        .organisation_key(&reg.organisation)
+    let org_key = roster_key(state, &reg.organisation)
         .ok_or_else(|| CharterRuleError::UnknownOrganisation(reg.organisation.clone()))?;
     let wire = reg
         .attestation
@@ -119,6 +138,83 @@ pub fn attest(
         proof: hex::encode(a.proof),
         endorsement: hex::encode(a.endorsement),
     })
+}
+
+/// The signature (hex) of `endorser`'s roster key on a newcomer's entry.
+pub fn endorse(newcomer: &Organisation, endorser: &SigningKey) -> Result<String, CharterRuleError> {
+    let key = hex::decode(&newcomer.signing_key)
+        .map_err(|_| CharterRuleError::Admission("signing_key is not hex".into()))?;
+    let claim = OrganisationClaim {
+        name: &newcomer.name,
+        ca_sha256: &newcomer.ca_sha256.0,
+        signing_key: &key,
+    };
+    admission::endorse(&claim, endorser)
+        .map(hex::encode)
+        .map_err(|e| CharterRuleError::Admission(e.to_string()))
+}
+
+/// Checks an admission: a chartered group, a new name, key and authority, and at least
+/// `admission_threshold` distinct existing organisations' valid endorsements.
+pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(), CharterRuleError> {
+    let charter = state.charter.as_ref().ok_or_else(|| {
+        CharterRuleError::Admission("the group has no charter to admit organisations into".into())
+    })?;
+    let new = &adm.organisation;
+    if new.name.trim().is_empty() {
+        return Err(CharterRuleError::Admission(
+            "organisation.name is empty".into(),
+        ));
+    }
+    let key = hex::decode(&new.signing_key)
+        .map_err(|_| CharterRuleError::Admission("organisation.signing_key is not hex".into()))?;
+    panel_proto::parse_public_key(&key)
+        .map_err(|e| CharterRuleError::Admission(format!("organisation.signing_key: {e}")))?;
+    for o in organisations(state) {
+        if o.name == new.name {
+            return Err(CharterRuleError::Admission(format!(
+                "organisation {:?} is already a member",
+                new.name
+            )));
+        }
+        if o.signing_key == new.signing_key || o.ca_sha256 == new.ca_sha256 {
+            return Err(CharterRuleError::Admission(format!(
+                "organisation {:?} already holds this roster key or authority; every \
+                 organisation has its own",
+                o.name
+            )));
+        }
+    }
+    let claim = OrganisationClaim {
+        name: &new.name,
+        ca_sha256: &new.ca_sha256.0,
+        signing_key: &key,
+    };
+    let mut endorsers = std::collections::BTreeSet::new();
+    for (i, e) in adm.endorsements.iter().enumerate() {
+        let by = roster_key(state, &e.by).ok_or_else(|| {
+            CharterRuleError::Admission(format!(
+                "endorsements[{i}].by: {:?} is not a member organisation",
+                e.by
+            ))
+        })?;
+        let sig = hex::decode(&e.signature).map_err(|_| {
+            CharterRuleError::Admission(format!("endorsements[{i}].signature is not hex"))
+        })?;
+        admission::verify_endorsement(&claim, &sig, &by).map_err(|err| {
+            CharterRuleError::Admission(format!("endorsements[{i}] by {:?}: {err}", e.by))
+        })?;
+        endorsers.insert(e.by.as_str());
+    }
+    if endorsers.len() < charter.admission_threshold {
+        return Err(CharterRuleError::Admission(format!(
+            "{} distinct member organisation(s) endorse {:?}; the charter requires {}",
+            endorsers.len(),
+            new.name,
+            charter.admission_threshold
+        )));
+    }
+    Ok(())
 }
 
 /// The floors in force: the charter's, or the project's for an unchartered debug group.

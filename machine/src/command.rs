@@ -61,7 +61,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 15] = [
+const KINDS: [&str; 16] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -70,6 +70,7 @@ const KINDS: [&str; 15] = [
     "RevokeKey",
     "RotateKey",
     "CheckPriors",
+    "AdmitOrganisation",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
@@ -78,8 +79,8 @@ const KINDS: [&str; 15] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..8;
-const INTERNAL_KINDS: std::ops::Range<usize> = 8..11;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..9;
+const INTERNAL_KINDS: std::ops::Range<usize> = 9..12;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -194,6 +195,26 @@ pub enum ClientCommand {
     /// Run the prior-consistency check over the ruling history and record its findings;
     /// a confirmed arbiter is seated under its fitted camp from then on.
     CheckPriors,
+    /// Admit a new organisation to a chartered federation, endorsed by at least the
+    /// charter's `admission_threshold` existing organisations (docs/WIRE.md, "Organisation
+    /// admission").
+    AdmitOrganisation(OrganisationAdmission),
+}
+
+/// A newcomer organisation and its endorsements.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrganisationAdmission {
+    pub organisation: panel_federation::Organisation,
+    pub endorsements: Vec<Endorsement>,
+}
+
+/// One existing organisation's signature (hex, by its roster key) of a newcomer's entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Endorsement {
+    pub by: String,
+    pub signature: String,
 }
 
 /// What only the leader's motion and exam drivers propose, under the reserved client ids
@@ -248,6 +269,7 @@ impl ClientCommand {
             ClientCommand::AskPanel(_) => "AskPanel",
             ClientCommand::ReissueVerdict { .. } => "ReissueVerdict",
             ClientCommand::CheckPriors => "CheckPriors",
+            ClientCommand::AdmitOrganisation(_) => "AdmitOrganisation",
             ClientCommand::RevokeKey { .. } => "RevokeKey",
             ClientCommand::RotateKey { .. } => "RotateKey",
         }
@@ -601,6 +623,13 @@ mod tests {
                 rotation: "00".into(),
             },
             ClientCommand::CheckPriors,
+            ClientCommand::AdmitOrganisation(OrganisationAdmission {
+                organisation: crate::charter::tests::charter().organisations[0].clone(),
+                endorsements: vec![Endorsement {
+                    by: "south".into(),
+                    signature: "00".into(),
+                }],
+            }),
         ];
         let internal = [
             InternalCommand::RecordOutcome(outcome.clone()),

@@ -179,6 +179,9 @@ pub struct State {
     /// unchartered debug group (`--insecure-loopback` without `--charter`).
     #[serde(default)]
     pub charter: Option<panel_federation::Charter>,
+    /// Organisations admitted after the charter (`AdmitOrganisation`), in order.
+    #[serde(default)]
+    pub admitted_organisations: Vec<panel_federation::Organisation>,
     /// Write limits per identity and organisation (`limits.rs`, docs/SECURITY.md "Floods").
     #[serde(default)]
     pub limits: crate::limits::LimitsState,

@@ -22,6 +22,7 @@ pub mod commit_reveal;
 pub mod keys;
 pub mod link;
 pub mod motion_signing;
+pub mod organisation;
 pub mod registration;
 pub mod ruling_check;
 pub mod signing;

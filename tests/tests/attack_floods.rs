@@ -11,12 +11,12 @@
 //! - the replicas' memory grows without bound under the flood.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, test_motion_key_file};
+use panel_tests::tls::tls;
+use panel_tests::{ChildGuard, init_args, loopback_addrs, panel};
 use panel_transport::Transport;
 use panel_transport::pki::{self, IdentitySpec, Issued, Kind};
 use tonic::transport::Channel;
@@ -48,38 +48,14 @@ fn issue(root: &Path) -> Issued {
 }
 
 fn replica(root: &Path, issued: &Issued, id: u64, addr: &str) -> ChildGuard {
-    let mut cmd = panel();
-    cmd.args([
-        "coordinator",
-        "run",
-        "--id",
-        &id.to_string(),
-        "--listen",
-        addr,
-    ])
-    .arg("--data-dir")
-    .arg(root.join(format!("r{id}")))
-    .arg("--tls")
-    .arg(issued.dir(&pki::replica_dir_name(id)))
-    .arg("--charter")
-    .arg(issued.charter_path())
-    .arg("--motion-key")
-    .arg(test_motion_key_file(root))
-    .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
-    .args(["--election-max-ms", "600"])
-    .args(["--identity-burst", &IDENTITY_BURST.to_string()])
-    .args(["--identity-per-minute", "2"])
-    .args(["--organisation-burst", &ORGANISATION_BURST.to_string()])
-    .args(["--organisation-per-minute", "2"])
-    .args(["--anonymous-burst", &ANONYMOUS_BURST.to_string()])
-    .args(["--anonymous-per-minute", "2"])
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
+    let mut cmd = panel_tests::tls::replica_command(root, issued, id, addr);
+    cmd.args(["--identity-burst", &IDENTITY_BURST.to_string()])
+        .args(["--identity-per-minute", "2"])
+        .args(["--organisation-burst", &ORGANISATION_BURST.to_string()])
+        .args(["--organisation-per-minute", "2"])
+        .args(["--anonymous-burst", &ANONYMOUS_BURST.to_string()])
+        .args(["--anonymous-per-minute", "2"]);
     ChildGuard::spawn(format!("replica {id}"), cmd)
-}
-
-fn tls(dir: &Path) -> Transport {
-    Transport::from_flags(Some(dir), None, false).expect("identity folder")
 }
 
 async fn connect(t: &Transport, addr: &str) -> CoordinatorClient<Channel> {

@@ -17,8 +17,8 @@ pub(super) fn register(
     non_empty("organisation", &reg.organisation)?;
     non_empty("model_family", &reg.model_family)?;
     ruling::parse_public_key(&reg.arbiter_id, &reg.public_key)?;
-    if let Some(charter) = &state.charter {
-        crate::charter::check_registration(charter, reg)?;
+    if state.charter.is_some() {
+        crate::charter::check_registration(state, reg)?;
     }
     if state.arbiters.contains(&reg.arbiter_id) {
         return Err(ApplyError::ArbiterExists(reg.arbiter_id.clone()));

@@ -6,7 +6,20 @@ use serde_json::{Value, json};
 
 use super::ApplyError;
 use crate::charter::CharterRuleError;
+use crate::command::OrganisationAdmission;
 use crate::model::State;
+
+pub(super) fn admit_organisation(
+    state: &mut State,
+    adm: &OrganisationAdmission,
+) -> Result<Value, ApplyError> {
+    crate::charter::check_admission(state, adm)?;
+    state.admitted_organisations.push(adm.organisation.clone());
+    Ok(json!({
+        "organisation": adm.organisation.name,
+        "endorsed_by": adm.endorsements.iter().map(|e| &e.by).collect::<Vec<_>>(),
+    }))
+}
 
 pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Value, ApplyError> {
     if state.charter.is_some() {
@@ -209,5 +222,94 @@ mod tests {
             let ok = write(&mut s, 11, ClientCommand::CreateDebate(spec(None)).into());
             assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
         }
+    }
+
+    fn newcomer() -> (panel_federation::Organisation, SigningKey) {
+        let key = SigningKey::from_bytes(&[150; 32]);
+        let org = panel_federation::Organisation {
+            name: "eastside".into(),
+            ca_sha256: panel_federation::Fingerprint([9; 32]),
+            signing_key: hex::encode(key.verifying_key().to_bytes()),
+        };
+        (org, key)
+    }
+
+    fn admission(org: &panel_federation::Organisation, by: &[(&str, u8)]) -> Command {
+        let endorsements = by
+            .iter()
+            .map(|(name, i)| crate::command::Endorsement {
+                by: (*name).into(),
+                signature: crate::charter::endorse(org, &org_key(*i)).unwrap(),
+            })
+            .collect();
+        ClientCommand::AdmitOrganisation(crate::command::OrganisationAdmission {
+            organisation: org.clone(),
+            endorsements,
+        })
+        .into()
+    }
+
+    #[test]
+    fn a_new_organisation_needs_the_thresholds_endorsements() {
+        let mut s = chartered();
+        let (org, org_signer) = newcomer();
+        // One founder alone (the charter's threshold is two), and one founder twice.
+        let (_, m) = code(&write(&mut s, 2, admission(&org, &[("north", 0)])));
+        assert!(m.contains("requires 2"), "{m}");
+        let (_, m) = code(&write(
+            &mut s,
+            3,
+            admission(&org, &[("north", 0), ("north", 0)]),
+        ));
+        assert!(m.contains("requires 2"), "{m}");
+        // A signature claimed for the other founder but made with the first one's key.
+        let (_, m) = code(&write(
+            &mut s,
+            4,
+            admission(&org, &[("north", 0), ("south", 0)]),
+        ));
+        assert!(m.contains("endorsements[1]"), "{m}");
+        // An endorser that is not a member.
+        let (_, m) = code(&write(
+            &mut s,
+            5,
+            admission(&org, &[("north", 0), ("eastside", 0)]),
+        ));
+        assert!(m.contains("not a member"), "{m}");
+        // A founder's own key or authority under a new name.
+        let mut copy = org.clone();
+        copy.signing_key = charter().organisations[0].signing_key.clone();
+        let (_, m) = code(&write(
+            &mut s,
+            6,
+            admission(&copy, &[("north", 0), ("south", 1)]),
+        ));
+        assert!(m.contains("already holds"), "{m}");
+        // Before admission its arbiters are refused; after it, accepted.
+        let arb = arbiter_key(20);
+        let (_, m) = code(&write(
+            &mut s,
+            7,
+            attested("e1", &arb, "eastside", &org_signer),
+        ));
+        assert!(m.contains("not in the federation charter"), "{m}");
+        let ok = write(&mut s, 8, admission(&org, &[("north", 0), ("south", 1)]));
+        assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        let ok = write(&mut s, 9, attested("e1", &arb, "eastside", &org_signer));
+        assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        // Admitted once only; and an unchartered group admits nobody.
+        let (_, m) = code(&write(
+            &mut s,
+            10,
+            admission(&org, &[("north", 0), ("south", 1)]),
+        ));
+        assert!(m.contains("already a member"), "{m}");
+        let mut bare = State::default();
+        let (c, _) = code(&write(
+            &mut bare,
+            1,
+            admission(&org, &[("north", 0), ("south", 1)]),
+        ));
+        assert_eq!(c, "charter");
     }
 }

@@ -286,6 +286,7 @@ fn apply_client(
         ClientCommand::RevokeKey { revocation } => arbiters::revoke_key(state, ctx, revocation),
         ClientCommand::RotateKey { rotation } => arbiters::rotate_key(state, ctx, rotation),
         ClientCommand::CheckPriors => arbiters::check_priors(state),
+        ClientCommand::AdmitOrganisation(adm) => federation::admit_organisation(state, adm),
         ClientCommand::CreateDebate(spec) => debates::create_debate(state, ctx, spec),
         ClientCommand::Contribute(sub) => {
             debates::contribute(state, ctx, client_id, request_id, sub)

@@ -1,0 +1,113 @@
+//! Organisation admission documents (docs/WIRE.md, "Organisation admission"): a new
+//! organisation joins a chartered federation only when enough existing organisations
+//! (the charter's `admission_threshold`) sign its entry with their roster keys, so no
+//! single organisation can bring in a second organisation of its own making.
+
+use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+
+use crate::keys::{KeyError, parse_public_key, parse_signature};
+use crate::signing::CanonicalWriter;
+
+/// Domain tag of organisation admission canonical bytes, layout version 1.
+pub const ORGANISATION_ADMISSION_TAG_V1: &[u8] = b"crucible-panel/organisation-admission/v1\0";
+
+/// The organisation being admitted, as endorsers sign it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrganisationClaim<'a> {
+    pub name: &'a str,
+    /// SHA-256 of its certificate authority's certificate.
+    pub ca_sha256: &'a [u8; 32],
+    /// Its 32-byte roster key.
+    pub signing_key: &'a [u8],
+}
+
+/// Why an endorsement of an admission is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndorsementError {
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error("organisation name is {0} bytes; at most 256 are allowed")]
+    NameTooLong(usize),
+    #[error("the endorsement does not verify under the endorser's roster key")]
+    BadSignature,
+}
+
+/// Canonical bytes of an admission claim.
+pub fn admission_canonical_bytes(c: &OrganisationClaim<'_>) -> Result<Vec<u8>, EndorsementError> {
+    if c.name.len() > 256 {
+        return Err(EndorsementError::NameTooLong(c.name.len()));
+    }
+    let key = parse_public_key(c.signing_key)?;
+    let mut w = CanonicalWriter::new(ORGANISATION_ADMISSION_TAG_V1);
+    w.text(c.name);
+    w.fixed(c.ca_sha256);
+    w.fixed(key.as_bytes());
+    Ok(w.finish())
+}
+
+/// One existing organisation's endorsement (64-byte signature) of the claim.
+pub fn endorse(
+    c: &OrganisationClaim<'_>,
+    endorser: &SigningKey,
+) -> Result<Vec<u8>, EndorsementError> {
+    Ok(endorser
+        .sign(&admission_canonical_bytes(c)?)
+        .to_bytes()
+        .to_vec())
+}
+
+/// Verifies one endorsement strictly under the endorser's roster key.
+pub fn verify_endorsement(
+    c: &OrganisationClaim<'_>,
+    signature: &[u8],
+    endorser: &VerifyingKey,
+) -> Result<(), EndorsementError> {
+    let bytes = admission_canonical_bytes(c)?;
+    let sig = parse_signature(signature)?;
+    endorser
+        .verify_strict(&bytes, &sig)
+        .map_err(|_| EndorsementError::BadSignature)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endorsement_binds_name_authority_and_key() {
+        let new = SigningKey::from_bytes(&[5; 32]).verifying_key().to_bytes();
+        let other = SigningKey::from_bytes(&[6; 32]).verifying_key().to_bytes();
+        let endorser = SigningKey::from_bytes(&[7; 32]);
+        let claim = OrganisationClaim {
+            name: "eastside",
+            ca_sha256: &[1; 32],
+            signing_key: &new,
+        };
+        let sig = endorse(&claim, &endorser).unwrap();
+        assert!(verify_endorsement(&claim, &sig, &endorser.verifying_key()).is_ok());
+        for changed in [
+            OrganisationClaim {
+                name: "westside",
+                ..claim
+            },
+            OrganisationClaim {
+                ca_sha256: &[2; 32],
+                ..claim
+            },
+            OrganisationClaim {
+                signing_key: &other,
+                ..claim
+            },
+        ] {
+            assert_eq!(
+                verify_endorsement(&changed, &sig, &endorser.verifying_key()),
+                Err(EndorsementError::BadSignature)
+            );
+        }
+        let stranger = SigningKey::from_bytes(&[8; 32]).verifying_key();
+        assert_eq!(
+            verify_endorsement(&claim, &sig, &stranger),
+            Err(EndorsementError::BadSignature)
+        );
+    }
+}
