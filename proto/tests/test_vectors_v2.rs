@@ -166,22 +166,11 @@ fn build() -> Value {
 
 #[test]
 fn v2_vectors_file_matches_this_implementation() {
-    let fresh = build();
-    if std::env::var_os("PANEL_WRITE_VECTORS").is_some() {
-        let text = serde_json::to_string_pretty(&fresh).unwrap() + "\n";
-        std::fs::write(PATH, text).unwrap();
-    }
-    let text = std::fs::read_to_string(PATH)
-        .expect("testvectors/signing-v2.json exists; write it with PANEL_WRITE_VECTORS=1");
-    let published: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(
-        published, fresh,
-        "published vectors drifted from the implementation"
-    );
+    check_published(PATH, &build());
 }
 
 fn h(v: &Value) -> Vec<u8> {
-    hex::decode(v.as_str().expect("hex string")).expect("valid hex")
+    unhex(v)
 }
 
 fn strict(key_hex: &Value, msg: &[u8], sig_hex: &Value) {

@@ -221,8 +221,7 @@ pub(super) fn reissue_verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply::apply_batch;
-    use crate::command::{Batch, ClientCommand, Item, ItemReply};
+    use crate::command::{ClientCommand, ItemReply};
     use ed25519_dalek::SigningKey;
     use serde_json::json;
 
@@ -231,19 +230,7 @@ mod tests {
     }
 
     fn write(state: &mut State, n: u64, command: ClientCommand) -> ItemReply {
-        let batch = Batch {
-            time_ms: 1_000 + n,
-            seed: n,
-            items: vec![Item {
-                client_id: "t".into(),
-                request_id: n,
-                command: command.into(),
-                writer: None,
-            }],
-            limits: None,
-        };
-        let r = apply_batch(state, n, &batch);
-        r.items.into_iter().next().expect("one item").reply
+        crate::apply::write_one(state, n, command.into())
     }
 
     fn definition(author: &str, signer: Option<(u8, u64)>) -> ClientCommand {

@@ -46,28 +46,14 @@ pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Valu
 mod tests {
     use super::*;
     use crate::acceptance::{Policy, Stance};
-    use crate::apply::apply_batch;
     use crate::charter::tests::{charter, org_key};
     use crate::command::{
-        ArbiterRegistration, Batch, ClientCommand, Command, DebateSpec, InternalCommand, Item,
-        ItemReply,
+        ArbiterRegistration, ClientCommand, Command, DebateSpec, InternalCommand, ItemReply,
     };
     use panel_proto::SigningKey;
 
     fn write(state: &mut State, n: u64, command: Command) -> ItemReply {
-        let batch = Batch {
-            time_ms: 1_000 + n,
-            seed: n,
-            items: vec![Item {
-                client_id: "t".into(),
-                request_id: n,
-                command,
-                writer: None,
-            }],
-            limits: None,
-        };
-        let r = apply_batch(state, n, &batch);
-        r.items.into_iter().next().expect("one item").reply
+        crate::apply::write_one(state, n, command)
     }
 
     fn adopt() -> Command {

@@ -328,6 +328,25 @@ pub(crate) fn non_empty(field: &'static str, v: &str) -> Result<(), ApplyError> 
     }
 }
 
+/// Applies one command as its own batch (client id `t`, request id, time and seed from
+/// `n`) and returns its reply: the unit tests' way of writing.
+#[cfg(test)]
+pub(crate) fn write_one(state: &mut State, n: u64, command: Command) -> ItemReply {
+    let batch = Batch {
+        time_ms: 1_000 + n,
+        seed: n,
+        items: vec![crate::command::Item {
+            client_id: "t".into(),
+            request_id: n,
+            command,
+            writer: None,
+        }],
+        limits: None,
+    };
+    let r = apply_batch(state, n, &batch);
+    r.items.into_iter().next().expect("one item").reply
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

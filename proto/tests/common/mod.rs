@@ -113,3 +113,24 @@ pub fn motion_for(r: &Ruling, panel: &[&SigningKey]) -> Motion {
         signer_key: Vec::new(),
     }
 }
+
+/// Compares a published vectors file with `fresh`, the vectors this implementation
+/// computes; with `PANEL_WRITE_VECTORS=1` (re)writes the file first.
+pub fn check_published(path: &str, fresh: &serde_json::Value) {
+    if std::env::var_os("PANEL_WRITE_VECTORS").is_some() {
+        let text = serde_json::to_string_pretty(fresh).unwrap() + "\n";
+        std::fs::write(path, text).unwrap();
+    }
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{path}: {e}; write it with PANEL_WRITE_VECTORS=1"));
+    let published: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        &published, fresh,
+        "published vectors drifted from the implementation"
+    );
+}
+
+/// Bytes of a hex string in a vectors file.
+pub fn unhex(v: &serde_json::Value) -> Vec<u8> {
+    hex::decode(v.as_str().expect("hex string")).expect("valid hex")
+}
