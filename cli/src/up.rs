@@ -318,6 +318,13 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         &profiles,
         "# Scripted judge used by `panel up`: answers as the simulation hint says.\n[profiles.calibrated]\naccuracy = 1.0\nseed = 7\n",
     )?;
+    // Nodes also write their own reveals to the replicas (docs/COORDINATOR.md "The
+    // commit-reveal round").
+    let reveal_to = addrs
+        .iter()
+        .map(|a| format!("\"{a}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut regs = Vec::new();
     for spec in &ARBITERS {
         let dir = state.join("nodes").join(spec.id);
@@ -330,7 +337,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             Stance::None => "none",
         };
         let config = format!(
-            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
+            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\ncoordinators = [{reveal_to}]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
             spec.organisation,
             spec.model_family,
             profiles.display(),

@@ -61,7 +61,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 16] = [
+const KINDS: [&str; 19] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -71,16 +71,19 @@ const KINDS: [&str; 16] = [
     "RotateKey",
     "CheckPriors",
     "AdmitOrganisation",
+    "SubmitReveal",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
+    "LogCommitments",
+    "CloseMotion",
     "Put",
     "Note",
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..9;
-const INTERNAL_KINDS: std::ops::Range<usize> = 9..12;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..10;
+const INTERNAL_KINDS: std::ops::Range<usize> = 10..15;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -195,6 +198,16 @@ pub enum ClientCommand {
     /// Run the prior-consistency check over the ruling history and record its findings;
     /// a confirmed arbiter is seated under its fitted camp from then on.
     CheckPriors,
+    /// A reveal (hex protobuf `Reveal`: signed ruling and salt; a commitment in it is
+    /// ignored) opening a commitment logged by [`InternalCommand::LogCommitments`]. Anyone
+    /// may send it, the arbiter's own node included, so no driver chooses which reveals
+    /// count (docs/COORDINATOR.md "The commit-reveal round"); apply accepts it only inside
+    /// the signed motion's reveal window, from the seat that committed, opening exactly its
+    /// logged commitment, and once.
+    SubmitReveal {
+        motion_id: String,
+        reveal: String,
+    },
     /// Admit a new organisation to a chartered federation, endorsed by at least the
     /// charter's `admission_threshold` existing organisations (docs/WIRE.md, "Organisation
     /// admission").
@@ -234,6 +247,13 @@ pub enum InternalCommand {
     /// (`Admin.Init`), from the charter it was started with: the first record entry. From
     /// then on every role-bearing entry is checked against it (docs/SECURITY.md).
     AdoptCharter(Box<panel_federation::Charter>),
+    /// After the commit window: the signed motion put to the seats and every commitment
+    /// the driver received. Logged before any reveal, so the record shows which seats
+    /// committed (docs/COORDINATOR.md "The commit-reveal round").
+    LogCommitments(CommitmentLog),
+    /// After the reveal deadline (or once every logged commitment is revealed): apply
+    /// decides from every stored reveal. Carries no rulings, so nothing can be left out.
+    CloseMotion { motion_id: String },
 }
 
 /// Commands for test clusters only: a replica accepts them from clients only when built
@@ -272,6 +292,7 @@ impl ClientCommand {
             ClientCommand::AdmitOrganisation(_) => "AdmitOrganisation",
             ClientCommand::RevokeKey { .. } => "RevokeKey",
             ClientCommand::RotateKey { .. } => "RotateKey",
+            ClientCommand::SubmitReveal { .. } => "SubmitReveal",
         }
     }
 }
@@ -283,6 +304,8 @@ impl InternalCommand {
             InternalCommand::RecordOutcome(_) => "RecordOutcome",
             InternalCommand::SubmitExam { .. } => "SubmitExam",
             InternalCommand::AdoptCharter(_) => "AdoptCharter",
+            InternalCommand::LogCommitments(_) => "LogCommitments",
+            InternalCommand::CloseMotion { .. } => "CloseMotion",
         }
     }
 }
@@ -476,6 +499,19 @@ pub struct OutcomeSubmission {
     pub motion: Option<crate::signed_motion::WireMotion>,
 }
 
+/// The commitments of one round of a motion, logged after its commit window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommitmentLog {
+    pub motion_id: String,
+    /// Hex protobuf of the signed `Motion` of this round (docs/WIRE.md "Motion, layout
+    /// v1"): its digest is what every reveal must bind, its deadlines are the windows
+    /// apply enforces.
+    pub motion: crate::signed_motion::WireMotion,
+    /// Hex protobuf `Commitment`s, each exactly as the arbiter signed it (the signature is
+    /// kept: it is the record's proof that the seat committed).
+    pub commitments: Vec<String>,
+}
+
 /// The result of one item, as every replica computes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ItemReply {
@@ -630,6 +666,10 @@ mod tests {
                     signature: "00".into(),
                 }],
             }),
+            ClientCommand::SubmitReveal {
+                motion_id: "m".into(),
+                reveal: "00".into(),
+            },
         ];
         let internal = [
             InternalCommand::RecordOutcome(outcome.clone()),
@@ -638,6 +678,14 @@ mod tests {
                 reveals: vec![],
             },
             InternalCommand::AdoptCharter(Box::new(crate::charter::tests::charter())),
+            InternalCommand::LogCommitments(CommitmentLog {
+                motion_id: "m".into(),
+                motion: "00".into(),
+                commitments: vec!["00".into()],
+            }),
+            InternalCommand::CloseMotion {
+                motion_id: "m".into(),
+            },
         ];
         let test = [
             TestCommand::Put {
@@ -692,6 +740,8 @@ mod tests {
             r#"{"RecordOutcome":{"motion_id":"m","rulings":[],"reveals":[]}}"#,
             r#"{"SetAdmission":{"arbiter_id":"a","admitted":true,"score_milli":1}}"#,
             r#"{"SubmitExam":{"arbiter_id":"a","reveals":[]}}"#,
+            r#"{"LogCommitments":{"motion_id":"m","motion":"00","commitments":[]}}"#,
+            r#"{"CloseMotion":{"motion_id":"m"}}"#,
         ] {
             assert!(
                 serde_json::from_str::<ClientCommand>(json).is_err(),

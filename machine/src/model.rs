@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::acceptance::{Acceptance, Seat, Stance};
+use crate::acceptance::{Acceptance, RetrievalReceipt, RevealedRuling, Seat, Stance};
 use crate::command::{ArbiterRegistration, Command, ItemReply, MotionSpec};
 use crate::debates::DebateRecord;
 use crate::ruling::WireRuling;
@@ -148,6 +148,72 @@ pub struct Motion {
     #[serde(default)]
     pub reveals: Vec<String>,
     pub decided_log_index: Option<u64>,
+    /// The logged commit-reveal round (`LogCommitments`, `SubmitReveal`, `CloseMotion`):
+    /// the signed motion, each seat's commitment and reveal. Absent on motions decided by
+    /// a `RecordOutcome` (raw test motions, records from before rounds were logged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<Round>,
+}
+
+/// One commit-reveal round as the log holds it (docs/COORDINATOR.md "The commit-reveal
+/// round"): fixed when the commitments are logged, filled by reveals, decided from all of
+/// them by the close.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// Hex protobuf of the signed motion put to the seats.
+    pub motion: crate::signed_motion::WireMotion,
+    /// Hex of its digest, which every counted ruling binds (envelope v2).
+    pub motion_digest: String,
+    /// Hex of the motion key that signed it (a verifier holds it against its policy).
+    pub signer_key: String,
+    pub commit_deadline_ms: i64,
+    pub reveal_deadline_ms: i64,
+    /// Log index of the `LogCommitments` entry.
+    pub logged_log_index: u64,
+    /// Seats that committed, by arbiter id.
+    pub commitments: BTreeMap<String, SeatCommitment>,
+    /// Filled by the close: who committed and did not reveal, who never committed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent: Option<Absent>,
+}
+
+/// A seat's logged commitment and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeatCommitment {
+    /// Hex protobuf `Commitment`, signed by the seat's registered key.
+    pub commitment: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reveal: Option<StoredReveal>,
+    /// A second, different ruling the seat signed for this motion after its reveal (hex
+    /// `SignedRuling`): evidence of equivocation, never counted. Only the first is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivocation: Option<WireRuling>,
+}
+
+/// A reveal accepted into the round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredReveal {
+    /// Hex protobuf `Reveal`: the signed ruling, the salt and the logged commitment.
+    pub reveal: String,
+    /// Who submitted it (the driver's client id, or the node's own).
+    pub submitted_by: String,
+    pub log_index: u64,
+    /// What the acceptance rule counts (`None` for an abstention), fixed when verified.
+    pub counted: Option<RevealedRuling>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<RetrievalReceipt>,
+}
+
+/// The seats a close found missing, kept on the motion and in the close's reply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Absent {
+    /// Committed but never revealed inside the window.
+    pub committed_not_revealed: Vec<String>,
+    /// Drawn but no commitment was logged.
+    pub not_committed: Vec<String>,
+    /// Revoked by the close, so their reveals did not count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revoked: Vec<String>,
 }
 
 /// The stored reply of a deduplicated request.
@@ -185,6 +251,12 @@ pub struct State {
     /// Write limits per identity and organisation (`limits.rs`, docs/SECURITY.md "Floods").
     #[serde(default)]
     pub limits: crate::limits::LimitsState,
+    /// Set by the first logged round (`LogCommitments`): from then on a debate motion is
+    /// decided only by `CloseMotion` from its stored reveals, never by a `RecordOutcome`
+    /// carrying reveals a driver chose. Records from before rounds were logged never set
+    /// it, so they replay unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rounds_logged: bool,
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.

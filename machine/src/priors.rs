@@ -192,6 +192,7 @@ mod tests {
                 rulings,
                 reveals: vec![],
                 decided_log_index: Some(n as u64),
+                round: None,
             },
         );
     }

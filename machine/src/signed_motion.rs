@@ -77,6 +77,16 @@ pub fn check(
     seat_keys: &BTreeSet<Vec<u8>>,
     pinned: Option<&panel_proto::VerifyingKey>,
 ) -> Result<[u8; 32], MotionError> {
+    check_round(wire, opened, seat_keys, pinned).map(|(digest, _)| digest)
+}
+
+/// [`check`], also returning the decoded motion (its deadlines bound a logged round).
+pub fn check_round(
+    wire: &str,
+    opened: &Binding<'_>,
+    seat_keys: &BTreeSet<Vec<u8>>,
+    pinned: Option<&panel_proto::VerifyingKey>,
+) -> Result<([u8; 32], pb::Motion), MotionError> {
     let bytes = hex::decode(wire).map_err(|_| MotionError::Malformed("not hex".into()))?;
     let m =
         pb::Motion::decode(bytes.as_slice()).map_err(|e| MotionError::Malformed(e.to_string()))?;
@@ -118,7 +128,7 @@ pub fn check(
             motion_id: opened.motion_id.to_owned(),
         });
     }
-    Ok(digest)
+    Ok((digest, m))
 }
 
 /// Checks one verified ruling's binding to the outcome's signed motion: with a signed

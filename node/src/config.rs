@@ -153,6 +153,11 @@ pub struct NodeConfig {
     /// before the judge sees it; with none configured every motion is refused.
     #[serde(default)]
     pub coordinator_keys: Vec<String>,
+    /// Coordinator replicas (`host:port`) the node writes its own reveals to
+    /// (`SubmitReveal`, docs/COORDINATOR.md "The commit-reveal round"); when empty, the
+    /// `connect` list is used. Give every replica: any of them forwards to the leader.
+    #[serde(default)]
+    pub coordinators: Vec<String>,
 }
 
 impl Default for NodeConfig {
@@ -173,6 +178,7 @@ impl Default for NodeConfig {
             arbiter_id: None,
             transport: TransportConfig::default(),
             coordinator_keys: Vec::new(),
+            coordinators: Vec::new(),
         }
     }
 }

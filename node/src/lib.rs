@@ -20,6 +20,7 @@ pub mod retrieval;
 pub mod run;
 pub mod service;
 pub mod store;
+pub mod submit;
 
 pub use arbiter::{Arbiter, ArbiterError, Sealed};
 pub use config::NodeConfig;

@@ -192,7 +192,12 @@ pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
                 transport: transport(cfg)?,
             },
         )
-        .with_coordinator_keys(coordinator_keys),
+        .with_coordinator_keys(coordinator_keys)
+        .with_coordinators(if cfg.coordinators.is_empty() {
+            cfg.connect.clone()
+        } else {
+            cfg.coordinators.clone()
+        }),
     ))
 }
 
@@ -228,6 +233,7 @@ fn transport(cfg: &NodeConfig) -> Result<Transport, NodeError> {
     for addr in cfg
         .connect
         .iter()
+        .chain(&cfg.coordinators)
         .chain(cfg.peers.iter().map(|p| &p.endpoint))
     {
         transport.check_addr(addr)?;

@@ -51,6 +51,9 @@ pub struct NodeCore {
     /// The coordinator motion keys this node trusts (`coordinator_keys`); a motion signed
     /// by none of them is refused before judging (docs/WIRE.md "Motion, layout v1").
     coordinator_keys: Vec<VerifyingKey>,
+    /// Coordinator replicas (`host:port`) this node writes its own reveals to
+    /// (`coordinators`, else `connect`); empty: only the driver submits them.
+    reveal_to: Vec<String>,
     waiters: Mutex<HashMap<String, Arc<Notify>>>,
     /// Woken at shutdown so Commit calls waiting for a human return at once.
     shutdown: Notify,
@@ -120,6 +123,7 @@ impl NodeCore {
             store,
             peers,
             coordinator_keys: Vec::new(),
+            reveal_to: Vec::new(),
             waiters: Mutex::new(HashMap::new()),
             shutdown: Notify::new(),
         }
@@ -128,6 +132,12 @@ impl NodeCore {
     /// The coordinator motion keys to trust; without any, every motion is refused.
     pub fn with_coordinator_keys(mut self, keys: Vec<VerifyingKey>) -> Self {
         self.coordinator_keys = keys;
+        self
+    }
+
+    /// The coordinator replicas to submit this node's own reveals to (`SubmitReveal`).
+    pub fn with_coordinators(mut self, addrs: Vec<String>) -> Self {
+        self.reveal_to = addrs;
         self
     }
 
@@ -334,6 +344,25 @@ impl NodeCore {
             info!("revealed");
             self.peers
                 .spawn_delivery(&m, self.arbiter.verifying_key().to_bytes(), reveal.clone());
+            // The node's own copy of the reveal, so no driver decides whether it counts
+            // (docs/COORDINATOR.md "The commit-reveal round"). Exam answers are scored
+            // from the exam driver's `SubmitExam`, not from logged rounds.
+            let key = self.arbiter.verifying_key().to_bytes();
+            let exam = m.kind == panel_proto::pb::MotionKind::Exam as i32;
+            let to = if exam {
+                Vec::new()
+            } else {
+                self.reveal_to.clone()
+            };
+            crate::submit::spawn_submit(
+                self.peers.transport.clone(),
+                to,
+                crate::submit::submit_request(
+                    &format!("node-{}", hex::encode(&key[..8])),
+                    &motion_id,
+                    &reveal,
+                ),
+            );
         }
         Ok(reveal)
     }

@@ -1,16 +1,20 @@
 //! The motion driver: on the leader, every open debate motion is put to its drawn panel
-//! (commit from every seat, then reveal after the commit window), and the reveals are
-//! proposed as one `RecordOutcome` entry. `apply` re-verifies everything, so the driver is
-//! trusted with liveness only, never with acceptance.
+//! as one logged round (docs/COORDINATOR.md "The commit-reveal round"): the commitments
+//! received are logged after the commit window (`LogCommitments`), each committed seat's
+//! reveal is collected and submitted (`SubmitReveal`, which the nodes also send
+//! themselves), and `CloseMotion` lets apply decide from every stored reveal. `apply`
+//! re-verifies everything and the driver names no ruling in the close, so it is trusted
+//! with liveness only, never with acceptance or with choosing reveals.
 //!
 //! A seat is reached by a [`Route`]: the node's `ArbiterNode` gRPC service at its
 //! registered endpoint, or, for an arbiter registered with the `link` endpoint marker, the
 //! stream its node opened to this replica ([`crate::service::link`]). An arbiter without an open
 //! link is warned about and simply does not commit, as an unreachable node does not.
 //!
-//! A new leader re-drives whatever is still open; nodes answer a repeated `Commit` with
-//! the commitment they already made, and the outcome's request id is derived from the
-//! motion id, so an outcome is applied exactly once.
+//! A new leader re-drives whatever is still open: nodes answer a repeated `Commit` with
+//! the commitment they already made, and a motion whose round is logged resumes from the
+//! stored commitments and reveals; each entry's request id is derived from the motion
+//! id (and the round's digest), so each applies at most once.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -27,7 +31,7 @@ use tonic::transport::Channel;
 use tracing::{Instrument, info, info_span, warn};
 
 use crate::acceptance::MotionKind;
-use crate::command::{InternalCommand, Item, OutcomeSubmission};
+use crate::command::{ClientCommand, CommitmentLog, InternalCommand, Item, ItemReply};
 use crate::model::{Motion, MotionStatus};
 use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::ruling::wire_kind;
@@ -472,7 +476,67 @@ impl Shared {
     }
 }
 
+/// Drives one debate motion through its logged round (docs/COORDINATOR.md "The
+/// commit-reveal round"): put the signed motion to the seats and log every commitment
+/// received once the commit window closes; ask each committed seat for its reveal and
+/// submit it (the nodes submit their own too); close once every logged commitment is
+/// revealed or the reveal deadline passed. Apply decides from what is stored, so the
+/// driver chooses nothing; a new leader resumes from the logged round.
 async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Result<(), String> {
+    let motion_id = motion.spec.motion_id.clone();
+    if motion.round.is_none() {
+        commit_and_log(s, &motion, &seats).await?;
+    }
+    let Some(round) = logged_round(s, &motion_id) else {
+        return Err("the round's commitments were not logged; the motion is driven again".into());
+    };
+    let digest = round.digest;
+    // Reveal: ask every committed seat whose reveal is not stored yet.
+    let mut submits = Vec::new();
+    for seat in seats
+        .iter()
+        .filter(|seat| round.awaiting.contains(&seat.arbiter_id))
+    {
+        if seat.endpoint.is_empty()
+            || (is_link_endpoint(&seat.endpoint) && !s.linked(&seat.arbiter_id))
+        {
+            continue;
+        }
+        let mut route = s.route(&seat.arbiter_id, &seat.endpoint).await?;
+        let s = s.clone();
+        let motion_id = motion_id.clone();
+        let arbiter = seat.arbiter_id.clone();
+        let span = info_span!("seat", arbiter = %arbiter);
+        submits.push(tokio::spawn(
+            async move {
+                match route.reveal(&motion_id, &digest).await {
+                    Ok(r) => match crate::ruling::reveal_parts(r)
+                        .and_then(|p| bound_to(p, &motion_id, &digest))
+                    {
+                        Ok(parts) => submit_reveal(&s, &motion_id, &arbiter, &digest, parts).await,
+                        Err(e) => warn!("reveal refused by the driver: {e}"),
+                    },
+                    Err(e) => warn!("no reveal: {e}"),
+                }
+            }
+            .instrument(span),
+        ));
+    }
+    for h in submits {
+        if let Err(e) = h.await {
+            warn!("reveal task failed: {e}");
+        }
+    }
+    close_when_due(s, &motion_id, round.reveal_deadline).await
+}
+
+/// The commit step of a fresh round: sign the motion, collect commitments until the
+/// commit deadline, and propose them with the signed motion as one `LogCommitments`.
+async fn commit_and_log(
+    s: &Arc<Shared>,
+    motion: &Motion,
+    seats: &[SeatAddress],
+) -> Result<(), String> {
     let spec = &motion.spec;
     let projection = spec
         .projection
@@ -520,19 +584,24 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
         let mut route = s.route(&seat.arbiter_id, &seat.endpoint).await?;
         let m = wire.clone();
         let arbiter_id = seat.arbiter_id.clone();
+        let key = seat.key.clone();
         let span = info_span!("seat", arbiter = %arbiter_id);
         commits.push(tokio::spawn(
             async move {
                 let r = route.commit(m).await;
-                (arbiter_id, route, r)
+                (arbiter_id, key, r)
             }
             .instrument(span),
         ));
     }
-    let mut committed = Vec::new();
+    let mut commitments = Vec::new();
     for h in commits {
         match h.await {
-            Ok((arbiter_id, route, Ok(_))) => committed.push((arbiter_id, route)),
+            // Checked as apply will check it, so one bad commitment cannot sink the log.
+            Ok((arbiter, key, Ok(c))) => match usable_commitment(&c, &key, commit_deadline) {
+                Ok(()) => commitments.push(hex::encode(c.encode_to_vec())),
+                Err(e) => warn!(%arbiter, "commitment refused by the driver: {e}"),
+            },
             Ok((arbiter, _, Err(e))) => warn!(%arbiter, "no commitment: {e}"),
             Err(e) => warn!("commit task failed: {e}"),
         }
@@ -541,40 +610,14 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
     if wait > 0 {
         tokio::time::sleep(Duration::from_millis(wait as u64 + 5)).await;
     }
-    // Reveal: only after the commit window closed.
-    let mut reveals = Vec::new();
-    for (arbiter, route) in &mut committed {
-        match route
-            .reveal(&spec.motion_id, &digest)
-            .instrument(info_span!("seat", arbiter = %arbiter))
-            .await
-        {
-            // Intake, as for a client's outcome: both signatures and the opening are
-            // verified here, the commitment signature is not logged, and a bad reveal
-            // (one bound to another motion digest included) is left out instead of sinking
-            // the whole outcome.
-            Ok(r) => match crate::ruling::reveal_parts(r)
-                .and_then(|p| bound_to(p, &spec.motion_id, &digest))
-                .and_then(crate::ruling::intake_reveal)
-            {
-                Ok(logged) => reveals.push(logged),
-                Err(e) => warn!(%arbiter, "reveal refused at intake: {e}"),
-            },
-            Err(e) => warn!(%arbiter, "no reveal: {e}"),
-        }
-    }
-    let digest = Sha256::digest(spec.motion_id.as_bytes());
-    let mut rid = [0u8; 8];
-    rid.copy_from_slice(&digest[..8]);
-    let bytes = reveals.iter().map(String::len).sum();
+    let bytes = commitments.iter().map(String::len).sum();
     let item = Item {
         client_id: "motion-driver".into(),
-        request_id: u64::from_be_bytes(rid),
-        command: InternalCommand::RecordOutcome(OutcomeSubmission {
+        request_id: request_id(&["log", &spec.motion_id, &hex::encode(digest)]),
+        command: InternalCommand::LogCommitments(CommitmentLog {
             motion_id: spec.motion_id.clone(),
-            rulings: Vec::new(),
-            reveals,
-            motion: Some(crate::signed_motion::encode(&wire)),
+            motion: crate::signed_motion::encode(&wire),
+            commitments,
         })
         .into(),
         writer: None,
@@ -585,12 +628,158 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
         .await
         .map_err(|e| e.to_string())?;
     match &out.reply {
-        crate::command::ItemReply::Refused { code, message } => {
-            warn!(%code, "outcome refused: {message}")
-        }
-        _ => info!(log_index = out.log_index, "outcome applied"),
+        // Another leader's round may be logged already; the caller reads what is.
+        ItemReply::Refused { code, message } => warn!(%code, "commitments refused: {message}"),
+        ItemReply::Applied(v) => info!(
+            log_index = out.log_index,
+            committed = %v["committed"],
+            not_committed = %v["not_committed"],
+            "commitments logged"
+        ),
     }
     Ok(())
+}
+
+/// The commitment as apply checks it: signed by the seat's key, by the commit deadline.
+fn usable_commitment(c: &pb::Commitment, seat_key: &[u8], deadline: i64) -> Result<(), String> {
+    let key = panel_proto::commit_reveal::verify_commitment(c).map_err(|e| e.to_string())?;
+    if key.as_bytes().as_slice() != seat_key {
+        return Err("signed by another key than the seat's".into());
+    }
+    if c.committed_at_unix_ms > deadline {
+        return Err(format!(
+            "made at {} ms, after the commit deadline {deadline} ms",
+            c.committed_at_unix_ms
+        ));
+    }
+    Ok(())
+}
+
+/// What the driver needs of a logged round.
+struct LoggedRound {
+    digest: [u8; 32],
+    reveal_deadline: i64,
+    /// Seats with a logged commitment and no stored reveal.
+    awaiting: BTreeSet<String>,
+}
+
+fn logged_round(s: &Shared, motion_id: &str) -> Option<LoggedRound> {
+    s.sm.read(|a| {
+        let round = a.state.motions.get(motion_id)?.round.as_ref()?;
+        let mut digest = [0u8; 32];
+        hex::decode_to_slice(&round.motion_digest, &mut digest).ok()?;
+        Some(LoggedRound {
+            digest,
+            reveal_deadline: round.reveal_deadline_ms,
+            awaiting: round
+                .commitments
+                .iter()
+                .filter(|(_, c)| c.reveal.is_none())
+                .map(|(id, _)| id.clone())
+                .collect(),
+        })
+    })
+}
+
+/// Submits one collected reveal as any party would (`SubmitReveal`); a reveal the node
+/// already submitted itself is refused as a duplicate and changes nothing.
+async fn submit_reveal(
+    s: &Shared,
+    motion_id: &str,
+    arbiter: &str,
+    digest: &[u8; 32],
+    parts: crate::ruling::RevealParts,
+) {
+    let reveal = parts.encode();
+    let bytes = reveal.len();
+    let item = Item {
+        client_id: "motion-driver".into(),
+        request_id: request_id(&["reveal", motion_id, arbiter, &hex::encode(digest)]),
+        command: ClientCommand::SubmitReveal {
+            motion_id: motion_id.to_owned(),
+            reveal,
+        }
+        .into(),
+        writer: None,
+    };
+    match s.proposer.submit(item, bytes).await {
+        Ok(out) => match &out.reply {
+            ItemReply::Refused { code, .. } if code == "already_revealed" => {
+                info!("reveal already stored (the node submitted it)")
+            }
+            ItemReply::Refused { code, message } => warn!(%code, "reveal refused: {message}"),
+            ItemReply::Applied(_) => info!(log_index = out.log_index, "reveal stored"),
+        },
+        Err(e) => warn!("reveal not proposed: {e}"),
+    }
+}
+
+/// Proposes `CloseMotion` as soon as every logged commitment is revealed (the nodes' own
+/// reveals included), else just after the reveal deadline.
+async fn close_when_due(s: &Shared, motion_id: &str, reveal_deadline: i64) -> Result<(), String> {
+    for attempt in 0u32..100 {
+        let open = s.sm.read(|a| {
+            a.state
+                .motions
+                .get(motion_id)
+                .map(|m| m.status == MotionStatus::Open)
+        });
+        if open != Some(true) {
+            return Ok(());
+        }
+        let awaiting = logged_round(s, motion_id).map_or(0, |r| r.awaiting.len());
+        let left = reveal_deadline - now_ms();
+        if awaiting > 0 && left >= 0 {
+            tokio::time::sleep(Duration::from_millis(left.clamp(0, 200) as u64 + 5)).await;
+            continue;
+        }
+        let item = Item {
+            client_id: "motion-driver".into(),
+            request_id: request_id(&["close", motion_id, &attempt.to_string()]),
+            command: InternalCommand::CloseMotion {
+                motion_id: motion_id.to_owned(),
+            }
+            .into(),
+            writer: None,
+        };
+        let out = s
+            .proposer
+            .submit(item, 0)
+            .await
+            .map_err(|e| e.to_string())?;
+        match &out.reply {
+            // A reveal slipped in, or the batch was stamped a hair early: look again.
+            ItemReply::Refused { code, .. } if code == "close_too_early" => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            ItemReply::Refused { code, message } => {
+                warn!(%code, "close refused: {message}");
+                return Ok(());
+            }
+            ItemReply::Applied(v) => {
+                info!(
+                    log_index = out.log_index,
+                    absent = %v["absent"],
+                    "outcome applied"
+                );
+                return Ok(());
+            }
+        }
+    }
+    Err("the close was refused as early 100 times; the motion is driven again".into())
+}
+
+/// A deduplication id for one of the driver's entries, from its parts.
+fn request_id(parts: &[&str]) -> u64 {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_be_bytes());
+        h.update(p.as_bytes());
+    }
+    let d = h.finalize();
+    let mut rid = [0u8; 8];
+    rid.copy_from_slice(&d[..8]);
+    u64::from_be_bytes(rid)
 }
 
 /// The commit deadline of a debate motion's round. While at least half of the first

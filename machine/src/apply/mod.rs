@@ -13,6 +13,8 @@ mod arbiters;
 mod debates;
 mod federation;
 mod motions;
+
+pub use motions::RoundError;
 mod notes;
 
 use serde_json::Value;
@@ -107,6 +109,8 @@ pub enum ApplyError {
     #[error("{0}")]
     Motion(#[from] crate::signed_motion::MotionError),
     #[error("{0}")]
+    Round(#[from] motions::RoundError),
+    #[error("{0}")]
     Authorship(#[from] crate::authorship::AuthorshipError),
     #[error(
         "debate {debate} already has {open} open motions (at most {max}); ask again once some are decided"
@@ -145,6 +149,7 @@ impl ApplyError {
             ApplyError::CommitmentRequired(_) => "commitment_required",
             ApplyError::BadReveal { .. } => "bad_reveal",
             ApplyError::Motion(_) => "motion_refused",
+            ApplyError::Round(e) => e.code(),
             ApplyError::Authorship(_) => "authorship",
             ApplyError::TooManyOpenMotions { .. } => "too_many_open_motions",
             ApplyError::Charter(_) => "charter",
@@ -270,6 +275,12 @@ pub fn apply(
         Command::Internal(InternalCommand::AdoptCharter(charter)) => {
             federation::adopt_charter(state, charter)
         }
+        Command::Internal(InternalCommand::LogCommitments(log)) => {
+            motions::log_commitments(state, ctx, log)
+        }
+        Command::Internal(InternalCommand::CloseMotion { motion_id }) => {
+            motions::close_motion(state, ctx, motion_id)
+        }
         Command::Test(c) => apply_test(state, ctx, client_id, request_id, c),
     }
 }
@@ -294,6 +305,9 @@ fn apply_client(
         ClientCommand::AskPanel(req) => debates::ask_panel(state, ctx, req),
         ClientCommand::ReissueVerdict { debate_id, author } => {
             debates::reissue_verdict(state, ctx, debate_id, author)
+        }
+        ClientCommand::SubmitReveal { motion_id, reveal } => {
+            motions::submit_reveal(state, ctx, client_id, motion_id, reveal)
         }
     }
 }

@@ -1,17 +1,24 @@
-//! Motion commands: opening a motion (the panel draw) and recording its outcome (every
-//! ruling re-verified, then the acceptance rule).
+//! Motion commands: opening a motion (the panel draw), the logged commit-reveal round
+//! (commitments logged after the commit window, reveals submitted by anyone, the close
+//! deciding from every stored reveal: docs/COORDINATOR.md "The commit-reveal round"), and
+//! the older one-entry outcome (every ruling re-verified, then the acceptance rule), kept
+//! for raw test motions and for records written before rounds were logged.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use ed25519_dalek::VerifyingKey;
+use panel_proto::pb;
+use prost::Message;
 use serde_json::{Value, json};
+use thiserror::Error;
 
 use super::debates::open_pending;
 use super::{ApplyCtx, ApplyError, non_empty};
 use crate::acceptance::{self, Acceptance, Seat};
-use crate::command::{MotionSpec, OutcomeSubmission};
+use crate::command::{CommitmentLog, MotionSpec, OutcomeSubmission};
 use crate::debates;
 use crate::draw::{self, Candidate, DrawSpec};
-use crate::model::{Motion, MotionStatus, State};
+use crate::model::{Absent, Motion, MotionStatus, Round, SeatCommitment, State, StoredReveal};
 use crate::ruling::{self, Binding, RulingError, WireRuling};
 use crate::signed_motion;
 
@@ -71,6 +78,7 @@ pub(super) fn open_motion(
             rulings: Vec::new(),
             reveals: Vec::new(),
             decided_log_index: None,
+            round: None,
         },
     );
     Ok(reply)
@@ -100,34 +108,25 @@ pub(super) fn record_outcome(
         kind: motion.spec.kind,
         state_hash: &state_hash,
     };
-    // Seated arbiters by registered key.
-    let mut seated: BTreeMap<Vec<u8>, (&str, ed25519_dalek::VerifyingKey)> = BTreeMap::new();
-    for seat in &motion.seats {
-        let arbiter = state
-            .arbiters
-            .get(&seat.arbiter_id)
-            .ok_or_else(|| ApplyError::UnknownArbiter(seat.arbiter_id.clone()))?;
-        let key = ruling::parse_public_key(&seat.arbiter_id, &arbiter.registration.public_key)?;
-        if arbiter.revoked.is_some() {
-            // A revoked key's rulings never count: treat it as holding no seat.
-            continue;
+    if let Some(round) = &motion.round {
+        return Err(RoundError::RoundRequired {
+            motion: sub.motion_id.clone(),
+            logged_at: Some(round.logged_log_index),
         }
-        seated.insert(key.to_bytes().to_vec(), (seat.arbiter_id.as_str(), key));
+        .into());
     }
+    if state.rounds_logged && motion.spec.question.is_some() {
+        return Err(RoundError::RoundRequired {
+            motion: sub.motion_id.clone(),
+            logged_at: None,
+        }
+        .into());
+    }
+    let (seated, seat_keys) = seat_keys(state, motion)?;
     // The signed motion the driver put to the seats, if the outcome carries one: checked
     // before any ruling, so every ruling below is held against its digest.
     let motion_digest = match &sub.motion {
         Some(wire) => {
-            let mut seat_keys = BTreeSet::new();
-            for seat in &motion.seats {
-                let arbiter = state
-                    .arbiters
-                    .get(&seat.arbiter_id)
-                    .ok_or_else(|| ApplyError::UnknownArbiter(seat.arbiter_id.clone()))?;
-                let key =
-                    ruling::parse_public_key(&seat.arbiter_id, &arbiter.registration.public_key)?;
-                seat_keys.insert(key.to_bytes().to_vec());
-            }
             let pinned = state.charter.as_ref().and_then(|c| c.motion_key());
             Some(signed_motion::check(
                 wire,
@@ -194,8 +193,8 @@ pub(super) fn record_outcome(
         let (arbiter_id, key) = seated.get(&signer).ok_or_else(|| RulingError::NotSeated {
             fingerprint: hex::encode(&signer),
         })?;
-        if !seen.insert(*arbiter_id) {
-            return Err(ApplyError::DuplicateRuling((*arbiter_id).to_owned()));
+        if !seen.insert(arbiter_id.as_str()) {
+            return Err(ApplyError::DuplicateRuling(arbiter_id.clone()));
         }
         let checked = ruling::check(sr, arbiter_id, key, &binding)?;
         signed_motion::check_ruling(sr, arbiter_id, &sub.motion_id, motion_digest.as_ref())?;
@@ -210,20 +209,45 @@ pub(super) fn record_outcome(
         &receipts,
         &policy,
     );
-    let question = motion.spec.question.clone();
-    let debate_id = motion.spec.debate_id.clone();
-    let mut reply = json!({ "motion_id": sub.motion_id, "verdict": verdict });
+    let mut all = sub.rulings.clone();
+    all.extend(from_reveals.iter().map(WireRuling::encode));
+    let mut reply = conclude(
+        state,
+        ctx,
+        &sub.motion_id,
+        verdict,
+        all,
+        sub.reveals.clone(),
+        &rationales,
+    );
     if let Some(d) = motion_digest {
         reply["motion_digest"] = json!(hex::encode(d));
     }
-    let mut all = sub.rulings.clone();
-    all.extend(from_reveals.iter().map(WireRuling::encode));
-    if let Some(m) = state.motions.get_mut(&sub.motion_id) {
-        m.status = MotionStatus::Decided(verdict.clone());
-        m.rulings = all;
-        m.reveals = sub.reveals.clone();
-        m.decided_log_index = Some(ctx.log_index);
-    }
+    Ok(reply)
+}
+
+/// Decides a motion: records the verdict with every counted ruling, settles the debate's
+/// question (or records the deadlock) and opens what the document now asks. Shared by
+/// the close of a logged round and the older one-entry outcome.
+fn conclude(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    motion_id: &str,
+    verdict: Acceptance,
+    rulings: Vec<WireRuling>,
+    reveals: Vec<String>,
+    rationales: &[String],
+) -> Value {
+    let Some(motion) = state.motions.get_mut(motion_id) else {
+        return json!({ "motion_id": motion_id, "verdict": verdict });
+    };
+    motion.status = MotionStatus::Decided(verdict.clone());
+    motion.rulings = rulings;
+    motion.reveals = reveals;
+    motion.decided_log_index = Some(ctx.log_index);
+    let question = motion.spec.question.clone();
+    let debate_id = motion.spec.debate_id.clone();
+    let mut reply = json!({ "motion_id": motion_id, "verdict": verdict });
     if let Some(q) = question
         && let Some(rec) = state.debates.get_mut(&debate_id)
     {
@@ -240,14 +264,14 @@ pub(super) fn record_outcome(
                 );
                 rec.settle(
                     ctx.time_ms,
-                    &sub.motion_id,
+                    motion_id,
                     debates::answer_of(outcome),
                     rationale.trim(),
                 )
                 .map_err(|e| e.to_string())
             }
             Acceptance::Deadlocked(_) => {
-                rec.deadlocked(&sub.motion_id, &q);
+                rec.deadlocked(motion_id, &q);
                 Ok(())
             }
         };
@@ -257,8 +281,1116 @@ pub(super) fn record_outcome(
         };
         reply["opened"] = json!(open_pending(state, ctx, &debate_id));
     }
-    if let Some(r) = crate::recalibration::on_outcome(state, &sub.motion_id) {
+    if let Some(r) = crate::recalibration::on_outcome(state, motion_id) {
         reply["recalibration"] = r;
     }
+    reply
+}
+
+/// Seated, unrevoked arbiters by raw registered key (whose rulings and commitments count),
+/// and the registered keys of every drawn seat (what the signed motion must seat).
+type SeatKeys = (BTreeMap<Vec<u8>, (String, VerifyingKey)>, BTreeSet<Vec<u8>>);
+
+fn seat_keys(state: &State, motion: &Motion) -> Result<SeatKeys, ApplyError> {
+    let mut seated = BTreeMap::new();
+    let mut all = BTreeSet::new();
+    for seat in &motion.seats {
+        let arbiter = state
+            .arbiters
+            .get(&seat.arbiter_id)
+            .ok_or_else(|| ApplyError::UnknownArbiter(seat.arbiter_id.clone()))?;
+        let key = ruling::parse_public_key(&seat.arbiter_id, &arbiter.registration.public_key)?;
+        all.insert(key.to_bytes().to_vec());
+        if arbiter.revoked.is_some() {
+            // A revoked key's rulings never count: treat it as holding no seat.
+            continue;
+        }
+        seated.insert(key.to_bytes().to_vec(), (seat.arbiter_id.clone(), key));
+    }
+    Ok((seated, all))
+}
+
+/// Why a step of a logged commit-reveal round is refused (docs/COORDINATOR.md "The
+/// commit-reveal round"). Each message names what is wrong and what to send instead.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RoundError {
+    #[error(
+        "motion {motion} already has its round logged (log index {log_index}); a motion's \
+         commitments are logged once and never replaced"
+    )]
+    AlreadyLogged { motion: String, log_index: u64 },
+    #[error(
+        "the signed motion of {motion} closed its reveal window at {reveal_deadline} ms, before \
+         this entry (batch time {now} ms); put a fresh round with new deadlines to the seats"
+    )]
+    Expired {
+        motion: String,
+        reveal_deadline: i64,
+        now: i64,
+    },
+    #[error(
+        "commitment {index} for motion {motion} is refused ({reason}); send each commitment \
+         exactly as the seat signed it"
+    )]
+    BadCommitment {
+        motion: String,
+        index: usize,
+        reason: String,
+    },
+    #[error(
+        "commitment {index} for motion {motion} is signed by key {fingerprint}, which holds no \
+         unrevoked seat on its panel; only the drawn seats commit"
+    )]
+    NotSeated {
+        motion: String,
+        index: usize,
+        fingerprint: String,
+    },
+    #[error(
+        "arbiter {arbiter} committed at {at} ms, after the commit deadline {deadline} ms of \
+         motion {motion}'s signed motion; a late commitment could follow others' reveals"
+    )]
+    Late {
+        motion: String,
+        arbiter: String,
+        at: i64,
+        deadline: i64,
+    },
+    #[error("arbiter {arbiter} has two commitments for motion {motion}; one per seat")]
+    SecondCommitment { motion: String, arbiter: String },
+    #[error(
+        "motion {0} has no logged round; its commitments are logged (LogCommitments, after \
+         the commit window) before any reveal or close"
+    )]
+    NoRound(String),
+    #[error(
+        "a reveal on motion {motion} at batch time {now} ms is outside its reveal window, \
+         after {commit_deadline} ms and until {reveal_deadline} ms; reveal inside it"
+    )]
+    OutsideWindow {
+        motion: String,
+        now: i64,
+        commit_deadline: i64,
+        reveal_deadline: i64,
+    },
+    #[error(
+        "arbiter {arbiter} has no commitment logged on motion {motion}; only a logged \
+         commitment can be revealed"
+    )]
+    WithoutCommitment { motion: String, arbiter: String },
+    #[error(
+        "the reveal of arbiter {arbiter} on motion {motion} does not open its logged \
+         commitment ({reason}); send the signed ruling and salt the commitment was made from"
+    )]
+    Mismatch {
+        motion: String,
+        arbiter: String,
+        reason: String,
+    },
+    #[error(
+        "arbiter {arbiter}'s reveal on motion {motion} is already stored (submitted by \
+         {submitted_by:?} at log index {log_index}); a repeated reveal changes nothing"
+    )]
+    AlreadyRevealed {
+        motion: String,
+        arbiter: String,
+        submitted_by: String,
+        log_index: u64,
+    },
+    #[error(
+        "arbiter {arbiter} signed yet another ruling on motion {motion}; its equivocation is \
+         already on the record and a further one is not kept"
+    )]
+    Equivocation { motion: String, arbiter: String },
+    #[error(
+        "motion {motion} cannot be closed before its reveal deadline {deadline} ms (batch time \
+         {now} ms) while {pending:?} committed and have not revealed; close after the deadline"
+    )]
+    TooEarly {
+        motion: String,
+        now: i64,
+        deadline: i64,
+        pending: Vec<String>,
+    },
+    #[error(
+        "motion {motion} is decided by its logged round{}: close it with CloseMotion, which \
+         counts every stored reveal; an outcome carrying chosen reveals is refused",
+        logged_at.map(|i| format!(" (logged at log index {i})")).unwrap_or_else(|| " (this cluster logs rounds)".into())
+    )]
+    RoundRequired {
+        motion: String,
+        logged_at: Option<u64>,
+    },
+}
+
+impl RoundError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            RoundError::AlreadyLogged { .. } => "round_logged",
+            RoundError::Expired { .. } => "round_expired",
+            RoundError::BadCommitment { .. }
+            | RoundError::NotSeated { .. }
+            | RoundError::SecondCommitment { .. } => "bad_commitment",
+            RoundError::Late { .. } => "late_commitment",
+            RoundError::NoRound(_) => "no_round",
+            RoundError::OutsideWindow { .. } => "reveal_outside_window",
+            RoundError::WithoutCommitment { .. } => "reveal_without_commitment",
+            RoundError::Mismatch { .. } => "reveal_mismatch",
+            RoundError::AlreadyRevealed { .. } => "already_revealed",
+            RoundError::Equivocation { .. } => "equivocation",
+            RoundError::TooEarly { .. } => "close_too_early",
+            RoundError::RoundRequired { .. } => "round_required",
+        }
+    }
+}
+
+/// The batch time as the signed motion's deadlines count it.
+fn batch_time(ctx: &ApplyCtx) -> i64 {
+    i64::try_from(ctx.time_ms).unwrap_or(i64::MAX)
+}
+
+fn open_motion_ref<'a>(state: &'a State, motion_id: &str) -> Result<&'a Motion, ApplyError> {
+    let motion = state
+        .motions
+        .get(motion_id)
+        .ok_or_else(|| ApplyError::UnknownMotion(motion_id.to_owned()))?;
+    if motion.status != MotionStatus::Open {
+        return Err(ApplyError::MotionClosed(motion_id.to_owned()));
+    }
+    Ok(motion)
+}
+
+fn decoded_state_hash(motion: &Motion) -> Result<Vec<u8>, ApplyError> {
+    hex::decode(&motion.spec.state_hash)
+        .map_err(|_| ApplyError::BadStateHash(motion.spec.state_hash.clone()))
+}
+
+/// Logs a round: the signed motion (checked as the one the state machine opened, seating
+/// the drawn panel) and every commitment received, each verified under its seat's
+/// registered key and made by the signed commit deadline. From here on the record shows
+/// which seats committed, and only these commitments can be revealed.
+pub(super) fn log_commitments(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    log: &CommitmentLog,
+) -> Result<Value, ApplyError> {
+    let motion = open_motion_ref(state, &log.motion_id)?;
+    if let Some(r) = &motion.round {
+        return Err(RoundError::AlreadyLogged {
+            motion: log.motion_id.clone(),
+            log_index: r.logged_log_index,
+        }
+        .into());
+    }
+    let state_hash = decoded_state_hash(motion)?;
+    let binding = Binding {
+        motion_id: &motion.spec.motion_id,
+        debate_id: &motion.spec.debate_id,
+        kind: motion.spec.kind,
+        state_hash: &state_hash,
+    };
+    let (seated, all_keys) = seat_keys(state, motion)?;
+    let pinned = state.charter.as_ref().and_then(|c| c.motion_key());
+    let (digest, signed) =
+        signed_motion::check_round(&log.motion, &binding, &all_keys, pinned.as_ref())?;
+    let now = batch_time(ctx);
+    if now > signed.reveal_deadline_unix_ms {
+        return Err(RoundError::Expired {
+            motion: log.motion_id.clone(),
+            reveal_deadline: signed.reveal_deadline_unix_ms,
+            now,
+        }
+        .into());
+    }
+    let mut commitments = BTreeMap::new();
+    for (index, hex_c) in log.commitments.iter().enumerate() {
+        let bad = |reason: String| RoundError::BadCommitment {
+            motion: log.motion_id.clone(),
+            index,
+            reason,
+        };
+        let bytes = hex::decode(hex_c).map_err(|_| bad("not hex".into()))?;
+        let c = pb::Commitment::decode(bytes.as_slice())
+            .map_err(|e| bad(format!("not a protobuf Commitment: {e}")))?;
+        let key =
+            panel_proto::commit_reveal::verify_commitment(&c).map_err(|e| bad(e.to_string()))?;
+        let (arbiter_id, _) =
+            seated
+                .get(key.as_bytes().as_slice())
+                .ok_or_else(|| RoundError::NotSeated {
+                    motion: log.motion_id.clone(),
+                    index,
+                    fingerprint: panel_proto::keys::fingerprint(&key),
+                })?;
+        if c.motion_id != motion.spec.motion_id || c.debate_id != motion.spec.debate_id {
+            return Err(bad(format!(
+                "it names motion {:?} of debate {:?}",
+                c.motion_id, c.debate_id
+            ))
+            .into());
+        }
+        if c.digest.len() != 32 {
+            return Err(bad(format!("its digest is {} bytes, not 32", c.digest.len())).into());
+        }
+        if c.committed_at_unix_ms > signed.commit_deadline_unix_ms {
+            return Err(RoundError::Late {
+                motion: log.motion_id.clone(),
+                arbiter: arbiter_id.clone(),
+                at: c.committed_at_unix_ms,
+                deadline: signed.commit_deadline_unix_ms,
+            }
+            .into());
+        }
+        let logged = SeatCommitment {
+            commitment: hex::encode(c.encode_to_vec()),
+            reveal: None,
+            equivocation: None,
+        };
+        if commitments.insert(arbiter_id.clone(), logged).is_some() {
+            return Err(RoundError::SecondCommitment {
+                motion: log.motion_id.clone(),
+                arbiter: arbiter_id.clone(),
+            }
+            .into());
+        }
+    }
+    let not_committed: Vec<&str> = motion
+        .seats
+        .iter()
+        .map(|s| s.arbiter_id.as_str())
+        .filter(|id| !commitments.contains_key(*id))
+        .collect();
+    let reply = json!({
+        "motion_id": log.motion_id,
+        "motion_digest": hex::encode(digest),
+        "signer_key": hex::encode(&signed.signer_key),
+        "committed": commitments.keys().collect::<Vec<_>>(),
+        "not_committed": not_committed,
+        "commit_deadline_ms": signed.commit_deadline_unix_ms,
+        "reveal_deadline_ms": signed.reveal_deadline_unix_ms,
+    });
+    let round = Round {
+        motion: log.motion.clone(),
+        motion_digest: hex::encode(digest),
+        signer_key: hex::encode(&signed.signer_key),
+        commit_deadline_ms: signed.commit_deadline_unix_ms,
+        reveal_deadline_ms: signed.reveal_deadline_unix_ms,
+        logged_log_index: ctx.log_index,
+        commitments,
+        absent: None,
+    };
+    if let Some(m) = state.motions.get_mut(&log.motion_id) {
+        m.round = Some(round);
+    }
+    state.rounds_logged = true;
     Ok(reply)
+}
+
+/// A reveal, from whoever submits it: accepted once per seat, inside the signed motion's
+/// reveal window, when it is a v2 ruling of the seat's registered key bound to the
+/// round's motion digest and opens the seat's logged commitment. A second, different
+/// ruling of a seat that already revealed is equivocation: never counted, and the first
+/// such ruling is kept on the motion as evidence.
+pub(super) fn submit_reveal(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    client_id: &str,
+    motion_id: &str,
+    reveal_hex: &str,
+) -> Result<Value, ApplyError> {
+    let motion = open_motion_ref(state, motion_id)?;
+    let round = motion
+        .round
+        .as_ref()
+        .ok_or_else(|| RoundError::NoRound(motion_id.to_owned()))?;
+    let now = batch_time(ctx);
+    if now <= round.commit_deadline_ms || now > round.reveal_deadline_ms {
+        return Err(RoundError::OutsideWindow {
+            motion: motion_id.to_owned(),
+            now,
+            commit_deadline: round.commit_deadline_ms,
+            reveal_deadline: round.reveal_deadline_ms,
+        }
+        .into());
+    }
+    let bad = |reason: String| ApplyError::BadReveal {
+        motion: motion_id.to_owned(),
+        reason,
+    };
+    let bytes = hex::decode(reveal_hex).map_err(|_| bad("not hex".into()))?;
+    let reveal = pb::Reveal::decode(bytes.as_slice())
+        .map_err(|e| bad(format!("not a protobuf Reveal: {e}")))?;
+    let sr = reveal
+        .signed_ruling
+        .ok_or_else(|| bad("a reveal needs the signed ruling".into()))?;
+    let signer = sr
+        .ruling
+        .as_ref()
+        .map(|r| r.arbiter_key.clone())
+        .unwrap_or_default();
+    let (seated, _) = seat_keys(state, motion)?;
+    let (arbiter_id, key) = seated.get(&signer).ok_or_else(|| RulingError::NotSeated {
+        fingerprint: hex::encode(&signer),
+    })?;
+    let state_hash = decoded_state_hash(motion)?;
+    let binding = Binding {
+        motion_id: &motion.spec.motion_id,
+        debate_id: &motion.spec.debate_id,
+        kind: motion.spec.kind,
+        state_hash: &state_hash,
+    };
+    let checked = ruling::check(&sr, arbiter_id, key, &binding)?;
+    let mut digest = [0u8; 32];
+    hex::decode_to_slice(&round.motion_digest, &mut digest)
+        .map_err(|_| bad("the logged round's motion digest is not 32 bytes of hex".into()))?;
+    signed_motion::check_ruling(&sr, arbiter_id, motion_id, Some(&digest))?;
+    let seat = round
+        .commitments
+        .get(arbiter_id)
+        .ok_or_else(|| RoundError::WithoutCommitment {
+            motion: motion_id.to_owned(),
+            arbiter: arbiter_id.clone(),
+        })?;
+    let arbiter_id = arbiter_id.clone();
+    if let Some(stored) = &seat.reveal {
+        let first = ruling::decode_reveal(&stored.reveal).map_err(bad)?.signed;
+        if first == sr {
+            return Err(RoundError::AlreadyRevealed {
+                motion: motion_id.to_owned(),
+                arbiter: arbiter_id,
+                submitted_by: stored.submitted_by.clone(),
+                log_index: stored.log_index,
+            }
+            .into());
+        }
+        if seat.equivocation.is_some() {
+            return Err(RoundError::Equivocation {
+                motion: motion_id.to_owned(),
+                arbiter: arbiter_id,
+            }
+            .into());
+        }
+        // Both rulings verify under the seat's key and bind this motion: the arbiter
+        // signed two answers to one question. Kept as evidence, counted never.
+        let reply = json!({
+            "motion_id": motion_id,
+            "arbiter_id": arbiter_id,
+            "counted": false,
+            "equivocation": true,
+            "first_reveal_log_index": stored.log_index,
+        });
+        if let Some(s) = state
+            .motions
+            .get_mut(motion_id)
+            .and_then(|m| m.round.as_mut())
+            .and_then(|r| r.commitments.get_mut(&arbiter_id))
+        {
+            s.equivocation = Some(WireRuling::encode(&sr));
+        }
+        return Ok(reply);
+    }
+    let commitment = pb::Commitment::decode(
+        hex::decode(&seat.commitment)
+            .map_err(|_| bad("the logged commitment is not hex".into()))?
+            .as_slice(),
+    )
+    .map_err(|e| bad(format!("the logged commitment does not decode: {e}")))?;
+    panel_proto::commit_reveal::check_opens(&commitment, &sr, &reveal.salt).map_err(|e| {
+        RoundError::Mismatch {
+            motion: motion_id.to_owned(),
+            arbiter: arbiter_id.clone(),
+            reason: e.to_string(),
+        }
+    })?;
+    let pending: Vec<&String> = round
+        .commitments
+        .iter()
+        .filter(|(id, s)| s.reveal.is_none() && **id != arbiter_id)
+        .map(|(id, _)| id)
+        .collect();
+    let reply = json!({
+        "motion_id": motion_id,
+        "arbiter_id": arbiter_id,
+        "counted": checked.revealed.is_some(),
+        "abstained": checked.revealed.is_none(),
+        "submitted_by": client_id,
+        "awaiting": pending,
+    });
+    let stored = StoredReveal {
+        reveal: ruling::RevealParts {
+            signed: sr,
+            salt: reveal.salt,
+            commitment,
+        }
+        .encode(),
+        submitted_by: client_id.to_owned(),
+        log_index: ctx.log_index,
+        counted: checked.revealed,
+        receipt: checked.receipt,
+    };
+    if let Some(s) = state
+        .motions
+        .get_mut(motion_id)
+        .and_then(|m| m.round.as_mut())
+        .and_then(|r| r.commitments.get_mut(&arbiter_id))
+    {
+        s.reveal = Some(stored);
+    }
+    Ok(reply)
+}
+
+/// Closes a logged round: refused before the signed reveal deadline while a logged
+/// commitment is still unrevealed (once all are revealed nothing can change, so it may
+/// close at once); then the acceptance rule decides from every stored reveal, and the
+/// seats that committed without revealing and those that never committed are recorded.
+/// The close names no ruling, so nobody choosing it can leave one out.
+pub(super) fn close_motion(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    motion_id: &str,
+) -> Result<Value, ApplyError> {
+    let motion = open_motion_ref(state, motion_id)?;
+    let round = motion
+        .round
+        .as_ref()
+        .ok_or_else(|| RoundError::NoRound(motion_id.to_owned()))?;
+    let now = batch_time(ctx);
+    let pending: Vec<String> = round
+        .commitments
+        .iter()
+        .filter(|(_, s)| s.reveal.is_none())
+        .map(|(id, _)| id.clone())
+        .collect();
+    if now <= round.reveal_deadline_ms && !pending.is_empty() {
+        return Err(RoundError::TooEarly {
+            motion: motion_id.to_owned(),
+            now,
+            deadline: round.reveal_deadline_ms,
+            pending,
+        }
+        .into());
+    }
+    let mut revealed = Vec::new();
+    let mut receipts = Vec::new();
+    let mut rulings = Vec::new();
+    let mut reveals = Vec::new();
+    let mut rationales = Vec::new();
+    let mut counted_from = Vec::new();
+    let mut revoked = Vec::new();
+    for (id, seat) in &round.commitments {
+        let Some(stored) = &seat.reveal else {
+            continue;
+        };
+        if state.arbiters.get(id).is_some_and(|a| a.revoked.is_some()) {
+            // Revoked since its reveal: its rulings no longer count.
+            revoked.push(id.clone());
+            continue;
+        }
+        let parts =
+            ruling::decode_reveal(&stored.reveal).map_err(|reason| ApplyError::BadReveal {
+                motion: motion_id.to_owned(),
+                reason,
+            })?;
+        if let Some(r) = parts.signed.ruling.as_ref() {
+            rationales.push(r.rationale.clone());
+        }
+        revealed.extend(stored.counted.clone());
+        receipts.extend(stored.receipt.clone());
+        rulings.push(WireRuling::encode(&parts.signed));
+        reveals.push(stored.reveal.clone());
+        counted_from.push(id.clone());
+    }
+    let absent = Absent {
+        committed_not_revealed: pending,
+        not_committed: motion
+            .seats
+            .iter()
+            .filter(|s| !round.commitments.contains_key(&s.arbiter_id))
+            .map(|s| s.arbiter_id.clone())
+            .collect(),
+        revoked,
+    };
+    let equivocated: Vec<&String> = round
+        .commitments
+        .iter()
+        .filter(|(_, s)| s.equivocation.is_some())
+        .map(|(id, _)| id)
+        .collect();
+    let policy = motion.spec.policy.clone().unwrap_or_default();
+    let verdict = acceptance::decide(
+        motion.spec.kind,
+        &motion.seats,
+        &revealed,
+        &receipts,
+        &policy,
+    );
+    let digest = round.motion_digest.clone();
+    let extra = json!({
+        "motion_digest": digest,
+        "revealed": counted_from,
+        "absent": absent,
+        "equivocated": equivocated,
+    });
+    if let Some(r) = state
+        .motions
+        .get_mut(motion_id)
+        .and_then(|m| m.round.as_mut())
+    {
+        r.absent = Some(absent);
+    }
+    let mut reply = conclude(
+        state,
+        ctx,
+        motion_id,
+        verdict,
+        rulings,
+        reveals,
+        &rationales,
+    );
+    if let (Some(reply), Value::Object(extra)) = (reply.as_object_mut(), extra) {
+        reply.extend(extra);
+    }
+    Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Attacks on the logged round: every test drives `apply_batch` with the entries a
+    //! leader (or anyone) could propose, and checks what the record then holds.
+
+    use ed25519_dalek::SigningKey;
+    use panel_proto::pb;
+    use prost::Message;
+
+    use crate::acceptance::{Decision, MotionKind, Stance};
+    use crate::apply::apply_batch;
+    use crate::command::{
+        ArbiterRegistration, Batch, BatchReply, ClientCommand, Command, CommitmentLog,
+        InternalCommand, Item, ItemReply, MotionSpec, OutcomeSubmission, TestCommand,
+    };
+    use crate::model::{MotionStatus, State};
+    use crate::ruling::{self, Binding};
+
+    const HASH: [u8; 32] = [0xab; 32];
+    const COMMIT_DEADLINE: i64 = 2_000;
+    const REVEAL_DEADLINE: i64 = 9_000;
+    /// Seats: keys 1..=4 are a1, a2 (stance A), b1, b2 (stance B); 9 holds no seat.
+    const SEATS: [(&str, u8, Stance, &str); 4] = [
+        ("a1", 1, Stance::A, "o1"),
+        ("a2", 2, Stance::A, "o2"),
+        ("b1", 3, Stance::B, "o1"),
+        ("b2", 4, Stance::B, "o3"),
+    ];
+
+    fn key(i: u8) -> SigningKey {
+        SigningKey::from_bytes(&[i; 32])
+    }
+
+    fn at(time_ms: u64, items: Vec<(&str, u64, Command)>) -> Batch {
+        Batch {
+            time_ms,
+            seed: 7,
+            items: items
+                .into_iter()
+                .map(|(c, r, command)| Item {
+                    client_id: c.into(),
+                    request_id: r,
+                    command,
+                    writer: None,
+                })
+                .collect(),
+            limits: None,
+        }
+    }
+
+    /// Four admitted arbiters and an open raw motion `m1` seating all four.
+    fn setup() -> State {
+        let mut s = State::default();
+        let mut items = vec![];
+        for (n, (id, i, stance, org)) in SEATS.iter().enumerate() {
+            items.push((
+                "t",
+                n as u64 * 2,
+                ClientCommand::RegisterArbiter(ArbiterRegistration {
+                    arbiter_id: (*id).into(),
+                    public_key: hex::encode(key(*i).verifying_key().to_bytes()),
+                    organisation: (*org).into(),
+                    model_family: format!("fam-{id}"),
+                    stance: *stance,
+                    endpoint: String::new(),
+                    attestation: None,
+                })
+                .into(),
+            ));
+            items.push((
+                "t",
+                n as u64 * 2 + 1,
+                TestCommand::SetAdmission {
+                    arbiter_id: (*id).into(),
+                    admitted: true,
+                    score_milli: 900,
+                }
+                .into(),
+            ));
+        }
+        items.push((
+            "t",
+            100,
+            TestCommand::OpenMotion(Box::new(MotionSpec {
+                motion_id: "m1".into(),
+                debate_id: "d1".into(),
+                kind: MotionKind::Merge,
+                state_hash: hex::encode(HASH),
+                seats: 4,
+                min_per_stance: 2,
+                contributors: vec![],
+                author_model_family: None,
+                policy: None,
+                question: None,
+                projection: None,
+                expected: None,
+            }))
+            .into(),
+        ));
+        let r = apply_batch(&mut s, 1, &at(1_000, items));
+        assert!(
+            r.items
+                .iter()
+                .all(|o| matches!(o.reply, ItemReply::Applied(_))),
+            "{r:?}"
+        );
+        s
+    }
+
+    fn signed_motion(tweak: impl FnOnce(&mut pb::Motion)) -> pb::Motion {
+        let mut m = pb::Motion {
+            motion_id: "m1".into(),
+            debate_id: "d1".into(),
+            kind: pb::MotionKind::Merge as i32,
+            state_hash: HASH.to_vec(),
+            commit_deadline_unix_ms: COMMIT_DEADLINE,
+            reveal_deadline_unix_ms: REVEAL_DEADLINE,
+            panel: (1..=4)
+                .map(|i| pb::PanelSeat {
+                    public_key: key(i).verifying_key().to_bytes().to_vec(),
+                    endpoint: String::new(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        tweak(&mut m);
+        panel_proto::sign_motion(&key(50), m)
+    }
+
+    /// What seat `i` makes for the motion with `digest`: its signed v2 ruling, salt and
+    /// signed commitment.
+    struct Sealed {
+        signed: pb::SignedRuling,
+        salt: [u8; 32],
+        commitment: pb::Commitment,
+    }
+
+    fn seal(i: u8, decision: Decision, digest: [u8; 32], salt: u8) -> Sealed {
+        let binding = Binding {
+            motion_id: "m1",
+            debate_id: "d1",
+            kind: MotionKind::Merge,
+            state_hash: &HASH,
+        };
+        let mut r = ruling::sign(&key(i), &binding, decision, 0.8, None)
+            .decode()
+            .unwrap()
+            .ruling
+            .unwrap();
+        r.motion_digest = digest.to_vec();
+        let signed = panel_proto::sign_ruling(&key(i), r).unwrap();
+        let salt = [salt; 32];
+        let commitment =
+            panel_proto::commit_reveal::commit(&key(i), &signed, &salt, 1_500).unwrap();
+        Sealed {
+            signed,
+            salt,
+            commitment,
+        }
+    }
+
+    impl Sealed {
+        fn reveal(&self) -> String {
+            hex::encode(
+                pb::Reveal {
+                    signed_ruling: Some(self.signed.clone()),
+                    salt: self.salt.to_vec(),
+                    commitment: None,
+                }
+                .encode_to_vec(),
+            )
+        }
+        fn commitment_hex(&self) -> String {
+            hex::encode(self.commitment.encode_to_vec())
+        }
+    }
+
+    fn log(m: &pb::Motion, sealed: &[&Sealed]) -> Command {
+        InternalCommand::LogCommitments(CommitmentLog {
+            motion_id: "m1".into(),
+            motion: crate::signed_motion::encode(m),
+            commitments: sealed.iter().map(|s| s.commitment_hex()).collect(),
+        })
+        .into()
+    }
+
+    fn reveal(s: &Sealed) -> Command {
+        ClientCommand::SubmitReveal {
+            motion_id: "m1".into(),
+            reveal: s.reveal(),
+        }
+        .into()
+    }
+
+    fn close() -> Command {
+        InternalCommand::CloseMotion {
+            motion_id: "m1".into(),
+        }
+        .into()
+    }
+
+    fn applied(r: &BatchReply) -> serde_json::Value {
+        match &r.items[0].reply {
+            ItemReply::Applied(v) => v.clone(),
+            other => panic!("expected it applied, got {other:?}"),
+        }
+    }
+
+    fn refused(r: &BatchReply) -> String {
+        match &r.items[0].reply {
+            ItemReply::Refused { code, message } => format!("{code}: {message}"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    /// One item at `time_ms`, with a fresh request id.
+    fn one(s: &mut State, time_ms: u64, who: &str, c: Command) -> BatchReply {
+        let n = s.requests.len() as u64 + 1_000;
+        apply_batch(s, n, &at(time_ms, vec![(who, n, c)]))
+    }
+
+    /// Three seats agree, b2 dissents. Its reveal is stored, so the close (which names no
+    /// ruling) counts it and the motion deadlocks; an outcome carrying only the three
+    /// agreeing reveals, which a driver could choose, is refused.
+    #[test]
+    fn a_stored_dissenting_reveal_cannot_be_left_out() {
+        let mut s = setup();
+        let m = signed_motion(|_| {});
+        let d = panel_proto::motion_digest(&m);
+        let seats: Vec<Sealed> = (1..=4)
+            .map(|i| {
+                let dec = if i == 4 { Decision::No } else { Decision::Yes };
+                seal(i, dec, d, i)
+            })
+            .collect();
+        let v = applied(&one(
+            &mut s,
+            2_100,
+            "motion-driver",
+            log(&m, &seats.iter().collect::<Vec<_>>()),
+        ));
+        assert_eq!(v["committed"], serde_json::json!(["a1", "a2", "b1", "b2"]));
+        for seat in &seats {
+            applied(&one(&mut s, 3_000, "anyone", reveal(seat)));
+        }
+        // The old one-entry outcome with the agreeing three is refused.
+        let chosen = OutcomeSubmission {
+            motion_id: "m1".into(),
+            rulings: vec![],
+            reveals: seats[..3]
+                .iter()
+                .map(|x| {
+                    ruling::RevealParts {
+                        signed: x.signed.clone(),
+                        salt: x.salt.to_vec(),
+                        commitment: x.commitment.clone(),
+                    }
+                    .encode()
+                })
+                .collect(),
+            motion: Some(crate::signed_motion::encode(&m)),
+        };
+        let r = one(
+            &mut s,
+            3_100,
+            "motion-driver",
+            InternalCommand::RecordOutcome(chosen.clone()).into(),
+        );
+        assert!(refused(&r).starts_with("round_required"), "{}", refused(&r));
+        let r = one(
+            &mut s,
+            3_100,
+            "t",
+            TestCommand::RecordOutcome(chosen).into(),
+        );
+        assert!(refused(&r).starts_with("round_required"), "{}", refused(&r));
+        // Every logged commitment is revealed: the close may come before the deadline.
+        let v = applied(&one(&mut s, 3_200, "motion-driver", close()));
+        assert!(v["verdict"]["Deadlocked"].is_object(), "{v}");
+        assert_eq!(v["revealed"], serde_json::json!(["a1", "a2", "b1", "b2"]));
+        let motion = s.motions.get("m1").unwrap();
+        assert_eq!(
+            motion.rulings.len(),
+            4,
+            "every stored ruling is on the record"
+        );
+        assert!(matches!(motion.status, MotionStatus::Decided(_)));
+        // Decided: no further reveal or close.
+        let r = one(&mut s, 3_300, "motion-driver", close());
+        assert!(refused(&r).starts_with("motion_closed"), "{}", refused(&r));
+    }
+
+    /// Without b2's dissent the same three would carry it: the close decides from what is
+    /// stored, and records b2 as committed-not-revealed once its window is over.
+    #[test]
+    fn a_close_before_the_reveal_deadline_is_refused_and_absent_seats_are_recorded() {
+        let mut s = setup();
+        let m = signed_motion(|_| {});
+        let d = panel_proto::motion_digest(&m);
+        let a1 = seal(1, Decision::Yes, d, 1);
+        let a2 = seal(2, Decision::Yes, d, 2);
+        let b1 = seal(3, Decision::Yes, d, 3);
+        let b2 = seal(4, Decision::No, d, 4);
+        // b1 never committed (its node was unreachable); b2 commits and never reveals.
+        let v = applied(&one(
+            &mut s,
+            2_100,
+            "motion-driver",
+            log(&m, &[&a1, &a2, &b2]),
+        ));
+        assert_eq!(v["not_committed"], serde_json::json!(["b1"]));
+        for seat in [&a1, &a2] {
+            applied(&one(&mut s, 3_000, "motion-driver", reveal(seat)));
+        }
+        // b1's reveal opens no logged commitment.
+        let r = one(&mut s, 3_000, "b1-node", reveal(&b1));
+        assert!(
+            refused(&r).starts_with("reveal_without_commitment"),
+            "{}",
+            refused(&r)
+        );
+        for t in [3_000, REVEAL_DEADLINE as u64] {
+            let r = one(&mut s, t, "motion-driver", close());
+            let why = refused(&r);
+            assert!(
+                why.starts_with("close_too_early") && why.contains("b2"),
+                "{why}"
+            );
+        }
+        assert_eq!(s.motions.get("m1").unwrap().status, MotionStatus::Open);
+        // After the deadline b2 can no longer reveal, and the close records who is absent.
+        let r = one(&mut s, REVEAL_DEADLINE as u64 + 1, "b2-node", reveal(&b2));
+        assert!(
+            refused(&r).starts_with("reveal_outside_window"),
+            "{}",
+            refused(&r)
+        );
+        let v = applied(&one(
+            &mut s,
+            REVEAL_DEADLINE as u64 + 1,
+            "motion-driver",
+            close(),
+        ));
+        assert_eq!(
+            v["absent"]["committed_not_revealed"],
+            serde_json::json!(["b2"])
+        );
+        assert_eq!(v["absent"]["not_committed"], serde_json::json!(["b1"]));
+        assert!(
+            v["verdict"]["Deadlocked"].is_object(),
+            "only stance A revealed: {v}"
+        );
+        let round = s.motions.get("m1").unwrap().round.clone().unwrap();
+        assert_eq!(round.absent.unwrap().committed_not_revealed, vec!["b2"]);
+    }
+
+    #[test]
+    fn reveals_without_a_logged_commitment_from_non_seats_or_for_other_motions_are_refused() {
+        let mut s = setup();
+        let m = signed_motion(|_| {});
+        let d = panel_proto::motion_digest(&m);
+        let a1 = seal(1, Decision::Yes, d, 1);
+        let a2 = seal(2, Decision::Yes, d, 2);
+        // Before any round is logged.
+        let r = one(&mut s, 3_000, "a1-node", reveal(&a1));
+        assert!(refused(&r).starts_with("no_round"), "{}", refused(&r));
+        applied(&one(&mut s, 2_100, "motion-driver", log(&m, &[&a1])));
+        let cases: Vec<(&str, Command, u64, &str)> = vec![
+            (
+                "no commitment logged",
+                reveal(&a2),
+                3_000,
+                "reveal_without_commitment",
+            ),
+            (
+                "non-seat",
+                reveal(&seal(9, Decision::Yes, d, 9)),
+                3_000,
+                "bad_ruling",
+            ),
+            (
+                "another motion digest",
+                reveal(&seal(
+                    1,
+                    Decision::Yes,
+                    panel_proto::motion_digest(&signed_motion(|m| m.reveal_deadline_unix_ms += 1)),
+                    1,
+                )),
+                3_000,
+                "motion_refused",
+            ),
+            (
+                "a v1 ruling",
+                reveal(&{
+                    let mut x = seal(1, Decision::Yes, d, 1);
+                    let mut r = x.signed.ruling.clone().unwrap();
+                    r.motion_digest.clear();
+                    x.signed = panel_proto::sign_ruling(&key(1), r).unwrap();
+                    x
+                }),
+                3_000,
+                "motion_refused",
+            ),
+            (
+                "wrong salt",
+                reveal(&Sealed {
+                    salt: [7; 32],
+                    ..seal(1, Decision::Yes, d, 1)
+                }),
+                3_000,
+                "reveal_mismatch",
+            ),
+            (
+                "before the commit deadline",
+                reveal(&a1),
+                COMMIT_DEADLINE as u64,
+                "reveal_outside_window",
+            ),
+            (
+                "after the reveal deadline",
+                reveal(&a1),
+                REVEAL_DEADLINE as u64 + 1,
+                "reveal_outside_window",
+            ),
+        ];
+        for (what, c, t, code) in cases {
+            let r = one(&mut s, t, "anyone", c);
+            assert!(refused(&r).starts_with(code), "{what}: {}", refused(&r));
+        }
+        let round = s.motions.get("m1").unwrap().round.clone().unwrap();
+        assert!(
+            round.commitments["a1"].reveal.is_none(),
+            "nothing was stored"
+        );
+        // The genuine reveal is still accepted, from anyone, once.
+        let v = applied(&one(&mut s, 3_000, "a1-node", reveal(&a1)));
+        assert_eq!(v["submitted_by"], "a1-node");
+        let r = one(&mut s, 3_001, "motion-driver", reveal(&a1));
+        assert!(
+            refused(&r).starts_with("already_revealed"),
+            "{}",
+            refused(&r)
+        );
+    }
+
+    #[test]
+    fn commitments_from_non_seats_late_or_forged_and_a_second_log_are_refused() {
+        let m = signed_motion(|_| {});
+        let d = panel_proto::motion_digest(&m);
+        let a1 = seal(1, Decision::Yes, d, 1);
+        let outsider = seal(9, Decision::Yes, d, 9);
+        let mut late = seal(2, Decision::Yes, d, 2);
+        late.commitment = panel_proto::commit_reveal::commit(
+            &key(2),
+            &late.signed,
+            &late.salt,
+            COMMIT_DEADLINE + 1,
+        )
+        .unwrap();
+        let mut forged = seal(3, Decision::Yes, d, 3);
+        forged.commitment.committed_at_unix_ms = 1_000;
+        let other_motion = signed_motion(|m| m.panel.truncate(3));
+        let cases: Vec<(&str, Command, u64, &str)> = vec![
+            (
+                "non-seat",
+                log(&m, &[&a1, &outsider]),
+                2_100,
+                "bad_commitment",
+            ),
+            ("late", log(&m, &[&a1, &late]), 2_100, "late_commitment"),
+            ("forged", log(&m, &[&forged]), 2_100, "bad_commitment"),
+            ("twice", log(&m, &[&a1, &a1]), 2_100, "bad_commitment"),
+            (
+                "other seats",
+                log(&other_motion, &[&a1]),
+                2_100,
+                "motion_refused",
+            ),
+            (
+                "expired",
+                log(&m, &[&a1]),
+                REVEAL_DEADLINE as u64 + 1,
+                "round_expired",
+            ),
+        ];
+        for (what, c, t, code) in cases {
+            let mut s = setup();
+            let r = one(&mut s, t, "motion-driver", c);
+            assert!(refused(&r).starts_with(code), "{what}: {}", refused(&r));
+            assert!(s.motions.get("m1").unwrap().round.is_none(), "{what}");
+        }
+        let mut s = setup();
+        applied(&one(&mut s, 2_100, "motion-driver", log(&m, &[&a1])));
+        let r = one(
+            &mut s,
+            2_200,
+            "motion-driver",
+            log(&m, &[&a1, &seal(2, Decision::Yes, d, 2)]),
+        );
+        assert!(refused(&r).starts_with("round_logged"), "{}", refused(&r));
+    }
+
+    /// A seat that revealed and then signs another answer to the same motion: the second
+    /// ruling is kept as evidence and never counted; a third is refused.
+    #[test]
+    fn equivocation_is_recorded_and_never_counted() {
+        let mut s = setup();
+        let m = signed_motion(|_| {});
+        let d = panel_proto::motion_digest(&m);
+        let seats: Vec<Sealed> = (1..=4).map(|i| seal(i, Decision::Yes, d, i)).collect();
+        applied(&one(
+            &mut s,
+            2_100,
+            "motion-driver",
+            log(&m, &seats.iter().collect::<Vec<_>>()),
+        ));
+        applied(&one(&mut s, 3_000, "motion-driver", reveal(&seats[3])));
+        let flip = seal(4, Decision::No, d, 40);
+        let v = applied(&one(&mut s, 3_100, "b2-node", reveal(&flip)));
+        assert_eq!(v["equivocation"], true);
+        assert_eq!(v["counted"], false);
+        let r = one(
+            &mut s,
+            3_200,
+            "b2-node",
+            reveal(&seal(4, Decision::No, d, 41)),
+        );
+        assert!(refused(&r).starts_with("equivocation"), "{}", refused(&r));
+        for seat in &seats[..3] {
+            applied(&one(&mut s, 3_300, "motion-driver", reveal(seat)));
+        }
+        let v = applied(&one(&mut s, 3_400, "motion-driver", close()));
+        assert!(
+            v["verdict"]["Accepted"].is_object(),
+            "the first ruling counts: {v}"
+        );
+        assert_eq!(v["equivocated"], serde_json::json!(["b2"]));
+        let round = s.motions.get("m1").unwrap().round.clone().unwrap();
+        assert!(round.commitments["b2"].equivocation.is_some());
+    }
 }

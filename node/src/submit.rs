@@ -1,0 +1,145 @@
+//! A node submits its own reveals to the coordinator (docs/COORDINATOR.md "The
+//! commit-reveal round"): after it reveals, it writes `SubmitReveal` to the replicas it
+//! knows, so its ruling reaches the record even when the leader's driver never delivers
+//! it. Apply accepts the reveal only if it opens the node's logged commitment, and a copy
+//! the driver already submitted is refused as a duplicate, which changes nothing.
+//!
+//! The coordinator's `Coordinator.Write` is called with the node's own transport (mutual
+//! TLS with its certificate, or the loopback debug mode). Its two messages are declared
+//! here from `coordinator/proto/coordinator.proto`, so the node needs no coordinator crate.
+
+use std::time::Duration;
+
+use panel_proto::pb::Reveal;
+use panel_transport::Transport;
+use prost::Message;
+use tracing::{Instrument, info, warn};
+
+/// `crucible.coordinator.v1.WriteRequest`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct WriteRequest {
+    #[prost(string, tag = "1")]
+    pub client_id: String,
+    #[prost(uint64, tag = "2")]
+    pub request_id: u64,
+    #[prost(string, tag = "3")]
+    pub command_json: String,
+    #[prost(bool, tag = "4")]
+    pub forwarded: bool,
+}
+
+/// `crucible.coordinator.v1.WriteReply`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct WriteReply {
+    #[prost(bool, tag = "1")]
+    pub applied: bool,
+    #[prost(string, tag = "2")]
+    pub result_json: String,
+    #[prost(uint64, tag = "3")]
+    pub log_index: u64,
+    #[prost(bool, tag = "4")]
+    pub duplicate: bool,
+}
+
+const WRITE_PATH: &str = "/crucible.coordinator.v1.Coordinator/Write";
+
+/// How many times the replicas are tried in turn before the node gives up (the driver
+/// still collects the reveal in the common case, so a failure here is logged, not fatal).
+const ATTEMPTS: u32 = 6;
+
+/// The `SubmitReveal` write of one reveal: the command JSON and a request id derived from
+/// the motion and the arbiter key, so retries (and a restarted node) apply at most once.
+pub fn submit_request(client_id: &str, motion_id: &str, reveal: &Reveal) -> WriteRequest {
+    let arbiter_key = reveal
+        .signed_ruling
+        .as_ref()
+        .and_then(|s| s.ruling.as_ref())
+        .map(|r| r.arbiter_key.clone())
+        .unwrap_or_default();
+    let command = serde_json::json!({
+        "SubmitReveal": { "motion_id": motion_id, "reveal": hex::encode(reveal.encode_to_vec()) }
+    });
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(
+        [
+            b"submit-reveal\0".as_slice(),
+            motion_id.as_bytes(),
+            b"\0",
+            &arbiter_key,
+        ]
+        .concat(),
+    );
+    let mut rid = [0u8; 8];
+    rid.copy_from_slice(&digest[..8]);
+    WriteRequest {
+        client_id: client_id.to_owned(),
+        request_id: u64::from_be_bytes(rid),
+        command_json: command.to_string(),
+        forwarded: false,
+    }
+}
+
+async fn write_once(
+    transport: &Transport,
+    addr: &str,
+    req: WriteRequest,
+) -> Result<WriteReply, tonic::Status> {
+    let channel = transport
+        .endpoint(addr)
+        .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?
+        .timeout(Duration::from_secs(10))
+        .connect()
+        .await
+        .map_err(|e| tonic::Status::unavailable(format!("connect: {e}")))?;
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let codec = tonic_prost::ProstCodec::<WriteRequest, WriteReply>::default();
+    grpc.unary(
+        tonic::Request::new(req),
+        tonic::codegen::http::uri::PathAndQuery::from_static(WRITE_PATH),
+        codec,
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+/// Writes the reveal to `coordinators` in the background, trying each in turn.
+pub fn spawn_submit(transport: Transport, coordinators: Vec<String>, req: WriteRequest) {
+    if coordinators.is_empty() {
+        return;
+    }
+    let span = tracing::info_span!("submit_reveal", request = req.request_id);
+    tokio::spawn(
+        async move {
+            let mut last = String::new();
+            for attempt in 0..ATTEMPTS * coordinators.len() as u32 {
+                let addr = &coordinators[attempt as usize % coordinators.len()];
+                match write_once(&transport, addr, req.clone()).await {
+                    Ok(r) if r.applied => {
+                        info!(
+                            log_index = r.log_index,
+                            "own reveal stored by the coordinator"
+                        );
+                        return;
+                    }
+                    Ok(r) => {
+                        // Refused in apply: most often the driver's copy came first.
+                        info!(reply = %r.result_json, "own reveal not stored");
+                        return;
+                    }
+                    Err(s) if s.code() == tonic::Code::Unavailable => {
+                        last = s.message().to_owned();
+                        tokio::time::sleep(Duration::from_millis(100 << attempt.min(4))).await;
+                    }
+                    Err(s) => {
+                        warn!(%addr, error = %s.message(), "own reveal refused");
+                        return;
+                    }
+                }
+            }
+            warn!(error = %last, "own reveal not submitted: no coordinator answered");
+        }
+        .instrument(span),
+    );
+}
