@@ -166,8 +166,17 @@ pub fn on_record(c: &Command) -> bool {
     )
 }
 
-fn dedup_key(client_id: &str, request_id: u64) -> String {
-    format!("{client_id}#{request_id}")
+/// The deduplication key of an item. A write stamped with an authenticated writer is keyed
+/// under that writer too, so no client can make another's write a "duplicate" (and drop
+/// it) by reusing its client and request ids; unstamped items (the drivers', records from
+/// before identities were stamped) keep the plain key.
+fn dedup_key(item: &crate::command::Item) -> String {
+    match &item.writer {
+        Some(w) if w.identity != limits::ANONYMOUS => {
+            format!("{}/{}#{}", w.identity, item.client_id, item.request_id)
+        }
+        _ => format!("{}#{}", item.client_id, item.request_id),
+    }
 }
 
 /// Apply one Raft entry's batch. Items with a known `(client_id, request_id)` return their
@@ -178,7 +187,7 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
     }
     let mut items = Vec::with_capacity(batch.items.len());
     for (i, item) in batch.items.iter().enumerate() {
-        let key = (!item.client_id.is_empty()).then(|| dedup_key(&item.client_id, item.request_id));
+        let key = (!item.client_id.is_empty()).then(|| dedup_key(item));
         if let Some(stored) = key.as_deref().and_then(|k| state.requests.get(k)) {
             items.push(ItemOutcome {
                 reply: stored.reply.clone(),
@@ -492,6 +501,51 @@ mod tests {
             motion: None,
         })
         .into()
+    }
+
+    #[test]
+    fn one_writers_ids_cannot_make_anothers_write_a_duplicate() {
+        let mut s = State::default();
+        let item = |identity: &str| Item {
+            client_id: "cli".into(),
+            request_id: 1,
+            command: register(
+                &format!("arb-{identity}"),
+                identity.len() as u8,
+                Stance::A,
+                "o1",
+            ),
+            writer: Some(crate::limits::Writer {
+                identity: identity.into(),
+                organisation: Some("o1".into()),
+            }),
+        };
+        // Two authenticated writers who happen to (or one of whom means to) use the same
+        // client and request ids: both writes apply.
+        let r = apply_batch(
+            &mut s,
+            1,
+            &Batch {
+                time_ms: 1,
+                seed: 1,
+                items: vec![item("aaaa"), item("bbbbbb")],
+                limits: None,
+            },
+        );
+        assert!(r.items.iter().all(|o| !o.duplicate), "{r:?}");
+        assert_eq!(s.arbiters.len(), 2);
+        // The same writer retrying is still deduplicated.
+        let again = apply_batch(
+            &mut s,
+            2,
+            &Batch {
+                time_ms: 2,
+                seed: 2,
+                items: vec![item("aaaa")],
+                limits: None,
+            },
+        );
+        assert!(again.items[0].duplicate);
     }
 
     #[test]
