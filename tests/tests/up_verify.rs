@@ -59,16 +59,37 @@ fn entries(r: &Value) -> &Vec<Value> {
     r["entries"].as_array().expect("entries")
 }
 
-/// Index of the first entry whose command is a RecordOutcome with `n` reveals or more.
-fn outcome_entry(r: &Value, n: usize) -> usize {
-    entries(r)
+/// The first motion with four submitted reveals: their entry indices and its close's.
+fn revealed_motion(r: &Value) -> (Vec<usize>, usize) {
+    let list = entries(r);
+    for (close, e) in list.iter().enumerate() {
+        let Some(id) = e["command"]["CloseMotion"]["motion_id"].as_str() else {
+            continue;
+        };
+        let reveals: Vec<usize> = (0..close)
+            .filter(|&n| list[n]["command"]["SubmitReveal"]["motion_id"].as_str() == Some(id))
+            .collect();
+        if reveals.len() >= 4 {
+            return (reveals, close);
+        }
+    }
+    panic!("no motion with four submitted reveals on the record")
+}
+
+/// Removes the entries at `drop` and renumbers the rest, so the sequence stays gapless
+/// and the tampering is caught by re-applying, not by the sequence check.
+fn remove_entries(r: &mut Value, drop: &[usize]) {
+    let list = r["entries"].as_array_mut().expect("entries");
+    let kept: Vec<Value> = list
         .iter()
-        .position(|e| {
-            e["command"]["RecordOutcome"]["reveals"]
-                .as_array()
-                .is_some_and(|a| a.len() >= n)
-        })
-        .expect("an outcome entry with reveals")
+        .enumerate()
+        .filter(|(n, _)| !drop.contains(n))
+        .map(|(_, e)| e.clone())
+        .collect();
+    *list = kept;
+    for (n, e) in list.iter_mut().enumerate() {
+        e["seq"] = Value::from(n as u64);
+    }
 }
 
 fn decode_reveal(hex_reveal: &str) -> pb::Reveal {
@@ -139,11 +160,12 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
     let record: Value =
         serde_json::from_slice(&std::fs::read(&path).expect("read record")).expect("json");
 
-    // 1. A changed decision inside a signed ruling: the signature no longer verifies.
-    let i = outcome_entry(&record, 4);
+    // 1. A changed decision inside a submitted reveal: the signature no longer verifies.
+    let (reveals, close) = revealed_motion(&record);
+    let i = reveals[0];
     let out = tampered(dir.path(), "changed-decision", &record, |r| {
-        let reveals = &mut r["entries"][i]["command"]["RecordOutcome"]["reveals"];
-        let mut rev = decode_reveal(reveals[0].as_str().expect("hex"));
+        let reveal = &mut r["entries"][i]["command"]["SubmitReveal"]["reveal"];
+        let mut rev = decode_reveal(reveal.as_str().expect("hex"));
         let ruling = rev
             .signed_ruling
             .as_mut()
@@ -154,7 +176,7 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
         } else {
             pb::Decision::Accept as i32
         };
-        reveals[0] = Value::String(hex::encode(rev.encode_to_vec()));
+        *reveal = Value::String(hex::encode(rev.encode_to_vec()));
     });
     assert_fails(
         &out,
@@ -163,19 +185,12 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
     );
     assert_fails(&out, "re-applying it is refused", "changed decision");
 
-    // 2. A dropped ruling: the tallies recorded no longer follow from the reveals.
+    // 2. A dropped reveal: the close recorded no longer follows from the reveals on the
+    // record (the seat shows as committed and not revealed, or the early close is refused).
     let out = tampered(dir.path(), "dropped-ruling", &record, |r| {
-        let reveals = r["entries"][i]["command"]["RecordOutcome"]["reveals"]
-            .as_array_mut()
-            .expect("reveals");
-        reveals.pop();
+        remove_entries(r, &[reveals[3]]);
     });
-    assert_fails(
-        &out,
-        &format!("entry {}", record["entries"][i]["seq"]),
-        "dropped ruling",
-    );
-    assert_fails(&out, "differs from re-applying it", "dropped ruling");
+    assert_fails(&out, &format!("entry {}", close - 1), "dropped reveal");
 
     // 3. A swapped key: an arbiter registered under another key cannot have signed its
     // rulings.
@@ -212,30 +227,35 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
     assert_fails(&out, "verdicts[0].ledger[0].merit", "edited ledger value");
 
     // 6. A one-stance acceptance injected: keep only stance A's reveals of an accepted
-    // motion; the record still claims acceptance, re-applying deadlocks.
+    // motion; the record still claims its close, re-applying it does not.
     let keys = stances(&record);
-    let out = tampered(dir.path(), "one-stance", &record, |r| {
-        let reveals = r["entries"][i]["command"]["RecordOutcome"]["reveals"]
-            .as_array_mut()
-            .expect("reveals");
-        reveals.retain(|h| {
-            let rev = decode_reveal(h.as_str().unwrap_or(""));
+    let stance_b: Vec<usize> = reveals
+        .iter()
+        .copied()
+        .filter(|&n| {
+            let rev = decode_reveal(
+                record["entries"][n]["command"]["SubmitReveal"]["reveal"]
+                    .as_str()
+                    .unwrap_or(""),
+            );
             let key = hex::encode(
                 rev.signed_ruling
                     .and_then(|s| s.ruling)
                     .map(|x| x.arbiter_key)
                     .unwrap_or_default(),
             );
-            keys.iter().any(|(k, s)| *k == key && s == "A")
-        });
-        assert_eq!(reveals.len(), 2, "two stance-A reveals remain");
+            keys.iter().any(|(k, s)| *k == key && s == "B")
+        })
+        .collect();
+    assert_eq!(stance_b.len(), 2, "two stance-B reveals to remove");
+    let out = tampered(dir.path(), "one-stance", &record, |r| {
+        remove_entries(r, &stance_b);
     });
     assert_fails(
         &out,
-        &format!("entry {}", record["entries"][i]["seq"]),
+        &format!("entry {}", close - 2),
         "one-stance acceptance",
     );
-    assert_fails(&out, "SingleStanceGroup", "one-stance acceptance");
 
     // Malformed input is bad input, not a crash.
     let junk = dir.path().join("junk.json");
