@@ -276,6 +276,9 @@ struct BenchArgs {
     /// Measure the cluster in the loopback plaintext mode instead of mutual TLS.
     #[arg(long)]
     insecure_loopback: bool,
+    /// With --insecure-loopback: still sign motions and bind rulings to them.
+    #[arg(long)]
+    signed_motions: bool,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -474,6 +477,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     dir: b.dir,
                     panel_bin: std::env::current_exe()?,
                     tls: !b.insecure_loopback,
+                    signed_motions: b.signed_motions,
                 })
                 .await?;
                 println!("{}", report.render());

@@ -42,6 +42,9 @@ pub struct BenchOptions {
     /// Mutual TLS on every hop (certificates issued under the bench folder), as
     /// production runs; off: the loopback plaintext debug mode, for comparison.
     pub tls: bool,
+    /// Without TLS: still sign every motion and bind every ruling to it (envelope v2), to
+    /// tell the cost of signed motions from the cost of the transport. Always on with TLS.
+    pub signed_motions: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -151,12 +154,39 @@ impl Report {
     }
 }
 
-/// Arbiter `i` of the bench: key from a fixed derivation, stance and organisation spread.
-fn arbiter(i: usize) -> (SigningKey, ArbiterRegistration) {
+/// What a chartered (TLS) bench cluster needs from the bench: the charter's motion key,
+/// to sign each motion as the driver does, and the organisations' roster keys, to endorse
+/// the bench's arbiters.
+struct Federation {
+    motion_key: SigningKey,
+    rosters: Vec<(String, SigningKey)>,
+}
+
+impl Federation {
+    fn load(issued: &pki::Issued) -> Result<Self, BenchError> {
+        let rosters = pki::LOCAL_ORGANISATIONS
+            .iter()
+            .map(|o| {
+                Ok((
+                    (*o).to_owned(),
+                    pki::read_seed_key(&issued.signing_key_path(o))?,
+                ))
+            })
+            .collect::<Result<_, BenchError>>()?;
+        Ok(Self {
+            motion_key: pki::read_seed_key(&issued.motion_key_path())?,
+            rosters,
+        })
+    }
+}
+
+/// Arbiter `i` of the bench: key from a fixed derivation, stance and organisation spread;
+/// in a chartered cluster of the charter's organisations, attested as registrations must be.
+fn arbiter(i: usize, federation: Option<&Federation>) -> (SigningKey, ArbiterRegistration) {
     let seed: [u8; 32] = Sha256::digest(format!("bench-arbiter-{i}").as_bytes()).into();
     let key = SigningKey::from_bytes(&seed);
     let stance = [Stance::A, Stance::A, Stance::B, Stance::B, Stance::None][i % 5];
-    let reg = ArbiterRegistration {
+    let mut reg = ArbiterRegistration {
         arbiter_id: format!("arb-{i}"),
         public_key: hex::encode(key.verifying_key().to_bytes()),
         organisation: format!("org-{}", i % 3),
@@ -165,6 +195,11 @@ fn arbiter(i: usize) -> (SigningKey, ArbiterRegistration) {
         endpoint: String::new(),
         attestation: None,
     };
+    if let Some(f) = federation.filter(|f| !f.rosters.is_empty()) {
+        let (org, roster) = &f.rosters[i % f.rosters.len()];
+        reg.organisation = org.clone();
+        reg.attestation = crate::charter::attest(&reg, &key, roster).ok();
+    }
     (key, reg)
 }
 
@@ -213,6 +248,8 @@ struct Cluster {
     addrs: Vec<String>,
     /// How the bench's clients dial the replicas (an operator's identity under TLS).
     transport: Transport,
+    /// The charter's keys, for a chartered (TLS) cluster.
+    federation: Option<Arc<Federation>>,
 }
 
 impl Drop for Cluster {
@@ -264,10 +301,20 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
         )?,
         None => Transport::InsecureLoopback,
     };
+    let federation = match &pki {
+        Some(p) => Some(Arc::new(Federation::load(p)?)),
+        // An unchartered cluster checks a motion's signature under the key it names.
+        None if opts.signed_motions => Some(Arc::new(Federation {
+            motion_key: SigningKey::from_bytes(&Sha256::digest(b"bench-motion-key").into()),
+            rosters: Vec::new(),
+        })),
+        None => None,
+    };
     let mut cluster = Cluster {
         children: Vec::new(),
         addrs: Vec::new(),
         transport,
+        federation,
     };
     for id in 1..=3u64 {
         let addr = format!("127.0.0.1:{}", free_port()?);
@@ -289,7 +336,9 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
                 .arg("--tls")
                 .arg(p.dir(&pki::replica_dir_name(id)))
                 .arg("--charter")
-                .arg(p.charter_path()),
+                .arg(p.charter_path())
+                .arg("--motion-key")
+                .arg(p.motion_key_path()),
             None => cmd.arg("--insecure-loopback"),
         };
         let child = cmd
@@ -343,8 +392,14 @@ async fn leader_addr(t: &Transport, addr: &str) -> Result<String, BenchError> {
     Err(BenchError::Setup("no leader elected within 10 s".into()))
 }
 
-/// The two commands of decision `n`, rulings already signed.
-fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, Command) {
+/// The two commands of decision `n`, rulings already signed. With a motion key the motion
+/// is signed as the driver signs it and every ruling binds its digest (envelope v2), as a
+/// chartered cluster requires.
+fn decision(
+    n: usize,
+    keys: &[(SigningKey, ArbiterRegistration)],
+    motion_key: Option<&SigningKey>,
+) -> (Command, Command) {
     let motion_id = format!("bench-m{n}");
     let state_hash = hex::encode(Sha256::digest(motion_id.as_bytes()));
     let open = TestCommand::OpenMotion(Box::new(MotionSpec {
@@ -368,11 +423,29 @@ fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, C
         kind: MotionKind::Merge,
         state_hash: &hash_bytes,
     };
+    let signed_motion = motion_key.map(|mk| {
+        let m = panel_proto::pb::Motion {
+            motion_id: motion_id.clone(),
+            debate_id: "bench".into(),
+            kind: crate::ruling::wire_kind(MotionKind::Merge) as i32,
+            state_hash: hash_bytes.to_vec(),
+            panel: keys
+                .iter()
+                .map(|(k, _)| panel_proto::pb::PanelSeat {
+                    public_key: k.verifying_key().to_bytes().to_vec(),
+                    endpoint: String::new(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        panel_proto::sign_motion(mk, m)
+    });
+    let digest = signed_motion.as_ref().map(panel_proto::motion_digest);
     let reveals: Vec<String> = keys
         .iter()
         .enumerate()
         .map(|(i, (k, _))| {
-            let signed = ruling::sign(k, &b, Decision::Yes, 0.85, None)
+            let signed = ruling::sign_answering(k, &b, Decision::Yes, 0.85, None, digest.as_ref())
                 .decode()
                 .unwrap_or_default();
             let salt: [u8; 32] =
@@ -390,13 +463,17 @@ fn decision(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> (Command, C
         motion_id: motion_id.clone(),
         rulings: vec![],
         reveals,
-        motion: None,
+        motion: signed_motion.as_ref().map(crate::signed_motion::encode),
     });
     (open.into(), record.into())
 }
 
 /// Decisions `0..n`, signed on every available core.
-fn presign(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> Vec<(Command, Command)> {
+fn presign(
+    n: usize,
+    keys: &[(SigningKey, ArbiterRegistration)],
+    motion_key: Option<&SigningKey>,
+) -> Vec<(Command, Command)> {
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let chunk = n.div_ceil(threads).max(1);
     std::thread::scope(|s| {
@@ -405,7 +482,7 @@ fn presign(n: usize, keys: &[(SigningKey, ArbiterRegistration)]) -> Vec<(Command
             .map(|start| {
                 s.spawn(move || {
                     (start..(start + chunk).min(n))
-                        .map(|i| decision(i, keys))
+                        .map(|i| decision(i, keys, motion_key))
                         .collect::<Vec<_>>()
                 })
             })
@@ -480,15 +557,28 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let mut setup_client = client::coordinator(&t, &leader)?;
     let setup = client::StreamWriter::open(&mut setup_client).await?;
 
-    let keys: Vec<_> = (0..5).map(arbiter).collect();
+    let federation = cluster.federation.clone();
+    let keys: Vec<_> = (0..5).map(|i| arbiter(i, federation.as_deref())).collect();
     for (i, (_, reg)) in keys.iter().enumerate() {
-        setup
-            .write(
-                "bench-setup",
-                2 * i as u64,
-                &ClientCommand::RegisterArbiter(reg.clone()).into(),
-            )
-            .await?;
+        let register: Command = ClientCommand::RegisterArbiter(reg.clone()).into();
+        // A chartered cluster holds client writes back until its charter is adopted.
+        let mut tries = 0;
+        loop {
+            match setup.write("bench-setup", 2 * i as u64, &register).await {
+                Ok(r) if r.applied => break,
+                Ok(r) => {
+                    return Err(BenchError::Setup(format!(
+                        "registration: {}",
+                        r.result_json
+                    )));
+                }
+                Err(_) if tries < 100 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
         let admit = TestCommand::SetAdmission {
             arbiter_id: reg.arbiter_id.clone(),
             admitted: true,
@@ -505,7 +595,8 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let cmds: Arc<Vec<(Command, Command)>> = Arc::new(
         tokio::task::spawn_blocking({
             let keys = keys.clone();
-            move || presign(full_n + paced_n, &keys)
+            let motion_key = federation.as_ref().map(|f| f.motion_key.clone());
+            move || presign(full_n + paced_n, &keys, motion_key.as_ref())
         })
         .await
         .map_err(|e| BenchError::Setup(e.to_string()))?,

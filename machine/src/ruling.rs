@@ -243,6 +243,19 @@ pub fn sign(
     probability: f64,
     relevance: Option<u32>,
 ) -> WireRuling {
+    sign_answering(key, binding, decision, probability, relevance, None)
+}
+
+/// [`sign`], bound to the digest of the signed motion it answers when one is given
+/// (envelope v2, docs/WIRE.md).
+pub fn sign_answering(
+    key: &ed25519_dalek::SigningKey,
+    binding: &Binding<'_>,
+    decision: Decision,
+    probability: f64,
+    relevance: Option<u32>,
+    motion_digest: Option<&[u8; 32]>,
+) -> WireRuling {
     let (yes, no) = ruling_check::binary_pair(wire_kind(binding.kind))
         .unwrap_or((pb::Decision::None, pb::Decision::None));
     let ruling = pb::Ruling {
@@ -258,6 +271,7 @@ pub fn sign(
         relevance,
         rationale: "bench/test ruling".into(),
         issued_at_unix_ms: 1,
+        motion_digest: motion_digest.map(|d| d.to_vec()).unwrap_or_default(),
         ..Default::default()
     };
     match panel_proto::sign_ruling(key, ruling) {

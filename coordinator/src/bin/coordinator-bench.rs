@@ -53,7 +53,7 @@ async fn replica(args: &[String]) -> Result<(), String> {
         )
         .map_err(|e| e.to_string())?,
         admin_listen: None,
-        motion_key: None,
+        motion_key: flag(args, "--motion-key").map(PathBuf::from),
         intake: Default::default(),
     };
     let shutdown = async {
@@ -76,6 +76,7 @@ async fn main_async(args: Vec<String>) -> Result<(), String> {
         dir: flag(&args, "--dir").map(PathBuf::from),
         panel_bin: std::env::current_exe().map_err(|e| e.to_string())?,
         tls: !args.iter().any(|a| a == "--insecure-loopback"),
+        signed_motions: args.iter().any(|a| a == "--signed-motions"),
     };
     let report = bench::run(opts).await.map_err(|e| e.to_string())?;
     println!("{}", report.render());
