@@ -161,7 +161,7 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
         serde_json::from_slice(&std::fs::read(&path).expect("read record")).expect("json");
 
     // 1. A changed decision inside a submitted reveal: the signature no longer verifies.
-    let (reveals, close) = revealed_motion(&record);
+    let (reveals, _close) = revealed_motion(&record);
     let i = reveals[0];
     let out = tampered(dir.path(), "changed-decision", &record, |r| {
         let reveal = &mut r["entries"][i]["command"]["SubmitReveal"]["reveal"];
@@ -190,7 +190,9 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
     let out = tampered(dir.path(), "dropped-ruling", &record, |r| {
         remove_entries(r, &[reveals[3]]);
     });
-    assert_fails(&out, &format!("entry {}", close - 1), "dropped reveal");
+    // The first entry whose recorded reply no longer follows is a later reveal (its list of
+    // seats still awaited) or the close; either way re-applying disagrees with the record.
+    assert_fails(&out, "re-applying it", "dropped reveal");
 
     // 3. A swapped key: an arbiter registered under another key cannot have signed its
     // rulings.
@@ -251,11 +253,7 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
     let out = tampered(dir.path(), "one-stance", &record, |r| {
         remove_entries(r, &stance_b);
     });
-    assert_fails(
-        &out,
-        &format!("entry {}", close - 2),
-        "one-stance acceptance",
-    );
+    assert_fails(&out, "re-applying it", "one-stance acceptance");
 
     // Malformed input is bad input, not a crash.
     let junk = dir.path().join("junk.json");
