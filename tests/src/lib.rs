@@ -77,7 +77,23 @@ impl ChildGuard {
 }
 
 impl Drop for ChildGuard {
+    /// SIGTERM first, so a process that supervises children of its own (`panel up`) stops
+    /// them too instead of leaving them running after a failed test; SIGKILL after 5 s.
     fn drop(&mut self) {
+        if let Some(c) = self.child.as_mut() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &c.id().to_string()])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::time::Instant::now() < deadline {
+                if let Ok(Some(_)) = c.try_wait() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
         self.kill();
     }
 }
