@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use panel_coordinator::command::{ClientCommand, Endorsement, OrganisationAdmission};
+use panel_coordinator::command::{
+    ClientCommand, ContributorRegistration, Endorsement, OrganisationAdmission, WireAttestation,
+};
 use panel_federation::{Fingerprint, Organisation};
 
 use crate::cluster_addr::ClusterArgs;
@@ -55,6 +57,23 @@ enum OrgCmd {
         #[command(flatten)]
         cluster: ClusterArgs,
     },
+    /// Bind a contributor name to a key: signed by the contributor's key file and
+    /// endorsed by its organisation's roster key (a chartered group binds names only so).
+    RegisterContributor {
+        #[arg(long)]
+        name: String,
+        /// The contributor's key file (`panel node keygen`); it signs its contributions
+        /// (`--key` on the contribution commands).
+        #[arg(long, value_name = "PATH")]
+        key_file: PathBuf,
+        #[arg(long)]
+        organisation: String,
+        /// The organisation's roster key (orgs/ORG/signing.key).
+        #[arg(long, value_name = "PATH")]
+        org_key: PathBuf,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
 }
 
 fn organisation(n: &Newcomer) -> Result<Organisation> {
@@ -69,8 +88,64 @@ fn organisation(n: &Newcomer) -> Result<Organisation> {
     })
 }
 
+/// Writes `command` and reports its outcome in one line.
+fn submit(
+    cluster: &ClusterArgs,
+    command: ClientCommand,
+    done: String,
+    json: bool,
+) -> Result<ExitCode> {
+    let what = command.kind();
+    let mut c = Cluster::connect(cluster)?;
+    runtime()?.block_on(async move {
+        match c.write(&command).await? {
+            WriteOutcome::Applied(v) => {
+                if json {
+                    print_json(&v)?;
+                } else {
+                    println!("{done}");
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            WriteOutcome::Refused { code, message } => {
+                eprintln!("error: {what} was refused ({code}): {message}");
+                Ok(ExitCode::from(1))
+            }
+        }
+    })
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
+        OrgCmd::RegisterContributor {
+            name,
+            key_file,
+            organisation,
+            org_key,
+            cluster,
+        } => {
+            let key = panel_node::keyfile::load_key(&key_file)
+                .with_context(|| format!("--key-file {}", key_file.display()))?;
+            let roster = panel_transport::pki::read_seed_key(&org_key)
+                .with_context(|| format!("--org-key {}", org_key.display()))?;
+            let mut reg = ContributorRegistration {
+                name: name.clone(),
+                public_key: hex::encode(key.verifying_key().to_bytes()),
+                organisation,
+                attestation: WireAttestation {
+                    proof: String::new(),
+                    endorsement: String::new(),
+                },
+            };
+            reg.attestation = panel_coordinator::charter::attest_contributor(&reg, &key, &roster)
+                .context("signing the registration")?;
+            submit(
+                &cluster,
+                ClientCommand::RegisterContributor(reg),
+                format!("contributor {name} registered"),
+                false,
+            )
+        }
         OrgCmd::Endorse { newcomer, org_key } => {
             let org = organisation(&newcomer)?;
             let key = panel_transport::pki::read_seed_key(&org_key)
@@ -101,26 +176,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 organisation,
                 endorsements,
             });
-            let mut c = Cluster::connect(&cluster)?;
-            runtime()?.block_on(async move {
-                match c.write(&command).await? {
-                    WriteOutcome::Applied(v) => {
-                        if json {
-                            print_json(&v)?;
-                        } else {
-                            println!("organisation {} admitted", newcomer.name);
-                        }
-                        Ok(ExitCode::SUCCESS)
-                    }
-                    WriteOutcome::Refused { code, message } => {
-                        eprintln!(
-                            "error: admitting {} was refused ({code}): {message}",
-                            newcomer.name
-                        );
-                        Ok(ExitCode::from(1))
-                    }
-                }
-            })
+            submit(
+                &cluster,
+                command,
+                format!("organisation {} admitted", newcomer.name),
+                json,
+            )
         }
     }
 }

@@ -471,6 +471,40 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     let debate_id = created["debate_id"].as_str().unwrap_or("deb_1").to_string();
     println!("\nDebate {debate_id}: {}", scenario.resolution);
     println!("  A: {}\n  B: {}", scenario.pos_a, scenario.pos_b);
+    // The example's contributors: under the charter a name is bound to a key only by a
+    // registration its organisation endorses, and each contribution is signed by that key.
+    let mut contributor_keys = BTreeMap::new();
+    for (n, author) in scenario
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Submit { author, .. } => Some(author.clone()),
+            _ => None,
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .enumerate()
+    {
+        let key = panel_proto::SigningKey::from_bytes(&panel_node::keyfile::random_32()?);
+        let organisation = pki::LOCAL_ORGANISATIONS[n % pki::LOCAL_ORGANISATIONS.len()];
+        let mut reg = panel_coordinator::command::ContributorRegistration {
+            name: author.clone(),
+            public_key: hex::encode(key.verifying_key().to_bytes()),
+            organisation: organisation.to_owned(),
+            attestation: panel_coordinator::command::WireAttestation {
+                proof: String::new(),
+                endorsement: String::new(),
+            },
+        };
+        let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;
+        reg.attestation = panel_coordinator::charter::attest_contributor(&reg, &key, &roster)?;
+        panel.write(ClientCommand::RegisterContributor(reg)).await?;
+        contributor_keys.insert(author, key);
+    }
+    println!(
+        "registered {} contributors, each endorsed by its organisation",
+        contributor_keys.len()
+    );
     let mut labels = Labels::default();
     let mut printed: BTreeSet<String> = BTreeSet::new();
     let mut phase = String::new();
@@ -488,21 +522,26 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                 let (doc, _) = panel.debate(&debate_id).await?;
                 let resolved = labels.resolve(&doc, contribution)?;
                 let c: Contribution = serde_json::from_value(resolved)?;
-                let v = panel
-                    .write(ClientCommand::Contribute(ContributionSubmission {
-                        debate_id: debate_id.clone(),
-                        author: author.clone(),
-                        side: side.as_str().into(),
-                        model_family: None,
-                        contribution: c.clone(),
-                        hints: SubmissionHints {
-                            answer: *hint,
-                            verify: *verify,
-                            relevance: *relevance,
-                        },
-                        signature: None,
-                    }))
-                    .await?;
+                let mut sub = ContributionSubmission {
+                    debate_id: debate_id.clone(),
+                    author: author.clone(),
+                    side: side.as_str().into(),
+                    model_family: None,
+                    contribution: c.clone(),
+                    hints: SubmissionHints {
+                        answer: *hint,
+                        verify: *verify,
+                        relevance: *relevance,
+                    },
+                    signature: None,
+                };
+                if let Some(key) = contributor_keys.get(author) {
+                    let (client_id, request_id) = panel.coordinators.next_ids();
+                    sub.signature = Some(panel_coordinator::authorship::sign(
+                        key, &sub, &client_id, request_id,
+                    )?);
+                }
+                let v = panel.write(ClientCommand::Contribute(sub)).await?;
                 println!("  {author} (side {side}) {}", describe_contribution(&c));
                 if let (Some(l), Some(id)) = (label, v["created"].as_str()) {
                     labels.bind(l, id);

@@ -45,6 +45,14 @@ pub enum CharterRuleError {
     #[error("organisation admission refused: {0}")]
     Admission(String),
     #[error(
+        "contributor name {0:?} is not registered: under a charter a name is bound to a key by \
+         RegisterContributor (signed by that key, endorsed by its organisation), and every \
+         contribution under it is signed by that key"
+    )]
+    UnregisteredContributor(String),
+    #[error("contributor name {0:?} is already bound to a key (or is an arbiter's id)")]
+    NameTaken(String),
+    #[error(
         "policy {field} = {value} is below the charter's floor of {floor}; a debate may ask \
          for more agreement, never less"
     )]
@@ -138,6 +146,58 @@ pub fn attest(
         proof: hex::encode(a.proof),
         endorsement: hex::encode(a.endorsement),
     })
+}
+
+fn contributor_claim<'a>(
+    reg: &'a crate::command::ContributorRegistration,
+    public_key: &'a [u8],
+) -> registration::ContributorClaim<'a> {
+    registration::ContributorClaim {
+        name: &reg.name,
+        public_key,
+        organisation: &reg.organisation,
+    }
+}
+
+/// Signs a contributor registration with the contributor's key and its organisation's.
+pub fn attest_contributor(
+    reg: &crate::command::ContributorRegistration,
+    contributor: &SigningKey,
+    organisation: &SigningKey,
+) -> Result<WireAttestation, AttestationError> {
+    let public_key = hex::decode(&reg.public_key).unwrap_or_default();
+    let a = registration::attest_contributor(
+        &contributor_claim(reg, &public_key),
+        contributor,
+        organisation,
+    )?;
+    Ok(WireAttestation {
+        proof: hex::encode(a.proof),
+        endorsement: hex::encode(a.endorsement),
+    })
+}
+
+/// Checks a contributor registration: a member organisation, both signatures.
+pub fn check_contributor(
+    state: &State,
+    reg: &crate::command::ContributorRegistration,
+) -> Result<(), CharterRuleError> {
+    let org_key = roster_key(state, &reg.organisation)
+        .ok_or_else(|| CharterRuleError::UnknownOrganisation(reg.organisation.clone()))?;
+    let public_key = hex_field(&reg.name, "public_key", &reg.public_key)?;
+    let attestation = Attestation {
+        proof: hex_field(&reg.name, "attestation.proof", &reg.attestation.proof)?,
+        endorsement: hex_field(
+            &reg.name,
+            "attestation.endorsement",
+            &reg.attestation.endorsement,
+        )?,
+    };
+    registration::verify_contributor(&contributor_claim(reg, &public_key), &attestation, &org_key)
+        .map_err(|e| CharterRuleError::BadAttestation {
+            arbiter: reg.name.clone(),
+            problem: e.to_string(),
+        })
 }
 
 /// The signature (hex) of `endorser`'s roster key on a newcomer's entry.

@@ -61,7 +61,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 19] = [
+const KINDS: [&str; 20] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -71,6 +71,7 @@ const KINDS: [&str; 19] = [
     "RotateKey",
     "CheckPriors",
     "AdmitOrganisation",
+    "RegisterContributor",
     "SubmitReveal",
     "RecordOutcome",
     "SubmitExam",
@@ -82,8 +83,8 @@ const KINDS: [&str; 19] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..10;
-const INTERNAL_KINDS: std::ops::Range<usize> = 10..15;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..11;
+const INTERNAL_KINDS: std::ops::Range<usize> = 11..16;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -212,6 +213,21 @@ pub enum ClientCommand {
     /// charter's `admission_threshold` existing organisations (docs/WIRE.md, "Organisation
     /// admission").
     AdmitOrganisation(OrganisationAdmission),
+    /// Bind a contributor name to a key, signed by that key and endorsed by the
+    /// contributor's organisation (docs/WIRE.md, "Registration"). Under a charter a name is
+    /// bound only this way, never on first use.
+    RegisterContributor(ContributorRegistration),
+}
+
+/// A contributor's name, key and organisation, attested.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContributorRegistration {
+    pub name: String,
+    /// Hex of the 32-byte ed25519 public key.
+    pub public_key: String,
+    pub organisation: String,
+    pub attestation: WireAttestation,
 }
 
 /// A newcomer organisation and its endorsements.
@@ -290,6 +306,7 @@ impl ClientCommand {
             ClientCommand::ReissueVerdict { .. } => "ReissueVerdict",
             ClientCommand::CheckPriors => "CheckPriors",
             ClientCommand::AdmitOrganisation(_) => "AdmitOrganisation",
+            ClientCommand::RegisterContributor(_) => "RegisterContributor",
             ClientCommand::RevokeKey { .. } => "RevokeKey",
             ClientCommand::RotateKey { .. } => "RotateKey",
             ClientCommand::SubmitReveal { .. } => "SubmitReveal",
@@ -659,6 +676,15 @@ mod tests {
                 rotation: "00".into(),
             },
             ClientCommand::CheckPriors,
+            ClientCommand::RegisterContributor(ContributorRegistration {
+                name: "ada".into(),
+                public_key: "00".into(),
+                organisation: "north".into(),
+                attestation: WireAttestation {
+                    proof: "00".into(),
+                    endorsement: "00".into(),
+                },
+            }),
             ClientCommand::AdmitOrganisation(OrganisationAdmission {
                 organisation: crate::charter::tests::charter().organisations[0].clone(),
                 endorsements: vec![Endorsement {

@@ -59,6 +59,19 @@ pub(super) fn contribute(
         client_id,
         request_id,
     )?;
+    // Under a charter a name is never claimed on first use: it must be registered
+    // (RegisterContributor) and the write signed by its key.
+    if state.charter.is_some()
+        && !state.arbiters.contains(&sub.author)
+        && !matches!(
+            authorship,
+            crate::authorship::Authorship::Signed { bind: false, .. }
+        )
+    {
+        return Err(
+            crate::charter::CharterRuleError::UnregisteredContributor(sub.author.clone()).into(),
+        );
+    }
     // A registered arbiter's id is not a free name: only that arbiter's key may write
     // under it, so nobody can borrow an arbiter's name (docs/SECURITY.md).
     if let Some(arbiter) = state.arbiters.get(&sub.author) {

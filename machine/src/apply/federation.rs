@@ -9,6 +9,29 @@ use crate::charter::CharterRuleError;
 use crate::command::OrganisationAdmission;
 use crate::model::State;
 
+pub(super) fn register_contributor(
+    state: &mut State,
+    ctx: &super::ApplyCtx,
+    reg: &crate::command::ContributorRegistration,
+) -> Result<Value, ApplyError> {
+    if reg.name.trim().is_empty() {
+        return Err(ApplyError::Empty { field: "name" });
+    }
+    if state.contributors.contains(&reg.name) || state.arbiters.contains(&reg.name) {
+        return Err(CharterRuleError::NameTaken(reg.name.clone()).into());
+    }
+    crate::charter::check_contributor(state, reg)?;
+    let key = hex::decode(&reg.public_key).unwrap_or_default();
+    state.contributors.insert(
+        reg.name.clone(),
+        crate::authorship::AuthorKey {
+            public_key: hex::encode(key),
+            bound_at_log_index: ctx.log_index,
+        },
+    );
+    Ok(json!({ "contributor": reg.name, "organisation": reg.organisation }))
+}
+
 pub(super) fn admit_organisation(
     state: &mut State,
     adm: &OrganisationAdmission,
@@ -297,5 +320,96 @@ mod tests {
             admission(&org, &[("north", 0), ("south", 1)]),
         ));
         assert_eq!(c, "charter");
+    }
+
+    fn definition(author: &str, signer: Option<(&SigningKey, u64)>) -> Command {
+        let mut sub: crate::command::ContributionSubmission = serde_json::from_value(serde_json::json!({
+            "debate_id": "deb_1", "author": author, "side": "A",
+            "contribution": {"op": "definition", "term": "harm", "definition": "Measurable loss of welfare."},
+        }))
+        .expect("submission");
+        if let Some((k, n)) = signer {
+            sub.signature = Some(crate::authorship::sign(k, &sub, "t", n).expect("sign"));
+        }
+        ClientCommand::Contribute(sub).into()
+    }
+
+    fn contributor(name: &str, key: &SigningKey, org: &str, roster: &SigningKey) -> Command {
+        let mut reg = crate::command::ContributorRegistration {
+            name: name.into(),
+            public_key: hex::encode(key.verifying_key().to_bytes()),
+            organisation: org.into(),
+            attestation: crate::command::WireAttestation {
+                proof: String::new(),
+                endorsement: String::new(),
+            },
+        };
+        reg.attestation = crate::charter::attest_contributor(&reg, key, roster).unwrap();
+        ClientCommand::RegisterContributor(reg).into()
+    }
+
+    #[test]
+    fn under_a_charter_contributor_names_are_bound_by_registration_only() {
+        let mut s = chartered();
+        let debate = ClientCommand::CreateDebate(DebateSpec {
+            resolution: "r".into(),
+            pos_a: "a".into(),
+            pos_b: "b".into(),
+            burden: None,
+            claim_budget: None,
+            seats: 4,
+            min_per_stance: 1,
+            policy: None,
+            simulation: false,
+            convener: "c".into(),
+        });
+        assert!(matches!(
+            write(&mut s, 2, debate.into()),
+            ItemReply::Applied(_)
+        ));
+        let ada = arbiter_key(30);
+        // Neither an unsigned write nor a first signed use claims the name.
+        let (c, m) = code(&write(&mut s, 3, definition("ada", None)));
+        assert_eq!(c, "charter");
+        assert!(m.contains("not registered"), "{m}");
+        let (_, m) = code(&write(&mut s, 4, definition("ada", Some((&ada, 4)))));
+        assert!(m.contains("not registered"), "{m}");
+        assert!(s.contributors.get("ada").is_none());
+        // A registration endorsed by the other organisation's key, or proven by another key.
+        let (_, m) = code(&write(
+            &mut s,
+            5,
+            contributor("ada", &ada, "north", &org_key(1)),
+        ));
+        assert!(m.contains("endorsement"), "{m}");
+        let mut stolen = crate::command::ContributorRegistration {
+            name: "ada".into(),
+            public_key: hex::encode(ada.verifying_key().to_bytes()),
+            organisation: "north".into(),
+            attestation: crate::command::WireAttestation {
+                proof: String::new(),
+                endorsement: String::new(),
+            },
+        };
+        stolen.attestation =
+            crate::charter::attest_contributor(&stolen, &arbiter_key(31), &org_key(0)).unwrap();
+        let (_, m) = code(&write(
+            &mut s,
+            6,
+            ClientCommand::RegisterContributor(stolen).into(),
+        ));
+        assert!(m.contains("proof of possession"), "{m}");
+        // The proper registration binds the name; the signed write is then accepted, and
+        // nobody can register the name again.
+        let ok = write(&mut s, 7, contributor("ada", &ada, "north", &org_key(0)));
+        assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        let ok = write(&mut s, 8, definition("ada", Some((&ada, 8))));
+        assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        let (_, m) = code(&write(
+            &mut s,
+            9,
+            contributor("ada", &arbiter_key(32), "south", &org_key(1)),
+        ));
+        assert!(m.contains("already bound"), "{m}");
     }
 }

@@ -307,6 +307,9 @@ fn apply_client(
         ClientCommand::RotateKey { rotation } => arbiters::rotate_key(state, ctx, rotation),
         ClientCommand::CheckPriors => arbiters::check_priors(state),
         ClientCommand::AdmitOrganisation(adm) => federation::admit_organisation(state, adm),
+        ClientCommand::RegisterContributor(reg) => {
+            federation::register_contributor(state, ctx, reg)
+        }
         ClientCommand::CreateDebate(spec) => debates::create_debate(state, ctx, spec),
         ClientCommand::Contribute(sub) => {
             debates::contribute(state, ctx, client_id, request_id, sub)
