@@ -57,6 +57,9 @@ impl<V> Table<V> {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
+    pub fn retain(&mut self, keep: impl FnMut(&String, &mut V) -> bool) {
+        self.rows.retain(keep);
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -221,6 +224,10 @@ pub struct Absent {
 pub struct StoredReply {
     pub reply: ItemReply,
     pub log_index: u64,
+    /// Batch time the reply was stored at; 0 in snapshots from before dedup entries were
+    /// pruned (such entries get a fresh lease at the next prune).
+    #[serde(default)]
+    pub stored_at_ms: u64,
 }
 
 /// Everything the state machine holds. Adding a table: a field (with `#[serde(default)]`
@@ -248,6 +255,9 @@ pub struct State {
     /// Organisations admitted after the charter (`AdmitOrganisation`), in order.
     #[serde(default)]
     pub admitted_organisations: Vec<panel_federation::Organisation>,
+    /// Batch time of the last prune of expired deduplication entries.
+    #[serde(default)]
+    pub requests_pruned_at_ms: u64,
     /// Write limits per identity and organisation (`limits.rs`, docs/SECURITY.md "Floods").
     #[serde(default)]
     pub limits: crate::limits::LimitsState,

@@ -181,9 +181,43 @@ fn start(dir: &Path) -> Cluster {
 
 const ABUSIVE: &str = "Only an idiot would deny that OBVIOUSLY remote work raises output!!";
 
-fn thread_args<'a>(assertion: &'a str, title: &'a str) -> Vec<&'a str> {
+/// Where the test keeps cara's key: the panel is chartered, so cara is registered with
+/// its organisation's endorsement and signs every contribution (`--key`).
+fn cara_key(st: &Path) -> String {
+    st.join("cara.key").display().to_string()
+}
+
+/// Registers cara under northwind (`panel org register-contributor`).
+fn register_cara(st: &Path) {
+    let key = cara_key(st);
+    let out = panel()
+        .args(["node", "keygen", "--out", &key])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let org_key = st.join("pki/orgs/northwind/signing.key");
+    ok(
+        st,
+        &[
+            "org",
+            "register-contributor",
+            "--name",
+            "cara",
+            "--key-file",
+            &key,
+            "--organisation",
+            "northwind",
+            "--org-key",
+            org_key.to_str().unwrap(),
+        ],
+    );
+}
+
+fn thread_args<'a>(assertion: &'a str, title: &'a str, key: &'a str) -> Vec<&'a str> {
     vec![
         "thread",
+        "--key",
+        key,
         "--debate",
         "deb_2",
         "--author",
@@ -445,15 +479,21 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         "construction"
     );
 
+    register_cara(st);
+    let cara = cara_key(st);
     // The Gate refuses an abusive claim here, with rule, excerpt and fix; nothing is sent.
-    let e = fails(st, &thread_args(ABUSIVE, "Remote output"));
+    let e = fails(st, &thread_args(ABUSIVE, "Remote output", &cara));
     for needle in ["G4", "G7", "idiot", "excerpt:", "fix:", "nothing was sent"] {
         assert!(e.contains(needle), "the Gate report lacks {needle:?}:\n{e}");
     }
     assert!(e.contains("Take the person out of the sentence"), "{e}");
     let gj = user(
         st,
-        &[&thread_args(ABUSIVE, "Remote output")[..], &["--json"]].concat(),
+        &[
+            &thread_args(ABUSIVE, "Remote output", &cara)[..],
+            &["--json"],
+        ]
+        .concat(),
     );
     assert_eq!(gj.status.code(), Some(1));
     let gj: Value = serde_json::from_slice(&gj.stdout).expect("violations as JSON");
@@ -476,6 +516,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         &thread_args(
             "Remote work returns commuting time that can be spent on work.",
             "Commute time",
+            &cara,
         ),
     );
     assert!(
@@ -490,6 +531,8 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         st,
         &[
             "respond",
+            "--key",
+            &cara,
             "--debate",
             "deb_2",
             "--author",

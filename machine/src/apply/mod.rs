@@ -181,7 +181,33 @@ fn dedup_key(item: &crate::command::Item) -> String {
 
 /// Apply one Raft entry's batch. Items with a known `(client_id, request_id)` return their
 /// stored reply and change nothing.
+/// How long a write's reply is kept for deduplication: a retry within this much batch
+/// time returns the stored reply; the table of replies stays bounded by the write rate.
+pub const DEDUP_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+/// How often (in batch time) expired replies are pruned.
+const DEDUP_PRUNE_EVERY_MS: u64 = 60 * 1000;
+
+/// Drops deduplication entries older than [`DEDUP_TTL_MS`], at most once a minute of batch
+/// time; deterministic, so every replica keeps the same entries.
+fn prune_requests(state: &mut State, now_ms: u64) {
+    if now_ms
+        < state
+            .requests_pruned_at_ms
+            .saturating_add(DEDUP_PRUNE_EVERY_MS)
+    {
+        return;
+    }
+    state.requests.retain(|_, r| {
+        if r.stored_at_ms == 0 {
+            r.stored_at_ms = now_ms;
+        }
+        r.stored_at_ms.saturating_add(DEDUP_TTL_MS) > now_ms
+    });
+    state.requests_pruned_at_ms = now_ms;
+}
+
 pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchReply {
+    prune_requests(state, batch.time_ms);
     if let Some(policy) = &batch.limits {
         limits::prune(state, policy, batch.time_ms);
     }
@@ -252,6 +278,7 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
                 StoredReply {
                     reply: reply.clone(),
                     log_index,
+                    stored_at_ms: batch.time_ms,
                 },
             );
         }
@@ -504,6 +531,34 @@ mod tests {
             motion: None,
         })
         .into()
+    }
+
+    #[test]
+    fn deduplication_entries_expire_after_their_lease() {
+        let mut s = State::default();
+        let at = |t: u64, id: u64| Batch {
+            time_ms: t,
+            seed: 1,
+            items: vec![Item {
+                client_id: "cli".into(),
+                request_id: id,
+                command: TestCommand::Note {
+                    topic: "t".into(),
+                    text: format!("{id}"),
+                }
+                .into(),
+                writer: None,
+            }],
+            limits: None,
+        };
+        let t0 = 10 * DEDUP_PRUNE_EVERY_MS;
+        assert!(!apply_batch(&mut s, 1, &at(t0, 1)).items[0].duplicate);
+        // A retry within the lease is a duplicate.
+        assert!(apply_batch(&mut s, 2, &at(t0 + 1_000, 1)).items[0].duplicate);
+        // After the lease another write's batch prunes it: the table does not grow for good.
+        apply_batch(&mut s, 3, &at(t0 + DEDUP_TTL_MS + DEDUP_PRUNE_EVERY_MS, 2));
+        assert!(s.requests.get("cli#1").is_none());
+        assert!(s.requests.get("cli#2").is_some());
     }
 
     #[test]
