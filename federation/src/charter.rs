@@ -42,6 +42,14 @@ pub struct Organisation {
     pub signing_key: String,
 }
 
+impl Organisation {
+    /// Its roster key, if `signing_key` is a valid, non-weak public key (always so for the
+    /// organisations of a checked charter).
+    pub fn roster_key(&self) -> Option<VerifyingKey> {
+        key(String::new(), &self.signing_key).ok()
+    }
+}
+
 /// A coordinator replica: its Raft id, the organisation that runs it, its certificate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -240,12 +248,6 @@ impl Charter {
         self.organisations.iter().find(|o| o.name == name)
     }
 
-    /// The key that signs `organisation`'s roster (checked valid by [`Charter::check`]).
-    pub fn organisation_key(&self, organisation: &str) -> Option<VerifyingKey> {
-        let o = self.organisation(organisation)?;
-        key(String::new(), &o.signing_key).ok()
-    }
-
     /// The cluster's motion key (checked valid by [`Charter::check`]).
     pub fn motion_key(&self) -> Option<VerifyingKey> {
         key(String::new(), &self.motion_key).ok()
@@ -338,8 +340,12 @@ mod tests {
             Some("operator ops")
         );
         assert_eq!(c.holder(&fp(9), Role::Replica), None);
-        assert!(c.organisation_key("north").is_some());
-        assert!(c.organisation_key("elsewhere").is_none());
+        assert!(
+            c.organisation("north")
+                .and_then(Organisation::roster_key)
+                .is_some()
+        );
+        assert!(c.organisation("elsewhere").is_none());
     }
 
     #[test]

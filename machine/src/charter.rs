@@ -89,9 +89,7 @@ pub fn organisations(state: &State) -> impl Iterator<Item = &Organisation> {
 
 /// The roster key of `name`, founder or admitted.
 pub fn roster_key(state: &State, name: &str) -> Option<VerifyingKey> {
-    let o = organisations(state).find(|o| o.name == name)?;
-    let bytes = hex::decode(&o.signing_key).ok()?;
-    panel_proto::parse_public_key(&bytes).ok()
+    organisations(state).find(|o| o.name == name)?.roster_key()
 }
 
 /// Checks a registration against the federation: a listed organisation, both signatures.
@@ -228,7 +226,7 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
     }
     let key = hex::decode(&new.signing_key)
         .map_err(|_| CharterRuleError::Admission("organisation.signing_key is not hex".into()))?;
-    panel_proto::parse_public_key(&key)
+    let roster = panel_proto::parse_public_key(&key)
         .map_err(|e| CharterRuleError::Admission(format!("organisation.signing_key: {e}")))?;
     for o in organisations(state) {
         if o.name == new.name {
@@ -237,7 +235,8 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
                 new.name
             )));
         }
-        if o.signing_key == new.signing_key || o.ca_sha256 == new.ca_sha256 {
+        // Keys compared as keys, not as hex text (upper-case hex names the same key).
+        if o.roster_key() == Some(roster) || o.ca_sha256 == new.ca_sha256 {
             return Err(CharterRuleError::Admission(format!(
                 "organisation {:?} already holds this roster key or authority; every \
                  organisation has its own",

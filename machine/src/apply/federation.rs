@@ -202,21 +202,24 @@ mod tests {
         assert!(m.contains("endorsement"), "{m}");
     }
 
+    fn debate_spec(policy: Option<Policy>) -> DebateSpec {
+        DebateSpec {
+            resolution: "r".into(),
+            pos_a: "a".into(),
+            pos_b: "b".into(),
+            burden: None,
+            claim_budget: None,
+            seats: 4,
+            min_per_stance: 1,
+            policy,
+            simulation: false,
+            convener: "c".into(),
+        }
+    }
+
     #[test]
     fn a_debate_policy_cannot_go_below_the_floors() {
         for mut s in [State::default(), chartered()] {
-            let spec = |policy| DebateSpec {
-                resolution: "r".into(),
-                pos_a: "a".into(),
-                pos_b: "b".into(),
-                burden: None,
-                claim_budget: None,
-                seats: 4,
-                min_per_stance: 1,
-                policy,
-                simulation: false,
-                convener: "c".into(),
-            };
             let weak = Policy {
                 quorum: None,
                 min_net_support_per_side: 0,
@@ -224,11 +227,15 @@ mod tests {
             let (c, m) = code(&write(
                 &mut s,
                 10,
-                ClientCommand::CreateDebate(spec(Some(weak))).into(),
+                ClientCommand::CreateDebate(debate_spec(Some(weak))).into(),
             ));
             assert_eq!(c, "charter");
             assert!(m.contains("below the charter's floor"), "{m}");
-            let ok = write(&mut s, 11, ClientCommand::CreateDebate(spec(None)).into());
+            let ok = write(
+                &mut s,
+                11,
+                ClientCommand::CreateDebate(debate_spec(None)).into(),
+            );
             assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
         }
     }
@@ -294,6 +301,16 @@ mod tests {
             admission(&copy, &[("north", 0), ("south", 1)]),
         ));
         assert!(m.contains("already holds"), "{m}");
+        copy.signing_key = copy.signing_key.to_uppercase();
+        let (_, m) = code(&write(
+            &mut s,
+            6,
+            admission(&copy, &[("north", 0), ("south", 1)]),
+        ));
+        assert!(
+            m.contains("already holds"),
+            "the same key in upper-case hex: {m}"
+        );
         // Before admission its arbiters are refused; after it, accepted.
         let arb = arbiter_key(20);
         let (_, m) = code(&write(
@@ -351,18 +368,7 @@ mod tests {
     #[test]
     fn under_a_charter_contributor_names_are_bound_by_registration_only() {
         let mut s = chartered();
-        let debate = ClientCommand::CreateDebate(DebateSpec {
-            resolution: "r".into(),
-            pos_a: "a".into(),
-            pos_b: "b".into(),
-            burden: None,
-            claim_budget: None,
-            seats: 4,
-            min_per_stance: 1,
-            policy: None,
-            simulation: false,
-            convener: "c".into(),
-        });
+        let debate = ClientCommand::CreateDebate(debate_spec(None));
         assert!(matches!(
             write(&mut s, 2, debate.into()),
             ItemReply::Applied(_)
