@@ -89,6 +89,39 @@ impl Floors {
     };
 }
 
+/// The record's transparency log identity (docs/WIRE.md, "Transparency log"): the origin
+/// line of its checkpoints and the vkey of the log key every replica holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogIdentity {
+    pub origin: String,
+    /// C2SP vkey (signature type 0x01) whose key name is the origin.
+    pub vkey: String,
+}
+
+impl LogIdentity {
+    /// The log's verifier key (checked valid by [`Charter::check`]).
+    pub fn verifier(&self) -> Option<panel_tlog::VerifierKey> {
+        panel_tlog::VerifierKey::parse(&self.vkey).ok()
+    }
+}
+
+/// A witness that cosigns the log's checkpoints, run by one of the organisations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WitnessEntry {
+    pub organisation: String,
+    /// C2SP vkey (signature type 0x04, tlog-cosignature) of the witness.
+    pub vkey: String,
+}
+
+impl WitnessEntry {
+    /// The witness's verifier key (checked valid by [`Charter::check`]).
+    pub fn verifier(&self) -> Option<panel_tlog::VerifierKey> {
+        panel_tlog::VerifierKey::parse(&self.vkey).ok()
+    }
+}
+
 /// The federation charter (module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -102,6 +135,13 @@ pub struct Charter {
     /// Hex Ed25519 public key every motion put to arbiters is signed with.
     pub motion_key: String,
     pub floors: Floors,
+    /// The log identity whose checkpoints the replicas sign; absent in charters written
+    /// before the witnessed log (their records carry no checkpoints to trust).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogIdentity>,
+    /// The witnesses whose cosignatures apply accepts onto the log's checkpoints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<WitnessEntry>,
 }
 
 /// A role a peer can hold on the transport.
@@ -226,6 +266,7 @@ impl Charter {
                 ),
             ));
         }
+        self.check_log(&orgs)?;
         if self.admission_threshold == 0 || self.admission_threshold > self.organisations.len() {
             return Err(rule(
                 "admission_threshold",
@@ -235,6 +276,51 @@ impl Charter {
                     self.organisations.len()
                 ),
             ));
+        }
+        Ok(())
+    }
+
+    /// The log's vkey must be an Ed25519 note key named for the origin; each witness's a
+    /// cosignature key of a listed organisation, none listed twice, none the log's.
+    fn check_log(&self, orgs: &BTreeSet<&str>) -> Result<(), CharterError> {
+        use panel_tlog::note::{TYPE_COSIGNATURE_V1, TYPE_ED25519};
+        let mut keys = BTreeSet::new();
+        if let Some(log) = &self.log {
+            let v = panel_tlog::VerifierKey::parse(&log.vkey)
+                .map_err(|e| rule("log.vkey", e.to_string()))?;
+            if v.sig_type != TYPE_ED25519 || v.name != log.origin {
+                return Err(rule(
+                    "log.vkey",
+                    "must be an Ed25519 note key (type 0x01) whose name is the log's origin",
+                ));
+            }
+            keys.insert(v.key.to_bytes());
+        }
+        for (i, w) in self.witnesses.iter().enumerate() {
+            let path = format!("witnesses[{i}]");
+            if !orgs.contains(w.organisation.as_str()) {
+                return Err(rule(
+                    format!("{path}.organisation"),
+                    format!("{:?} is not one of the charter's organisations", w.organisation),
+                ));
+            }
+            let v = panel_tlog::VerifierKey::parse(&w.vkey)
+                .map_err(|e| rule(format!("{path}.vkey"), e.to_string()))?;
+            if v.sig_type != TYPE_COSIGNATURE_V1 {
+                return Err(rule(
+                    format!("{path}.vkey"),
+                    "a witness key is a cosignature/v1 key (type 0x04)",
+                ));
+            }
+            if !keys.insert(v.key.to_bytes()) {
+                return Err(rule(
+                    format!("{path}.vkey"),
+                    "this key is already the log's or another witness's",
+                ));
+            }
+        }
+        if !self.witnesses.is_empty() && self.log.is_none() {
+            return Err(rule("witnesses", "witnesses need a log identity (`log`) to cosign"));
         }
         Ok(())
     }
@@ -319,6 +405,8 @@ mod tests {
             }],
             motion_key: pk(9),
             floors: Floors::PROJECT,
+            log: None,
+            witnesses: Vec::new(),
         }
     }
 

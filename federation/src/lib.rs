@@ -8,6 +8,7 @@ pub mod charter;
 pub mod fingerprint;
 
 pub use charter::{
-    CHARTER_VERSION, Charter, CharterError, Floors, OperatorEntry, Organisation, ReplicaEntry, Role,
+    CHARTER_VERSION, Charter, CharterError, Floors, LogIdentity, OperatorEntry, Organisation,
+    ReplicaEntry, Role, WitnessEntry,
 };
 pub use fingerprint::Fingerprint;

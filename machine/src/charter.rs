@@ -341,6 +341,8 @@ pub(crate) mod tests {
             }],
             motion_key: pk(SigningKey::from_bytes(&[200; 32])),
             floors: Floors::PROJECT,
+            log: None,
+            witnesses: Vec::new(),
         }
     }
 

@@ -23,6 +23,10 @@ pub struct Batch {
     /// unlimited exactly as they applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<crate::limits::LimitPolicy>,
+    /// When apply issues checkpoints (`checkpoints.rs`), stamped by the leader from its
+    /// flags; `None` in entries logged before checkpoints were issued in apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<crate::checkpoints::Cadence>,
 }
 
 /// One client command with its deduplication identity.
@@ -270,6 +274,12 @@ pub enum InternalCommand {
     /// After the reveal deadline (or once every logged commitment is revealed): apply
     /// decides from every stored reveal. Carries no rulings, so nothing can be left out.
     CloseMotion { motion_id: String },
+    /// The leader's clock says a checkpoint is due for entries the last one does not cover
+    /// (`checkpoints::due_at`); apply issues it at the current size, or does nothing.
+    IssueCheckpoint,
+    /// Cosignatures witnesses returned for an issued checkpoint; apply keeps only those
+    /// that verify under a charter witness key (docs/SECURITY.md "The record").
+    AddCosignatures(crate::checkpoints::Cosignatures),
 }
 
 /// Commands for test clusters only: a replica accepts them from clients only when built
@@ -323,6 +333,8 @@ impl InternalCommand {
             InternalCommand::AdoptCharter(_) => "AdoptCharter",
             InternalCommand::LogCommitments(_) => "LogCommitments",
             InternalCommand::CloseMotion { .. } => "CloseMotion",
+            InternalCommand::IssueCheckpoint => "IssueCheckpoint",
+            InternalCommand::AddCosignatures(_) => "AddCosignatures",
         }
     }
 }

@@ -5,7 +5,7 @@
 //! ([`state`]), the panel draw ([`draw`]), the cross-prior acceptance rule
 //! ([`acceptance`]), admission by exam ([`admission`]), prior checks ([`priors`]),
 //! recalibration ([`recalibration`]) and the verifiable record ([`record`],
-//! [`transparency`]). No clock, randomness, socket or disk: the leader stamps time and a
+//! [`checkpoints`], [`transparency`]). No clock, randomness, socket or disk: the leader stamps time and a
 //! seed into each batch, and the shell (`panel-coordinator`) does the I/O. `panel verify`
 //! and the simulator depend on this crate alone.
 
@@ -14,6 +14,7 @@ pub mod admission;
 pub mod apply;
 pub mod authorship;
 pub mod charter;
+pub mod checkpoints;
 pub mod command;
 pub mod debates;
 pub mod draw;

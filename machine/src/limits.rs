@@ -503,6 +503,7 @@ mod tests {
                     writer: w.cloned(),
                 }],
                 limits: Some(self.policy),
+                checkpoints: None,
             };
             let r = apply_batch(&mut self.state, self.log_index, &batch);
             r.items.into_iter().next().expect("one item").reply

@@ -267,6 +267,13 @@ pub struct State {
     /// it, so they replay unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rounds_logged: bool,
+    /// The RFC 6962 tree over the record's entries (`checkpoints.rs`); derived from
+    /// `record`, so not serialised: rebuilt by `checkpoints::sync_tree` after a load.
+    #[serde(skip)]
+    pub tree: panel_tlog::Log,
+    /// Every checkpoint issued, in order of size, with the cosignatures received.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<crate::checkpoints::IssuedCheckpoint>,
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.

@@ -406,6 +406,7 @@ mod tests {
                     writer: None,
                 }],
                 limits: None,
+                checkpoints: None,
             };
             let r = apply_batch(&mut self.state, n, &batch);
             self.batches.push(batch);

@@ -124,6 +124,8 @@ pub enum ApplyError {
     Charter(#[from] crate::charter::CharterRuleError),
     #[error("{0}")]
     Limit(#[from] crate::limits::LimitError),
+    #[error("{0}")]
+    Checkpoint(#[from] crate::checkpoints::CheckpointError),
 }
 
 impl ApplyError {
@@ -154,16 +156,24 @@ impl ApplyError {
             ApplyError::TooManyOpenMotions { .. } => "too_many_open_motions",
             ApplyError::Charter(_) => "charter",
             ApplyError::Limit(e) => e.code(),
+            ApplyError::Checkpoint(e) => e.code(),
         }
     }
 }
 
-/// Commands that go on the record (test commands do not).
+/// Commands that go on the record: not the test notes, and not the checkpoints' own
+/// bookkeeping (a checkpoint is about the record, so it cannot be in it).
 pub fn on_record(c: &Command) -> bool {
     !matches!(
         c,
         Command::Test(TestCommand::Put { .. } | TestCommand::Note { .. })
+            | Command::Internal(InternalCommand::IssueCheckpoint | InternalCommand::AddCosignatures(_))
     )
+}
+
+/// Verdicts issued so far across debates (a checkpoint follows every batch that adds one).
+fn verdict_count(state: &State) -> usize {
+    state.debates.iter().map(|(_, d)| d.debate.verdicts.len()).sum()
 }
 
 /// The deduplication key of an item. A write stamped with an authenticated writer is keyed
@@ -207,6 +217,8 @@ fn prune_requests(state: &mut State, now_ms: u64) {
 }
 
 pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchReply {
+    crate::checkpoints::sync_tree(state);
+    let verdicts_before = batch.checkpoints.map(|_| verdict_count(state));
     prune_requests(state, batch.time_ms);
     if let Some(policy) = &batch.limits {
         limits::prune(state, policy, batch.time_ms);
@@ -257,20 +269,19 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
         }
         if matches!(reply, ItemReply::Applied(_)) && on_record(&item.command) {
             let seq = state.record.len() as u64;
-            state.record.insert(
-                format!("{seq:012}"),
-                RecordEntry {
-                    seq,
-                    log_index,
-                    item_index: i as u32,
-                    time_ms: batch.time_ms,
-                    seed: batch.seed,
-                    client_id: item.client_id.clone(),
-                    request_id: item.request_id,
-                    command: item.command.clone(),
-                    reply: reply.clone(),
-                },
-            );
+            let entry = RecordEntry {
+                seq,
+                log_index,
+                item_index: i as u32,
+                time_ms: batch.time_ms,
+                seed: batch.seed,
+                client_id: item.client_id.clone(),
+                request_id: item.request_id,
+                command: item.command.clone(),
+                reply: reply.clone(),
+            };
+            state.tree.append(&entry.leaf_bytes());
+            state.record.insert(format!("{seq:012}"), entry);
         }
         if let Some(k) = key {
             state.requests.insert(
@@ -288,6 +299,8 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
             log_index,
         });
     }
+    let verdict = verdicts_before.is_some_and(|before| verdict_count(state) > before);
+    crate::checkpoints::after_batch(state, batch.checkpoints.as_ref(), batch.time_ms, verdict);
     BatchReply { items }
 }
 
@@ -316,6 +329,12 @@ pub fn apply(
         }
         Command::Internal(InternalCommand::CloseMotion { motion_id }) => {
             motions::close_motion(state, ctx, motion_id)
+        }
+        Command::Internal(InternalCommand::IssueCheckpoint) => Ok(
+            serde_json::json!({ "issued": crate::checkpoints::issue(state, ctx.time_ms) }),
+        ),
+        Command::Internal(InternalCommand::AddCosignatures(cos)) => {
+            Ok(crate::checkpoints::add_cosignatures(state, cos)?)
         }
         Command::Test(c) => apply_test(state, ctx, client_id, request_id, c),
     }
@@ -395,6 +414,7 @@ pub(crate) fn write_one(state: &mut State, n: u64, command: Command) -> ItemRepl
             writer: None,
         }],
         limits: None,
+        checkpoints: None,
     };
     let r = apply_batch(state, n, &batch);
     r.items.into_iter().next().expect("one item").reply
@@ -425,6 +445,7 @@ mod tests {
                 })
                 .collect(),
             limits: None,
+            checkpoints: None,
         }
     }
 
@@ -550,6 +571,7 @@ mod tests {
                 writer: None,
             }],
             limits: None,
+            checkpoints: None,
         };
         let t0 = 10 * DEDUP_PRUNE_EVERY_MS;
         assert!(!apply_batch(&mut s, 1, &at(t0, 1)).items[0].duplicate);
@@ -588,6 +610,7 @@ mod tests {
                 seed: 1,
                 items: vec![item("aaaa"), item("bbbbbb")],
                 limits: None,
+                checkpoints: None,
             },
         );
         assert!(r.items.iter().all(|o| !o.duplicate), "{r:?}");
@@ -601,6 +624,7 @@ mod tests {
                 seed: 2,
                 items: vec![item("aaaa")],
                 limits: None,
+                checkpoints: None,
             },
         );
         assert!(again.items[0].duplicate);

@@ -900,6 +900,7 @@ mod tests {
                 })
                 .collect(),
             limits: None,
+            checkpoints: None,
         }
     }
 

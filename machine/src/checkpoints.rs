@@ -1,0 +1,343 @@
+//! The log's checkpoints (docs/WIRE.md "Transparency log"; docs/SECURITY.md "The record").
+//!
+//! Apply keeps the RFC 6962 tree of the record's entries and issues a checkpoint (origin,
+//! size, root) at the cadence the leader stamps on each batch: every `every_entries` new
+//! entries, after `every_ms` of batch time, and after every batch that issued a verdict.
+//! The body is a function of the applied (so committed) record alone; replicas sign it with
+//! the log key outside apply, and Ed25519 is deterministic, so every replica produces the
+//! same signed note for a size. This is why the log cannot sign two inconsistent
+//! checkpoints across leader changes: nothing signs a body that was not computed from a
+//! prefix of the one committed record, and committed entries are never rewritten.
+//!
+//! Witness cosignatures come back through the log (`AddCosignatures`): apply accepts only
+//! lines that verify under a witness key of the charter over that checkpoint's body, so a
+//! leader can withhold cosignatures but never invent one.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as B64;
+use panel_tlog::checkpoint::decode_hash;
+use panel_tlog::note::{Note, NoteSigner, SignatureLine};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::model::State;
+
+/// The origin of an unchartered debug group's log (no federation names it).
+pub const UNCHARTERED_ORIGIN: &str = "crucible-panel.invalid/unchartered";
+
+/// When apply issues checkpoints; stamped by the leader on each batch from its flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cadence {
+    /// Issue once this many entries were added since the last checkpoint.
+    pub every_entries: u64,
+    /// Issue once this much batch time passed since the last one (if anything was added).
+    pub every_ms: u64,
+}
+
+impl Default for Cadence {
+    fn default() -> Self {
+        Cadence {
+            every_entries: 256,
+            every_ms: 1_000,
+        }
+    }
+}
+
+/// One checkpoint the state machine issued, with the cosignatures it received.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssuedCheckpoint {
+    pub size: u64,
+    /// Base64 RFC 6962 root of the first `size` entries.
+    pub root: String,
+    /// Batch time at which it was issued.
+    pub time_ms: u64,
+    /// Witness cosignature lines (without the final newline), one per witness.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cosignatures: Vec<String>,
+}
+
+/// `AddCosignatures`: the cosignatures witnesses returned for the checkpoint at `size`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cosignatures {
+    pub size: u64,
+    pub lines: Vec<String>,
+}
+
+/// Why cosignatures were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("no checkpoint of size {0} was issued")]
+    NoCheckpoint(u64),
+    #[error("cosignature line {line}: {problem}")]
+    Line { line: usize, problem: String },
+    #[error("cosignature line {line} is by {name}, which is not a witness of the charter")]
+    UnknownWitness { line: usize, name: String },
+    #[error("cosignature line {line} by {name} does not verify over the checkpoint of size {size}")]
+    BadCosignature { line: usize, name: String, size: u64 },
+    #[error("{0} cosignature lines; at most one per charter witness")]
+    TooMany(usize),
+}
+
+impl CheckpointError {
+    pub fn code(&self) -> &'static str {
+        "bad_cosignature"
+    }
+}
+
+/// The log's origin: the charter's, or the unchartered default.
+pub fn origin(state: &State) -> &str {
+    state
+        .charter
+        .as_ref()
+        .and_then(|c| c.log.as_ref())
+        .map_or(UNCHARTERED_ORIGIN, |l| l.origin.as_str())
+}
+
+/// Appends any record entries the tree does not hold yet (after a snapshot load, or for
+/// entries applied before the tree was kept).
+pub fn sync_tree(state: &mut State) {
+    let have = state.tree.len();
+    let want = state.record.len() as u64;
+    if have < want {
+        let missing: Vec<Vec<u8>> = state
+            .record
+            .iter()
+            .skip(have as usize)
+            .map(|(_, e)| e.leaf_bytes())
+            .collect();
+        for leaf in missing {
+            state.tree.append(&leaf);
+        }
+    }
+}
+
+/// The checkpoint issued last.
+pub fn latest(state: &State) -> Option<&IssuedCheckpoint> {
+    state.checkpoints.last()
+}
+
+/// The checkpoint issued at exactly `size`.
+pub fn at_size(state: &State, size: u64) -> Option<&IssuedCheckpoint> {
+    state
+        .checkpoints
+        .binary_search_by_key(&size, |c| c.size)
+        .ok()
+        .map(|i| &state.checkpoints[i])
+}
+
+/// Issues a checkpoint at the current size if the record grew since the last one.
+pub fn issue(state: &mut State, time_ms: u64) -> Option<u64> {
+    sync_tree(state);
+    let size = state.tree.len();
+    if latest(state).is_some_and(|c| c.size >= size) || size == 0 {
+        return None;
+    }
+    state.checkpoints.push(IssuedCheckpoint {
+        size,
+        root: B64.encode(state.tree.root()),
+        time_ms,
+        cosignatures: Vec::new(),
+    });
+    Some(size)
+}
+
+/// After a batch: issues a checkpoint when the cadence says so.
+pub fn after_batch(state: &mut State, cadence: Option<&Cadence>, time_ms: u64, verdict: bool) {
+    let Some(c) = cadence else { return };
+    let size = state.record.len() as u64;
+    let (last_size, last_time) = latest(state).map_or((0, 0), |l| (l.size, l.time_ms));
+    if size <= last_size {
+        return;
+    }
+    let due = verdict
+        || size - last_size >= c.every_entries.max(1)
+        || time_ms.saturating_sub(last_time) >= c.every_ms;
+    if due {
+        issue(state, time_ms);
+    }
+}
+
+/// When (batch time) a checkpoint is due for entries not yet covered, if any: the leader's
+/// driver proposes `IssueCheckpoint` then, so a quiet log's tail is checkpointed too.
+pub fn due_at(state: &State, cadence: &Cadence) -> Option<u64> {
+    let size = state.record.len() as u64;
+    let (last_size, last_time) = latest(state).map_or((0, 0), |l| (l.size, l.time_ms));
+    (size > last_size).then(|| last_time.saturating_add(cadence.every_ms))
+}
+
+/// The checkpoint's note text (tlog-checkpoint).
+pub fn body(state: &State, cp: &IssuedCheckpoint) -> String {
+    let root = decode_hash(&cp.root).unwrap_or_default();
+    panel_tlog::Checkpoint::new(origin(state), cp.size, root).body()
+}
+
+/// The checkpoint as a signed note: the log's signature (when this replica holds the log
+/// key) and every cosignature received.
+pub fn note(state: &State, cp: &IssuedCheckpoint, log_key: Option<&NoteSigner>) -> Note {
+    let text = body(state, cp);
+    let mut note = Note {
+        text,
+        signatures: Vec::new(),
+    };
+    if let Some(k) = log_key {
+        note.add(k.sign(&note.text));
+    }
+    for line in &cp.cosignatures {
+        if let Ok(l) = SignatureLine::parse(line) {
+            note.add(l);
+        }
+    }
+    note
+}
+
+/// `AddCosignatures`: keeps each line that verifies under a charter witness's key over
+/// the checkpoint's body (one per witness; a newer one replaces the older).
+pub fn add_cosignatures(state: &mut State, cos: &Cosignatures) -> Result<Value, CheckpointError> {
+    let witnesses: Vec<panel_tlog::VerifierKey> = state
+        .charter
+        .as_ref()
+        .map(|c| c.witnesses.iter().filter_map(|w| w.verifier()).collect())
+        .unwrap_or_default();
+    if cos.lines.len() > witnesses.len().max(1) {
+        return Err(CheckpointError::TooMany(cos.lines.len()));
+    }
+    let cp = at_size(state, cos.size).ok_or(CheckpointError::NoCheckpoint(cos.size))?;
+    let text = body(state, cp);
+    let mut accepted: Vec<(String, String)> = Vec::new();
+    for (i, raw) in cos.lines.iter().enumerate() {
+        let line = SignatureLine::parse(raw).map_err(|problem| CheckpointError::Line {
+            line: i + 1,
+            problem,
+        })?;
+        let key = witnesses
+            .iter()
+            .find(|w| w.matches(&line))
+            .ok_or_else(|| CheckpointError::UnknownWitness {
+                line: i + 1,
+                name: line.name.clone(),
+            })?;
+        if !key.verifies(&text, &line.signature) {
+            return Err(CheckpointError::BadCosignature {
+                line: i + 1,
+                name: line.name.clone(),
+                size: cos.size,
+            });
+        }
+        accepted.push((line.name.clone(), line.to_line().trim_end().to_string()));
+    }
+    let index = state
+        .checkpoints
+        .binary_search_by_key(&cos.size, |c| c.size)
+        .map_err(|_| CheckpointError::NoCheckpoint(cos.size))?;
+    let cp = &mut state.checkpoints[index];
+    for (name, line) in &accepted {
+        cp.cosignatures
+            .retain(|l| SignatureLine::parse(l).map_or(true, |p| &p.name != name));
+        cp.cosignatures.push(line.clone());
+    }
+    cp.cosignatures.sort();
+    Ok(json!({
+        "size": cos.size,
+        "witnesses": accepted.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::write_one;
+    use crate::command::{ClientCommand, Command, InternalCommand};
+    use panel_tlog::Cosigner;
+    use panel_tlog::merkle::verify_consistency;
+
+    fn grow(state: &mut State, from: u64, n: u64) {
+        for i in from..from + n {
+            let item = crate::command::Item {
+                client_id: "t".into(),
+                request_id: i,
+                command: Command::Client(ClientCommand::CreateDebate(
+                    serde_json::from_value(json!({
+                        "resolution": format!("Resolved: question {i}."), "pos_a": "yes",
+                        "pos_b": "no", "seats": 2, "min_per_stance": 1, "convener": "c",
+                    }))
+                    .expect("debate"),
+                )),
+                writer: None,
+            };
+            let batch = crate::command::Batch {
+                time_ms: 1_000 + i * 10,
+                seed: i,
+                items: vec![item],
+                limits: None,
+                checkpoints: Some(Cadence {
+                    every_entries: 4,
+                    every_ms: 1_000_000,
+                }),
+            };
+            crate::apply::apply_batch(state, i, &batch);
+        }
+    }
+
+    #[test]
+    fn checkpoints_follow_the_cadence_and_every_pair_is_consistent() {
+        let mut st = State::default();
+        grow(&mut st, 1, 18);
+        let sizes: Vec<u64> = st.checkpoints.iter().map(|c| c.size).collect();
+        assert_eq!(sizes, [4, 8, 12, 16]);
+        assert_eq!(due_at(&st, &Cadence::default()), Some(st.checkpoints[3].time_ms + 1_000));
+        assert!(matches!(
+            write_one(&mut st, 99, Command::Internal(InternalCommand::IssueCheckpoint)),
+            crate::command::ItemReply::Applied(_)
+        ));
+        assert_eq!(latest(&st).map(|c| c.size), Some(18));
+        assert_eq!(issue(&mut st, 5), None, "nothing new: no second checkpoint of one size");
+        for a in &st.checkpoints {
+            for b in &st.checkpoints {
+                if a.size <= b.size {
+                    let proof = st.tree.consistency_proof(a.size, b.size).expect("proof");
+                    let (ra, rb) = (decode_hash(&a.root).expect("a"), decode_hash(&b.root).expect("b"));
+                    verify_consistency(a.size, b.size, &ra, &rb, &proof).expect("consistent");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_a_charter_witness_cosignature_over_the_body_is_kept() {
+        let mut st = State::default();
+        let w = Cosigner::new("w.north", ed25519_dalek::SigningKey::from_bytes(&[5; 32])).expect("w");
+        let mut charter = crate::charter::tests::charter();
+        let log = NoteSigner::new("panel.test/log", ed25519_dalek::SigningKey::from_bytes(&[6; 32])).expect("l");
+        charter.log = Some(panel_federation::LogIdentity {
+            origin: "panel.test/log".into(),
+            vkey: log.verifier().to_string(),
+        });
+        charter.witnesses = vec![panel_federation::WitnessEntry {
+            organisation: "south".into(),
+            vkey: w.verifier().to_string(),
+        }];
+        grow(&mut st, 1, 4);
+        st.charter = Some(charter);
+        let cp = latest(&st).expect("issued").clone();
+        let text = body(&st, &cp);
+        assert!(text.starts_with("panel.test/log\n4\n"));
+        let good = w.cosign(&text, 1_700_000_000).to_line().trim_end().to_string();
+        let other = Cosigner::new("w.north", ed25519_dalek::SigningKey::from_bytes(&[7; 32])).expect("o");
+        let unknown = other.cosign(&text, 1).to_line().trim_end().to_string();
+        let wrong_body = w.cosign("panel.test/log\n4\nAAAA\n", 1).to_line().trim_end().to_string();
+        for (lines, want) in [
+            (vec![unknown], "not a witness of the charter"),
+            (vec![wrong_body], "does not verify"),
+            (vec!["junk".into()], "cosignature line 1"),
+        ] {
+            let err = add_cosignatures(&mut st, &Cosignatures { size: 4, lines }).expect_err("refused");
+            assert!(err.to_string().contains(want), "{err}");
+        }
+        assert!(add_cosignatures(&mut st, &Cosignatures { size: 3, lines: vec![good.clone()] }).is_err());
+        add_cosignatures(&mut st, &Cosignatures { size: 4, lines: vec![good] }).expect("kept");
+        let n = note(&st, latest(&st).expect("cp"), Some(&log));
+        let reparsed = Note::parse(n.to_text().as_bytes()).expect("note");
+        assert_eq!(reparsed.verify(&[log.verifier(), w.verifier()]).expect("both").len(), 2);
+    }
+}

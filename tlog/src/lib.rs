@@ -1,0 +1,25 @@
+//! The record's transparency log formats (docs/WIRE.md, "Transparency log"), pure: no I/O,
+//! no clock (callers pass timestamps). Follows C2SP at the commit named in docs/WIRE.md.
+//!
+//! - [`merkle`]: RFC 6962 trees, inclusion and consistency proofs;
+//! - [`note`]: signed-note v1.0.0 and verifier keys;
+//! - [`checkpoint`]: tlog-checkpoint v1.0.0;
+//! - [`cosignature`]: tlog-cosignature v1.0.1, Ed25519 (`cosignature/v1`);
+//! - [`witness`]: the rules of tlog-witness v1.0.0 `add-checkpoint`;
+//! - [`proof`]: the tlog-proof offline bundle (editor's draft);
+//! - [`policy`]: tlog-policy files and quorums (editor's draft).
+
+pub mod checkpoint;
+pub mod cosignature;
+pub mod merkle;
+pub mod note;
+pub mod policy;
+pub mod proof;
+pub mod witness;
+
+pub use checkpoint::Checkpoint;
+pub use cosignature::Cosigner;
+pub use merkle::{Hash, Log, ProofError};
+pub use note::{Note, NoteError, NoteSigner, SignatureLine, VerifierKey};
+pub use policy::Policy;
+pub use proof::ProofBundle;
