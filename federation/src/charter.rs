@@ -301,7 +301,10 @@ impl Charter {
             if !orgs.contains(w.organisation.as_str()) {
                 return Err(rule(
                     format!("{path}.organisation"),
-                    format!("{:?} is not one of the charter's organisations", w.organisation),
+                    format!(
+                        "{:?} is not one of the charter's organisations",
+                        w.organisation
+                    ),
                 ));
             }
             let v = panel_tlog::VerifierKey::parse(&w.vkey)
@@ -320,7 +323,10 @@ impl Charter {
             }
         }
         if !self.witnesses.is_empty() && self.log.is_none() {
-            return Err(rule("witnesses", "witnesses need a log identity (`log`) to cosign"));
+            return Err(rule(
+                "witnesses",
+                "witnesses need a log identity (`log`) to cosign",
+            ));
         }
         Ok(())
     }

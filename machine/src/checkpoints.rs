@@ -74,7 +74,11 @@ pub enum CheckpointError {
     #[error("cosignature line {line} is by {name}, which is not a witness of the charter")]
     UnknownWitness { line: usize, name: String },
     #[error("cosignature line {line} by {name} does not verify over the checkpoint of size {size}")]
-    BadCosignature { line: usize, name: String, size: u64 },
+    BadCosignature {
+        line: usize,
+        name: String,
+        size: u64,
+    },
     #[error("{0} cosignature lines; at most one per charter witness")]
     TooMany(usize),
 }
@@ -210,13 +214,12 @@ pub fn add_cosignatures(state: &mut State, cos: &Cosignatures) -> Result<Value, 
             line: i + 1,
             problem,
         })?;
-        let key = witnesses
-            .iter()
-            .find(|w| w.matches(&line))
-            .ok_or_else(|| CheckpointError::UnknownWitness {
+        let key = witnesses.iter().find(|w| w.matches(&line)).ok_or_else(|| {
+            CheckpointError::UnknownWitness {
                 line: i + 1,
                 name: line.name.clone(),
-            })?;
+            }
+        })?;
         if !key.verifies(&text, &line.signature) {
             return Err(CheckpointError::BadCosignature {
                 line: i + 1,
@@ -285,18 +288,32 @@ mod tests {
         grow(&mut st, 1, 18);
         let sizes: Vec<u64> = st.checkpoints.iter().map(|c| c.size).collect();
         assert_eq!(sizes, [4, 8, 12, 16]);
-        assert_eq!(due_at(&st, &Cadence::default()), Some(st.checkpoints[3].time_ms + 1_000));
+        assert_eq!(
+            due_at(&st, &Cadence::default()),
+            Some(st.checkpoints[3].time_ms + 1_000)
+        );
         assert!(matches!(
-            write_one(&mut st, 99, Command::Internal(InternalCommand::IssueCheckpoint)),
+            write_one(
+                &mut st,
+                99,
+                Command::Internal(InternalCommand::IssueCheckpoint)
+            ),
             crate::command::ItemReply::Applied(_)
         ));
         assert_eq!(latest(&st).map(|c| c.size), Some(18));
-        assert_eq!(issue(&mut st, 5), None, "nothing new: no second checkpoint of one size");
+        assert_eq!(
+            issue(&mut st, 5),
+            None,
+            "nothing new: no second checkpoint of one size"
+        );
         for a in &st.checkpoints {
             for b in &st.checkpoints {
                 if a.size <= b.size {
                     let proof = st.tree.consistency_proof(a.size, b.size).expect("proof");
-                    let (ra, rb) = (decode_hash(&a.root).expect("a"), decode_hash(&b.root).expect("b"));
+                    let (ra, rb) = (
+                        decode_hash(&a.root).expect("a"),
+                        decode_hash(&b.root).expect("b"),
+                    );
                     verify_consistency(a.size, b.size, &ra, &rb, &proof).expect("consistent");
                 }
             }
@@ -306,9 +323,14 @@ mod tests {
     #[test]
     fn only_a_charter_witness_cosignature_over_the_body_is_kept() {
         let mut st = State::default();
-        let w = Cosigner::new("w.north", ed25519_dalek::SigningKey::from_bytes(&[5; 32])).expect("w");
+        let w =
+            Cosigner::new("w.north", ed25519_dalek::SigningKey::from_bytes(&[5; 32])).expect("w");
         let mut charter = crate::charter::tests::charter();
-        let log = NoteSigner::new("panel.test/log", ed25519_dalek::SigningKey::from_bytes(&[6; 32])).expect("l");
+        let log = NoteSigner::new(
+            "panel.test/log",
+            ed25519_dalek::SigningKey::from_bytes(&[6; 32]),
+        )
+        .expect("l");
         charter.log = Some(panel_federation::LogIdentity {
             origin: "panel.test/log".into(),
             vkey: log.verifier().to_string(),
@@ -322,22 +344,54 @@ mod tests {
         let cp = latest(&st).expect("issued").clone();
         let text = body(&st, &cp);
         assert!(text.starts_with("panel.test/log\n4\n"));
-        let good = w.cosign(&text, 1_700_000_000).to_line().trim_end().to_string();
-        let other = Cosigner::new("w.north", ed25519_dalek::SigningKey::from_bytes(&[7; 32])).expect("o");
+        let good = w
+            .cosign(&text, 1_700_000_000)
+            .to_line()
+            .trim_end()
+            .to_string();
+        let other =
+            Cosigner::new("w.north", ed25519_dalek::SigningKey::from_bytes(&[7; 32])).expect("o");
         let unknown = other.cosign(&text, 1).to_line().trim_end().to_string();
-        let wrong_body = w.cosign("panel.test/log\n4\nAAAA\n", 1).to_line().trim_end().to_string();
+        let wrong_body = w
+            .cosign("panel.test/log\n4\nAAAA\n", 1)
+            .to_line()
+            .trim_end()
+            .to_string();
         for (lines, want) in [
             (vec![unknown], "not a witness of the charter"),
             (vec![wrong_body], "does not verify"),
             (vec!["junk".into()], "cosignature line 1"),
         ] {
-            let err = add_cosignatures(&mut st, &Cosignatures { size: 4, lines }).expect_err("refused");
+            let err =
+                add_cosignatures(&mut st, &Cosignatures { size: 4, lines }).expect_err("refused");
             assert!(err.to_string().contains(want), "{err}");
         }
-        assert!(add_cosignatures(&mut st, &Cosignatures { size: 3, lines: vec![good.clone()] }).is_err());
-        add_cosignatures(&mut st, &Cosignatures { size: 4, lines: vec![good] }).expect("kept");
+        assert!(
+            add_cosignatures(
+                &mut st,
+                &Cosignatures {
+                    size: 3,
+                    lines: vec![good.clone()]
+                }
+            )
+            .is_err()
+        );
+        add_cosignatures(
+            &mut st,
+            &Cosignatures {
+                size: 4,
+                lines: vec![good],
+            },
+        )
+        .expect("kept");
         let n = note(&st, latest(&st).expect("cp"), Some(&log));
         let reparsed = Note::parse(n.to_text().as_bytes()).expect("note");
-        assert_eq!(reparsed.verify(&[log.verifier(), w.verifier()]).expect("both").len(), 2);
+        assert_eq!(
+            reparsed
+                .verify(&[log.verifier(), w.verifier()])
+                .expect("both")
+                .len(),
+            2
+        );
     }
 }

@@ -291,7 +291,7 @@ mod tests {
         Batch, ClientCommand, Command, InternalCommand, Item, ItemReply, TestCommand,
     };
     use crate::debates::{SubmissionHints, relevance_step};
-    use crate::record::{self, Bundle, FORMAT};
+    use crate::record;
     use crate::ruling::wire_kind;
     use calibration::exam::Gold;
     use crucible::motion::Answer;
@@ -1176,24 +1176,10 @@ mod tests {
         assert_eq!(json_of(&a), json_of(&sim.state));
         // `panel verify` re-applies the record and compares the arbiters, track records
         // included.
-        let mut bundle = Bundle {
-            format: FORMAT.into(),
-            entries: sim.state.record.iter().map(|(_, e)| e.clone()).collect(),
-            debates: sim
-                .state
-                .debates
-                .iter()
-                .map(|(id, r)| (id.clone(), r.debate.to_json()))
-                .collect(),
-            arbiters: sim
-                .state
-                .arbiters
-                .iter()
-                .map(|(_, a)| serde_json::to_value(a).expect("json"))
-                .collect(),
-            checkpoint: None,
-        };
-        record::sign(&mut bundle, &SigningKey::from_bytes(&[42; 32]), 1);
+        let log_key =
+            panel_tlog::NoteSigner::new("test.example/log", SigningKey::from_bytes(&[42; 32]))
+                .expect("log key");
+        let bundle = record::export(&sim.state, Some(&log_key));
         record::verify(&bundle).expect("the record verifies");
         // A track record edited in the export is caught.
         let mut forged = bundle.clone();

@@ -1,9 +1,12 @@
 //! The exported record and its offline verification (`panel verify`).
 //!
 //! A record bundles every applied registration, debate write and outcome in log order,
-//! the debates' SPEC documents, the arbiters, and a checkpoint signed by the exporting
-//! replica over the Merkle root of the entries (`transparency`). Verification needs no
-//! service: it checks the checkpoint, then re-applies every entry with the same pure
+//! the debates' SPEC documents, the arbiters, and the log's checkpoints over the Merkle
+//! tree of the entries: C2SP signed notes carrying the log key's signature and the
+//! witnesses' cosignatures (`checkpoints`, docs/WIRE.md "Transparency log"). Records of
+//! format v1 carry one checkpoint signed by the exporting replica instead
+//! (`transparency::Checkpoint`) and still verify. Verification needs no
+//! service: it checks the checkpoints, then re-applies every entry with the same pure
 //! `apply` the replicas run (strict signatures, commitments against reveals, the panel
 //! draw from its logged seed, the acceptance rule, the Crucible engine) and compares each
 //! result, and finally the recomputed documents, with what the record claims.
@@ -11,6 +14,8 @@
 use std::collections::BTreeMap;
 
 use ed25519_dalek::SigningKey;
+use panel_tlog::note::{Note, NoteSigner};
+use panel_tlog::policy::Policy;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -20,7 +25,9 @@ use crate::model::{MotionStatus, RecordEntry, State};
 use crate::transparency::{Checkpoint, Log};
 
 /// Format tag of an exported record.
-pub const FORMAT: &str = "crucible-panel-record/v1";
+pub const FORMAT: &str = "crucible-panel-record/v2";
+/// Format tag of records exported before the witnessed log (one replica-signed checkpoint).
+pub const FORMAT_V1: &str = "crucible-panel-record/v1";
 
 /// An exported record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,8 +36,55 @@ pub struct Bundle {
     pub entries: Vec<RecordEntry>,
     pub debates: BTreeMap<String, Value>,
     pub arbiters: Vec<Value>,
-    #[serde(default)]
+    /// v1 only: the exporting replica's checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<Checkpoint>,
+    /// v2: the log's checkpoints in order of size, each a signed note (log signature and
+    /// cosignatures); the last covers every entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<String>,
+}
+
+/// The record of `state`: every entry, document and arbiter, and every checkpoint apply
+/// issued, signed with `log_key`. If the last issued checkpoint does not cover the whole
+/// record, one at the full size is added, signed but not cosigned; signing it is safe for
+/// the same reason as every checkpoint (`checkpoints` module docs): its body is computed
+/// from the applied record alone.
+pub fn export(state: &State, log_key: Option<&NoteSigner>) -> Bundle {
+    let entries: Vec<RecordEntry> = state.record.iter().map(|(_, e)| e.clone()).collect();
+    let size = entries.len() as u64;
+    let mut checkpoints: Vec<String> = state
+        .checkpoints
+        .iter()
+        .filter(|c| c.size <= size)
+        .map(|c| crate::checkpoints::note(state, c, log_key).to_text())
+        .collect();
+    let covered = state.checkpoints.iter().any(|c| c.size == size);
+    if !covered && size > 0 {
+        let tail = crate::checkpoints::IssuedCheckpoint {
+            size,
+            root: panel_tlog::checkpoint::encode_hash(&log_of(&entries).root()),
+            time_ms: 0,
+            cosignatures: Vec::new(),
+        };
+        checkpoints.push(crate::checkpoints::note(state, &tail, log_key).to_text());
+    }
+    Bundle {
+        format: FORMAT.into(),
+        entries,
+        debates: state
+            .debates
+            .iter()
+            .map(|(id, r)| (id.clone(), r.debate.to_json()))
+            .collect(),
+        arbiters: state
+            .arbiters
+            .iter()
+            .map(|(_, a)| serde_json::to_value(a).unwrap_or(Value::Null))
+            .collect(),
+        checkpoint: None,
+        checkpoints,
+    }
 }
 
 /// The transparency log over the entries, in order.
@@ -42,8 +96,8 @@ pub fn log_of(entries: &[RecordEntry]) -> Log {
     log
 }
 
-/// Adds a checkpoint over the entries, signed with the replica's key.
-pub fn sign(bundle: &mut Bundle, key: &SigningKey, time_ms: u64) {
+/// Adds a v1 checkpoint over the entries, signed with a replica's key (v1 records only).
+pub fn sign_v1(bundle: &mut Bundle, key: &SigningKey, time_ms: u64) {
     let log = log_of(&bundle.entries);
     bundle.checkpoint = Some(Checkpoint::sign(key, log.len(), &log.root(), time_ms));
 }
@@ -51,7 +105,7 @@ pub fn sign(bundle: &mut Bundle, key: &SigningKey, time_ms: u64) {
 /// The first thing in a record that does not hold.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Failure {
-    #[error("the record format is {0:?}; expected {FORMAT:?}")]
+    #[error("the record format is {0:?}; expected {FORMAT:?} (or {FORMAT_V1:?})")]
     Format(String),
     #[error("entry {position}: its sequence number is {seq}; the log is reordered or has a gap")]
     Sequence { position: usize, seq: u64 },
@@ -73,6 +127,8 @@ pub enum Failure {
     Checkpoint(String),
     #[error("charter: {0}")]
     Charter(String),
+    #[error("policy: {0}")]
+    Policy(String),
 }
 
 /// What a successful verification established.
@@ -86,6 +142,13 @@ pub struct Report {
     pub verdicts: Vec<Value>,
     pub checkpoint_size: u64,
     pub checkpoint_root: String,
+    /// How many checkpoints the record carries (v2), all consistent with its entries.
+    pub checkpoints: usize,
+    /// The log's origin (v2).
+    pub origin: Option<String>,
+    /// Whether the checkpoints' log signatures were checked against the log vkey the
+    /// record's own charter names (no trust anchor: the record's own claim).
+    pub log_signed_per_charter: bool,
     /// Hex SHA-256 of the charter the record adopted (its first entry), if any.
     pub charter: Option<String>,
 }
@@ -165,7 +228,7 @@ fn describe(reply: &ItemReply) -> String {
 
 /// Verifies a record offline. Returns the first failure, naming the entry and why.
 pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
-    if bundle.format != FORMAT {
+    if bundle.format != FORMAT && bundle.format != FORMAT_V1 {
         return Err(Failure::Format(bundle.format.clone()));
     }
     for (i, e) in bundle.entries.iter().enumerate() {
@@ -246,27 +309,12 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
     if let Some((path, why)) = first_difference("$", &json!(bundle.arbiters), &json!(arbiters)) {
         return Err(Failure::Arbiters(format!("{path} {why}")));
     }
-    // The checkpoint binds the exact sequence of entries.
-    let cp = bundle
-        .checkpoint
-        .as_ref()
-        .ok_or_else(|| Failure::Checkpoint("the record carries no signed checkpoint".into()))?;
-    let root = cp
-        .verify()
-        .map_err(|e| Failure::Checkpoint(e.to_string()))?;
-    let log = log_of(&bundle.entries);
-    if cp.size != log.len() {
-        return Err(Failure::Checkpoint(format!(
-            "it covers {} entries but the record has {}",
-            cp.size,
-            log.len()
-        )));
-    }
-    if root != log.root() {
-        return Err(Failure::Checkpoint(
-            "the Merkle root of the entries differs from the signed root: an entry was changed, added, dropped or reordered".into(),
-        ));
-    }
+    // The checkpoints bind the exact sequence of entries.
+    let bound = if bundle.format == FORMAT_V1 {
+        v1_checkpoint(bundle, &log_of(&bundle.entries))?
+    } else {
+        v2_checkpoints(bundle, &st)?
+    };
     let (mut accepted, mut deadlocked) = (0, 0);
     for (_, m) in st.motions.iter() {
         match &m.status {
@@ -291,9 +339,177 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
         motions_accepted: accepted,
         motions_deadlocked: deadlocked,
         verdicts,
-        checkpoint_size: cp.size,
-        checkpoint_root: cp.root.clone(),
+        checkpoint_size: bound.size,
+        checkpoint_root: bound.root,
+        checkpoints: bound.count,
+        origin: bound.origin,
+        log_signed_per_charter: bound.log_signed,
         charter: st.charter.as_ref().map(|c| hex::encode(c.digest())),
+    })
+}
+
+/// What the checkpoints of a record bind.
+struct Bound {
+    size: u64,
+    root: String,
+    count: usize,
+    origin: Option<String>,
+    log_signed: bool,
+}
+
+fn v1_checkpoint(bundle: &Bundle, log: &crate::transparency::Log) -> Result<Bound, Failure> {
+    let cp = bundle
+        .checkpoint
+        .as_ref()
+        .ok_or_else(|| Failure::Checkpoint("the record carries no signed checkpoint".into()))?;
+    let root = cp
+        .verify()
+        .map_err(|e| Failure::Checkpoint(e.to_string()))?;
+    if cp.size != log.len() {
+        return Err(Failure::Checkpoint(format!(
+            "it covers {} entries but the record has {}",
+            cp.size,
+            log.len()
+        )));
+    }
+    if root != log.root() {
+        return Err(Failure::Checkpoint(
+            "the Merkle root of the entries differs from the signed root: an entry was changed, added, dropped or reordered".into(),
+        ));
+    }
+    Ok(Bound {
+        size: cp.size,
+        root: cp.root.clone(),
+        count: 1,
+        origin: None,
+        log_signed: false,
+    })
+}
+
+/// Every v2 checkpoint is a well-formed note of the record's log, in increasing size, whose
+/// root is the entries' root at its size; the last covers every entry. Where the record's
+/// charter names the log key, each must carry a valid signature by it.
+fn v2_checkpoints(bundle: &Bundle, st: &State) -> Result<Bound, Failure> {
+    let entries = bundle.entries.len() as u64;
+    let origin = crate::checkpoints::origin(st).to_string();
+    let log_key = st
+        .charter
+        .as_ref()
+        .and_then(|c| c.log.as_ref())
+        .and_then(|l| l.verifier());
+    let mut parsed: Vec<panel_tlog::Checkpoint> = Vec::new();
+    for (i, text) in bundle.checkpoints.iter().enumerate() {
+        let at = |why: String| Failure::Checkpoint(format!("checkpoints[{i}]: {why}"));
+        let note = Note::parse(text.as_bytes()).map_err(|e| at(e.to_string()))?;
+        let cp = panel_tlog::Checkpoint::parse_body(&note.text).map_err(|e| at(e.to_string()))?;
+        if cp.origin != origin {
+            return Err(at(format!(
+                "its origin is {:?}, but this record's log is {origin:?}",
+                cp.origin
+            )));
+        }
+        if parsed.last().is_some_and(|l| l.size >= cp.size) || cp.size == 0 {
+            return Err(at("checkpoints must be non-empty and grow in size".into()));
+        }
+        if cp.size > entries {
+            return Err(at(format!(
+                "it covers {} entries but the record has {entries}",
+                cp.size
+            )));
+        }
+        if let Some(k) = &log_key {
+            note.verify(std::slice::from_ref(k))
+                .map_err(|e| at(format!("the log key of the record's charter: {e}")))?;
+        }
+        parsed.push(cp);
+    }
+    let last = parsed
+        .last()
+        .cloned()
+        .ok_or_else(|| Failure::Checkpoint("the record carries no checkpoint".into()))?;
+    if last.size != entries {
+        return Err(Failure::Checkpoint(format!(
+            "the last checkpoint covers {} of the record's {entries} entries; entries after it are not bound",
+            last.size
+        )));
+    }
+    // Roots at each checkpoint's size, from one pass over the entries (O(log n) each).
+    let mut tree = crate::transparency::Log::new();
+    let mut next = parsed.iter().enumerate().peekable();
+    for e in &bundle.entries {
+        tree.append(&e.leaf_bytes());
+        while let Some((i, cp)) = next.next_if(|(_, cp)| cp.size == tree.len()) {
+            if cp.root != tree.root() {
+                return Err(Failure::Checkpoint(format!(
+                    "checkpoints[{i}]: its root is not the Merkle root of the first {} entries: an entry was changed, added, dropped or reordered",
+                    cp.size
+                )));
+            }
+        }
+    }
+    Ok(Bound {
+        size: last.size,
+        root: panel_tlog::checkpoint::encode_hash(&last.root),
+        count: bundle.checkpoints.len(),
+        origin: Some(origin),
+        log_signed: log_key.is_some(),
+    })
+}
+
+/// What a record's check against a trust policy established.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PolicyReport {
+    pub origin: String,
+    pub size: u64,
+    /// The policy's witnesses that cosigned the checkpoint covering the record.
+    pub witnesses: Vec<String>,
+}
+
+/// Checks a (verified) record against a tlog-policy, the verifier's own trust anchor:
+/// every checkpoint carries a signature by a log key of the policy, and the last, which
+/// covers every entry, meets the policy's witness quorum. A record whose history was
+/// rewritten cannot carry cosignatures over its new roots without the witnesses.
+pub fn check_policy(bundle: &Bundle, policy: &Policy) -> Result<PolicyReport, Failure> {
+    if bundle.format != FORMAT {
+        return Err(Failure::Policy(format!(
+            "a {} record carries no log-signed checkpoints; only {FORMAT} records can be checked against a policy",
+            bundle.format
+        )));
+    }
+    let log_keys: Vec<panel_tlog::VerifierKey> =
+        policy.logs.iter().map(|l| l.vkey.clone()).collect();
+    let mut last = None;
+    for (i, text) in bundle.checkpoints.iter().enumerate() {
+        let note = Note::parse(text.as_bytes())
+            .map_err(|e| Failure::Policy(format!("checkpoints[{i}]: {e}")))?;
+        note.verify(&log_keys).map_err(|e| {
+            Failure::Policy(format!(
+                "checkpoints[{i}] is not signed by a log key of the policy: {e}"
+            ))
+        })?;
+        last = Some(note);
+    }
+    let note = last.ok_or_else(|| Failure::Policy("the record carries no checkpoint".into()))?;
+    let v = policy.check(&note).map_err(|e| {
+        Failure::Policy(format!(
+            "the checkpoint covering the whole record does not satisfy the policy: {e}"
+        ))
+    })?;
+    if let Some(charter_log) = bundle.entries.first().and_then(|e| match &e.command {
+        crate::command::Command::Internal(crate::command::InternalCommand::AdoptCharter(c)) => {
+            c.log.as_ref().and_then(|l| l.verifier())
+        }
+        _ => None,
+    }) && !log_keys.contains(&charter_log)
+    {
+        return Err(Failure::Policy(format!(
+            "the record's charter names log key {charter_log}, which the policy does not list"
+        )));
+    }
+    Ok(PolicyReport {
+        origin: v.checkpoint.origin,
+        size: v.checkpoint.size,
+        witnesses: v.witnesses,
     })
 }
 

@@ -65,7 +65,8 @@ impl Checkpoint {
             .ok()
             .and_then(|v| v.try_into().ok())
             .ok_or(LegacyCheckpointError::BadKey)?;
-        let key = VerifyingKey::from_bytes(&key_bytes).map_err(|_| LegacyCheckpointError::BadKey)?;
+        let key =
+            VerifyingKey::from_bytes(&key_bytes).map_err(|_| LegacyCheckpointError::BadKey)?;
         let sig_bytes: [u8; 64] = hex::decode(&self.signature)
             .ok()
             .and_then(|v| v.try_into().ok())
@@ -76,4 +77,3 @@ impl Checkpoint {
         Ok(root)
     }
 }
-

@@ -198,7 +198,7 @@ impl Note {
                         id: line.key_id,
                     });
                 }
-                if !verified.iter().any(|v| *v == key) {
+                if !verified.contains(&key) {
                     verified.push(key);
                 }
             }

@@ -167,13 +167,19 @@ pub fn on_record(c: &Command) -> bool {
     !matches!(
         c,
         Command::Test(TestCommand::Put { .. } | TestCommand::Note { .. })
-            | Command::Internal(InternalCommand::IssueCheckpoint | InternalCommand::AddCosignatures(_))
+            | Command::Internal(
+                InternalCommand::IssueCheckpoint | InternalCommand::AddCosignatures(_)
+            )
     )
 }
 
 /// Verdicts issued so far across debates (a checkpoint follows every batch that adds one).
 fn verdict_count(state: &State) -> usize {
-    state.debates.iter().map(|(_, d)| d.debate.verdicts.len()).sum()
+    state
+        .debates
+        .iter()
+        .map(|(_, d)| d.debate.verdicts.len())
+        .sum()
 }
 
 /// The deduplication key of an item. A write stamped with an authenticated writer is keyed
@@ -330,9 +336,9 @@ pub fn apply(
         Command::Internal(InternalCommand::CloseMotion { motion_id }) => {
             motions::close_motion(state, ctx, motion_id)
         }
-        Command::Internal(InternalCommand::IssueCheckpoint) => Ok(
-            serde_json::json!({ "issued": crate::checkpoints::issue(state, ctx.time_ms) }),
-        ),
+        Command::Internal(InternalCommand::IssueCheckpoint) => {
+            Ok(serde_json::json!({ "issued": crate::checkpoints::issue(state, ctx.time_ms) }))
+        }
         Command::Internal(InternalCommand::AddCosignatures(cos)) => {
             Ok(crate::checkpoints::add_cosignatures(state, cos)?)
         }
