@@ -1,0 +1,19 @@
+//! A C2SP tlog-witness v1.0.0 witness (docs/WITNESS.md): the `add-checkpoint` endpoint and
+//! the monitoring `checkpoint` endpoint over plain HTTP/1.1, with the latest cosigned
+//! checkpoint per log stored durably and atomically before any answer, and the client the
+//! coordinator submits checkpoints with.
+//!
+//! The rules (what is refused with which status) live in the pure `panel-tlog` crate
+//! (`panel_tlog::witness::decide`); this crate is the shell: HTTP, the clock, the disk.
+//! Plain `http://` is enough: a witness's answers are only as good as the signatures they
+//! carry, and the log's checkpoint and the witness's cosignature are both signed.
+
+pub mod client;
+pub mod config;
+pub mod key;
+pub mod server;
+pub mod store;
+
+pub use client::{SubmitError, add_checkpoint};
+pub use config::{Clock, Config, StartError, SystemClock};
+pub use server::Server;
