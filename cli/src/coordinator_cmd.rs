@@ -255,6 +255,22 @@ struct RunArgs {
     /// `coordinator_keys`. Required on production replicas.
     #[arg(long, value_name = "FILE")]
     motion_key: Option<PathBuf>,
+    /// The record log's key (raw 32-byte seed, mode 0600, the same file on every replica;
+    /// `panel pki init` writes log.key): checkpoints are signed with it. Required when the
+    /// charter names a log; an unchartered group uses DATA_DIR/log.key.
+    #[arg(long, value_name = "FILE")]
+    log_key: Option<PathBuf>,
+    /// A witness's submission prefix (e.g. http://127.0.0.1:7401) the leader pushes each
+    /// new checkpoint to; repeat for every witness of the charter.
+    #[arg(long = "witness", value_name = "URL")]
+    witnesses: Vec<String>,
+    /// Issue a checkpoint once this many entries were added since the last one.
+    #[arg(long, default_value_t = 256)]
+    checkpoint_every_entries: u64,
+    /// Issue a checkpoint once this many milliseconds passed since the last one (when new
+    /// entries exist); one also follows every verdict.
+    #[arg(long, default_value_t = 1000)]
+    checkpoint_every_ms: u64,
 }
 
 #[derive(ClapArgs)]
@@ -528,6 +544,12 @@ async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
         admin_listen: a.admin_listen,
         motion_key: a.motion_key,
         intake: a.limits.intake(),
+        log_key: a.log_key,
+        witnesses: a.witnesses,
+        checkpoints: panel_coordinator::checkpoints::Cadence {
+            every_entries: a.checkpoint_every_entries.max(1),
+            every_ms: a.checkpoint_every_ms,
+        },
     };
     eprintln!(
         "coordinator replica {} listening on {}",

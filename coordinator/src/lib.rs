@@ -5,8 +5,9 @@
 //! client ([`client`]) and the bench ([`bench`]).
 
 pub use panel_machine::{
-    acceptance, admission, apply, authorship, charter, command, debates, draw, limits, model,
-    priors, query, recalibration, record, ruling, signed_motion, transparency,
+    acceptance, admission, apply, authorship, charter, checkpoints, command, debates, draw,
+    entry_proof, limits, model, priors, query, recalibration, record, ruling, signed_motion,
+    transparency,
 };
 
 pub mod bench;

@@ -10,7 +10,10 @@
 //! charter.json                organisations, replicas, operators (crate::charter)
 //! orgs/<org>/ca.pem, ca.key   one organisation's authority (the key stays with it)
 //! orgs/<org>/signing.key      its roster key: endorses its arbiters' registrations
+//! orgs/<org>/witness.key      its witness's cosigning key (`panel witness run --key`)
 //! motion.key                  the cluster's motion key (every replica holds it)
+//! log.key                     the record log's key (every replica holds it)
+//! policy.txt                  the tlog-policy a verifier of the record trusts
 //! <identity>/ca.pem, cert.pem, key.pem   what `--tls <identity dir>` reads
 //! ```
 
@@ -27,7 +30,8 @@ use crate::material::{CA_FILE, CERT_FILE, KEY_FILE};
 use crate::peer::Fingerprint;
 use ed25519_dalek::SigningKey;
 use panel_federation::{
-    CHARTER_VERSION, Charter, Floors, OperatorEntry, Organisation, ReplicaEntry,
+    CHARTER_VERSION, Charter, Floors, LogIdentity, OperatorEntry, Organisation, ReplicaEntry,
+    WitnessEntry,
 };
 
 /// The file every issued folder's charter is written to.
@@ -36,6 +40,17 @@ pub const CHARTER_FILE: &str = "charter.json";
 pub const MOTION_KEY_FILE: &str = "motion.key";
 /// An organisation's roster key under `orgs/<org>/`.
 pub const SIGNING_KEY_FILE: &str = "signing.key";
+/// An organisation's witness key under `orgs/<org>/`.
+pub const WITNESS_KEY_FILE: &str = "witness.key";
+/// The record log's key (the same on every replica).
+pub const LOG_KEY_FILE: &str = "log.key";
+/// The trust policy for the federation's record (tlog-policy).
+pub const POLICY_FILE: &str = "policy.txt";
+
+/// The name of organisation `org`'s witness (its cosignatures' key name).
+pub fn witness_name(org: &str) -> String {
+    format!("witness.{org}.crucible-panel")
+}
 
 /// What an identity is for; replicas and operators are pinned in the charter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +105,22 @@ impl Issued {
 
     pub fn charter_path(&self) -> PathBuf {
         self.root.join(CHARTER_FILE)
+    }
+
+    pub fn log_key_path(&self) -> PathBuf {
+        self.root.join(LOG_KEY_FILE)
+    }
+
+    pub fn policy_path(&self) -> PathBuf {
+        self.root.join(POLICY_FILE)
+    }
+
+    /// The witness key file of `organisation`.
+    pub fn witness_key_path(&self, organisation: &str) -> PathBuf {
+        self.root
+            .join("orgs")
+            .join(organisation)
+            .join(WITNESS_KEY_FILE)
     }
 
     pub fn motion_key_path(&self) -> PathBuf {
@@ -209,9 +240,38 @@ fn leaf(
     Ok((cert.pem(), key.serialize_pem(), fp))
 }
 
+fn plan_error(out: &Path, problem: String) -> TransportError {
+    TransportError::Charter {
+        path: out.display().to_string(),
+        problem,
+    }
+}
+
+/// The tlog-policy a verifier of the federation's record trusts: the charter's log, each
+/// organisation's witness, and a quorum of every organisation's witness (no record is
+/// trusted that one organisation alone could have rewritten).
+pub fn policy_of(charter: &Charter) -> String {
+    let mut s = String::from("# Crucible Panel record trust policy (C2SP tlog-policy)\n");
+    if let Some(log) = &charter.log {
+        s.push_str(&format!("log {}\n", log.vkey));
+    }
+    let mut names = Vec::new();
+    for w in &charter.witnesses {
+        s.push_str(&format!("witness {} {}\n", w.organisation, w.vkey));
+        names.push(w.organisation.clone());
+    }
+    if names.is_empty() {
+        s.push_str("quorum none\n");
+    } else {
+        s.push_str(&format!("group organisations all {}\nquorum organisations\n", names.join(" ")));
+    }
+    s
+}
+
 /// Issues `plan` under `out` (see the module docs) and writes the charter.
 pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
     let mut issuers = BTreeMap::new();
+    let mut witnesses = Vec::new();
     let mut bundle = String::new();
     let mut organisations = Vec::new();
     for org in &plan.organisations {
@@ -220,6 +280,13 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         write(&org_dir.join(CA_FILE), issuer.pem().as_bytes(), false)?;
         write(&org_dir.join("ca.key"), key_pem.as_bytes(), true)?;
         let roster = generate_seed_key(&org_dir.join(SIGNING_KEY_FILE))?;
+        let witness_key = generate_seed_key(&org_dir.join(WITNESS_KEY_FILE))?;
+        let witness = panel_tlog::Cosigner::new(&witness_name(org), witness_key)
+            .map_err(|e| plan_error(out, e.to_string()))?;
+        witnesses.push(WitnessEntry {
+            organisation: org.clone(),
+            vkey: witness.verifier().to_string(),
+        });
         bundle.push_str(&issuer.pem());
         organisations.push(Organisation {
             name: org.clone(),
@@ -261,6 +328,14 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         }
     }
     let motion_key = generate_seed_key(&out.join(MOTION_KEY_FILE))?;
+    let log_seed = generate_seed_key(&out.join(LOG_KEY_FILE))?;
+    // The origin names this federation's log uniquely: the log key's first bytes.
+    let origin = format!(
+        "crucible-panel/log-{}",
+        hex::encode(&log_seed.verifying_key().to_bytes()[..6])
+    );
+    let log = panel_tlog::NoteSigner::new(&origin, log_seed)
+        .map_err(|e| plan_error(out, e.to_string()))?;
     let charter = Charter {
         charter_version: CHARTER_VERSION,
         // A new organisation needs the endorsement of a majority of the founders.
@@ -270,6 +345,11 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         operators,
         motion_key: hex::encode(motion_key.verifying_key().to_bytes()),
         floors: Floors::PROJECT,
+        log: Some(LogIdentity {
+            origin,
+            vkey: log.verifier().to_string(),
+        }),
+        witnesses,
     };
     charter.check().map_err(|e| TransportError::Charter {
         path: out.display().to_string(),
@@ -280,6 +360,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         problem: e.to_string(),
     })?;
     write(&out.join(CHARTER_FILE), &json, false)?;
+    write(&out.join(POLICY_FILE), policy_of(&charter).as_bytes(), false)?;
     Ok(Issued {
         root: out.to_owned(),
         charter,

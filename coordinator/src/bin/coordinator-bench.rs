@@ -55,6 +55,16 @@ async fn replica(args: &[String]) -> Result<(), String> {
         admin_listen: None,
         motion_key: flag(args, "--motion-key").map(PathBuf::from),
         intake: Default::default(),
+        log_key: flag(args, "--log-key").map(PathBuf::from),
+        witnesses: args
+            .windows(2)
+            .filter(|w| w[0] == "--witness")
+            .map(|w| w[1].clone())
+            .collect(),
+        checkpoints: panel_coordinator::checkpoints::Cadence {
+            every_entries: num(args, "--checkpoint-every-entries", 256)?,
+            every_ms: num(args, "--checkpoint-every-ms", 1000)?,
+        },
     };
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

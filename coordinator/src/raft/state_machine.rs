@@ -96,6 +96,14 @@ fn read_json<T: serde::de::DeserializeOwned>(
     }
 }
 
+/// A snapshot's state, with the record's Merkle tree rebuilt (it is derived, so snapshots
+/// do not carry it).
+fn decode_state(bytes: &[u8]) -> Result<State, serde_json::Error> {
+    let mut state: State = serde_json::from_slice(bytes)?;
+    panel_machine::checkpoints::sync_tree(&mut state);
+    Ok(state)
+}
+
 /// The state as of the stored snapshot (empty without one); openraft re-applies the log
 /// entries after it.
 fn load(db: &Database) -> Result<Applied, StoreError> {
@@ -104,7 +112,7 @@ fn load(db: &Database) -> Result<Applied, StoreError> {
     let meta: Option<SnapshotMeta<NodeId, Member>> = read_json(&snap, "meta")?;
     Ok(match (meta, snap.get("data")?) {
         (Some(m), Some(data)) => Applied {
-            state: serde_json::from_slice(data.value())?,
+            state: decode_state(data.value())?,
             last_applied: m.last_log_id,
             membership: m.last_membership,
         },
@@ -190,8 +198,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
     ) -> StorageResult<()> {
         let data = snapshot.into_inner();
         let sig = Some(meta.signature());
-        let state: State = serde_json::from_slice(&data)
-            .map_err(|e| StorageIOError::read_snapshot(sig.clone(), &e))?;
+        let state = decode_state(&data).map_err(|e| StorageIOError::read_snapshot(sig.clone(), &e))?;
         let meta_json = serde_json::to_vec(meta)
             .map_err(|e| StorageIOError::write_snapshot(sig.clone(), &e))?;
         write_durably(&self.db, move |tx| {

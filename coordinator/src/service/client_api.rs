@@ -93,7 +93,8 @@ impl Coordinator for CoordinatorService {
         }
         let (mut value, applied) = local_query(&self.0, &query);
         if matches!(query, Query::Export) {
-            value = signed_export(&self.0, value)?;
+            value = serde_json::to_value(signed_export(&self.0))
+                .map_err(|e| Status::internal(format!("export: {e}")))?;
         }
         Ok(Response::new(pb::ReadReply {
             result_json: value.to_string(),

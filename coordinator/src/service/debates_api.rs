@@ -13,7 +13,7 @@ use prost::Message;
 use tonic::{Request, Response, Status};
 
 use crate::authorship::ContributorSignature;
-use crate::command::{ClientCommand, ContributionSubmission, DebateSpec, Query};
+use crate::command::{ClientCommand, ContributionSubmission, DebateSpec};
 use crate::model::{self, Motion, MotionStatus};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::debates_server::Debates;
@@ -417,10 +417,9 @@ impl Debates for DebatesService {
         &self,
         _request: Request<pb::ExportRequest>,
     ) -> Result<Response<pb::RecordExport>, Status> {
-        let (value, _) = crate::service::replica::local_query(&self.0, &Query::Export);
-        let bundle = crate::service::replica::signed_export(&self.0, value)?;
-        Ok(Response::new(pb::RecordExport {
-            bundle_json: bundle.to_string(),
-        }))
+        let bundle = crate::service::replica::signed_export(&self.0);
+        let bundle_json = serde_json::to_string(&bundle)
+            .map_err(|e| Status::internal(format!("export: {e}")))?;
+        Ok(Response::new(pb::RecordExport { bundle_json }))
     }
 }

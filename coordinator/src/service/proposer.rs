@@ -33,6 +33,9 @@ pub struct ProposerOptions {
     /// The write limits apply enforces, stamped into every batch so all replicas apply
     /// the same ones (docs/SECURITY.md, "Floods"); `None` stamps none.
     pub limits: Option<crate::limits::LimitPolicy>,
+    /// When apply issues the log's checkpoints, stamped into every batch likewise
+    /// (docs/SECURITY.md, "The record"); `None` stamps none.
+    pub checkpoints: Option<panel_machine::checkpoints::Cadence>,
 }
 
 /// Default bytes per entry: 2 MiB, so four entries per `AppendEntries` stay well inside
@@ -47,6 +50,7 @@ impl Default for ProposerOptions {
             linger: Duration::from_millis(1),
             max_inflight: 4,
             limits: None,
+            checkpoints: None,
         }
     }
 }
@@ -188,6 +192,7 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) 
             seed: leader_seed(),
             items,
             limits: opts.limits,
+            checkpoints: opts.checkpoints,
         };
         match raft.client_write_ff(batch).await {
             Ok(pending) => {

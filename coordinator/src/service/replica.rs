@@ -32,8 +32,9 @@ pub(crate) struct Replica {
     pub(crate) id: NodeId,
     pub(crate) raft: Raft,
     pub(crate) sm: StateMachineStore,
-    /// Signs the checkpoints of exported records (DATA_DIR/checkpoint.key).
-    pub(crate) checkpoint_key: ed25519_dalek::SigningKey,
+    /// Signs the log's checkpoints (`service::log_key`): served, exported, pushed to
+    /// witnesses.
+    pub(crate) log_key: panel_tlog::NoteSigner,
     /// Gate and per-author rate limit for contributions, before proposal.
     pub(crate) intake: Intake,
     pub(crate) proposer: Proposer,
@@ -217,18 +218,12 @@ pub(crate) fn local_query(replica: &Replica, q: &Query) -> (serde_json::Value, u
     })
 }
 
-/// The export bundle with a checkpoint signed by this replica, which vouches for the entries.
-pub(crate) fn signed_export(
-    replica: &Replica,
-    value: serde_json::Value,
-) -> Result<serde_json::Value, Status> {
-    let mut bundle: crate::record::Bundle =
-        serde_json::from_value(value).map_err(|e| Status::internal(format!("export: {e}")))?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    crate::record::sign(&mut bundle, &replica.checkpoint_key, now);
-    serde_json::to_value(&bundle).map_err(|e| Status::internal(format!("export: {e}")))
+/// The record of this replica's applied state with the log's checkpoints, signed with the
+/// log key and carrying the cosignatures received (`record::export`).
+pub(crate) fn signed_export(replica: &Replica) -> crate::record::Bundle {
+    replica
+        .sm
+        .read(|a| crate::record::export(&a.state, Some(&replica.log_key)))
 }
 
 /// One write, as every write path (unary, stream, typed) handles it: a follower forwards

@@ -53,6 +53,12 @@ pub struct ServeOptions {
     /// Write limits: the leader's intake buckets and the quotas apply enforces per
     /// identity and organisation (docs/SECURITY.md, "Floods"; flags in docs/COORDINATOR.md).
     pub intake: IntakeLimits,
+    /// The record log's key file (`--log-key`; `service::log_key`).
+    pub log_key: Option<PathBuf>,
+    /// Submission prefixes of the witnesses checkpoints are pushed to (`--witness URL`).
+    pub witnesses: Vec<String>,
+    /// When apply issues checkpoints (`--checkpoint-every-entries`, `--checkpoint-every-ms`).
+    pub checkpoints: panel_machine::checkpoints::Cadence,
 }
 
 /// Default cap on one client command: 1 MiB of JSON, far above any contribution the Gate
@@ -96,36 +102,8 @@ pub enum ServeError {
     MotionKeyNotChartered { charter: String },
     #[error(transparent)]
     MotionKey(#[from] crate::service::motion_key::MotionKeyError),
-}
-
-/// Loads or creates the replica's checkpoint key (32 random bytes, mode 0600).
-fn checkpoint_key(dir: &std::path::Path) -> Result<ed25519_dalek::SigningKey, ServeError> {
-    let path = dir.join("checkpoint.key");
-    let io = |e: std::io::Error| ServeError::DataDir {
-        path: path.display().to_string(),
-        source: e,
-    };
-    if let Ok(bytes) = std::fs::read(&path)
-        && let Ok(seed) = <[u8; 32]>::try_from(bytes.as_slice())
-    {
-        return Ok(ed25519_dalek::SigningKey::from_bytes(&seed));
-    }
-    let mut seed = [0u8; 32];
-    getrandom::fill(&mut seed).map_err(|e| io(std::io::Error::other(e.to_string())))?;
-    {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(io)?;
-        f.write_all(&seed).map_err(io)?;
-        f.sync_all().map_err(io)?;
-    }
-    Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
+    #[error(transparent)]
+    LogKey(#[from] crate::service::log_key::LogKeyError),
 }
 
 /// Refuses a replica whose transport cannot hold its role: plaintext off loopback, TLS
@@ -190,6 +168,11 @@ pub async fn serve(
             charter: charter.motion_key.clone(),
         });
     }
+    let log_key = crate::service::log_key::resolve(
+        opts.log_key.as_deref(),
+        &opts.data_dir,
+        opts.transport.charter().as_deref(),
+    )?;
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .map_err(|e| ServeError::Bind {
@@ -210,6 +193,7 @@ pub async fn serve(
         raft.clone(),
         ProposerOptions {
             limits: Some(opts.intake.policy),
+            checkpoints: Some(opts.checkpoints),
             ..opts.proposer.clone()
         },
     );
@@ -233,11 +217,21 @@ pub async fn serve(
         opts.transport.clone(),
         motion_key,
     );
-    let checkpoint_key = checkpoint_key(&opts.data_dir)?;
+    crate::service::witnessing::spawn(
+        crate::service::witnessing::Witnessing {
+            id: opts.id,
+            raft: raft.clone(),
+            sm: sm.clone(),
+            proposer: proposer.clone(),
+            log_key: log_key.clone(),
+            cadence: opts.checkpoints,
+        },
+        opts.witnesses.clone(),
+    );
     let replica = Arc::new(Replica {
         id: opts.id,
         raft: raft.clone(),
-        checkpoint_key,
+        log_key,
         intake: Intake::new(opts.intake),
         identities: crate::service::replica::Identities::new(&opts.transport),
         sm,
@@ -303,6 +297,9 @@ pub async fn serve(
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE),
         )
+        .add_service(crate::pb::coordinator::log_server::LogServer::new(
+            crate::service::log_api::LogService(replica.clone()),
+        ))
         .add_optional_service(admin_here)
         .add_service(crate::service::link::server(
             opts.id,

@@ -1,0 +1,65 @@
+//! The record log's key (docs/SECURITY.md "The record"; docs/WIRE.md "Transparency log"):
+//! the Ed25519 key every replica signs checkpoints with, under the charter's origin. Under
+//! a charter that names a log, `--log-key FILE` is required and must be that log's key
+//! (`panel pki init` writes `log.key`); an unchartered debug group signs with a key of its
+//! data folder (`DATA_DIR/log.key`), which no verifier can pin.
+
+use std::path::{Path, PathBuf};
+
+use panel_machine::checkpoints::UNCHARTERED_ORIGIN;
+use panel_tlog::NoteSigner;
+use panel_transport::Charter;
+
+/// Why the log key cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LogKeyError {
+    #[error(
+        "the charter names the record log {origin}; start every replica with --log-key FILE \
+         (the log.key issued with the charter)"
+    )]
+    Missing { origin: String },
+    #[error(
+        "the --log-key file {path} is not the charter's log key {vkey}; give every replica the \
+         log.key issued with the charter"
+    )]
+    NotChartered { path: PathBuf, vkey: String },
+    #[error(transparent)]
+    File(#[from] panel_transport::TransportError),
+    #[error("log key: {0}")]
+    Name(#[from] panel_tlog::NoteError),
+}
+
+/// The replica's log signer: the charter's log key, or the debug group's own.
+pub fn resolve(
+    path: Option<&Path>,
+    data_dir: &Path,
+    charter: Option<&Charter>,
+) -> Result<NoteSigner, LogKeyError> {
+    let log = charter.and_then(|c| c.log.as_ref());
+    let Some(log) = log else {
+        let key = match path {
+            Some(p) => panel_transport::pki::read_seed_key(p)?,
+            None => own_key(&data_dir.join("log.key"))?,
+        };
+        return Ok(NoteSigner::new(UNCHARTERED_ORIGIN, key)?);
+    };
+    let path = path.ok_or_else(|| LogKeyError::Missing {
+        origin: log.origin.clone(),
+    })?;
+    let signer = NoteSigner::new(&log.origin, panel_transport::pki::read_seed_key(path)?)?;
+    if log.verifier().as_ref() != Some(&signer.verifier()) {
+        return Err(LogKeyError::NotChartered {
+            path: path.to_owned(),
+            vkey: log.vkey.clone(),
+        });
+    }
+    Ok(signer)
+}
+
+fn own_key(path: &Path) -> Result<ed25519_dalek::SigningKey, LogKeyError> {
+    if path.exists() {
+        Ok(panel_transport::pki::read_seed_key(path)?)
+    } else {
+        Ok(panel_transport::pki::generate_seed_key(path)?)
+    }
+}
