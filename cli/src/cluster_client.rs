@@ -65,6 +65,26 @@ impl Cluster {
         )
     }
 
+    /// The first answer of the `Log` service from any replica, in address order.
+    pub async fn log<T, F, Fut>(&self, what: &str, call: F) -> Result<T>
+    where
+        F: Fn(panel_coordinator::pb::coordinator::log_client::LogClient<Channel>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+    {
+        let mut last = String::from("no address");
+        for addr in &self.addrs {
+            let c = client::log(&self.transport, addr)?;
+            match call(c).await {
+                Ok(v) => return Ok(v),
+                Err(st) if st.code() == tonic::Code::NotFound => {
+                    return Err(anyhow!("{}", st.message()));
+                }
+                Err(st) => last = st.message().to_string(),
+            }
+        }
+        Err(self.unreachable(what, last))
+    }
+
     /// Answers a query from the leader when one is reachable, else from any replica.
     pub async fn read(&self, q: &Query) -> Result<Value> {
         let mut last = String::from("no address");

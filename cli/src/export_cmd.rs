@@ -1,6 +1,7 @@
 //! `panel export`: the whole record from a running cluster (every applied registration,
-//! debate write and outcome, the documents, the arbiters) with a checkpoint signed by the
-//! exporting replica, written to a file that `panel verify` checks offline.
+//! debate write and outcome, the documents, the arbiters) with the log's checkpoints (signed
+//! by the log key, cosigned by the witnesses), written to a file that `panel verify` checks
+//! offline.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +26,15 @@ pub struct Args {
     cluster: ClusterArgs,
 }
 
+/// Signature lines on the record's last checkpoint beyond the log's own.
+fn last_cosignatures(bundle: &Bundle) -> usize {
+    bundle
+        .checkpoints
+        .last()
+        .and_then(|t| panel_tlog::Note::parse(t.as_bytes()).ok())
+        .map_or(0, |n| n.signatures.len().saturating_sub(1))
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let c = Cluster::connect(&args.cluster)?;
     let export = runtime()?.block_on(c.read(&Query::Export))?;
@@ -47,7 +57,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "entries": bundle.entries.len(),
             "debates": bundle.debates.len(),
             "arbiters": bundle.arbiters.len(),
-            "signed": bundle.checkpoint.is_some(),
+            "checkpoints": bundle.checkpoints.len(),
+            "cosignatures": last_cosignatures(&bundle),
             "verifies": check.as_ref().map_err(|e| e.to_string()).err().map_or(json!(true), |e| json!({ "error": e })),
         }))?;
     } else {
@@ -56,10 +67,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             bundle.entries.len(),
             bundle.debates.len(),
             bundle.arbiters.len(),
-            if bundle.checkpoint.is_some() {
-                ", with a signed checkpoint,"
-            } else {
-                ""
+            match last_cosignatures(&bundle) {
+                0 => ", with signed checkpoints (no witness cosignature yet),".to_string(),
+                n => format!(", with signed checkpoints (the last cosigned {n} times),"),
             },
             out.display()
         );

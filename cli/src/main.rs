@@ -17,16 +17,19 @@ mod export_cmd;
 mod gate_cmd;
 mod jsonl;
 mod ledger_cmd;
+mod monitor_cmd;
 mod motion_cmd;
 mod node_cmd;
 mod org_cmd;
 mod pki_cmd;
+mod proof_cmd;
 mod replay_cmd;
 mod rulings;
 mod source_server;
 mod up;
 mod user_cmd;
 mod verify_cmd;
+mod verify_proof_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -65,6 +68,12 @@ enum Command {
     Pki(pki_cmd::Args),
     /// Endorse and admit a new organisation to a chartered federation.
     Org(org_cmd::Args),
+    /// Write one record entry's offline proof (a tlog-proof bundle) from a running cluster.
+    Proof(proof_cmd::Args),
+    /// Check one entry's proof bundle offline against a trust policy.
+    VerifyProof(verify_proof_cmd::Args),
+    /// Watch the log's checkpoints and raise an alarm on a split view or a rewritten history.
+    Monitor(monitor_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +91,9 @@ fn main() -> ExitCode {
         Command::Node(args) => node_cmd::run(args),
         Command::Pki(args) => pki_cmd::run(args),
         Command::Org(args) => org_cmd::run(args),
+        Command::Proof(args) => proof_cmd::run(args),
+        Command::VerifyProof(args) => verify_proof_cmd::run(args),
+        Command::Monitor(args) => monitor_cmd::run(args),
     };
     match result {
         Ok(code) => code,

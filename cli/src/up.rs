@@ -192,7 +192,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     if state.exists() {
         fs::remove_dir_all(state).with_context(|| format!("clearing {}", state.display()))?;
     }
-    for d in ["coordinators", "nodes", "logs", "sources"] {
+    for d in ["coordinators", "nodes", "logs", "sources", "witnesses"] {
         fs::create_dir_all(state.join(d))?;
     }
     let state = fs::canonicalize(state)?;
@@ -227,6 +227,47 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         "source server: {} (serving {})",
         sources.base_url,
         state.join("sources").display()
+    );
+
+    // One witness per organisation, each with its own key: they cosign the log's
+    // checkpoints, so no single organisation can publish another history of the record.
+    let log_vkey = issued
+        .charter
+        .log
+        .as_ref()
+        .map(|l| l.vkey.clone())
+        .context("the issued charter names no log")?;
+    let mut witness_urls = Vec::new();
+    for org in pki::LOCAL_ORGANISATIONS {
+        let listen = format!("127.0.0.1:{}", free_port()?);
+        let a: Vec<String> = [
+            "witness",
+            "run",
+            "--listen",
+            &listen,
+            "--data",
+            &state.join("witnesses").join(org).display().to_string(),
+            "--key",
+            &issued.witness_key_path(org).display().to_string(),
+            "--name",
+            &pki::witness_name(org),
+            "--log",
+            &log_vkey,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        cluster.spawn(
+            &format!("witness {org}"),
+            &a,
+            &state.join("logs").join(format!("witness-{org}.log")),
+        )?;
+        witness_urls.push(format!("http://{listen}"));
+    }
+    println!(
+        "started {} witnesses, one per organisation: {}",
+        witness_urls.len(),
+        witness_urls.join(", ")
     );
 
     // The cluster's motion key, issued with the charter that names it: one file, passed
@@ -266,7 +307,14 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                 .to_string(),
             "--charter".to_owned(),
             issued.charter_path().display().to_string(),
+            "--log-key".to_owned(),
+            issued.log_key_path().display().to_string(),
         ])
+        .chain(
+            witness_urls
+                .iter()
+                .flat_map(|u| ["--witness".to_owned(), u.clone()]),
+        )
         .collect();
         cluster.spawn(
             &format!("coordinator {id}"),
@@ -631,21 +679,42 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         "prior-consistency check over the ruling history: {flagged} arbiter(s) flagged as ruling with the other camp"
     );
 
-    // Export and verify offline.
-    let export = panel.read(&Query::Export).await?;
+    // Export once the checkpoint covering the whole record carries both witnesses'
+    // cosignatures, and verify it offline against the policy and the charter.
+    let policy = panel_tlog::Policy::parse(&fs::read_to_string(issued.policy_path())?)?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let bundle = loop {
+        let export = panel.read(&Query::Export).await?;
+        let b: Bundle = serde_json::from_value(export)?;
+        if record::check_policy(&b, &policy).is_ok() || Instant::now() > deadline {
+            break b;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
     let path = state.join("record.json");
-    fs::write(&path, serde_json::to_vec_pretty(&export)?)?;
-    let bundle: Bundle = serde_json::from_value(export)?;
-    match record::check_charter(&bundle, &issued.charter).and_then(|()| record::verify(&bundle)) {
-        Ok(r) => println!(
-            "record exported to {} ({} entries, {} motions accepted, {} deadlocked); it verifies offline against the federation's charter: `panel verify {} --charter {}`",
-            path.display(),
-            r.entries,
-            r.motions_accepted,
-            r.motions_deadlocked,
-            path.display(),
-            issued.charter_path().display()
-        ),
+    fs::write(&path, serde_json::to_vec_pretty(&bundle)?)?;
+    let checked = record::check_charter(&bundle, &issued.charter)
+        .and_then(|()| record::verify(&bundle))
+        .and_then(|r| Ok((r, record::check_policy(&bundle, &policy)?)));
+    match checked {
+        Ok((r, w)) => {
+            println!(
+                "record exported to {} ({} entries, {} motions accepted, {} deadlocked, {} checkpoints)",
+                path.display(),
+                r.entries,
+                r.motions_accepted,
+                r.motions_deadlocked,
+                r.checkpoints,
+            );
+            println!(
+                "its last checkpoint is signed by the log {} and cosigned by the witnesses of {}; it verifies offline against the policy and the charter: `panel verify {} --policy {} --charter {}`",
+                w.origin,
+                w.witnesses.join(" and "),
+                path.display(),
+                issued.policy_path().display(),
+                issued.charter_path().display()
+            );
+        }
         Err(e) => bail!("the exported record does not verify: {e}"),
     }
     if args.keep {

@@ -1,7 +1,9 @@
 //! `panel verify RECORD`: checks an exported record offline, without the service: every
 //! signature, every commitment against its reveal, the panel draws from their logged
 //! seeds, every accepted outcome against the recorded policy, the Merkle log and its
-//! signed checkpoint, and every ledger and verdict recomputed by the engine.
+//! checkpoints, and every ledger and verdict recomputed by the engine. The trust anchors
+//! are the verifier's own: `--policy` (the log key and the witness quorum, tlog-policy)
+//! and `--charter` (the federation's keys); never the keys a record names for itself.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +23,11 @@ pub struct Args {
     /// it rather than through what the record says of itself.
     #[arg(long, value_name = "FILE")]
     charter: Option<PathBuf>,
+    /// The trust policy (C2SP tlog-policy: the log's vkey, the witnesses, the quorum): the
+    /// checkpoint covering the record must be signed by the policy's log and cosigned by
+    /// its quorum of witnesses (`panel up` writes pki/policy.txt).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -58,16 +65,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    let policy = match &args.policy {
+        Some(path) => match crate::verify_proof_cmd::load_policy(path)? {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(crate::jsonl::BAD_INPUT));
+            }
+        },
+        None => None,
+    };
     let checked = trusted
         .as_ref()
         .map_or(Ok(()), |c| {
             panel_coordinator::record::check_charter(&bundle, c)
         })
-        .and_then(|()| verify(&bundle));
+        .and_then(|()| verify(&bundle))
+        .and_then(|report| {
+            let witnessed = policy
+                .as_ref()
+                .map(|p| panel_coordinator::record::check_policy(&bundle, p))
+                .transpose()?;
+            Ok((report, witnessed))
+        });
     match checked {
-        Ok(report) => {
+        Ok((report, witnessed)) => {
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                let mut v = serde_json::to_value(&report)?;
+                v["policy"] = serde_json::to_value(&witnessed)?;
+                println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 println!(
                     "record verifies: {} entries, {} arbiters, {} debate(s), {} motions accepted, {} deadlocked",
@@ -78,9 +104,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     report.motions_deadlocked
                 );
                 println!(
-                    "checkpoint: {} entries, root {}",
-                    report.checkpoint_size, report.checkpoint_root
+                    "checkpoint: {} entries, root {} ({} checkpoint(s) in the record)",
+                    report.checkpoint_size, report.checkpoint_root, report.checkpoints
                 );
+                match &witnessed {
+                    Some(w) => println!(
+                        "trust: the checkpoint covering all {} entries is signed by the policy's log {} and cosigned by {} (the policy's quorum)",
+                        w.size,
+                        w.origin,
+                        if w.witnesses.is_empty() {
+                            "no witness".to_string()
+                        } else {
+                            w.witnesses.join(", ")
+                        }
+                    ),
+                    None => println!(
+                        "trust: no policy was given, so no trust anchor for the log: only internal                          consistency was checked{} (pass --policy FILE)",
+                        if report.log_signed_per_charter {
+                            ", with the log key the record's own charter names"
+                        } else {
+                            ""
+                        }
+                    ),
+                }
                 for v in &report.verdicts {
                     println!("verdict: {v}");
                 }

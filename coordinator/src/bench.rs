@@ -338,7 +338,9 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
                 .arg("--charter")
                 .arg(p.charter_path())
                 .arg("--motion-key")
-                .arg(p.motion_key_path()),
+                .arg(p.motion_key_path())
+                .arg("--log-key")
+                .arg(p.log_key_path()),
             None => cmd.arg("--insecure-loopback"),
         };
         let child = cmd

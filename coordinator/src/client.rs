@@ -40,6 +40,15 @@ pub fn coordinator(
         .max_encoding_message_size(MAX_MESSAGE))
 }
 
+/// A client of the record's transparency log (`Log` service) at `addr`.
+pub fn log(
+    transport: &Transport,
+    addr: &str,
+) -> Result<pb::log_client::LogClient<Channel>, ClientError> {
+    Ok(pb::log_client::LogClient::new(channel(transport, addr)?)
+        .max_decoding_message_size(MAX_MESSAGE))
+}
+
 pub async fn status(transport: &Transport, addr: &str) -> Result<pb::StatusReply, ClientError> {
     Ok(coordinator(transport, addr)?
         .status(pb::StatusRequest {})

@@ -54,6 +54,8 @@ pub fn replica_command(root: &Path, issued: &Issued, id: u64, addr: &str) -> std
     .arg(issued.charter_path())
     .arg("--motion-key")
     .arg(issued.motion_key_path())
+    .arg("--log-key")
+    .arg(issued.log_key_path())
     .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
     .args(["--election-max-ms", "600"])
     .stdout(Stdio::null())
