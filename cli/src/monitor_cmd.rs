@@ -54,7 +54,11 @@ struct Seen {
 /// What went wrong, with the evidence.
 enum Alarm {
     Split(Seen, Seen),
-    NotExtending { older: Seen, newer: Seen, why: String },
+    NotExtending {
+        older: Seen,
+        newer: Seen,
+        why: String,
+    },
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -85,7 +89,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         }
         for f in &args.checkpoints {
-            let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+            let text =
+                std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
             fresh.push((text, f.display().to_string()));
         }
         for (note, source) in fresh {
@@ -137,12 +142,16 @@ async fn observe(
 ) -> Result<Option<Alarm>> {
     let size = new.checkpoint.size;
     if let Some(old) = seen.get(&size) {
-        return Ok((old.checkpoint.root != new.checkpoint.root).then(|| Alarm::Split(old.clone(), new)));
+        return Ok(
+            (old.checkpoint.root != new.checkpoint.root).then(|| Alarm::Split(old.clone(), new))
+        );
     }
     let below = seen.range(..size).next_back().map(|(_, s)| s.clone());
     let above = seen.range(size + 1..).next().map(|(_, s)| s.clone());
     for (older, newer) in [(below, Some(new.clone())), (Some(new.clone()), above)] {
-        let (Some(older), Some(newer)) = (older, newer) else { continue };
+        let (Some(older), Some(newer)) = (older, newer) else {
+            continue;
+        };
         if let Some(c) = cluster
             && let Err(why) = consistent(c, &older.checkpoint, &newer.checkpoint).await?
         {
@@ -178,7 +187,10 @@ async fn consistent(c: &Cluster, old: &Checkpoint, new: &Checkpoint) -> Result<R
     if proof.len() > 64 {
         bail!("the cluster sent a {}-hash consistency proof", proof.len());
     }
-    Ok(verify_consistency(old_size, new_size, &old.root, &new.root, &proof).map_err(|e| e.to_string()))
+    Ok(
+        verify_consistency(old_size, new_size, &old.root, &new.root, &proof)
+            .map_err(|e| e.to_string()),
+    )
 }
 
 fn report(alarm: &Alarm) {

@@ -65,7 +65,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 20] = [
+const KINDS: [&str; 22] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -82,13 +82,15 @@ const KINDS: [&str; 20] = [
     "AdoptCharter",
     "LogCommitments",
     "CloseMotion",
+    "IssueCheckpoint",
+    "AddCosignatures",
     "Put",
     "Note",
     "SetAdmission",
     "OpenMotion",
 ];
 const CLIENT_KINDS: std::ops::Range<usize> = 0..11;
-const INTERNAL_KINDS: std::ops::Range<usize> = 11..16;
+const INTERNAL_KINDS: std::ops::Range<usize> = 11..18;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -110,8 +112,13 @@ impl<'de> serde::de::Visitor<'de> for CommandVisitor {
     }
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Command, E> {
-        ClientCommand::deserialize(serde::de::value::StrDeserializer::<E>::new(v))
-            .map(Command::Client)
+        let unit = serde::de::value::StrDeserializer::<E>::new(v);
+        match KINDS.iter().position(|k| *k == v) {
+            Some(at) if INTERNAL_KINDS.contains(&at) => {
+                InternalCommand::deserialize(unit).map(Command::Internal)
+            }
+            _ => ClientCommand::deserialize(unit).map(Command::Client),
+        }
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Command, A::Error> {
@@ -724,6 +731,11 @@ mod tests {
             InternalCommand::CloseMotion {
                 motion_id: "m".into(),
             },
+            InternalCommand::IssueCheckpoint,
+            InternalCommand::AddCosignatures(crate::checkpoints::Cosignatures {
+                size: 1,
+                lines: vec!["\u{2014} w AAAA".into()],
+            }),
         ];
         let test = [
             TestCommand::Put {

@@ -263,7 +263,10 @@ pub fn policy_of(charter: &Charter) -> String {
     if names.is_empty() {
         s.push_str("quorum none\n");
     } else {
-        s.push_str(&format!("group organisations all {}\nquorum organisations\n", names.join(" ")));
+        s.push_str(&format!(
+            "group organisations all {}\nquorum organisations\n",
+            names.join(" ")
+        ));
     }
     s
 }
@@ -360,7 +363,11 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         problem: e.to_string(),
     })?;
     write(&out.join(CHARTER_FILE), &json, false)?;
-    write(&out.join(POLICY_FILE), policy_of(&charter).as_bytes(), false)?;
+    write(
+        &out.join(POLICY_FILE),
+        policy_of(&charter).as_bytes(),
+        false,
+    )?;
     Ok(Issued {
         root: out.to_owned(),
         charter,

@@ -198,7 +198,8 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
     ) -> StorageResult<()> {
         let data = snapshot.into_inner();
         let sig = Some(meta.signature());
-        let state = decode_state(&data).map_err(|e| StorageIOError::read_snapshot(sig.clone(), &e))?;
+        let state =
+            decode_state(&data).map_err(|e| StorageIOError::read_snapshot(sig.clone(), &e))?;
         let meta_json = serde_json::to_vec(meta)
             .map_err(|e| StorageIOError::write_snapshot(sig.clone(), &e))?;
         write_durably(&self.db, move |tx| {

@@ -418,8 +418,8 @@ impl Debates for DebatesService {
         _request: Request<pb::ExportRequest>,
     ) -> Result<Response<pb::RecordExport>, Status> {
         let bundle = crate::service::replica::signed_export(&self.0);
-        let bundle_json = serde_json::to_string(&bundle)
-            .map_err(|e| Status::internal(format!("export: {e}")))?;
+        let bundle_json =
+            serde_json::to_string(&bundle).map_err(|e| Status::internal(format!("export: {e}")))?;
         Ok(Response::new(pb::RecordExport { bundle_json }))
     }
 }
