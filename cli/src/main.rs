@@ -30,6 +30,7 @@ mod up;
 mod user_cmd;
 mod verify_cmd;
 mod verify_proof_cmd;
+mod witness_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -74,6 +75,8 @@ enum Command {
     VerifyProof(verify_proof_cmd::Args),
     /// Watch the log's checkpoints and raise an alarm on a split view or a rewritten history.
     Monitor(monitor_cmd::Args),
+    /// Run a transparency log witness (C2SP tlog-witness) and manage its key.
+    Witness(witness_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
         Command::Proof(args) => proof_cmd::run(args),
         Command::VerifyProof(args) => verify_proof_cmd::run(args),
         Command::Monitor(args) => monitor_cmd::run(args),
+        Command::Witness(args) => witness_cmd::run(args),
     };
     match result {
         Ok(code) => code,
