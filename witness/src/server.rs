@@ -333,3 +333,70 @@ async fn monitor(shared: &Shared, hash: &str) -> Response<Full<Bytes>> {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ed25519_dalek::SigningKey;
+    use panel_tlog::NoteSigner;
+    use panel_tlog::merkle::Log;
+
+    /// In-process, with the clock pinned: the cosignature carries the injected time, and a
+    /// clock reading 0 cosigns nothing (the spec forbids a zero timestamp).
+    #[tokio::test]
+    async fn cosignatures_carry_the_injected_time() {
+        let dir = tempfile::tempdir().expect("dir");
+        let log = NoteSigner::new("log.example/a", SigningKey::from_bytes(&[1; 32])).expect("l");
+        let mut tree = Log::new();
+        for i in 0u64..5 {
+            tree.append(&i.to_be_bytes());
+        }
+        let cp = Checkpoint::new(log.name(), 5, tree.root());
+        let mut note = Note::new(cp.body()).expect("note");
+        note.add(log.sign(&note.text));
+        let req = AddCheckpoint {
+            old_size: 0,
+            proof: vec![],
+            checkpoint: note,
+        };
+        let vkeys = [log.verifier().to_string()];
+        let start = |data: &str, clock: fn() -> u64| {
+            let config = Config::new(
+                "127.0.0.1:0".parse().expect("addr"),
+                dir.path().join(data),
+                "w.example/1",
+                SigningKey::from_bytes(&[2; 32]),
+                &vkeys,
+            )
+            .expect("config");
+            Server::bind(config, clock)
+        };
+
+        let server = start("a", || 1_700_000_123).await.expect("bind");
+        let (url, vkey) = (
+            format!("http://{}", server.local_addr().expect("addr")),
+            server.vkey(),
+        );
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(server.run(async {
+            let _ = stopped.await;
+        }));
+        let lines = crate::add_checkpoint(&url, &req, Duration::from_secs(10))
+            .await
+            .expect("cosigned");
+        assert_eq!(
+            panel_tlog::cosignature::verify(&vkey.key, &req.checkpoint.text, &lines[0].signature),
+            Some(1_700_000_123)
+        );
+        let _ = stop.send(());
+        task.await.expect("stopped");
+
+        let server = start("b", || 0).await.expect("bind");
+        let url = format!("http://{}", server.local_addr().expect("addr"));
+        tokio::spawn(server.run(std::future::pending()));
+        match crate::add_checkpoint(&url, &req, Duration::from_secs(10)).await {
+            Err(crate::SubmitError::Refused { status: 500, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+}
