@@ -55,6 +55,163 @@ fn assert_fails(out: &Output, needle: &str, what: &str) {
     );
 }
 
+fn verify_with(path: &Path, extra: &[&std::ffi::OsStr]) -> Output {
+    panel()
+        .arg("verify")
+        .arg(path)
+        .args(extra)
+        .output()
+        .expect("run panel verify")
+}
+
+/// Re-signs every checkpoint of `r` over the roots of its (possibly edited) entries with
+/// `key`, keeping only the cosignature lines `keep` allows.
+fn re_rooted(r: &mut Value, key: &panel_tlog::NoteSigner, keep: impl Fn(&str) -> bool) {
+    use panel_coordinator::model::RecordEntry;
+    let entries: Vec<RecordEntry> =
+        serde_json::from_value(r["entries"].clone()).expect("entries decode");
+    let mut tree = panel_tlog::Log::new();
+    let roots: Vec<[u8; 32]> = entries
+        .iter()
+        .map(|e| {
+            tree.append(&e.leaf_bytes());
+            tree.root()
+        })
+        .collect();
+    for cp in r["checkpoints"].as_array_mut().expect("checkpoints") {
+        let note = panel_tlog::Note::parse(cp.as_str().expect("note").as_bytes()).expect("note");
+        let old = panel_tlog::Checkpoint::parse_body(&note.text).expect("body");
+        let body =
+            panel_tlog::Checkpoint::new(&old.origin, old.size, roots[old.size as usize - 1]).body();
+        let mut fresh = panel_tlog::Note::new(body).expect("note");
+        fresh.add(key.sign(&fresh.text));
+        for line in note.signatures.iter().skip(1) {
+            if keep(&line.name) {
+                fresh.add(line.clone());
+            }
+        }
+        *cp = Value::String(fresh.to_text());
+    }
+}
+
+/// Issue 12's forgeries against the real record of `panel up`, under its policy.
+fn witnessed_record_attacks(dir: &Path, state: &Path, record: &Value) {
+    let pki = state.join("pki");
+    let policy = pki.join("policy.txt");
+    let with_policy = |p: &Path| verify_with(p, &["--policy".as_ref(), policy.as_os_str()]);
+    let ok = with_policy(&state.join("record.json"));
+    let stdout = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(
+        stdout.contains("cosigned by northwind, southbank"),
+        "{stdout}"
+    );
+    let bare = verify(&state.join("record.json"));
+    assert!(
+        String::from_utf8_lossy(&bare.stdout).contains("no trust anchor"),
+        "without a policy verify says so"
+    );
+    let origin = record["entries"][0]["command"]["AdoptCharter"]["log"]["origin"]
+        .as_str()
+        .expect("the charter names the log")
+        .to_string();
+    let log_key = panel_tlog::NoteSigner::new(
+        &origin,
+        panel_transport::pki::read_seed_key(&pki.join("log.key")).expect("log key"),
+    )
+    .expect("signer");
+    let write = |name: &str, r: &Value| {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, serde_json::to_vec(r).expect("json")).expect("write");
+        path
+    };
+
+    // 7. Every checkpoint re-signed by a key the policy does not name.
+    let impostor =
+        panel_tlog::NoteSigner::new(&origin, ed25519_dalek::SigningKey::from_bytes(&[7; 32]))
+            .expect("impostor");
+    let mut forged = record.clone();
+    re_rooted(&mut forged, &impostor, |_| true);
+    assert_fails(
+        &with_policy(&write("unknown-log-key", &forged)),
+        // Refused already by the log key the record's own charter names; under a policy
+        // that names another charter's log it is the policy's key that refuses it.
+        "log key",
+        "re-signed by an unknown key",
+    );
+
+    // 8. A history edited so that it still replays (a registration's request id), re-rooted
+    // and re-signed with the real log key: the old cosignatures do not verify over the new
+    // roots, and without them the quorum is not met.
+    let reg = entries(record)
+        .iter()
+        .position(|e| e["command"].get("RegisterArbiter").is_some())
+        .expect("a registration");
+    let mut edited = record.clone();
+    edited["entries"][reg]["request_id"] = Value::from(999_999u64);
+    let mut stale = edited.clone();
+    re_rooted(&mut stale, &log_key, |_| true);
+    let path = write("rewritten-stale-cosignatures", &stale);
+    assert!(verify(&path).status.success(), "the rewrite replays");
+    assert_fails(&with_policy(&path), "does not verify", "stale cosignatures");
+    let mut bare = edited;
+    re_rooted(&mut bare, &log_key, |_| false);
+    let path = write("rewritten-no-cosignatures", &bare);
+    assert!(
+        verify(&path).status.success(),
+        "internally consistent: {}",
+        String::from_utf8_lossy(&verify(&path).stderr)
+    );
+    assert_fails(
+        &with_policy(&path),
+        "no cosignature from witness",
+        "rewritten history",
+    );
+
+    // 9. A split view: the real last checkpoint and a forged one of the same size signed
+    // with the real log key. `panel monitor` raises the alarm with both.
+    let cps = record["checkpoints"].as_array().expect("checkpoints");
+    let real = dir.join("real.checkpoint");
+    std::fs::write(&real, cps[cps.len() - 1].as_str().expect("note")).expect("write");
+    let split = dir.join("split.checkpoint");
+    std::fs::write(
+        &split,
+        bare["checkpoints"][cps.len() - 1].as_str().expect("note"),
+    )
+    .expect("write");
+    let out = panel()
+        .args(["monitor", "--offline", "--rounds", "1", "--policy"])
+        .arg(&policy)
+        .arg("--checkpoint")
+        .arg(&real)
+        .arg("--checkpoint")
+        .arg(&split)
+        .output()
+        .expect("run panel monitor");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("ALARM: split view") && stderr.contains("split.checkpoint"),
+        "{stderr}"
+    );
+    let calm = panel()
+        .args(["monitor", "--offline", "--rounds", "1", "--policy"])
+        .arg(&policy)
+        .arg("--checkpoint")
+        .arg(&real)
+        .output()
+        .expect("run panel monitor");
+    assert!(
+        calm.status.success(),
+        "{}",
+        String::from_utf8_lossy(&calm.stderr)
+    );
+}
+
 fn entries(r: &Value) -> &Vec<Value> {
     r["entries"].as_array().expect("entries")
 }
@@ -254,6 +411,8 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
         remove_entries(r, &stance_b);
     });
     assert_fails(&out, "re-applying it", "one-stance acceptance");
+
+    witnessed_record_attacks(dir.path(), &state, &record);
 
     // Malformed input is bad input, not a crash.
     let junk = dir.path().join("junk.json");
