@@ -66,15 +66,20 @@ pub fn replica_command(root: &Path, issued: &Issued, id: u64, addr: &str) -> std
 /// Three TLS replicas, initialised by an operator of the first organisation.
 pub fn start_cluster(root: &Path) -> TlsCluster {
     let issued = issue(root, &[("arb-x", "northwind")]);
+    start_issued(root, issued, &[])
+}
+
+/// Three TLS replicas of an issued federation, each started with `extra` flags too, and
+/// initialised by an operator of the first organisation.
+pub fn start_issued(root: &Path, issued: Issued, extra: &[String]) -> TlsCluster {
     let addrs = loopback_addrs(3);
     let replicas = addrs
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            ChildGuard::spawn(
-                format!("replica {}", i + 1),
-                replica_command(root, &issued, i as u64 + 1, a),
-            )
+            let mut cmd = replica_command(root, &issued, i as u64 + 1, a);
+            cmd.args(extra);
+            ChildGuard::spawn(format!("replica {}", i + 1), cmd)
         })
         .collect();
     let operator = issued.dir(&pki::operator_dir_name("northwind"));
