@@ -295,6 +295,15 @@ struct BenchArgs {
     /// With --insecure-loopback: still sign motions and bind rulings to them.
     #[arg(long)]
     signed_motions: bool,
+    /// Run a witness per organisation and push every checkpoint to them (TLS only).
+    #[arg(long)]
+    witnesses: bool,
+    /// The replicas' checkpoint cadence in entries.
+    #[arg(long, default_value_t = 256)]
+    checkpoint_every_entries: u64,
+    /// The replicas' checkpoint cadence in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    checkpoint_every_ms: u64,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -494,6 +503,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     panel_bin: std::env::current_exe()?,
                     tls: !b.insecure_loopback,
                     signed_motions: b.signed_motions,
+                    witnesses: b.witnesses,
+                    checkpoint_every_entries: b.checkpoint_every_entries,
+                    checkpoint_every_ms: b.checkpoint_every_ms,
                 })
                 .await?;
                 println!("{}", report.render());

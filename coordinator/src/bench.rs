@@ -45,6 +45,12 @@ pub struct BenchOptions {
     /// Without TLS: still sign every motion and bind every ruling to it (envelope v2), to
     /// tell the cost of signed motions from the cost of the transport. Always on with TLS.
     pub signed_motions: bool,
+    /// With TLS: run one witness per organisation (in this process) and have the replicas
+    /// push every checkpoint to them, to measure the witnessed log's cost.
+    pub witnesses: bool,
+    /// The replicas' checkpoint cadence (`--checkpoint-every-entries`, `-ms`).
+    pub checkpoint_every_entries: u64,
+    pub checkpoint_every_ms: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +63,8 @@ pub enum BenchError {
     Setup(String),
     #[error(transparent)]
     Transport(#[from] panel_transport::TransportError),
+    #[error("witness: {0}")]
+    Witness(#[from] panel_witness::StartError),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -287,6 +295,33 @@ fn free_port() -> std::io::Result<u16> {
         .port())
 }
 
+/// One witness per organisation of the bench federation, served by this process.
+async fn start_witnesses(
+    p: &pki::Issued,
+    dir: &std::path::Path,
+) -> Result<Vec<String>, BenchError> {
+    let log = p
+        .charter
+        .log
+        .as_ref()
+        .map(|l| l.vkey.clone())
+        .ok_or_else(|| BenchError::Setup("the bench charter names no log".into()))?;
+    let mut urls = Vec::new();
+    for org in pki::LOCAL_ORGANISATIONS {
+        let config = panel_witness::Config::from_files(
+            "127.0.0.1:0".parse().map_err(|e| BenchError::Setup(format!("{e}")))?,
+            dir.join(format!("witness-{org}")),
+            &pki::witness_name(org),
+            &p.witness_key_path(org),
+            std::slice::from_ref(&log),
+        )?;
+        let server = panel_witness::Server::bind(config, panel_witness::SystemClock).await?;
+        urls.push(format!("http://{}", server.local_addr()?));
+        tokio::spawn(server.run(std::future::pending()));
+    }
+    Ok(urls)
+}
+
 async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Cluster, BenchError> {
     let pki = if opts.tls {
         Some(pki::issue(&pki::local_plan(3, &[]), &dir.join("pki"))?)
@@ -316,6 +351,10 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
         transport,
         federation,
     };
+    let witness_urls = match (&pki, opts.witnesses) {
+        (Some(p), true) => start_witnesses(p, dir).await?,
+        _ => Vec::new(),
+    };
     for id in 1..=3u64 {
         let addr = format!("127.0.0.1:{}", free_port()?);
         let mut cmd = Proc::new(&opts.panel_bin);
@@ -343,6 +382,13 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
                 .arg(p.log_key_path()),
             None => cmd.arg("--insecure-loopback"),
         };
+        cmd.arg("--checkpoint-every-entries")
+            .arg(opts.checkpoint_every_entries.to_string())
+            .arg("--checkpoint-every-ms")
+            .arg(opts.checkpoint_every_ms.to_string());
+        for url in &witness_urls {
+            cmd.arg("--witness").arg(url);
+        }
         let child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -87,6 +87,9 @@ async fn main_async(args: Vec<String>) -> Result<(), String> {
         panel_bin: std::env::current_exe().map_err(|e| e.to_string())?,
         tls: !args.iter().any(|a| a == "--insecure-loopback"),
         signed_motions: args.iter().any(|a| a == "--signed-motions"),
+        witnesses: args.iter().any(|a| a == "--witnesses"),
+        checkpoint_every_entries: num(&args, "--checkpoint-every-entries", 256)?,
+        checkpoint_every_ms: num(&args, "--checkpoint-every-ms", 1000)?,
     };
     let report = bench::run(opts).await.map_err(|e| e.to_string())?;
     println!("{}", report.render());
