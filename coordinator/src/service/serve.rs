@@ -248,7 +248,11 @@ pub async fn serve(
         test_commands: opts.test_commands,
         max_command_bytes: opts.max_command_bytes,
         transport: opts.transport.clone(),
-        quorum: raft::QuorumWatch::spawn(&raft),
+        quorum: raft::QuorumWatch::spawn(
+            &raft,
+            opts.transport.clone(),
+            std::time::Duration::from_millis(opts.raft.heartbeat_ms.max(20) * 2),
+        ),
         lease: std::time::Duration::from_millis(
             opts.raft.election_max_ms + 2 * opts.raft.heartbeat_ms,
         ),

@@ -42,11 +42,12 @@ pub struct Replica {
     log: PathBuf,
 }
 
+/// Fields drop in order: the replica processes are stopped before their namespaces go.
 pub struct Cluster {
+    pub replicas: Vec<Replica>,
     pub net: Net,
     pub root: PathBuf,
     pub pki: Issued,
-    pub replicas: Vec<Replica>,
     /// The workload's TLS identity (a client certificate of the first organisation).
     pub client: Transport,
     panel: PathBuf,

@@ -128,7 +128,7 @@ pub(crate) async fn client(
         let motion_id = format!("nm{k}");
         let mut hash = [0u8; 32];
         for chunk in hash.chunks_mut(8) {
-            chunk.copy_from_slice(&rng.next().to_le_bytes());
+            chunk.copy_from_slice(&rng.next_u64().to_le_bytes());
         }
         let open: Command = TestCommand::OpenMotion(Box::new(MotionSpec {
             motion_id: motion_id.clone(),

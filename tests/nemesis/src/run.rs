@@ -37,7 +37,7 @@ pub struct Config {
 
 impl Config {
     /// From the environment: `NEMESIS_SEED` (random when unset), `NEMESIS_SECS` (the long
-    /// mode when set; CI default 70), `NEMESIS_REPLICAS` (3, or 5 in the long mode),
+    /// mode when set; CI default 90), `NEMESIS_REPLICAS` (3, or 5 in the long mode),
     /// `NEMESIS_WRITERS` (3).
     pub fn from_env() -> Self {
         let num = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
@@ -52,7 +52,7 @@ impl Config {
             seed,
             replicas: num("NEMESIS_REPLICAS").unwrap_or(if long.is_some() { 5 } else { 3 })
                 as usize,
-            fault_secs: long.unwrap_or(70),
+            fault_secs: long.unwrap_or(90),
             writers: num("NEMESIS_WRITERS").unwrap_or(3) as usize,
             op_deadline: Duration::from_millis(3000),
             attempt_timeout: Duration::from_millis(1000),

@@ -12,7 +12,7 @@ impl Rng {
         Self(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -22,7 +22,7 @@ impl Rng {
 
     /// Uniform in `lo..=hi`.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
+        lo + self.next_u64() % (hi - lo + 1)
     }
 }
 
@@ -80,7 +80,7 @@ impl Schedule {
         if cover_all {
             kinds.extend(ALL);
             for i in (1..kinds.len()).rev() {
-                let j = (rng.next() % (i as u64 + 1)) as usize;
+                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
                 kinds.swap(i, j);
             }
         }
@@ -90,7 +90,7 @@ impl Schedule {
         while spent < total.as_millis() as u64 || k < kinds.len() {
             let fault = match kinds.get(k) {
                 Some(f) => *f,
-                None => ALL[(rng.next() % ALL.len() as u64) as usize],
+                None => ALL[(rng.next_u64() % ALL.len() as u64) as usize],
             };
             k += 1;
             let hold_ms = match fault {
@@ -105,7 +105,7 @@ impl Schedule {
                 fault,
                 hold_ms,
                 rest_ms,
-                pick: rng.next(),
+                pick: rng.next_u64(),
             });
         }
         Self { steps }
