@@ -1,6 +1,6 @@
-//! A connection to the coordinator cluster for one user command: reads that prefer the
-//! leader (linearizable, so a read right after a write sees it) and fall back to any
-//! replica, and writes retried across replicas under one request id, so a command
+//! A connection to the coordinator cluster for one user command: linearizable reads from
+//! any replica that can serve one (so a read right after a write sees it, and a cut-off
+//! replica's stale state is never shown as the answer), and writes retried across replicas under one request id, so a command
 //! applies at most once however many tries reach the log.
 
 use std::time::Duration;
@@ -85,18 +85,20 @@ impl Cluster {
         Err(self.unreachable(what, last))
     }
 
-    /// Answers a query from the leader when one is reachable, else from any replica.
+    /// Answers a query linearizably from the first replica that can (any replica with a
+    /// reachable leader and quorum). Never falls back to a local, possibly stale read: a
+    /// user-facing answer must reflect every acknowledged write (docs/COORDINATOR.md,
+    /// "Reads"); `panel coordinator read --local` is the explicit way to see one replica's
+    /// state.
     pub async fn read(&self, q: &Query) -> Result<Value> {
         let mut last = String::from("no address");
-        for linearizable in [true, false] {
-            for addr in &self.addrs {
-                match client::read(&self.transport, addr, q, linearizable).await {
-                    Ok(r) => return Ok(serde_json::from_str(&r.result_json)?),
-                    Err(e) => last = short(&e),
-                }
+        for addr in &self.addrs {
+            match client::read(&self.transport, addr, q, true).await {
+                Ok(r) => return Ok(serde_json::from_str(&r.result_json)?),
+                Err(e) => last = short(&e),
             }
         }
-        Err(self.unreachable("a read", last))
+        Err(self.unreachable("a linearizable read", last))
     }
 
     /// The (client id, request id) the next [`Cluster::write`] will carry, for writes that

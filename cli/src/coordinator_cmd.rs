@@ -97,14 +97,19 @@ enum Cmd {
         #[arg(long, default_value_t = 60)]
         patience_secs: u64,
     },
-    /// Read with a Query (JSON), e.g. '{"Notes":{"topic":"t"}}' or '"Stats"'.
+    /// Read with a Query (JSON), e.g. '{"Notes":{"topic":"t"}}' or '"Stats"'. Linearizable
+    /// unless --local.
     Read {
         #[arg(long)]
         addr: String,
         #[arg(long)]
         query: String,
-        #[arg(long)]
+        /// Kept for older scripts: reads are linearizable by default.
+        #[arg(long, conflicts_with = "local")]
         linearizable: bool,
+        /// Answer from this replica's applied state, possibly stale (no quorum needed).
+        #[arg(long)]
+        local: bool,
     },
     /// Start a local 3-replica cluster and print throughput and latency figures.
     Bench(BenchArgs),
@@ -482,15 +487,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             Cmd::Read {
                 addr,
                 query,
-                linearizable,
+                linearizable: _,
+                local,
             } => {
                 let q: Query = serde_json::from_str(&query).with_context(|| {
                     "--query is not a Query; examples: '{\"Notes\":{\"topic\":\"t\"}}', '\"Stats\"'"
                 })?;
-                let r = client::read(&t, &addr, &q, linearizable).await?;
+                let r = client::read(&t, &addr, &q, !local).await?;
                 print(&json!({
                     "result": serde_json::from_str::<Value>(&r.result_json)?,
                     "applied_index": r.applied_index,
+                    "linearizable": r.linearizable,
                 }))
             }
             Cmd::Bench(b) => {

@@ -309,7 +309,9 @@ async fn start_witnesses(
     let mut urls = Vec::new();
     for org in pki::LOCAL_ORGANISATIONS {
         let config = panel_witness::Config::from_files(
-            "127.0.0.1:0".parse().map_err(|e| BenchError::Setup(format!("{e}")))?,
+            "127.0.0.1:0"
+                .parse()
+                .map_err(|e| BenchError::Setup(format!("{e}")))?,
             dir.join(format!("witness-{org}")),
             &pki::witness_name(org),
             &p.witness_key_path(org),

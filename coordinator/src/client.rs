@@ -68,16 +68,24 @@ pub async fn admin_on_leader(
     Ok(AdminClient::new(channel(transport, &target)?))
 }
 
+/// Reads with `query`: linearizable when `linearizable` (what users should see), else
+/// this replica's local, possibly stale state. The reply's `linearizable` says which.
 pub async fn read(
     transport: &Transport,
     addr: &str,
     query: &Query,
     linearizable: bool,
 ) -> Result<pb::ReadReply, ClientError> {
+    let consistency = if linearizable {
+        pb::ReadConsistency::Linearizable
+    } else {
+        pb::ReadConsistency::Local
+    };
     Ok(coordinator(transport, addr)?
         .read(pb::ReadRequest {
             query_json: serde_json::to_string(query)?,
             linearizable,
+            consistency: consistency as i32,
         })
         .await?
         .into_inner())

@@ -12,6 +12,7 @@ pub use panel_machine::{
 
 pub mod bench;
 pub mod client;
+pub mod clock;
 pub mod raft;
 pub mod service;
 

@@ -91,6 +91,7 @@ async fn read(c: &mut CoordinatorClient<tonic::transport::Channel>, query: &str)
         .read(pb::ReadRequest {
             query_json: query.into(),
             linearizable: true,
+            ..Default::default()
         })
         .await
         .expect("read")

@@ -16,10 +16,12 @@ use crate::command::{Batch, BatchReply};
 
 pub mod log_store;
 pub mod network;
+pub mod quorum;
 pub mod state_machine;
 
 pub use log_store::LogStore;
 pub use network::{Network, ReplicaService};
+pub use quorum::{QuorumError, QuorumWatch};
 pub use state_machine::{AppliedEvent, StateMachineStore};
 
 pub type NodeId = u64;

@@ -86,11 +86,11 @@ impl Coordinator for CoordinatorService {
                 "query_json is not a Query ({e}); example: {{\"Notes\":{{\"topic\":\"t\"}}}}"
             ))
         })?;
-        if req.linearizable {
-            self.0.raft.ensure_linearizable().await.map_err(|e| {
-                Status::failed_precondition(format!("linearizable reads need the leader: {e}"))
-            })?;
-        }
+        // Linearizable unless the caller opts into a local read (an unknown value is
+        // treated as the default, never as permission to be stale).
+        let consistency = pb::ReadConsistency::try_from(req.consistency)
+            .unwrap_or(pb::ReadConsistency::Linearizable);
+        let linearizable = self.0.read_barrier(consistency).await?;
         let (mut value, applied) = local_query(&self.0, &query);
         if matches!(query, Query::Export) {
             value = serde_json::to_value(signed_export(&self.0))
@@ -99,6 +99,30 @@ impl Coordinator for CoordinatorService {
         Ok(Response::new(pb::ReadReply {
             result_json: value.to_string(),
             applied_index: applied,
+            linearizable,
+        }))
+    }
+
+    async fn read_index(
+        &self,
+        _request: Request<pb::ReadIndexRequest>,
+    ) -> Result<Response<pb::ReadIndexReply>, Status> {
+        let (leader, term) = {
+            let m = self.0.raft.metrics();
+            let m = m.borrow();
+            (m.current_leader, m.current_term)
+        };
+        if leader != Some(self.0.id) {
+            return Err(Status::unavailable(format!(
+                "replica {} is not the leader (leader: {leader:?}); ask the leader for a read index",
+                self.0.id
+            )));
+        }
+        let read_index = self.0.leader_read_index().await?;
+        Ok(Response::new(pb::ReadIndexReply {
+            read_index,
+            leader_id: self.0.id,
+            term,
         }))
     }
 

@@ -323,6 +323,10 @@ impl Debates for DebatesService {
         &self,
         request: Request<pb::DebateRef>,
     ) -> Result<Response<pb::DebateDocument>, Status> {
+        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        self.0
+            .read_barrier(pb::ReadConsistency::Linearizable)
+            .await?;
         let debate_id = request.into_inner().debate_id;
         let found = self.0.sm.read(|a| {
             a.state.debates.get(&debate_id).map(|r| {
@@ -348,6 +352,10 @@ impl Debates for DebatesService {
         &self,
         _request: Request<pb::ListDebatesRequest>,
     ) -> Result<Response<pb::DebateList>, Status> {
+        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        self.0
+            .read_barrier(pb::ReadConsistency::Linearizable)
+            .await?;
         let debates = self.0.sm.read(|a| {
             a.state
                 .debates
@@ -366,6 +374,10 @@ impl Debates for DebatesService {
         &self,
         request: Request<pb::DebateRef>,
     ) -> Result<Response<pb::MotionList>, Status> {
+        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        self.0
+            .read_barrier(pb::ReadConsistency::Linearizable)
+            .await?;
         let debate_id = request.into_inner().debate_id;
         let motions = self.0.sm.read(|a| {
             let mut ms: Vec<&Motion> = a
@@ -395,6 +407,10 @@ impl Debates for DebatesService {
         &self,
         request: Request<pb::DebateRef>,
     ) -> Result<Response<pb::VerdictList>, Status> {
+        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        self.0
+            .read_barrier(pb::ReadConsistency::Linearizable)
+            .await?;
         let debate_id = request.into_inner().debate_id;
         let found = self.0.sm.read(|a| {
             a.state.debates.get(&debate_id).map(|r| {
@@ -417,6 +433,10 @@ impl Debates for DebatesService {
         &self,
         _request: Request<pb::ExportRequest>,
     ) -> Result<Response<pb::RecordExport>, Status> {
+        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        self.0
+            .read_barrier(pb::ReadConsistency::Linearizable)
+            .await?;
         let bundle = crate::service::replica::signed_export(&self.0);
         let bundle_json =
             serde_json::to_string(&bundle).map_err(|e| Status::internal(format!("export: {e}")))?;

@@ -351,10 +351,7 @@ fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
 }
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    crate::clock::now_ms() as i64
 }
 
 fn wire_side(side: Option<crucible::Side>) -> i32 {

@@ -14,7 +14,7 @@
 //! most `max_payload_entries x max_batch_bytes` (`raft::start`).
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
@@ -149,9 +149,7 @@ fn leader_seed() -> u64 {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    crate::clock::now_ms()
 }
 
 async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) {

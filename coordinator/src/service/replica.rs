@@ -49,6 +49,12 @@ pub(crate) struct Replica {
     pub(crate) transport: panel_transport::Transport,
     /// Who a caller is, for the write limits.
     pub(crate) identities: Identities,
+    /// When this replica, as leader, last heard from a quorum.
+    pub(crate) quorum: raft::QuorumWatch,
+    /// How long a leader may go without a quorum's acknowledgement before it refuses
+    /// writes and reads (about the election timeout: by then the others may have elected
+    /// a new leader, so holding a write longer only makes the client wait for nothing).
+    pub(crate) lease: std::time::Duration,
 }
 
 /// Organisations of client certificates found so far, kept at most (then forgotten and
@@ -167,6 +173,81 @@ impl Replica {
         self.raft.metrics().borrow().current_leader == Some(self.id)
     }
 
+    /// Refuses when this replica leads but has not heard from a quorum within its lease
+    /// ([`raft::QuorumWatch`]); passes otherwise.
+    pub(crate) fn quorum_check(&self) -> Result<(), raft::QuorumError> {
+        let (leader, term) = {
+            let m = self.raft.metrics();
+            let m = m.borrow();
+            (m.current_leader, m.current_term)
+        };
+        if leader != Some(self.id) {
+            return Ok(());
+        }
+        self.quorum.check(self.id, term, self.lease)
+    }
+
+    /// Confirms with a quorum that this replica still leads, and returns the index a
+    /// linearizable read must have applied (openraft's read index). Bounded by the lease,
+    /// so an isolated leader answers UNAVAILABLE at once instead of at the deadline.
+    pub(crate) async fn leader_read_index(&self) -> Result<u64, Status> {
+        self.quorum_check()
+            .map_err(|e| Status::unavailable(e.to_string()))?;
+        match tokio::time::timeout(self.lease, self.raft.ensure_linearizable()).await {
+            Ok(Ok(read)) => Ok(read.map_or(0, |l| l.index)),
+            Ok(Err(e)) => Err(Status::unavailable(format!(
+                "replica {} cannot confirm its leadership with a quorum for a linearizable read ({e}); retry, or ask for a local read (possibly stale)",
+                self.id
+            ))),
+            Err(_) => Err(Status::unavailable(format!(
+                "replica {} could not confirm its leadership with a quorum within {} ms; retry, or ask for a local read (possibly stale)",
+                self.id,
+                self.lease.as_millis()
+            ))),
+        }
+    }
+
+    /// The read barrier every user-facing read passes: nothing for a local read (returns
+    /// false), else the read index, from this replica if it leads or from the leader, then
+    /// a wait until this replica has applied up to it (returns true).
+    pub(crate) async fn read_barrier(
+        &self,
+        consistency: pb::ReadConsistency,
+    ) -> Result<bool, Status> {
+        if consistency == pb::ReadConsistency::Local {
+            return Ok(false);
+        }
+        let index = if self.is_leader() {
+            self.leader_read_index().await?
+        } else {
+            let Some((leader, addr)) = raft::leader(&self.raft) else {
+                return Err(Status::unavailable(
+                    "no leader is known to this replica, so a linearizable read cannot be served; retry in a moment, or ask for a local read (possibly stale)",
+                ));
+            };
+            let mut req = Request::new(pb::ReadIndexRequest {});
+            req.set_timeout(self.lease * 2);
+            let reply = self.peer(&addr)?.read_index(req).await.map_err(|e| {
+                Status::unavailable(format!(
+                    "the leader (replica {leader} at {addr}) did not give a read index: {}; retry",
+                    e.message()
+                ))
+            })?;
+            reply.into_inner().read_index
+        };
+        self.raft
+            .wait(Some(self.lease * 4))
+            .applied_index_at_least(Some(index), "read index")
+            .await
+            .map_err(|e| {
+                Status::unavailable(format!(
+                    "replica {} has not applied up to the read index {index} in time ({e}); retry",
+                    self.id
+                ))
+            })?;
+        Ok(true)
+    }
+
     async fn forward(
         &self,
         mut req: pb::WriteRequest,
@@ -252,6 +333,11 @@ pub(crate) async fn submit(
             .await
             .map(Response::into_inner);
     }
+    // An isolated leader refuses at once: the write could not commit, and a new leader
+    // may be elected already (nothing was proposed, so the write did not happen).
+    replica
+        .quorum_check()
+        .map_err(|e| Status::unavailable(format!("{e}; nothing was proposed")))?;
     // Intake: the Gate and the rate limits (writer, key, kind) run before proposal.
     replica
         .intake
@@ -277,7 +363,25 @@ pub(crate) async fn submit(
         command,
         writer: Some(writer.clone()),
     };
-    match replica.proposer.submit(item, bytes).await {
+    // While the entry waits for its quorum, keep checking the lease: a leader cut off after
+    // proposing answers UNAVAILABLE about the election timeout later, not at the client's
+    // deadline. The outcome is then unknown (the entry may still commit under this or a
+    // later leader), which the retry with the same request id resolves.
+    let proposed = replica.proposer.submit(item, bytes);
+    tokio::pin!(proposed);
+    let result = loop {
+        tokio::select! {
+            r = &mut proposed => break r,
+            _ = tokio::time::sleep(replica.lease / 4) => {
+                if let Err(e) = replica.quorum_check() {
+                    return Err(Status::unavailable(format!(
+                        "{e}; the write was proposed and may still be applied: retry with the same request_id to learn its outcome"
+                    )));
+                }
+            }
+        }
+    };
+    match result {
         Ok(outcome) => Ok(write_reply(outcome)),
         Err(ProposeError::NotLeader { leader_addr, .. }) => replica
             .forward(req, &writer, leader_addr)

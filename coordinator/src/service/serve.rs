@@ -150,6 +150,8 @@ pub async fn serve(
     }
     if opts.test_commands {
         tracing::warn!("test commands are on: clients may admit arbiters and close motions");
+        #[cfg(feature = "test-commands")]
+        crate::clock::follow_offset_file(&opts.data_dir);
     }
     check_transport(&opts)?;
     std::fs::create_dir_all(&opts.data_dir).map_err(|e| ServeError::DataDir {
@@ -240,6 +242,14 @@ pub async fn serve(
         test_commands: opts.test_commands,
         max_command_bytes: opts.max_command_bytes,
         transport: opts.transport.clone(),
+        quorum: raft::QuorumWatch::spawn(
+            &raft,
+            opts.transport.clone(),
+            std::time::Duration::from_millis(opts.raft.heartbeat_ms.max(20) * 2),
+        ),
+        lease: std::time::Duration::from_millis(
+            opts.raft.election_max_ms + 2 * opts.raft.heartbeat_ms,
+        ),
     });
 
     let (reporter, health) = tonic_health::server::health_reporter();

@@ -202,10 +202,20 @@ fn dedup_key(item: &crate::command::Item) -> String {
 pub const DEDUP_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 /// How often (in batch time) expired replies are pruned.
 const DEDUP_PRUNE_EVERY_MS: u64 = 60 * 1000;
+/// Replies stored within this many log entries are kept whatever the batch time says.
+///
+/// Batch time is one leader's wall clock. When it jumped 25 h forward (the nemesis's
+/// `ClockJumpLeader`), the next prune dropped every stored reply at once, and a client
+/// retrying an acknowledged write with its own ids had it applied a second time. A clock
+/// cannot move log indexes, so the most recent replies, the ones a retry needs, survive
+/// any jump; the table stays bounded (by this many entries or by the lease, whichever
+/// keeps more).
+pub const DEDUP_MIN_KEEP_ENTRIES: u64 = 100_000;
 
-/// Drops deduplication entries older than [`DEDUP_TTL_MS`], at most once a minute of batch
-/// time; deterministic, so every replica keeps the same entries.
-fn prune_requests(state: &mut State, now_ms: u64) {
+/// Drops deduplication entries older than [`DEDUP_TTL_MS`] of batch time *and* more than
+/// [`DEDUP_MIN_KEEP_ENTRIES`] log entries behind `log_index`, at most once a minute of
+/// batch time; deterministic, so every replica keeps the same entries.
+fn prune_requests(state: &mut State, now_ms: u64, log_index: u64) {
     if now_ms
         < state
             .requests_pruned_at_ms
@@ -218,6 +228,7 @@ fn prune_requests(state: &mut State, now_ms: u64) {
             r.stored_at_ms = now_ms;
         }
         r.stored_at_ms.saturating_add(DEDUP_TTL_MS) > now_ms
+            || r.log_index.saturating_add(DEDUP_MIN_KEEP_ENTRIES) > log_index
     });
     state.requests_pruned_at_ms = now_ms;
 }
@@ -225,7 +236,7 @@ fn prune_requests(state: &mut State, now_ms: u64) {
 pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchReply {
     crate::checkpoints::sync_tree(state);
     let verdicts_before = batch.checkpoints.map(|_| verdict_count(state));
-    prune_requests(state, batch.time_ms);
+    prune_requests(state, batch.time_ms, log_index);
     if let Some(policy) = &batch.limits {
         limits::prune(state, policy, batch.time_ms);
     }
@@ -584,9 +595,46 @@ mod tests {
         // A retry within the lease is a duplicate.
         assert!(apply_batch(&mut s, 2, &at(t0 + 1_000, 1)).items[0].duplicate);
         // After the lease another write's batch prunes it: the table does not grow for good.
-        apply_batch(&mut s, 3, &at(t0 + DEDUP_TTL_MS + DEDUP_PRUNE_EVERY_MS, 2));
+        let far = 1 + DEDUP_MIN_KEEP_ENTRIES;
+        apply_batch(
+            &mut s,
+            far,
+            &at(t0 + DEDUP_TTL_MS + DEDUP_PRUNE_EVERY_MS, 2),
+        );
         assert!(s.requests.get("cli#1").is_none());
         assert!(s.requests.get("cli#2").is_some());
+    }
+
+    /// Found by the nemesis: batch time is one leader's clock, and a leader whose clock
+    /// jumped a day ahead pruned every stored reply, so a retried acknowledged write was
+    /// applied twice. Recent entries now survive any jump.
+    #[test]
+    fn a_clock_jump_does_not_forget_recent_replies() {
+        let mut s = State::default();
+        let at = |t: u64, id: u64| Batch {
+            time_ms: t,
+            seed: 1,
+            items: vec![Item {
+                client_id: "cli".into(),
+                request_id: id,
+                command: TestCommand::Note {
+                    topic: "t".into(),
+                    text: format!("{id}"),
+                }
+                .into(),
+                writer: None,
+            }],
+            limits: None,
+            checkpoints: None,
+        };
+        let t0 = 10 * DEDUP_PRUNE_EVERY_MS;
+        assert!(!apply_batch(&mut s, 1, &at(t0, 1)).items[0].duplicate);
+        // The next leader's clock is 25 h ahead: a prune runs, and a retry is still a
+        // duplicate.
+        let jumped = t0 + 25 * 60 * 60 * 1000;
+        apply_batch(&mut s, 2, &at(jumped, 2));
+        assert!(apply_batch(&mut s, 3, &at(jumped + 1, 1)).items[0].duplicate);
+        assert_eq!(s.notes.get("t").map(Vec::len), Some(2));
     }
 
     #[test]
