@@ -295,9 +295,10 @@ fn rejoin(rs: &mut [Replica], acked: &[String]) {
         "1,2,3",
     ])
     .expect("make replica 3 a voter again");
-    poll("the re-joined replica to hold every acknowledged write", || {
-        notes(&r3.addr).filter(|n| acked.iter().all(|a| n.contains(a)))
-    });
+    poll(
+        "the re-joined replica to hold every acknowledged write",
+        || notes(&r3.addr).filter(|n| acked.iter().all(|a| n.contains(a))),
+    );
     let s = status(&r3.addr).expect("status of the re-joined replica");
     assert_eq!(s["voters"], json!([1, 2, 3]), "{s}");
 }
@@ -348,7 +349,8 @@ fn disk_truncated_or_missing_log_refuses_start() {
     let len = std::fs::metadata(&file).unwrap().len();
 
     truncate(&file, len / 2);
-    rs[2].assert_refuses_start("log.redb");
+    let err = rs[2].assert_refuses_start("log.redb");
+    eprintln!("refusal on a truncated log: {err}");
     // Emptied: redb would initialise a fresh database in an empty file, forgetting the
     // replica's vote and entries; the replica must not.
     truncate(&file, 0);
@@ -370,7 +372,8 @@ fn disk_corrupt_vote_refuses_start() {
     let file = rs[2].dir.join("log.redb");
     let flipped = flip_occurrences(&file, b"\"committed\":");
     assert!(flipped > 0, "the vote is stored in {file:?}");
-    rs[2].assert_refuses_start("log.redb");
+    let err = rs[2].assert_refuses_start("log.redb");
+    eprintln!("refusal on a corrupted vote: {err}");
     eprintln!("disk_corrupt_vote: {:.1} s", t.elapsed().as_secs_f64());
 }
 
@@ -391,20 +394,23 @@ fn disk_corrupt_or_truncated_snapshot_refuses_start() {
 
     let flipped = flip_occurrences(&file, b"snapped-00");
     assert!(flipped > 0, "the snapshot holds the notes: {file:?}");
-    rs[2].assert_refuses_start("state.redb");
+    let err = rs[2].assert_refuses_start("state.redb");
+    eprintln!("refusal on a corrupted snapshot: {err}");
 
     std::fs::write(&file, &pristine).unwrap();
     truncate(&file, pristine.len() as u64 / 2);
-    rs[2].assert_refuses_start("state.redb");
+    let err = rs[2].assert_refuses_start("state.redb");
+    eprintln!("refusal on a truncated snapshot: {err}");
     truncate(&file, 0);
     rs[2].assert_refuses_start("state.redb");
 
     // The undamaged file starts again and still holds everything.
     std::fs::write(&file, &pristine).unwrap();
     rs[2].start();
-    poll("the restored replica to serve every acknowledged write", || {
-        notes(&rs[2].addr).filter(|n| acked.iter().all(|a| n.contains(a)))
-    });
+    poll(
+        "the restored replica to serve every acknowledged write",
+        || notes(&rs[2].addr).filter(|n| acked.iter().all(|a| n.contains(a))),
+    );
     eprintln!("disk_corrupt_snapshot: {:.1} s", t.elapsed().as_secs_f64());
 }
 
@@ -496,14 +502,14 @@ fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
     // Writes of 64 KiB notes to the full leader: each either fails with an error the
     // client sees, or is acknowledged (a retry reached the new leader). The full replica
     // must stop on its own with a clear error; it must not hang or keep answering.
-    let addrs = all_addrs(&rs);
     let big = "x".repeat(64 * 1024);
     let mut unknown = Vec::new();
     let mut client_errors = Vec::new();
     let mut stopped = None;
     for i in 0..200u64 {
         let text = format!("during-{i:04}-{big}");
-        match try_note(&rs[leader - 1].addr, 1000 + i, &text, 1) {
+        // Patience 0: one try, so the client's error is the replica's own answer.
+        match try_note(&rs[leader - 1].addr, 1000 + i, &text, 0) {
             Ok(v) if v["applied"] == true => acked.push(text),
             Ok(v) => panic!("a write was refused: {v}"),
             Err(e) => {
@@ -540,11 +546,23 @@ fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
     if let Some(e) = client_errors.first() {
         eprintln!("the client saw: {e}");
     }
+    assert!(
+        client_errors
+            .iter()
+            .any(|e| e.contains("storage failure") && e.contains("No space left")),
+        "the client is told why its write failed: {client_errors:?}"
+    );
 
     // The other two keep serving.
     let others: Vec<&Replica> = rs.iter().filter(|r| r.id as usize != leader).collect();
-    let new_leader = agreed_leader(&others);
-    assert_ne!(new_leader as usize, leader);
+    let new_leader = poll("a new leader among the others", || {
+        let l = agreed_leader(&others);
+        (l as usize != leader).then_some(l)
+    });
+    eprintln!(
+        "replica {new_leader} leads after {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     let other_addrs = others
         .iter()
         .map(|r| r.addr.clone())
@@ -561,6 +579,15 @@ fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
     // acknowledged write is on every replica.
     std::fs::remove_file(filler).unwrap();
     rs[leader - 1].start();
+    poll("the restarted replica to answer", || {
+        if let Some(st) = rs[leader - 1].wait_exit(Duration::ZERO) {
+            panic!(
+                "the restarted replica exited ({st}): {}",
+                rs[leader - 1].stderr()
+            );
+        }
+        status(&rs[leader - 1].addr)
+    });
     for r in &rs {
         poll("every acknowledged write on every replica", || {
             notes(&r.addr).filter(|n| acked.iter().all(|a| n.contains(a)))
@@ -568,6 +595,13 @@ fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
     }
     let s = status(&rs[leader - 1].addr).unwrap();
     assert_eq!(s["voters"], json!([1, 2, 3]), "{s}");
+    // The notes that let the restart roll back the failed commits are gone.
+    let notes_left: Vec<_> = std::fs::read_dir(&rs[leader - 1].dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".commit-failed"))
+        .collect();
+    assert!(notes_left.is_empty(), "{notes_left:?}");
     eprintln!(
         "disk_full: {:.1} s, {} acknowledged, {} unknown",
         t.elapsed().as_secs_f64(),

@@ -96,7 +96,26 @@ pub enum ServeError {
     MotionKeyNotChartered { charter: String },
     #[error(transparent)]
     MotionKey(#[from] crate::service::motion_key::MotionKeyError),
+    /// openraft stops a replica whose storage fails (a log append, vote, snapshot or purge
+    /// that does not commit); the process then exits with this error instead of serving
+    /// on without a disk (docs/COORDINATOR.md, "Disk faults and recovery").
+    #[error(
+        "replica {id} stopped: its storage under {data_dir} failed: {cause}. Nothing it \
+         acknowledged is lost (an entry counts only once it is fsynced). Free space or fix the \
+         disk and restart it on the same data directory; if it then refuses a file as \
+         damaged, re-join it from its peers (docs/COORDINATOR.md, \"Disk faults and recovery\")"
+    )]
+    StorageFailed {
+        id: NodeId,
+        data_dir: String,
+        cause: String,
+    },
 }
+
+/// How long in-flight requests get to finish after a storage failure before the process
+/// exits anyway: long-lived streams (links, `WriteStream`, `WatchEvents`) would otherwise
+/// hold a graceful shutdown open for ever.
+const STORAGE_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Loads or creates the replica's checkpoint key (32 random bytes, mode 0600).
 fn checkpoint_key(dir: &std::path::Path) -> Result<ed25519_dalek::SigningKey, ServeError> {
@@ -268,7 +287,31 @@ pub async fn serve(
         Some(l) => (None, Some((l, admin))),
         None => (Some(admin), None),
     };
-    let shutdown = futures::FutureExt::shared(Box::pin(shutdown));
+    // A storage failure stops the servers as a signal would, and is then the result.
+    let (failed_tx, failed_rx) = tokio::sync::watch::channel(None::<String>);
+    {
+        let raft = raft.clone();
+        let id = opts.id;
+        tokio::spawn(async move {
+            let cause = raft::failure(raft).await;
+            tracing::error!("replica {id}: raft stopped on a storage failure: {cause}");
+            let _ = failed_tx.send(Some(cause));
+        });
+    }
+    let failure = {
+        let mut rx = failed_rx.clone();
+        async move {
+            if rx.wait_for(Option::is_some).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let shutdown = futures::FutureExt::shared(Box::pin(async move {
+        tokio::select! {
+            () = shutdown => {}
+            () = failure => {}
+        }
+    }));
     if let Some((listener, admin)) = admin_apart {
         let server = opts
             .transport
@@ -311,8 +354,31 @@ pub async fn serve(
         ))
         .add_service(health)
         .add_service(reflection)
-        .serve_with_incoming_shutdown(nodelay(listener), shutdown)
-        .await;
+        .serve_with_incoming_shutdown(nodelay(listener), shutdown);
+    let grace = {
+        let mut rx = failed_rx.clone();
+        async move {
+            if rx.wait_for(Option::is_some).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(STORAGE_FAILURE_GRACE).await;
+        }
+    };
+    let result = tokio::select! {
+        r = result => Some(r),
+        () = grace => None,
+    };
     let _ = raft.shutdown().await;
-    Ok(result?)
+    if let Some(cause) = failed_rx.borrow().clone() {
+        raft::note_storage_failure(&opts.data_dir, &cause);
+        return Err(ServeError::StorageFailed {
+            id: opts.id,
+            data_dir: opts.data_dir.display().to_string(),
+            cause,
+        });
+    }
+    match result {
+        Some(r) => Ok(r?),
+        None => Ok(()),
+    }
 }
