@@ -478,7 +478,17 @@ impl Drop for Tmpfs {
 }
 
 #[test]
-fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
+fn disk_full_on_the_leader_stops_it_cleanly_and_loses_nothing() {
+    disk_full(true);
+}
+
+#[test]
+fn disk_full_on_a_follower_stops_it_cleanly_and_loses_nothing() {
+    disk_full(false);
+}
+
+/// Fills the disk of the leader (`on_leader`) or of a follower mid-load.
+fn disk_full(on_leader: bool) {
     let t = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().to_owned();
@@ -495,13 +505,15 @@ fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
     let mut rs = cluster3(&root, |id| root.join(format!("m{id}/r{id}")), &[]);
     let mut acked = write_acked(&rs, "before", 1, 10);
     let leader = agreed_leader(&rs.iter().collect::<Vec<_>>()) as usize;
-    let full = &mounts[leader - 1];
-    let filler = full.fill();
-    eprintln!("filled the disk of leader {leader}");
+    let victim = if on_leader { leader } else { leader % 3 + 1 };
+    let filler = mounts[victim - 1].fill();
+    eprintln!("filled the disk of replica {victim} (leader {leader})");
 
-    // Writes of 64 KiB notes to the full leader: each either fails with an error the
-    // client sees, or is acknowledged (a retry reached the new leader). The full replica
-    // must stop on its own with a clear error; it must not hang or keep answering.
+    // Writes of 64 KiB notes: to the full leader, each either fails with an error the
+    // client sees or is acknowledged; through the leader, a full follower must fail its
+    // appends. The full replica must stop on its own with a clear error; it must not hang
+    // or keep answering.
+    let target = rs[leader - 1].addr.clone();
     let big = "x".repeat(64 * 1024);
     let mut unknown = Vec::new();
     let mut client_errors = Vec::new();
@@ -509,7 +521,7 @@ fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
     for i in 0..200u64 {
         let text = format!("during-{i:04}-{big}");
         // Patience 0: one try, so the client's error is the replica's own answer.
-        match try_note(&rs[leader - 1].addr, 1000 + i, &text, 0) {
+        match try_note(&target, 1000 + i, &text, 0) {
             Ok(v) if v["applied"] == true => acked.push(text),
             Ok(v) => panic!("a write was refused: {v}"),
             Err(e) => {
@@ -517,18 +529,18 @@ fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
                 unknown.push(text);
             }
         }
-        if let Some(st) = rs[leader - 1].wait_exit(Duration::from_millis(10)) {
+        if let Some(st) = rs[victim - 1].wait_exit(Duration::from_millis(10)) {
             stopped = Some(st);
             break;
         }
     }
     let st = match stopped {
         Some(st) => st,
-        None => rs[leader - 1]
+        None => rs[victim - 1]
             .wait_exit(DEADLINE)
             .expect("the replica with the full disk stops"),
     };
-    let err = rs[leader - 1].stderr();
+    let err = rs[victim - 1].stderr();
     assert!(!st.success(), "exit {st}: {err}");
     assert!(
         err.contains("log.redb") || err.contains("state.redb"),
@@ -539,25 +551,27 @@ fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
         "the error says why: {err}"
     );
     eprintln!(
-        "replica {leader} stopped ({st}) after {} writes; its error: {}",
+        "replica {victim} stopped ({st}) after {} writes; its error: {}",
         acked.len() + unknown.len() - 10,
         err.lines().last().unwrap_or_default()
     );
     if let Some(e) = client_errors.first() {
         eprintln!("the client saw: {e}");
     }
-    assert!(
-        client_errors
-            .iter()
-            .any(|e| e.contains("storage failure") && e.contains("No space left")),
-        "the client is told why its write failed: {client_errors:?}"
-    );
+    if on_leader {
+        assert!(
+            client_errors
+                .iter()
+                .any(|e| e.contains("storage failure") && e.contains("No space left")),
+            "the client is told why its write failed: {client_errors:?}"
+        );
+    }
 
     // The other two keep serving.
-    let others: Vec<&Replica> = rs.iter().filter(|r| r.id as usize != leader).collect();
+    let others: Vec<&Replica> = rs.iter().filter(|r| r.id as usize != victim).collect();
     let new_leader = poll("a new leader among the others", || {
         let l = agreed_leader(&others);
-        (l as usize != leader).then_some(l)
+        (l as usize != victim).then_some(l)
     });
     eprintln!(
         "replica {new_leader} leads after {:.1} s",
@@ -578,32 +592,32 @@ fn disk_full_stops_the_replica_cleanly_and_loses_nothing() {
     // Space is freed; the replica restarts on the same files and catches up: every
     // acknowledged write is on every replica.
     std::fs::remove_file(filler).unwrap();
-    rs[leader - 1].start();
+    rs[victim - 1].start();
     poll("the restarted replica to answer", || {
-        if let Some(st) = rs[leader - 1].wait_exit(Duration::ZERO) {
+        if let Some(st) = rs[victim - 1].wait_exit(Duration::ZERO) {
             panic!(
                 "the restarted replica exited ({st}): {}",
-                rs[leader - 1].stderr()
+                rs[victim - 1].stderr()
             );
         }
-        status(&rs[leader - 1].addr)
+        status(&rs[victim - 1].addr)
     });
     for r in &rs {
         poll("every acknowledged write on every replica", || {
             notes(&r.addr).filter(|n| acked.iter().all(|a| n.contains(a)))
         });
     }
-    let s = status(&rs[leader - 1].addr).unwrap();
+    let s = status(&rs[victim - 1].addr).unwrap();
     assert_eq!(s["voters"], json!([1, 2, 3]), "{s}");
     // The notes that let the restart roll back the failed commits are gone.
-    let notes_left: Vec<_> = std::fs::read_dir(&rs[leader - 1].dir)
+    let notes_left: Vec<_> = std::fs::read_dir(&rs[victim - 1].dir)
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().ends_with(".commit-failed"))
         .collect();
     assert!(notes_left.is_empty(), "{notes_left:?}");
     eprintln!(
-        "disk_full: {:.1} s, {} acknowledged, {} unknown",
+        "disk_full (on the leader: {on_leader}): {:.1} s, {} acknowledged, {} unknown",
         t.elapsed().as_secs_f64(),
         acked.len(),
         unknown.len()

@@ -11,6 +11,7 @@ use std::io;
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::Ordering::SeqCst;
 
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{Entry, OptionalSend, RaftLogReader, StorageError, StorageIOError, Vote};
@@ -172,8 +173,6 @@ pub(crate) fn open_db(
     }
     Ok(Arc::new(db))
 }
-
-use std::sync::atomic::Ordering::SeqCst;
 
 /// Damage (checksums, truncation, a refused rollback) versus a file this process cannot
 /// use for another reason (locked by another replica, no permission, no space).

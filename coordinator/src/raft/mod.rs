@@ -238,6 +238,9 @@ pub fn status(raft: &Raft) -> RaftStatus {
     }
 }
 
+/// How [`failure`] begins a cause that is a storage error (not a panic).
+pub const STORAGE_FAILURE: &str = "storage error: ";
+
 /// Resolves with the cause once openraft's core stops on anything but a requested
 /// shutdown; never resolves otherwise. openraft 0.9 stops the node on any
 /// `StorageError` (a log append, vote, purge or snapshot write that did not commit), and
@@ -251,6 +254,9 @@ pub async fn failure(raft: Raft) -> String {
         match state {
             Ok(()) => {}
             Err(openraft::error::Fatal::Stopped) => return std::future::pending().await,
+            Err(fatal @ openraft::error::Fatal::StorageError(_)) => {
+                return format!("{STORAGE_FAILURE}{fatal}");
+            }
             Err(fatal) => return fatal.to_string(),
         }
         if metrics.changed().await.is_err() {

@@ -370,7 +370,9 @@ pub async fn serve(
     };
     let _ = raft.shutdown().await;
     if let Some(cause) = failed_rx.borrow().clone() {
-        raft::note_storage_failure(&opts.data_dir, &cause);
+        if cause.starts_with(raft::STORAGE_FAILURE) {
+            raft::note_storage_failure(&opts.data_dir, &cause);
+        }
         return Err(ServeError::StorageFailed {
             id: opts.id,
             data_dir: opts.data_dir.display().to_string(),
