@@ -110,6 +110,10 @@ pub enum ServeError {
         data_dir: String,
         cause: String,
     },
+    /// The Raft core ended on something other than storage (a panic): exit rather than
+    /// answer every call with `Fatal`.
+    #[error("replica {id} stopped: {cause}; restart it on the same data directory")]
+    RaftStopped { id: NodeId, cause: String },
 }
 
 /// How long in-flight requests get to finish after a storage failure before the process
@@ -294,7 +298,7 @@ pub async fn serve(
         let id = opts.id;
         tokio::spawn(async move {
             let cause = raft::failure(raft).await;
-            tracing::error!("replica {id}: raft stopped on a storage failure: {cause}");
+            tracing::error!("replica {id}: raft stopped: {cause}");
             let _ = failed_tx.send(Some(cause));
         });
     }
@@ -370,9 +374,10 @@ pub async fn serve(
     };
     let _ = raft.shutdown().await;
     if let Some(cause) = failed_rx.borrow().clone() {
-        if cause.starts_with(raft::STORAGE_FAILURE) {
-            raft::note_storage_failure(&opts.data_dir, &cause);
+        if !cause.starts_with(raft::STORAGE_FAILURE) {
+            return Err(ServeError::RaftStopped { id: opts.id, cause });
         }
+        raft::note_storage_failure(&opts.data_dir, &cause);
         return Err(ServeError::StorageFailed {
             id: opts.id,
             data_dir: opts.data_dir.display().to_string(),
