@@ -82,15 +82,25 @@ impl Default for RaftOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum RaftStartError {
     #[error(
-        "cannot open {path}: {source}; check the data directory is writable and not used by another replica"
+        "cannot open {path}: {source}; check the data directory is writable, has free space and is not used by another replica"
     )]
     Open {
         path: String,
         #[source]
         source: redb::Error,
     },
-    #[error("stored state is unreadable: {0}")]
-    Corrupt(String),
+    /// A storage file fails its checks: checksums (redb verifies every page on open),
+    /// truncation, a missing file beside a present one, or contents that contradict each
+    /// other. Starting anyway could drop entries this replica acknowledged, so it does not
+    /// (docs/COORDINATOR.md, "Disk faults and recovery").
+    #[error(
+        "{path} is damaged: {detail}. This replica refuses to start rather than serve without \
+         entries it may have acknowledged. Recovery: re-join it from its peers \
+         (docs/COORDINATOR.md, \"Disk faults and recovery\"): remove it from the voters \
+         (panel coordinator change-membership), move its data directory aside, start it on \
+         an empty one, add it as a learner and make it a voter again"
+    )]
+    Damaged { path: String, detail: String },
     #[error("invalid raft options: {0}")]
     Config(#[from] Box<openraft::ConfigError>),
     #[error("raft failed to start: {0}")]
@@ -119,8 +129,12 @@ pub async fn start(
     }
     .validate()
     .map_err(Box::new)?;
-    let log_store = LogStore::open(&dir.join("log.redb"))?;
-    let sm = StateMachineStore::open(&dir.join("state.redb"))?;
+    let log_path = dir.join("log.redb");
+    let state_path = dir.join("state.redb");
+    check_files_present(&log_path, &state_path)?;
+    let log_store = LogStore::open(&log_path)?;
+    let sm = StateMachineStore::open(&state_path)?;
+    check_snapshot_covers_purged(&log_store, &sm, &state_path)?;
     let raft = Raft::new(
         id,
         Arc::new(config),
@@ -131,6 +145,57 @@ pub async fn start(
     .await
     .map_err(Box::new)?;
     Ok((raft, sm))
+}
+
+/// Refuses an emptied file, or one storage file without the other: redb would initialise
+/// a fresh database in an empty or missing file, and the replica would come back having
+/// forgotten its vote, its entries or its snapshot (docs/COORDINATOR.md, "Disk faults and
+/// recovery"). Both files absent is a new replica.
+fn check_files_present(log: &Path, state: &Path) -> Result<(), RaftStartError> {
+    let len = |p: &Path| std::fs::metadata(p).ok().map(|m| m.len());
+    let damaged = |p: &Path, detail: String| RaftStartError::Damaged {
+        path: p.display().to_string(),
+        detail,
+    };
+    for p in [log, state] {
+        if len(p) == Some(0) {
+            return Err(damaged(p, "the file is empty (truncated)".into()));
+        }
+    }
+    match (len(log), len(state)) {
+        (None, Some(_)) => Err(damaged(
+            log,
+            format!("the file is missing while {} exists", state.display()),
+        )),
+        (Some(_), None) => Err(damaged(
+            state,
+            format!("the file is missing while {} exists", log.display()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The log is purged only behind a durable snapshot, so a snapshot older than the purged
+/// position means entries between them exist nowhere on this replica (an old or foreign
+/// `state.redb`, or a lost snapshot write).
+fn check_snapshot_covers_purged(
+    log: &LogStore,
+    sm: &StateMachineStore,
+    state_path: &Path,
+) -> Result<(), RaftStartError> {
+    let purged = log.purged_index()?;
+    let snapshot = sm.read(|a| a.last_applied.map_or(0, |l| l.index));
+    if purged > snapshot {
+        return Err(RaftStartError::Damaged {
+            path: state_path.display().to_string(),
+            detail: format!(
+                "its snapshot ends at log index {snapshot} but the log was purged up to \
+                 {purged}: entries {}..={purged} are neither in the log nor in the snapshot",
+                snapshot + 1
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A summary of the replica's Raft metrics for status calls.
@@ -172,6 +237,53 @@ pub fn status(raft: &Raft) -> RaftStatus {
         voters: voters.into_iter().collect(),
         learners,
         nodes,
+    }
+}
+
+/// How [`failure`] begins a cause that is a storage error (not a panic).
+pub const STORAGE_FAILURE: &str = "storage error: ";
+
+/// Resolves with the cause once openraft's core stops on anything but a requested
+/// shutdown; never resolves otherwise. openraft 0.9 stops the node on any
+/// `StorageError` (a log append, vote, purge or snapshot write that did not commit), and
+/// every later call only returns `Fatal`, so the process must notice and exit
+/// (docs/COORDINATOR.md, "Disk faults and recovery").
+pub async fn failure(raft: Raft) -> String {
+    let mut metrics = raft.metrics();
+    loop {
+        // Cloned so the watch's read lock is not held across an await.
+        let state = metrics.borrow_and_update().running_state.clone();
+        match state {
+            Ok(()) => {}
+            Err(openraft::error::Fatal::Stopped) => return std::future::pending().await,
+            Err(fatal @ openraft::error::Fatal::StorageError(_)) => {
+                return format!("{STORAGE_FAILURE}{fatal}");
+            }
+            Err(fatal) => return fatal.to_string(),
+        }
+        if metrics.changed().await.is_err() {
+            return "the Raft core ended without a result (it panicked)".into();
+        }
+    }
+}
+
+/// Why the Raft core stopped, if it stopped on a failure: waits up to 1 s for the core
+/// to publish it, since a write it drops may be answered just before.
+pub async fn stopped_cause(raft: &Raft) -> Option<String> {
+    tokio::time::timeout(std::time::Duration::from_secs(1), failure(raft.clone()))
+        .await
+        .ok()
+}
+
+/// Notes on both storage files that this run stopped on a storage failure
+/// ([`log_store::note_failed_commit`]): the commits redb makes when it closes a file at
+/// exit (its allocator state) may fail on the same full disk, and the next start must not
+/// take such an unfinished commit for damage. Called once raft has stopped, so nothing
+/// more is acknowledged.
+pub fn note_storage_failure(dir: &Path, cause: &str) {
+    for file in ["log.redb", "state.redb"] {
+        let path = dir.join(file).display().to_string();
+        log_store::note_failed_commit(&path, &cause);
     }
 }
 

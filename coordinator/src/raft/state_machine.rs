@@ -27,7 +27,7 @@ use redb::{Database, ReadableDatabase, TableDefinition};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-use super::log_store::{StoreError, open_db, write_durably};
+use super::log_store::{FileError, StoreError, open_db, write_durably};
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
 use crate::apply::apply_batch;
 use crate::command::{BatchReply, ItemReply};
@@ -57,6 +57,8 @@ pub struct Applied {
 #[derive(Clone)]
 pub struct StateMachineStore {
     db: Arc<Database>,
+    /// `state.redb`, named in every storage error.
+    path: Arc<str>,
     shared: Arc<RwLock<Applied>>,
     events: broadcast::Sender<AppliedEvent>,
 }
@@ -67,10 +69,14 @@ impl StateMachineStore {
             tx.open_table(SNAPSHOT)?;
             Ok(())
         })?;
-        let applied = load(&db).map_err(|e| RaftStartError::Corrupt(e.to_string()))?;
+        let applied = load(&db).map_err(|e| RaftStartError::Damaged {
+            path: path.display().to_string(),
+            detail: format!("the stored snapshot does not decode: {e}"),
+        })?;
         let (events, _) = broadcast::channel(4096);
         Ok(Self {
             db,
+            path: path.display().to_string().into(),
             shared: Arc::new(RwLock::new(applied)),
             events,
         })
@@ -83,6 +89,17 @@ impl StateMachineStore {
 
     pub fn subscribe(&self) -> broadcast::Receiver<AppliedEvent> {
         self.events.subscribe()
+    }
+
+    fn at(&self, e: impl Into<StoreError>) -> FileError {
+        at(&self.path, e)
+    }
+}
+
+fn at(path: &Arc<str>, e: impl Into<StoreError>) -> FileError {
+    FileError {
+        path: path.clone(),
+        error: e.into(),
     }
 }
 
@@ -183,6 +200,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         // A consistent copy taken between two applies; building runs in another task.
         SnapshotBuilder {
             db: self.db.clone(),
+            path: self.path.clone(),
             copy: self.read(Applied::clone),
         }
     }
@@ -198,18 +216,18 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
     ) -> StorageResult<()> {
         let data = snapshot.into_inner();
         let sig = Some(meta.signature());
-        let state =
-            decode_state(&data).map_err(|e| StorageIOError::read_snapshot(sig.clone(), &e))?;
+        let state = decode_state(&data)
+            .map_err(|e| StorageIOError::read_snapshot(sig.clone(), &self.at(e)))?;
         let meta_json = serde_json::to_vec(meta)
-            .map_err(|e| StorageIOError::write_snapshot(sig.clone(), &e))?;
-        write_durably(&self.db, move |tx| {
+            .map_err(|e| StorageIOError::write_snapshot(sig.clone(), &self.at(e)))?;
+        write_durably(&self.db, &self.path, move |tx| {
             let mut s = tx.open_table(SNAPSHOT)?;
             s.insert("meta", meta_json.as_slice())?;
             s.insert("data", data.as_slice())?;
             Ok(())
         })
         .await
-        .map_err(|e| StorageIOError::write_snapshot(sig, &e))?;
+        .map_err(|e| StorageIOError::write_snapshot(sig, &self.at(e)))?;
         let mut g = self.shared.write().unwrap_or_else(PoisonError::into_inner);
         *g = Applied {
             state,
@@ -233,20 +251,21 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
                 _ => None,
             })
         };
-        read().map_err(|e| StorageIOError::read_snapshot(None, &e).into())
+        read().map_err(|e| StorageIOError::read_snapshot(None, &self.at(e)).into())
     }
 }
 
 /// Serializes a copy of the state taken by `get_snapshot_builder`.
 pub struct SnapshotBuilder {
     db: Arc<Database>,
+    path: Arc<str>,
     copy: Applied,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     async fn build_snapshot(&mut self) -> StorageResult<Snapshot<TypeConfig>> {
         let data = serde_json::to_vec(&self.copy.state)
-            .map_err(|e| StorageIOError::read_state_machine(&e))?;
+            .map_err(|e| StorageIOError::read_state_machine(&at(&self.path, e)))?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -259,18 +278,19 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             last_membership: self.copy.membership.clone(),
             snapshot_id,
         };
-        let meta_json = serde_json::to_vec(&meta)
-            .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), &e))?;
+        let meta_json = serde_json::to_vec(&meta).map_err(|e| {
+            StorageIOError::write_snapshot(Some(meta.signature()), &at(&self.path, e))
+        })?;
         let stored = data.clone();
         // Durable before openraft learns of it: openraft may purge the log right after.
-        write_durably(&self.db, move |tx| {
+        write_durably(&self.db, &self.path, move |tx| {
             let mut s = tx.open_table(SNAPSHOT)?;
             s.insert("meta", meta_json.as_slice())?;
             s.insert("data", stored.as_slice())?;
             Ok(())
         })
         .await
-        .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), &e))?;
+        .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), &at(&self.path, e)))?;
         Ok(Snapshot {
             meta,
             snapshot: Box::new(Cursor::new(data)),

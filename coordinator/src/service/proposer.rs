@@ -194,6 +194,7 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) 
         };
         match raft.client_write_ff(batch).await {
             Ok(pending) => {
+                let raft = raft.clone();
                 tokio::spawn(async move {
                     let result = pending.await;
                     drop(permit);
@@ -216,11 +217,18 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) 
                             }
                         }
                         Err(_) => {
+                            // A write dropped because this replica's storage failed says
+                            // so (docs/COORDINATOR.md, "Disk faults and recovery").
+                            let why = match raft::stopped_cause(&raft).await {
+                                Some(cause) => format!(
+                                    "this replica stopped on a storage failure ({cause}); \
+                                     the write was not acknowledged here, try another replica"
+                                ),
+                                None => "raft dropped the write (shutting down or lost leadership)"
+                                    .into(),
+                            };
                             for reply in replies {
-                                let _ = reply.send(Err(ProposeError::Raft(
-                                    "raft dropped the write (shutting down or lost leadership)"
-                                        .into(),
-                                )));
+                                let _ = reply.send(Err(ProposeError::Raft(why.clone())));
                             }
                         }
                     }

@@ -104,7 +104,30 @@ pub enum ServeError {
     MotionKey(#[from] crate::service::motion_key::MotionKeyError),
     #[error(transparent)]
     LogKey(#[from] crate::service::log_key::LogKeyError),
+    /// openraft stops a replica whose storage fails (a log append, vote, snapshot or purge
+    /// that does not commit); the process then exits with this error instead of serving
+    /// on without a disk (docs/COORDINATOR.md, "Disk faults and recovery").
+    #[error(
+        "replica {id} stopped: its storage under {data_dir} failed: {cause}. Nothing it \
+         acknowledged is lost (an entry counts only once it is fsynced). Free space or fix the \
+         disk and restart it on the same data directory; if it then refuses a file as \
+         damaged, re-join it from its peers (docs/COORDINATOR.md, \"Disk faults and recovery\")"
+    )]
+    StorageFailed {
+        id: NodeId,
+        data_dir: String,
+        cause: String,
+    },
+    /// The Raft core ended on something other than storage (a panic): exit rather than
+    /// answer every call with `Fatal`.
+    #[error("replica {id} stopped: {cause}; restart it on the same data directory")]
+    RaftStopped { id: NodeId, cause: String },
 }
+
+/// How long in-flight requests get to finish after a storage failure before the process
+/// exits anyway: long-lived streams (links, `WriteStream`, `WatchEvents`) would otherwise
+/// hold a graceful shutdown open for ever.
+const STORAGE_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Refuses a replica whose transport cannot hold its role: plaintext off loopback, TLS
 /// without an identity or a charter, or a certificate the charter does not list as this
@@ -272,7 +295,31 @@ pub async fn serve(
         Some(l) => (None, Some((l, admin))),
         None => (Some(admin), None),
     };
-    let shutdown = futures::FutureExt::shared(Box::pin(shutdown));
+    // A storage failure stops the servers as a signal would, and is then the result.
+    let (failed_tx, failed_rx) = tokio::sync::watch::channel(None::<String>);
+    {
+        let raft = raft.clone();
+        let id = opts.id;
+        tokio::spawn(async move {
+            let cause = raft::failure(raft).await;
+            tracing::error!("replica {id}: raft stopped: {cause}");
+            let _ = failed_tx.send(Some(cause));
+        });
+    }
+    let failure = {
+        let mut rx = failed_rx.clone();
+        async move {
+            if rx.wait_for(Option::is_some).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let shutdown = futures::FutureExt::shared(Box::pin(async move {
+        tokio::select! {
+            () = shutdown => {}
+            () = failure => {}
+        }
+    }));
     if let Some((listener, admin)) = admin_apart {
         let server = opts
             .transport
@@ -318,8 +365,34 @@ pub async fn serve(
         ))
         .add_service(health)
         .add_service(reflection)
-        .serve_with_incoming_shutdown(nodelay(listener), shutdown)
-        .await;
+        .serve_with_incoming_shutdown(nodelay(listener), shutdown);
+    let grace = {
+        let mut rx = failed_rx.clone();
+        async move {
+            if rx.wait_for(Option::is_some).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(STORAGE_FAILURE_GRACE).await;
+        }
+    };
+    let result = tokio::select! {
+        r = result => Some(r),
+        () = grace => None,
+    };
     let _ = raft.shutdown().await;
-    Ok(result?)
+    if let Some(cause) = failed_rx.borrow().clone() {
+        if !cause.starts_with(raft::STORAGE_FAILURE) {
+            return Err(ServeError::RaftStopped { id: opts.id, cause });
+        }
+        raft::note_storage_failure(&opts.data_dir, &cause);
+        return Err(ServeError::StorageFailed {
+            id: opts.id,
+            data_dir: opts.data_dir.display().to_string(),
+            cause,
+        });
+    }
+    match result {
+        Some(r) => Ok(r?),
+        None => Ok(()),
+    }
 }
