@@ -117,7 +117,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         let shape_ok = {
             let mut probe = r.clone();
             probe.arbiter_key = key.verifying_key().to_bytes().to_vec();
+            // v1 when there is no motion digest, v2 (exactly 32 bytes) otherwise.
             ruling_check::check_ruling(&probe).is_ok()
+                && matches!(probe.motion_digest.len(), 0 | 32)
         };
         match panel_proto::sign_ruling(key, r) {
             Ok(sr) => {
