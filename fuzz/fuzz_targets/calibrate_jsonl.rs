@@ -24,7 +24,9 @@ fuzz_target!(|data: &[u8]| {
         }
         Some(Ok(response)) => {
             let a = serde_json::to_string(&response).expect("a response serialises");
-            let again = answer_line(data).expect("not blank").expect("answered once");
+            let again = answer_line(data)
+                .expect("not blank")
+                .expect("answered once");
             let b = serde_json::to_string(&again).expect("a response serialises");
             assert_eq!(a, b, "answering is not deterministic");
         }

@@ -20,14 +20,19 @@ fn ruling(r: &pb::Ruling) {
             continue;
         };
         assert_eq!(
-            signing::ruling_canonical_bytes_for(r, version).ok().as_ref(),
+            signing::ruling_canonical_bytes_for(r, version)
+                .ok()
+                .as_ref(),
             Some(&bytes)
         );
         let read = canonical::read_ruling(&bytes, version)
             .unwrap_or_else(|| panic!("v{version} canonical bytes do not read back"));
         let want = canonical::expected_ruling(r, version)
             .unwrap_or_else(|| panic!("v{version} encoded a ruling the layout cannot hold"));
-        assert_eq!(read, want, "v{version} canonical bytes read back differently");
+        assert_eq!(
+            read, want,
+            "v{version} canonical bytes read back differently"
+        );
         // The other version's reader must not accept these bytes (the tags differ).
         assert!(canonical::read_ruling(&bytes, 3 - version).is_none());
     }

@@ -26,16 +26,32 @@ fn text(u: &mut Unstructured<'_>, max: usize) -> Result<String> {
 
 fn hash(u: &mut Unstructured<'_>) -> Result<Vec<u8>> {
     // Mostly 32 bytes, sometimes another length.
-    let len = if u.ratio(15, 16)? { 32 } else { u.int_in_range(0..=40)? };
+    let len = if u.ratio(15, 16)? {
+        32
+    } else {
+        u.int_in_range(0..=40)?
+    };
     Ok(u.bytes(len)?.to_vec())
 }
 
 fn ruling_for(u: &mut Unstructured<'_>, m: &Motion, digest: [u8; 32]) -> Result<Ruling> {
     let same = u.ratio(7, 8)?;
     Ok(Ruling {
-        motion_id: if same { m.motion_id.clone() } else { text(u, 8)? },
-        debate_id: if same { m.debate_id.clone() } else { text(u, 8)? },
-        kind: if same { m.kind } else { u.int_in_range(-1..=10)? },
+        motion_id: if same {
+            m.motion_id.clone()
+        } else {
+            text(u, 8)?
+        },
+        debate_id: if same {
+            m.debate_id.clone()
+        } else {
+            text(u, 8)?
+        },
+        kind: if same {
+            m.kind
+        } else {
+            u.int_in_range(-1..=10)?
+        },
         state_hash: if same { m.state_hash.clone() } else { hash(u)? },
         decision: u.int_in_range(0..=9)?,
         probability: if u.ratio(7, 8)? {
@@ -65,7 +81,11 @@ fn ruling_for(u: &mut Unstructured<'_>, m: &Motion, digest: [u8; 32]) -> Result<
         rationale: text(u, 32)?,
         arbiter_key: Vec::new(),
         issued_at_unix_ms: u.int_in_range(-1..=10_000)?,
-        motion_digest: if u.ratio(7, 8)? { digest.to_vec() } else { hash(u)? },
+        motion_digest: if u.ratio(7, 8)? {
+            digest.to_vec()
+        } else {
+            hash(u)?
+        },
     })
 }
 
@@ -76,7 +96,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         .collect();
     let commit_deadline = u.int_in_range(0i64..=100)?;
     let reveal_deadline = commit_deadline + u.int_in_range(-5i64..=100)?;
-    let seated: Vec<bool> = (0..ARBITERS).map(|_| u.arbitrary()).collect::<Result<_>>()?;
+    let seated: Vec<bool> = (0..ARBITERS)
+        .map(|_| u.arbitrary())
+        .collect::<Result<_>>()?;
     let unsigned = Motion {
         motion_id: text(u, 8)?,
         debate_id: text(u, 8)?,
@@ -105,7 +127,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         return Ok(());
     };
     let mut book = CommitRevealBook::new();
-    book.open(window.clone()).expect("a fresh book opens a checked window");
+    book.open(window.clone())
+        .expect("a fresh book opens a checked window");
     assert!(book.open(window.clone()).is_err(), "a motion opens once");
 
     // Each arbiter's signed ruling, salt and commitment, if its ruling is well formed.
@@ -162,7 +185,10 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             if ok {
                 assert!(now <= window.commit_deadline_ms, "commit after the window");
                 assert!(!committed[i], "second commitment accepted");
-                assert!(window.panel.as_ref().is_none_or(|_| seated[i]), "unseated commit");
+                assert!(
+                    window.panel.as_ref().is_none_or(|_| seated[i]),
+                    "unseated commit"
+                );
                 committed[i] = true;
             }
         } else {
@@ -183,8 +209,14 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 commitment: None,
             };
             if book.reveal(&reveal, now).is_ok() {
-                assert!(now > window.commit_deadline_ms, "reveal inside the commit window");
-                assert!(now <= window.reveal_deadline_ms, "reveal after the reveal window");
+                assert!(
+                    now > window.commit_deadline_ms,
+                    "reveal inside the commit window"
+                );
+                assert!(
+                    now <= window.reveal_deadline_ms,
+                    "reveal after the reveal window"
+                );
                 assert!(committed[i], "reveal without a commitment");
                 assert!(!revealed[i], "second reveal accepted");
                 revealed[i] = true;
@@ -195,7 +227,10 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     let n_committed = book.commitments(&m.motion_id).len();
     assert_eq!(n_revealed, revealed.iter().filter(|r| **r).count());
     assert_eq!(n_committed, committed.iter().filter(|c| **c).count());
-    assert_eq!(book.unrevealed(&m.motion_id).len(), n_committed - n_revealed);
+    assert_eq!(
+        book.unrevealed(&m.motion_id).len(),
+        n_committed - n_revealed
+    );
     Ok(())
 }
 

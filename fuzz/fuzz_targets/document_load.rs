@@ -29,7 +29,11 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(again.to_json(), json, "load(serialise(doc)) != doc");
     let text2 = serde_json::to_string(&json).expect("a value serialises");
     let again2 = migrate::load(&text2).expect("a serialised document re-parses");
-    assert_eq!(again2.to_json(), json, "the text form does not re-parse equal");
+    assert_eq!(
+        again2.to_json(),
+        json,
+        "the text form does not re-parse equal"
+    );
     let _ = crucible::report::ledger_report(&debate);
     for q in crucible::motion::pending(&debate, &BTreeSet::new()) {
         let _ = crucible::motion::projection(&debate, &q);

@@ -24,7 +24,10 @@ fuzz_target!(|data: &[u8]| {
         let second = gate::check_with_mode(&request.fields, &request.ctx, mode);
         assert_eq!(first, second, "the Gate is not deterministic");
         let ids = gate::violated_rules(&first);
-        assert!(ids.windows(2).all(|w| w[0] < w[1]), "rule ids sorted, unique");
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "rule ids sorted, unique"
+        );
     }
     let default = gate::check(&request.fields, &request.ctx);
     match gate::admit(&request.fields, &request.ctx) {

@@ -33,6 +33,10 @@ fuzz_target!(|data: &[u8]| {
     if let Some(doc) = &first.document {
         let json = doc.to_json();
         let loaded = crucible::migrate::load_value(json.clone()).expect("replayed document loads");
-        assert_eq!(loaded.to_json(), json, "replayed document does not round-trip");
+        assert_eq!(
+            loaded.to_json(),
+            json,
+            "replayed document does not round-trip"
+        );
     }
 });

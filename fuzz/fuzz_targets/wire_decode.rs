@@ -19,7 +19,11 @@ use prost::Message;
 fn stable<M: Message + Default>(bytes: &[u8]) -> Option<M> {
     let m = M::decode(bytes).ok()?;
     let first = m.encode_to_vec();
-    assert_eq!(m.encoded_len(), first.len(), "encoded_len is not the length");
+    assert_eq!(
+        m.encoded_len(),
+        first.len(),
+        "encoded_len is not the length"
+    );
     let again = M::decode(first.as_slice()).expect("an encoding decodes");
     assert_eq!(again.encode_to_vec(), first, "decode/encode is not stable");
     Some(m)
