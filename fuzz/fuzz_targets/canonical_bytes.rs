@@ -42,13 +42,12 @@ fn commitment(c: &pb::Commitment) {
     let Ok(bytes) = commit_reveal::commitment_canonical_bytes(c) else {
         return;
     };
-    let (motion_id, debate_id, key, digest, at) =
-        canonical::read_commitment(&bytes).expect("commitment bytes read back");
-    assert_eq!(motion_id, c.motion_id);
-    assert_eq!(debate_id, c.debate_id);
-    assert_eq!(key.as_slice(), c.arbiter_key.as_slice());
-    assert_eq!(digest.as_slice(), c.digest.as_slice());
-    assert_eq!(at, c.committed_at_unix_ms);
+    let read = canonical::read_commitment(&bytes).expect("commitment bytes read back");
+    assert_eq!(read.motion_id, c.motion_id);
+    assert_eq!(read.debate_id, c.debate_id);
+    assert_eq!(read.arbiter_key.as_slice(), c.arbiter_key.as_slice());
+    assert_eq!(read.digest.as_slice(), c.digest.as_slice());
+    assert_eq!(read.committed_at, c.committed_at_unix_ms);
 }
 
 fn hello(nonce: &[u8], arbiter_id: &str, replica_id: u64) {

@@ -187,17 +187,27 @@ pub fn expected_ruling(r: &panel_proto::pb::Ruling, version: u32) -> Option<Ruli
     })
 }
 
-/// Reads a commitment layout into (motion id, debate id, arbiter key, digest, time).
-pub fn read_commitment(bytes: &[u8]) -> Option<(String, String, [u8; 32], [u8; 32], i64)> {
+/// The fields a commitment layout carries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitmentFields {
+    pub motion_id: String,
+    pub debate_id: String,
+    pub arbiter_key: [u8; 32],
+    pub digest: [u8; 32],
+    pub committed_at: i64,
+}
+
+/// Reads a commitment layout. `None` if the bytes are not exactly one.
+pub fn read_commitment(bytes: &[u8]) -> Option<CommitmentFields> {
     let mut r = Reader::new(bytes);
     r.tag(panel_proto::signing::COMMITMENT_TAG_V1)?;
-    let out = (
-        r.text16()?,
-        r.text16()?,
-        r.array32()?,
-        r.array32()?,
-        r.i64()?,
-    );
+    let out = CommitmentFields {
+        motion_id: r.text16()?,
+        debate_id: r.text16()?,
+        arbiter_key: r.array32()?,
+        digest: r.array32()?,
+        committed_at: r.i64()?,
+    };
     r.is_empty().then_some(out)
 }
 
