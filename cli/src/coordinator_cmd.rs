@@ -309,6 +309,22 @@ struct BenchArgs {
     /// The replicas' checkpoint cadence in milliseconds.
     #[arg(long, default_value_t = 1000)]
     checkpoint_every_ms: u64,
+    /// Run a soak instead: a paced load for this many seconds, reported per window, with
+    /// each replica's memory and redb file sizes (docs: BENCHMARKS.md, "Soak").
+    #[arg(long)]
+    soak_secs: Option<u64>,
+    /// Decisions per second during the soak (about half the measured maximum).
+    #[arg(long, default_value_t = 550)]
+    soak_rate: u64,
+    /// Seconds per reported soak window.
+    #[arg(long, default_value_t = 60)]
+    soak_window_secs: u64,
+    /// The replicas' --snapshot-logs (their default when absent).
+    #[arg(long)]
+    snapshot_logs: Option<u64>,
+    /// The replicas' --keep-logs (their default when absent).
+    #[arg(long)]
+    keep_logs: Option<u64>,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -501,7 +517,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 }))
             }
             Cmd::Bench(b) => {
-                let report = bench::run(BenchOptions {
+                let opts = BenchOptions {
                     secs: b.secs,
                     clients: b.clients,
                     paced_rate: b.paced_rate,
@@ -513,9 +529,23 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     witnesses: b.witnesses,
                     checkpoint_every_entries: b.checkpoint_every_entries,
                     checkpoint_every_ms: b.checkpoint_every_ms,
-                })
-                .await?;
-                println!("{}", report.render());
+                    snapshot_logs: b.snapshot_logs,
+                    keep_logs: b.keep_logs,
+                };
+                let rendered = match b.soak_secs {
+                    Some(secs) => bench::soak::run(
+                        opts,
+                        bench::soak::SoakOptions {
+                            secs,
+                            rate: b.soak_rate,
+                            sample_secs: b.soak_window_secs,
+                        },
+                    )
+                    .await?
+                    .render(),
+                    None => bench::run(opts).await?.render(),
+                };
+                println!("{rendered}");
                 Ok(ExitCode::SUCCESS)
             }
         }

@@ -308,7 +308,14 @@ fn typed_api_signed_writes_and_write_stream() {
             .into_inner();
         let bundle: Value = serde_json::from_str(&export.bundle_json).unwrap();
         assert!(bundle["entries"].as_array().unwrap().len() >= 3);
-        assert!(bundle["checkpoint"].is_object(), "{}", bundle["checkpoint"]);
+        // Record format v2: the log's signed checkpoints (C2SP notes), the last one covering
+        // every entry (docs/WIRE.md section 11).
+        let last = bundle["checkpoints"]
+            .as_array()
+            .and_then(|c| c.last())
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("no checkpoints in {bundle}"));
+        assert!(last.contains("\n\n\u{2014} "), "not a signed note: {last}");
 
         // Many writes on one stream, plus one malformed: every request gets its own answer.
         let mut c = CoordinatorClient::new(ch);

@@ -90,6 +90,10 @@ async fn main_async(args: Vec<String>) -> Result<(), String> {
         witnesses: args.iter().any(|a| a == "--witnesses"),
         checkpoint_every_entries: num(&args, "--checkpoint-every-entries", 256)?,
         checkpoint_every_ms: num(&args, "--checkpoint-every-ms", 1000)?,
+        // Its replicas run with the default snapshot policy; `panel coordinator bench`
+        // takes --snapshot-logs and --keep-logs.
+        snapshot_logs: None,
+        keep_logs: None,
     };
     let report = bench::run(opts).await.map_err(|e| e.to_string())?;
     println!("{}", report.render());

@@ -124,6 +124,8 @@ impl Cluster {
             .arg(pki.charter_path())
             .arg("--motion-key")
             .arg(pki.motion_key_path())
+            .arg("--log-key")
+            .arg(pki.log_key_path())
             .arg("--test-commands")
             .args(["--heartbeat-ms", &HEARTBEAT_MS.to_string()])
             .args(["--election-min-ms", &ELECTION_MIN_MS.to_string()])

@@ -10,6 +10,8 @@
 //! arbiters' work is not the coordinator's). The same run measures single-core
 //! `verify_strict`.
 
+pub mod soak;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -51,6 +53,9 @@ pub struct BenchOptions {
     /// The replicas' checkpoint cadence (`--checkpoint-every-entries`, `-ms`).
     pub checkpoint_every_entries: u64,
     pub checkpoint_every_ms: u64,
+    /// The replicas' `--snapshot-logs` and `--keep-logs` (their defaults when `None`).
+    pub snapshot_logs: Option<u64>,
+    pub keep_logs: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -391,6 +396,12 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
         for url in &witness_urls {
             cmd.arg("--witness").arg(url);
         }
+        if let Some(n) = opts.snapshot_logs {
+            cmd.arg("--snapshot-logs").arg(n.to_string());
+        }
+        if let Some(n) = opts.keep_logs {
+            cmd.arg("--keep-logs").arg(n.to_string());
+        }
         let child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -584,26 +595,39 @@ async fn last_index(t: &Transport, addr: &str) -> u64 {
         .unwrap_or(0)
 }
 
-pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
-    let mut report = Report {
-        verify_strict_per_sec: tokio::task::spawn_blocking(verify_rate)
-            .await
-            .map_err(|e| BenchError::Setup(e.to_string()))?,
-        clients: opts.clients,
-        paced_rate: opts.paced_rate,
-        ..Report::default()
-    };
+/// A bench cluster whose five arbiters are registered and admitted, ready for load.
+struct Prepared {
+    cluster: Cluster,
+    /// The replicas' working folder.
+    dir: PathBuf,
+    leader: String,
+    keys: Vec<(SigningKey, ArbiterRegistration)>,
+    /// The Raft term once the cluster is up.
+    term: u64,
+}
 
+impl Prepared {
+    /// Removes the working folder unless the caller named it.
+    fn finish(self, opts: &BenchOptions) {
+        drop(self.cluster);
+        if opts.dir.is_none() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Starts the cluster and registers and admits the bench's arbiters.
+async fn prepare(opts: &BenchOptions) -> Result<Prepared, BenchError> {
     let dir = match &opts.dir {
         Some(d) => d.clone(),
         None => std::env::temp_dir().join(format!("coord-bench-{}", std::process::id())),
     };
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
-    let cluster = start_cluster(&opts, &dir).await?;
+    let cluster = start_cluster(opts, &dir).await?;
     let t = cluster.transport.clone();
     let leader = leader_addr(&t, &cluster.addrs[0]).await?;
-    report.terms.0 = term(&cluster).await;
+    let term = term(&cluster).await;
     let mut setup_client = client::coordinator(&t, &leader)?;
     let setup = client::StreamWriter::open(&mut setup_client).await?;
 
@@ -637,6 +661,35 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
         .into();
         setup.write("bench-setup", 2 * i as u64 + 1, &admit).await?;
     }
+    Ok(Prepared {
+        cluster,
+        dir,
+        leader,
+        keys,
+        term,
+    })
+}
+
+pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
+    let mut report = Report {
+        verify_strict_per_sec: tokio::task::spawn_blocking(verify_rate)
+            .await
+            .map_err(|e| BenchError::Setup(e.to_string()))?,
+        clients: opts.clients,
+        paced_rate: opts.paced_rate,
+        ..Report::default()
+    };
+    let prepared = prepare(&opts).await?;
+    report.terms.0 = prepared.term;
+    let Prepared {
+        ref cluster,
+        ref leader,
+        ref keys,
+        ..
+    } = prepared;
+    let leader = leader.clone();
+    let t = cluster.transport.clone();
+    let federation = cluster.federation.clone();
 
     // Pre-sign on every core: enough decisions for 2,500/s over the full phase (a phase
     // that runs out ends early and says so in its decision count) plus the paced phase.
@@ -656,7 +709,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let next = Arc::new(AtomicUsize::new(0));
     let deadline = Instant::now() + Duration::from_secs(opts.secs);
     let idx0 = last_index(&t, &leader).await;
-    let (rcpu0, ccpu0) = (cluster_cpu(&cluster), cpu_secs(None));
+    let (rcpu0, ccpu0) = (cluster_cpu(cluster), cpu_secs(None));
     let start = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..opts.clients {
@@ -692,7 +745,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
         }
     }
     report.full.secs = start.elapsed().as_secs_f64();
-    report.full.replica_cpu_secs = cluster_cpu(&cluster) - rcpu0;
+    report.full.replica_cpu_secs = cluster_cpu(cluster) - rcpu0;
     report.full.client_cpu_secs = cpu_secs(None) - ccpu0;
     report.full.entries = last_index(&t, &leader).await.saturating_sub(idx0);
 
@@ -700,7 +753,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     // followers to finish applying the full-load backlog (a steady state, not a drain).
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idx0 = last_index(&t, &leader).await;
-    let (rcpu0, ccpu0) = (cluster_cpu(&cluster), cpu_secs(None));
+    let (rcpu0, ccpu0) = (cluster_cpu(cluster), cpu_secs(None));
     let start = Instant::now();
     let mut tick =
         tokio::time::interval(Duration::from_secs_f64(1.0 / opts.paced_rate.max(1) as f64));
@@ -727,14 +780,11 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
         }
     }
     report.paced.secs = start.elapsed().as_secs_f64();
-    report.paced.replica_cpu_secs = cluster_cpu(&cluster) - rcpu0;
+    report.paced.replica_cpu_secs = cluster_cpu(cluster) - rcpu0;
     report.paced.client_cpu_secs = cpu_secs(None) - ccpu0;
     report.paced.entries = last_index(&t, &leader).await.saturating_sub(idx0);
 
-    report.terms.1 = term(&cluster).await;
-    drop(cluster);
-    if opts.dir.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    report.terms.1 = term(cluster).await;
+    prepared.finish(&opts);
     Ok(report)
 }
