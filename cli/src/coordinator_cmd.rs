@@ -319,6 +319,9 @@ struct BenchArgs {
     /// Seconds per reported soak window.
     #[arg(long, default_value_t = 60)]
     soak_window_secs: u64,
+    /// Stop the soak once a replica's resident memory passes this many MiB.
+    #[arg(long, default_value_t = 4096)]
+    soak_max_rss_mib: u64,
     /// The replicas' --snapshot-logs (their default when absent).
     #[arg(long)]
     snapshot_logs: Option<u64>,
@@ -539,6 +542,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                             secs,
                             rate: b.soak_rate,
                             sample_secs: b.soak_window_secs,
+                            max_rss_mib: b.soak_max_rss_mib,
                         },
                     )
                     .await?

@@ -1,4 +1,4 @@
-//! The replicated coordinator's shell (ARCHITECTURE.md, "coordinator/"; docs/COORDINATOR.md):
+//! The replicated coordinator's shell (docs/ARCHITECTURE.md, "coordinator/"; docs/COORDINATOR.md):
 //! an openraft group on redb ([`raft`]) around the pure state machine of `panel-machine`
 //! (re-exported below, so callers name one crate), the replica process and its gRPC
 //! services, the leader's drivers and the outbound arbiter link ([`service`]), a failover

@@ -1,4 +1,4 @@
-//! Contributions (ARCHITECTURE.md "Contribution"): the writes a contributor makes. Each
+//! Contributions (docs/ARCHITECTURE.md "Contribution"): the writes a contributor makes. Each
 //! names its Gate fields, so the Gate runs before the write is proposed (SPEC section
 //! 8), and applies through the spec-mode writers.
 

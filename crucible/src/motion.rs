@@ -1,4 +1,4 @@
-//! Motions: the questions the protocol puts to the arbiter role (ARCHITECTURE.md
+//! Motions: the questions the protocol puts to the arbiter role (docs/ARCHITECTURE.md
 //! "Motion"), derived from the document, shown to arbiters as a content projection
 //! without authorship (SPEC section 2, commitment 2), and settled through the writers
 //! once a panel's outcome is accepted.

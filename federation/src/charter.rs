@@ -68,7 +68,7 @@ pub struct OperatorEntry {
     pub cert_sha256: Fingerprint,
 }
 
-/// What no debate policy may go below (ARCHITECTURE.md, invariant 1).
+/// What no debate policy may go below (docs/ARCHITECTURE.md, invariant 1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Floors {

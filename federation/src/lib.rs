@@ -1,4 +1,4 @@
-//! The federation charter (ARCHITECTURE.md, "Charter"; docs/SECURITY.md): who the
+//! The federation charter (docs/ARCHITECTURE.md, "Charter"; docs/SECURITY.md): who the
 //! organisations are and which keys and certificates speak for them. It is fixed at `init`
 //! as the first record entry, so every replica and any offline verifier checks roles
 //! against the same document; the transport pins replicas and operators by it.

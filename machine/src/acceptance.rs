@@ -1,7 +1,7 @@
 //! Cross-prior acceptance: when a panel's revealed rulings turn a motion into an outcome.
 //!
 //! Pure: no I/O, no clock. Every replica evaluates this on the same inputs from the log, so
-//! the decision is the same everywhere (ARCHITECTURE.md, "Acceptance" and invariant 1).
+//! the decision is the same everywhere (docs/ARCHITECTURE.md, "Acceptance" and invariant 1).
 //!
 //! Default rule (all must hold, otherwise the motion is deadlocked and the dissent recorded):
 //! 1. a quorum of signed, revealed rulings from seated arbiters;

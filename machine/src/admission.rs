@@ -1,4 +1,4 @@
-//! Admission by calibration exam (ARCHITECTURE.md "Admission"): the default exam is put
+//! Admission by calibration exam (docs/ARCHITECTURE.md "Admission"): the default exam is put
 //! to a newly registered arbiter's node as exam motions; its committed, revealed and
 //! signed answers are scored in `apply` with the pure `calibration` crate, and the
 //! arbiter is admitted only if every bar of the admission policy passes. The gold

@@ -1,6 +1,6 @@
 //! What travels in the Raft log: batches of client commands, stamped by the leader.
 //!
-//! openraft 0.9 flushes one entry per fsync on the leader (perf-anchors (d)), so one entry
+//! openraft 0.9 flushes one entry per fsync on the leader (BENCHMARKS.md, "Coordinator"), so one entry
 //! carries a whole batch of items. The leader stamps the time and a seed into the batch;
 //! `apply` reads them from here and never from a clock or a random source, so every
 //! replica computes the same state.
@@ -397,7 +397,7 @@ impl Command {
     }
 }
 
-/// An arbiter's identity and declared prior (ARCHITECTURE.md, "Prior").
+/// An arbiter's identity and declared prior (docs/ARCHITECTURE.md, "Prior").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArbiterRegistration {
     pub arbiter_id: String,

@@ -1,12 +1,12 @@
 //! The coordinator's replicated state machine, pure (docs/COORDINATOR.md, "Layers").
 //!
 //! Everything every replica and every offline verifier must compute identically lives
-//! here: what the Raft log carries ([`command`]), how an entry changes the state
-//! ([`state`]), the panel draw ([`draw`]), the cross-prior acceptance rule
+//! here: what the Raft log carries ([`command`]), the state ([`model`]) and how an entry
+//! changes it ([`apply`]), what a read sees ([`query`]), the panel draw ([`draw`]), the cross-prior acceptance rule
 //! ([`acceptance`]), admission by exam ([`admission`]), prior checks ([`priors`]),
 //! recalibration ([`recalibration`]) and the verifiable record ([`record`],
-//! [`checkpoints`], [`transparency`]). No clock, randomness, socket or disk: the leader stamps time and a
-//! seed into each batch, and the shell (`panel-coordinator`) does the I/O. `panel verify`
+//! [`checkpoints`], [`transparency`], [`entry_proof`]). No clock, randomness, socket or
+//! disk: the leader stamps time and a seed into each batch, and the shell (`panel-coordinator`) does the I/O. `panel verify`
 //! and the simulator depend on this crate alone.
 
 pub mod acceptance;

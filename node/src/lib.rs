@@ -1,4 +1,4 @@
-//! The Crucible Panel arbiter node (ARCHITECTURE.md, "node/").
+//! The Crucible Panel arbiter node (docs/ARCHITECTURE.md, "node/").
 //!
 //! * [`arbiter::Arbiter`]: judge + key; decide, sign, commit. Transport-independent, so
 //!   the gRPC server here and an outbound coordinator connection can both drive it.

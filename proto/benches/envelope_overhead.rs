@@ -1,7 +1,7 @@
 //! Paired measurement of the signed-ruling envelope's overhead over raw ed25519-dalek.
 //!
 //! The machine is a shared 2-vCPU VM whose speed drifts by up to 1.7x between runs
-//! (perf-anchors.md), so comparing two criterion groups measured minutes apart can
+//! (BENCHMARKS.md, "Signed rulings"), so comparing two criterion groups measured minutes apart can
 //! mislead. Here raw and envelope operations alternate in short rounds (64 operations
 //! each), and the overhead is the median over rounds of envelope/raw time. Prints figures;
 //! asserts nothing.

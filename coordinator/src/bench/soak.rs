@@ -20,6 +20,9 @@ pub struct SoakOptions {
     pub rate: u64,
     /// Length of one reported window.
     pub sample_secs: u64,
+    /// The soak stops early once a replica's resident memory passes this, so a replica
+    /// that grows with its state cannot exhaust the machine.
+    pub max_rss_mib: u64,
 }
 
 /// What one replica looked like at the end of a window.
@@ -53,6 +56,10 @@ pub struct SoakReport {
     pub sample_secs: u64,
     pub windows: Vec<Window>,
     pub terms: (u64, u64),
+    /// Why the soak ended before its time, if it did.
+    pub stopped_early: Option<String>,
+    /// Accepted decisions in all.
+    pub decisions: usize,
 }
 
 /// In-flight decisions are capped at this many seconds of offered load, so a stalled
@@ -145,8 +152,18 @@ pub async fn run(opts: BenchOptions, soak: SoakOptions) -> Result<SoakReport, Be
         if now >= next_sample {
             next_sample += window_len;
             let cpu = super::cluster_cpu(&prepared.cluster);
-            close_window(&prepared, &windows, w.saturating_sub(1), cpu - cpu0).await;
+            let rss = close_window(&prepared, &windows, w.saturating_sub(1), cpu - cpu0).await;
             cpu0 = cpu;
+            if rss > soak.max_rss_mib * 1024 {
+                report.stopped_early = Some(format!(
+                    "a replica's resident memory reached {} MiB (over --soak-max-rss-mib {}) \
+                     after {:.0} s",
+                    rss / 1024,
+                    soak.max_rss_mib,
+                    (now - start).as_secs_f64()
+                ));
+                break;
+            }
         }
         let Ok(permit) = in_flight.clone().try_acquire_owned() else {
             lock(&windows)[w].shed += 1;
@@ -173,11 +190,19 @@ pub async fn run(opts: BenchOptions, soak: SoakOptions) -> Result<SoakReport, Be
     }
     while tasks.join_next().await.is_some() {}
     let cpu = super::cluster_cpu(&prepared.cluster);
-    close_window(&prepared, &windows, windows_n - 1, cpu - cpu0).await;
+    let last = match report.stopped_early {
+        Some(_) => (((Instant::now() - start).as_secs_f64() / window_len.as_secs_f64()) as usize)
+            .min(windows_n - 1),
+        None => windows_n - 1,
+    };
+    close_window(&prepared, &windows, last, cpu - cpu0).await;
     drop(rx);
     let _ = signer.join();
     report.terms.1 = super::term(&prepared.cluster).await;
-    report.windows = std::mem::take(&mut *lock(&windows));
+    let mut all = std::mem::take(&mut *lock(&windows));
+    all.truncate(last + 1);
+    report.decisions = all.iter().map(|w| w.decisions).sum();
+    report.windows = all;
     prepared.finish(&opts);
     Ok(report)
 }
@@ -187,9 +212,10 @@ fn lock(w: &Mutex<Vec<Window>>) -> std::sync::MutexGuard<'_, Vec<Window>> {
 }
 
 /// Records the replicas' memory and files and the leader's log positions at the end of
-/// window `w`.
-async fn close_window(p: &Prepared, windows: &Mutex<Vec<Window>>, w: usize, cpu: f64) {
+/// window `w`; returns the largest replica's resident memory in KiB.
+async fn close_window(p: &Prepared, windows: &Mutex<Vec<Window>>, w: usize, cpu: f64) -> u64 {
     let replicas = sample_replicas(&p.cluster, &p.dir);
+    let largest = replicas.iter().map(|r| r.rss_kib).max().unwrap_or(0);
     let status = client::status(&p.cluster.transport, &p.leader).await.ok();
     let mut g = lock(windows);
     let win = &mut g[w];
@@ -200,6 +226,7 @@ async fn close_window(p: &Prepared, windows: &Mutex<Vec<Window>>, w: usize, cpu:
         win.snapshot_index = s.snapshot_index;
         win.purged_index = s.purged_index;
     }
+    largest
 }
 
 fn mib(b: u64) -> f64 {
@@ -257,8 +284,12 @@ impl SoakReport {
                 w.replica_cpu_secs / self.sample_secs as f64,
             ));
         }
+        if let Some(why) = &self.stopped_early {
+            out.push_str(&format!("stopped early: {why}\n"));
+        }
         out.push_str(&format!(
-            "raft term {} at the start, {} at the end; bench client CPU {:.1} s",
+            "{} decisions accepted; raft term {} at the start, {} at the end; bench client CPU {:.1} s",
+            self.decisions,
             self.terms.0,
             self.terms.1,
             cpu_secs(None)

@@ -1,6 +1,8 @@
 //! Stand-alone coordinator bench: the same harness as `panel coordinator bench`, without the
 //! CLI crate. Invoked as `coordinator-bench [--secs N] [--clients N] [--paced-rate N]
-//! [--paced-secs N]`; it re-executes itself as `coordinator-bench coordinator run --id ..
+//! [--paced-secs N]` (or `--soak-secs N [--soak-rate N --soak-window-secs N]` for the
+//! sustained load of `bench/soak.rs`, with `--snapshot-logs N --keep-logs N` for the
+//! replicas); it re-executes itself as `coordinator-bench coordinator run --id ..
 //! --listen .. --data-dir ..` for each of the three replicas (the argument shape of
 //! `panel coordinator run`). Mutual TLS is on, as in production; `--insecure-loopback`
 //! measures the same cluster in plaintext for comparison.
@@ -40,7 +42,14 @@ async fn replica(args: &[String]) -> Result<(), String> {
         id,
         listen,
         data_dir,
-        raft: RaftOptions::default(),
+        raft: {
+            let d = RaftOptions::default();
+            RaftOptions {
+                snapshot_logs: num(args, "--snapshot-logs", d.snapshot_logs)?,
+                keep_logs: num(args, "--keep-logs", d.keep_logs)?,
+                ..d
+            }
+        },
         proposer: ProposerOptions::default(),
         driver: Default::default(),
         // The bench opens raw motions and submits outcomes as a client.
@@ -90,13 +99,29 @@ async fn main_async(args: Vec<String>) -> Result<(), String> {
         witnesses: args.iter().any(|a| a == "--witnesses"),
         checkpoint_every_entries: num(&args, "--checkpoint-every-entries", 256)?,
         checkpoint_every_ms: num(&args, "--checkpoint-every-ms", 1000)?,
-        // Its replicas run with the default snapshot policy; `panel coordinator bench`
-        // takes --snapshot-logs and --keep-logs.
-        snapshot_logs: None,
-        keep_logs: None,
+        snapshot_logs: flag(&args, "--snapshot-logs")
+            .map(|_| num(&args, "--snapshot-logs", 0))
+            .transpose()?,
+        keep_logs: flag(&args, "--keep-logs")
+            .map(|_| num(&args, "--keep-logs", 0))
+            .transpose()?,
     };
-    let report = bench::run(opts).await.map_err(|e| e.to_string())?;
-    println!("{}", report.render());
+    let rendered = match flag(&args, "--soak-secs") {
+        Some(_) => bench::soak::run(
+            opts,
+            bench::soak::SoakOptions {
+                secs: num(&args, "--soak-secs", 600)?,
+                rate: num(&args, "--soak-rate", 550)?,
+                sample_secs: num(&args, "--soak-window-secs", 60)?,
+                max_rss_mib: num(&args, "--soak-max-rss-mib", 4096)?,
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .render(),
+        None => bench::run(opts).await.map_err(|e| e.to_string())?.render(),
+    };
+    println!("{rendered}");
     Ok(())
 }
 

@@ -1,4 +1,4 @@
-//! The state machine adapter: runs the pure [`crate::state::apply_batch`] on a state held
+//! The state machine adapter: runs the pure [`panel_machine::apply::apply_batch`] on a state held
 //! in memory, and keeps its durable form in redb (`state.redb`): snapshots.
 //!
 //! The durable truth is the Raft log (fsynced before an entry counts toward a quorum) plus

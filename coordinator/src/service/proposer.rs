@@ -1,7 +1,8 @@
 //! Group commit on the leader: many client writes become one Raft entry.
 //!
 //! openraft 0.9.25's leader awaits each log flush before taking the next entry
-//! (perf-anchors (d)), so one entry per write caps the cluster at about one fsync per write.
+//! (measured in BENCHMARKS.md, "Coordinator"), so one entry per write caps the cluster at
+//! about one fsync per write.
 //! The proposer seals a [`Batch`] from whatever writes are queued, up to `max_items` and
 //! `max_batch_bytes`; while earlier entries are still in flight it lingers up to `linger`
 //! for more. At most `max_inflight` entries are outstanding, and the leader stamps each

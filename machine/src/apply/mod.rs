@@ -3,7 +3,7 @@
 //!
 //! `apply` reads only the state, the command and the [`ApplyCtx`] (log index, the leader's
 //! stamped time and seed), so every replica and any offline reader of the log reaches the
-//! same state (ARCHITECTURE.md, "Apply is deterministic"). Each command validates fully
+//! same state (docs/ARCHITECTURE.md, "Apply is deterministic"). Each command validates fully
 //! before it mutates, so a refused command changes nothing. One file per command family:
 //! [`arbiters`] (registration, exam, keys, priors), [`motions`] (open, outcome),
 //! [`debates`] (debates, contributions, panel requests, verdicts), [`notes`] (test
