@@ -147,8 +147,11 @@ pub struct Motion {
     pub status: MotionStatus,
     /// Every ruling submitted with the outcome, kept on the record (invariant 3).
     pub rulings: Vec<WireRuling>,
-    /// The reveals (ruling, salt, commitment) of a debate motion, as submitted.
-    #[serde(default)]
+    /// Read from snapshots and records written before 2026-12-01 only, and no longer
+    /// filled: the reveals are on the record already (the outcome's command, or the
+    /// round's stored reveals), and a third copy of every signed ruling was most of a
+    /// replica's memory per decision (BENCHMARKS.md, "Soak").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reveals: Vec<String>,
     pub decided_log_index: Option<u64>,
     /// The logged commit-reveal round (`LogCommitments`, `SubmitReveal`, `CloseMotion`):

@@ -281,6 +281,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         let meta_json = serde_json::to_vec(&meta).map_err(|e| {
             StorageIOError::write_snapshot(Some(meta.signature()), &at(&self.path, e))
         })?;
+        // One buffer for the stored copy and the one handed to openraft: a snapshot is the
+        // whole state, and a second copy doubled its peak (BENCHMARKS.md, "Soak").
+        let data = Arc::new(data);
         let stored = data.clone();
         // Durable before openraft learns of it: openraft may purge the log right after.
         write_durably(&self.db, &self.path, move |tx| {
@@ -291,6 +294,8 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         })
         .await
         .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), &at(&self.path, e)))?;
+        // The write's closure (and its reference) is gone once the write returned.
+        let data = Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone());
         Ok(Snapshot {
             meta,
             snapshot: Box::new(Cursor::new(data)),

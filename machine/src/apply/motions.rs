@@ -217,7 +217,6 @@ pub(super) fn record_outcome(
         &sub.motion_id,
         verdict,
         all,
-        sub.reveals.clone(),
         &rationales,
     );
     if let Some(d) = motion_digest {
@@ -235,7 +234,6 @@ fn conclude(
     motion_id: &str,
     verdict: Acceptance,
     rulings: Vec<WireRuling>,
-    reveals: Vec<String>,
     rationales: &[String],
 ) -> Value {
     let Some(motion) = state.motions.get_mut(motion_id) else {
@@ -243,7 +241,6 @@ fn conclude(
     };
     motion.status = MotionStatus::Decided(verdict.clone());
     motion.rulings = rulings;
-    motion.reveals = reveals;
     motion.decided_log_index = Some(ctx.log_index);
     let question = motion.spec.question.clone();
     let debate_id = motion.spec.debate_id.clone();
@@ -773,7 +770,6 @@ pub(super) fn close_motion(
     let mut revealed = Vec::new();
     let mut receipts = Vec::new();
     let mut rulings = Vec::new();
-    let mut reveals = Vec::new();
     let mut rationales = Vec::new();
     let mut counted_from = Vec::new();
     let mut revoked = Vec::new();
@@ -797,7 +793,6 @@ pub(super) fn close_motion(
         revealed.extend(stored.counted.clone());
         receipts.extend(stored.receipt.clone());
         rulings.push(WireRuling::encode(&parts.signed));
-        reveals.push(stored.reveal.clone());
         counted_from.push(id.clone());
     }
     let absent = Absent {
@@ -844,7 +839,6 @@ pub(super) fn close_motion(
         motion_id,
         verdict,
         rulings,
-        reveals,
         &rationales,
     );
     if let (Some(reply), Value::Object(extra)) = (reply.as_object_mut(), extra) {
