@@ -211,14 +211,7 @@ pub(super) fn record_outcome(
     );
     let mut all = sub.rulings.clone();
     all.extend(from_reveals.iter().map(WireRuling::encode));
-    let mut reply = conclude(
-        state,
-        ctx,
-        &sub.motion_id,
-        verdict,
-        all,
-        &rationales,
-    );
+    let mut reply = conclude(state, ctx, &sub.motion_id, verdict, all, &rationales);
     if let Some(d) = motion_digest {
         reply["motion_digest"] = json!(hex::encode(d));
     }
@@ -833,14 +826,7 @@ pub(super) fn close_motion(
     {
         r.absent = Some(absent);
     }
-    let mut reply = conclude(
-        state,
-        ctx,
-        motion_id,
-        verdict,
-        rulings,
-        &rationales,
-    );
+    let mut reply = conclude(state, ctx, motion_id, verdict, rulings, &rationales);
     if let (Some(reply), Value::Object(extra)) = (reply.as_object_mut(), extra) {
         reply.extend(extra);
     }
