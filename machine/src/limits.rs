@@ -186,7 +186,7 @@ pub enum LimitError {
     )]
     ContributionsPerDebate { debate: String, count: u32 },
     #[error(
-        "question {question} of debate {debate} already has {open} open motions (at most {max}); ask again once they are decided"
+        "question {question} of debate {debate} already has {open} open motions (at most {max}, replica option --open-motions-per-question); ask again once they are decided"
     )]
     OpenMotionsPerQuestion {
         debate: String,
@@ -195,7 +195,7 @@ pub enum LimitError {
         max: u32,
     },
     #[error(
-        "identity {identity} already has {open} open panel requests (at most {max}); ask again once some are decided"
+        "identity {identity} already has {open} open panel requests (at most {max}, replica option --open-motions-per-identity); ask again once some are decided"
     )]
     OpenMotionsPerIdentity {
         identity: String,

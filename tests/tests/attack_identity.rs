@@ -507,7 +507,9 @@ async fn an_ask_panel_flood_stops_at_the_open_motion_caps() {
     let (code, m) = first.unwrap();
     assert_eq!(code, "quota_exceeded", "{m}");
     assert!(
-        m.contains("advance-phase") && m.contains(&debates[0]) && m.contains("(at most 1)"),
+        m.contains("advance-phase")
+            && m.contains(&debates[0])
+            && m.contains("(at most 1, replica option --open-motions-per-question)"),
         "{m}"
     );
     assert!(m.contains("ask again once they are decided"), "{m}");
@@ -531,7 +533,7 @@ async fn an_ask_panel_flood_stops_at_the_open_motion_caps() {
     for (code, m) in &refusals {
         assert_eq!(code, "quota_exceeded", "{m}");
         assert!(
-            m.contains("already has 3 open panel requests (at most 3)"),
+            m.contains("already has 3 open panel requests (at most 3, replica option --open-motions-per-identity)"),
             "{m}"
         );
         assert!(m.contains("ask again once some are decided"), "{m}");
