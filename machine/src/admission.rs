@@ -155,7 +155,7 @@ pub fn answers_from_reveals(
             signed,
             salt,
             commitment,
-        } = crate::ruling::decode_reveal(hex_reveal).map_err(bad)?;
+        } = crate::ruling::decode_reveal(hex_reveal).map_err(|e| bad(e.to_string()))?;
         let (sr, c) = (&signed, &commitment);
         let signer = verify_commitment(c).map_err(|e| bad(e.to_string()))?;
         if signer.as_bytes() != key.as_bytes() {

@@ -173,39 +173,74 @@ impl RevealParts {
     }
 }
 
+/// Why a reveal cannot be read or does not hold at intake.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum RevealError {
+    #[error("not hex")]
+    NotHex,
+    #[error("not a protobuf Reveal: {0}")]
+    NotProtobuf(#[from] prost::DecodeError),
+    #[error("a reveal needs the signed ruling and its commitment")]
+    Incomplete,
+    #[error("a reveal needs the signed ruling")]
+    NoSignedRuling,
+    #[error("the commitment is for motion {0}")]
+    OtherMotion(String),
+    #[error(transparent)]
+    Unbound(#[from] panel_proto::ruling_check::BindingError),
+    #[error("the logged round's motion digest is not 32 bytes of hex")]
+    LoggedDigest,
+    #[error("the logged commitment is not hex")]
+    LoggedCommitmentNotHex,
+    #[error("the logged commitment does not decode: {0}")]
+    LoggedCommitment(prost::DecodeError),
+    #[error("the commitment is unsigned; send the commitment exactly as the arbiter signed it")]
+    UnsignedCommitment,
+    #[error(transparent)]
+    Commitment(#[from] panel_proto::commit_reveal::CommitRevealError),
+}
+
+/// Why an outcome's rulings or reveals were refused at intake, naming which one.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum IntakeError {
+    #[error("ruling {index}: {error}")]
+    RulingMalformed { index: usize, error: RulingError },
+    #[error("ruling {index}: {error}")]
+    RulingSignature {
+        index: usize,
+        error: panel_proto::VerifyError,
+    },
+    #[error("reveal {index}: {error}")]
+    Reveal { index: usize, error: RevealError },
+}
+
 /// Splits a reveal into its parts; both the signed ruling and the commitment must be there.
-pub fn reveal_parts(reveal: pb::Reveal) -> Result<RevealParts, String> {
+pub fn reveal_parts(reveal: pb::Reveal) -> Result<RevealParts, RevealError> {
     match (reveal.signed_ruling, reveal.commitment) {
         (Some(signed), Some(commitment)) => Ok(RevealParts {
             signed,
             salt: reveal.salt,
             commitment,
         }),
-        _ => Err("a reveal needs the signed ruling and its commitment".into()),
+        _ => Err(RevealError::Incomplete),
     }
 }
 
 /// Decodes a hex protobuf `Reveal` into its parts (nothing verified yet).
-pub fn decode_reveal(hex_reveal: &str) -> Result<RevealParts, String> {
-    let bytes = hex::decode(hex_reveal).map_err(|_| "not hex".to_string())?;
-    let reveal =
-        pb::Reveal::decode(bytes.as_slice()).map_err(|e| format!("not a protobuf Reveal: {e}"))?;
-    reveal_parts(reveal)
+pub fn decode_reveal(hex_reveal: &str) -> Result<RevealParts, RevealError> {
+    let bytes = hex::decode(hex_reveal).map_err(|_| RevealError::NotHex)?;
+    reveal_parts(pb::Reveal::decode(bytes.as_slice())?)
 }
 
 /// Intake of one reveal: the commitment's signature and the opening are verified, and the
 /// reveal is returned in its log form, without the commitment signature (see
 /// [`intake_check`]).
-pub fn intake_reveal(mut parts: RevealParts) -> Result<String, String> {
+pub fn intake_reveal(mut parts: RevealParts) -> Result<String, RevealError> {
     if parts.commitment.signature.is_empty() {
-        return Err(
-            "the commitment is unsigned; send the commitment exactly as the arbiter signed it"
-                .into(),
-        );
+        return Err(RevealError::UnsignedCommitment);
     }
-    panel_proto::commit_reveal::verify_commitment(&parts.commitment).map_err(|e| e.to_string())?;
-    panel_proto::commit_reveal::check_opens(&parts.commitment, &parts.signed, &parts.salt)
-        .map_err(|e| e.to_string())?;
+    panel_proto::commit_reveal::verify_commitment(&parts.commitment)?;
+    panel_proto::commit_reveal::check_opens(&parts.commitment, &parts.signed, &parts.salt)?;
     parts.commitment.signature.clear();
     Ok(parts.encode())
 }
@@ -219,18 +254,24 @@ pub fn intake_reveal(mut parts: RevealParts) -> Result<String, String> {
 /// and removed from the entry, so the log carries what the record needs (the commitment
 /// digest, opened by the arbiter's signed ruling and salt) and each replica verifies one
 /// signature per ruling instead of two. Returns the reveals as they go into the log.
-pub fn intake_check(rulings: &[WireRuling], reveals: &[String]) -> Result<Vec<String>, String> {
-    for (i, w) in rulings.iter().enumerate() {
-        let sr = w.decode().map_err(|e| format!("ruling {i}: {e}"))?;
-        panel_proto::verify_ruling(&sr).map_err(|e| format!("ruling {i}: {e}"))?;
+pub fn intake_check(
+    rulings: &[WireRuling],
+    reveals: &[String],
+) -> Result<Vec<String>, IntakeError> {
+    for (index, w) in rulings.iter().enumerate() {
+        let sr = w
+            .decode()
+            .map_err(|error| IntakeError::RulingMalformed { index, error })?;
+        panel_proto::verify_ruling(&sr)
+            .map_err(|error| IntakeError::RulingSignature { index, error })?;
     }
     reveals
         .iter()
         .enumerate()
-        .map(|(i, h)| {
+        .map(|(index, h)| {
             decode_reveal(h)
                 .and_then(intake_reveal)
-                .map_err(|e| format!("reveal {i}: {e}"))
+                .map_err(|error| IntakeError::Reveal { index, error })
         })
         .collect()
 }
@@ -401,7 +442,11 @@ mod tests {
         for (what, tweak) in cases {
             let (bad, _) = reveal_hex(&key, tweak);
             let err = intake_check(&[], &[good.clone(), bad]).unwrap_err();
-            assert!(err.starts_with("reveal 1:"), "{what}: {err}");
+            assert!(
+                matches!(err, IntakeError::Reveal { index: 1, .. }),
+                "{what}: {err}"
+            );
+            assert!(err.to_string().starts_with("reveal 1:"), "{what}: {err}");
         }
     }
 

@@ -802,8 +802,7 @@ fn bound_to(
     parts: crate::ruling::RevealParts,
     motion_id: &str,
     digest: &[u8; 32],
-) -> Result<crate::ruling::RevealParts, String> {
-    panel_proto::ruling_check::check_motion_digest(&parts.signed, motion_id, digest)
-        .map_err(|e| e.to_string())?;
+) -> Result<crate::ruling::RevealParts, crate::ruling::RevealError> {
+    panel_proto::ruling_check::check_motion_digest(&parts.signed, motion_id, digest)?;
     Ok(parts)
 }

@@ -105,7 +105,10 @@ pub enum ApplyError {
     )]
     CommitmentRequired(String),
     #[error("reveal of a ruling on motion {motion}: {reason}")]
-    BadReveal { motion: String, reason: String },
+    BadReveal {
+        motion: String,
+        reason: crate::ruling::RevealError,
+    },
     #[error("{0}")]
     Motion(#[from] crate::signed_motion::MotionError),
     #[error("{0}")]

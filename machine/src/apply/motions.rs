@@ -153,7 +153,7 @@ pub(super) fn record_outcome(
     let mut from_reveals = Vec::with_capacity(sub.reveals.len());
     let mut rationales = Vec::with_capacity(sub.reveals.len());
     for hex_reveal in &sub.reveals {
-        let bad = |reason: String| ApplyError::BadReveal {
+        let bad = |reason: ruling::RevealError| ApplyError::BadReveal {
             motion: sub.motion_id.clone(),
             reason,
         };
@@ -165,11 +165,11 @@ pub(super) fn record_outcome(
         // A commitment signature is checked at intake and removed from the entry
         // (`ruling::intake_check`); one still present is verified like any signature.
         if !c.signature.is_empty() {
-            panel_proto::commit_reveal::verify_commitment(&c).map_err(|e| bad(e.to_string()))?;
+            panel_proto::commit_reveal::verify_commitment(&c).map_err(|e| bad(e.into()))?;
         }
-        panel_proto::commit_reveal::check_opens(&c, &sr, &salt).map_err(|e| bad(e.to_string()))?;
+        panel_proto::commit_reveal::check_opens(&c, &sr, &salt).map_err(|e| bad(e.into()))?;
         if c.motion_id != motion.spec.motion_id {
-            return Err(bad(format!("the commitment is for motion {}", c.motion_id)));
+            return Err(bad(ruling::RevealError::OtherMotion(c.motion_id.clone())));
         }
         if let Some(r) = sr.ruling.as_ref() {
             rationales.push(r.rationale.clone());
@@ -603,16 +603,15 @@ pub(super) fn submit_reveal(
         }
         .into());
     }
-    let bad = |reason: String| ApplyError::BadReveal {
+    let bad = |reason: ruling::RevealError| ApplyError::BadReveal {
         motion: motion_id.to_owned(),
         reason,
     };
-    let bytes = hex::decode(reveal_hex).map_err(|_| bad("not hex".into()))?;
-    let reveal = pb::Reveal::decode(bytes.as_slice())
-        .map_err(|e| bad(format!("not a protobuf Reveal: {e}")))?;
+    let bytes = hex::decode(reveal_hex).map_err(|_| bad(ruling::RevealError::NotHex))?;
+    let reveal = pb::Reveal::decode(bytes.as_slice()).map_err(|e| bad(e.into()))?;
     let sr = reveal
         .signed_ruling
-        .ok_or_else(|| bad("a reveal needs the signed ruling".into()))?;
+        .ok_or_else(|| bad(ruling::RevealError::NoSignedRuling))?;
     let signer = sr
         .ruling
         .as_ref()
@@ -632,7 +631,7 @@ pub(super) fn submit_reveal(
     let checked = ruling::check(&sr, arbiter_id, key, &binding)?;
     let mut digest = [0u8; 32];
     hex::decode_to_slice(&round.motion_digest, &mut digest)
-        .map_err(|_| bad("the logged round's motion digest is not 32 bytes of hex".into()))?;
+        .map_err(|_| bad(ruling::RevealError::LoggedDigest))?;
     signed_motion::check_ruling(&sr, arbiter_id, motion_id, Some(&digest))?;
     let seat = round
         .commitments
@@ -681,10 +680,10 @@ pub(super) fn submit_reveal(
     }
     let commitment = pb::Commitment::decode(
         hex::decode(&seat.commitment)
-            .map_err(|_| bad("the logged commitment is not hex".into()))?
+            .map_err(|_| bad(ruling::RevealError::LoggedCommitmentNotHex))?
             .as_slice(),
     )
-    .map_err(|e| bad(format!("the logged commitment does not decode: {e}")))?;
+    .map_err(|e| bad(ruling::RevealError::LoggedCommitment(e)))?;
     panel_proto::commit_reveal::check_opens(&commitment, &sr, &reveal.salt).map_err(|e| {
         RoundError::Mismatch {
             motion: motion_id.to_owned(),
