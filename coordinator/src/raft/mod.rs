@@ -132,9 +132,11 @@ pub async fn start(
     let log_path = dir.join("log.redb");
     let state_path = dir.join("state.redb");
     check_files_present(&log_path, &state_path)?;
+    note_unclean_stop(dir, &[&log_path, &state_path]);
     let log_store = LogStore::open(&log_path)?;
     let sm = StateMachineStore::open(&state_path)?;
     check_snapshot_covers_purged(&log_store, &sm, &state_path)?;
+    mark_running(dir);
     let raft = Raft::new(
         id,
         Arc::new(config),
@@ -145,6 +147,45 @@ pub async fn start(
     .await
     .map_err(Box::new)?;
     Ok((raft, sm))
+}
+
+/// Present in the data directory while a replica runs on it; removed at a clean stop.
+const RUNNING_MARKER: &str = "running";
+
+/// A replica killed (or crashed, or powered off) in the middle of a commit leaves a newest
+/// commit that fails its checksum; that commit's fsync never returned, so nothing in it
+/// was acknowledged, and redb's roll-back to the commit before it is exactly right. It
+/// looks the same as a damaged newest commit, which must be refused; the marker tells
+/// the two apart: found at start, the last run did not stop cleanly, and a roll-back is
+/// allowed as after a failed commit ([`log_store::note_failed_commit`]). Found by the
+/// nemesis (docs/RELIABILITY.md, "Faults found"): without this a `kill -9` during a log
+/// append made the replica refuse to start for good.
+fn note_unclean_stop(dir: &Path, files: &[&Path]) {
+    if !dir.join(RUNNING_MARKER).exists() {
+        return;
+    }
+    for f in files.iter().filter(|f| f.exists()) {
+        log_store::note_failed_commit(
+            &f.display().to_string(),
+            &"the last run on this data directory did not stop cleanly (killed, crashed or \
+              powered off); a commit it had in flight was never acknowledged",
+        );
+    }
+}
+
+/// Writes the running marker (best effort: without it a torn commit after a crash is
+/// refused as damage, which is safe).
+fn mark_running(dir: &Path) {
+    let path = dir.join(RUNNING_MARKER);
+    let written = std::fs::File::create(&path).and_then(|f| f.sync_all());
+    if let Err(e) = written {
+        tracing::warn!("cannot write {}: {e}", path.display());
+    }
+}
+
+/// Removes the running marker once the Raft core has stopped on a clean shutdown.
+pub fn mark_clean_stop(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join(RUNNING_MARKER));
 }
 
 /// Refuses an emptied file, or one storage file without the other: redb would initialise

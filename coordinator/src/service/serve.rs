@@ -391,8 +391,12 @@ pub async fn serve(
             cause,
         });
     }
-    match result {
-        Some(r) => Ok(r?),
+    let served = match result {
+        Some(r) => r,
         None => Ok(()),
+    };
+    if served.is_ok() {
+        raft::mark_clean_stop(&opts.data_dir);
     }
+    Ok(served?)
 }
