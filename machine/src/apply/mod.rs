@@ -574,10 +574,9 @@ mod tests {
         .into()
     }
 
-    #[test]
-    fn deduplication_entries_expire_after_their_lease() {
-        let mut s = State::default();
-        let at = |t: u64, id: u64| Batch {
+    /// One `Note` from client `cli` with request id `id`, in a batch stamped at `t`.
+    fn note_at(t: u64, id: u64) -> Batch {
+        Batch {
             time_ms: t,
             seed: 1,
             items: vec![Item {
@@ -592,7 +591,13 @@ mod tests {
             }],
             limits: None,
             checkpoints: None,
-        };
+        }
+    }
+
+    #[test]
+    fn deduplication_entries_expire_after_their_lease() {
+        let mut s = State::default();
+        let at = note_at;
         let t0 = 10 * DEDUP_PRUNE_EVERY_MS;
         assert!(!apply_batch(&mut s, 1, &at(t0, 1)).items[0].duplicate);
         // A retry within the lease is a duplicate.
@@ -614,22 +619,7 @@ mod tests {
     #[test]
     fn a_clock_jump_does_not_forget_recent_replies() {
         let mut s = State::default();
-        let at = |t: u64, id: u64| Batch {
-            time_ms: t,
-            seed: 1,
-            items: vec![Item {
-                client_id: "cli".into(),
-                request_id: id,
-                command: TestCommand::Note {
-                    topic: "t".into(),
-                    text: format!("{id}"),
-                }
-                .into(),
-                writer: None,
-            }],
-            limits: None,
-            checkpoints: None,
-        };
+        let at = note_at;
         let t0 = 10 * DEDUP_PRUNE_EVERY_MS;
         assert!(!apply_batch(&mut s, 1, &at(t0, 1)).items[0].duplicate);
         // The next leader's clock is 25 h ahead: a prune runs, and a retry is still a

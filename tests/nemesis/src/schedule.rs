@@ -4,20 +4,17 @@
 
 use std::time::Duration;
 
-/// SplitMix64: small, seedable, the same everywhere.
-pub struct Rng(u64);
+/// The schedule's generator: the calibration crate's SplitMix64 (small, seedable, the
+/// same everywhere) with the one draw the schedule needs.
+pub struct Rng(calibration::seeded_rng::SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Self(seed)
+        Self(calibration::seeded_rng::SplitMix64::new(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `lo..=hi`.
