@@ -119,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         }
                     ),
                     None => println!(
-                        "trust: no policy was given, so no trust anchor for the log: only internal                          consistency was checked{} (pass --policy FILE)",
+                        "trust: no policy was given, so no trust anchor for the log: only internal consistency was checked{} (pass --policy FILE)",
                         if report.log_signed_per_charter {
                             ", with the log key the record's own charter names"
                         } else {
