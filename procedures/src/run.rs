@@ -1,0 +1,112 @@
+//! One procedure run of any kind, as the machine stores it: the kinds behind one enum so
+//! the machine opens motions and settles answers without knowing which procedure it is.
+
+use serde::{Deserialize, Serialize};
+
+use crate::panel::{Awaited, PanelQuestion, Procedure, ProcedureError, Settlement, StartContext};
+use crate::{crux, dossier, falsify};
+
+/// Which procedure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum RunKind {
+    Crux,
+    Falsify,
+    Dossier,
+}
+
+/// A start document of any kind, as a client submits it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum RunStart {
+    Crux(crux::CruxStart),
+    Falsify(falsify::FalsifyStart),
+    Dossier(dossier::DossierStart),
+}
+
+/// A role input of any kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum RunInput {
+    Crux(crux::CruxInput),
+    Falsify(falsify::FalsifyInput),
+    Dossier(dossier::DossierInput),
+}
+
+/// A run of any kind.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Run {
+    Crux(crux::CruxRun),
+    Falsify(falsify::FalsifyRun),
+    Dossier(dossier::DossierRun),
+}
+
+macro_rules! each {
+    ($self:expr, $r:ident => $e:expr) => {
+        match $self {
+            Run::Crux($r) => $e,
+            Run::Falsify($r) => $e,
+            Run::Dossier($r) => $e,
+        }
+    };
+}
+
+impl Run {
+    pub fn start(start: RunStart, ctx: &StartContext) -> Result<Run, ProcedureError> {
+        Ok(match start {
+            RunStart::Crux(s) => Run::Crux(crux::CruxRun::start(s, ctx)?),
+            RunStart::Falsify(s) => Run::Falsify(falsify::FalsifyRun::start(s, ctx)?),
+            RunStart::Dossier(s) => Run::Dossier(dossier::DossierRun::start(s, ctx)?),
+        })
+    }
+
+    pub fn kind(&self) -> RunKind {
+        match self {
+            Run::Crux(_) => RunKind::Crux,
+            Run::Falsify(_) => RunKind::Falsify,
+            Run::Dossier(_) => RunKind::Dossier,
+        }
+    }
+
+    pub fn submit(&mut self, input: RunInput) -> Result<(), ProcedureError> {
+        match (self, input) {
+            (Run::Crux(r), RunInput::Crux(i)) => r.submit(i),
+            (Run::Falsify(r), RunInput::Falsify(i)) => r.submit(i),
+            (Run::Dossier(r), RunInput::Dossier(i)) => r.submit(i),
+            (r, i) => Err(ProcedureError::OutOfOrder {
+                input: format!("{} input", input_kind(&i)),
+                awaiting: format!("{:?} input", r.kind()),
+            }),
+        }
+    }
+
+    pub fn awaiting(&self) -> Vec<Awaited> {
+        each!(self, r => r.awaiting())
+    }
+
+    pub fn pending(&self) -> Vec<PanelQuestion> {
+        each!(self, r => r.pending())
+    }
+
+    pub fn settle(&mut self, s: &Settlement) -> Result<(), ProcedureError> {
+        each!(self, r => r.settle(s))
+    }
+
+    pub fn finished(&self) -> bool {
+        each!(self, r => r.finished())
+    }
+
+    pub fn summary(&self) -> String {
+        each!(self, r => r.summary())
+    }
+
+    pub fn render_markdown(&self) -> String {
+        each!(self, r => r.render_markdown())
+    }
+}
+
+fn input_kind(i: &RunInput) -> &'static str {
+    match i {
+        RunInput::Crux(_) => "Crux",
+        RunInput::Falsify(_) => "Falsify",
+        RunInput::Dossier(_) => "Dossier",
+    }
+}
