@@ -6,7 +6,7 @@
 
 pub use panel_machine::{
     acceptance, admission, apply, authorship, charter, checkpoints, command, debates, draw,
-    entry_proof, limits, model, priors, query, recalibration, record, ruling, signed_motion,
+    entry_proof, limits, model, priors, query, recalibration, record, ruling, runs, signed_motion,
     transparency,
 };
 

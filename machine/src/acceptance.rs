@@ -45,6 +45,8 @@ pub enum MotionKind {
     Phase,
     /// Admit an appeal.
     Appeal,
+    /// A binary question from another seed procedure (docs/PROCEDURES.md).
+    Procedure,
 }
 
 /// A binary ruling on a motion.

@@ -65,7 +65,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 22] = [
+const KINDS: [&str; 24] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -77,6 +77,8 @@ const KINDS: [&str; 22] = [
     "AdmitOrganisation",
     "RegisterContributor",
     "SubmitReveal",
+    "StartRun",
+    "SubmitRunInput",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
@@ -89,8 +91,8 @@ const KINDS: [&str; 22] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..11;
-const INTERNAL_KINDS: std::ops::Range<usize> = 11..18;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..13;
+const INTERNAL_KINDS: std::ops::Range<usize> = 13..20;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -228,6 +230,13 @@ pub enum ClientCommand {
     /// contributor's organisation (docs/WIRE.md, "Registration"). Under a charter a name is
     /// bound only this way, never on first use.
     RegisterContributor(ContributorRegistration),
+    /// Start a procedure run (crux, falsification buckets, decision dossier;
+    /// docs/PROCEDURES.md). Its deterministic checks run in apply; a refusal names the
+    /// rule and the JSON path, and nothing is recorded.
+    StartRun(Box<crate::runs::RunRequest>),
+    /// A role's input to a run (a defender's form, a critic's commitment, an advocate's
+    /// nomination); refused when out of order or breaking the procedure's rules.
+    SubmitRunInput(Box<crate::runs::RunInputSubmission>),
 }
 
 /// A contributor's name, key and organisation, attested.
@@ -327,6 +336,8 @@ impl ClientCommand {
             ClientCommand::RevokeKey { .. } => "RevokeKey",
             ClientCommand::RotateKey { .. } => "RotateKey",
             ClientCommand::SubmitReveal { .. } => "SubmitReveal",
+            ClientCommand::StartRun(_) => "StartRun",
+            ClientCommand::SubmitRunInput(_) => "SubmitRunInput",
         }
     }
 }
@@ -463,6 +474,17 @@ pub struct MotionSpec {
     /// Simulation debates only: the answer scripted judges are told to give.
     #[serde(default)]
     pub expected: Option<crucible::motion::Answer>,
+    /// The procedure question, for motions a procedure run opened (`runs.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub procedure: Option<crate::runs::RunMotion>,
+}
+
+impl MotionSpec {
+    /// A motion a debate or a procedure run opened (not a raw test motion): decided only
+    /// through a logged commit-reveal round, from reveals, never from bare rulings.
+    pub fn asks_a_question(&self) -> bool {
+        self.question.is_some() || self.procedure.is_some()
+    }
 }
 
 /// A new debate.
@@ -606,6 +628,12 @@ pub enum Query {
     /// The whole record for offline verification (`panel verify`): entries in order,
     /// debates, arbiters. The serving replica adds a signed checkpoint.
     Export,
+    /// Procedure runs: id, kind, summary, whether finished.
+    Runs,
+    /// One procedure run: its record and its report as Markdown.
+    Run {
+        run_id: String,
+    },
 }
 
 #[cfg(test)]

@@ -26,5 +26,6 @@ pub mod query;
 pub mod recalibration;
 pub mod record;
 pub mod ruling;
+pub mod runs;
 pub mod signed_motion;
 pub mod transparency;

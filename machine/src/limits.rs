@@ -291,7 +291,7 @@ pub fn check(
         return Ok(());
     };
     match c {
-        ClientCommand::CreateDebate(_) => {
+        ClientCommand::CreateDebate(_) | ClientCommand::StartRun(_) => {
             let count = l
                 .debates_by_identity
                 .get(&writer.identity)
@@ -378,7 +378,7 @@ pub fn charge(
         return;
     };
     match c {
-        ClientCommand::CreateDebate(_) => {
+        ClientCommand::CreateDebate(_) | ClientCommand::StartRun(_) => {
             *l.debates_by_identity
                 .entry(writer.identity.clone())
                 .or_default() += 1;

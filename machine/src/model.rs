@@ -277,6 +277,9 @@ pub struct State {
     /// Every checkpoint issued, in order of size, with the cosignatures received.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checkpoints: Vec<crate::checkpoints::IssuedCheckpoint>,
+    /// Procedure runs by id (`runs.rs`, docs/PROCEDURES.md).
+    #[serde(default, skip_serializing_if = "Table::is_empty")]
+    pub runs: Table<crate::runs::RunRecord>,
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.

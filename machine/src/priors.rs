@@ -179,6 +179,7 @@ mod tests {
                     question: Some(Question::AdvancePhase { from: "x".into() }),
                     projection: None,
                     expected: None,
+                    procedure: None,
                 },
                 seats: vec![],
                 draw_seed: 0,

@@ -62,6 +62,30 @@ pub fn query(state: &State, q: &Query) -> Value {
             ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
             json!({ "motions": ms })
         }
+        Query::Runs => json!({
+            "runs": state
+                .runs
+                .iter()
+                .map(|(id, r)| json!({
+                    "id": id,
+                    "kind": r.run.kind(),
+                    "summary": r.run.summary(),
+                    "finished": r.run.finished(),
+                    "open_motions": r.open.len(),
+                    "retry_of": r.retry_of,
+                }))
+                .collect::<Vec<_>>()
+        }),
+        Query::Run { run_id } => match state.runs.get(run_id) {
+            Some(r) => json!({
+                "run": r,
+                "summary": r.run.summary(),
+                "finished": r.run.finished(),
+                "awaiting": r.run.awaiting(),
+                "markdown": r.run.render_markdown(),
+            }),
+            None => json!({ "run": null }),
+        },
         Query::Export => json!({
             "format": crate::record::FORMAT,
             "entries": state.record.iter().map(|(_, e)| e).collect::<Vec<_>>(),

@@ -43,6 +43,10 @@ pub struct Bundle {
     /// cosignatures); the last covers every entry.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checkpoints: Vec<String>,
+    /// Procedure runs by id, as their entries leave them (docs/PROCEDURES.md); absent in
+    /// records from before procedures.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub runs: BTreeMap<String, Value>,
 }
 
 /// The record of `state`: every entry, document and arbiter, and every checkpoint apply
@@ -84,7 +88,17 @@ pub fn export(state: &State, log_key: Option<&NoteSigner>) -> Bundle {
             .collect(),
         checkpoint: None,
         checkpoints,
+        runs: runs_of(state),
     }
+}
+
+/// Every procedure run as the record carries it.
+fn runs_of(state: &State) -> BTreeMap<String, Value> {
+    state
+        .runs
+        .iter()
+        .map(|(id, r)| (id.clone(), serde_json::to_value(r).unwrap_or(Value::Null)))
+        .collect()
 }
 
 /// The transparency log over the entries, in order.
@@ -121,6 +135,12 @@ pub enum Failure {
         path: String,
         reason: String,
     },
+    #[error("procedure run {run}: {path} {reason}")]
+    Run {
+        run: String,
+        path: String,
+        reason: String,
+    },
     #[error("arbiters: {0}")]
     Arbiters(String),
     #[error("checkpoint: {0}")]
@@ -140,6 +160,8 @@ pub struct Report {
     pub motions_accepted: usize,
     pub motions_deadlocked: usize,
     pub verdicts: Vec<Value>,
+    /// Every procedure run: id, kind, summary.
+    pub runs: Vec<Value>,
     pub checkpoint_size: u64,
     pub checkpoint_root: String,
     /// How many checkpoints the record carries (v2), all consistent with its entries.
@@ -227,6 +249,33 @@ fn describe(reply: &ItemReply) -> String {
 }
 
 /// Verifies a record offline. Returns the first failure, naming the entry and why.
+/// The procedure runs must be exactly what the entries produce, none missing, none extra.
+fn check_runs(bundle: &Bundle, st: &State) -> Result<(), Failure> {
+    let recomputed = runs_of(st);
+    for (id, run) in &recomputed {
+        let recorded = bundle.runs.get(id).ok_or_else(|| Failure::Run {
+            run: id.clone(),
+            path: "$".into(),
+            reason: "is missing from the record".into(),
+        })?;
+        if let Some((path, reason)) = first_difference("$", recorded, run) {
+            return Err(Failure::Run {
+                run: id.clone(),
+                path,
+                reason,
+            });
+        }
+    }
+    if let Some(extra) = bundle.runs.keys().find(|k| !recomputed.contains_key(*k)) {
+        return Err(Failure::Run {
+            run: extra.clone(),
+            path: "$".into(),
+            reason: "is in the record but no entry starts it".into(),
+        });
+    }
+    Ok(())
+}
+
 pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
     if bundle.format != FORMAT && bundle.format != FORMAT_V1 {
         return Err(Failure::Format(bundle.format.clone()));
@@ -301,6 +350,7 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
             reason: "is in the record but no entry creates it".into(),
         });
     }
+    check_runs(bundle, &st)?;
     let arbiters: Vec<Value> = st
         .arbiters
         .iter()
@@ -323,6 +373,11 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
             _ => {}
         }
     }
+    let runs = st
+        .runs
+        .iter()
+        .map(|(id, r)| json!({"run": id, "kind": r.run.kind(), "summary": r.run.summary(), "finished": r.run.finished()}))
+        .collect();
     let verdicts = st
         .debates
         .iter()
@@ -339,6 +394,7 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
         motions_accepted: accepted,
         motions_deadlocked: deadlocked,
         verdicts,
+        runs,
         checkpoint_size: bound.size,
         checkpoint_root: bound.root,
         checkpoints: bound.count,

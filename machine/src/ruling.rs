@@ -69,6 +69,7 @@ pub fn wire_kind(kind: MotionKind) -> pb::MotionKind {
         MotionKind::Steelman => pb::MotionKind::CertifySteelman,
         MotionKind::Phase => pb::MotionKind::AdvancePhase,
         MotionKind::Appeal => pb::MotionKind::AdmitAppeal,
+        MotionKind::Procedure => pb::MotionKind::Procedure,
     }
 }
 

@@ -156,7 +156,8 @@ impl Arbiter {
     pub async fn decide(&self, m: &Motion) -> Result<JudgeAnswer, ArbiterError> {
         match &self.judge {
             Some(j) => {
-                let answer = j.decide(m).await?;
+                let shown = self.as_shown(m);
+                let answer = j.decide(shown.as_ref().unwrap_or(m)).await?;
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_millis() as i64)
@@ -167,6 +168,30 @@ impl Arbiter {
                 "this arbiter is backed by a human; answer with `panel node rule`".into(),
             )),
         }
+    }
+
+    /// A procedure motion that shuffles its items, in the order this arbiter is shown
+    /// them (docs/PROCEDURES.md, "Presentation order": derived from the logged draw seed,
+    /// the question key and this arbiter's key, so the record says what each seat saw).
+    /// `None` for every other motion. The ruling still binds the motion as signed.
+    pub fn as_shown(&self, m: &Motion) -> Option<Motion> {
+        let proj = m.projection.as_ref()?;
+        let q = proj.procedure.as_ref().filter(|q| q.shuffle_items)?;
+        let me = hex::encode(self.identity.public_key.as_slice());
+        let order = panel_procedures::presentation_order(
+            q.presentation_seed,
+            &q.key,
+            &me,
+            proj.items.len(),
+        );
+        let mut shown = m.clone();
+        if let Some(p) = shown.projection.as_mut() {
+            p.items = order
+                .iter()
+                .filter_map(|i| proj.items.get(*i).cloned())
+                .collect();
+        }
+        Some(shown)
     }
 
     /// Binds an answer to the motion, signs it, and commits to it with `salt`.

@@ -101,6 +101,12 @@ impl Run {
     pub fn render_markdown(&self) -> String {
         each!(self, r => r.render_markdown())
     }
+
+    /// Model families kept off the run's panels: the advocates' (crux.txt: the mediator
+    /// is "on a different model family than the debaters").
+    pub fn excluded_families(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 fn input_kind(i: &RunInput) -> &'static str {

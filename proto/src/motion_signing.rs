@@ -153,6 +153,17 @@ fn projection(w: &mut MotionWriter, p: &ContentProjection) {
     if let Some(e) = &p.expected {
         expected(w, e);
     }
+    // Appended after layout v1's last field and written only when present, so every
+    // motion signed before procedures existed keeps its canonical bytes (docs/WIRE.md).
+    if let Some(q) = &p.procedure {
+        w.present(true);
+        w.text(&q.run_id);
+        w.text(&q.key);
+        w.u32(q.answer_shape);
+        w.present(q.shuffle_items);
+        w.i64(q.presentation_seed as i64);
+        w.text(&q.expected_rationale);
+    }
 }
 
 fn exam_item(w: &mut MotionWriter, e: &ExamItem) {
@@ -299,6 +310,7 @@ mod tests {
                     relevance: Some(2),
                     tier: Some(3),
                 }),
+                procedure: None,
             }),
             commit_deadline_unix_ms: 1_000,
             reveal_deadline_unix_ms: 2_000,
@@ -412,6 +424,50 @@ mod tests {
             assert!(
                 matches!(err, MotionSignatureError::BadSignature { .. }),
                 "{what}: {err}"
+            );
+        }
+    }
+
+    /// A procedure question is signed field by field, and adding one changes the bytes,
+    /// while a motion without one keeps the bytes it had before procedures existed.
+    #[test]
+    fn every_procedure_field_is_signed() {
+        use crate::pb::ProcedureQuestion;
+        let k = key(1);
+        let plain = motion_canonical_bytes(&motion());
+        let mut with = motion();
+        if let Some(p) = with.projection.as_mut() {
+            p.procedure = Some(ProcedureQuestion {
+                run_id: "run_1".into(),
+                key: "crux/report".into(),
+                answer_shape: 1,
+                shuffle_items: true,
+                presentation_seed: 42,
+                expected_rationale: "{}".into(),
+            });
+        }
+        assert_ne!(motion_canonical_bytes(&with), plain);
+        let signed = sign_motion(&k, with);
+        fn q(m: &mut Motion) -> &mut ProcedureQuestion {
+            m.projection.as_mut().unwrap().procedure.as_mut().unwrap()
+        }
+        let tampers: Vec<(&str, fn(&mut Motion))> = vec![
+            ("run", |m| q(m).run_id.push('x')),
+            ("key", |m| q(m).key.push('x')),
+            ("shape", |m| q(m).answer_shape = 0),
+            ("shuffle", |m| q(m).shuffle_items = false),
+            ("seed", |m| q(m).presentation_seed += 1),
+            ("expected", |m| q(m).expected_rationale.push('x')),
+            ("removed", |m| {
+                m.projection.as_mut().unwrap().procedure = None
+            }),
+        ];
+        for (what, tamper) in tampers {
+            let mut m = signed.clone();
+            tamper(&mut m);
+            assert!(
+                verify_motion(&m, &[k.verifying_key()]).is_err(),
+                "{what}: still verifies"
             );
         }
     }

@@ -155,6 +155,7 @@ pub fn kind_name(kind: MotionKind) -> &'static str {
         MotionKind::AdvancePhase => "advance-phase",
         MotionKind::AdmitAppeal => "admit-appeal",
         MotionKind::Exam => "exam",
+        MotionKind::Procedure => "procedure",
     }
 }
 
@@ -188,7 +189,8 @@ pub fn binary_pair(kind: MotionKind) -> Option<(Decision, Decision)> {
         | MotionKind::VerifyTier
         | MotionKind::CertifySteelman
         | MotionKind::AdvancePhase
-        | MotionKind::Exam => Some((Decision::Accept, Decision::Reject)),
+        | MotionKind::Exam
+        | MotionKind::Procedure => Some((Decision::Accept, Decision::Reject)),
         MotionKind::ResolveChallenge => Some((Decision::Uphold, Decision::Dismiss)),
         MotionKind::AdmitAppeal => Some((Decision::Admit, Decision::Deny)),
         MotionKind::AssignRelevance | MotionKind::Unspecified => None,

@@ -167,6 +167,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                 question: None,
                 projection: None,
                 expected: None,
+                procedure: None,
             }))
             .into();
             assert_denied(

@@ -81,6 +81,7 @@ fn open(id: &str, hash: &[u8; 32]) -> TestCommand {
         question: None,
         projection: None,
         expected: None,
+        procedure: None,
     }))
 }
 

@@ -476,6 +476,7 @@ fn decision(
         question: None,
         projection: None,
         expected: None,
+        procedure: None,
     }));
     let hash_bytes = Sha256::digest(motion_id.as_bytes());
     let b = Binding {

@@ -35,8 +35,10 @@ use crate::command::{ClientCommand, CommitmentLog, InternalCommand, Item, ItemRe
 use crate::model::{Motion, MotionStatus};
 use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::ruling::wire_kind;
+use crate::runs::RunMotion;
 use crate::service::link::{LinkError, LinkRegistry, is_link_endpoint};
 use crate::service::proposer::Proposer;
+use panel_procedures::AnswerShape;
 
 /// Timing of the commit-reveal rounds the driver runs.
 #[derive(Debug, Clone, Copy)]
@@ -327,12 +329,16 @@ fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
         // Every open debate motion is listed in its debate's `open` map: walking those is
         // O(open motions), where walking `motions` would cost O(all motions ever) on every
         // applied entry.
-        a.state
+        let debates = a
+            .state
             .debates
             .iter()
-            .flat_map(|(_, rec)| rec.open.values())
+            .flat_map(|(_, rec)| rec.open.values());
+        let runs = a.state.runs.iter().flat_map(|(_, rec)| rec.open.values());
+        debates
+            .chain(runs)
             .filter_map(|id| a.state.motions.get(id))
-            .filter(|m| m.status == MotionStatus::Open && m.spec.question.is_some())
+            .filter(|m| m.status == MotionStatus::Open && m.spec.asks_a_question())
             .map(|m| {
                 let seats = m
                     .seats
@@ -418,6 +424,38 @@ pub fn wire_projection(
         resolution: p.resolution.clone(),
         expected,
         ..Default::default()
+    }
+}
+
+/// A procedure motion's question on the wire: the run, the key, the answer shape, the
+/// presentation seed (the logged draw seed, docs/PROCEDURES.md "Presentation order") and,
+/// in simulation runs, the scripted answer.
+fn procedure_projection(p: &mut pb::ContentProjection, q: &RunMotion, draw_seed: u64) {
+    p.procedure = Some(pb::ProcedureQuestion {
+        run_id: q.run_id.clone(),
+        key: q.key.clone(),
+        answer_shape: match q.shape {
+            AnswerShape::YesNo => 0,
+            AnswerShape::CruxReport => 1,
+        },
+        shuffle_items: q.shuffle_items,
+        presentation_seed: draw_seed,
+        expected_rationale: q
+            .expected
+            .as_ref()
+            .map(|e| e.rationale.clone())
+            .unwrap_or_default(),
+    });
+    if let Some(e) = &q.expected {
+        let decision = if e.yes {
+            pb::Decision::Accept
+        } else {
+            pb::Decision::Reject
+        };
+        p.expected = Some(pb::ExpectedAnswer {
+            decision: decision as i32,
+            ..Default::default()
+        });
     }
 }
 
@@ -535,11 +573,14 @@ async fn commit_and_log(
     seats: &[SeatAddress],
 ) -> Result<(), String> {
     let spec = &motion.spec;
-    let projection = spec
+    let mut projection = spec
         .projection
         .as_ref()
         .map(|p| wire_projection(p, spec.kind, spec.expected))
         .unwrap_or_default();
+    if let Some(q) = &spec.procedure {
+        procedure_projection(&mut projection, q, motion.draw_seed);
+    }
     let commit_deadline = commit_deadline(
         motion.opened_at_ms,
         now_ms(),

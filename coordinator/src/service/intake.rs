@@ -261,6 +261,19 @@ impl Intake {
                 Some(l.debates_per_convener),
                 l.debates_global,
             )),
+            // A procedure run costs what a debate costs, and its inputs what contributions do.
+            ClientCommand::StartRun(req) => Some((
+                WriteKind::Debate,
+                req.convener.as_str(),
+                Some(l.debates_per_convener),
+                l.debates_global,
+            )),
+            ClientCommand::SubmitRunInput(sub) => Some((
+                WriteKind::Contribution,
+                sub.run_id.as_str(),
+                Some(Rate::new(l.burst, l.per_minute)),
+                l.contributions_global,
+            )),
             ClientCommand::AskPanel(req) => Some((
                 WriteKind::PanelRequest,
                 req.author.as_str(),

@@ -182,6 +182,7 @@ fn open_question(
         question: Some(t.question.clone()),
         projection: Some(t.projection.clone()),
         expected: t.expected,
+        procedure: None,
     };
     // A panel widened after a deadlock falls back to the debate's size when the pool of
     // admitted arbiters is too small for it.

@@ -16,6 +16,7 @@ mod motions;
 
 pub use motions::RoundError;
 mod notes;
+mod runs;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -129,6 +130,12 @@ pub enum ApplyError {
     Limit(#[from] crate::limits::LimitError),
     #[error("{0}")]
     Checkpoint(#[from] crate::checkpoints::CheckpointError),
+    #[error("run {0} does not exist; start it first or list runs")]
+    UnknownRun(String),
+    #[error("this group already holds {max} procedure runs; no more can be started")]
+    TooManyRuns { max: usize },
+    #[error("{0}")]
+    Procedure(#[from] panel_procedures::ProcedureError),
 }
 
 impl ApplyError {
@@ -160,6 +167,14 @@ impl ApplyError {
             ApplyError::Charter(_) => "charter",
             ApplyError::Limit(e) => e.code(),
             ApplyError::Checkpoint(e) => e.code(),
+            ApplyError::UnknownRun(_) => "unknown_run",
+            ApplyError::TooManyRuns { .. } => "too_many_runs",
+            ApplyError::Procedure(e) => match e {
+                panel_procedures::ProcedureError::Contract(_) => "malformed",
+                panel_procedures::ProcedureError::Refused(_) => "procedure_refused",
+                panel_procedures::ProcedureError::OutOfOrder { .. } => "out_of_order",
+                panel_procedures::ProcedureError::UnknownQuestion(_) => "unknown_question",
+            },
         }
     }
 }
@@ -387,6 +402,8 @@ fn apply_client(
         ClientCommand::SubmitReveal { motion_id, reveal } => {
             motions::submit_reveal(state, ctx, client_id, motion_id, reveal)
         }
+        ClientCommand::StartRun(req) => runs::start_run(state, ctx, req),
+        ClientCommand::SubmitRunInput(sub) => runs::submit_input(state, ctx, sub),
     }
 }
 
@@ -536,6 +553,7 @@ mod tests {
             question: None,
             projection: None,
             expected: None,
+            procedure: None,
         }))
         .into()
     }

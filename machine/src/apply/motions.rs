@@ -115,7 +115,7 @@ pub(super) fn record_outcome(
         }
         .into());
     }
-    if state.rounds_logged && motion.spec.question.is_some() {
+    if state.rounds_logged && motion.spec.asks_a_question() {
         return Err(RoundError::RoundRequired {
             motion: sub.motion_id.clone(),
             logged_at: None,
@@ -144,7 +144,7 @@ pub(super) fn record_outcome(
         }
         None => None,
     };
-    let debate_motion = motion.spec.question.is_some();
+    let debate_motion = motion.spec.asks_a_question();
     if debate_motion && !sub.rulings.is_empty() {
         return Err(ApplyError::CommitmentRequired(sub.motion_id.clone()));
     }
@@ -270,6 +270,9 @@ fn conclude(
             Err(e) => json!({ "refused": e }),
         };
         reply["opened"] = json!(open_pending(state, ctx, &debate_id));
+    }
+    if let Some(r) = super::runs::settle_motion(state, ctx, motion_id, &verdict) {
+        reply["run"] = r;
     }
     if let Some(r) = crate::recalibration::on_outcome(state, motion_id) {
         reply["recalibration"] = r;
@@ -929,6 +932,7 @@ mod tests {
                 question: None,
                 projection: None,
                 expected: None,
+                procedure: None,
             }))
             .into(),
         ));

@@ -54,6 +54,21 @@ const SYSTEM_PROMPT: &str = "You are an arbiter on a panel judging a structured 
 Protocol. Judge only the content shown; you are never told who wrote it. Answer with one JSON object \
 that matches the given schema, and nothing else. Probabilities are your honest credence.";
 
+/// What a procedure motion asks of the rationale (docs/PROCEDURES.md): for a crux report,
+/// the report's JSON (docs/CRUX.md), with ACCEPT meaning "a verdict is warranted now".
+fn procedure_instruction(m: &Motion) -> &'static str {
+    match m.projection.as_ref().and_then(|p| p.procedure.as_ref()) {
+        Some(q) if q.answer_shape == 1 => {
+            "\n\nThis motion asks for a crux report. Make the rationale exactly one JSON object \
+             of docs/schemas/crux/crux-report.schema.json: the primary crux (one concrete, \
+             checkable unknown that would end the disagreement), why both positions depend on \
+             it, whether a verdict is warranted yet, and an optional leaning. ACCEPT means a \
+             verdict is warranted now, REJECT that it is not."
+        }
+        _ => "",
+    }
+}
+
 impl LlmJudge {
     pub fn new(settings: LlmSettings) -> Result<Self, JudgeError> {
         let full = format!(
@@ -286,14 +301,16 @@ impl LlmJudge {
     async fn run(&self, m: &Motion) -> Result<JudgeAnswer, JudgeError> {
         let kind = MotionKind::try_from(m.kind).unwrap_or(MotionKind::Unspecified);
         let items = m.projection.as_ref().map_or(0, |p| p.items.len());
-        if kind != MotionKind::Exam && binary_pair(kind).is_some() && items == 2 {
+        let pairwise = !matches!(kind, MotionKind::Exam | MotionKind::Procedure);
+        if pairwise && binary_pair(kind).is_some() && items == 2 {
             return self.decide_pairwise(m).await;
         }
         let user = format!(
             "Motion (JSON):\n{}\n\nAnswer with decision, probability (credence in the affirmative \
              decision, the first of allowed_decisions), rationale, and relevance/tier/quantiles \
-             where the motion asks for them.",
-            motion_json(m, false)
+             where the motion asks for them.{}",
+            motion_json(m, false),
+            procedure_instruction(m)
         );
         self.ask(user, Self::answer_schema(m), |t| parse_answer(t, m))
             .await

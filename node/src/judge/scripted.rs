@@ -292,6 +292,12 @@ impl ScriptedJudge {
         } else {
             None
         };
+        // A procedure question in a simulation run says what to write (a crux report's
+        // JSON, a finding); the profile still decides yes or no.
+        let rationale = match proj.procedure.as_ref() {
+            Some(q) if !q.expected_rationale.is_empty() => q.expected_rationale.clone(),
+            _ => rationale,
+        };
         Ok(JudgeAnswer {
             decision,
             probability: prob,

@@ -143,6 +143,7 @@ pub(crate) async fn client(
             question: None,
             projection: None,
             expected: None,
+            procedure: None,
         }))
         .into();
         req += 1;

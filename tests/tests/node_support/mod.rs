@@ -259,6 +259,7 @@ pub fn merge_motion(
                 decision: Decision::Accept as i32,
                 ..Default::default()
             }),
+            procedure: None,
         }),
         commit_deadline_unix_ms: now + commit_in_ms,
         reveal_deadline_unix_ms: now + commit_in_ms + 120_000,

@@ -1,0 +1,245 @@
+//! Procedure-run commands (docs/PROCEDURES.md): starting a run (its deterministic checks
+//! run here, in apply, so every replica and `panel verify` refuse the same inputs), a
+//! role's input, and, from the motion close, the panel's answer handed back to the run.
+//! Each may open motions for the questions the run then asks.
+
+use panel_procedures::{PanelQuestion, Run, StartContext};
+use serde_json::{Value, json};
+
+use super::motions::open_motion;
+use super::{ApplyCtx, ApplyError, non_empty};
+use crate::acceptance::Acceptance;
+use crate::command::MotionSpec;
+use crate::model::{Motion, State};
+use crate::ruling::WireRuling;
+use crate::runs::{self, RulingView, RunInputSubmission, RunMotion, RunRecord, RunRequest};
+
+/// Runs a replica holds before new runs are refused (each holds its documents in
+/// memory on every replica).
+pub const MAX_RUNS: usize = 10_000;
+
+fn run_mut<'a>(state: &'a mut State, id: &str) -> Result<&'a mut RunRecord, ApplyError> {
+    state
+        .runs
+        .get_mut(id)
+        .ok_or_else(|| ApplyError::UnknownRun(id.to_owned()))
+}
+
+pub(super) fn start_run(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    req: &RunRequest,
+) -> Result<Value, ApplyError> {
+    non_empty("convener", &req.convener)?;
+    if state.runs.len() >= MAX_RUNS {
+        return Err(ApplyError::TooManyRuns { max: MAX_RUNS });
+    }
+    if let Some(earlier) = &req.retry_of
+        && !state.runs.contains(earlier)
+    {
+        return Err(ApplyError::UnknownRun(earlier.clone()));
+    }
+    let floors = crate::charter::floors(state.charter.as_ref());
+    let policy = req.policy.clone().unwrap_or_default();
+    crate::charter::check_policy(&floors, &policy, req.min_per_stance)?;
+    let run_id = format!("run_{}", state.runs.len() + 1);
+    let start_ctx = StartContext {
+        run_id: run_id.clone(),
+        seed: ctx.derive_seed(&run_id),
+        simulation: req.simulation,
+    };
+    let run = Run::start(req.start.clone(), &start_ctx)?;
+    let kind = run.kind();
+    state.runs.insert(
+        run_id.clone(),
+        RunRecord {
+            run,
+            convener: req.convener.clone(),
+            started_at_ms: ctx.time_ms,
+            started_log_index: ctx.log_index,
+            policy,
+            seats: req.seats.max(2),
+            min_per_stance: req.min_per_stance.max(1),
+            simulation: req.simulation,
+            retry_of: req.retry_of.clone(),
+            open: Default::default(),
+            questions: Default::default(),
+            settled: Vec::new(),
+        },
+    );
+    let opened = open_pending(state, ctx, &run_id);
+    Ok(json!({ "run_id": run_id, "kind": kind, "opened": opened }))
+}
+
+pub(super) fn submit_input(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    sub: &RunInputSubmission,
+) -> Result<Value, ApplyError> {
+    let rec = run_mut(state, &sub.run_id)?;
+    // A refused input leaves the run as it was: submit on a copy, keep it only if taken.
+    let mut run = rec.run.clone();
+    run.submit(sub.input.clone())?;
+    rec.run = run;
+    let opened = open_pending(state, ctx, &sub.run_id);
+    Ok(json!({ "run_id": sub.run_id, "opened": opened }))
+}
+
+/// Arbiters never seated on a run's question: those the question excludes (earlier
+/// panels, for a fresh one) and those of a model family the run keeps off its panels
+/// (the advocates' families: crux.txt, "a mediator, on a different model family").
+fn excluded(state: &State, run: &Run, q: &PanelQuestion) -> Vec<String> {
+    let families = run.excluded_families();
+    let mut out: Vec<String> = q.exclude.clone();
+    out.extend(
+        state
+            .arbiters
+            .iter()
+            .filter(|(_, a)| {
+                let f = a.registration.model_family.trim();
+                !f.is_empty() && families.iter().any(|x| x.eq_ignore_ascii_case(f))
+            })
+            .map(|(id, _)| id.clone()),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn open_question(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    run_id: &str,
+    q: PanelQuestion,
+    n: u32,
+) -> Result<String, ApplyError> {
+    let rec = state
+        .runs
+        .get(run_id)
+        .ok_or_else(|| ApplyError::UnknownRun(run_id.to_owned()))?;
+    let motion_id = ctx.new_id("mot", n);
+    let spec = MotionSpec {
+        motion_id: motion_id.clone(),
+        debate_id: run_id.to_owned(),
+        kind: crate::acceptance::MotionKind::Procedure,
+        state_hash: runs::state_hash(&rec.run),
+        seats: rec.seats + q.extra_seats as usize,
+        min_per_stance: rec.min_per_stance,
+        contributors: excluded(state, &rec.run, &q),
+        author_model_family: None,
+        policy: Some(rec.policy.clone()),
+        question: None,
+        projection: Some(crucible::motion::Projection {
+            question: q.prompt.clone(),
+            resolution: String::new(),
+            items: q
+                .items
+                .iter()
+                .map(|i| crucible::motion::ProjectionItem {
+                    label: i.label.clone(),
+                    text: i.text.clone(),
+                    side: None,
+                    citations: Vec::new(),
+                })
+                .collect(),
+        }),
+        expected: None,
+        procedure: Some(RunMotion {
+            run_id: run_id.to_owned(),
+            key: q.key.clone(),
+            shape: q.shape,
+            shuffle_items: q.shuffle_items,
+            labels: q.items.iter().map(|i| i.label.clone()).collect(),
+            expected: if rec.simulation {
+                q.expected.clone()
+            } else {
+                None
+            },
+        }),
+    };
+    open_motion(state, ctx, &spec)?;
+    if let Some(rec) = state.runs.get_mut(run_id) {
+        rec.open.insert(q.key.clone(), motion_id.clone());
+        rec.questions.insert(motion_id.clone(), q);
+    }
+    Ok(motion_id)
+}
+
+/// Opens a motion for every question the run asks now. A question whose panel cannot be
+/// drawn yet (too few eligible arbiters) stays pending and is tried after the next write.
+pub(super) fn open_pending(state: &mut State, ctx: &ApplyCtx, run_id: &str) -> Vec<String> {
+    let Some(rec) = state.runs.get(run_id) else {
+        return Vec::new();
+    };
+    let mut opened = Vec::new();
+    for (i, q) in rec.to_open().into_iter().enumerate() {
+        if let Ok(id) = open_question(state, ctx, run_id, q, 2000 + i as u32) {
+            opened.push(id);
+        }
+    }
+    opened
+}
+
+/// Hands a decided procedure motion back to its run: the settlement from every counted
+/// ruling (with the order each arbiter was shown the items), then what the run asks next.
+pub(super) fn settle_motion(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    motion_id: &str,
+    verdict: &Acceptance,
+) -> Option<Value> {
+    let motion = state.motions.get(motion_id)?;
+    let m = motion.spec.procedure.clone()?;
+    let settlement = {
+        let views = ruling_views(state, motion);
+        runs::settlement(&m, motion_id, motion.draw_seed, verdict, &views)
+    };
+    let rec = state.runs.get_mut(&m.run_id)?;
+    rec.open.remove(&m.key);
+    let mut run = rec.run.clone();
+    let settled = run.settle(&settlement);
+    if settled.is_ok() {
+        rec.run = run;
+    }
+    rec.settled.push(runs::SettledQuestion {
+        key: m.key.clone(),
+        motion_id: motion_id.to_owned(),
+        outcome: settlement.outcome,
+    });
+    let opened = open_pending(state, ctx, &m.run_id);
+    Some(json!({
+        "run_id": m.run_id,
+        "key": m.key,
+        "outcome": settlement.outcome,
+        "settled": settled.map(|()| true).map_err(|e| e.to_string()),
+        "opened": opened,
+    }))
+}
+
+/// The motion's counted rulings, each with the seat that signed it.
+fn ruling_views<'a>(state: &State, motion: &'a Motion) -> Vec<RulingView<'a>> {
+    let mut out = Vec::new();
+    for wire in &motion.rulings {
+        let Ok(sr) = WireRuling::decode(wire) else {
+            continue;
+        };
+        let Some(r) = sr.ruling else { continue };
+        let key_hex = hex::encode(&r.arbiter_key);
+        let Some((seat, arbiter)) = motion.seats.iter().find_map(|s| {
+            let a = state.arbiters.get(&s.arbiter_id)?;
+            a.holds_or_held(&key_hex).then_some((s, a))
+        }) else {
+            continue;
+        };
+        out.push(RulingView {
+            seat,
+            arbiter_key_hex: key_hex,
+            model_family: Some(arbiter.registration.model_family.clone())
+                .filter(|f| !f.trim().is_empty()),
+            decision: r.decision(),
+            probability: r.probability,
+            rationale: r.rationale.clone(),
+        });
+    }
+    out
+}
