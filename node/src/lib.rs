@@ -10,6 +10,7 @@
 //! * [`keyfile`]: key generation (mode 0600) and loading (loose permissions refused).
 //! * [`config`], [`run`]: `node.toml` and the process.
 
+pub mod advocate;
 pub mod arbiter;
 pub mod config;
 pub mod exchange;

@@ -33,6 +33,13 @@ impl CommandJudge {
 
     async fn run(&self, motion: &Motion) -> Result<JudgeAnswer, JudgeError> {
         let input = motion_json(motion, self.include_expected).to_string();
+        let text = self.exchange(&input).await?;
+        parse_answer(&text, motion)
+    }
+
+    /// Runs the program once with `input` on stdin and returns its stdout, bounded in time
+    /// and size; shared by judges and advocates (`crate::advocate`).
+    pub async fn exchange(&self, input: &str) -> Result<String, JudgeError> {
         let mut child = Command::new(&self.program)
             .args(&self.args)
             .stdin(Stdio::piped())
@@ -110,7 +117,7 @@ impl CommandJudge {
                 "stdout is empty; the program must print one JSON answer object".into(),
             ));
         }
-        parse_answer(&text, motion)
+        Ok(text)
     }
 }
 

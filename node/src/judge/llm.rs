@@ -127,6 +127,21 @@ impl LlmJudge {
         })
     }
 
+    /// One chat completion whose content must be a JSON object of `schema`, under
+    /// `system` instead of the judge's prompt (advocates: `crate::advocate`).
+    pub async fn complete_json(
+        &self,
+        system: &str,
+        user: String,
+        schema: Value,
+    ) -> Result<Value, JudgeError> {
+        self.ask_as(system, user, schema, |t| {
+            serde_json::from_str(t)
+                .map_err(|e| JudgeError::BadAnswer(format!("the answer is not JSON: {e}")))
+        })
+        .await
+    }
+
     /// One chat completion, with retries; returns the assistant message content parsed by
     /// `parse`.
     async fn ask<T>(
@@ -135,11 +150,21 @@ impl LlmJudge {
         schema: Value,
         parse: impl Fn(&str) -> Result<T, JudgeError>,
     ) -> Result<T, JudgeError> {
+        self.ask_as(SYSTEM_PROMPT, user, schema, parse).await
+    }
+
+    async fn ask_as<T>(
+        &self,
+        system: &str,
+        user: String,
+        schema: Value,
+        parse: impl Fn(&str) -> Result<T, JudgeError>,
+    ) -> Result<T, JudgeError> {
         let body = json!({
             "model": self.settings.model,
             "temperature": 0,
             "messages": [
-                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "system", "content": system},
                 {"role": "user", "content": user},
             ],
             "response_format": {
