@@ -15,8 +15,10 @@ use super::refusal::{f, id, text};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    #[serde(rename = "clash_i")]
     ClashI,
     Temper,
+    #[serde(rename = "clash_ii")]
     ClashII,
     Quench,
     Done,
