@@ -52,8 +52,8 @@ impl FalsifyRun {
         self.claims.iter().find(|c| c.id == id)
     }
 
-    /// The questions this run would put to the panel next, and what the probes to each
-    /// role are, for the role adapters.
+    /// The cross-examination probes `role` must answer on `claim`, in order: what a
+    /// role adapter shows before the role submits its `cross_exam` input.
     pub fn probes(&self, claim: &str, role: Role) -> Option<Vec<String>> {
         self.claim(claim).map(|c| c.probes_for(role))
     }
