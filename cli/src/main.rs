@@ -27,6 +27,11 @@ mod replay_cmd;
 mod rulings;
 mod source_server;
 mod up;
+mod crux_cmd;
+mod dossier_cmd;
+mod falsify_cmd;
+mod procedure_run;
+mod role_adapters;
 mod user_cmd;
 mod verify_cmd;
 mod verify_proof_cmd;
@@ -77,6 +82,19 @@ enum Command {
     Monitor(monitor_cmd::Args),
     /// Run a transparency log witness (C2SP tlog-witness) and manage its key.
     Witness(witness_cmd::Args),
+    /// Crux on the panel: isolated advocates, checked positions, the panel names the crux.
+    Crux(crux_cmd::Args),
+    /// Falsification buckets on the panel: UNFALSIFIABLE, BROKEN or CORROBORATED.
+    Falsify(falsify_cmd::Args),
+    /// The decision dossier on the panel: NOW / PREPARE / REJECT with surviving dissent.
+    Dossier(dossier_cmd::Args),
+    /// List the procedure runs on a cluster.
+    Runs {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: cluster_addr::ClusterArgs,
+    },
 }
 
 fn main() -> ExitCode {
@@ -98,6 +116,10 @@ fn main() -> ExitCode {
         Command::VerifyProof(args) => verify_proof_cmd::run(args),
         Command::Monitor(args) => monitor_cmd::run(args),
         Command::Witness(args) => witness_cmd::run(args),
+        Command::Crux(args) => crux_cmd::run(args),
+        Command::Falsify(args) => falsify_cmd::run(args),
+        Command::Dossier(args) => dossier_cmd::run(args),
+        Command::Runs { json, cluster } => procedure_run::list(&cluster, json),
     };
     match result {
         Ok(code) => code,

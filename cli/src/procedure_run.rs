@@ -1,0 +1,212 @@
+//! Running a procedure on the cluster, whatever the procedure (docs/PROCEDURES.md): start
+//! the run, supply each role input the run awaits from the role's source, wait while the
+//! panel answers its questions, and read the finished run back. `crux_cmd`, `falsify_cmd`
+//! and `dossier_cmd` differ only in how they build the start document and the inputs.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow};
+use panel_coordinator::command::{ClientCommand, Query};
+use panel_coordinator::runs::{RunInputSubmission, RunRecord, RunRequest};
+use panel_procedures::{Awaited, RunInput};
+use serde::Deserialize;
+
+use crate::cluster_client::{Cluster, WriteOutcome};
+
+/// The `Run` query's answer, decoded once.
+#[derive(Debug, Deserialize)]
+pub struct RunView {
+    pub run: Option<RunRecord>,
+    #[serde(default)]
+    pub summary: String,
+    #[serde(default)]
+    pub finished: bool,
+    #[serde(default)]
+    pub awaiting: Vec<Awaited>,
+    #[serde(default)]
+    pub markdown: String,
+}
+
+/// Where the inputs a run awaits come from: the advocates' adapters, or a scripted list.
+pub trait RoleSource {
+    /// The input for what the run awaits now; `None` when this source has nothing more
+    /// (the run then waits for someone else to submit it).
+    fn next(
+        &mut self,
+        run: &RunRecord,
+        awaiting: &[Awaited],
+    ) -> impl std::future::Future<Output = Result<Option<RunInput>>>;
+}
+
+/// A fixed list of inputs, submitted in order whenever the run awaits one.
+pub struct Scripted(pub std::collections::VecDeque<RunInput>);
+
+impl RoleSource for Scripted {
+    async fn next(&mut self, _: &RunRecord, _: &[Awaited]) -> Result<Option<RunInput>> {
+        Ok(self.0.pop_front())
+    }
+}
+
+/// Why the cluster refused a run or one of its inputs.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} refused ({code}): {message}")]
+pub struct Refused {
+    pub what: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// Starts a run; its id.
+pub async fn start(c: &mut Cluster, req: RunRequest) -> Result<String> {
+    #[derive(Deserialize)]
+    struct Started {
+        run_id: String,
+    }
+    match c.write(&ClientCommand::StartRun(Box::new(req))).await? {
+        WriteOutcome::Applied(v) => Ok(serde_json::from_value::<Started>(v)?.run_id),
+        WriteOutcome::Refused { code, message } => Err(Refused {
+            what: "the run".into(),
+            code,
+            message,
+        }
+        .into()),
+    }
+}
+
+pub async fn read(c: &Cluster, run_id: &str) -> Result<RunView> {
+    let v = c
+        .read(&Query::Run {
+            run_id: run_id.to_owned(),
+        })
+        .await?;
+    let view: RunView = serde_json::from_value(v)?;
+    if view.run.is_none() {
+        return Err(anyhow!(
+            "run {run_id} does not exist on this cluster; `panel runs` lists the runs"
+        ));
+    }
+    Ok(view)
+}
+
+/// Drives a run to its end: submits what `roles` supplies whenever the run awaits input,
+/// and waits for the panel otherwise, for at most `patience`.
+pub async fn drive(
+    c: &mut Cluster,
+    run_id: &str,
+    roles: &mut impl RoleSource,
+    patience: Duration,
+) -> Result<RunView> {
+    let until = Instant::now() + patience;
+    loop {
+        let view = read(c, run_id).await?;
+        if view.finished {
+            return Ok(view);
+        }
+        let Some(run) = view.run.as_ref() else {
+            return Ok(view);
+        };
+        if !view.awaiting.is_empty()
+            && let Some(input) = roles.next(run, &view.awaiting).await?
+        {
+            submit(c, run_id, input).await?;
+            continue;
+        }
+        if Instant::now() > until {
+            return Err(anyhow!(
+                "run {run_id} did not finish within {}s (waiting for: {}); `panel runs` shows \
+                 where it stands",
+                patience.as_secs(),
+                waiting_for(&view)
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn submit(c: &mut Cluster, run_id: &str, input: RunInput) -> Result<()> {
+    let sub = RunInputSubmission {
+        run_id: run_id.to_owned(),
+        input,
+    };
+    match c.write(&ClientCommand::SubmitRunInput(Box::new(sub))).await? {
+        WriteOutcome::Applied(_) => Ok(()),
+        WriteOutcome::Refused { code, message } => Err(Refused {
+            what: format!("an input to {run_id}"),
+            code,
+            message,
+        }
+        .into()),
+    }
+}
+
+fn waiting_for(view: &RunView) -> String {
+    if !view.awaiting.is_empty() {
+        return view
+            .awaiting
+            .iter()
+            .map(|a| format!("{}: {}", a.role, a.what))
+            .collect::<Vec<_>>()
+            .join("; ");
+    }
+    match &view.run {
+        Some(r) if !r.open.is_empty() => format!(
+            "the panel on {}",
+            r.open.keys().cloned().collect::<Vec<_>>().join(", ")
+        ),
+        _ => "the panel (no question could be drawn yet: too few eligible arbiters?)".into(),
+    }
+}
+
+/// `panel <procedure> show RUN`: the run's report as Markdown, or its record as JSON.
+pub fn show(
+    cluster: &crate::cluster_addr::ClusterArgs,
+    run_id: &str,
+    json: bool,
+) -> Result<std::process::ExitCode> {
+    let c = Cluster::connect(cluster)?;
+    let view = crate::cluster_client::runtime()?.block_on(read(&c, run_id))?;
+    if json {
+        crate::cluster_client::print_json(&serde_json::to_value(&view.run)?)?;
+    } else {
+        println!("{}", view.markdown);
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `panel runs`: every procedure run on the cluster, one line each.
+pub fn list(cluster: &crate::cluster_addr::ClusterArgs, json: bool) -> Result<std::process::ExitCode> {
+    #[derive(Deserialize, serde::Serialize)]
+    struct Line {
+        id: String,
+        kind: panel_procedures::RunKind,
+        summary: String,
+        finished: bool,
+        open_motions: usize,
+        retry_of: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct Runs {
+        runs: Vec<Line>,
+    }
+    let c = Cluster::connect(cluster)?;
+    let v = crate::cluster_client::runtime()?.block_on(c.read(&Query::Runs))?;
+    let runs: Runs = serde_json::from_value(v)?;
+    if json {
+        crate::cluster_client::print_json(&serde_json::to_value(&runs.runs)?)?;
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    if runs.runs.is_empty() {
+        println!("no procedure runs yet; start one with `panel crux run`, `panel falsify run` or `panel dossier run`");
+    }
+    for r in runs.runs {
+        println!(
+            "{:<8} {:<8} {:<9} {}{}",
+            r.id,
+            format!("{:?}", r.kind).to_lowercase(),
+            if r.finished { "finished" } else { "running" },
+            r.summary,
+            r.retry_of.map(|p| format!(" (retry of {p})")).unwrap_or_default()
+        );
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
