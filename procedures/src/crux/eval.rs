@@ -342,14 +342,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn print_eval() {
+    fn the_markdown_has_a_row_per_case_and_the_totals() {
         let r = run_eval();
-        println!("{}", r.to_markdown());
-        for (name, json) in CONTROLS {
-            let s = decode_start(json.as_bytes()).unwrap();
-            for f in crate::crux::check(&s).findings {
-                println!("{name}: {f}");
-            }
-        }
+        let md = r.to_markdown();
+        assert_eq!(md.matches("\n| ").count(), r.cases.len() + 1, "{md}");
+        assert!(md.contains("0 escaped"));
+        assert!(md.contains("phantom-opponent-substance"));
+    }
+
+    #[test]
+    fn a_broken_case_is_a_mismatch_not_a_pass() {
+        let c = case("x", "y", Expectation::Clean, Err("bad fixture".into()));
+        assert!(!c.matches);
+        let r = tally(vec![c]);
+        assert_eq!(r.false_positives, 1);
     }
 }

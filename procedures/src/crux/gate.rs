@@ -183,3 +183,102 @@ fn findings(r: &CruxReport, yes: Option<bool>, anchors: &BTreeSet<String>) -> Ve
     }
     f
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anchors() -> BTreeSet<String> {
+        content_stems("municipal contracts device fleet Syncwell renewal migration records")
+            .into_iter()
+            .collect()
+    }
+
+    fn report(crux: &str, resolved: &str, warranted: bool) -> String {
+        serde_json::to_string(&CruxReport {
+            primary_crux: crux.into(),
+            why_both_depend: "Each position's cost comparison turns on the size of the device \
+                              fleet in three years."
+                .into(),
+            resolved_by: resolved.into(),
+            verdict_warranted: warranted,
+            leaning: None,
+        })
+        .unwrap()
+    }
+
+    fn rules(r: Result<CruxReport, (Option<CruxReport>, Vec<Finding>)>) -> Vec<String> {
+        match r {
+            Ok(_) => Vec::new(),
+            Err((_, f)) => f.into_iter().map(|f| f.rule).collect(),
+        }
+    }
+
+    const GOOD: &str = "Whether the two municipal contracts are signed, growing the device fleet";
+    const CHECK: &str = "Ask sales for the contracts' signing status";
+
+    #[test]
+    fn a_concrete_checkable_crux_passes() {
+        assert!(gate(&report(GOOD, CHECK, false), Some(false), &anchors()).is_ok());
+        assert!(
+            gate(&report(GOOD, CHECK, true), None, &anchors()).is_ok(),
+            "abstained"
+        );
+    }
+
+    #[test]
+    fn vague_cruxes_fail_and_a_confident_verdict_on_one_is_named_as_such() {
+        let a = anchors();
+        let vague = "It depends on the device fleet and municipal contracts";
+        assert_eq!(
+            rules(gate(&report(vague, CHECK, true), Some(true), &a)),
+            ["crux.gate.vague_verdict"]
+        );
+        assert_eq!(
+            rules(gate(&report(vague, CHECK, false), Some(false), &a)),
+            ["crux.gate.vague_crux"]
+        );
+        for v in [
+            "More research is needed.",
+            "Uncertainty about the future of the fleet",
+            "Time will tell",
+        ] {
+            assert!(!rules(gate(&report(v, CHECK, false), Some(false), &a)).is_empty());
+        }
+    }
+
+    #[test]
+    fn unspecific_uncheckable_unexplained_or_contradicted_reports_fail() {
+        let a = anchors();
+        let r =
+            |c: &str, res: &str, w: bool, yes: bool| rules(gate(&report(c, res, w), Some(yes), &a));
+        assert_eq!(r("", CHECK, false, false), ["crux.gate.empty_crux"]);
+        assert_eq!(
+            r(
+                "Whether leadership likes the plan overall",
+                CHECK,
+                false,
+                false
+            ),
+            ["crux.gate.unspecific_crux"]
+        );
+        assert_eq!(r(GOOD, "Wait", false, false), ["crux.gate.uncheckable"]);
+        assert_eq!(r(GOOD, CHECK, true, false), ["crux.gate.answer_mismatch"]);
+        let short = serde_json::to_string(&CruxReport {
+            primary_crux: GOOD.into(),
+            why_both_depend: "Both need it.".into(),
+            resolved_by: CHECK.into(),
+            verdict_warranted: false,
+            leaning: None,
+        })
+        .unwrap();
+        assert_eq!(
+            rules(gate(&short, Some(false), &a)),
+            ["crux.gate.no_dependence"]
+        );
+        assert_eq!(
+            rules(gate("{\"primary_crux\": 3}", Some(false), &a)),
+            ["crux.gate.malformed"]
+        );
+    }
+}

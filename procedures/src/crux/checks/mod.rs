@@ -135,3 +135,6 @@ pub fn check(start: &CruxStart) -> Checked {
 }
 
 pub(crate) use references::{located_quote, quote_context};
+
+#[cfg(test)]
+mod tests;
