@@ -35,7 +35,14 @@ pub fn question(asking: &Asking, med: &Mediation, m: &Materials) -> PanelQuestio
                 extra_seats: ask.extra_seats(),
                 exclude: Vec::new(),
                 shuffle_items: true,
-                expected: expected_yes_no(m, |s| s.crux_confirmed, "the candidate is the crux"),
+                expected: expected_yes_no(
+                    m,
+                    |s| s.crux_confirmed,
+                    [
+                        "this is the unknown both positions depend on",
+                        "this is not the unknown both positions depend on",
+                    ],
+                ),
             }
         }
         Asking::Verdict(ask) => {
@@ -56,7 +63,10 @@ pub fn question(asking: &Asking, med: &Mediation, m: &Materials) -> PanelQuestio
                 expected: expected_yes_no(
                     m,
                     |s| s.verdict_warranted.unwrap_or(s.report.verdict_warranted),
-                    "a verdict is warranted now",
+                    [
+                        "a verdict is warranted now",
+                        "the verdict should wait until the crux is resolved",
+                    ],
                 ),
             }
         }
@@ -145,19 +155,12 @@ fn expected_report(m: &Materials) -> Option<Expected> {
 fn expected_yes_no(
     m: &Materials,
     answer: impl Fn(&super::contract::Simulation) -> bool,
-    what: &str,
+    [if_yes, if_no]: [&str; 2],
 ) -> Option<Expected> {
     let sim = m.simulation.as_ref().filter(|_| m.simulation_run)?;
     let yes = answer(sim);
     Some(Expected {
         yes,
-        rationale: format!(
-            "Scripted judge: {} {what}.",
-            if yes {
-                "yes,"
-            } else {
-                "no, it is not the case that"
-            }
-        ),
+        rationale: format!("Scripted judge: {}.", if yes { if_yes } else { if_no }),
     })
 }
