@@ -19,6 +19,7 @@ pub mod command;
 pub mod debates;
 pub mod draw;
 pub mod entry_proof;
+pub mod independence;
 pub mod limits;
 pub mod model;
 pub mod priors;

@@ -63,6 +63,7 @@ pub(super) fn open_motion(
             arbiter_id: c.id,
             stance: c.stance,
             organisation: c.organisation,
+            lineage: crate::independence::seated_lineage(spec.policy.as_ref(), c.model_family),
         })
         .collect();
     let reply = json!({ "motion_id": spec.motion_id, "seats": seats, "draw_seed": draw_seed });
