@@ -18,6 +18,7 @@ pub mod checkpoints;
 pub mod command;
 pub mod debates;
 pub mod draw;
+pub mod draw_seed;
 pub mod entry_proof;
 pub mod independence;
 pub mod limits;
