@@ -10,6 +10,14 @@
 //! 4. net support (for the outcome minus against it) of at least `k` from each side of the
 //!    resolution, stance A **and** stance B. A coalition of one stance, however large, and
 //!    however many neutral arbiters join it, cannot reach an outcome without the other side.
+//!    With `Policy::independence.one_per_lineage`, supporters sharing a lineage (declared
+//!    model family) count once, whatever stances they declared (`independence`);
+//! 5. with `Policy::independence.without_any_organisation`: the same outcome is reached by
+//!    the panel without any one organisation's seats and rulings, so no organisation alone
+//!    carries it (`DeadlockReason::DependsOnOrganisation` names each that would).
+//!
+//! Rules 4 (lineage) and 5 are off for policies written before them (docs/COORDINATOR.md,
+//! "The acceptance rule"), so older records replay to the same state.
 //!
 //! Relevance motions accept the median value when the stance-group medians lie within one
 //! step of each other. Tier verification additionally needs retrieval receipts (hash of the
@@ -18,6 +26,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+
+use crate::independence::{self, Independence};
 
 /// A declared stance on the debate's resolution (SPEC: the arbiter's declared prior).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -62,6 +72,11 @@ pub struct Seat {
     pub arbiter_id: String,
     pub stance: Stance,
     pub organisation: String,
+    /// The arbiter's declared lineage (its registered model family, docs/ARCHITECTURE.md
+    /// "Prior"); empty on seats drawn before lineages were seated, which the rule counts
+    /// as one shared, undeclared lineage.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub lineage: String,
 }
 
 /// A ruling whose signature and commitment were already verified by the caller.
@@ -83,13 +98,20 @@ pub struct RetrievalReceipt {
     pub content_hash: String,
 }
 
-/// Parameters of the rule. `Policy::default()` is the project default.
+/// Parameters of the rule. `Policy::default()` is the rule as it was before independence
+/// was measured, which is also what a debate or motion without a policy gets: records
+/// written before the independence rules replay unchanged. New debates ask for
+/// [`Policy::independent`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
     /// Minimum counted rulings; `None` means a majority of the seats.
     pub quorum: Option<usize>,
     /// Minimum net support from each side (A and B).
     pub min_net_support_per_side: usize,
+    /// Rules 4 (lineage) and 5 and the unsteerable draw (`independence`); absent, so all
+    /// off, in policies written before them.
+    #[serde(default, skip_serializing_if = "Independence::is_off")]
+    pub independence: Independence,
 }
 
 impl Default for Policy {
@@ -97,6 +119,18 @@ impl Default for Policy {
         Self {
             quorum: None,
             min_net_support_per_side: 1,
+            independence: Independence::default(),
+        }
+    }
+}
+
+impl Policy {
+    /// The project default for new debates: the default rule with every independence rule
+    /// on (docs/COORDINATOR.md "The acceptance rule").
+    pub fn independent() -> Self {
+        Self {
+            independence: Independence::ALL,
+            ..Self::default()
         }
     }
 }
@@ -147,6 +181,18 @@ pub enum DeadlockReason {
         stance: Stance,
     },
     ReceiptsDisagree,
+    /// Rule 4 with lineages: the side's net support counting each lineage once is below
+    /// the need (its net counting every arbiter would have sufficed).
+    InsufficientLineages {
+        stance: Stance,
+        net: i64,
+        needed: usize,
+    },
+    /// Rule 5: without this organisation's seats and rulings the panel would not reach the
+    /// same outcome, so the organisation alone would be carrying it.
+    DependsOnOrganisation {
+        organisation: String,
+    },
 }
 
 /// The recorded disagreement of a deadlocked motion (invariant 3: nothing is deleted).
@@ -185,6 +231,75 @@ pub fn decide(
     receipts: &[RetrievalReceipt],
     policy: &Policy,
 ) -> Acceptance {
+    let mut full = evaluate(kind, seats, rulings, receipts, policy);
+    if policy.independence.without_any_organisation {
+        require_no_pivotal_organisation(&mut full, kind, seats, rulings, receipts, policy);
+    }
+    full.into_acceptance()
+}
+
+/// What one evaluation of rules 1 to 4 found; an outcome with reasons is not accepted.
+struct Evaluation {
+    outcome: Option<Outcome>,
+    reasons: Vec<DeadlockReason>,
+    tallies: BTreeMap<Stance, GroupTally>,
+    ignored: Vec<String>,
+}
+
+impl Evaluation {
+    fn accepted(&self) -> Option<&Outcome> {
+        self.outcome.as_ref().filter(|_| self.reasons.is_empty())
+    }
+
+    fn into_acceptance(self) -> Acceptance {
+        match self.outcome {
+            Some(outcome) if self.reasons.is_empty() => Acceptance::Accepted {
+                outcome,
+                tallies: self.tallies,
+            },
+            _ => Acceptance::Deadlocked(Dissent {
+                reasons: self.reasons,
+                tallies: self.tallies,
+                ignored: self.ignored,
+            }),
+        }
+    }
+}
+
+/// Rule 5 (docs/COORDINATOR.md "The acceptance rule"): re-run rules 1 to 4 on the panel
+/// without each seated organisation in turn, and add a `DependsOnOrganisation` reason for
+/// every organisation without which the outcome would not stand. Only an accepted
+/// evaluation is checked: a deadlock stays a deadlock with its own reasons.
+fn require_no_pivotal_organisation(
+    full: &mut Evaluation,
+    kind: MotionKind,
+    seats: &[Seat],
+    rulings: &[RevealedRuling],
+    receipts: &[RetrievalReceipt],
+    policy: &Policy,
+) {
+    let Some(outcome) = full.accepted().cloned() else {
+        return;
+    };
+    for organisation in independence::organisations(seats) {
+        let (s, r, rc) = independence::without_organisation(organisation, seats, rulings, receipts);
+        let reduced = evaluate(kind, &s, &r, &rc, policy);
+        if !independence::outcome_survives(&outcome, reduced.accepted()) {
+            full.reasons.push(DeadlockReason::DependsOnOrganisation {
+                organisation: organisation.to_owned(),
+            });
+        }
+    }
+}
+
+/// Rules 1 to 4 over one panel.
+fn evaluate(
+    kind: MotionKind,
+    seats: &[Seat],
+    rulings: &[RevealedRuling],
+    receipts: &[RetrievalReceipt],
+    policy: &Policy,
+) -> Evaluation {
     let seat_of: BTreeMap<&str, &Seat> = seats.iter().map(|s| (s.arbiter_id.as_str(), s)).collect();
     let mut seen = BTreeSet::new();
     let mut ignored = Vec::new();
@@ -220,7 +335,7 @@ pub fn decide(
     let outcome = match kind {
         MotionKind::Relevance => relevance_outcome(&counted, policy, &mut reasons),
         _ => {
-            let decision = binary_outcome(&tallies, policy, &mut reasons);
+            let decision = binary_outcome(&counted, &tallies, policy, &mut reasons);
             match (kind, decision) {
                 (MotionKind::TierVerification, Some(d)) => {
                     receipt_hash(&seat_of, receipts, &mut reasons).map(|content_hash| {
@@ -235,18 +350,17 @@ pub fn decide(
         }
     };
 
-    match outcome {
-        Some(outcome) if reasons.is_empty() => Acceptance::Accepted { outcome, tallies },
-        _ => Acceptance::Deadlocked(Dissent {
-            reasons,
-            tallies,
-            ignored,
-        }),
+    Evaluation {
+        outcome,
+        reasons,
+        tallies,
+        ignored,
     }
 }
 
 /// Majority inside every group, all groups on the same side, net support from A and B.
 fn binary_outcome(
+    counted: &[(&Seat, &RevealedRuling)],
     tallies: &BTreeMap<Stance, GroupTally>,
     policy: &Policy,
     reasons: &mut Vec<DeadlockReason>,
@@ -266,27 +380,55 @@ fn binary_outcome(
         return None;
     }
     let decision = group_decisions.into_iter().next()?;
-    side_support(policy, reasons, |stance| {
+    let side_count = |stance: Stance| {
         let t = tallies.get(&stance).cloned().unwrap_or_default();
-        let (for_, against) = match decision {
+        match decision {
             Decision::Yes => (t.yes, t.no),
             Decision::No => (t.no, t.yes),
-        };
-        for_ as i64 - against as i64
-    });
+        }
+    };
+    let supporters = counted
+        .iter()
+        .filter(|(_, r)| r.decision == decision)
+        .map(|(s, _)| *s);
+    side_support(policy, reasons, side_count, supporters);
     Some(decision)
 }
 
-/// Record an `InsufficientSupport` reason for each side below the policy's net support.
-fn side_support(policy: &Policy, reasons: &mut Vec<DeadlockReason>, net: impl Fn(Stance) -> i64) {
-    for stance in [Stance::A, Stance::B] {
-        let n = net(stance);
-        if n < policy.min_net_support_per_side as i64 {
+/// Record a reason for each side whose net support (supporters minus opponents, from
+/// `side_count`) is below the policy's. With `one_per_lineage`, the supporters counted are
+/// those of [`independence::supporters_per_side`] over `supporters`, and a side that falls
+/// short only because of it gets `InsufficientLineages`.
+fn side_support<'a>(
+    policy: &Policy,
+    reasons: &mut Vec<DeadlockReason>,
+    side_count: impl Fn(Stance) -> (usize, usize),
+    supporters: impl IntoIterator<Item = &'a Seat>,
+) {
+    let k = policy.min_net_support_per_side;
+    let sides = [Stance::A, Stance::B];
+    let counts = sides.map(&side_count);
+    let by_lineage = policy.independence.one_per_lineage.then(|| {
+        independence::supporters_per_side(supporters, counts.map(|(_, against)| k + against))
+    });
+    for (i, stance) in sides.into_iter().enumerate() {
+        let (for_, against) = counts[i];
+        let net = for_ as i64 - against as i64;
+        if net < k as i64 {
             reasons.push(DeadlockReason::InsufficientSupport {
                 stance,
-                net: n,
-                needed: policy.min_net_support_per_side,
+                net,
+                needed: k,
             });
+        } else if let Some(lineages) = by_lineage {
+            let net = lineages[i] as i64 - against as i64;
+            if net < k as i64 {
+                reasons.push(DeadlockReason::InsufficientLineages {
+                    stance,
+                    net,
+                    needed: k,
+                });
+            }
         }
     }
 }
@@ -315,9 +457,16 @@ fn relevance_outcome(
         }
     }
     // Each side must take part: a relevance value is accepted across priors only.
-    side_support(policy, reasons, |stance| {
-        by_group.get(&stance).map_or(0, |v| v.len() as i64)
-    });
+    let took_part = counted
+        .iter()
+        .filter(|(_, r)| r.relevance.is_some())
+        .map(|(s, _)| *s);
+    side_support(
+        policy,
+        reasons,
+        |stance| (by_group.get(&stance).map_or(0, Vec::len), 0),
+        took_part,
+    );
     if all.is_empty() {
         return None;
     }
@@ -385,6 +534,7 @@ mod tests {
             arbiter_id: id.into(),
             stance,
             organisation: format!("org-{id}"),
+            lineage: format!("fam-{id}"),
         }
     }
 

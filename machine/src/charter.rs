@@ -352,6 +352,7 @@ pub(crate) mod tests {
         let weak = Policy {
             quorum: None,
             min_net_support_per_side: 0,
+            ..Policy::default()
         };
         assert!(matches!(
             check_policy(&f, &weak, 1),

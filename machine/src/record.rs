@@ -326,6 +326,9 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
                 reason,
             });
         }
+        // The tree grows after each entry, as in `apply_batch`: a motion drawn from the
+        // record before it (`draw_seed`) sees the same root here as on the replicas.
+        st.tree.append(&e.leaf_bytes());
     }
     // The documents must be exactly what the entries produce.
     for (id, rec) in st.debates.iter() {

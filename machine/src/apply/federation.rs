@@ -223,6 +223,7 @@ mod tests {
             let weak = Policy {
                 quorum: None,
                 min_net_support_per_side: 0,
+                ..Policy::default()
             };
             let (c, m) = code(&write(
                 &mut s,

@@ -55,7 +55,7 @@ pub(super) fn open_motion(
         contributors: spec.contributors.iter().cloned().collect(),
         author_model_family: spec.author_model_family.clone(),
     };
-    let draw_seed = ctx.derive_seed(&spec.motion_id);
+    let draw_seed = crate::draw_seed::for_motion(state, ctx, spec);
     let panel = draw::draw(&pool, &draw_spec, draw_seed)?;
     let seats: Vec<Seat> = panel
         .into_iter()
@@ -63,6 +63,7 @@ pub(super) fn open_motion(
             arbiter_id: c.id,
             stance: c.stance,
             organisation: c.organisation,
+            lineage: crate::independence::seated_lineage(spec.policy.as_ref(), c.model_family),
         })
         .collect();
     let reply = json!({ "motion_id": spec.motion_id, "seats": seats, "draw_seed": draw_seed });
