@@ -13,8 +13,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use panel_coordinator::runs::RunRequest;
 use panel_node::advocate::{AdvocateConfig, AdvocateTask};
-use panel_procedures::crux::{self, Advocate, CruxStart, EvidencePack, Position, Side};
 use panel_procedures::RunStart;
+use panel_procedures::crux::{self, Advocate, CruxStart, EvidencePack, Position, Side};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -89,11 +89,7 @@ struct RunArgs {
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         CruxCmd::Run(a) => run_one(a),
-        CruxCmd::Show {
-            run,
-            json,
-            cluster,
-        } => procedure_run::show(&cluster, &run, json),
+        CruxCmd::Show { run, json, cluster } => procedure_run::show(&cluster, &run, json),
         CruxCmd::Eval { json } => {
             let report = crux::eval::run_eval();
             if json {
@@ -267,8 +263,8 @@ async fn write_position(
         .write(&task)
         .await
         .with_context(|| format!("the {} advocate ({})", side.name(), e.adapter.kind()))?;
-    serde_json::from_value(v).map_err(|err| anyhow!("the {} advocate's position: {err}", side.name()))
+    serde_json::from_value(v)
+        .map_err(|err| anyhow!("the {} advocate's position: {err}", side.name()))
 }
 
 const POSITION_SCHEMA: &str = include_str!("../../docs/schemas/crux/position.schema.json");
-

@@ -64,17 +64,13 @@ pub struct RunArgs {
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         DossierCmd::Run(a) => run_one(a),
-        DossierCmd::Show {
-            run,
-            json,
-            cluster,
-        } => crate::procedure_run::show(&cluster, &run, json),
+        DossierCmd::Show { run, json, cluster } => crate::procedure_run::show(&cluster, &run, json),
     }
 }
 
 fn run_one(a: RunArgs) -> Result<ExitCode> {
-    let bytes = std::fs::read(&a.question)
-        .with_context(|| format!("reading {}", a.question.display()))?;
+    let bytes =
+        std::fs::read(&a.question).with_context(|| format!("reading {}", a.question.display()))?;
     let start =
         DossierStart::from_json(&bytes).map_err(|e| anyhow!("{}: {e}", a.question.display()))?;
     let mut roles = match (&a.advocates, &a.inputs) {

@@ -63,11 +63,7 @@ pub struct RunArgs {
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         FalsifyCmd::Run(a) => run_one(a),
-        FalsifyCmd::Show {
-            run,
-            json,
-            cluster,
-        } => crate::procedure_run::show(&cluster, &run, json),
+        FalsifyCmd::Show { run, json, cluster } => crate::procedure_run::show(&cluster, &run, json),
     }
 }
 

@@ -18,8 +18,6 @@ use crate::cluster_client::{Cluster, WriteOutcome};
 pub struct RunView {
     pub run: Option<RunRecord>,
     #[serde(default)]
-    pub summary: String,
-    #[serde(default)]
     pub finished: bool,
     #[serde(default)]
     pub awaiting: Vec<Awaited>,
@@ -128,7 +126,10 @@ async fn submit(c: &mut Cluster, run_id: &str, input: RunInput) -> Result<()> {
         run_id: run_id.to_owned(),
         input,
     };
-    match c.write(&ClientCommand::SubmitRunInput(Box::new(sub))).await? {
+    match c
+        .write(&ClientCommand::SubmitRunInput(Box::new(sub)))
+        .await?
+    {
         WriteOutcome::Applied(_) => Ok(()),
         WriteOutcome::Refused { code, message } => Err(Refused {
             what: format!("an input to {run_id}"),
@@ -174,7 +175,10 @@ pub fn show(
 }
 
 /// `panel runs`: every procedure run on the cluster, one line each.
-pub fn list(cluster: &crate::cluster_addr::ClusterArgs, json: bool) -> Result<std::process::ExitCode> {
+pub fn list(
+    cluster: &crate::cluster_addr::ClusterArgs,
+    json: bool,
+) -> Result<std::process::ExitCode> {
     #[derive(Deserialize, serde::Serialize)]
     struct Line {
         id: String,
@@ -196,7 +200,9 @@ pub fn list(cluster: &crate::cluster_addr::ClusterArgs, json: bool) -> Result<st
         return Ok(std::process::ExitCode::SUCCESS);
     }
     if runs.runs.is_empty() {
-        println!("no procedure runs yet; start one with `panel crux run`, `panel falsify run` or `panel dossier run`");
+        println!(
+            "no procedure runs yet; start one with `panel crux run`, `panel falsify run` or `panel dossier run`"
+        );
     }
     for r in runs.runs {
         println!(
@@ -205,7 +211,9 @@ pub fn list(cluster: &crate::cluster_addr::ClusterArgs, json: bool) -> Result<st
             format!("{:?}", r.kind).to_lowercase(),
             if r.finished { "finished" } else { "running" },
             r.summary,
-            r.retry_of.map(|p| format!(" (retry of {p})")).unwrap_or_default()
+            r.retry_of
+                .map(|p| format!(" (retry of {p})"))
+                .unwrap_or_default()
         );
     }
     Ok(std::process::ExitCode::SUCCESS)

@@ -52,10 +52,7 @@ fn brief(run: &Run, role: &str) -> Result<(Value, &'static str)> {
             let id = role.strip_prefix("advocate:").unwrap_or(role);
             Ok((serde_json::to_value(d.brief(id)?)?, DOSSIER_INPUT_SCHEMA))
         }
-        Run::Falsify(f) => Ok((
-            json!({ "claims": f.bucketing() }),
-            FALSIFY_INPUT_SCHEMA,
-        )),
+        Run::Falsify(f) => Ok((json!({ "claims": f.bucketing() }), FALSIFY_INPUT_SCHEMA)),
         Run::Crux(_) => Err(anyhow!(
             "a crux run takes its positions with the start document; it awaits no role input"
         )),

@@ -42,6 +42,9 @@ pub struct Args {
     /// Leave the cluster running for the CLI after the worked example (Ctrl-C stops it).
     #[arg(long)]
     keep: bool,
+    /// The other seeds' procedures to run after the worked example (docs/PROCEDURES.md).
+    #[arg(long, value_enum, default_value = "all")]
+    procedure: crate::up_procedures::Which,
 }
 
 /// One arbiter node of the local panel.
@@ -678,6 +681,15 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     println!(
         "prior-consistency check over the ruling history: {flagged} arbiter(s) flagged as ruling with the other camp"
     );
+
+    let runs = crate::up_procedures::run(&mut panel.coordinators, args.procedure).await?;
+    if !runs.is_empty() {
+        println!(
+            "\n{} procedure run(s) on the record: {}; `panel runs` lists them",
+            runs.len(),
+            runs.join(", ")
+        );
+    }
 
     // Export once the checkpoint covering the whole record carries both witnesses'
     // cosignatures, and verify it offline against the policy and the charter.

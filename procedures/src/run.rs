@@ -105,7 +105,16 @@ impl Run {
     /// Model families kept off the run's panels: the advocates' (crux.txt: the mediator
     /// is "on a different model family than the debaters").
     pub fn excluded_families(&self) -> Vec<String> {
-        Vec::new()
+        match self {
+            Run::Crux(r) => r.advocate_families(),
+            Run::Dossier(r) => r
+                .advocate_identities()
+                .into_iter()
+                .map(|a| a.family)
+                .filter(|f| !f.trim().is_empty())
+                .collect(),
+            Run::Falsify(_) => Vec::new(),
+        }
     }
 }
 

@@ -157,7 +157,19 @@ fn open_question(
             },
         }),
     };
-    open_motion(state, ctx, &spec)?;
+    // A panel widened for escalation or after a deadlock falls back to the run's size
+    // when the eligible pool is too small for it (as debates do); a fresh panel's
+    // exclusions still hold.
+    if let Err(e) = open_motion(state, ctx, &spec) {
+        if q.extra_seats == 0 {
+            return Err(e);
+        }
+        let base = MotionSpec {
+            seats: spec.seats - q.extra_seats as usize,
+            ..spec
+        };
+        open_motion(state, ctx, &base)?;
+    }
     if let Some(rec) = state.runs.get_mut(run_id) {
         rec.open.insert(q.key.clone(), motion_id.clone());
         rec.questions.insert(motion_id.clone(), q);

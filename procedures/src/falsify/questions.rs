@@ -37,13 +37,16 @@ pub fn question(claim: &ClaimRun, script: Option<&Script>) -> Option<PanelQuesti
     })
 }
 
-/// Arbiters who sat on an earlier attack round of this claim: an escalated round draws
-/// a fresh panel.
+/// Arbiters who judged an earlier round's attack too weak (its severity question): an
+/// escalated round is judged by others, so the panel that found the attack weak does not
+/// grade the stronger one. Only those seats are excluded, not every earlier seat, so a
+/// small pool can still seat the wider panel (the machine falls back to the base size
+/// when it cannot).
 fn earlier_panels(claim: &ClaimRun, round: u32) -> Vec<String> {
     let mut ids: Vec<String> = claim
         .answers
         .iter()
-        .filter(|a| a.round >= 1 && a.round < round)
+        .filter(|a| a.round >= 1 && a.round < round && a.step == Step::Severe)
         .flat_map(|a| a.rulings.iter().map(|r| r.arbiter_id.clone()))
         .collect();
     ids.sort();

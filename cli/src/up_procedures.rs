@@ -1,0 +1,110 @@
+//! The other seeds' procedures in `panel up` (docs/PROCEDURES.md): after the Crucible
+//! example, one Crux decision, one falsification run and one decision dossier go through
+//! the same local panel with scripted judges and scripted role inputs, and each prints
+//! its report.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use panel_coordinator::runs::RunRequest;
+use panel_procedures::{RunInput, RunStart, crux, dossier, falsify};
+
+use crate::cluster_client::Cluster;
+use crate::procedure_run::{self, Scripted};
+
+/// Which procedures `panel up` runs after the worked example.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Which {
+    All,
+    Crux,
+    Falsify,
+    Dossier,
+    None,
+}
+
+impl Which {
+    fn includes(self, one: Which) -> bool {
+        self == Which::All || self == one
+    }
+}
+
+/// How long one demo run may take on the local panel.
+const PATIENCE: Duration = Duration::from_secs(180);
+
+/// One demo: what to start, the inputs to submit in order, the panel's size.
+struct Demo {
+    title: &'static str,
+    start: RunStart,
+    inputs: Vec<RunInput>,
+    seats: usize,
+}
+
+fn demos(which: Which) -> Result<Vec<Demo>> {
+    let mut out = Vec::new();
+    if which.includes(Which::Crux) {
+        let start = crux::decode_start(crux::eval::BASELINE.as_bytes())
+            .context("the crux demo's start document")?;
+        out.push(Demo {
+            title: "CRUX: build or buy, mediated by the panel",
+            start: RunStart::Crux(start),
+            inputs: Vec::new(),
+            seats: 4,
+        });
+    }
+    if which.includes(Which::Falsify) {
+        out.push(Demo {
+            title: "FALSIFICATION BUCKETS: three claims, the panel judges",
+            start: RunStart::Falsify(falsify::demo_start()),
+            inputs: falsify::demo_inputs()
+                .into_iter()
+                .map(RunInput::Falsify)
+                .collect(),
+            // Two seats, so an escalated attack round can still draw a fresh panel of two
+            // from the four local arbiters.
+            seats: 2,
+        });
+    }
+    if which.includes(Which::Dossier) {
+        out.push(Demo {
+            title: "DECISION DOSSIER: NOW / PREPARE / REJECT, quenched by the panel",
+            start: RunStart::Dossier(dossier::demo_start()),
+            inputs: dossier::demo_inputs()
+                .into_iter()
+                .map(RunInput::Dossier)
+                .collect(),
+            seats: 4,
+        });
+    }
+    Ok(out)
+}
+
+/// Runs the chosen demos in turn; returns the run ids.
+pub async fn run(c: &mut Cluster, which: Which) -> Result<Vec<String>> {
+    let mut ids = Vec::new();
+    for d in demos(which)? {
+        println!("\n== {} ==", d.title);
+        let id = procedure_run::start(
+            c,
+            RunRequest {
+                start: d.start,
+                seats: d.seats,
+                min_per_stance: 1,
+                policy: None,
+                simulation: true,
+                convener: "panel-up".into(),
+                retry_of: None,
+            },
+        )
+        .await?;
+        let view =
+            procedure_run::drive(c, &id, &mut Scripted(VecDeque::from(d.inputs)), PATIENCE).await?;
+        let motions = view.run.as_ref().map_or(0, |r| r.settled.len());
+        println!("run {id}: {motions} panel questions settled");
+        for line in view.markdown.lines() {
+            println!("  {line}");
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}
