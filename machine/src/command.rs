@@ -743,6 +743,21 @@ mod tests {
                 motion_id: "m".into(),
                 reveal: "00".into(),
             },
+            ClientCommand::StartRun(Box::new(crate::runs::RunRequest {
+                start: panel_procedures::RunStart::Falsify(panel_procedures::falsify::demo_start()),
+                seats: 2,
+                min_per_stance: 1,
+                policy: None,
+                simulation: true,
+                convener: "c".into(),
+                retry_of: None,
+            })),
+            ClientCommand::SubmitRunInput(Box::new(crate::runs::RunInputSubmission {
+                run_id: "run_1".into(),
+                input: panel_procedures::RunInput::Falsify(
+                    panel_procedures::falsify::demo_inputs().remove(0),
+                ),
+            })),
         ];
         let internal = [
             InternalCommand::RecordOutcome(outcome.clone()),

@@ -121,3 +121,131 @@ fn every_demo_start_opens_its_first_questions() {
         }
     }
 }
+
+/// A start the deterministic layer refuses (here: the optimist wrote from other pack
+/// bytes) is refused in apply with the rule named; no run exists and nothing is on the
+/// record.
+#[test]
+fn a_refused_start_names_the_rule_and_changes_nothing() {
+    let mut s = pool(false);
+    let before = s.record.len();
+    let mut bad = crux_start();
+    bad.positions[0].pack_hash = "00".repeat(32);
+    let r = start(&mut s, 100, RunStart::Crux(bad), 4);
+    match r {
+        ItemReply::Refused { code, message } => {
+            assert_eq!(code, "procedure_refused");
+            assert!(message.contains("crux.pack_hash"), "{message}");
+        }
+        other => panic!("accepted: {other:?}"),
+    }
+    assert!(s.runs.is_empty());
+    assert_eq!(s.record.len(), before);
+}
+
+/// The advocates' model families never sit on their run's panels, while arbiters of
+/// other families do.
+#[test]
+fn advocates_families_are_kept_off_the_panel() {
+    let mut s = pool(true);
+    let v = applied(start(&mut s, 100, RunStart::Crux(crux_start()), 4));
+    let opened = v["opened"].as_array().expect("opened");
+    assert!(!opened.is_empty(), "{v}");
+    for m in opened {
+        let motion = s.motions.get(m.as_str().expect("id")).expect("motion");
+        assert!(
+            motion.seats.iter().all(|seat| seat.arbiter_id != "c1"),
+            "an arbiter of the optimist's family sat: {:?}",
+            motion.seats
+        );
+    }
+}
+
+/// An input the run does not wait for is refused and the run is unchanged; the refusal
+/// says what the run waits for.
+#[test]
+fn an_out_of_order_input_is_refused_and_the_run_is_unchanged() {
+    let mut s = pool(false);
+    let v = applied(start(
+        &mut s,
+        100,
+        RunStart::Falsify(falsify::demo_start()),
+        2,
+    ));
+    let run_id = v["run_id"].as_str().expect("run").to_owned();
+    let before = s.runs.get(&run_id).expect("run").clone();
+    // The critic's attack before its commitment: the seed's "commitment before argument".
+    let attack = falsify::demo_inputs()
+        .into_iter()
+        .find(|i| matches!(i, falsify::FalsifyInput::Attack { .. }))
+        .expect("an attack in the demo");
+    let r = write(
+        &mut s,
+        101,
+        ClientCommand::SubmitRunInput(Box::new(RunInputSubmission {
+            run_id: run_id.clone(),
+            input: RunInput::Falsify(attack),
+        }))
+        .into(),
+    );
+    assert!(
+        matches!(&r, ItemReply::Refused { code, .. } if code == "out_of_order" || code == "procedure_refused"),
+        "{r:?}"
+    );
+    assert_eq!(s.runs.get(&run_id).expect("run"), &before);
+    // An input for a run that does not exist names the run.
+    let r = write(
+        &mut s,
+        102,
+        ClientCommand::SubmitRunInput(Box::new(RunInputSubmission {
+            run_id: "run_99".into(),
+            input: RunInput::Falsify(falsify::demo_inputs().remove(0)),
+        }))
+        .into(),
+    );
+    assert!(
+        matches!(&r, ItemReply::Refused { code, message } if code == "unknown_run" && message.contains("run_99")),
+        "{r:?}"
+    );
+}
+
+/// One stance alone cannot carry a procedure question: with only stance-A arbiters
+/// admitted no panel can be drawn, so the question stays open and no bucket is set.
+#[test]
+fn one_stance_alone_cannot_seat_a_procedure_panel() {
+    let mut s = State::default();
+    for (n, (id, org)) in [("a1", "north"), ("a2", "south"), ("a3", "east")]
+        .into_iter()
+        .enumerate()
+    {
+        let key = ed25519_dalek::SigningKey::from_bytes(&[n as u8 + 1; 32]);
+        let reg: ArbiterRegistration = serde_json::from_value(json!({
+            "arbiter_id": id,
+            "public_key": hex::encode(key.verifying_key().to_bytes()),
+            "organisation": org, "model_family": "f", "stance": "A",
+        }))
+        .expect("registration");
+        applied(write(
+            &mut s,
+            2 * n as u64 + 1,
+            ClientCommand::RegisterArbiter(reg).into(),
+        ));
+        applied(write(
+            &mut s,
+            2 * n as u64 + 2,
+            TestCommand::SetAdmission {
+                arbiter_id: id.into(),
+                admitted: true,
+                score_milli: 900,
+            }
+            .into(),
+        ));
+    }
+    // Crux asks its first question at once; a mixed pool would seat it (see above).
+    let v = applied(start(&mut s, 100, RunStart::Crux(crux_start()), 2));
+    let run_id = v["run_id"].as_str().expect("run").to_owned();
+    assert!(!s.runs.get(&run_id).expect("run").run.pending().is_empty());
+    assert!(s.motions.is_empty(), "a one-stance panel was drawn: {v}");
+    let rec = s.runs.get(&run_id).expect("run");
+    assert!(rec.settled.is_empty() && rec.open.is_empty());
+}

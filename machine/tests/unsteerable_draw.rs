@@ -97,6 +97,7 @@ fn open(id: &str, policy: Option<Policy>) -> Command {
         question: None,
         projection: None,
         expected: None,
+        procedure: None,
     }))
     .into()
 }

@@ -129,7 +129,7 @@ fn a_full_run_reaches_an_accepted_crux_with_dissent_kept() {
         r.mediation
             .reports
             .iter()
-            .all(|x| x.order == OrderAudit::Matches)
+            .all(|x| x.order == OrderAudit::Recorded)
     );
     let failed: Vec<_> = r.mediation.reports.iter().filter(|x| !x.counts()).collect();
     assert_eq!(failed.len(), 1);
@@ -297,7 +297,7 @@ fn simulation_runs_carry_expected_answers_and_finish_with_scripted_judges() {
     assert!(
         matches!(eval::simulate(&mut run), eval::Observed::Passed(c) if c.contains("municipal"))
     );
-    assert!(run.render_markdown().contains("matches the seed"));
+    assert!(run.render_markdown().contains("derived from the draw seed"));
 }
 
 #[test]

@@ -451,7 +451,7 @@ mod tests {
         fn q(m: &mut Motion) -> &mut ProcedureQuestion {
             m.projection.as_mut().unwrap().procedure.as_mut().unwrap()
         }
-        let tampers: Vec<(&str, fn(&mut Motion))> = vec![
+        let tampers: Vec<Tamper> = vec![
             ("run", |m| q(m).run_id.push('x')),
             ("key", |m| q(m).key.push('x')),
             ("shape", |m| q(m).answer_shape = 0),

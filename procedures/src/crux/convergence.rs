@@ -9,9 +9,7 @@ use super::contract::CruxReport;
 use super::gate::gate;
 use super::materials::Materials;
 use super::words::content_stems;
-use crate::panel::{
-    Finding, PanelOutcome, PanelRuling, Prior, Settlement, Tally, presentation_order, tallies,
-};
+use crate::panel::{Finding, PanelOutcome, PanelRuling, Prior, Settlement, Tally, tallies};
 
 /// Proposed cruxes put back to the panel, at most.
 pub const MAX_CANDIDATES: usize = 3;
@@ -66,11 +64,13 @@ pub enum Stage {
     Done,
 }
 
-/// Whether the order an arbiter says it saw is the one [`presentation_order`] gives.
+/// What the record says of the order an arbiter was shown the report's items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OrderAudit {
-    Matches,
-    Differs,
+    /// An order of exactly the report's items, as the machine derived it.
+    Recorded,
+    /// Not an order of the report's items: the record is wrong.
+    Malformed,
     NotRecorded,
 }
 
@@ -398,26 +398,28 @@ fn record_report(
         model_family: r.model_family.clone(),
         yes: r.yes,
         presented: r.presented.clone(),
-        order: audit_order(key, r, m),
+        order: audit_order(r, m),
         report,
         gate: findings,
         raw,
     }
 }
 
-fn audit_order(key: &str, r: &PanelRuling, m: &Materials) -> OrderAudit {
+/// The machine records the order each arbiter was shown (from the motion's logged draw
+/// seed, the key and the arbiter's public key: docs/PROCEDURES.md "Presentation order");
+/// the run checks it is an order of exactly the report's items.
+fn audit_order(r: &PanelRuling, m: &Materials) -> OrderAudit {
     if r.presented.is_empty() {
         return OrderAudit::NotRecorded;
     }
-    let labels = m.report_labels();
-    let expected: Vec<String> = presentation_order(m.seed, key, &r.arbiter_id, labels.len())
-        .into_iter()
-        .filter_map(|i| labels.get(i).cloned())
-        .collect();
-    if expected == r.presented {
-        OrderAudit::Matches
+    let mut shown = r.presented.clone();
+    shown.sort();
+    let mut labels = m.report_labels();
+    labels.sort();
+    if shown == labels {
+        OrderAudit::Recorded
     } else {
-        OrderAudit::Differs
+        OrderAudit::Malformed
     }
 }
 

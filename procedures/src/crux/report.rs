@@ -200,8 +200,8 @@ fn record_section(run: &CruxRun, out: &mut String) {
     }
     for r in &run.mediation.reports {
         let order = match r.order {
-            OrderAudit::Matches => "matches the seed",
-            OrderAudit::Differs => "DIFFERS from the seed's order",
+            OrderAudit::Recorded => "derived from the draw seed and the arbiter's key",
+            OrderAudit::Malformed => "MALFORMED: not an order of the items shown",
             OrderAudit::NotRecorded => "not recorded",
         };
         let _ = writeln!(
