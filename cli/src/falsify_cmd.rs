@@ -48,7 +48,9 @@ pub struct RunArgs {
     /// (docs/schemas/falsify/input.schema.json).
     #[arg(long)]
     inputs: Option<PathBuf>,
-    #[arg(long, default_value_t = 4)]
+    /// Seats per question. An escalated round keeps the judges of the weak attack off
+    /// its panel, so the admitted pool needs about seats × rounds arbiters.
+    #[arg(long, default_value_t = 2)]
     seats: usize,
     #[arg(long, default_value_t = 1)]
     min_per_stance: usize,

@@ -130,6 +130,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 for v in &report.verdicts {
                     println!("verdict: {v}");
                 }
+                if !report.runs.is_empty() {
+                    println!(
+                        "procedure runs: {}, each recomputed from its entries",
+                        report.runs.len()
+                    );
+                }
+                for r in &report.runs {
+                    println!(
+                        "  {} ({:?}{}): {}",
+                        r.run,
+                        r.kind,
+                        if r.finished { "" } else { ", running" },
+                        r.summary
+                    );
+                }
                 match (&report.charter, &trusted) {
                     (Some(d), Some(_)) => println!("charter: {d}, the trusted charter"),
                     (Some(d), None) => println!(

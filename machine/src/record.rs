@@ -160,8 +160,8 @@ pub struct Report {
     pub motions_accepted: usize,
     pub motions_deadlocked: usize,
     pub verdicts: Vec<Value>,
-    /// Every procedure run: id, kind, summary.
-    pub runs: Vec<Value>,
+    /// Every procedure run, as the entries leave it.
+    pub runs: Vec<RunSummary>,
     pub checkpoint_size: u64,
     pub checkpoint_root: String,
     /// How many checkpoints the record carries (v2), all consistent with its entries.
@@ -173,6 +173,15 @@ pub struct Report {
     pub log_signed_per_charter: bool,
     /// Hex SHA-256 of the charter the record adopted (its first entry), if any.
     pub charter: Option<String>,
+}
+
+/// One procedure run in a verification report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub run: String,
+    pub kind: panel_procedures::RunKind,
+    pub summary: String,
+    pub finished: bool,
 }
 
 /// The first JSON path where two values differ, with both values.
@@ -379,7 +388,12 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
     let runs = st
         .runs
         .iter()
-        .map(|(id, r)| json!({"run": id, "kind": r.run.kind(), "summary": r.run.summary(), "finished": r.run.finished()}))
+        .map(|(id, r)| RunSummary {
+            run: id.clone(),
+            kind: r.run.kind(),
+            summary: r.run.summary(),
+            finished: r.run.finished(),
+        })
         .collect();
     let verdicts = st
         .debates

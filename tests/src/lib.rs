@@ -1,6 +1,7 @@
 //! Shared harness for the cross-process tests in `tests/tests/`: locate the real `panel`
 //! binary, start it as a child process, and make sure no child outlives its test.
 
+pub mod local_panel;
 pub mod tls;
 
 use std::net::TcpListener;

@@ -5,179 +5,11 @@
 //! rule, excerpt and fix before anything is sent, a clean claim is accepted, and bad
 //! input (malformed keys, bad addresses, unknown ids) fails with a clear message.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use panel_tests::{ChildGuard, panel};
+use panel_tests::local_panel::{fails, json, ok, start, text, user};
+use panel_tests::panel;
 use serde_json::Value;
-
-/// A `panel` command that finds the cluster through `--state` only.
-fn user(state: &Path, args: &[&str]) -> Output {
-    panel()
-        .args(args)
-        .arg("--state")
-        .arg(state)
-        .env_remove("PANEL_ADDR")
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("run panel")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Runs and expects success; returns stdout.
-fn ok(state: &Path, args: &[&str]) -> String {
-    let out = user(state, args);
-    assert!(
-        out.status.success(),
-        "panel {args:?} failed ({:?})\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
-fn json(state: &Path, args: &[&str]) -> Value {
-    let out = ok(state, args);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("panel {args:?}: not JSON ({e}):\n{out}"))
-}
-
-/// Runs and expects exit status 1; returns stderr.
-fn fails(state: &Path, args: &[&str]) -> String {
-    let out = user(state, args);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "panel {args:?} should fail with status 1\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stderr)
-}
-
-/// Processes whose command line mentions `needle` (the test's own state folder).
-fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = text(&cmd).replace('\0', " ");
-            if cmd.contains("panel") && cmd.contains(needle) {
-                found.push(pid);
-            }
-        }
-    }
-    found
-}
-
-struct Cluster {
-    guard: ChildGuard,
-    state: PathBuf,
-    log: PathBuf,
-}
-
-impl Cluster {
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn exited(&mut self) -> Option<std::process::ExitStatus> {
-        self.guard
-            .child_mut()
-            .and_then(|c| c.try_wait().ok().flatten())
-    }
-
-    /// Waits until cluster.json exists and the worked example's debate is closed.
-    fn wait_ready(&mut self) {
-        let start = Instant::now();
-        loop {
-            if let Some(st) = self.exited() {
-                panic!("panel up exited early ({st}):\n{}", self.log());
-            }
-            if self.state.join("cluster.json").exists() {
-                let out = user(&self.state, &["debate", "show", "deb_1", "--json"]);
-                if out.status.success()
-                    && serde_json::from_slice::<Value>(&out.stdout)
-                        .is_ok_and(|d| d["phase"] == "closed")
-                {
-                    return;
-                }
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(600),
-                "the worked example did not close in 600 s:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(500));
-        }
-    }
-
-    /// SIGTERM first (panel up stops its children), SIGKILL only as a fallback; then no
-    /// process of this test may remain.
-    fn stop(mut self) {
-        let pid = self.guard.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let start = Instant::now();
-        while self.exited().is_none() && start.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let clean = self.exited().is_some();
-        self.guard.kill();
-        let needle = self.state.display().to_string();
-        let start = Instant::now();
-        let mut left = processes_mentioning(&needle);
-        while !left.is_empty() && start.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(200));
-            left = processes_mentioning(&needle);
-        }
-        for p in &left {
-            let _ = Command::new("kill")
-                .args(["-KILL", &p.to_string()])
-                .status();
-        }
-        assert!(clean, "panel up did not exit on SIGTERM:\n{}", self.log());
-        assert!(
-            left.is_empty(),
-            "processes outlived panel up after SIGTERM: {left:?}\n{}",
-            self.log()
-        );
-        assert!(
-            self.log().contains("all panel processes stopped"),
-            "panel up did not report stopping its children:\n{}",
-            self.log()
-        );
-    }
-}
-
-fn start(dir: &Path) -> Cluster {
-    let state = dir.join("st");
-    let log = dir.join("up.log");
-    let out = std::fs::File::create(&log).expect("log file");
-    let err = out.try_clone().expect("log file");
-    let mut cmd = panel();
-    cmd.args(["up", "--keep", "--state"])
-        .arg(&state)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err);
-    Cluster {
-        guard: ChildGuard::spawn("panel up --keep", cmd),
-        state,
-        log,
-    }
-}
 
 const ABUSIVE: &str = "Only an idiot would deny that OBVIOUSLY remote work raises output!!";
 
@@ -242,7 +74,7 @@ fn thread_args<'a>(assertion: &'a str, title: &'a str, key: &'a str) -> Vec<&'a 
 #[test]
 fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut cluster = start(dir.path());
+    let mut cluster = start(dir.path(), &["--procedure", "none"]);
     cluster.wait_ready();
     let st = cluster.state.clone();
     let st = st.as_path();

@@ -1,0 +1,243 @@
+//! The seed procedures on a real running panel (docs/PROCEDURES.md): `panel up --keep`
+//! starts 3 replicas and 4 arbiter nodes; then a Crux decision, a falsification run and a
+//! decision dossier (and its retry) run through the CLI with scripted judges and scripted
+//! role inputs; malformed and refused documents fail with the JSON path or the rule and
+//! leave nothing on the record; a refused role input (a critic shifting its goalposts)
+//! changes nothing; the exported record verifies offline with its runs, and a tampered
+//! run is caught.
+
+use std::path::{Path, PathBuf};
+
+use panel_tests::local_panel::{Cluster, fails, json, ok, start};
+use serde_json::{Value, json};
+
+fn fixture(rel: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../procedures/src")
+        .join(rel);
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture")).expect("fixture JSON")
+}
+
+fn write(dir: &Path, name: &str, v: &Value) -> String {
+    let p: PathBuf = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec_pretty(v).expect("encode")).expect("write");
+    p.display().to_string()
+}
+
+/// A `panel` command that needs no cluster.
+fn offline(args: &[&str]) -> std::process::Output {
+    panel_tests::panel().args(args).output().expect("run panel")
+}
+
+fn runs(st: &Path) -> Vec<Value> {
+    json(st, &["runs", "--json"])
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn crux(st: &Path, dir: &Path) {
+    // The eval is offline: no cluster.
+    let out = offline(&["crux", "eval", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let eval: Value = serde_json::from_slice(&out.stdout).expect("eval JSON");
+    assert_eq!(eval["bad_escaped"], 0, "{eval}");
+    assert_eq!(eval["false_positives"], 0, "{eval}");
+    assert!(eval["bad"].as_u64().unwrap_or(0) >= 12, "{eval}");
+
+    let baseline = fixture("crux/fixtures/baseline.json");
+    let path = write(dir, "crux.json", &baseline);
+    let out = ok(st, &["crux", "run", "--start", &path]);
+    assert!(out.contains("## Accepted crux"), "{out}");
+    assert!(out.contains("municipal contracts"), "{out}");
+    assert!(out.contains("kept off the panel"), "{out}");
+    let id = runs(st)[0]["id"].as_str().expect("run id").to_owned();
+    let shown = ok(st, &["crux", "show", &id]);
+    assert_eq!(
+        shown.trim(),
+        out.trim(),
+        "show prints the same decision aid"
+    );
+
+    // Malformed: the JSON path of the problem; refused: the rule; neither is recorded.
+    let mut bad = baseline.clone();
+    bad["pack"]["items"][1]["text"] = json!(5);
+    let err = fails(
+        st,
+        &["crux", "run", "--start", &write(dir, "bad.json", &bad)],
+    );
+    assert!(err.contains("pack.items[1].text"), "{err}");
+    let mut altered = baseline.clone();
+    altered["positions"][0]["claims"][0]["evidence"][0]["quote"] =
+        json!("a sentence the pack never says");
+    let err = fails(
+        st,
+        &["crux", "run", "--start", &write(dir, "alt.json", &altered)],
+    );
+    assert!(err.contains("crux.quote_not_in_source"), "{err}");
+    assert_eq!(runs(st).len(), 1, "a refused start left a run behind");
+}
+
+fn falsify(st: &Path, dir: &Path) {
+    let start = write(dir, "claims.json", &fixture("falsify/fixtures/start.json"));
+    let inputs = fixture("falsify/fixtures/inputs.json");
+    // A critic whose attack names another refuter than it committed to is refused as a
+    // goalpost shift: the run stops there, the refused input changes nothing.
+    let mut shifted = inputs.clone();
+    let attack = shifted
+        .as_array_mut()
+        .and_then(|a| a.iter_mut().find(|i| i["input"] == "attack"))
+        .expect("an attack");
+    attack["refuter"] = json!("derivation_error");
+    let err = fails(
+        st,
+        &[
+            "falsify",
+            "run",
+            &start,
+            "--inputs",
+            &write(dir, "shifted.json", &shifted),
+        ],
+    );
+    assert!(err.contains("falsify.goalpost_shift"), "{err}");
+    let out = ok(
+        st,
+        &[
+            "falsify",
+            "run",
+            &start,
+            "--inputs",
+            &write(dir, "inputs.json", &inputs),
+        ],
+    );
+    for bucket in ["BROKEN", "UNFALSIFIABLE", "CORROBORATED"] {
+        assert!(out.contains(bucket), "no {bucket} in:\n{out}");
+    }
+    assert!(out.contains("falsify.escalated"), "{out}");
+}
+
+/// A seed refusal's rule and the edit of the demo framing that triggers it.
+type Refusal = (&'static str, fn(&mut Value));
+
+fn dossier(st: &Path, dir: &Path) {
+    let framing = fixture("dossier/fixtures/start.json");
+    let inputs = write(
+        dir,
+        "dossier-inputs.json",
+        &fixture("dossier/fixtures/inputs.json"),
+    );
+    let refusals: [Refusal; 5] = [
+        ("dossier.no_owner", |v| v["framing"]["owner"] = json!(" ")),
+        ("dossier.bias_without_defeat", |v| {
+            v["framing"]["biases"][0]
+                .as_object_mut()
+                .expect("bias")
+                .remove("defeat_condition");
+        }),
+        ("dossier.lead_is_advocate", |v| {
+            v["framing"]["arbiters"] = json!(["model-beta-medium"])
+        }),
+        ("dossier.authority_by_majority", |v| {
+            v["framing"]["effects"] = json!(["deploy the migration"])
+        }),
+        ("dossier.evidence_floor_fit", |v| {
+            v["framing"]["evidence"] = json!([])
+        }),
+    ];
+    let before = runs(st).len();
+    for (rule, edit) in refusals {
+        let mut v = framing.clone();
+        edit(&mut v);
+        let path = write(dir, "refused.json", &v);
+        let err = fails(st, &["dossier", "run", &path, "--inputs", &inputs]);
+        assert!(err.contains(rule), "{rule} not named:\n{err}");
+    }
+    assert_eq!(
+        runs(st).len(),
+        before,
+        "a refused framing left a run behind"
+    );
+
+    let out = ok(
+        st,
+        &[
+            "dossier",
+            "run",
+            &write(dir, "q.json", &framing),
+            "--inputs",
+            &inputs,
+        ],
+    );
+    assert!(out.contains("no effect authority"), "{out}");
+    assert!(out.contains("Strongest surviving dissent"), "{out}");
+    let first = runs(st).last().expect("run")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let first_record = json(st, &["dossier", "show", &first, "--json"]);
+
+    // A retry is a new run naming the first; the first is never rewritten.
+    let retry =
+        serde_json::to_value(panel_procedures::dossier::demo_retry_start(&first)).expect("retry");
+    let out = ok(
+        st,
+        &[
+            "dossier",
+            "run",
+            &write(dir, "retry.json", &retry),
+            "--inputs",
+            &inputs,
+        ],
+    );
+    assert!(
+        out.contains(&first),
+        "the retry does not name {first}:\n{out}"
+    );
+    let last = runs(st).last().expect("run").clone();
+    assert_eq!(last["retry_of"], json!(first), "{last}");
+    assert_eq!(
+        json(st, &["dossier", "show", &first, "--json"]),
+        first_record
+    );
+}
+
+fn verify(st: &Path, dir: &Path) {
+    let record = dir.join("record.json");
+    ok(st, &["export", "--out", &record.display().to_string()]);
+    let out = offline(&["verify", &record.display().to_string()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("procedure runs"), "{text}");
+    let mut v: Value =
+        serde_json::from_slice(&std::fs::read(&record).expect("record")).expect("JSON");
+    let runs = v["runs"].as_object_mut().expect("runs in the record");
+    let (id, run) = runs.iter_mut().next().expect("a run");
+    let id = id.clone();
+    run["convener"] = json!("someone else");
+    let tampered = write(dir, "tampered.json", &v);
+    let out = offline(&["verify", &tampered]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("procedure run {id}")), "{err}");
+}
+
+#[test]
+fn the_seed_procedures_run_on_a_live_panel_and_verify_offline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cluster: Cluster = start(dir.path(), &["--procedure", "none"]);
+    cluster.wait_ready();
+    let st = cluster.state.clone();
+    crux(&st, dir.path());
+    falsify(&st, dir.path());
+    dossier(&st, dir.path());
+    verify(&st, dir.path());
+    cluster.stop();
+}
