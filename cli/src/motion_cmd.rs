@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
-use panel_coordinator::command::Query;
+use panel_coordinator::command::{MotionSpec, Query};
+use panel_coordinator::model::MotionStatus;
 use serde_json::{Value, json};
 
 use crate::cluster_addr::ClusterArgs;
@@ -133,50 +134,39 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
 /// A one-line description of the motion's question.
 fn question_text(spec: &Value) -> String {
-    let q = &spec["question"];
-    let s = |k: &str| q[k].as_str().unwrap_or("").to_string();
-    match q["kind"].as_str() {
-        Some("merge") => format!("merge {} into {}", s("versionId"), s("threadId")),
-        Some("verify-tier") => format!(
-            "verify tier of {} citation {}",
-            s("versionId"),
-            q["citationIndex"]
-        ),
-        Some("resolve-challenge") => format!("resolve {}", s("challengeId")),
-        Some("assign-relevance") => format!("relevance of {}", s("versionId")),
-        Some("certify-steelman") => format!("certify steelman of side {}", s("ofSide")),
-        Some("advance-phase") => format!("advance from {}", s("from")),
-        Some("admit-appeal") => format!("admit {}", s("appealId")),
-        Some(other) => other.to_string(),
-        None => format!("{} (raw motion)", spec["kind"].as_str().unwrap_or("?")),
+    match serde_json::from_value::<MotionSpec>(spec.clone()) {
+        Ok(spec) => question_line(&spec),
+        Err(e) => format!("unreadable motion ({e})"),
+    }
+}
+
+/// What a motion asks, in a few words: the debate question, the procedure question's key,
+/// or the kind of a raw test motion.
+pub fn question_line(spec: &MotionSpec) -> String {
+    use crucible::motion::Question as Q;
+    if let Some(p) = &spec.procedure {
+        return format!("{} of {}", p.key, p.run_id);
+    }
+    match &spec.question {
+        Some(Q::Merge {
+            thread_id,
+            version_id,
+        }) => format!("merge {version_id} into {thread_id}"),
+        Some(Q::VerifyTier {
+            version_id,
+            citation_index,
+            ..
+        }) => format!("verify tier of {version_id} citation {citation_index}"),
+        Some(Q::ResolveChallenge { challenge_id }) => format!("resolve {challenge_id}"),
+        Some(Q::AssignRelevance { version_id, .. }) => format!("relevance of {version_id}"),
+        Some(Q::CertifySteelman { of_side }) => format!("certify steelman of side {of_side}"),
+        Some(Q::AdvancePhase { from }) => format!("advance from {from}"),
+        Some(Q::AdmitAppeal { appeal_id }) => format!("admit {appeal_id}"),
+        None => format!("{:?} (raw motion)", spec.kind),
     }
 }
 
 /// One deadlock reason as `Name {field: value, ...}`.
-fn reason_text(r: &Value) -> String {
-    match r {
-        Value::String(s) => s.clone(),
-        Value::Object(o) => o
-            .iter()
-            .map(|(k, v)| match v.as_object() {
-                Some(f) => format!(
-                    "{k} {{{}}}",
-                    f.iter()
-                        .map(|(a, b)| format!(
-                            "{a}: {}",
-                            b.as_str().map_or(b.to_string(), str::to_string)
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                None => format!("{k} {v}"),
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        other => other.to_string(),
-    }
-}
-
 fn tallies_text(t: &Value) -> String {
     t.as_object()
         .map(|m| {
@@ -189,39 +179,14 @@ fn tallies_text(t: &Value) -> String {
 }
 
 /// The motion's status: open, or the accepted outcome, or why it deadlocked.
+/// A motion's status as a line: open, or the acceptance rule's outcome with each
+/// deadlock reason as a sentence. Decoded once from the reply, never read by key.
 pub fn outcome_text(status: &Value) -> String {
-    let decided = &status["Decided"];
-    if decided.is_null() {
-        return "open (waiting for the panel)".into();
+    match serde_json::from_value::<MotionStatus>(status.clone()) {
+        Ok(MotionStatus::Open) => "open (waiting for the panel)".into(),
+        Ok(MotionStatus::Decided(a)) => a.to_string(),
+        Err(e) => format!("unreadable status ({e})"),
     }
-    if let Some(acc) = decided.get("Accepted") {
-        let o = &acc["outcome"];
-        let val = if let Some(d) = o.get("Decided") {
-            d.as_str().unwrap_or("?").to_string()
-        } else if let Some(r) = o.get("Relevance") {
-            format!("relevance {}", r.as_f64().unwrap_or(0.0) * 0.25)
-        } else if let Some(t) = o.get("TierVerified") {
-            format!(
-                "{} (tier verified; receipts agree on {})",
-                t["decision"].as_str().unwrap_or("?"),
-                t["content_hash"]
-                    .as_str()
-                    .and_then(|h| h.get(..12))
-                    .unwrap_or("?")
-            )
-        } else {
-            o.to_string()
-        };
-        return format!("ACCEPTED: {val}");
-    }
-    let d = &decided["Deadlocked"];
-    format!(
-        "DEADLOCKED: {}",
-        d["reasons"]
-            .as_array()
-            .map(|rs| rs.iter().map(reason_text).collect::<Vec<_>>().join("; "))
-            .unwrap_or_else(|| d.to_string())
-    )
 }
 
 fn print_motion(m: &Value, decoded: &[Result<RulingView, String>]) {
@@ -306,10 +271,14 @@ mod tests {
         assert_eq!(outcome_text(&acc), "ACCEPTED: relevance 0.5");
         let dead = json!({"Decided": {"Deadlocked": {"reasons": [
             {"MissingReceipts": {"stance": "A"}}, "GroupsDisagree"
-        ]}}});
+        ], "tallies": {}, "ignored": []}}});
         assert_eq!(
             outcome_text(&dead),
-            "DEADLOCKED: MissingReceipts {stance: A}; GroupsDisagree"
+            "DEADLOCKED: no arbiter of stance A confirmed the source with a retrieval receipt; the stance groups' majorities disagree"
+        );
+        assert!(
+            !outcome_text(&dead).contains('{'),
+            "no raw JSON in a deadlock line"
         );
     }
 }

@@ -23,9 +23,10 @@ use panel_coordinator::command::{
     ArbiterRegistration, ClientCommand, ContributionSubmission, DebateSpec, PanelRequest, Query,
 };
 use panel_coordinator::debates::SubmissionHints;
+use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::pb::coordinator as cpb;
 use panel_coordinator::record::{self, Bundle};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use panel_transport::{Transport, pki};
 
@@ -825,45 +826,27 @@ async fn print_new_motions(
             debate_id: debate_id.into(),
         })
         .await?;
-    for m in v["motions"].as_array().cloned().unwrap_or_default() {
-        let id = m["spec"]["motion_id"].as_str().unwrap_or("").to_string();
-        let decided = &m["status"]["Decided"];
-        if decided.is_null() || printed.contains(&id) {
+    /// The `DebateMotions` reply, decoded once.
+    #[derive(serde::Deserialize)]
+    struct Motions {
+        motions: Vec<Motion>,
+    }
+    let Motions { motions } = serde_json::from_value(v)?;
+    for m in motions {
+        let MotionStatus::Decided(outcome) = &m.status else {
+            continue;
+        };
+        if !printed.insert(m.spec.motion_id.clone()) {
             continue;
         }
-        printed.insert(id.clone());
-        let q = &m["spec"]["question"];
-        let what = match q["kind"].as_str().unwrap_or("?") {
-            "merge" => format!("merge {}", q["versionId"].as_str().unwrap_or("")),
-            "verify-tier" => format!(
-                "verify tier of {} citation {}",
-                q["versionId"].as_str().unwrap_or(""),
-                q["citationIndex"]
-            ),
-            "resolve-challenge" => format!("resolve {}", q["challengeId"].as_str().unwrap_or("")),
-            "assign-relevance" => format!("relevance of {}", q["versionId"].as_str().unwrap_or("")),
-            "advance-phase" => format!("advance from {}", q["from"].as_str().unwrap_or("")),
-            other => other.to_string(),
-        };
-        let outcome = if let Some(acc) = decided.get("Accepted") {
-            let o = &acc["outcome"];
-            let val = if let Some(d) = o.get("Decided") {
-                d.as_str().unwrap_or("?").to_string()
-            } else if let Some(r) = o.get("Relevance") {
-                format!("relevance {}", r.as_f64().unwrap_or(0.0) * 0.25)
-            } else if let Some(t) = o.get("TierVerified") {
-                format!("{} (receipts agree)", t["decision"].as_str().unwrap_or("?"))
-            } else {
-                o.to_string()
-            };
-            format!("ACCEPTED: {val}")
-        } else {
-            format!("DEADLOCKED: {}", decided["Deadlocked"]["reasons"])
-        };
-        println!("  motion {id}: {what} -> {outcome}");
+        println!(
+            "  motion {}: {} -> {outcome}",
+            m.spec.motion_id,
+            crate::motion_cmd::question_line(&m.spec)
+        );
         let mut by_stance: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for r in m["rulings"].as_array().cloned().unwrap_or_default() {
-            if let Some((stance, arb, val)) = r.as_str().and_then(|h| ruling_line(h, names)) {
+        for r in &m.rulings {
+            if let Some((stance, arb, val)) = ruling_line(&r.0, names) {
                 by_stance
                     .entry(stance)
                     .or_default()
@@ -874,6 +857,5 @@ async fn print_new_motions(
             println!("      stance {stance}: {}", rs.join("; "));
         }
     }
-    let _ = json!(null);
     Ok(())
 }

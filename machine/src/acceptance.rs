@@ -195,6 +195,108 @@ pub enum DeadlockReason {
     },
 }
 
+impl std::fmt::Display for Stance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stance::A => "A",
+            Stance::B => "B",
+            Stance::None => "no stance",
+        })
+    }
+}
+
+/// Each reason as a sentence a reader of `panel up` or `panel motion show` can act on
+/// (docs/COORDINATOR.md "The acceptance rule" numbers the rules).
+impl std::fmt::Display for DeadlockReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeadlockReason::NoQuorum { counted, quorum } => write!(
+                f,
+                "only {counted} ruling(s) counted, fewer than the quorum of {quorum}"
+            ),
+            DeadlockReason::SingleStanceGroup => {
+                f.write_str("every counted ruling came from one stance group")
+            }
+            DeadlockReason::SplitGroup { stance } => {
+                write!(f, "stance {stance} split with no majority")
+            }
+            DeadlockReason::GroupsDisagree => f.write_str("the stance groups' majorities disagree"),
+            DeadlockReason::InsufficientSupport {
+                stance,
+                net,
+                needed,
+            } => write!(
+                f,
+                "stance {stance} gave a net support of {net}, fewer than the {needed} needed"
+            ),
+            DeadlockReason::RelevanceSpread {
+                min_median,
+                max_median,
+            } => write!(
+                f,
+                "the stance groups' relevance medians ({min_median} and {max_median}) lie more than one step apart"
+            ),
+            DeadlockReason::MissingRelevance { arbiter_id } => {
+                write!(f, "{arbiter_id} gave no relevance value")
+            }
+            DeadlockReason::MissingReceipts { stance } => write!(
+                f,
+                "no arbiter of stance {stance} confirmed the source with a retrieval receipt"
+            ),
+            DeadlockReason::ReceiptsDisagree => {
+                f.write_str("the retrieval receipts name different content")
+            }
+            DeadlockReason::InsufficientLineages {
+                stance,
+                net,
+                needed,
+            } => write!(
+                f,
+                "stance {stance}'s supporters count {net} once per lineage, fewer than the {needed} needed"
+            ),
+            DeadlockReason::DependsOnOrganisation { organisation } => write!(
+                f,
+                "without {organisation}'s rulings the outcome would not stand, so one organisation would carry it"
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Decided(d) => write!(f, "{d:?}"),
+            Outcome::Relevance(step) => write!(f, "relevance {}", f64::from(*step) * 0.25),
+            Outcome::TierVerified {
+                decision,
+                content_hash,
+            } => write!(
+                f,
+                "{decision:?} (tier verified; receipts agree on {})",
+                content_hash.get(..12).unwrap_or(content_hash)
+            ),
+        }
+    }
+}
+
+/// "ACCEPTED: …" or "DEADLOCKED: reason; reason".
+impl std::fmt::Display for Acceptance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Acceptance::Accepted { outcome, .. } => write!(f, "ACCEPTED: {outcome}"),
+            Acceptance::Deadlocked(d) => write!(
+                f,
+                "DEADLOCKED: {}",
+                d.reasons
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }
+    }
+}
+
 /// The recorded disagreement of a deadlocked motion (invariant 3: nothing is deleted).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dissent {

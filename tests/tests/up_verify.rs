@@ -295,13 +295,33 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
         "{stdout}"
     );
     assert!(
-        stdout.contains("ACCEPTED: Yes (receipts agree)"),
+        stdout.contains("ACCEPTED: Yes (tier verified; receipts agree on"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("verify tier of ver_3 citation 0 -> DEADLOCKED"),
+        stdout.contains("verify tier of ver_3 citation 0 -> DEADLOCKED: no arbiter of stance A confirmed the source"),
         "{stdout}"
     );
+    // Deadlock reasons read as sentences, never as raw JSON.
+    assert!(
+        stdout
+            .lines()
+            .filter(|l| l.contains("DEADLOCKED"))
+            .all(|l| !l.contains('{')),
+        "{stdout}"
+    );
+    // The other seeds' procedures ran on the same panel after the worked example.
+    for seen in [
+        "== CRUX",
+        "crux accepted: Whether the two pending municipal contracts are signed",
+        "BROKEN",
+        "UNFALSIFIABLE",
+        "CORROBORATED",
+        "Recommendation: PREPARE",
+        "3 procedure run(s) on the record",
+    ] {
+        assert!(stdout.contains(seen), "no {seen:?} in:\n{stdout}");
+    }
     assert!(
         stdout.contains("debate deb_1 is closed with 2 verdicts"),
         "{stdout}"
