@@ -112,6 +112,13 @@ pub struct Policy {
     /// off, in policies written before them.
     #[serde(default, skip_serializing_if = "Independence::is_off")]
     pub independence: Independence,
+    /// Run the prior-consistency check by itself after every this many decided motions
+    /// of the debate (`priors.rs`; docs/COORDINATOR.md "Declared priors are measured"):
+    /// nobody has to ask for it, and a confirmed impostor is reseated under its fitted
+    /// camp on the record. Absent in policies written before it: checks ran on request
+    /// only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_check_every: Option<u32>,
 }
 
 impl Default for Policy {
@@ -120,6 +127,7 @@ impl Default for Policy {
             quorum: None,
             min_net_support_per_side: 1,
             independence: Independence::default(),
+            prior_check_every: None,
         }
     }
 }

@@ -361,6 +361,8 @@ mod tests {
         state: State,
         batches: Vec<Batch>,
         keys: BTreeMap<String, SigningKey>,
+        /// The acceptance policy of the debates the sim creates (`None`: the default).
+        policy: Option<Value>,
     }
 
     impl Sim {
@@ -369,6 +371,7 @@ mod tests {
                 state: State::default(),
                 batches: Vec::new(),
                 keys: BTreeMap::new(),
+                policy: None,
             };
             for (id, stance, org) in pool {
                 s.add_arbiter(id, *stance, org);
@@ -425,6 +428,7 @@ mod tests {
                 "resolution": "Resolved: the test resolution holds.",
                 "pos_a": "It holds", "pos_b": "It does not hold",
                 "seats": 4, "min_per_stance": 2, "simulation": true, "convener": "sim",
+                "policy": self.policy,
             }))));
             v["debate_id"].as_str().expect("debate id").to_string()
         }
@@ -1156,6 +1160,61 @@ mod tests {
             sim.seated_on(&id).contains("a1")
         });
         assert!(drawn, "a re-examined arbiter is drawn again");
+    }
+
+    /// Under a policy that schedules it, the prior-consistency check runs by itself every
+    /// N decided motions, inside apply: its findings are in the deciding entry's reply and
+    /// on every arbiter, with nobody sending `CheckPriors`, and the record still verifies.
+    #[test]
+    fn a_scheduled_prior_check_runs_by_itself_on_the_record() {
+        let mut sim = Sim::new(&SIX);
+        sim.policy =
+            Some(json!({"quorum": null, "min_net_support_per_side": 1, "prior_check_every": 4}));
+        sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
+        let checks: Vec<&Value> = sim
+            .state
+            .record
+            .iter()
+            .filter_map(|(_, e)| match &e.reply {
+                ItemReply::Applied(v) => v.get("prior_check"),
+                _ => None,
+            })
+            .collect();
+        assert!(checks.len() >= 2, "{checks:?}");
+        assert!(
+            checks
+                .iter()
+                .all(|c| c["after_decided_motions"].as_u64().unwrap_or(1) % 4 == 0),
+            "{checks:?}"
+        );
+        assert!(
+            !sim.state
+                .record
+                .iter()
+                .any(|(_, e)| e.command.kind() == "CheckPriors"),
+            "nobody asked for a check"
+        );
+        assert!(
+            checks.iter().any(|c| c.get("result").is_some())
+                || sim
+                    .state
+                    .arbiters
+                    .iter()
+                    .all(|(_, a)| a.prior_check.is_none()),
+            "a check that ran left its findings on the arbiters"
+        );
+        let log_key =
+            panel_tlog::NoteSigner::new("test.example/log", SigningKey::from_bytes(&[42; 32]))
+                .expect("log key");
+        let bundle = crate::record::export(&sim.state, Some(&log_key));
+        crate::record::verify(&bundle).expect("the record verifies");
+        // Without the schedule no check runs.
+        let mut plain = Sim::new(&SIX);
+        plain.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
+        assert!(plain.state.record.iter().all(|(_, e)| match &e.reply {
+            ItemReply::Applied(v) => v.get("prior_check").is_none(),
+            _ => true,
+        }));
     }
 
     #[test]

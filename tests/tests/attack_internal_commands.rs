@@ -36,6 +36,8 @@ async fn client(
             panel_coordinator::client::status(&panel_transport::Transport::InsecureLoopback, addr)
                 .await
             && s.has_leader
+            // Just after an election a replica may know a leader's id before its address.
+            && !s.leader_addr.is_empty()
         {
             break s.leader_addr;
         }

@@ -38,6 +38,7 @@ async fn leader_status(t: &Transport, addr: &str) -> pb::StatusReply {
     loop {
         if let Ok(s) = status(t, addr).await
             && s.has_leader
+            && !s.leader_addr.is_empty()
         {
             return s;
         }

@@ -271,6 +271,9 @@ fn conclude(
             Err(e) => json!({ "refused": e }),
         };
         reply["opened"] = json!(open_pending(state, ctx, &debate_id));
+        if let Some(checked) = scheduled_prior_check(state, &debate_id) {
+            reply["prior_check"] = checked;
+        }
     }
     if let Some(r) = super::runs::settle_motion(state, ctx, motion_id, &verdict) {
         reply["run"] = r;
@@ -279,6 +282,23 @@ fn conclude(
         reply["recalibration"] = r;
     }
     reply
+}
+
+/// The prior-consistency check a debate's policy schedules (`Policy::prior_check_every`):
+/// after every N-th decided motion of the debate it runs inside apply, as `CheckPriors`
+/// would, and its findings go on the record in this entry's reply. A check the history
+/// cannot support yet is recorded as such and changes nothing.
+fn scheduled_prior_check(state: &mut State, debate_id: &str) -> Option<Value> {
+    let rec = state.debates.get(debate_id)?;
+    let every = rec.policy.prior_check_every.filter(|n| *n > 0)? as usize;
+    let decided = rec.questions.len().saturating_sub(rec.open.len());
+    if decided == 0 || decided % every != 0 {
+        return None;
+    }
+    Some(match super::arbiters::check_priors(state) {
+        Ok(v) => json!({ "after_decided_motions": decided, "result": v }),
+        Err(e) => json!({ "after_decided_motions": decided, "not_run": e.to_string() }),
+    })
 }
 
 /// Seated, unrevoked arbiters by raw registered key (whose rulings and commitments count),
