@@ -17,7 +17,7 @@ use crucible::document::Debate;
 use crucible::motion::Question;
 use crucible::scenario::{Labels, Step, parse_request, worked_example};
 use crucible::verdict::js_to_fixed;
-use panel_coordinator::acceptance::Stance;
+use panel_coordinator::acceptance::{Policy, Stance};
 use panel_coordinator::client;
 use panel_coordinator::command::{
     ArbiterRegistration, ClientCommand, ContributionSubmission, DebateSpec, PanelRequest, Query,
@@ -515,7 +515,12 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             claim_budget: scenario.claim_budget,
             seats: 4,
             min_per_stance: 2,
-            policy: None,
+            // Every independence rule (no organisation, one supporter per lineage, the
+            // unsteerable draw) and the prior-consistency check every 8 decided motions.
+            policy: Some(Policy {
+                prior_check_every: Some(8),
+                ..Policy::independent()
+            }),
             simulation: true,
             convener: "panel-up".into(),
         }))
@@ -711,6 +716,17 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         .and_then(|r| Ok((r, record::check_policy(&bundle, &policy)?)));
     match checked {
         Ok((r, w)) => {
+            let scheduled = bundle
+                .entries
+                .iter()
+                .filter(|e| {
+                    matches!(&e.reply, panel_coordinator::command::ItemReply::Applied(v)
+                        if v.get("prior_check").is_some())
+                })
+                .count();
+            println!(
+                "the prior-consistency check also ran by itself {scheduled} time(s) inside apply, every 8 decided motions (the debate's policy)"
+            );
             println!(
                 "record exported to {} ({} entries, {} motions accepted, {} deadlocked, {} checkpoints)",
                 path.display(),

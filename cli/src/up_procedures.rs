@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use panel_coordinator::acceptance::Policy;
 use panel_coordinator::runs::RunRequest;
 use panel_procedures::{RunInput, RunStart, crux, dossier, falsify};
 
@@ -32,12 +33,13 @@ impl Which {
 /// How long one demo run may take on the local panel.
 const PATIENCE: Duration = Duration::from_secs(180);
 
-/// One demo: what to start, the inputs to submit in order, the panel's size.
+/// One demo: what to start, the inputs to submit in order, the panel's size and policy.
 struct Demo {
     title: &'static str,
     start: RunStart,
     inputs: Vec<RunInput>,
     seats: usize,
+    policy: Option<Policy>,
 }
 
 fn demos(which: Which) -> Result<Vec<Demo>> {
@@ -50,6 +52,7 @@ fn demos(which: Which) -> Result<Vec<Demo>> {
             start: RunStart::Crux(start),
             inputs: Vec::new(),
             seats: 4,
+            policy: Some(Policy::independent()),
         });
     }
     if which.includes(Which::Falsify) {
@@ -61,8 +64,11 @@ fn demos(which: Which) -> Result<Vec<Demo>> {
                 .map(RunInput::Falsify)
                 .collect(),
             // Two seats, so an escalated attack round can still draw a fresh panel of two
-            // from the four local arbiters.
+            // from the four local arbiters; two seats from two organisations cannot meet
+            // the rule that no organisation carries an outcome, so this demo keeps the
+            // cross-stance default rule (docs/PROCEDURES.md).
             seats: 2,
+            policy: None,
         });
     }
     if which.includes(Which::Dossier) {
@@ -74,6 +80,7 @@ fn demos(which: Which) -> Result<Vec<Demo>> {
                 .map(RunInput::Dossier)
                 .collect(),
             seats: 4,
+            policy: Some(Policy::independent()),
         });
     }
     Ok(out)
@@ -90,7 +97,7 @@ pub async fn run(c: &mut Cluster, which: Which) -> Result<Vec<String>> {
                 start: d.start,
                 seats: d.seats,
                 min_per_stance: 1,
-                policy: None,
+                policy: d.policy,
                 simulation: true,
                 convener: "panel-up".into(),
                 retry_of: None,
