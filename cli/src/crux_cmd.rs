@@ -47,6 +47,17 @@ enum CruxCmd {
     Eval {
         #[arg(long)]
         json: bool,
+        /// Live mode (documented, never run in CI): put every case that passes the
+        /// deterministic layer to a real model endpoint (OpenAI-compatible base URL) as the
+        /// mediator, and report what it names and whether its reports pass the gate.
+        #[arg(long, requires = "live_model")]
+        live_url: Option<String>,
+        /// The model to ask in live mode.
+        #[arg(long)]
+        live_model: Option<String>,
+        /// Environment variable holding the endpoint's API key (never a flag).
+        #[arg(long)]
+        api_key_env: Option<String>,
     },
 }
 
@@ -90,7 +101,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         CruxCmd::Run(a) => run_one(a),
         CruxCmd::Show { run, json, cluster } => procedure_run::show(&cluster, &run, json),
-        CruxCmd::Eval { json } => {
+        CruxCmd::Eval {
+            json,
+            live_url: Some(url),
+            live_model,
+            api_key_env,
+        } => crate::crux_live::run(
+            &url,
+            live_model.as_deref().unwrap_or_default(),
+            api_key_env.as_deref(),
+            json,
+        ),
+        CruxCmd::Eval { json, .. } => {
             let report = crux::eval::run_eval();
             if json {
                 print_json(&serde_json::to_value(&report)?)?;

@@ -12,6 +12,7 @@ mod cluster_client;
 mod contribution_cmd;
 mod coordinator_cmd;
 mod crux_cmd;
+mod crux_live;
 mod debate_cmd;
 mod demo;
 mod dossier_cmd;

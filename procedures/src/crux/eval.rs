@@ -109,23 +109,30 @@ fn baseline() -> Result<CruxStart, String> {
     decode_start(BASELINE.as_bytes()).map_err(|e| e.to_string())
 }
 
-/// Runs every case.
-pub fn run_eval() -> EvalReport {
-    let mut cases = Vec::new();
-    cases.push(case(
-        "baseline",
-        "the build-vs-buy debate as written",
-        Expectation::Clean,
-        baseline(),
-    ));
+/// One case of the suite before it is run: its name, what it is, what should happen, and
+/// its start document (or why it could not be built).
+pub struct SuiteCase {
+    pub name: String,
+    pub what: String,
+    pub expectation: Expectation,
+    pub start: Result<CruxStart, String>,
+}
+
+/// Every case: the baseline, the clean controls, the named mutations.
+pub fn suite() -> Vec<SuiteCase> {
+    let mut cases = vec![SuiteCase {
+        name: "baseline".into(),
+        what: "the build-vs-buy debate as written".into(),
+        expectation: Expectation::Clean,
+        start: baseline(),
+    }];
     for (name, json) in CONTROLS {
-        let start = decode_start(json.as_bytes()).map_err(|e| e.to_string());
-        cases.push(case(
-            name,
-            "a clean debate on another subject",
-            Expectation::Clean,
-            start,
-        ));
+        cases.push(SuiteCase {
+            name: (*name).into(),
+            what: "a clean debate on another subject".into(),
+            expectation: Expectation::Clean,
+            start: decode_start(json.as_bytes()).map_err(|e| e.to_string()),
+        });
     }
     for m in mutations::all() {
         let start = baseline().and_then(|mut s| {
@@ -133,9 +140,44 @@ pub fn run_eval() -> EvalReport {
                 .map(|_| s)
                 .ok_or_else(|| format!("mutation {} did not apply", m.name))
         });
-        cases.push(case(m.name, m.what, m.expect, start));
+        cases.push(SuiteCase {
+            name: m.name.into(),
+            what: m.what.into(),
+            expectation: m.expect,
+            start,
+        });
     }
-    tally(cases)
+    cases
+}
+
+/// Runs every case.
+pub fn run_eval() -> EvalReport {
+    tally(
+        suite()
+            .into_iter()
+            .map(|c| case(&c.name, &c.what, c.expectation, c.start))
+            .collect(),
+    )
+}
+
+/// The cases that pass the deterministic layer, started without their scripted answers,
+/// for a live mediator (`panel crux eval --live-url`, docs/CRUX.md "Live mode"): what the
+/// code cannot catch is then up to the model.
+pub fn live_runs() -> Vec<(SuiteCase, CruxRun)> {
+    suite()
+        .into_iter()
+        .filter_map(|c| {
+            let mut start = c.start.clone().ok()?;
+            start.simulation = None;
+            let ctx = StartContext {
+                run_id: format!("live/{}", c.name),
+                seed: 20_240_601,
+                simulation: false,
+            };
+            let run = CruxRun::start(start, &ctx).ok()?;
+            Some((c, run))
+        })
+        .collect()
 }
 
 fn case(
