@@ -37,13 +37,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let started = Instant::now();
-    let opts = panel_sim::Options { motions: args.motions, ..Default::default() };
+    let opts = panel_sim::Options {
+        motions: args.motions,
+        ..Default::default()
+    };
     let report = panel_sim::run(&scenario, opts);
     let elapsed = started.elapsed().as_secs_f64();
     let plots = panel_sim::plot::plots(&report);
     let markdown = panel_sim::markdown::render(&report, &plots, ".");
     let json = serde_json::to_string_pretty(&report)?;
-    let out = args.out.unwrap_or_else(|| PathBuf::from("sim-out").join(&scenario.name));
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("sim-out").join(&scenario.name));
     fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     for (file, svg) in &plots {
         fs::write(out.join(file), svg).with_context(|| format!("cannot write {file}"))?;

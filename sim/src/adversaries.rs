@@ -28,11 +28,22 @@ pub struct CoalitionFigures {
 }
 
 /// Every coalition of the pool.
-pub fn coalitions(pop: &Population, records: &[MotionRecord], resamples: usize, seed: u64) -> Vec<CoalitionFigures> {
+pub fn coalitions(
+    pop: &Population,
+    records: &[MotionRecord],
+    resamples: usize,
+    seed: u64,
+) -> Vec<CoalitionFigures> {
     (0..pop.coalitions.len())
         .map(|c| {
-            let count = |pick: &dyn Fn(&MotionRecord) -> bool| records.iter().filter(|r| pick(r)).count();
-            let held = |seated: &[usize]| seated.iter().filter(|&&i| pop.arbiters[i].coalition == Some(c)).count() as f64;
+            let count =
+                |pick: &dyn Fn(&MotionRecord) -> bool| records.iter().filter(|r| pick(r)).count();
+            let held = |seated: &[usize]| {
+                seated
+                    .iter()
+                    .filter(|&&i| pop.arbiters[i].coalition == Some(c))
+                    .count() as f64
+            };
             let mut t = Table::default();
             let ones = t.column(vec![1.0; records.len()]);
             let so = t.column(records.iter().map(|r| held(&r.seated_old)).collect());
@@ -41,7 +52,10 @@ pub fn coalitions(pop: &Population, records: &[MotionRecord], resamples: usize, 
             t.ratio(sn, ones);
             let iv = t.intervals(resamples, seed + c as u64);
             let steered = records.first().and_then(|r| r.new_on_steered).map(|_| {
-                count(&|r| r.new_on_steered.is_some_and(|v| forced(pop, c, r, &r.seated_old, v)))
+                count(&|r| {
+                    r.new_on_steered
+                        .is_some_and(|v| forced(pop, c, r, &r.seated_old, v))
+                })
             });
             CoalitionFigures {
                 name: pop.coalitions[c].clone(),
@@ -71,7 +85,14 @@ pub struct ImpostorFigures {
 }
 
 /// `None` when the pool has no declared camps to check.
-pub fn impostors(pop: &Population, records: &[MotionRecord], window: usize, windows: usize, resamples: usize, seed: u64) -> Option<ImpostorFigures> {
+pub fn impostors(
+    pop: &Population,
+    records: &[MotionRecord],
+    window: usize,
+    windows: usize,
+    resamples: usize,
+    seed: u64,
+) -> Option<ImpostorFigures> {
     let windows = windows.min(records.len() / window).max(1);
     let flags: Vec<WindowFlags> = records
         .chunks(window.min(records.len()))
@@ -79,9 +100,16 @@ pub fn impostors(pop: &Population, records: &[MotionRecord], window: usize, wind
         .map(|w| check_window(pop, w))
         .collect();
     let mut t = Table::default();
-    let col = |f: &dyn Fn(&WindowFlags) -> usize| flags.iter().map(|x| f(x) as f64).collect::<Vec<f64>>();
-    let (imp, impf) = (t.column(col(&|f| f.impostors)), t.column(col(&|f| f.impostors_flagged)));
-    let (hon, honf) = (t.column(col(&|f| f.honest)), t.column(col(&|f| f.honest_flagged)));
+    let col =
+        |f: &dyn Fn(&WindowFlags) -> usize| flags.iter().map(|x| f(x) as f64).collect::<Vec<f64>>();
+    let (imp, impf) = (
+        t.column(col(&|f| f.impostors)),
+        t.column(col(&|f| f.impostors_flagged)),
+    );
+    let (hon, honf) = (
+        t.column(col(&|f| f.honest)),
+        t.column(col(&|f| f.honest_flagged)),
+    );
     t.ratio(impf, imp);
     t.ratio(honf, hon);
     let iv = t.intervals(resamples, seed);

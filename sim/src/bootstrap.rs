@@ -49,7 +49,13 @@ impl Table {
     fn figures(&self, sums: &[f64]) -> Vec<f64> {
         self.ratios
             .iter()
-            .map(|&(n, d)| if sums[d] > 0.0 { sums[n] / sums[d] } else { f64::NAN })
+            .map(|&(n, d)| {
+                if sums[d] > 0.0 {
+                    sums[n] / sums[d]
+                } else {
+                    f64::NAN
+                }
+            })
             .collect()
     }
 
@@ -61,7 +67,11 @@ impl Table {
         if n == 0 {
             return estimates
                 .into_iter()
-                .map(|e| Interval { estimate: e, low: e, high: e })
+                .map(|e| Interval {
+                    estimate: e,
+                    low: e,
+                    high: e,
+                })
                 .collect();
         }
         let mut rng = Rng::new(seed);
@@ -93,7 +103,11 @@ impl Table {
                         d[((d.len() - 1) as f64 * p).round() as usize]
                     }
                 };
-                Interval { estimate, low: q(0.025), high: q(0.975) }
+                Interval {
+                    estimate,
+                    low: q(0.025),
+                    high: q(0.975),
+                }
             })
             .collect()
     }
@@ -111,7 +125,10 @@ mod tests {
         small.ratio(x, ones);
         let i = small.intervals(200, 1)[0];
         assert_eq!(i.estimate, 0.5);
-        assert!(i.low < 0.5 && i.high > 0.5 && i.high - i.low < 0.25, "{i:?}");
+        assert!(
+            i.low < 0.5 && i.high > 0.5 && i.high - i.low < 0.25,
+            "{i:?}"
+        );
         let mut big = Table::default();
         let ones = big.column(vec![1.0; 10_000]);
         let x = big.column((0..10_000).map(|i| f64::from(i % 2)).collect());

@@ -55,7 +55,13 @@ pub fn confinement(pop: &Population, c: usize) -> Confinement {
 }
 
 /// Whether coalition `c` alone carried `verdict` on the panel `seated`.
-pub fn forced(pop: &Population, c: usize, r: &MotionRecord, seated: &[usize], verdict: Verdict) -> bool {
+pub fn forced(
+    pop: &Population,
+    c: usize,
+    r: &MotionRecord,
+    seated: &[usize],
+    verdict: Verdict,
+) -> bool {
     let Some(d) = verdict.decided() else {
         return false;
     };

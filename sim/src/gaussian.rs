@@ -73,7 +73,11 @@ pub fn normal_cdf(x: f64) -> f64 {
                             + t * (-1.135_203_98
                                 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
     let erfc = t * poly.exp();
-    if x >= 0.0 { 1.0 - 0.5 * erfc } else { 0.5 * erfc }
+    if x >= 0.0 {
+        1.0 - 0.5 * erfc
+    } else {
+        0.5 * erfc
+    }
 }
 
 /// The `x` with `normal_cdf(x) = p`, by bisection (only run once per arbiter).
@@ -108,6 +112,9 @@ mod tests {
         let xs: Vec<f64> = (0..20_000).map(|_| r.normal()).collect();
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64;
-        assert!(mean.abs() < 0.03 && (var - 1.0).abs() < 0.05, "{mean} {var}");
+        assert!(
+            mean.abs() < 0.03 && (var - 1.0).abs() < 0.05,
+            "{mean} {var}"
+        );
     }
 }

@@ -64,7 +64,9 @@ pub fn rule(a: &Arbiter, pop: &Population, m: &Motion, shared: f64, own: f64) ->
         let step = if a.inert {
             4
         } else {
-            (f64::from(gold) + z / (2.0 * a.skill)).round().clamp(1.0, 4.0) as u8
+            (f64::from(gold) + z / (2.0 * a.skill))
+                .round()
+                .clamp(1.0, 4.0) as u8
         };
         return Ruling {
             yes: true,

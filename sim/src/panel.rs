@@ -35,12 +35,7 @@ impl Verdict {
 
 /// The draw's constraints for one motion: the scenario's panel, and the author's family
 /// kept off when the author declared it.
-pub fn draw_spec(
-    pop: &Population,
-    seats: usize,
-    base: &DrawSpec,
-    m: &Motion,
-) -> DrawSpec {
+pub fn draw_spec(pop: &Population, seats: usize, base: &DrawSpec, m: &Motion) -> DrawSpec {
     let mut spec = base.clone();
     spec.seats = seats;
     spec.author_model_family = m

@@ -16,7 +16,9 @@ pub type Plot = (String, String);
 const COLOURS: [&str; 5] = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#7f7f7f"];
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// One line of a chart.
@@ -32,7 +34,10 @@ fn line_chart(title: &str, x_label: &str, series: &[Series]) -> String {
     const T: f64 = 50.0;
     const PW: f64 = 360.0;
     const PH: f64 = 300.0;
-    let xs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    let xs: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
     let ys: Vec<f64> = series
         .iter()
         .flat_map(|s| s.points.iter().flat_map(|p| [p.1.low, p.1.high]))
@@ -43,28 +48,83 @@ fn line_chart(title: &str, x_label: &str, series: &[Series]) -> String {
     let px = |x: f64| L + (x - x0) / (x1 - x0) * PW;
     let py = |y: f64| T + (1.0 - (y - y0) / (y1 - y0)) * PH;
     let mut s = String::new();
-    let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">"#);
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">"#
+    );
     let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
-    let _ = writeln!(s, r#"<text x="{}" y="26" font-size="15" font-weight="bold" text-anchor="middle">{}</text>"#, L + PW / 2.0, escape(title));
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="26" font-size="15" font-weight="bold" text-anchor="middle">{}</text>"#,
+        L + PW / 2.0,
+        escape(title)
+    );
     for k in 0..=5 {
         let y = y0 + (y1 - y0) * k as f64 / 5.0;
         let (right, yy, tx) = (L + PW, py(y), L - 6.0);
-        let _ = writeln!(s, r##"<line x1="{L}" x2="{right}" y1="{yy}" y2="{yy}" stroke="#e4e4e4"/><text x="{tx}" y="{}" text-anchor="end">{y:.3}</text>"##, yy + 4.0);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{L}" x2="{right}" y1="{yy}" y2="{yy}" stroke="#e4e4e4"/><text x="{tx}" y="{}" text-anchor="end">{y:.3}</text>"##,
+            yy + 4.0
+        );
         let x = x0 + (x1 - x0) * k as f64 / 5.0;
-        let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, px(x), T + PH + 18.0, trim(x));
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            px(x),
+            T + PH + 18.0,
+            trim(x)
+        );
     }
-    let _ = writeln!(s, r##"<rect x="{L}" y="{T}" width="{PW}" height="{PH}" fill="none" stroke="#333"/>"##);
-    let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, L + PW / 2.0, T + PH + 38.0, escape(x_label));
-    let _ = writeln!(s, r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {0})">accuracy (95% bootstrap interval)</text>"#, T + PH / 2.0);
+    let _ = writeln!(
+        s,
+        r##"<rect x="{L}" y="{T}" width="{PW}" height="{PH}" fill="none" stroke="#333"/>"##
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        L + PW / 2.0,
+        T + PH + 38.0,
+        escape(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {0})">accuracy (95% bootstrap interval)</text>"#,
+        T + PH / 2.0
+    );
     for (k, ser) in series.iter().enumerate() {
         let c = COLOURS[k % COLOURS.len()];
-        let pts: Vec<String> = ser.points.iter().filter(|p| p.1.estimate.is_finite()).map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1.estimate))).collect();
-        let _ = writeln!(s, r#"<polyline fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#, pts.join(" "));
+        let pts: Vec<String> = ser
+            .points
+            .iter()
+            .filter(|p| p.1.estimate.is_finite())
+            .map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1.estimate)))
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#,
+            pts.join(" ")
+        );
         for (x, iv) in ser.points.iter().filter(|p| p.1.estimate.is_finite()) {
-            let _ = writeln!(s, r#"<line x1="{0:.1}" x2="{0:.1}" y1="{1:.1}" y2="{2:.1}" stroke="{c}"/><circle cx="{0:.1}" cy="{3:.1}" r="3" fill="{c}"/>"#, px(*x), py(iv.low), py(iv.high), py(iv.estimate));
+            let _ = writeln!(
+                s,
+                r#"<line x1="{0:.1}" x2="{0:.1}" y1="{1:.1}" y2="{2:.1}" stroke="{c}"/><circle cx="{0:.1}" cy="{3:.1}" r="3" fill="{c}"/>"#,
+                px(*x),
+                py(iv.low),
+                py(iv.high),
+                py(iv.estimate)
+            );
         }
         let ly = T + 14.0 + 20.0 * k as f64;
-        let _ = writeln!(s, r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{c}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#, L + PW + 12.0, L + PW + 32.0, L + PW + 38.0, ly + 4.0, escape(ser.name));
+        let _ = writeln!(
+            s,
+            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{c}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
+            L + PW + 12.0,
+            L + PW + 32.0,
+            L + PW + 38.0,
+            ly + 4.0,
+            escape(ser.name)
+        );
     }
     s.push_str("</svg>\n");
     s
@@ -90,17 +150,42 @@ fn bounds(v: &[f64], pad: f64) -> (f64, f64) {
 fn sweep_series(points: &[SweepPoint]) -> Vec<Series<'static>> {
     let take = |f: fn(&SweepPoint) -> Interval| points.iter().map(|p| (p.x, f(p))).collect();
     vec![
-        Series { name: "old rule", points: take(|p| p.old) },
-        Series { name: "independent", points: take(|p| p.independent) },
-        Series { name: "majority", points: take(|p| p.majority) },
-        Series { name: "best single", points: take(|p| p.best_single) },
+        Series {
+            name: "old rule",
+            points: take(|p| p.old),
+        },
+        Series {
+            name: "independent",
+            points: take(|p| p.independent),
+        },
+        Series {
+            name: "majority",
+            points: take(|p| p.majority),
+        },
+        Series {
+            name: "best single",
+            points: take(|p| p.best_single),
+        },
     ]
 }
 
 /// File-name form of an estimator's name.
 fn slug(name: &str) -> String {
-    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-    s.split('-').filter(|p| !p.is_empty()).take(4).collect::<Vec<_>>().join("-")
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    s.split('-')
+        .filter(|p| !p.is_empty())
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// Every plot of a report.
@@ -109,18 +194,40 @@ pub fn plots(r: &Report) -> Vec<Plot> {
         .reliability
         .iter()
         .map(|(name, bins)| {
-            let brier = r.quality.estimators.iter().find(|e| &e.name == name).map_or(f64::NAN, |e| e.brier.estimate);
+            let brier = r
+                .quality
+                .estimators
+                .iter()
+                .find(|e| &e.name == name)
+                .map_or(f64::NAN, |e| e.brier.estimate);
             let title = format!("{}: {}", r.scenario, name);
-            (format!("reliability-{}.svg", slug(name)), reliability_svg(&title, &format!("Brier {brier:.4} over {} binary motions", r.quality.motions), bins))
+            (
+                format!("reliability-{}.svg", slug(name)),
+                reliability_svg(
+                    &title,
+                    &format!("Brier {brier:.4} over {} binary motions", r.quality.motions),
+                    bins,
+                ),
+            )
         })
         .collect();
     if !r.by_panel_size.is_empty() {
         let t = format!("{}: accuracy against panel size", r.scenario);
-        out.push(("accuracy-by-panel-size.svg".into(), line_chart(&t, "seats", &sweep_series(&r.by_panel_size))));
+        out.push((
+            "accuracy-by-panel-size.svg".into(),
+            line_chart(&t, "seats", &sweep_series(&r.by_panel_size)),
+        ));
     }
     if !r.by_correlation.is_empty() {
         let t = format!("{}: accuracy against error correlation", r.scenario);
-        out.push(("accuracy-by-correlation.svg".into(), line_chart(&t, "within-lineage error correlation", &sweep_series(&r.by_correlation))));
+        out.push((
+            "accuracy-by-correlation.svg".into(),
+            line_chart(
+                &t,
+                "within-lineage error correlation",
+                &sweep_series(&r.by_correlation),
+            ),
+        ));
     }
     out
 }

@@ -63,10 +63,18 @@ fn mean_p(r: &MotionRecord, seated: &[usize]) -> f64 {
     if seated.is_empty() {
         return 0.5;
     }
-    seated.iter().map(|&i| f64::from(r.rulings[i].p_yes)).sum::<f64>() / seated.len() as f64
+    seated
+        .iter()
+        .map(|&i| f64::from(r.rulings[i].p_yes))
+        .sum::<f64>()
+        / seated.len() as f64
 }
 
-fn panel_answers(name: &str, recs: &[&MotionRecord], pick: impl Fn(&MotionRecord) -> (Verdict, &[usize])) -> Answers {
+fn panel_answers(
+    name: &str,
+    recs: &[&MotionRecord],
+    pick: impl Fn(&MotionRecord) -> (Verdict, &[usize]),
+) -> Answers {
     let mut answer = Vec::with_capacity(recs.len());
     let mut forecast = Vec::with_capacity(recs.len());
     for r in recs {
@@ -75,7 +83,11 @@ fn panel_answers(name: &str, recs: &[&MotionRecord], pick: impl Fn(&MotionRecord
         answer.push(a);
         forecast.push(if a.is_some() { mean_p(r, seated) } else { 0.5 });
     }
-    Answers { name: name.into(), answer, forecast }
+    Answers {
+        name: name.into(),
+        answer,
+        forecast,
+    }
 }
 
 fn majority_answers(recs: &[&MotionRecord]) -> Answers {
@@ -88,25 +100,38 @@ fn majority_answers(recs: &[&MotionRecord]) -> Answers {
         })
         .collect();
     let forecast = recs.iter().map(|r| mean_p(r, &r.seated_new)).collect();
-    Answers { name: "unweighted majority of the same panel".into(), answer, forecast }
+    Answers {
+        name: "unweighted majority of the same panel".into(),
+        answer,
+        forecast,
+    }
 }
 
 /// The pool member right most often, and its answers.
 fn best_single(recs: &[&MotionRecord]) -> (usize, Answers) {
     let n = recs.first().map_or(0, |r| r.rulings.len());
     let right = |i: usize| recs.iter().filter(|r| r.rulings[i].yes == r.truth).count();
-    let best = (0..n).max_by_key(|&i| (right(i), std::cmp::Reverse(i))).unwrap_or(0);
+    let best = (0..n)
+        .max_by_key(|&i| (right(i), std::cmp::Reverse(i)))
+        .unwrap_or(0);
     let answers = Answers {
         name: "best single member (chosen in hindsight)".into(),
         answer: recs.iter().map(|r| Some(r.rulings[best].yes)).collect(),
-        forecast: recs.iter().map(|r| f64::from(r.rulings[best].p_yes)).collect(),
+        forecast: recs
+            .iter()
+            .map(|r| f64::from(r.rulings[best].p_yes))
+            .collect(),
     };
     (best, answers)
 }
 
 /// Supporters of an accepted outcome on the panel `seated`.
 fn supporters(r: &MotionRecord, seated: &[usize], d: bool) -> Vec<usize> {
-    seated.iter().copied().filter(|&i| r.rulings[i].yes == d).collect()
+    seated
+        .iter()
+        .copied()
+        .filter(|&i| r.rulings[i].yes == d)
+        .collect()
 }
 
 fn estimator_rows(all: &[Answers], truths: &[bool], resamples: usize, seed: u64) -> Vec<Estimator> {
@@ -114,11 +139,39 @@ fn estimator_rows(all: &[Answers], truths: &[bool], resamples: usize, seed: u64)
     let ones = t.column(vec![1.0; truths.len()]);
     let mut idx = Vec::new();
     for a in all {
-        let ans = t.column(a.answer.iter().map(|x| f64::from(u8::from(x.is_some()))).collect());
-        let right = t.column(a.answer.iter().zip(truths).map(|(x, &o)| f64::from(u8::from(*x == Some(o)))).collect());
-        let wrong = t.column(a.answer.iter().zip(truths).map(|(x, &o)| f64::from(u8::from(*x == Some(!o)))).collect());
-        let sq = t.column(a.forecast.iter().zip(truths).map(|(p, &o)| (p - f64::from(u8::from(o))).powi(2)).collect());
-        idx.push([t.ratio(right, ans), t.ratio(ans, ones), t.ratio(sq, ones), t.ratio(wrong, ones)]);
+        let ans = t.column(
+            a.answer
+                .iter()
+                .map(|x| f64::from(u8::from(x.is_some())))
+                .collect(),
+        );
+        let right = t.column(
+            a.answer
+                .iter()
+                .zip(truths)
+                .map(|(x, &o)| f64::from(u8::from(*x == Some(o))))
+                .collect(),
+        );
+        let wrong = t.column(
+            a.answer
+                .iter()
+                .zip(truths)
+                .map(|(x, &o)| f64::from(u8::from(*x == Some(!o))))
+                .collect(),
+        );
+        let sq = t.column(
+            a.forecast
+                .iter()
+                .zip(truths)
+                .map(|(p, &o)| (p - f64::from(u8::from(o))).powi(2))
+                .collect(),
+        );
+        idx.push([
+            t.ratio(right, ans),
+            t.ratio(ans, ones),
+            t.ratio(sq, ones),
+            t.ratio(wrong, ones),
+        ]);
     }
     let iv = t.intervals(resamples, seed);
     all.iter()
@@ -128,25 +181,65 @@ fn estimator_rows(all: &[Answers], truths: &[bool], resamples: usize, seed: u64)
             if let Ok(b) = brier_score(&a.forecast, truths) {
                 brier.estimate = b;
             }
-            Estimator { name: a.name.clone(), accuracy: iv[acc], coverage: iv[cov], brier, wrong_rate: iv[wr] }
+            Estimator {
+                name: a.name.clone(),
+                accuracy: iv[acc],
+                coverage: iv[cov],
+                brier,
+                wrong_rate: iv[wr],
+            }
         })
         .collect()
 }
 
 /// Every binary-motion figure of a run.
-pub fn measure(records: &[MotionRecord], corr: &ErrorCorrelations, neff_floor: f64, resamples: usize, seed: u64) -> Quality {
+pub fn measure(
+    records: &[MotionRecord],
+    corr: &ErrorCorrelations,
+    neff_floor: f64,
+    resamples: usize,
+    seed: u64,
+) -> Quality {
     let recs: Vec<&MotionRecord> = records.iter().filter(|r| r.gold.is_none()).collect();
     let truths: Vec<bool> = recs.iter().map(|r| r.truth).collect();
-    let old = panel_answers("panel, old rule (Policy::default(), batch-seed draw)", &recs, |r| (r.old, &r.seated_old));
-    let new = panel_answers("panel, Policy::independent() (lineage + organisation rules)", &recs, |r| (r.new, &r.seated_new));
+    let old = panel_answers(
+        "panel, old rule (Policy::default(), batch-seed draw)",
+        &recs,
+        |r| (r.old, &r.seated_old),
+    );
+    let new = panel_answers(
+        "panel, Policy::independent() (lineage + organisation rules)",
+        &recs,
+        |r| (r.new, &r.seated_new),
+    );
     let sup_neff: Vec<Option<f64>> = recs
         .iter()
-        .map(|r| r.new.decided().map(|d| corr.n_eff(&supporters(r, &r.seated_new, d))))
+        .map(|r| {
+            r.new
+                .decided()
+                .map(|d| corr.n_eff(&supporters(r, &r.seated_new, d)))
+        })
         .collect();
     let floor = Answers {
         name: format!("panel, independent + supporters' n_eff >= {neff_floor}"),
-        answer: new.answer.iter().zip(&sup_neff).map(|(a, n)| a.filter(|_| n.is_some_and(|n| n >= neff_floor - 1e-9))).collect(),
-        forecast: new.forecast.iter().zip(&sup_neff).map(|(&p, n)| if n.is_some_and(|n| n >= neff_floor - 1e-9) { p } else { 0.5 }).collect(),
+        answer: new
+            .answer
+            .iter()
+            .zip(&sup_neff)
+            .map(|(a, n)| a.filter(|_| n.is_some_and(|n| n >= neff_floor - 1e-9)))
+            .collect(),
+        forecast: new
+            .forecast
+            .iter()
+            .zip(&sup_neff)
+            .map(|(&p, n)| {
+                if n.is_some_and(|n| n >= neff_floor - 1e-9) {
+                    p
+                } else {
+                    0.5
+                }
+            })
+            .collect(),
     };
     let majority = majority_answers(&recs);
     let (best, single) = best_single(&recs);
@@ -171,15 +264,31 @@ pub fn measure(records: &[MotionRecord], corr: &ErrorCorrelations, neff_floor: f
 }
 
 /// The supporters' mean n_eff and the accuracy of accepted outcomes by n_eff bucket.
-fn n_eff_figures(recs: &[&MotionRecord], sup: &[Option<f64>], resamples: usize, seed: u64) -> (Interval, Vec<(String, Interval, f64)>) {
-    let buckets = [("[1, 2)", 0.0, 2.0), ("[2, 3)", 2.0, 3.0), ("[3, ∞)", 3.0, f64::INFINITY)];
+fn n_eff_figures(
+    recs: &[&MotionRecord],
+    sup: &[Option<f64>],
+    resamples: usize,
+    seed: u64,
+) -> (Interval, Vec<(String, Interval, f64)>) {
+    let buckets = [
+        ("[1, 2)", 0.0, 2.0),
+        ("[2, 3)", 2.0, 3.0),
+        ("[3, ∞)", 3.0, f64::INFINITY),
+    ];
     let mut t = Table::default();
-    let accepted = t.column(sup.iter().map(|s| f64::from(u8::from(s.is_some()))).collect());
+    let accepted = t.column(
+        sup.iter()
+            .map(|s| f64::from(u8::from(s.is_some())))
+            .collect(),
+    );
     let value = t.column(sup.iter().map(|s| s.unwrap_or(0.0)).collect());
     t.ratio(value, accepted);
     let mut shares = Vec::new();
     for (_, lo, hi) in buckets {
-        let inside: Vec<bool> = sup.iter().map(|s| s.is_some_and(|n| n >= lo - 1e-9 && n < hi - 1e-9)).collect();
+        let inside: Vec<bool> = sup
+            .iter()
+            .map(|s| s.is_some_and(|n| n >= lo - 1e-9 && n < hi - 1e-9))
+            .collect();
         let ins = t.column(inside.iter().map(|&b| f64::from(u8::from(b))).collect());
         let right = t.column(
             recs.iter()

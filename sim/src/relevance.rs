@@ -33,8 +33,16 @@ fn exact(v: Verdict, gold: u8) -> Option<bool> {
 }
 
 /// `None` when the scenario has no relevance motions.
-pub fn measure(pop: &Population, records: &[MotionRecord], resamples: usize, seed: u64) -> Option<RelevanceFigures> {
-    let recs: Vec<(&MotionRecord, u8)> = records.iter().filter_map(|r| r.gold.map(|g| (r, g))).collect();
+pub fn measure(
+    pop: &Population,
+    records: &[MotionRecord],
+    resamples: usize,
+    seed: u64,
+) -> Option<RelevanceFigures> {
+    let recs: Vec<(&MotionRecord, u8)> = records
+        .iter()
+        .filter_map(|r| r.gold.map(|g| (r, g)))
+        .collect();
     if recs.is_empty() {
         return None;
     }
@@ -44,7 +52,11 @@ pub fn measure(pop: &Population, records: &[MotionRecord], resamples: usize, see
     for pick in [|r: &MotionRecord| r.old, |r: &MotionRecord| r.new] {
         let e: Vec<Option<bool>> = recs.iter().map(|(r, g)| exact(pick(r), *g)).collect();
         let acc = t.column(e.iter().map(|x| f64::from(u8::from(x.is_some()))).collect());
-        let right = t.column(e.iter().map(|x| f64::from(u8::from(*x == Some(true)))).collect());
+        let right = t.column(
+            e.iter()
+                .map(|x| f64::from(u8::from(*x == Some(true))))
+                .collect(),
+        );
         idx.push((t.ratio(right, acc), t.ratio(acc, ones)));
     }
     let iv = t.intervals(resamples, seed);
@@ -64,7 +76,12 @@ pub fn measure(pop: &Population, records: &[MotionRecord], resamples: usize, see
 
 /// Screen every non-colluding arbiter's seated relevance answers against the truth.
 fn count_inert(pop: &Population, recs: &[(&MotionRecord, u8)], f: &mut RelevanceFigures) {
-    for (i, a) in pop.arbiters.iter().enumerate().filter(|(_, a)| a.target.is_none()) {
+    for (i, a) in pop
+        .arbiters
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.target.is_none())
+    {
         let (mut answers, mut gold) = (Vec::new(), Vec::new());
         for (r, g) in recs.iter().filter(|(r, _)| r.seated_new.contains(&i)) {
             if let Some(step) = r.rulings[i].relevance {
@@ -72,7 +89,8 @@ fn count_inert(pop: &Population, recs: &[(&MotionRecord, u8)], f: &mut Relevance
                 gold.push(f64::from(*g) / 4.0);
             }
         }
-        let flagged = detect_inert(&answers, &gold, &InertPolicy::default()).is_ok_and(|rep| rep.inert);
+        let flagged =
+            detect_inert(&answers, &gold, &InertPolicy::default()).is_ok_and(|rep| rep.inert);
         if a.inert {
             f.inert += 1;
             f.inert_flagged += usize::from(flagged);

@@ -47,7 +47,10 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Self { motions: None, sweeps: true }
+        Self {
+            motions: None,
+            sweeps: true,
+        }
     }
 }
 
@@ -56,7 +59,14 @@ pub fn run(s: &Scenario, opts: Options) -> Report {
     let pop = Population::build(s);
     let motions = opts.motions.unwrap_or(s.motions).max(1);
     let a = &s.analysis;
-    let records = Run { scenario: s, population: &pop, motions, seats: s.panel.seats, stream: 0 }.simulate();
+    let records = Run {
+        scenario: s,
+        population: &pop,
+        motions,
+        seats: s.panel.seats,
+        stream: 0,
+    }
+    .simulate();
     let corr = ErrorCorrelations::measure(&pop, &records[..a.history_motions.min(records.len())]);
     let quality = measure(&records, &corr, s.panel.neff_floor, a.bootstrap, s.seed);
     let all: Vec<usize> = (0..pop.arbiters.len()).collect();
@@ -64,7 +74,12 @@ pub fn run(s: &Scenario, opts: Options) -> Report {
         .forecasts
         .iter()
         .filter(|(_, f)| !f.is_empty())
-        .filter_map(|(name, f)| Some((name.clone(), reliability_table(f, &quality.truths, 10).ok()?)))
+        .filter_map(|(name, f)| {
+            Some((
+                name.clone(),
+                reliability_table(f, &quality.truths, 10).ok()?,
+            ))
+        })
         .collect();
     let (by_panel_size, by_correlation) = if opts.sweeps {
         (by_panel_size(s, &pop), by_correlation(s, &pop))
@@ -78,10 +93,20 @@ pub fn run(s: &Scenario, opts: Options) -> Report {
         motions,
         seats: s.panel.seats,
         pool: pop.arbiters.len(),
-        best_single_member: pop.arbiters.get(quality.best_single).map_or(String::new(), |a| a.id.clone()),
+        best_single_member: pop
+            .arbiters
+            .get(quality.best_single)
+            .map_or(String::new(), |a| a.id.clone()),
         mean_pair_correlation: corr.mean_pair(&all),
         coalitions: coalitions(&pop, &records, a.bootstrap, s.seed),
-        impostors: impostors(&pop, &records, a.history_motions, a.history_windows, a.bootstrap, s.seed),
+        impostors: impostors(
+            &pop,
+            &records,
+            a.history_motions,
+            a.history_windows,
+            a.bootstrap,
+            s.seed,
+        ),
         relevance: relevance(&pop, &records, a.bootstrap, s.seed),
         leader: s.leader.as_ref().map(|l| (l.rerolls, l.favours.clone())),
         quality,

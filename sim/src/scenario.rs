@@ -412,7 +412,10 @@ impl Scenario {
             ));
         }
         if let Some(src) = &g.copies
-            && !self.group.iter().any(|o| &o.name == src && o.copies.is_none())
+            && !self
+                .group
+                .iter()
+                .any(|o| &o.name == src && o.copies.is_none())
         {
             return Err(ScenarioError::invalid(
                 key("copies"),

@@ -73,7 +73,11 @@ impl Run<'_> {
         };
         let (old_policy, new_policy) = (Policy::default(), Policy::independent());
         let leader = s.leader.as_ref().and_then(|l| {
-            let c = self.population.coalitions.iter().position(|x| *x == l.favours)?;
+            let c = self
+                .population
+                .coalitions
+                .iter()
+                .position(|x| *x == l.favours)?;
             Some((l.rerolls, c))
         });
         let families = self.population.families.len();
@@ -129,7 +133,12 @@ impl Run<'_> {
 
     /// The panel from the unsteerable seed: a hash of the record before the motion
     /// (here a fresh root per motion) and the motion id.
-    fn unsteerable_panel(&self, spec: &DrawSpec, index: usize, seeds: &mut Rng) -> Option<Vec<usize>> {
+    fn unsteerable_panel(
+        &self,
+        spec: &DrawSpec,
+        index: usize,
+        seeds: &mut Rng,
+    ) -> Option<Vec<usize>> {
         let mut root = [0u8; 32];
         for chunk in root.chunks_mut(8) {
             chunk.copy_from_slice(&seeds.next_u64().to_le_bytes());
@@ -140,14 +149,23 @@ impl Run<'_> {
 
     /// The old draw under a leader that tries `rerolls` batch seeds and keeps the panel
     /// with the most seats of coalition `c` (the first such).
-    fn steered_panel(&self, spec: &DrawSpec, rerolls: usize, c: usize, seeds: &mut Rng) -> Option<Vec<usize>> {
+    fn steered_panel(
+        &self,
+        spec: &DrawSpec,
+        rerolls: usize,
+        c: usize,
+        seeds: &mut Rng,
+    ) -> Option<Vec<usize>> {
         let pop = self.population;
         let mut best: Option<(usize, Vec<usize>)> = None;
         for _ in 0..rerolls {
             let Some(p) = seat_panel(pop, spec, seeds.next_u64()) else {
                 continue;
             };
-            let held = p.iter().filter(|&&i| pop.arbiters[i].coalition == Some(c)).count();
+            let held = p
+                .iter()
+                .filter(|&&i| pop.arbiters[i].coalition == Some(c))
+                .count();
             if best.as_ref().is_none_or(|(h, _)| held > *h) {
                 best = Some((held, p));
             }

@@ -26,10 +26,23 @@ pub struct SweepPoint {
 
 fn point(s: &Scenario, pop: &Population, seats: usize, x: f64, stream: u64) -> SweepPoint {
     let motions = s.analysis.sweep_motions;
-    let records = Run { scenario: s, population: pop, motions, seats, stream }.simulate();
+    let records = Run {
+        scenario: s,
+        population: pop,
+        motions,
+        seats,
+        stream,
+    }
+    .simulate();
     let history = &records[..s.analysis.history_motions.min(records.len())];
     let corr = ErrorCorrelations::measure(pop, history);
-    let q = measure(&records, &corr, s.panel.neff_floor, (s.analysis.bootstrap / 2).max(20), s.seed ^ stream);
+    let q = measure(
+        &records,
+        &corr,
+        s.panel.neff_floor,
+        (s.analysis.bootstrap / 2).max(20),
+        s.seed ^ stream,
+    );
     let e = &q.estimators;
     SweepPoint {
         x,
@@ -59,6 +72,14 @@ pub fn by_correlation(s: &Scenario, pop: &Population) -> Vec<SweepPoint> {
         .sweep_correlations
         .iter()
         .enumerate()
-        .map(|(i, &rho)| point(s, &pop.with_correlation(rho), s.panel.seats, rho, 200 + i as u64))
+        .map(|(i, &rho)| {
+            point(
+                s,
+                &pop.with_correlation(rho),
+                s.panel.seats,
+                rho,
+                200 + i as u64,
+            )
+        })
         .collect()
 }

@@ -34,8 +34,8 @@ pub fn draw_motion(w: &WorldSpec, families: usize, rng: &mut Rng) -> Motion {
     let relevance = rng
         .chance(w.relevance_share)
         .then(|| 1 + rng.below(4) as u8);
-    let author_family = (families > 0 && rng.chance(w.author_family_share))
-        .then(|| rng.below(families));
+    let author_family =
+        (families > 0 && rng.chance(w.author_family_share)).then(|| rng.below(families));
     let lean_a = if rng.chance(w.contested_share) {
         if rng.chance(0.5) { 1.0 } else { -1.0 }
     } else {
