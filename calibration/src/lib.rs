@@ -16,6 +16,7 @@ pub mod error;
 pub mod exam;
 pub mod exam_scoring;
 
+pub mod independence;
 pub mod inert;
 pub mod prior_consistency;
 pub mod recalibration;

@@ -31,6 +31,7 @@ mod proof_cmd;
 mod replay_cmd;
 mod role_adapters;
 mod rulings;
+mod sim_cmd;
 mod source_server;
 mod up;
 mod up_procedures;
@@ -90,6 +91,8 @@ enum Command {
     Falsify(falsify_cmd::Args),
     /// The decision dossier on the panel: NOW / PREPARE / REJECT with surviving dissent.
     Dossier(dossier_cmd::Args),
+    /// Simulate verdict quality: known truth, faulty arbiters, the real draw and acceptance rule.
+    Sim(sim_cmd::Args),
     /// List the procedure runs on a cluster.
     Runs {
         #[arg(long)]
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Command::Crux(args) => crux_cmd::run(args),
         Command::Falsify(args) => falsify_cmd::run(args),
         Command::Dossier(args) => dossier_cmd::run(args),
+        Command::Sim(args) => sim_cmd::run(args),
         Command::Runs { json, cluster } => procedure_run::list(&cluster, json),
     };
     match result {

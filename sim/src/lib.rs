@@ -1,0 +1,37 @@
+//! Crucible Panel's verdict-quality simulator (docs/SIMULATION.md).
+//!
+//! It generates worlds with known truth and arbiter populations with realistic faults
+//! (position and verbosity bias, self-family preference, errors correlated through shared
+//! lineage, inert relevance, false declared priors, colluding camps, sybils, a leader that
+//! steers the draw), runs every motion through the machine's own draw
+//! (`panel_machine::draw`), draw seed (`panel_machine::draw_seed`) and acceptance rule
+//! (`panel_machine::acceptance::decide`, old and `Policy::independent()`), and measures the
+//! outcomes with the calibration crate's scoring rules, prior-consistency check, inert
+//! screen and Kish effective number.
+//!
+//! Pure: no I/O and no clock; randomness only from the scenario's seed. The CLI
+//! (`panel sim`) reads the scenario and writes the report and plots this crate renders.
+
+pub mod adversaries;
+pub mod bootstrap;
+pub mod coalition;
+pub mod correlation;
+pub mod error;
+pub mod gaussian;
+pub mod impostors;
+pub mod judge;
+pub mod markdown;
+pub mod panel;
+pub mod plot;
+pub mod population;
+pub mod quality;
+pub mod relevance;
+pub mod report;
+pub mod scenario;
+pub mod simulation;
+pub mod sweep;
+pub mod world;
+
+pub use error::ScenarioError;
+pub use report::{Options, Report, run};
+pub use scenario::{Scenario, parse};
