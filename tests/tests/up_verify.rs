@@ -144,13 +144,12 @@ fn witnessed_record_attacks(dir: &Path, state: &Path, record: &Value) {
         "re-signed by an unknown key",
     );
 
-    // 8. A history edited so that it still replays (a registration's request id), re-rooted
-    // and re-signed with the real log key: the old cosignatures do not verify over the new
-    // roots, and without them the quorum is not met.
-    let reg = entries(record)
-        .iter()
-        .position(|e| e["command"].get("RegisterArbiter").is_some())
-        .expect("a registration");
+    // 8. A history edited so that it still replays (the last entry's request id: an
+    // earlier edit would change the record root every later unsteerable draw derives its
+    // seed from, and the replay would already refuse it), re-rooted and re-signed with the
+    // real log key: the old cosignatures do not verify over the new roots, and without them
+    // the quorum is not met.
+    let reg = entries(record).len() - 1;
     let mut edited = record.clone();
     edited["entries"][reg]["request_id"] = Value::from(999_999u64);
     let mut stale = edited.clone();
