@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use panel_ops::prometheus_client::encoding::EncodeLabelSet;
-use panel_ops::prometheus_client::metrics::counter::Counter;
-use panel_ops::prometheus_client::metrics::family::Family;
-use panel_ops::prometheus_client::metrics::histogram::Histogram;
-use panel_ops::prometheus_client::registry::Registry;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 
 use crate::service::NodeCore;
 

@@ -13,6 +13,9 @@ use std::process::Output;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+mod node_support;
+
+use node_support::{SCRIPTED_PERFECT, merge_motion, sign, start_node, state};
 use panel_tests::{ChildGuard, free_port, init_cluster, loopback_addrs, panel, spawn_replicas};
 use serde_json::{Value, json};
 
@@ -394,4 +397,46 @@ fn the_strict_checker_refuses_what_prometheus_would() {
     ] {
         assert!(parse(bad).is_err(), "accepted {bad:?}");
     }
+}
+
+/// A real node process with `metrics_addr` in node.toml: ready while it serves, the judge
+/// latency histogram and the commitment counter move with a signed motion, a forged one
+/// counts as a signature failure.
+#[tokio::test(flavor = "multi_thread")]
+async fn node_metrics_time_the_judge_and_count_forged_motions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let mut node = start_node(
+        tmp.path(),
+        "n1",
+        SCRIPTED_PERFECT,
+        &format!("metrics_addr = \"{metrics}\""),
+    )
+    .await;
+    let m = metrics.clone();
+    let ready = tokio::task::spawn_blocking(move || get(&m, "/readyz")).await.unwrap();
+    assert_eq!(ready.map(|r| r.0), Some(200));
+    let panel = vec![node.seat()];
+    let mut client = node.client().await;
+    client
+        .commit(sign(merge_motion("m-1", state(1), panel.clone(), 3_000)))
+        .await
+        .expect("a signed motion is committed");
+    let mut forged = sign(merge_motion("m-2", state(2), panel, 3_000));
+    forged.signature[0] ^= 1;
+    assert!(client.commit(forged).await.is_err());
+    let m = metrics.clone();
+    let s = tokio::task::spawn_blocking(move || scrape(&m)).await.unwrap();
+    assert_eq!(
+        at(&s, "panel_node_judge_seconds_count{judge_kind=\"scripted\"}"),
+        1.0,
+        "{s:?}"
+    );
+    assert_eq!(at(&s, "panel_node_commitments_total"), 1.0, "{s:?}");
+    assert_eq!(
+        at(&s, "panel_node_signature_failures_total{what=\"motion\"}"),
+        1.0,
+        "{s:?}"
+    );
+    node.terminate();
 }

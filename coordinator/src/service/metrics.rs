@@ -14,11 +14,11 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use panel_ops::prometheus_client::encoding::EncodeLabelSet;
-use panel_ops::prometheus_client::metrics::counter::Counter;
-use panel_ops::prometheus_client::metrics::family::Family;
-use panel_ops::prometheus_client::metrics::gauge::Gauge;
-use panel_ops::prometheus_client::registry::Registry;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
 use tokio::sync::broadcast;
 
 use crate::acceptance::Acceptance;
@@ -333,7 +333,9 @@ impl ReplicaMetrics {
             loop {
                 match rx.recv().await {
                     Ok(ev) => me.applied_event(&ev),
-                    Err(broadcast::error::RecvError::Lagged(n)) => me.events_missed.inc_by(n),
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        me.events_missed.inc_by(n);
+                    }
                     Err(broadcast::error::RecvError::Closed) => break,
                 }
             }
