@@ -682,10 +682,12 @@ async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
             every_ms: a.checkpoint_every_ms,
         },
         metrics_addr: a.metrics_addr,
-        restore: a.restore.map(|file| panel_coordinator::service::serve::Restore {
-            file,
-            member_addr: a.member_addr,
-        }),
+        restore: a
+            .restore
+            .map(|file| panel_coordinator::service::serve::Restore {
+                file,
+                member_addr: a.member_addr,
+            }),
     };
     eprintln!(
         "coordinator replica {} listening on {}",

@@ -97,8 +97,8 @@ pub fn decode(bytes: &[u8]) -> Result<(Header, &[u8]), BackupError> {
         .iter()
         .position(|b| *b == b'\n')
         .ok_or_else(|| BackupError::Header("no header line".into()))?;
-    let header: Header = serde_json::from_slice(&bytes[..split])
-        .map_err(|e| BackupError::Header(e.to_string()))?;
+    let header: Header =
+        serde_json::from_slice(&bytes[..split]).map_err(|e| BackupError::Header(e.to_string()))?;
     if header.format != FORMAT {
         return Err(BackupError::Format {
             found: header.format,

@@ -180,7 +180,9 @@ impl panel_ops::Probe for NodeProbe {
 
     fn ready(&self) -> Result<(), String> {
         if !self.serving.load(Ordering::Relaxed) {
-            return Err("the node's gRPC listener is not serving (starting or shutting down)".into());
+            return Err(
+                "the node's gRPC listener is not serving (starting or shutting down)".into(),
+            );
         }
         // The key and the judge are loaded before the node serves (`run::build_core`
         // fails otherwise); a human judge is a judge too, answered through `panel node rule`.

@@ -229,7 +229,10 @@ mod tests {
         assert!(m.trim_end().ends_with("# EOF"), "{m}");
         assert!(get(addr, "/livez").await.starts_with("HTTP/1.1 200"));
         let r = get(addr, "/readyz").await;
-        assert!(r.starts_with("HTTP/1.1 503") && r.contains("no leader"), "{r}");
+        assert!(
+            r.starts_with("HTTP/1.1 503") && r.contains("no leader"),
+            "{r}"
+        );
         probe.ready.store(true, Ordering::Relaxed);
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
         assert!(get(addr, "/nope").await.starts_with("HTTP/1.1 404"));

@@ -11,7 +11,9 @@ use std::process::{Command, Output};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use panel_tests::{ChildGuard, free_port, init_cluster, loopback_addrs, panel, test_motion_key_file};
+use panel_tests::{
+    ChildGuard, free_port, init_cluster, loopback_addrs, panel, test_motion_key_file,
+};
 use serde_json::{Value, json};
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -68,19 +70,24 @@ fn log_key_file(root: &Path) -> PathBuf {
 /// A test replica (as `panel_tests::replica_command`, with the shared log key) on `data`.
 fn replica(root: &Path, id: usize, addr: &str, data: &Path, extra: &[&str]) -> Command {
     let mut cmd = panel();
-    cmd.args(["coordinator", "run", "--insecure-loopback", "--test-commands"])
-        .args(["--id", &id.to_string(), "--listen", addr])
-        .arg("--motion-key")
-        .arg(test_motion_key_file(root))
-        .arg("--log-key")
-        .arg(root.join("log.key"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
-        .args(["--election-max-ms", "600"])
-        .args(extra)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+    cmd.args([
+        "coordinator",
+        "run",
+        "--insecure-loopback",
+        "--test-commands",
+    ])
+    .args(["--id", &id.to_string(), "--listen", addr])
+    .arg("--motion-key")
+    .arg(test_motion_key_file(root))
+    .arg("--log-key")
+    .arg(root.join("log.key"))
+    .arg("--data-dir")
+    .arg(data)
+    .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
+    .args(["--election-max-ms", "600"])
+    .args(extra)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
     cmd
 }
 
@@ -161,7 +168,9 @@ fn backup_survives_losing_every_replica_and_restores_as_a_new_group() {
     assert!(entries_before.len() >= 24, "{}", entries_before.len());
 
     // A hot backup from a follower while the group serves.
-    let leader = poll("a leader", || status(&addrs[0]).and_then(|s| s["leader_id"].as_u64()));
+    let leader = poll("a leader", || {
+        status(&addrs[0]).and_then(|s| s["leader_id"].as_u64())
+    });
     let follower = addrs[(leader as usize) % 3].clone();
     let file = root.join("group.backup");
     let b = ok_json(&[
@@ -173,12 +182,25 @@ fn backup_survives_losing_every_replica_and_restores_as_a_new_group() {
         file.to_str().unwrap(),
     ]);
     assert_eq!(b["linearizable"], true, "{b}");
-    assert!(b["last_log_index"].as_u64().unwrap() >= *acked.last().unwrap(), "{b}");
-    assert_eq!(b["record_entries"].as_u64().unwrap() as usize, entries_before.len());
+    assert!(
+        b["last_log_index"].as_u64().unwrap() >= *acked.last().unwrap(),
+        "{b}"
+    );
+    assert_eq!(
+        b["record_entries"].as_u64().unwrap() as usize,
+        entries_before.len()
+    );
     assert!(b["checkpoints"].as_u64().unwrap() >= 1, "{b}");
     println!("backup: {b}");
     // A second backup never overwrites the first.
-    let again = run(&["coordinator", "backup", "--addr", &follower, "--out", file.to_str().unwrap()]);
+    let again = run(&[
+        "coordinator",
+        "backup",
+        "--addr",
+        &follower,
+        "--out",
+        file.to_str().unwrap(),
+    ]);
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("never overwrites"));
 
@@ -228,7 +250,11 @@ fn backup_survives_losing_every_replica_and_restores_as_a_new_group() {
             .flatten()
     });
     let restore_time = started.elapsed();
-    assert_eq!(notes["result"]["notes"].as_array().unwrap().len(), 12, "{notes}");
+    assert_eq!(
+        notes["result"]["notes"].as_array().unwrap().len(),
+        12,
+        "{notes}"
+    );
     println!(
         "restore time: {} ms (process start to a linearizable read, {} bytes, {} record entries)",
         restore_time.as_millis(),
@@ -240,7 +266,10 @@ fn backup_survives_losing_every_replica_and_restores_as_a_new_group() {
     let after = export_and_verify(&new_addr, &root.join("after.json"));
     let entries_after = after["entries"].as_array().unwrap();
     assert!(entries_after.len() >= entries_before.len());
-    assert_eq!(&entries_after[..entries_before.len()], entries_before.as_slice());
+    assert_eq!(
+        &entries_after[..entries_before.len()],
+        entries_before.as_slice()
+    );
     assert_eq!(after["arbiters"], before["arbiters"]);
 
     // A retried write is still answered from the deduplication table, not applied again.
@@ -255,13 +284,35 @@ fn backup_survives_losing_every_replica_and_restores_as_a_new_group() {
     );
     poll("add-learner", || {
         let out = run(&[
-            "coordinator", "add-learner", "--addr", &new_addr, "--id", "2", "--member-addr", &second,
+            "coordinator",
+            "add-learner",
+            "--addr",
+            &new_addr,
+            "--id",
+            "2",
+            "--member-addr",
+            &second,
         ]);
         out.status.success().then_some(())
     });
-    ok_json(&["coordinator", "change-membership", "--addr", &new_addr, "--voters", "1,2"]);
+    ok_json(&[
+        "coordinator",
+        "change-membership",
+        "--addr",
+        &new_addr,
+        "--voters",
+        "1,2",
+    ]);
     let on_member = poll("the new member's state", || {
-        let out = run(&["coordinator", "read", "--addr", &second, "--query", &q, "--local"]);
+        let out = run(&[
+            "coordinator",
+            "read",
+            "--addr",
+            &second,
+            "--query",
+            &q,
+            "--local",
+        ]);
         serde_json::from_slice::<Value>(&out.stdout)
             .ok()
             .filter(|v| v["result"]["notes"].as_array().map(Vec::len) == Some(12))

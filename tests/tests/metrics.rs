@@ -25,7 +25,11 @@ const DEADLINE: Duration = Duration::from_secs(60);
 fn get(addr: &str, path: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
     let mut raw = String::new();
     s.read_to_string(&mut raw).ok()?;
     let (head, body) = raw.split_once("\r\n\r\n")?;
@@ -254,8 +258,12 @@ fn metrics_endpoint_counts_work_and_readiness_follows_the_leader() {
         .map(|_| format!("127.0.0.1:{}", free_port()))
         .collect();
     let mut replicas: Vec<Option<ChildGuard>> = spawn_replicas(root, &addrs, |id, cmd| {
-        cmd.args(["--metrics-addr", &metrics[id - 1]])
-            .args(["--anonymous-burst", "10", "--anonymous-per-minute", "10"]);
+        cmd.args(["--metrics-addr", &metrics[id - 1]]).args([
+            "--anonymous-burst",
+            "10",
+            "--anonymous-per-minute",
+            "10",
+        ]);
     })
     .into_iter()
     .map(Some)
@@ -277,7 +285,11 @@ fn metrics_endpoint_counts_work_and_readiness_follows_the_leader() {
         });
     }
     let before = scrape(&metrics[l]);
-    assert_eq!(at(&before, "panel_raft_role{role=\"Leader\"}"), 1.0, "{before:?}");
+    assert_eq!(
+        at(&before, "panel_raft_role{role=\"Leader\"}"),
+        1.0,
+        "{before:?}"
+    );
     assert!(at(&before, "panel_raft_term") >= 1.0);
     assert_eq!(at(&before, "panel_raft_leader_id"), leader as f64);
     assert_eq!(at(&before, "panel_raft_voters"), 3.0);
@@ -285,16 +297,31 @@ fn metrics_endpoint_counts_work_and_readiness_follows_the_leader() {
     assert!(before.contains_key("panel_raft_snapshot_age_seconds"));
     let follower = (l + 1) % 3;
     assert_eq!(
-        at(&scrape(&metrics[follower]), "panel_raft_role{role=\"Follower\"}"),
+        at(
+            &scrape(&metrics[follower]),
+            "panel_raft_role{role=\"Follower\"}"
+        ),
         1.0
     );
 
     // A write moves the applied counter on every replica; the record and the arbiter
     // gauges follow the state.
-    let out = write(&addrs[l], 1, &json!({"Note": {"topic": "t", "text": "one"}}));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = write(
+        &addrs[l],
+        1,
+        &json!({"Note": {"topic": "t", "text": "one"}}),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = write(&addrs[l], 2, &registration("arb-1"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for m in &metrics {
         poll("the applied counters on every replica", || {
             let s = scrape(m);
@@ -307,7 +334,8 @@ fn metrics_endpoint_counts_work_and_readiness_follows_the_leader() {
     assert_eq!(at(&after, "panel_arbiters{status=\"pending\"}"), 1.0);
     assert_eq!(at(&after, "panel_record_entries"), 1.0);
     assert!(at(&after, "panel_raft_applied_index") > at(&before, "panel_raft_applied_index"));
-    let admit = json!({"SetAdmission": {"arbiter_id": "arb-1", "admitted": true, "score_milli": 900}});
+    let admit =
+        json!({"SetAdmission": {"arbiter_id": "arb-1", "admitted": true, "score_milli": 900}});
     assert!(write(&addrs[l], 3, &admit).status.success());
     let s = poll("the admission counted", || {
         let s = scrape(&metrics[l]);
@@ -323,11 +351,18 @@ fn metrics_endpoint_counts_work_and_readiness_follows_the_leader() {
 
     // A refused write: an internal command from a client, refused by the replica it
     // reached, before any proposal.
-    let refused = write(&addrs[follower], 5, &json!({"CloseMotion": {"motion_id": "m"}}));
+    let refused = write(
+        &addrs[follower],
+        5,
+        &json!({"CloseMotion": {"motion_id": "m"}}),
+    );
     assert!(!refused.status.success());
     let s = scrape(&metrics[follower]);
     assert_eq!(
-        at(&s, "panel_intake_refusals_total{reason=\"internal_command\"}"),
+        at(
+            &s,
+            "panel_intake_refusals_total{reason=\"internal_command\"}"
+        ),
         1.0,
         "{s:?}"
     );
@@ -339,7 +374,10 @@ fn metrics_endpoint_counts_work_and_readiness_follows_the_leader() {
         let out = write(&addrs[l], 100 + i, &registration(&format!("flood-{i}")));
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
-            assert!(err.contains("rate limited") || err.contains("too many"), "{err}");
+            assert!(
+                err.contains("rate limited") || err.contains("too many"),
+                "{err}"
+            );
             limited += 1;
         }
     }
@@ -359,10 +397,7 @@ fn metrics_endpoint_counts_work_and_readiness_follows_the_leader() {
     println!("{limited} of 20 flood writes were rate-limited");
 
     // Every family a scrape shows, for the report.
-    let families: BTreeSet<&str> = s
-        .keys()
-        .map(|k| k.split('{').next().unwrap_or(k))
-        .collect();
+    let families: BTreeSet<&str> = s.keys().map(|k| k.split('{').next().unwrap_or(k)).collect();
     println!("families: {families:?}");
 
     // Alone, a replica has no leader (or, if it led, no quorum): not ready, still live.
@@ -387,12 +422,12 @@ fn the_strict_checker_refuses_what_prometheus_would() {
     let ok = "# HELP a_total A.\n# TYPE a counter\na_total{x=\"1\"} 2\n# EOF\n";
     assert_eq!(parse(ok).unwrap()["a_total{x=\"1\"}"], 2.0);
     for bad in [
-        "a_total 1\n# EOF\n",                                 // undeclared
-        "# TYPE a counter\na_total 1\n",                      // no EOF
-        "# TYPE a counter\na_total{x=1} 1\n# EOF\n",          // unquoted label
-        "# TYPE a counter\na_total one\n# EOF\n",             // value
-        "# TYPE a gauge\n# TYPE a gauge\na 1\n# EOF\n",       // declared twice
-        "# TYPE a counter\na_total -1\n# EOF\n",              // negative counter
+        "a_total 1\n# EOF\n",                                    // undeclared
+        "# TYPE a counter\na_total 1\n",                         // no EOF
+        "# TYPE a counter\na_total{x=1} 1\n# EOF\n",             // unquoted label
+        "# TYPE a counter\na_total one\n# EOF\n",                // value
+        "# TYPE a gauge\n# TYPE a gauge\na 1\n# EOF\n",          // declared twice
+        "# TYPE a counter\na_total -1\n# EOF\n",                 // negative counter
         "# TYPE a counter\na_total{x=\"1\",x=\"2\"} 1\n# EOF\n", // label twice
     ] {
         assert!(parse(bad).is_err(), "accepted {bad:?}");
@@ -414,7 +449,9 @@ async fn node_metrics_time_the_judge_and_count_forged_motions() {
     )
     .await;
     let m = metrics.clone();
-    let ready = tokio::task::spawn_blocking(move || get(&m, "/readyz")).await.unwrap();
+    let ready = tokio::task::spawn_blocking(move || get(&m, "/readyz"))
+        .await
+        .unwrap();
     assert_eq!(ready.map(|r| r.0), Some(200));
     let panel = vec![node.seat()];
     let mut client = node.client().await;
@@ -426,9 +463,14 @@ async fn node_metrics_time_the_judge_and_count_forged_motions() {
     forged.signature[0] ^= 1;
     assert!(client.commit(forged).await.is_err());
     let m = metrics.clone();
-    let s = tokio::task::spawn_blocking(move || scrape(&m)).await.unwrap();
+    let s = tokio::task::spawn_blocking(move || scrape(&m))
+        .await
+        .unwrap();
     assert_eq!(
-        at(&s, "panel_node_judge_seconds_count{judge_kind=\"scripted\"}"),
+        at(
+            &s,
+            "panel_node_judge_seconds_count{judge_kind=\"scripted\"}"
+        ),
         1.0,
         "{s:?}"
     );

@@ -59,7 +59,11 @@ redb_from!(
 /// (`raft::restore`): no entries, purged and committed up to `at` (the backup's last
 /// applied entry, which the snapshot beside it covers), and a vote in `at`'s term, so
 /// the replica's first election is in a later term than every entry it holds.
-pub(crate) fn seed_restored_log(path: &Path, vote: &Vote<NodeId>, at: LogId) -> Result<(), StoreError> {
+pub(crate) fn seed_restored_log(
+    path: &Path,
+    vote: &Vote<NodeId>,
+    at: LogId,
+) -> Result<(), StoreError> {
     let db = Database::create(path)?;
     let vote = serde_json::to_vec(vote)?;
     let purged = serde_json::to_vec(&at)?;

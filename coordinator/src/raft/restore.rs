@@ -43,9 +43,12 @@ pub enum RestoreError {
 /// The first entry of `dir`, if it exists and is not empty.
 fn first_entry(dir: &Path) -> Option<String> {
     let mut entries = std::fs::read_dir(dir).ok()?;
-    entries
-        .next()
-        .map(|e| e.map_or_else(|e| e.to_string(), |e| e.file_name().to_string_lossy().into()))
+    entries.next().map(|e| {
+        e.map_or_else(
+            |e| e.to_string(),
+            |e| e.file_name().to_string_lossy().into(),
+        )
+    })
 }
 
 /// Refuses a `dir` that holds anything.

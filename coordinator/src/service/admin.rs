@@ -67,12 +67,12 @@ async fn backup_bytes(replica: &Replica, linearizable: bool) -> Result<Vec<u8>, 
     tokio::task::spawn_blocking(move || {
         let json = serde_json::to_vec(&state)
             .map_err(|e| Status::internal(format!("the state does not encode: {e}")))?;
-        crate::backup::encode(id, last, taken_at_ms, linearizable, &state, json).map_err(|e| {
-            match e {
+        crate::backup::encode(id, last, taken_at_ms, linearizable, &state, json).map_err(
+            |e| match e {
                 crate::backup::BackupError::Empty => Status::failed_precondition(e.to_string()),
                 other => Status::internal(other.to_string()),
-            }
-        })
+            },
+        )
     })
     .await
     .map_err(|e| Status::internal(format!("backup encoding failed: {e}")))?

@@ -625,7 +625,14 @@ mod tests {
                 learners: vec![],
                 nodes: [1, 2, 3]
                     .into_iter()
-                    .map(|i| (i, Member { addr: format!("a{i}") }))
+                    .map(|i| {
+                        (
+                            i,
+                            Member {
+                                addr: format!("a{i}"),
+                            },
+                        )
+                    })
                     .collect(),
             },
             committed,
@@ -657,7 +664,9 @@ mod tests {
         m.refused(Refusal::TooLarge);
         m.refused(Refusal::BadRuling);
         m.witness_failed("http://w");
-        let text = m.scrape(&view(Some(1), 5, 7), &StateView::default()).unwrap();
+        let text = m
+            .scrape(&view(Some(1), 5, 7), &StateView::default())
+            .unwrap();
         assert!(
             text.contains("panel_intake_refusals_total{reason=\"too_large\"} 1"),
             "{text}"
@@ -667,7 +676,13 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("panel_raft_apply_lag 2"), "{text}");
-        assert!(text.contains("panel_raft_role{role=\"Follower\"} 1"), "{text}");
-        assert!(text.contains("panel_raft_snapshot_age_seconds -1"), "{text}");
+        assert!(
+            text.contains("panel_raft_role{role=\"Follower\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("panel_raft_snapshot_age_seconds -1"),
+            "{text}"
+        );
     }
 }

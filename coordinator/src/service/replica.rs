@@ -328,9 +328,11 @@ pub(crate) async fn submit(
             replica.max_command_bytes
         )));
     }
-    let mut command = client_write(&req, replica.test_commands).inspect_err(|(why, _)| {
-        replica.metrics.refused(*why);
-    }).map_err(|(_, status)| status)?;
+    let mut command = client_write(&req, replica.test_commands)
+        .inspect_err(|(why, _)| {
+            replica.metrics.refused(*why);
+        })
+        .map_err(|(_, status)| status)?;
     crate::service::charter::write_gate(&replica.sm, replica.transport.charter().as_deref())
         .inspect_err(|_| replica.metrics.refused(Refusal::Unchartered))?;
     let writer = caller.writer_of(&req);
@@ -411,15 +413,15 @@ pub(crate) async fn submit(
 /// the test one). Internal commands and the drivers' reserved client ids are refused with
 /// the rule that forbids them, so no client can admit an arbiter, open a motion, close one
 /// or squat a driver's deduplication keys (docs/SECURITY.md).
-fn client_write(
-    req: &pb::WriteRequest,
-    test_commands: bool,
-) -> Result<Command, (Refusal, Status)> {
+fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, (Refusal, Status)> {
     if is_internal_client_id(&req.client_id) {
-        return Err((Refusal::ReservedClientId, Status::permission_denied(format!(
-            "client_id {:?} is reserved for the replica's own drivers; choose another client id",
-            req.client_id
-        ))));
+        return Err((
+            Refusal::ReservedClientId,
+            Status::permission_denied(format!(
+                "client_id {:?} is reserved for the replica's own drivers; choose another client id",
+                req.client_id
+            )),
+        ));
     }
     let command: Command = serde_json::from_str(&req.command_json).map_err(|e| {
         (Refusal::Malformed, Status::invalid_argument(format!(
@@ -433,14 +435,20 @@ fn client_write(
         Command::Internal(InternalCommand::RecordOutcome(sub)) if test_cluster => {
             Ok(TestCommand::RecordOutcome(sub).into())
         }
-        Command::Internal(_) => Err((Refusal::InternalCommand, Status::permission_denied(format!(
-            "{} is not a client command: only the leader's motion and exam drivers propose it (outcomes are decided from the seats' reveals; admission follows an exam scored in apply)",
-            command.kind()
-        )))),
-        Command::Test(_) => Err((Refusal::TestCommand, Status::permission_denied(format!(
-            "{} is not a client command: it exists for test clusters only (a replica started with --test-commands)",
-            command.kind()
-        )))),
+        Command::Internal(_) => Err((
+            Refusal::InternalCommand,
+            Status::permission_denied(format!(
+                "{} is not a client command: only the leader's motion and exam drivers propose it (outcomes are decided from the seats' reveals; admission follows an exam scored in apply)",
+                command.kind()
+            )),
+        )),
+        Command::Test(_) => Err((
+            Refusal::TestCommand,
+            Status::permission_denied(format!(
+                "{} is not a client command: it exists for test clusters only (a replica started with --test-commands)",
+                command.kind()
+            )),
+        )),
     }
 }
 
