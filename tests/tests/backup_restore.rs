@@ -111,9 +111,9 @@ fn registration(i: u8) -> Value {
     json!({ "RegisterArbiter": {
         "arbiter_id": format!("arb-{i}"),
         "public_key": hex::encode(key.to_bytes()),
-        "organisation": if i % 2 == 0 { "northwind" } else { "southwind" },
+        "organisation": if i.is_multiple_of(2) { "northwind" } else { "southwind" },
         "model_family": format!("m{}", i % 3),
-        "stance": if i % 2 == 0 { "A" } else { "B" },
+        "stance": if i.is_multiple_of(2) { "A" } else { "B" },
     }})
 }
 

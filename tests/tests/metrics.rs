@@ -172,7 +172,7 @@ fn parse(text: &str) -> Result<BTreeMap<String, f64>, String> {
         if fields.next().is_some() {
             return Err(at("trailing fields".into()));
         }
-        if family.1 == "counter" && name.ends_with("_total") && !(v >= 0.0) {
+        if family.1 == "counter" && name.ends_with("_total") && (v.is_nan() || v < 0.0) {
             return Err(at("negative counter".into()));
         }
         let shown: Vec<String> = ls.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
