@@ -113,6 +113,21 @@ enum Cmd {
     },
     /// Start a local 3-replica cluster and print throughput and latency figures.
     Bench(BenchArgs),
+    /// Take a consistent hot backup of a running replica's state (the record with its
+    /// checkpoints, and every other table) into FILE; `run --restore FILE` starts a new
+    /// group from it. Needs an operator's identity under TLS.
+    Backup {
+        /// The replica to copy (any member; the Admin listener if it has its own).
+        #[arg(long)]
+        addr: String,
+        /// Where to write the backup; an existing file is never overwritten.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Copy the replica's applied state as it is, without a read barrier: for a group
+        /// that lost its quorum (it may miss writes acknowledged elsewhere).
+        #[arg(long)]
+        local: bool,
+    },
 }
 
 /// Write limits per identity, per organisation and globally (docs/SECURITY.md, "Floods";
@@ -276,6 +291,18 @@ struct RunArgs {
     /// entries exist); one also follows every verdict.
     #[arg(long, default_value_t = 1000)]
     checkpoint_every_ms: u64,
+    /// Serve plain-HTTP /metrics (Prometheus), /livez and /readyz on this address. Off
+    /// by default; bind it where only monitoring reaches.
+    #[arg(long, value_name = "HOST:PORT")]
+    metrics_addr: Option<SocketAddr>,
+    /// Start a new group of one from a backup of `panel coordinator backup`, in an empty
+    /// --data-dir; add members afterwards with add-learner and change-membership.
+    #[arg(long, value_name = "FILE")]
+    restore: Option<PathBuf>,
+    /// With --restore: the address the other replicas reach this one at (default:
+    /// --listen).
+    #[arg(long, value_name = "HOST:PORT", requires = "restore")]
+    member_addr: Option<String>,
 }
 
 #[derive(ClapArgs)]
@@ -519,6 +546,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     "linearizable": r.linearizable,
                 }))
             }
+            Cmd::Backup { addr, out, local } => backup(&t, &addr, &out, local).await,
             Cmd::Bench(b) => {
                 let opts = BenchOptions {
                     secs: b.secs,
@@ -554,6 +582,56 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         }
     })
+}
+
+/// Streams a backup from `addr` into `out`: refuses an existing `out`, checks the bytes
+/// (format, length, digest) before keeping them, and writes a temporary file that is
+/// fsynced and renamed, so `out` is either a whole backup or absent.
+async fn backup(t: &Transport, addr: &str, out: &std::path::Path, local: bool) -> Result<ExitCode> {
+    use std::io::Write;
+    if out.exists() {
+        bail!(
+            "--out {} exists; a backup never overwrites a file: choose a new name",
+            out.display()
+        );
+    }
+    let started = std::time::Instant::now();
+    let mut admin = pb::admin_client::AdminClient::new(client::channel(t, addr)?)
+        .max_decoding_message_size(64 * 1024 * 1024);
+    let mut stream = admin
+        .backup(pb::BackupRequest { local })
+        .await
+        .with_context(|| format!("replica {addr} refused the backup"))?
+        .into_inner();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream
+        .message()
+        .await
+        .with_context(|| format!("the backup stream from {addr} broke off; nothing was written"))?
+    {
+        bytes.extend_from_slice(&chunk.data);
+    }
+    let (header, _) = panel_coordinator::backup::decode(&bytes)
+        .with_context(|| format!("replica {addr} sent a damaged backup; nothing was written"))?;
+    let tmp = out.with_extension("partial");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create_new(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, out)
+    };
+    write().with_context(|| format!("writing {} (through {})", out.display(), tmp.display()))?;
+    print(&json!({
+        "out": out.display().to_string(),
+        "bytes": bytes.len(),
+        "source_replica": header.source_replica,
+        "last_log_index": header.last_log_id.index,
+        "last_log_term": header.last_log_id.leader_id.term,
+        "linearizable": header.linearizable,
+        "record_entries": header.record_entries,
+        "checkpoints": header.checkpoints,
+        "millis": started.elapsed().as_millis() as u64,
+    }))
 }
 
 async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
@@ -603,6 +681,13 @@ async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
             every_entries: a.checkpoint_every_entries.max(1),
             every_ms: a.checkpoint_every_ms,
         },
+        metrics_addr: a.metrics_addr,
+        restore: a
+            .restore
+            .map(|file| panel_coordinator::service::serve::Restore {
+                file,
+                member_addr: a.member_addr,
+            }),
     };
     eprintln!(
         "coordinator replica {} listening on {}",

@@ -10,6 +10,7 @@ pub use panel_machine::{
     transparency,
 };
 
+pub mod backup;
 pub mod bench;
 pub mod client;
 pub mod clock;

@@ -158,6 +158,10 @@ pub struct NodeConfig {
     /// `connect` list is used. Give every replica: any of them forwards to the leader.
     #[serde(default)]
     pub coordinators: Vec<String>,
+    /// Where to serve plain-HTTP `/metrics` (Prometheus), `/livez` and `/readyz`
+    /// (docs/COORDINATOR.md, "Metrics and readiness"); off when unset.
+    #[serde(default)]
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 impl Default for NodeConfig {
@@ -179,6 +183,7 @@ impl Default for NodeConfig {
             transport: TransportConfig::default(),
             coordinator_keys: Vec::new(),
             coordinators: Vec::new(),
+            metrics_addr: None,
         }
     }
 }

@@ -8,6 +8,7 @@
 //! * [`link`]: outbound links to coordinator replicas for a node that cannot be called.
 //! * [`store`]: redb storage of own and received rulings and the pending queue.
 //! * [`keyfile`]: key generation (mode 0600) and loading (loose permissions refused).
+//! * [`metrics`]: the metrics endpoint's counters, judge latency and readiness.
 //! * [`config`], [`run`]: `node.toml` and the process.
 
 pub mod advocate;
@@ -17,6 +18,7 @@ pub mod exchange;
 pub mod judge;
 pub mod keyfile;
 pub mod link;
+pub mod metrics;
 pub mod retrieval;
 pub mod run;
 pub mod service;

@@ -51,6 +51,8 @@ pub enum NodeError {
     },
     #[error("gRPC server: {0}")]
     Serve(String),
+    #[error(transparent)]
+    Metrics(#[from] panel_ops::OpsError),
 }
 
 /// Command-line overrides of the config file.
@@ -303,6 +305,10 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
     })?;
     let core = build_core(&cfg)?;
     let limit = cfg.max_message_bytes;
+    let metrics_endpoint = match cfg.metrics_addr {
+        Some(addr) => Some(panel_ops::Endpoint::bind(addr, "metrics_addr in node.toml").await?),
+        None => None,
+    };
 
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter
@@ -336,6 +342,16 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
         None => Vec::new(),
     };
 
+    let probe = Arc::new(crate::metrics::NodeProbe {
+        core: core.clone(),
+        serving: std::sync::atomic::AtomicBool::new(true),
+    });
+    let (stop_metrics, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
+    if let Some(endpoint) = metrics_endpoint {
+        tokio::spawn(endpoint.run(probe.clone(), async {
+            let _ = metrics_stopped.await;
+        }));
+    }
     core.peers
         .transport
         .server(ClientAuth::Required)?
@@ -353,13 +369,18 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
         )
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), {
             let core = core.clone();
+            let probe = probe.clone();
             async move {
                 shutdown_signal().await;
+                probe
+                    .serving
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
                 core.begin_shutdown();
             }
         })
         .await
         .map_err(|e| NodeError::Serve(e.to_string()))?;
+    let _ = stop_metrics.send(());
     for l in links {
         l.abort();
     }

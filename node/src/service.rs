@@ -27,6 +27,7 @@ use crate::exchange::PeerBook;
 use crate::judge::JudgeAnswer;
 use crate::judge::answer_json::check_against_motion;
 use crate::keyfile::random_32;
+use crate::metrics::MotionRefusal;
 use crate::store::{PeerInsert, Store, StoreError};
 use panel_transport::{Role, RoleGuard};
 
@@ -57,6 +58,8 @@ pub struct NodeCore {
     waiters: Mutex<HashMap<String, Arc<Notify>>>,
     /// Woken at shutdown so Commit calls waiting for a human return at once.
     shutdown: Notify,
+    /// Counters and the judge latency of the metrics endpoint (`metrics.rs`).
+    pub metrics: Arc<crate::metrics::NodeMetrics>,
 }
 
 fn store_status(e: StoreError) -> Status {
@@ -126,6 +129,7 @@ impl NodeCore {
             reveal_to: Vec::new(),
             waiters: Mutex::new(HashMap::new()),
             shutdown: Notify::new(),
+            metrics: Arc::default(),
         }
     }
 
@@ -146,6 +150,7 @@ impl NodeCore {
     /// forged motion learns nothing: not even whether this node committed on its id.
     fn verify_motion(&self, m: &Motion) -> Result<[u8; 32], Status> {
         if self.coordinator_keys.is_empty() {
+            self.metrics.motion_refused(MotionRefusal::NoTrustedKey);
             return Err(Status::unauthenticated(format!(
                 "motion {:?} refused: this node trusts no coordinator motion key; add \
                  coordinator_keys = [\"<hex public key>\"] to node.toml (the key `panel \
@@ -153,7 +158,10 @@ impl NodeCore {
                 m.motion_id
             )));
         }
-        verify_motion(m, &self.coordinator_keys).map_err(|e| Status::unauthenticated(e.to_string()))
+        verify_motion(m, &self.coordinator_keys).map_err(|e| {
+            self.metrics.motion_refused(MotionRefusal::Signature);
+            Status::unauthenticated(e.to_string())
+        })
     }
 
     /// Releases Commit calls that wait for a human answer (graceful shutdown).
@@ -210,13 +218,24 @@ impl NodeCore {
         if let Some(rec) = blocking(move || store.own(&id)).await? {
             return Self::existing(&rec, &m);
         }
-        self.arbiter
-            .check_motion(&m, now_ms())
-            .map_err(arbiter_status)?;
+        self.arbiter.check_motion(&m, now_ms()).map_err(|e| {
+            self.metrics.motion_refused(MotionRefusal::Check);
+            arbiter_status(e)
+        })?;
         if self.arbiter.is_human() {
             return self.wait_for_human(m).await;
         }
-        let answer = self.arbiter.decide(&m).await.map_err(arbiter_status)?;
+        let started = std::time::Instant::now();
+        let answer = self.arbiter.decide(&m).await;
+        self.metrics.judged(
+            &self.arbiter.identity().judge_kind,
+            started.elapsed(),
+            answer.is_ok(),
+        );
+        let answer = answer.map_err(|e| {
+            self.metrics.motion_refused(MotionRefusal::Judge);
+            arbiter_status(e)
+        })?;
         self.seal_and_store(&m, &answer).await
     }
 
@@ -246,6 +265,7 @@ impl NodeCore {
         let id = m.motion_id.clone();
         let (stored, inserted) = blocking(move || store.insert_own_if_absent(&record, &id)).await?;
         if inserted {
+            self.metrics.committed();
             info!(
                 decision = answer.decision as i32,
                 probability = answer.probability,
@@ -341,6 +361,7 @@ impl NodeCore {
             commitment: rec.commitment.clone(),
         };
         if !was_revealed {
+            self.metrics.revealed();
             info!("revealed");
             self.peers
                 .spawn_delivery(&m, self.arbiter.verifying_key().to_bytes(), reveal.clone());
@@ -373,7 +394,10 @@ impl NodeCore {
             .signed_ruling
             .as_ref()
             .ok_or_else(|| Status::invalid_argument("delivery has no signed_ruling"))?;
-        let ruling = verify_ruling(sr).map_err(verify_status)?;
+        let ruling = verify_ruling(sr).map_err(|e| {
+            self.metrics.signature_failed("delivered_ruling");
+            verify_status(e)
+        })?;
         let own_key = self.arbiter.verifying_key().to_bytes();
         if ruling.arbiter_key.as_slice() == own_key.as_slice() {
             return Err(Status::invalid_argument(

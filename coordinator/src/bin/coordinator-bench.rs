@@ -74,6 +74,8 @@ async fn replica(args: &[String]) -> Result<(), String> {
             every_entries: num(args, "--checkpoint-every-entries", 256)?,
             every_ms: num(args, "--checkpoint-every-ms", 1000)?,
         },
+        metrics_addr: None,
+        restore: None,
     };
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

@@ -51,8 +51,35 @@ redb_from!(
     redb::TableError,
     redb::StorageError,
     redb::CommitError,
-    redb::SetDurabilityError
+    redb::SetDurabilityError,
+    redb::DatabaseError
 );
+
+/// Writes a new `log.redb` at `path` for a replica restored from a backup
+/// (`raft::restore`): no entries, purged and committed up to `at` (the backup's last
+/// applied entry, which the snapshot beside it covers), and a vote in `at`'s term, so
+/// the replica's first election is in a later term than every entry it holds.
+pub(crate) fn seed_restored_log(
+    path: &Path,
+    vote: &Vote<NodeId>,
+    at: LogId,
+) -> Result<(), StoreError> {
+    let db = Database::create(path)?;
+    let vote = serde_json::to_vec(vote)?;
+    let purged = serde_json::to_vec(&at)?;
+    let committed = serde_json::to_vec(&Some(at))?;
+    let mut tx = db.begin_write()?;
+    tx.set_durability(Durability::Immediate)?;
+    {
+        tx.open_table(LOG)?;
+        let mut meta = tx.open_table(META)?;
+        meta.insert("vote", vote.as_slice())?;
+        meta.insert("last_purged", purged.as_slice())?;
+        meta.insert("committed", committed.as_slice())?;
+    }
+    tx.commit()?;
+    Ok(())
+}
 
 /// Run a redb write transaction with `Durability::Immediate` on the blocking pool. A
 /// failure is also noted beside the file ([`note_failed_commit`]), so the next start can
@@ -212,6 +239,25 @@ fn classify_open_error(path: &str, e: redb::DatabaseError, fell_back: bool) -> R
 pub struct LogStore {
     db: Arc<Database>,
     path: Arc<str>,
+    /// The newest committed index openraft told this store (`save_committed`), for the
+    /// metrics endpoint's apply lag and readiness: openraft 0.9's metrics do not carry it.
+    committed: CommitIndex,
+}
+
+/// The committed log index as this replica last learned it (0 before any); a cheap shared
+/// handle (docs/COORDINATOR.md, "Metrics and readiness").
+#[derive(Debug, Clone, Default)]
+pub struct CommitIndex(Arc<std::sync::atomic::AtomicU64>);
+
+impl CommitIndex {
+    pub fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn set(&self, committed: Option<LogId>) {
+        let index = committed.map_or(0, |l| l.index);
+        self.0.store(index, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl LogStore {
@@ -224,9 +270,23 @@ impl LogStore {
         let store = Self {
             db,
             path: path.display().to_string().into(),
+            committed: CommitIndex::default(),
         };
         store.check()?;
+        let committed = store
+            .read_meta::<Option<LogId>>("committed")
+            .map_err(|e| RaftStartError::Damaged {
+                path: path.display().to_string(),
+                detail: format!("the committed index does not decode: {e}"),
+            })?
+            .flatten();
+        store.committed.set(committed);
         Ok(store)
+    }
+
+    /// The handle the metrics endpoint reads the committed index through.
+    pub fn commit_index(&self) -> CommitIndex {
+        self.committed.clone()
     }
 
     /// `e` on this store's file, for openraft's error subjects.
@@ -381,6 +441,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     /// re-learned from the leader), so it is written with `Durability::None`: it costs no
     /// fsync of its own and becomes durable with the next log append's commit.
     async fn save_committed(&mut self, committed: Option<LogId>) -> StorageResult<()> {
+        self.committed.set(committed);
         let bytes =
             serde_json::to_vec(&committed).map_err(|e| StorageIOError::write(&self.at(e)))?;
         // No fsync, a few microseconds of work: done in place, since a hop to the blocking

@@ -17,9 +17,10 @@ use crate::command::{Batch, BatchReply};
 pub mod log_store;
 pub mod network;
 pub mod quorum;
+pub mod restore;
 pub mod state_machine;
 
-pub use log_store::LogStore;
+pub use log_store::{CommitIndex, LogStore};
 pub use network::{Network, ReplicaService};
 pub use quorum::{QuorumError, QuorumWatch};
 pub use state_machine::{AppliedEvent, StateMachineStore};
@@ -107,13 +108,14 @@ pub enum RaftStartError {
     Fatal(#[from] Box<openraft::error::Fatal<NodeId>>),
 }
 
-/// Open (or create) a replica's storage under `dir` and start its Raft instance.
+/// Open (or create) a replica's storage under `dir` and start its Raft instance; also
+/// returns the handle on the committed index the metrics endpoint reads.
 pub async fn start(
     id: NodeId,
     dir: &Path,
     opts: &RaftOptions,
     transport: panel_transport::Transport,
-) -> Result<(Raft, StateMachineStore), RaftStartError> {
+) -> Result<(Raft, StateMachineStore, CommitIndex), RaftStartError> {
     let config = openraft::Config {
         cluster_name: "crucible-coordinator".into(),
         heartbeat_interval: opts.heartbeat_ms,
@@ -134,6 +136,7 @@ pub async fn start(
     check_files_present(&log_path, &state_path)?;
     note_unclean_stop(dir, &[&log_path, &state_path]);
     let log_store = LogStore::open(&log_path)?;
+    let committed = log_store.commit_index();
     let sm = StateMachineStore::open(&state_path)?;
     check_snapshot_covers_purged(&log_store, &sm, &state_path)?;
     mark_running(dir);
@@ -146,7 +149,7 @@ pub async fn start(
     )
     .await
     .map_err(Box::new)?;
-    Ok((raft, sm))
+    Ok((raft, sm, committed))
 }
 
 /// Present in the data directory while a replica runs on it; removed at a clean stop.

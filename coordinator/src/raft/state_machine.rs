@@ -16,6 +16,7 @@
 
 use std::io::Cursor;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use openraft::storage::{RaftStateMachine, Snapshot};
@@ -61,6 +62,9 @@ pub struct StateMachineStore {
     path: Arc<str>,
     shared: Arc<RwLock<Applied>>,
     events: broadcast::Sender<AppliedEvent>,
+    /// When the latest snapshot was built (Unix ms; 0: none), for the metrics endpoint's
+    /// snapshot age (docs/COORDINATOR.md, "Metrics and readiness").
+    snapshot_at_ms: Arc<AtomicU64>,
 }
 
 impl StateMachineStore {
@@ -69,7 +73,7 @@ impl StateMachineStore {
             tx.open_table(SNAPSHOT)?;
             Ok(())
         })?;
-        let applied = load(&db).map_err(|e| RaftStartError::Damaged {
+        let (applied, snapshot_id) = load(&db).map_err(|e| RaftStartError::Damaged {
             path: path.display().to_string(),
             detail: format!("the stored snapshot does not decode: {e}"),
         })?;
@@ -79,7 +83,16 @@ impl StateMachineStore {
             path: path.display().to_string().into(),
             shared: Arc::new(RwLock::new(applied)),
             events,
+            snapshot_at_ms: Arc::new(AtomicU64::new(
+                snapshot_id.as_deref().map_or(0, built_at_ms),
+            )),
         })
+    }
+
+    /// How long ago the latest snapshot was built; `None` without one.
+    pub fn snapshot_age(&self) -> Option<std::time::Duration> {
+        let at = self.snapshot_at_ms.load(Ordering::Relaxed);
+        (at > 0).then(|| std::time::Duration::from_millis(now_ms().saturating_sub(at)))
     }
 
     /// Run `f` on the current state (a local, possibly stale read on a follower).
@@ -123,18 +136,58 @@ fn decode_state(bytes: &[u8]) -> Result<State, serde_json::Error> {
 
 /// The state as of the stored snapshot (empty without one); openraft re-applies the log
 /// entries after it.
-fn load(db: &Database) -> Result<Applied, StoreError> {
+fn load(db: &Database) -> Result<(Applied, Option<String>), StoreError> {
     let tx = db.begin_read()?;
     let snap = tx.open_table(SNAPSHOT)?;
     let meta: Option<SnapshotMeta<NodeId, Member>> = read_json(&snap, "meta")?;
     Ok(match (meta, snap.get("data")?) {
-        (Some(m), Some(data)) => Applied {
-            state: decode_state(data.value())?,
-            last_applied: m.last_log_id,
-            membership: m.last_membership,
-        },
-        _ => Applied::default(),
+        (Some(m), Some(data)) => (
+            Applied {
+                state: decode_state(data.value())?,
+                last_applied: m.last_log_id,
+                membership: m.last_membership,
+            },
+            Some(m.snapshot_id),
+        ),
+        _ => (Applied::default(), None),
     })
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// When a snapshot was built, from its id: [`SnapshotBuilder`] names a snapshot
+/// `TERM-INDEX-NANOS` with the Unix time it was built at (a received snapshot keeps the
+/// leader's id). An id of another form counts as built now.
+fn built_at_ms(snapshot_id: &str) -> u64 {
+    snapshot_id
+        .rsplit('-')
+        .next()
+        .and_then(|n| n.parse::<u128>().ok())
+        .map_or_else(now_ms, |nanos| (nanos / 1_000_000) as u64)
+}
+
+/// Writes `state` as the snapshot of a new `state.redb` at `path`, for a replica restored
+/// from a backup (`raft::restore`): openraft then starts from it as from any snapshot.
+pub(crate) fn seed_snapshot(
+    path: &Path,
+    meta: &SnapshotMeta<NodeId, Member>,
+    state_json: &[u8],
+) -> Result<(), StoreError> {
+    let db = Database::create(path)?;
+    let meta_json = serde_json::to_vec(meta)?;
+    let mut tx = db.begin_write()?;
+    tx.set_durability(redb::Durability::Immediate)?;
+    {
+        let mut s = tx.open_table(SNAPSHOT)?;
+        s.insert("meta", meta_json.as_slice())?;
+        s.insert("data", state_json)?;
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 /// Applies entries to the shared state; returns the replies and the events to broadcast.
@@ -202,6 +255,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             db: self.db.clone(),
             path: self.path.clone(),
             copy: self.read(Applied::clone),
+            built_at_ms: self.snapshot_at_ms.clone(),
         }
     }
 
@@ -234,6 +288,8 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             last_applied: meta.last_log_id,
             membership: meta.last_membership.clone(),
         };
+        self.snapshot_at_ms
+            .store(built_at_ms(&meta.snapshot_id), Ordering::Relaxed);
         Ok(())
     }
 
@@ -260,6 +316,7 @@ pub struct SnapshotBuilder {
     db: Arc<Database>,
     path: Arc<str>,
     copy: Applied,
+    built_at_ms: Arc<AtomicU64>,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
@@ -294,6 +351,8 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         })
         .await
         .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), &at(&self.path, e)))?;
+        self.built_at_ms
+            .store((nanos / 1_000_000) as u64, Ordering::Relaxed);
         // The write's closure (and its reference) is gone once the write returned.
         let data = Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone());
         Ok(Snapshot {

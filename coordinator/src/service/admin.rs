@@ -1,7 +1,12 @@
-//! Membership administration (`Admin`: `Init`, `AddLearner`, `ChangeMembership`).
+//! Operator administration (`Admin`): membership (`Init`, `AddLearner`,
+//! `ChangeMembership`) and the hot backup (`Backup`, docs/COORDINATOR.md "Backup, restore
+//! and a lost quorum"). Under TLS only the charter's operators reach it (`serve.rs`).
 
 use std::collections::BTreeSet;
+use std::pin::Pin;
 use std::sync::Arc;
+
+use futures::Stream;
 
 use tonic::{Request, Response, Status};
 
@@ -44,8 +49,66 @@ fn admin_reply<T: serde::Serialize>(v: &T) -> Response<pb::AdminReply> {
     })
 }
 
+/// Bytes per streamed backup chunk: well under the gRPC message cap, large enough that
+/// a backup of a few hundred MB is a few hundred messages.
+const BACKUP_CHUNK: usize = 1 << 20;
+
+type BackupStream = Pin<Box<dyn Stream<Item = Result<pb::BackupChunk, Status>> + Send>>;
+
+/// Copies the applied state and encodes it as a backup file, off the async workers (the
+/// encoding of a large state takes a while). The copy is taken between two applies, as a
+/// snapshot's is, so it is one consistent state.
+async fn backup_bytes(replica: &Replica, linearizable: bool) -> Result<Vec<u8>, Status> {
+    let (state, last) = replica.sm.read(|a| (a.state.clone(), a.last_applied));
+    let id = replica.id;
+    let taken_at_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    tokio::task::spawn_blocking(move || {
+        let json = serde_json::to_vec(&state)
+            .map_err(|e| Status::internal(format!("the state does not encode: {e}")))?;
+        crate::backup::encode(id, last, taken_at_ms, linearizable, &state, json).map_err(
+            |e| match e {
+                crate::backup::BackupError::Empty => Status::failed_precondition(e.to_string()),
+                other => Status::internal(other.to_string()),
+            },
+        )
+    })
+    .await
+    .map_err(|e| Status::internal(format!("backup encoding failed: {e}")))?
+}
+
 #[tonic::async_trait]
 impl Admin for AdminService {
+    type BackupStream = BackupStream;
+
+    async fn backup(
+        &self,
+        request: Request<pb::BackupRequest>,
+    ) -> Result<Response<Self::BackupStream>, Status> {
+        let consistency = if request.into_inner().local {
+            pb::ReadConsistency::Local
+        } else {
+            pb::ReadConsistency::Linearizable
+        };
+        let linearizable = self.0.read_barrier(consistency).await.map_err(|e| {
+            Status::new(
+                e.code(),
+                format!(
+                    "{}; a backup of this replica's state as it is needs --local (it may miss \
+                     writes acknowledged elsewhere)",
+                    e.message()
+                ),
+            )
+        })?;
+        let bytes = backup_bytes(&self.0, linearizable).await?;
+        let chunks: Vec<Result<pb::BackupChunk, Status>> = bytes
+            .chunks(BACKUP_CHUNK)
+            .map(|c| Ok(pb::BackupChunk { data: c.to_vec() }))
+            .collect();
+        Ok(Response::new(Box::pin(futures::stream::iter(chunks))))
+    }
+
     async fn init(
         &self,
         request: Request<pb::InitRequest>,

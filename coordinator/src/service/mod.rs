@@ -11,6 +11,7 @@ pub mod intake;
 pub mod link;
 pub mod log_api;
 pub mod log_key;
+pub mod metrics;
 pub mod motion_key;
 pub mod proposer;
 pub mod replica;

@@ -21,6 +21,7 @@ use crate::pb::coordinator::coordinator_client::CoordinatorClient;
 use crate::query;
 use crate::raft::{self, NodeId, Raft, StateMachineStore};
 use crate::service::intake::{Intake, IntakeError};
+use crate::service::metrics::Refusal;
 use crate::service::proposer::{ProposeError, Proposer};
 
 /// Largest gRPC message accepted: batches of signed rulings and snapshot chunks are big.
@@ -55,6 +56,8 @@ pub(crate) struct Replica {
     /// writes and reads (about the election timeout: by then the others may have elected
     /// a new leader, so holding a write longer only makes the client wait for nothing).
     pub(crate) lease: std::time::Duration,
+    /// Counters of the metrics endpoint (`service::metrics`).
+    pub(crate) metrics: Arc<crate::service::metrics::ReplicaMetrics>,
 }
 
 /// Organisations of client certificates found so far, kept at most (then forgotten and
@@ -319,13 +322,19 @@ pub(crate) async fn submit(
     // replica, so it can never become a log entry too big to replicate.
     let bytes = req.command_json.len();
     if bytes > replica.max_command_bytes {
+        replica.metrics.refused(Refusal::TooLarge);
         return Err(Status::invalid_argument(format!(
             "the command is {bytes} bytes; the limit is {} bytes per command (replica option --max-command-bytes); split the write or cite large sources by digest",
             replica.max_command_bytes
         )));
     }
-    let mut command = client_write(&req, replica.test_commands)?;
-    crate::service::charter::write_gate(&replica.sm, replica.transport.charter().as_deref())?;
+    let mut command = client_write(&req, replica.test_commands)
+        .inspect_err(|(why, _)| {
+            replica.metrics.refused(*why);
+        })
+        .map_err(|(_, status)| status)?;
+    crate::service::charter::write_gate(&replica.sm, replica.transport.charter().as_deref())
+        .inspect_err(|_| replica.metrics.refused(Refusal::Unchartered))?;
     let writer = caller.writer_of(&req);
     if !replica.is_leader() {
         return replica
@@ -335,14 +344,18 @@ pub(crate) async fn submit(
     }
     // An isolated leader refuses at once: the write could not commit, and a new leader
     // may be elected already (nothing was proposed, so the write did not happen).
-    replica
-        .quorum_check()
-        .map_err(|e| Status::unavailable(format!("{e}; nothing was proposed")))?;
+    replica.quorum_check().map_err(|e| {
+        replica.metrics.refused(Refusal::NoQuorum);
+        Status::unavailable(format!("{e}; nothing was proposed"))
+    })?;
     // Intake: the Gate and the rate limits (writer, key, kind) run before proposal.
     replica
         .intake
         .admit(&command, &writer, std::time::Instant::now())
-        .map_err(intake_status)?;
+        .map_err(|e| {
+            replica.metrics.intake_error(&e);
+            intake_status(e)
+        })?;
     // Intake: refuse undecodable or badly signed rulings before they reach the log. The
     // signature checks are CPU work: off the async workers.
     if let Command::Test(TestCommand::RecordOutcome(sub)) = command {
@@ -353,6 +366,7 @@ pub(crate) async fn submit(
         .await
         .map_err(|e| Status::internal(format!("intake check failed: {e}")))?;
         command = TestCommand::RecordOutcome(checked.map_err(|e| {
+            replica.metrics.refused(Refusal::BadRuling);
             Status::invalid_argument(format!("RecordOutcome refused at intake: {e}"))
         })?)
         .into();
@@ -399,17 +413,20 @@ pub(crate) async fn submit(
 /// the test one). Internal commands and the drivers' reserved client ids are refused with
 /// the rule that forbids them, so no client can admit an arbiter, open a motion, close one
 /// or squat a driver's deduplication keys (docs/SECURITY.md).
-fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, Status> {
+fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, (Refusal, Status)> {
     if is_internal_client_id(&req.client_id) {
-        return Err(Status::permission_denied(format!(
-            "client_id {:?} is reserved for the replica's own drivers; choose another client id",
-            req.client_id
-        )));
+        return Err((
+            Refusal::ReservedClientId,
+            Status::permission_denied(format!(
+                "client_id {:?} is reserved for the replica's own drivers; choose another client id",
+                req.client_id
+            )),
+        ));
     }
     let command: Command = serde_json::from_str(&req.command_json).map_err(|e| {
-        Status::invalid_argument(format!(
+        (Refusal::Malformed, Status::invalid_argument(format!(
             "command_json is not a client command ({e}); example: {{\"CreateDebate\":{{...}}}}, see docs/COORDINATOR.md"
-        ))
+        )))
     })?;
     let test_cluster = test_commands && test_commands_built();
     match command {
@@ -418,14 +435,20 @@ fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, 
         Command::Internal(InternalCommand::RecordOutcome(sub)) if test_cluster => {
             Ok(TestCommand::RecordOutcome(sub).into())
         }
-        Command::Internal(_) => Err(Status::permission_denied(format!(
-            "{} is not a client command: only the leader's motion and exam drivers propose it (outcomes are decided from the seats' reveals; admission follows an exam scored in apply)",
-            command.kind()
-        ))),
-        Command::Test(_) => Err(Status::permission_denied(format!(
-            "{} is not a client command: it exists for test clusters only (a replica started with --test-commands)",
-            command.kind()
-        ))),
+        Command::Internal(_) => Err((
+            Refusal::InternalCommand,
+            Status::permission_denied(format!(
+                "{} is not a client command: only the leader's motion and exam drivers propose it (outcomes are decided from the seats' reveals; admission follows an exam scored in apply)",
+                command.kind()
+            )),
+        )),
+        Command::Test(_) => Err((
+            Refusal::TestCommand,
+            Status::permission_denied(format!(
+                "{} is not a client command: it exists for test clusters only (a replica started with --test-commands)",
+                command.kind()
+            )),
+        )),
     }
 }
 

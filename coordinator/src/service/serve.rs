@@ -59,6 +59,21 @@ pub struct ServeOptions {
     pub witnesses: Vec<String>,
     /// When apply issues checkpoints (`--checkpoint-every-entries`, `--checkpoint-every-ms`).
     pub checkpoints: panel_machine::checkpoints::Cadence,
+    /// Where the plain-HTTP metrics endpoint listens (`--metrics-addr`: `/metrics`,
+    /// `/livez`, `/readyz`); off when unset (docs/COORDINATOR.md, "Metrics and readiness").
+    pub metrics_addr: Option<SocketAddr>,
+    /// Start a new group of one from a backup (`--restore`) in an empty data directory.
+    pub restore: Option<Restore>,
+}
+
+/// `--restore FILE [--member-addr HOST:PORT]` (docs/COORDINATOR.md, "Backup, restore and a
+/// lost quorum").
+#[derive(Debug, Clone)]
+pub struct Restore {
+    pub file: PathBuf,
+    /// The address other replicas reach this one at, recorded in the new group's
+    /// membership; `--listen` when unset.
+    pub member_addr: Option<String>,
 }
 
 /// Default cap on one client command: 1 MiB of JSON, far above any contribution the Gate
@@ -104,6 +119,10 @@ pub enum ServeError {
     MotionKey(#[from] crate::service::motion_key::MotionKeyError),
     #[error(transparent)]
     LogKey(#[from] crate::service::log_key::LogKeyError),
+    #[error(transparent)]
+    Restore(#[from] crate::raft::restore::RestoreError),
+    #[error(transparent)]
+    Metrics(#[from] panel_ops::OpsError),
     /// openraft stops a replica whose storage fails (a log append, vote, snapshot or purge
     /// that does not commit); the process then exits with this error instead of serving
     /// on without a disk (docs/COORDINATOR.md, "Disk faults and recovery").
@@ -163,6 +182,30 @@ fn nodelay(
     })
 }
 
+/// Lays out the empty data directory from the backup (`raft::restore`), timing it for the
+/// operator's log.
+fn restore(opts: &ServeOptions, r: &Restore) -> Result<(), ServeError> {
+    let started = std::time::Instant::now();
+    let (header, state) = raft::restore::read_backup(&r.file)?;
+    let addr = r
+        .member_addr
+        .clone()
+        .unwrap_or_else(|| opts.listen.to_string());
+    raft::restore::seed(&opts.data_dir, opts.id, &addr, &header, &state)?;
+    tracing::info!(
+        "restored {} ({} state bytes, {} record entries, up to log index {} of term {}) into {} as replica {} at {addr}, a group of one, in {} ms",
+        r.file.display(),
+        header.state_bytes,
+        header.record_entries,
+        header.last_log_id.index,
+        header.last_log_id.leader_id.term,
+        opts.data_dir.display(),
+        opts.id,
+        started.elapsed().as_millis()
+    );
+    Ok(())
+}
+
 /// Run a replica until `shutdown` resolves.
 pub async fn serve(
     opts: ServeOptions,
@@ -177,6 +220,10 @@ pub async fn serve(
         crate::clock::follow_offset_file(&opts.data_dir);
     }
     check_transport(&opts)?;
+    // Before anything writes into the data directory (keys of test clusters live there).
+    if let Some(r) = &opts.restore {
+        restore(&opts, r)?;
+    }
     std::fs::create_dir_all(&opts.data_dir).map_err(|e| ServeError::DataDir {
         path: opts.data_dir.display().to_string(),
         source: e,
@@ -212,8 +259,14 @@ pub async fn serve(
         ),
         None => None,
     };
-    let (raft, sm) =
+    let metrics_endpoint = match opts.metrics_addr {
+        Some(addr) => Some(panel_ops::Endpoint::bind(addr, "--metrics-addr").await?),
+        None => None,
+    };
+    let metrics = Arc::new(crate::service::metrics::ReplicaMetrics::new());
+    let (raft, sm, committed) =
         raft::start(opts.id, &opts.data_dir, &opts.raft, opts.transport.clone()).await?;
+    metrics.follow_applied(&sm);
     let proposer = Proposer::spawn(
         raft.clone(),
         ProposerOptions {
@@ -250,6 +303,7 @@ pub async fn serve(
             proposer: proposer.clone(),
             log_key: log_key.clone(),
             cadence: opts.checkpoints,
+            metrics: metrics.clone(),
         },
         opts.witnesses.clone(),
     );
@@ -273,6 +327,7 @@ pub async fn serve(
         lease: std::time::Duration::from_millis(
             opts.raft.election_max_ms + 2 * opts.raft.heartbeat_ms,
         ),
+        metrics: metrics.clone(),
     });
 
     let (reporter, health) = tonic_health::server::health_reporter();
@@ -320,6 +375,14 @@ pub async fn serve(
             () = failure => {}
         }
     }));
+    if let Some(endpoint) = metrics_endpoint {
+        let probe = Arc::new(crate::service::metrics::ReplicaProbe {
+            replica: replica.clone(),
+            metrics,
+            committed,
+        });
+        tokio::spawn(endpoint.run(probe, shutdown.clone()));
+    }
     if let Some((listener, admin)) = admin_apart {
         let server = opts
             .transport

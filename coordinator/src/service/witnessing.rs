@@ -32,6 +32,8 @@ pub struct Witnessing {
     pub proposer: Proposer,
     pub log_key: NoteSigner,
     pub cadence: Cadence,
+    /// Counts the checkpoints a witness did not cosign (`panel_witness_cosignature_failures_total`).
+    pub metrics: std::sync::Arc<crate::service::metrics::ReplicaMetrics>,
 }
 
 /// What this leader knows of one witness.
@@ -158,6 +160,7 @@ async fn push(w: &Witnessing, url: &str, view: &mut WitnessView) {
         }
         Err(e) => {
             warn!("witness {url} did not cosign checkpoint {size}: {e}");
+            w.metrics.witness_failed(url);
             view.retry_at = Some(Instant::now() + RETRY_AFTER);
         }
     }
