@@ -8,19 +8,16 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
-use panel_coordinator::runs::RunRequest;
 use panel_node::advocate::{AdvocateConfig, AdvocateTask};
 use panel_procedures::RunStart;
 use panel_procedures::crux::{self, Advocate, CruxStart, EvidencePack, Position, Side};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, print_json, runtime};
-use crate::procedure_run::{self, Scripted};
+use crate::cluster_client::{print_json, runtime};
+use crate::procedure_run::{self, Launch, PanelArgs, Scripted, ShowArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -34,14 +31,7 @@ enum CruxCmd {
     Run(RunArgs),
     /// Print a run's decision aid: the accepted crux, what would resolve it, the
     /// verdict-warranted answer by stance, the dissent.
-    Show {
-        /// The run id, e.g. run_1 (`panel runs`).
-        run: String,
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        cluster: ClusterArgs,
-    },
+    Show(ShowArgs),
     /// Run the eval: named mutations of a baseline debate through the deterministic
     /// layer and a scripted panel; reports blocked, caught and false positives.
     Eval {
@@ -84,23 +74,14 @@ struct RunArgs {
     /// Words each position may use.
     #[arg(long, default_value_t = 600)]
     word_budget: u32,
-    #[arg(long, default_value_t = 4)]
-    seats: usize,
-    #[arg(long, default_value_t = 1)]
-    min_per_stance: usize,
-    /// Seconds to wait for the panel.
-    #[arg(long, default_value_t = 120)]
-    patience: u64,
-    #[arg(long)]
-    json: bool,
     #[command(flatten)]
-    cluster: ClusterArgs,
+    panel: PanelArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         CruxCmd::Run(a) => run_one(a),
-        CruxCmd::Show { run, json, cluster } => procedure_run::show(&cluster, &run, json),
+        CruxCmd::Show(a) => procedure_run::show(&a),
         CruxCmd::Eval {
             json,
             live_url: Some(url),
@@ -125,46 +106,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 fn run_one(a: RunArgs) -> Result<ExitCode> {
-    let rt = runtime()?;
     let start = match &a.start {
         Some(path) => {
             let bytes =
                 std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
             crux::decode_start(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))?
         }
-        None => rt.block_on(assemble(&a))?,
+        None => runtime()?.block_on(assemble(&a))?,
     };
-    let simulation = start.simulation.is_some();
-    let mut c = Cluster::connect(&a.cluster)?;
-    let view = rt.block_on(async {
-        let id = procedure_run::start(
-            &mut c,
-            RunRequest {
-                start: RunStart::Crux(start),
-                seats: a.seats,
-                min_per_stance: a.min_per_stance,
-                policy: None,
-                simulation,
-                convener: "panel-cli".into(),
-                retry_of: None,
-            },
-        )
-        .await?;
-        eprintln!("started {id}; waiting for the panel");
-        procedure_run::drive(
-            &mut c,
-            &id,
-            &mut Scripted(Default::default()),
-            Duration::from_secs(a.patience),
-        )
-        .await
-    })?;
-    if a.json {
-        print_json(&serde_json::to_value(&view.run)?)?;
-    } else {
-        println!("{}", view.markdown);
-    }
-    Ok(ExitCode::SUCCESS)
+    let launch = Launch {
+        simulation: start.simulation.is_some(),
+        start: RunStart::Crux(start),
+        retry_of: None,
+        default_seats: 4,
+    };
+    procedure_run::run_and_print(&a.panel, launch, &mut Scripted(Default::default()))
 }
 
 /// Positions written elsewhere, with who wrote them.

@@ -158,20 +158,82 @@ fn waiting_for(view: &RunView) -> String {
     }
 }
 
+/// `panel <procedure> show RUN`.
+#[derive(clap::Args)]
+pub struct ShowArgs {
+    /// The run id, e.g. run_1 (`panel runs`).
+    pub run: String,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub cluster: crate::cluster_addr::ClusterArgs,
+}
+
 /// `panel <procedure> show RUN`: the run's report as Markdown, or its record as JSON.
-pub fn show(
-    cluster: &crate::cluster_addr::ClusterArgs,
-    run_id: &str,
-    json: bool,
-) -> Result<std::process::ExitCode> {
-    let c = Cluster::connect(cluster)?;
-    let view = crate::cluster_client::runtime()?.block_on(read(&c, run_id))?;
+pub fn show(a: &ShowArgs) -> Result<std::process::ExitCode> {
+    let c = Cluster::connect(&a.cluster)?;
+    let view = crate::cluster_client::runtime()?.block_on(read(&c, &a.run))?;
+    print_view(&view, a.json)
+}
+
+fn print_view(view: &RunView, json: bool) -> Result<std::process::ExitCode> {
     if json {
         crate::cluster_client::print_json(&serde_json::to_value(&view.run)?)?;
     } else {
         println!("{}", view.markdown);
     }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// The panel flags every `panel <procedure> run` shares.
+#[derive(clap::Args)]
+pub struct PanelArgs {
+    /// Seats per question (default 4; falsification 2, since an escalated round keeps the
+    /// weak attack's judges off its panel and the pool needs about seats × rounds
+    /// arbiters).
+    #[arg(long)]
+    pub seats: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    pub min_per_stance: usize,
+    /// Seconds to wait for the run to finish.
+    #[arg(long, default_value_t = 300)]
+    pub patience: u64,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub cluster: crate::cluster_addr::ClusterArgs,
+}
+
+/// What one `panel <procedure> run` starts.
+pub struct Launch {
+    pub start: panel_procedures::RunStart,
+    pub simulation: bool,
+    pub retry_of: Option<String>,
+    pub default_seats: usize,
+}
+
+/// Starts the run, drives it with `roles` until it finishes, prints its report.
+pub fn run_and_print(
+    panel: &PanelArgs,
+    launch: Launch,
+    roles: &mut impl RoleSource,
+) -> Result<std::process::ExitCode> {
+    let req = RunRequest {
+        start: launch.start,
+        seats: panel.seats.unwrap_or(launch.default_seats),
+        min_per_stance: panel.min_per_stance,
+        policy: None,
+        simulation: launch.simulation,
+        convener: "panel-cli".into(),
+        retry_of: launch.retry_of,
+    };
+    let mut c = Cluster::connect(&panel.cluster)?;
+    let view = crate::cluster_client::runtime()?.block_on(async {
+        let id = start(&mut c, req).await?;
+        eprintln!("started {id}; waiting for the panel");
+        drive(&mut c, &id, roles, Duration::from_secs(panel.patience)).await
+    })?;
+    print_view(&view, panel.json)
 }
 
 /// `panel runs`: every procedure run on the cluster, one line each.

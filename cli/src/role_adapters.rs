@@ -116,6 +116,23 @@ pub fn written(path: &Path, wrap: impl Fn(Value) -> Result<RunInput>) -> Result<
     Ok(Scripted(inputs))
 }
 
+/// Either source, chosen by flags: `roles` (adapters to ask) or `inputs` (written
+/// elsewhere, each JSON value made an input by `wrap`); `flags` names them for the error.
+pub fn from_flags(
+    roles: Option<&Path>,
+    inputs: Option<&Path>,
+    wrap: impl Fn(Value) -> Result<RunInput>,
+    flags: &str,
+) -> Result<Roles> {
+    match (roles, inputs) {
+        (Some(r), _) => Ok(Roles::Adapters(Adapters::load(r)?)),
+        (None, Some(i)) => Ok(Roles::Written(written(i, wrap)?)),
+        (None, None) => Err(anyhow!(
+            "give the roles' inputs: {flags} FILE (adapters to ask) or --inputs FILE (written elsewhere)"
+        )),
+    }
+}
+
 /// Either source, chosen by flags.
 pub enum Roles {
     Written(Scripted),

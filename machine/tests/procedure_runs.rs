@@ -34,6 +34,34 @@ fn applied(r: ItemReply) -> Value {
     }
 }
 
+/// Registers and admits each (id, stance, organisation, family).
+fn admit(s: &mut State, arbiters: &[(&str, &str, &str, &str)]) {
+    for (n, (id, stance, org, family)) in arbiters.iter().enumerate() {
+        let key = ed25519_dalek::SigningKey::from_bytes(&[n as u8 + 1; 32]);
+        let reg: ArbiterRegistration = serde_json::from_value(json!({
+            "arbiter_id": id,
+            "public_key": hex::encode(key.verifying_key().to_bytes()),
+            "organisation": org, "model_family": family, "stance": stance,
+        }))
+        .expect("registration");
+        applied(write(
+            s,
+            2 * n as u64 + 1,
+            ClientCommand::RegisterArbiter(reg).into(),
+        ));
+        applied(write(
+            s,
+            2 * n as u64 + 2,
+            TestCommand::SetAdmission {
+                arbiter_id: (*id).into(),
+                admitted: true,
+                score_milli: 900,
+            }
+            .into(),
+        ));
+    }
+}
+
 /// Four admitted arbiters: two stances, two organisations, families x and y (and one of
 /// family `claude`, an advocate's, when `with_claude`).
 fn pool(with_claude: bool) -> State {
@@ -47,30 +75,7 @@ fn pool(with_claude: bool) -> State {
     if with_claude {
         arbiters.push(("c1", "A", "north", "claude"));
     }
-    for (n, (id, stance, org, family)) in arbiters.into_iter().enumerate() {
-        let key = ed25519_dalek::SigningKey::from_bytes(&[n as u8 + 1; 32]);
-        let reg: ArbiterRegistration = serde_json::from_value(json!({
-            "arbiter_id": id,
-            "public_key": hex::encode(key.verifying_key().to_bytes()),
-            "organisation": org, "model_family": family, "stance": stance,
-        }))
-        .expect("registration");
-        applied(write(
-            &mut s,
-            2 * n as u64 + 1,
-            ClientCommand::RegisterArbiter(reg).into(),
-        ));
-        applied(write(
-            &mut s,
-            2 * n as u64 + 2,
-            TestCommand::SetAdmission {
-                arbiter_id: id.into(),
-                admitted: true,
-                score_milli: 900,
-            }
-            .into(),
-        ));
-    }
+    admit(&mut s, &arbiters);
     s
 }
 
@@ -214,33 +219,14 @@ fn an_out_of_order_input_is_refused_and_the_run_is_unchanged() {
 #[test]
 fn one_stance_alone_cannot_seat_a_procedure_panel() {
     let mut s = State::default();
-    for (n, (id, org)) in [("a1", "north"), ("a2", "south"), ("a3", "east")]
-        .into_iter()
-        .enumerate()
-    {
-        let key = ed25519_dalek::SigningKey::from_bytes(&[n as u8 + 1; 32]);
-        let reg: ArbiterRegistration = serde_json::from_value(json!({
-            "arbiter_id": id,
-            "public_key": hex::encode(key.verifying_key().to_bytes()),
-            "organisation": org, "model_family": "f", "stance": "A",
-        }))
-        .expect("registration");
-        applied(write(
-            &mut s,
-            2 * n as u64 + 1,
-            ClientCommand::RegisterArbiter(reg).into(),
-        ));
-        applied(write(
-            &mut s,
-            2 * n as u64 + 2,
-            TestCommand::SetAdmission {
-                arbiter_id: id.into(),
-                admitted: true,
-                score_milli: 900,
-            }
-            .into(),
-        ));
-    }
+    admit(
+        &mut s,
+        &[
+            ("a1", "A", "north", "f"),
+            ("a2", "A", "south", "f"),
+            ("a3", "A", "east", "f"),
+        ],
+    );
     // Crux asks its first question at once; a mixed pool would seat it (see above).
     let v = applied(start(&mut s, 100, RunStart::Crux(crux_start()), 2));
     let run_id = v["run_id"].as_str().expect("run").to_owned();
