@@ -230,3 +230,20 @@ pub fn test_motion_key_file(root: &std::path::Path) -> PathBuf {
     }
     path
 }
+
+/// Calls `f` every 50 ms until it returns a value, failing the test after `deadline` with
+/// `what` named.
+pub fn poll_until<T>(
+    what: &str,
+    deadline: std::time::Duration,
+    mut f: impl FnMut() -> Option<T>,
+) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use panel_tests::{
@@ -32,15 +31,8 @@ fn ok_json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("panel {args:?}: {e}"))
 }
 
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        sleep(Duration::from_millis(50));
-    }
+fn poll<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    panel_tests::poll_until(what, DEADLINE, f)
 }
 
 fn status(addr: &str) -> Option<Value> {

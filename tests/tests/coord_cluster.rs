@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use panel_tests::{ChildGuard, free_port, panel};
 use serde_json::{Value, json};
@@ -85,15 +84,8 @@ fn status(addr: &str) -> Option<Value> {
     run_json(&["coordinator", "status", "--addr", addr]).ok()
 }
 
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        sleep(Duration::from_millis(100));
-    }
+fn poll<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    panel_tests::poll_until(what, DEADLINE, f)
 }
 
 /// The leader's id once every live replica agrees on it.

@@ -121,15 +121,8 @@ fn status(addr: &str) -> Option<Value> {
     run_json(&["coordinator", "status", "--addr", addr]).ok()
 }
 
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        sleep(Duration::from_millis(100));
-    }
+fn poll<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    panel_tests::poll_until(what, DEADLINE, f)
 }
 
 fn agreed_leader(replicas: &[&Replica]) -> u64 {

@@ -10,8 +10,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::Output;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod node_support;
 
@@ -198,15 +197,8 @@ fn at(m: &BTreeMap<String, f64>, key: &str) -> f64 {
     m.get(key).copied().unwrap_or(0.0)
 }
 
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        sleep(Duration::from_millis(100));
-    }
+fn poll<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    panel_tests::poll_until(what, DEADLINE, f)
 }
 
 fn run(args: &[&str]) -> Output {
