@@ -235,3 +235,26 @@ fn one_stance_alone_cannot_seat_a_procedure_panel() {
     let rec = s.runs.get(&run_id).expect("run");
     assert!(rec.settled.is_empty() && rec.open.is_empty());
 }
+
+/// Advocates and arbiters come from different model families: a crux run whose advocates'
+/// families are the only ones admitted is refused at start with the families named.
+#[test]
+fn a_run_no_other_family_could_judge_is_refused() {
+    let mut s = State::default();
+    admit(
+        &mut s,
+        &[
+            ("a1", "A", "north", "claude"),
+            ("a2", "A", "south", "gpt"),
+            ("b1", "B", "north", "claude"),
+            ("b2", "B", "south", "gpt"),
+        ],
+    );
+    let r = start(&mut s, 100, RunStart::Crux(crux_start()), 4);
+    assert!(
+        matches!(&r, ItemReply::Refused { code, message }
+            if code == "procedure_refused" && message.contains("run.advocate_families") && message.contains("claude")),
+        "{r:?}"
+    );
+    assert!(s.runs.is_empty());
+}

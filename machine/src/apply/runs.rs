@@ -49,6 +49,7 @@ pub(super) fn start_run(
         simulation: req.simulation,
     };
     let run = Run::start(req.start.clone(), &start_ctx)?;
+    families_leave_a_panel(state, &run, req.min_per_stance.max(1))?;
     let kind = run.kind();
     state.runs.insert(
         run_id.clone(),
@@ -83,6 +84,57 @@ pub(super) fn submit_input(
     rec.run = run;
     let opened = open_pending(state, ctx, &sub.run_id);
     Ok(json!({ "run_id": sub.run_id, "opened": opened }))
+}
+
+/// Refuses a run whose advocates' model families leave too few admitted arbiters of
+/// either stance to seat its panels (crux.txt: the mediator is "on a different model
+/// family than the debaters"), naming the families and the fix, rather than starting a
+/// run no panel could ever answer.
+fn families_leave_a_panel(
+    state: &State,
+    run: &Run,
+    min_per_stance: usize,
+) -> Result<(), ApplyError> {
+    let families = run.excluded_families();
+    if families.is_empty() {
+        return Ok(());
+    }
+    let eligible = |stance: crate::acceptance::Stance, exclude: bool| {
+        state
+            .arbiters
+            .iter()
+            .filter(|(_, a)| a.admitted && !a.recalibration.is_flagged())
+            .filter(|(_, a)| a.seated_stance() == stance)
+            .filter(|(_, a)| {
+                !exclude
+                    || !families
+                        .iter()
+                        .any(|f| f.eq_ignore_ascii_case(a.registration.model_family.trim()))
+            })
+            .count()
+    };
+    let seatable = |exclude: bool| {
+        eligible(crate::acceptance::Stance::A, exclude) >= min_per_stance
+            && eligible(crate::acceptance::Stance::B, exclude) >= min_per_stance
+    };
+    // Only the families' own effect is refused here: a pool too small for any panel
+    // leaves the run waiting for admissions, as a debate's motions wait.
+    if seatable(true) || !seatable(false) {
+        return Ok(());
+    }
+    let (a, b) = (
+        eligible(crate::acceptance::Stance::A, true),
+        eligible(crate::acceptance::Stance::B, true),
+    );
+    Err(panel_procedures::ProcedureError::refused(
+        "run.advocate_families",
+        "advocates",
+        format!(
+            "arbiters of the advocates' model families ({}) never sit on this run, which leaves {a} admitted arbiter(s) of stance A and {b} of stance B, fewer than the {min_per_stance} per stance a panel needs; admit arbiters of other families or have other families advocate",
+            families.join(", ")
+        ),
+    )
+    .into())
 }
 
 /// Arbiters never seated on a run's question: those the question excludes (earlier
