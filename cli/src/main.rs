@@ -27,6 +27,7 @@ mod node_cmd;
 mod org_cmd;
 mod pki_cmd;
 mod procedure_run;
+mod progress;
 mod proof_cmd;
 mod replay_cmd;
 mod role_adapters;
@@ -93,6 +94,8 @@ enum Command {
     Dossier(dossier_cmd::Args),
     /// Simulate verdict quality: known truth, faulty arbiters, the real draw and acceptance rule.
     Sim(sim_cmd::Args),
+    /// Print a shell completion script for `panel` (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
     /// List the procedure runs on a cluster.
     Runs {
         #[arg(long)]
@@ -100,6 +103,21 @@ enum Command {
         #[command(flatten)]
         cluster: cluster_addr::ClusterArgs,
     },
+}
+
+/// The completion script, written whole; a closed pipe (`| head`) ends quietly.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    use std::io::Write;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "panel", &mut script);
+    match std::io::stdout().lock().write_all(&script) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        r => {
+            r?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -126,6 +144,7 @@ fn main() -> ExitCode {
         Command::Dossier(args) => dossier_cmd::run(args),
         Command::Sim(args) => sim_cmd::run(args),
         Command::Runs { json, cluster } => procedure_run::list(&cluster, json),
+        Command::Completions { shell } => completions(shell),
     };
     match result {
         Ok(code) => code,
@@ -135,6 +154,25 @@ fn main() -> ExitCode {
                 ExitCode::from(jsonl::BAD_INPUT)
             } else {
                 ExitCode::from(1)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The completion scripts come from the clap definitions, so every command is in them.
+    #[test]
+    fn completions_name_every_command() {
+        use clap::CommandFactory;
+        for shell in [clap_complete::Shell::Bash, clap_complete::Shell::Zsh] {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "panel", &mut script);
+            let text = String::from_utf8(script).expect("utf-8");
+            for cmd in ["up", "verify", "crux", "falsify", "dossier", "runs", "sim"] {
+                assert!(text.contains(cmd), "{shell:?} completions lack {cmd}");
             }
         }
     }

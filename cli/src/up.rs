@@ -446,6 +446,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         crucible_exam_items()
     );
     let started = Instant::now();
+    let mut progress = crate::progress::Progress::new(ARBITERS.len() as u64, "exams scored");
     let arbiters = loop {
         let v = panel.read(&Query::Arbiters).await?;
         let list = v
@@ -454,6 +455,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             .cloned()
             .unwrap_or_default();
         let done = list.iter().filter(|a| !a["exam"].is_null()).count();
+        progress.set(done as u64);
         if done == ARBITERS.len() {
             break list;
         }
@@ -465,15 +467,9 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             );
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
-        print!(
-            "\r  {done}/{} exams scored ({} s)",
-            ARBITERS.len(),
-            started.elapsed().as_secs()
-        );
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
     };
-    println!("\r  {:<60}", "all exams scored");
+    progress.finish();
+    println!("  all exams scored in {} s", started.elapsed().as_secs());
     println!(
         "  {:<12} {:<6} {:<10} {:>7} {:>8} {:>9} {:>6}  admitted",
         "arbiter", "stance", "org", "brier", "base", "log", "C"
