@@ -1195,13 +1195,16 @@ mod tests {
             "nobody asked for a check"
         );
         assert!(
-            checks.iter().any(|c| c.get("result").is_some())
-                || sim
-                    .state
-                    .arbiters
-                    .iter()
-                    .all(|(_, a)| a.prior_check.is_none()),
-            "a check that ran left its findings on the arbiters"
+            checks.iter().any(|c| c.get("result").is_some()),
+            "no scheduled check ran to the end: {checks:?}"
+        );
+        assert_eq!(
+            checks.iter().any(|c| c.get("result").is_some()),
+            sim.state
+                .arbiters
+                .iter()
+                .any(|(_, a)| a.prior_check.is_some()),
+            "findings are on the arbiters exactly when a scheduled check ran: {checks:?}"
         );
         let log_key =
             panel_tlog::NoteSigner::new("test.example/log", SigningKey::from_bytes(&[42; 32]))
