@@ -96,13 +96,8 @@ enum Command {
     Sim(sim_cmd::Args),
     /// Print a shell completion script for `panel` (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
-    /// List the procedure runs on a cluster.
-    Runs {
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        cluster: cluster_addr::ClusterArgs,
-    },
+    /// List the procedure runs on a cluster, or submit one role's input to a run.
+    Runs(procedure_run::RunsArgs),
 }
 
 /// The completion script, written whole; a closed pipe (`| head`) ends quietly.
@@ -143,7 +138,7 @@ fn main() -> ExitCode {
         Command::Falsify(args) => falsify_cmd::run(args),
         Command::Dossier(args) => dossier_cmd::run(args),
         Command::Sim(args) => sim_cmd::run(args),
-        Command::Runs { json, cluster } => procedure_run::list(&cluster, json),
+        Command::Runs(args) => procedure_run::runs(args),
         Command::Completions { shell } => completions(shell),
     };
     match result {

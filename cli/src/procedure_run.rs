@@ -3,12 +3,14 @@
 //! panel answers its questions, and read the finished run back. `crux_cmd`, `falsify_cmd`
 //! and `dossier_cmd` differ only in how they build the start document and the inputs.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
+use ed25519_dalek::SigningKey;
 use panel_coordinator::command::{ClientCommand, Query};
 use panel_coordinator::runs::{RunInputSubmission, RunRecord, RunRequest};
-use panel_procedures::{Awaited, RunInput};
+use panel_procedures::{Awaited, RunInput, RunStart};
 use serde::Deserialize;
 
 use crate::cluster_client::{Cluster, WriteOutcome};
@@ -42,6 +44,53 @@ pub struct Scripted(pub std::collections::VecDeque<RunInput>);
 impl RoleSource for Scripted {
     async fn next(&mut self, _: &RunRecord, _: &[Awaited]) -> Result<Option<RunInput>> {
         Ok(self.0.pop_front())
+    }
+}
+
+/// The keys this client signs role inputs with, one per role the run will await
+/// (docs/PROCEDURES.md, "Who may submit"): loaded from `--role-key ROLE=FILE`, or made
+/// fresh for this run, in which case this client alone plays the role.
+pub struct RoleKeys(BTreeMap<String, SigningKey>);
+
+impl RoleKeys {
+    /// Keys for every role of `start`; `given` are `ROLE=FILE` pairs.
+    pub fn for_start(start: &RunStart, given: &[String]) -> Result<RoleKeys> {
+        let roles = start.roles();
+        let mut loaded = BTreeMap::new();
+        for pair in given {
+            let (role, path) = pair.split_once('=').ok_or_else(|| {
+                anyhow!("--role-key {pair:?}: expected ROLE=FILE, e.g. critic=critic.key")
+            })?;
+            if !roles.iter().any(|r| r == role) {
+                return Err(anyhow!(
+                    "--role-key {pair:?}: this run has no role {role:?}; its roles are {}",
+                    if roles.is_empty() {
+                        "none".to_string()
+                    } else {
+                        roles.join(", ")
+                    }
+                ));
+            }
+            let key = panel_node::keyfile::load_key(std::path::Path::new(path))
+                .with_context(|| format!("--role-key {pair:?}: cannot load the key file"))?;
+            loaded.insert(role.to_string(), key);
+        }
+        for role in roles {
+            if let std::collections::btree_map::Entry::Vacant(slot) = loaded.entry(role) {
+                // A fresh key held only by this process: the role is played here or not at all.
+                let seed = panel_node::keyfile::random_32().context("a fresh role key")?;
+                slot.insert(SigningKey::from_bytes(&seed));
+            }
+        }
+        Ok(RoleKeys(loaded))
+    }
+
+    /// Role → hex public key, for the start request.
+    pub fn public(&self) -> BTreeMap<String, String> {
+        self.0
+            .iter()
+            .map(|(role, k)| (role.clone(), hex::encode(k.verifying_key().to_bytes())))
+            .collect()
     }
 }
 
@@ -92,6 +141,7 @@ pub async fn drive(
     c: &mut Cluster,
     run_id: &str,
     roles: &mut impl RoleSource,
+    keys: &RoleKeys,
     patience: Duration,
 ) -> Result<RunView> {
     let until = Instant::now() + patience;
@@ -106,7 +156,7 @@ pub async fn drive(
         if !view.awaiting.is_empty()
             && let Some(input) = roles.next(run, &view.awaiting).await?
         {
-            submit(c, run_id, input).await?;
+            submit(c, run_id, input, keys).await?;
             continue;
         }
         if Instant::now() > until {
@@ -121,10 +171,21 @@ pub async fn drive(
     }
 }
 
-async fn submit(c: &mut Cluster, run_id: &str, input: RunInput) -> Result<()> {
+async fn submit(c: &mut Cluster, run_id: &str, input: RunInput, keys: &RoleKeys) -> Result<()> {
+    let role = input.role().unwrap_or_default();
+    let signature = match keys.0.get(&role) {
+        Some(key) => {
+            let (client_id, request_id) = c.next_ids();
+            Some(panel_coordinator::run_roles::sign(
+                key, run_id, &input, &client_id, request_id,
+            )?)
+        }
+        None => None,
+    };
     let sub = RunInputSubmission {
         run_id: run_id.to_owned(),
         input,
+        signature,
     };
     match c
         .write(&ClientCommand::SubmitRunInput(Box::new(sub)))
@@ -200,6 +261,11 @@ pub struct PanelArgs {
     pub patience: u64,
     #[arg(long)]
     pub json: bool,
+    /// Sign a role's inputs with this key file, ROLE=FILE (`panel node keygen --out FILE`),
+    /// e.g. `--role-key critic=critic.key`; repeatable. A role without one gets a fresh key
+    /// held only by this process.
+    #[arg(long = "role-key", value_name = "ROLE=FILE")]
+    pub role_keys: Vec<String>,
     #[command(flatten)]
     pub cluster: crate::cluster_addr::ClusterArgs,
 }
@@ -218,6 +284,7 @@ pub fn run_and_print(
     launch: Launch,
     roles: &mut impl RoleSource,
 ) -> Result<std::process::ExitCode> {
+    let keys = RoleKeys::for_start(&launch.start, &panel.role_keys)?;
     let req = RunRequest {
         start: launch.start,
         seats: panel.seats.unwrap_or(launch.default_seats),
@@ -226,14 +293,89 @@ pub fn run_and_print(
         simulation: launch.simulation,
         convener: "panel-cli".into(),
         retry_of: launch.retry_of,
+        role_keys: keys.public(),
     };
     let mut c = Cluster::connect(&panel.cluster)?;
     let view = crate::cluster_client::runtime()?.block_on(async {
         let id = start(&mut c, req).await?;
         eprintln!("started {id}; waiting for the panel");
-        drive(&mut c, &id, roles, Duration::from_secs(panel.patience)).await
+        drive(
+            &mut c,
+            &id,
+            roles,
+            &keys,
+            Duration::from_secs(panel.patience),
+        )
+        .await
     })?;
     print_view(&view, panel.json)
+}
+
+/// `panel runs [submit]`.
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    pub action: Option<RunsAction>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub cluster: crate::cluster_addr::ClusterArgs,
+}
+
+#[derive(clap::Subcommand)]
+pub enum RunsAction {
+    /// Submit one role's input to a run, signed with that role's key: for a role played
+    /// by another party than the one that started the run.
+    Submit(SubmitArgs),
+}
+
+#[derive(clap::Args)]
+pub struct SubmitArgs {
+    /// The run id, e.g. run_1 (`panel runs`).
+    pub run: String,
+    /// One input as JSON, in the procedure's input format (docs/FALSIFY.md, docs/DOSSIER.md).
+    #[arg(long)]
+    pub input: std::path::PathBuf,
+    /// The role's key file (`panel node keygen --out FILE`), the one its run's start bound.
+    #[arg(long)]
+    pub key: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub cluster: crate::cluster_addr::ClusterArgs,
+}
+
+pub fn runs(a: RunsArgs) -> Result<std::process::ExitCode> {
+    match a.action {
+        None => list(&a.cluster, a.json),
+        Some(RunsAction::Submit(s)) => submit_one(&s),
+    }
+}
+
+/// `panel runs submit`: reads the run to know its procedure, signs the input as its role.
+fn submit_one(a: &SubmitArgs) -> Result<std::process::ExitCode> {
+    let bytes =
+        std::fs::read(&a.input).with_context(|| format!("reading {}", a.input.display()))?;
+    let value: serde_json::Value = panel_procedures::decode("input", &bytes)
+        .map_err(|e| anyhow!("{}: {e}", a.input.display()))?;
+    let mut c = Cluster::connect(&a.cluster)?;
+    crate::cluster_client::runtime()?.block_on(async {
+        let view = read(&c, &a.run).await?;
+        let run = view
+            .run
+            .as_ref()
+            .ok_or_else(|| anyhow!("run {} is gone", a.run))?;
+        let input = crate::role_adapters::decode(&run.run, value)
+            .with_context(|| format!("{} is not an input of run {}", a.input.display(), a.run))?;
+        let mut keys = BTreeMap::new();
+        if let (Some(path), Some(role)) = (&a.key, input.role()) {
+            let key = panel_node::keyfile::load_key(path)
+                .with_context(|| format!("--key {}", path.display()))?;
+            keys.insert(role, key);
+        }
+        submit(&mut c, &a.run, input, &RoleKeys(keys)).await
+    })?;
+    println!("submitted to {}", a.run);
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 /// `panel runs`: every procedure run on the cluster, one line each.

@@ -59,7 +59,8 @@ fn brief(run: &Run, role: &str) -> Result<(Value, &'static str)> {
     }
 }
 
-fn decode(run: &Run, v: Value) -> Result<RunInput> {
+/// One JSON input, as the run's procedure reads it.
+pub fn decode(run: &Run, v: Value) -> Result<RunInput> {
     Ok(match run {
         Run::Falsify(_) => RunInput::Falsify(serde_json::from_value(v)?),
         Run::Dossier(_) => RunInput::Dossier(serde_json::from_value(v)?),

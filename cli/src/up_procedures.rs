@@ -91,6 +91,7 @@ pub async fn run(c: &mut Cluster, which: Which) -> Result<Vec<String>> {
     let mut ids = Vec::new();
     for d in demos(which)? {
         println!("\n== {} ==", d.title);
+        let keys = procedure_run::RoleKeys::for_start(&d.start, &[])?;
         let id = procedure_run::start(
             c,
             RunRequest {
@@ -101,11 +102,18 @@ pub async fn run(c: &mut Cluster, which: Which) -> Result<Vec<String>> {
                 simulation: true,
                 convener: "panel-up".into(),
                 retry_of: None,
+                role_keys: keys.public(),
             },
         )
         .await?;
-        let view =
-            procedure_run::drive(c, &id, &mut Scripted(VecDeque::from(d.inputs)), PATIENCE).await?;
+        let view = procedure_run::drive(
+            c,
+            &id,
+            &mut Scripted(VecDeque::from(d.inputs)),
+            &keys,
+            PATIENCE,
+        )
+        .await?;
         let motions = view.run.as_ref().map_or(0, |r| r.settled.len());
         println!("run {id}: {motions} panel questions settled");
         for line in view.markdown.lines() {

@@ -23,7 +23,8 @@ use crate::command::ContributionSubmission;
 /// Domain tag of contributor-signed writes, layout version 1.
 pub const CONTRIBUTION_TAG_V1: &[u8] = b"crucible-panel/contribution/v1\0";
 
-/// A contributor's signature over one write, hex encoded.
+/// A key's signature over one write, hex encoded: a contributor's over its contribution,
+/// a run role's over its input (`run_roles`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContributorSignature {
     /// Hex of the 32-byte ed25519 public key.
@@ -77,7 +78,8 @@ pub fn contribution_digest(sub: &ContributionSubmission) -> [u8; 32] {
     Sha256::digest(&json).into()
 }
 
-fn text(buf: &mut Vec<u8>, field: &'static str, s: &str) -> Result<(), AuthorshipError> {
+/// Appends `s` with its u16 length, big-endian (the layouts of every key-signed write).
+pub(crate) fn text(buf: &mut Vec<u8>, field: &'static str, s: &str) -> Result<(), AuthorshipError> {
     let len = u16::try_from(s.len()).map_err(|_| AuthorshipError::TooLong { field })?;
     buf.extend_from_slice(&len.to_be_bytes());
     buf.extend_from_slice(s.as_bytes());
@@ -150,28 +152,9 @@ pub fn check(
             None => Ok(Authorship::Unsigned),
         };
     };
-    let key_bytes =
-        hex::decode(&sig.public_key).map_err(|_| AuthorshipError::BadKey("not hex".into()))?;
-    let key = panel_proto::keys::parse_public_key(&key_bytes)
-        .map_err(|e| AuthorshipError::BadKey(e.to_string()))?;
-    let sig_bytes = hex::decode(&sig.signature)
-        .map_err(|_| AuthorshipError::Malformed("signature is not hex".into()))?;
-    let signature = <[u8; 64]>::try_from(sig_bytes.as_slice())
-        .map(|b| Signature::from_bytes(&b))
-        .map_err(|_| {
-            AuthorshipError::Malformed(format!(
-                "signature is {} bytes; ed25519 signatures are 64",
-                sig_bytes.len()
-            ))
-        })?;
     let mut unsigned = sub.clone();
     unsigned.signature = None;
-    let bytes = signed_bytes(&unsigned, client_id, request_id)?;
-    if !panel_proto::signing::verify_strict_memo(&key, &bytes, &signature) {
-        return Err(AuthorshipError::BadSignature {
-            fingerprint: panel_proto::fingerprint(&key),
-        });
-    }
+    let key = verify(sig, &signed_bytes(&unsigned, client_id, request_id)?)?;
     let public_key = hex::encode(key.to_bytes());
     match bound {
         Some(b) if b.public_key != public_key => Err(AuthorshipError::KeyMismatch {
@@ -190,7 +173,36 @@ pub fn check(
     }
 }
 
-fn fingerprint_hex(public_key: &str) -> String {
+/// Checks `sig` over `bytes` (strict ed25519) and returns the key that made it: the one
+/// check behind every key-signed write (contributions, run inputs).
+pub(crate) fn verify(
+    sig: &ContributorSignature,
+    bytes: &[u8],
+) -> Result<ed25519_dalek::VerifyingKey, AuthorshipError> {
+    let key_bytes =
+        hex::decode(&sig.public_key).map_err(|_| AuthorshipError::BadKey("not hex".into()))?;
+    let key = panel_proto::keys::parse_public_key(&key_bytes)
+        .map_err(|e| AuthorshipError::BadKey(e.to_string()))?;
+    let sig_bytes = hex::decode(&sig.signature)
+        .map_err(|_| AuthorshipError::Malformed("signature is not hex".into()))?;
+    let signature = <[u8; 64]>::try_from(sig_bytes.as_slice())
+        .map(|b| Signature::from_bytes(&b))
+        .map_err(|_| {
+            AuthorshipError::Malformed(format!(
+                "signature is {} bytes; ed25519 signatures are 64",
+                sig_bytes.len()
+            ))
+        })?;
+    if !panel_proto::signing::verify_strict_memo(&key, bytes, &signature) {
+        return Err(AuthorshipError::BadSignature {
+            fingerprint: panel_proto::fingerprint(&key),
+        });
+    }
+    Ok(key)
+}
+
+/// A key's fingerprint from its hex, or the hex itself when it does not decode.
+pub(crate) fn fingerprint_hex(public_key: &str) -> String {
     hex::decode(public_key)
         .map(|b| panel_proto::keys::fingerprint_bytes(&b))
         .unwrap_or_else(|_| public_key.to_string())

@@ -751,12 +751,14 @@ mod tests {
                 simulation: true,
                 convener: "c".into(),
                 retry_of: None,
+                role_keys: Default::default(),
             })),
             ClientCommand::SubmitRunInput(Box::new(crate::runs::RunInputSubmission {
                 run_id: "run_1".into(),
                 input: panel_procedures::RunInput::Falsify(
                     panel_procedures::falsify::demo_inputs().remove(0),
                 ),
+                signature: None,
             })),
         ];
         let internal = [

@@ -28,6 +28,7 @@ pub mod query;
 pub mod recalibration;
 pub mod record;
 pub mod ruling;
+pub mod run_roles;
 pub mod runs;
 pub mod signed_motion;
 pub mod transparency;

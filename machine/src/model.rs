@@ -280,6 +280,11 @@ pub struct State {
     /// Procedure runs by id (`runs.rs`, docs/PROCEDURES.md).
     #[serde(default, skip_serializing_if = "Table::is_empty")]
     pub runs: Table<crate::runs::RunRecord>,
+    /// Set only by `panel verify` for records of format v1 and v2, exported before runs
+    /// bound their roles to keys: a start without role keys is then taken as it was.
+    /// Never set on a replica, never serialized.
+    #[serde(skip)]
+    pub legacy_open_runs: bool,
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.

@@ -24,8 +24,11 @@ use crate::command::ItemReply;
 use crate::model::{MotionStatus, RecordEntry, State};
 use crate::transparency::{Checkpoint, Log};
 
-/// Format tag of an exported record.
-pub const FORMAT: &str = "crucible-panel-record/v2";
+/// Format tag of an exported record: v3 binds procedure runs' roles to keys.
+pub const FORMAT: &str = "crucible-panel-record/v3";
+/// Format tag of witnessed records from before run roles were bound; they still verify,
+/// their runs' inputs taken as open.
+pub const FORMAT_V2: &str = "crucible-panel-record/v2";
 /// Format tag of records exported before the witnessed log (one replica-signed checkpoint).
 pub const FORMAT_V1: &str = "crucible-panel-record/v1";
 
@@ -119,7 +122,9 @@ pub fn sign_v1(bundle: &mut Bundle, key: &SigningKey, time_ms: u64) {
 /// The first thing in a record that does not hold.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Failure {
-    #[error("the record format is {0:?}; expected {FORMAT:?} (or {FORMAT_V1:?})")]
+    #[error(
+        "the record format is {0:?}; expected {FORMAT:?} (or the older {FORMAT_V2:?} or {FORMAT_V1:?})"
+    )]
     Format(String),
     #[error("entry {position}: its sequence number is {seq}; the log is reordered or has a gap")]
     Sequence { position: usize, seq: u64 },
@@ -286,7 +291,7 @@ fn check_runs(bundle: &Bundle, st: &State) -> Result<(), Failure> {
 }
 
 pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
-    if bundle.format != FORMAT && bundle.format != FORMAT_V1 {
+    if ![FORMAT, FORMAT_V2, FORMAT_V1].contains(&bundle.format.as_str()) {
         return Err(Failure::Format(bundle.format.clone()));
     }
     for (i, e) in bundle.entries.iter().enumerate() {
@@ -298,7 +303,10 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
         }
     }
     // Re-apply every entry exactly as the replicas did.
-    let mut st = State::default();
+    let mut st = State {
+        legacy_open_runs: bundle.format != FORMAT,
+        ..State::default()
+    };
     for e in &bundle.entries {
         let ctx = ApplyCtx {
             log_index: e.log_index,

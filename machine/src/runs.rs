@@ -50,14 +50,20 @@ pub struct RunRequest {
     /// A retry names the run it retries; the earlier run is never changed.
     #[serde(default)]
     pub retry_of: Option<String>,
+    /// Every role the run will await, bound to the hex ed25519 key that alone may submit
+    /// its input (`run_roles`); a run with roles is refused without them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub role_keys: BTreeMap<String, String>,
 }
 
-/// A role's input to a running procedure.
+/// A role's input to a running procedure, signed by the role's key (`run_roles`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunInputSubmission {
     pub run_id: String,
     pub input: RunInput,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<crate::authorship::ContributorSignature>,
 }
 
 /// A question the panel answered, kept in order.
@@ -81,6 +87,10 @@ pub struct RunRecord {
     pub simulation: bool,
     #[serde(default)]
     pub retry_of: Option<String>,
+    /// Role → key bound at start; empty only for runs started before roles were bound
+    /// (records of format v2), whose inputs stay open.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub role_keys: BTreeMap<String, String>,
     /// Question key -> open motion id.
     pub open: BTreeMap<String, String>,
     /// Motion id -> the question it asks.

@@ -8,8 +8,9 @@ use panel_machine::command::{
 };
 use panel_machine::model::State;
 use panel_machine::runs::{RunInputSubmission, RunRequest};
-use panel_procedures::{RunInput, RunStart, crux, dossier, falsify};
+use panel_procedures::{Run, RunInput, RunStart, StartContext, crux, dossier, falsify};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 fn write(state: &mut State, n: u64, command: Command) -> ItemReply {
     let batch = Batch {
@@ -79,7 +80,36 @@ fn pool(with_claude: bool) -> State {
     s
 }
 
-fn start(state: &mut State, n: u64, start: RunStart, seats: usize) -> ItemReply {
+/// Each role's key in these tests: derived from the role's name.
+fn role_key(role: &str) -> ed25519_dalek::SigningKey {
+    ed25519_dalek::SigningKey::from_bytes(&Sha256::digest(role.as_bytes()).into())
+}
+
+/// Every role the start will await, bound to [`role_key`].
+fn role_keys(start: &RunStart) -> std::collections::BTreeMap<String, String> {
+    let ctx = StartContext {
+        run_id: "probe".into(),
+        seed: 0,
+        simulation: true,
+    };
+    Run::start(start.clone(), &ctx)
+        .map(|r| r.roles())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|role| {
+            let key = hex::encode(role_key(&role).verifying_key().to_bytes());
+            (role, key)
+        })
+        .collect()
+}
+
+fn start_with(
+    state: &mut State,
+    n: u64,
+    start: RunStart,
+    seats: usize,
+    keys: std::collections::BTreeMap<String, String>,
+) -> ItemReply {
     write(
         state,
         n,
@@ -91,9 +121,32 @@ fn start(state: &mut State, n: u64, start: RunStart, seats: usize) -> ItemReply 
             simulation: true,
             convener: "c".into(),
             retry_of: None,
+            role_keys: keys,
         }))
         .into(),
     )
+}
+
+fn start(state: &mut State, n: u64, start: RunStart, seats: usize) -> ItemReply {
+    let keys = role_keys(&start);
+    start_with(state, n, start, seats, keys)
+}
+
+/// An input signed by `signer` for the client id and request id `write` sends it under.
+fn input_by(signer: &ed25519_dalek::SigningKey, run_id: &str, input: RunInput, n: u64) -> Command {
+    let signature = panel_machine::run_roles::sign(signer, run_id, &input, "t", n).expect("sign");
+    ClientCommand::SubmitRunInput(Box::new(RunInputSubmission {
+        run_id: run_id.into(),
+        input,
+        signature: Some(signature),
+    }))
+    .into()
+}
+
+/// An input signed by its own role's key.
+fn input(run_id: &str, input: RunInput, n: u64) -> Command {
+    let role = input.role().unwrap_or_default();
+    input_by(&role_key(&role), run_id, input, n)
 }
 
 fn crux_start() -> crux::CruxStart {
@@ -184,15 +237,7 @@ fn an_out_of_order_input_is_refused_and_the_run_is_unchanged() {
         .into_iter()
         .find(|i| matches!(i, falsify::FalsifyInput::Attack { .. }))
         .expect("an attack in the demo");
-    let r = write(
-        &mut s,
-        101,
-        ClientCommand::SubmitRunInput(Box::new(RunInputSubmission {
-            run_id: run_id.clone(),
-            input: RunInput::Falsify(attack),
-        }))
-        .into(),
-    );
+    let r = write(&mut s, 101, input(&run_id, RunInput::Falsify(attack), 101));
     assert!(
         matches!(&r, ItemReply::Refused { code, .. } if code == "out_of_order" || code == "procedure_refused"),
         "{r:?}"
@@ -202,11 +247,11 @@ fn an_out_of_order_input_is_refused_and_the_run_is_unchanged() {
     let r = write(
         &mut s,
         102,
-        ClientCommand::SubmitRunInput(Box::new(RunInputSubmission {
-            run_id: "run_99".into(),
-            input: RunInput::Falsify(falsify::demo_inputs().remove(0)),
-        }))
-        .into(),
+        input(
+            "run_99",
+            RunInput::Falsify(falsify::demo_inputs().remove(0)),
+            102,
+        ),
     );
     assert!(
         matches!(&r, ItemReply::Refused { code, message } if code == "unknown_run" && message.contains("run_99")),
@@ -257,4 +302,127 @@ fn a_run_no_other_family_could_judge_is_refused() {
         "{r:?}"
     );
     assert!(s.runs.is_empty());
+}
+
+/// Who may speak for a role: only the key the start bound to it. An unsigned input, one
+/// signed by another role's key or by a stranger, and a captured signed input replayed
+/// under new request ids are all refused, naming the rule, and leave the run unchanged;
+/// the role's own signed input is taken.
+#[test]
+fn only_a_roles_own_key_may_submit_its_input() {
+    let mut s = pool(false);
+    let v = applied(start(
+        &mut s,
+        100,
+        RunStart::Falsify(falsify::demo_start()),
+        2,
+    ));
+    let run_id = v["run_id"].as_str().expect("run").to_owned();
+    let before = s.runs.get(&run_id).expect("run").clone();
+    let form = RunInput::Falsify(falsify::demo_inputs().remove(0));
+    assert_eq!(form.role().as_deref(), Some("defender"));
+    let refused = |r: &ItemReply, want: &str| match r {
+        ItemReply::Refused { code, message } => {
+            assert_eq!(code, "run_role", "{message}");
+            assert!(message.contains(want), "{want:?} not in {message}");
+        }
+        other => panic!("accepted: {other:?}"),
+    };
+    // Unsigned.
+    let unsigned = ClientCommand::SubmitRunInput(Box::new(RunInputSubmission {
+        run_id: run_id.clone(),
+        input: form.clone(),
+        signature: None,
+    }));
+    refused(&write(&mut s, 101, unsigned.into()), "must be signed");
+    // Signed by the critic, or by a key nobody bound.
+    let by_critic = input_by(&role_key("critic"), &run_id, form.clone(), 102);
+    refused(&write(&mut s, 102, by_critic), "only the role's own key");
+    let stranger = ed25519_dalek::SigningKey::from_bytes(&[99; 32]);
+    let forged = input_by(&stranger, &run_id, form.clone(), 103);
+    refused(&write(&mut s, 103, forged), "only the role's own key");
+    // The defender's own signature over other ids: a replay under request id 105.
+    let captured = input(&run_id, form.clone(), 104);
+    refused(&write(&mut s, 105, captured), "does not verify");
+    assert_eq!(s.runs.get(&run_id).expect("run"), &before);
+    // The defender's own input, under the ids it signed.
+    applied(write(&mut s, 106, input(&run_id, form, 106)));
+    assert_ne!(s.runs.get(&run_id).expect("run"), &before);
+}
+
+/// A run with roles is refused unless every role is bound to a valid key, and a key for
+/// a role the run does not have is refused too; each refusal names the JSON path.
+#[test]
+fn a_start_must_bind_every_role_to_a_valid_key() {
+    let mut s = pool(false);
+    let demo = RunStart::Falsify(falsify::demo_start());
+    let mut keys = role_keys(&demo);
+    keys.remove("critic");
+    let r = start_with(&mut s, 100, demo.clone(), 2, keys);
+    assert!(
+        matches!(&r, ItemReply::Refused { code, message } if code == "run_role" && message.contains("$.role_keys.\"critic\" is missing")),
+        "{r:?}"
+    );
+    let mut keys = role_keys(&demo);
+    keys.insert("judge".into(), keys["critic"].clone());
+    let r = start_with(&mut s, 101, demo.clone(), 2, keys);
+    assert!(
+        matches!(&r, ItemReply::Refused { code, message } if code == "run_role" && message.contains("no such role") && message.contains("defender, critic")),
+        "{r:?}"
+    );
+    let mut keys = role_keys(&demo);
+    keys.insert("critic".into(), "00".repeat(32));
+    let r = start_with(&mut s, 102, demo.clone(), 2, keys);
+    assert!(
+        matches!(&r, ItemReply::Refused { code, message } if code == "run_role" && message.contains("not a valid")),
+        "{r:?}"
+    );
+    assert!(s.runs.is_empty());
+    // A dossier binds one role per advocate.
+    let dossier = RunStart::Dossier(dossier::demo_start());
+    let roles: Vec<String> = role_keys(&dossier).into_keys().collect();
+    assert!(
+        roles.iter().all(|r| r.starts_with("advocate:")),
+        "{roles:?}"
+    );
+    assert!(roles.len() >= 2, "{roles:?}");
+}
+
+/// Records exported before roles were bound (format v2) hold runs started without role
+/// keys and unsigned inputs: they still verify as v2, and the same entries claimed as a
+/// v3 record do not (the start is refused on replay).
+#[test]
+fn a_v2_record_with_unbound_roles_still_verifies() {
+    let mut s = pool(false);
+    s.legacy_open_runs = true;
+    let v = applied(start_with(
+        &mut s,
+        100,
+        RunStart::Falsify(falsify::demo_start()),
+        2,
+        Default::default(),
+    ));
+    let run_id = v["run_id"].as_str().expect("run").to_owned();
+    let form = RunInput::Falsify(falsify::demo_inputs().remove(0));
+    applied(write(
+        &mut s,
+        101,
+        ClientCommand::SubmitRunInput(Box::new(RunInputSubmission {
+            run_id,
+            input: form,
+            signature: None,
+        }))
+        .into(),
+    ));
+    let log = panel_tlog::NoteSigner::new(
+        "example.org/log",
+        ed25519_dalek::SigningKey::from_bytes(&[50; 32]),
+    )
+    .expect("log key");
+    let mut bundle = panel_machine::record::export(&s, Some(&log));
+    bundle.format = panel_machine::record::FORMAT_V2.into();
+    panel_machine::record::verify(&bundle).expect("a v2 record verifies");
+    bundle.format = panel_machine::record::FORMAT.into();
+    let err = panel_machine::record::verify(&bundle).expect_err("v3 binds roles");
+    assert!(err.to_string().contains("role_keys"), "{err}");
 }

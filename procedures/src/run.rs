@@ -102,6 +102,21 @@ impl Run {
         each!(self, r => r.render_markdown())
     }
 
+    /// Every role whose input the run will await (`Awaited::role`), fixed at start: a
+    /// run's start binds each to a key, and only that key's signature makes an input
+    /// count (docs/PROCEDURES.md, "Who may submit").
+    pub fn roles(&self) -> Vec<String> {
+        match self {
+            Run::Crux(_) => Vec::new(),
+            Run::Falsify(_) => falsify_roles(),
+            Run::Dossier(r) => r
+                .advocate_identities()
+                .into_iter()
+                .map(|a| crate::dossier::advocate_role(&a.id))
+                .collect(),
+        }
+    }
+
     /// Model families kept off the run's panels: the advocates' (crux.txt: the mediator
     /// is "on a different model family than the debaters").
     pub fn excluded_families(&self) -> Vec<String> {
@@ -114,6 +129,40 @@ impl Run {
                 .filter(|f| !f.trim().is_empty())
                 .collect(),
             Run::Falsify(_) => Vec::new(),
+        }
+    }
+}
+
+fn falsify_roles() -> Vec<String> {
+    [falsify::Role::Defender, falsify::Role::Critic]
+        .map(|r| r.name().to_string())
+        .to_vec()
+}
+
+impl RunStart {
+    /// The roles a run of this start will await, as [`Run::roles`] names them, so a client
+    /// can bind each to a key before the start is checked.
+    pub fn roles(&self) -> Vec<String> {
+        match self {
+            RunStart::Crux(_) => Vec::new(),
+            RunStart::Falsify(_) => falsify_roles(),
+            RunStart::Dossier(s) => s
+                .advocates
+                .iter()
+                .map(|a| crate::dossier::advocate_role(&a.id))
+                .collect(),
+        }
+    }
+}
+
+impl RunInput {
+    /// The role this input speaks for, as [`Run::roles`] names it; `None` for a crux
+    /// input, which no run accepts.
+    pub fn role(&self) -> Option<String> {
+        match self {
+            RunInput::Crux(_) => None,
+            RunInput::Falsify(i) => Some(i.role().name().to_string()),
+            RunInput::Dossier(i) => Some(crate::dossier::advocate_role(i.advocate())),
         }
     }
 }

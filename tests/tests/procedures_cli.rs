@@ -104,6 +104,7 @@ fn falsify(st: &Path, dir: &Path) {
         ],
     );
     assert!(err.contains("falsify.goalpost_shift"), "{err}");
+    roles_speak_only_with_their_keys(st, dir, &start, &inputs);
     let out = ok(
         st,
         &[
@@ -118,6 +119,90 @@ fn falsify(st: &Path, dir: &Path) {
         assert!(out.contains(bucket), "no {bucket} in:\n{out}");
     }
     assert!(out.contains("falsify.escalated"), "{out}");
+}
+
+/// Over real sockets: a run binds its critic to `critic.key`; the run stops at the
+/// critic's attack (the driver's attack shifted its goalposts). Another client's attack
+/// for it, unsigned or signed by a stranger's key, is refused by role and leaves the run
+/// where it was; the critic's own key, from another process, moves it on.
+fn roles_speak_only_with_their_keys(st: &Path, dir: &Path, start: &str, inputs: &Value) {
+    let critic = dir.join("critic.key");
+    let stranger = dir.join("stranger.key");
+    for k in [&critic, &stranger] {
+        let out = offline(&["node", "keygen", "--out", &k.display().to_string()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let items = inputs.as_array().expect("inputs");
+    let upto = items
+        .iter()
+        .position(|i| i["input"] == "attack")
+        .expect("an attack");
+    let attack = write(dir, "attack.json", &items[upto]);
+    let before_attack = write(dir, "before-attack.json", &json!(items[..upto]));
+    // Submits the inputs before the attack, then stops: it has no more.
+    let err = fails(
+        st,
+        &[
+            "falsify",
+            "run",
+            start,
+            "--inputs",
+            &before_attack,
+            "--role-key",
+            &format!("critic={}", critic.display()),
+            "--patience",
+            "20",
+        ],
+    );
+    assert!(
+        err.contains("did not finish") && err.contains("submit input attack"),
+        "{err}"
+    );
+    let run = runs(st)
+        .into_iter()
+        .rev()
+        .find(|r| r["kind"] == "Falsify" && r["finished"] == false)
+        .expect("the stopped run");
+    let id = run["id"].as_str().expect("id").to_owned();
+    let shown = |st: &Path| ok(st, &["falsify", "show", &id, "--json"]);
+    let before = shown(st);
+    let err = fails(st, &["runs", "submit", &id, "--input", &attack]);
+    assert!(
+        err.contains("run_role") && err.contains("must be signed"),
+        "{err}"
+    );
+    let err = fails(
+        st,
+        &[
+            "runs",
+            "submit",
+            &id,
+            "--input",
+            &attack,
+            "--key",
+            &stranger.display().to_string(),
+        ],
+    );
+    assert!(err.contains("only the role's own key"), "{err}");
+    assert_eq!(shown(st), before, "a refused input changed the run");
+    let out = ok(
+        st,
+        &[
+            "runs",
+            "submit",
+            &id,
+            "--input",
+            &attack,
+            "--key",
+            &critic.display().to_string(),
+        ],
+    );
+    assert!(out.contains("submitted"), "{out}");
+    assert_ne!(shown(st), before, "the critic's own attack did not count");
 }
 
 /// A seed refusal's rule and the edit of the demo framing that triggers it.

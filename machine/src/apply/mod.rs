@@ -136,6 +136,8 @@ pub enum ApplyError {
     TooManyRuns { max: usize },
     #[error("{0}")]
     Procedure(#[from] panel_procedures::ProcedureError),
+    #[error("{0}")]
+    RunRole(#[from] crate::run_roles::RoleError),
 }
 
 impl ApplyError {
@@ -169,6 +171,7 @@ impl ApplyError {
             ApplyError::Checkpoint(e) => e.code(),
             ApplyError::UnknownRun(_) => "unknown_run",
             ApplyError::TooManyRuns { .. } => "too_many_runs",
+            ApplyError::RunRole(_) => "run_role",
             ApplyError::Procedure(e) => match e {
                 panel_procedures::ProcedureError::Contract(_) => "malformed",
                 panel_procedures::ProcedureError::Refused(_) => "procedure_refused",
@@ -403,7 +406,9 @@ fn apply_client(
             motions::submit_reveal(state, ctx, client_id, motion_id, reveal)
         }
         ClientCommand::StartRun(req) => runs::start_run(state, ctx, req),
-        ClientCommand::SubmitRunInput(sub) => runs::submit_input(state, ctx, sub),
+        ClientCommand::SubmitRunInput(sub) => {
+            runs::submit_input(state, ctx, client_id, request_id, sub)
+        }
     }
 }
 

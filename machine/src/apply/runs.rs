@@ -49,6 +49,11 @@ pub(super) fn start_run(
         simulation: req.simulation,
     };
     let run = Run::start(req.start.clone(), &start_ctx)?;
+    let role_keys = if req.role_keys.is_empty() && state.legacy_open_runs {
+        Default::default()
+    } else {
+        crate::run_roles::check_start(&run, &req.role_keys)?
+    };
     families_leave_a_panel(state, &run, req.min_per_stance.max(1))?;
     let kind = run.kind();
     state.runs.insert(
@@ -63,6 +68,7 @@ pub(super) fn start_run(
             min_per_stance: req.min_per_stance.max(1),
             simulation: req.simulation,
             retry_of: req.retry_of.clone(),
+            role_keys,
             open: Default::default(),
             questions: Default::default(),
             settled: Vec::new(),
@@ -75,9 +81,12 @@ pub(super) fn start_run(
 pub(super) fn submit_input(
     state: &mut State,
     ctx: &ApplyCtx,
+    client_id: &str,
+    request_id: u64,
     sub: &RunInputSubmission,
 ) -> Result<Value, ApplyError> {
     let rec = run_mut(state, &sub.run_id)?;
+    crate::run_roles::check_input(&rec.role_keys, sub, client_id, request_id)?;
     // A refused input leaves the run as it was: submit on a copy, keep it only if taken.
     let mut run = rec.run.clone();
     run.submit(sub.input.clone())?;

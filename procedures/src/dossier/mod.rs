@@ -15,6 +15,12 @@ mod quench;
 mod refusal;
 mod render;
 
+/// The role name of an advocate's branch (`advocate:ID`), as `awaiting` asks for it and
+/// as a run's start binds it to a key.
+pub fn advocate_role(advocate_id: &str) -> String {
+    format!("advocate:{advocate_id}")
+}
+
 use serde::{Deserialize, Serialize};
 
 use crate::falsify::script::{Script, attempt_key};
@@ -258,7 +264,7 @@ impl Procedure for DossierRun {
             .iter()
             .filter(|b| !b.done_with(self.phase))
             .map(|b| Awaited {
-                role: format!("advocate:{}", b.id()),
+                role: advocate_role(b.id()),
                 what: format!(
                     "{}: {what} (input {input}; see the advocate's brief)",
                     self.phase.name()

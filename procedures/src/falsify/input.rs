@@ -104,6 +104,16 @@ impl FalsifyInput {
         }
     }
 
+    /// Whose input this is: the defender's form and cross-examination answers, or the
+    /// critic's commitment, attack and answers.
+    pub fn role(&self) -> Role {
+        match self {
+            FalsifyInput::Form { .. } => Role::Defender,
+            FalsifyInput::Commit { .. } | FalsifyInput::Attack { .. } => Role::Critic,
+            FalsifyInput::CrossExam { role, .. } => *role,
+        }
+    }
+
     /// The input kind, for out-of-order messages.
     pub fn kind(&self) -> &'static str {
         match self {
