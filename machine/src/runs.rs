@@ -96,7 +96,20 @@ pub struct RunRecord {
     /// Motion id -> the question it asks.
     pub questions: BTreeMap<String, PanelQuestion>,
     pub settled: Vec<SettledQuestion>,
+    /// Question key -> how many of its panel answers the procedure refused (a crux
+    /// report it could not read, say); bounded by [`MAX_REFUSED_SETTLEMENTS`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub refused_settlements: BTreeMap<String, u32>,
+    /// Questions no longer asked: their answers were refused [`MAX_REFUSED_SETTLEMENTS`]
+    /// times and the procedure refused a deadlock for them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abandoned: Vec<String>,
 }
+
+/// How often a question's panel answer may be refused by the procedure before the
+/// question is settled as deadlocked instead of asked again, so a question whose answers
+/// a procedure cannot take never holds panels without end.
+pub const MAX_REFUSED_SETTLEMENTS: u32 = 3;
 
 /// Upper bound on questions a run may have open at once; a procedure asking for more is
 /// asked again as motions close, so a run cannot hold unbounded replica memory.
@@ -117,7 +130,7 @@ impl RunRecord {
         self.run
             .pending()
             .into_iter()
-            .filter(|q| !self.open.contains_key(&q.key))
+            .filter(|q| !self.open.contains_key(&q.key) && !self.abandoned.contains(&q.key))
             .take(room)
             .collect()
     }

@@ -72,6 +72,8 @@ pub(super) fn start_run(
             open: Default::default(),
             questions: Default::default(),
             settled: Vec::new(),
+            refused_settlements: Default::default(),
+            abandoned: Vec::new(),
         },
     );
     let opened = open_pending(state, ctx, &run_id);
@@ -269,11 +271,7 @@ pub(super) fn settle_motion(
     };
     let rec = state.runs.get_mut(&m.run_id)?;
     rec.open.remove(&m.key);
-    let mut run = rec.run.clone();
-    let settled = run.settle(&settlement);
-    if settled.is_ok() {
-        rec.run = run;
-    }
+    let settled = settle_bounded(rec, &settlement);
     rec.settled.push(runs::SettledQuestion {
         key: m.key.clone(),
         motion_id: motion_id.to_owned(),
@@ -287,6 +285,43 @@ pub(super) fn settle_motion(
         "settled": settled.map(|()| true).map_err(|e| e.to_string()),
         "opened": opened,
     }))
+}
+
+/// Hands the settlement to the run; a refused one leaves the run as it was and the
+/// question is asked again, at most [`runs::MAX_REFUSED_SETTLEMENTS`] times: then the run
+/// is told the question deadlocked, and if it refuses that too the question is abandoned.
+fn settle_bounded(
+    rec: &mut RunRecord,
+    settlement: &panel_procedures::Settlement,
+) -> Result<(), panel_procedures::ProcedureError> {
+    let mut run = rec.run.clone();
+    let refused = match run.settle(settlement) {
+        Ok(()) => {
+            rec.run = run;
+            return Ok(());
+        }
+        Err(e) => e,
+    };
+    let count = rec
+        .refused_settlements
+        .entry(settlement.key.clone())
+        .or_default();
+    *count += 1;
+    if *count < runs::MAX_REFUSED_SETTLEMENTS {
+        return Err(refused);
+    }
+    let deadlock = panel_procedures::Settlement {
+        outcome: panel_procedures::PanelOutcome::Deadlocked,
+        rulings: Vec::new(),
+        ..settlement.clone()
+    };
+    let mut run = rec.run.clone();
+    if run.settle(&deadlock).is_ok() {
+        rec.run = run;
+    } else {
+        rec.abandoned.push(settlement.key.clone());
+    }
+    Err(refused)
 }
 
 /// The motion's counted rulings, each with the seat that signed it.
@@ -315,4 +350,71 @@ fn ruling_views<'a>(state: &State, motion: &'a Motion) -> Vec<RulingView<'a>> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use panel_procedures::{PanelOutcome, PanelRuling, Prior, RunStart, Settlement, crux};
+
+    fn crux_record() -> RunRecord {
+        let start = crux::decode_start(crux::eval::BASELINE.as_bytes()).expect("baseline");
+        let ctx = StartContext {
+            run_id: "run_1".into(),
+            seed: 7,
+            simulation: true,
+        };
+        RunRecord {
+            run: Run::start(RunStart::Crux(start), &ctx).expect("start"),
+            convener: "c".into(),
+            started_at_ms: 0,
+            started_log_index: 0,
+            policy: Default::default(),
+            seats: 4,
+            min_per_stance: 1,
+            simulation: true,
+            retry_of: None,
+            role_keys: Default::default(),
+            open: Default::default(),
+            questions: Default::default(),
+            settled: Vec::new(),
+            refused_settlements: Default::default(),
+            abandoned: Vec::new(),
+        }
+    }
+
+    /// An answer the procedure refuses is asked again only a bounded number of times:
+    /// then the run takes the question as deadlocked and moves on, so no question holds
+    /// panels for ever.
+    #[test]
+    fn a_refused_answer_is_re_asked_a_bounded_number_of_times() {
+        let mut rec = crux_record();
+        let key = rec.run.pending()[0].key.clone();
+        let ruling = PanelRuling {
+            arbiter_id: "a".into(),
+            prior: Prior::A,
+            organisation: "north".into(),
+            model_family: None,
+            yes: Some(true),
+            probability_milli: 900,
+            rationale: String::new(),
+            presented: Vec::new(),
+        };
+        let oversized = Settlement {
+            key: key.clone(),
+            motion_id: "m".into(),
+            outcome: PanelOutcome::Yes,
+            rulings: vec![ruling; crux::MAX_RULINGS + 1],
+        };
+        let before = rec.run.clone();
+        for _ in 1..runs::MAX_REFUSED_SETTLEMENTS {
+            assert!(settle_bounded(&mut rec, &oversized).is_err());
+            assert_eq!(rec.run, before, "a refused answer changed the run");
+            assert!(rec.to_open().iter().any(|q| q.key == key), "not re-asked");
+        }
+        assert!(settle_bounded(&mut rec, &oversized).is_err());
+        assert_ne!(rec.run, before, "the run did not take the deadlock");
+        assert!(rec.abandoned.is_empty());
+        assert_eq!(rec.refused_settlements[&key], runs::MAX_REFUSED_SETTLEMENTS);
+    }
 }
