@@ -196,8 +196,16 @@ impl Replica {
     pub(crate) async fn leader_read_index(&self) -> Result<u64, Status> {
         self.quorum_check()
             .map_err(|e| Status::unavailable(e.to_string()))?;
+        // The leader's last log index, read before the quorum check: every entry a
+        // client saw acknowledged is in it (leader completeness). openraft's read log id
+        // alone is not enough after a restart: a killed leader restarts as leader of its
+        // term with the committed index it last saved (written without fsync), and its
+        // term's first entry can be far behind, so a read could miss a write acknowledged
+        // just before the kill (docs/RELIABILITY.md, "The stale read after a leader's
+        // restart"). Waiting for this index costs at most the commit of entries in flight.
+        let last_log = self.raft.metrics().borrow().last_log_index.unwrap_or(0);
         match tokio::time::timeout(self.lease, self.raft.ensure_linearizable()).await {
-            Ok(Ok(read)) => Ok(read.map_or(0, |l| l.index)),
+            Ok(Ok(read)) => Ok(read.map_or(0, |l| l.index).max(last_log)),
             Ok(Err(e)) => Err(Status::unavailable(format!(
                 "replica {} cannot confirm its leadership with a quorum for a linearizable read ({e}); retry, or ask for a local read (possibly stale)",
                 self.id
