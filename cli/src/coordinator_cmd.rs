@@ -8,13 +8,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args as ClapArgs, Subcommand};
-use panel_coordinator::ProposerOptions;
 use panel_coordinator::bench::{self, BenchOptions};
 use panel_coordinator::client;
 use panel_coordinator::command::{Command, Query, TestCommand};
 use panel_coordinator::pb::coordinator as pb;
-use panel_coordinator::raft::RaftOptions;
-use panel_coordinator::{ServeOptions, serve};
+use panel_coordinator::serve;
 use panel_transport::Transport;
 use serde_json::{Value, json};
 
@@ -174,82 +172,101 @@ struct LimitArgs {
 }
 
 impl LimitArgs {
-    fn intake(&self) -> panel_coordinator::service::intake::IntakeLimits {
-        use panel_coordinator::limits::Rate;
-        let mut l = panel_coordinator::service::intake::IntakeLimits::default();
-        let rate = |r: Rate, burst: Option<u32>, per_minute: Option<u32>| {
-            Rate::new(burst.unwrap_or(r.burst), per_minute.unwrap_or(r.per_minute))
-        };
-        let p = &mut l.policy;
-        p.per_identity = rate(
-            p.per_identity,
-            self.identity_burst,
-            self.identity_per_minute,
-        );
-        p.per_organisation = rate(
-            p.per_organisation,
-            self.organisation_burst,
-            self.organisation_per_minute,
-        );
-        p.anonymous = rate(p.anonymous, self.anonymous_burst, self.anonymous_per_minute);
-        p.debates_per_identity = self.debates_per_identity.unwrap_or(p.debates_per_identity);
-        p.contributions_per_debate = self
-            .contributions_per_debate
-            .unwrap_or(p.contributions_per_debate);
-        p.open_motions_per_question = self
-            .open_motions_per_question
-            .unwrap_or(p.open_motions_per_question);
-        p.open_motions_per_identity = self
-            .open_motions_per_identity
-            .unwrap_or(p.open_motions_per_identity);
-        l.writes_global = rate(l.writes_global, self.global_burst, self.global_per_minute);
-        l
+    /// Flags given override the file's `[limits]` keys.
+    fn overlay(&self, l: &mut panel_coordinator::config::LimitsSection) {
+        let pairs = [
+            (&mut l.identity_burst, self.identity_burst),
+            (&mut l.identity_per_minute, self.identity_per_minute),
+            (&mut l.organisation_burst, self.organisation_burst),
+            (&mut l.organisation_per_minute, self.organisation_per_minute),
+            (&mut l.anonymous_burst, self.anonymous_burst),
+            (&mut l.anonymous_per_minute, self.anonymous_per_minute),
+            (&mut l.global_burst, self.global_burst),
+            (&mut l.global_per_minute, self.global_per_minute),
+            (&mut l.debates_per_identity, self.debates_per_identity),
+            (
+                &mut l.contributions_per_debate,
+                self.contributions_per_debate,
+            ),
+            (
+                &mut l.open_motions_per_question,
+                self.open_motions_per_question,
+            ),
+            (
+                &mut l.open_motions_per_identity,
+                self.open_motions_per_identity,
+            ),
+        ];
+        for (slot, flag) in pairs {
+            if flag.is_some() {
+                *slot = flag;
+            }
+        }
     }
 }
 
 #[derive(ClapArgs)]
 struct RunArgs {
+    /// A replica config file (TOML, docs/COORDINATOR.md "Configuration file"); flags given
+    /// override its keys.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The replica's Raft id (file: `id`).
     #[arg(long)]
-    id: u64,
+    id: Option<u64>,
+    /// The gRPC address (file: `listen`).
     #[arg(long)]
-    listen: SocketAddr,
+    listen: Option<SocketAddr>,
+    /// The replica's own folder (file: `data_dir`).
     #[arg(long)]
-    data_dir: PathBuf,
-    #[arg(long, default_value_t = 100)]
-    heartbeat_ms: u64,
-    #[arg(long, default_value_t = 500)]
-    election_min_ms: u64,
-    #[arg(long, default_value_t = 1000)]
-    election_max_ms: u64,
+    data_dir: Option<PathBuf>,
+    /// Default 100 (file: `raft.heartbeat_ms`).
+    #[arg(long)]
+    heartbeat_ms: Option<u64>,
+    /// Default 500 (file: `raft.election_min_ms`).
+    #[arg(long)]
+    election_min_ms: Option<u64>,
+    /// Default 1000 (file: `raft.election_max_ms`).
+    #[arg(long)]
+    election_max_ms: Option<u64>,
     /// Build a snapshot every this many log entries.
-    #[arg(long, default_value_t = 5000)]
-    snapshot_logs: u64,
+    /// Default 5000 (file: `raft.snapshot_logs`).
+    #[arg(long)]
+    snapshot_logs: Option<u64>,
     /// Entries kept behind the latest snapshot; older ones are purged.
-    #[arg(long, default_value_t = 1000)]
-    keep_logs: u64,
+    /// Default 1000 (file: `raft.keep_logs`).
+    #[arg(long)]
+    keep_logs: Option<u64>,
     /// Most commands per Raft entry.
-    #[arg(long, default_value_t = 512)]
-    batch_max: usize,
+    /// Default 512 (file: `batching.batch_max`).
+    #[arg(long)]
+    batch_max: Option<usize>,
     /// Most command bytes per Raft entry.
-    #[arg(long, default_value_t = panel_coordinator::service::proposer::DEFAULT_MAX_BATCH_BYTES)]
-    batch_max_bytes: usize,
+    /// Default 1 MiB (file: `batching.batch_max_bytes`).
+    #[arg(long)]
+    batch_max_bytes: Option<usize>,
     /// Largest client command in bytes; larger writes are refused at intake.
-    #[arg(long, default_value_t = panel_coordinator::service::serve::DEFAULT_MAX_COMMAND_BYTES)]
-    max_command_bytes: usize,
+    /// Default 1 MiB (file: `batching.max_command_bytes`).
+    #[arg(long)]
+    max_command_bytes: Option<usize>,
     #[command(flatten)]
     limits: LimitArgs,
     /// How long the leader waits for more commands while entries are in flight.
-    #[arg(long, default_value_t = 1000)]
-    linger_us: u64,
+    /// Default 1000 (file: `batching.linger_us`).
+    #[arg(long)]
+    linger_us: Option<u64>,
     /// How long arbiters have to commit to a motion before reveals start.
-    #[arg(long, default_value_t = 400)]
-    commit_window_ms: u64,
+    /// Default 400 (file: `windows.commit_ms`).
+    #[arg(long)]
+    commit_window_ms: Option<u64>,
     /// How long reveals are collected after the commit window.
-    #[arg(long, default_value_t = 5000)]
-    reveal_window_ms: u64,
+    /// Default 5000 (file: `windows.reveal_ms`).
+    #[arg(long)]
+    reveal_window_ms: Option<u64>,
     /// How long an arbiter has to commit to all items of its calibration exam.
-    #[arg(long, default_value_t = 20000)]
-    exam_window_ms: u64,
+    /// Default 20000 (file: `windows.exam_ms`).
+    #[arg(long)]
+    exam_window_ms: Option<u64>,
     /// Simulation cluster: exam motions carry gold answers as hints for scripted judges.
     /// Never use with real arbiters.
     #[arg(long)]
@@ -285,12 +302,14 @@ struct RunArgs {
     #[arg(long = "witness", value_name = "URL")]
     witnesses: Vec<String>,
     /// Issue a checkpoint once this many entries were added since the last one.
-    #[arg(long, default_value_t = 256)]
-    checkpoint_every_entries: u64,
+    /// Default 256 (file: `checkpoints.every_entries`).
+    #[arg(long)]
+    checkpoint_every_entries: Option<u64>,
     /// Issue a checkpoint once this many milliseconds passed since the last one (when new
     /// entries exist); one also follows every verdict.
-    #[arg(long, default_value_t = 1000)]
-    checkpoint_every_ms: u64,
+    /// Default 1000 (file: `checkpoints.every_ms`).
+    #[arg(long)]
+    checkpoint_every_ms: Option<u64>,
     /// Serve plain-HTTP /metrics (Prometheus), /livez and /readyz on this address. Off
     /// by default; bind it where only monitoring reaches.
     #[arg(long, value_name = "HOST:PORT")]
@@ -634,6 +653,62 @@ async fn backup(t: &Transport, addr: &str, out: &std::path::Path, local: bool) -
     }))
 }
 
+/// The config file's keys (or none), overridden by every flag given.
+fn replica_config(
+    a: &RunArgs,
+    tls: Option<PathBuf>,
+) -> Result<panel_coordinator::config::ReplicaConfig> {
+    let mut c = match &a.config {
+        Some(path) => panel_coordinator::config::ReplicaConfig::load(path)?,
+        None => Default::default(),
+    };
+    fn set<T: Clone>(slot: &mut Option<T>, flag: &Option<T>) {
+        if flag.is_some() {
+            slot.clone_from(flag);
+        }
+    }
+    set(&mut c.id, &a.id);
+    set(&mut c.listen, &a.listen);
+    set(&mut c.data_dir, &a.data_dir);
+    set(&mut c.admin_listen, &a.admin_listen);
+    set(&mut c.metrics_addr, &a.metrics_addr);
+    set(&mut c.tls.dir, &tls);
+    set(&mut c.tls.charter, &a.charter);
+    set(&mut c.keys.motion_key, &a.motion_key);
+    set(&mut c.keys.log_key, &a.log_key);
+    set(&mut c.raft.heartbeat_ms, &a.heartbeat_ms);
+    set(&mut c.raft.election_min_ms, &a.election_min_ms);
+    set(&mut c.raft.election_max_ms, &a.election_max_ms);
+    set(&mut c.raft.snapshot_logs, &a.snapshot_logs);
+    set(&mut c.raft.keep_logs, &a.keep_logs);
+    set(&mut c.batching.batch_max, &a.batch_max);
+    set(&mut c.batching.batch_max_bytes, &a.batch_max_bytes);
+    set(&mut c.batching.max_command_bytes, &a.max_command_bytes);
+    set(&mut c.batching.linger_us, &a.linger_us);
+    set(&mut c.windows.commit_ms, &a.commit_window_ms);
+    set(&mut c.windows.reveal_ms, &a.reveal_window_ms);
+    set(&mut c.windows.exam_ms, &a.exam_window_ms);
+    set(
+        &mut c.checkpoints.every_entries,
+        &a.checkpoint_every_entries,
+    );
+    set(&mut c.checkpoints.every_ms, &a.checkpoint_every_ms);
+    if !a.witnesses.is_empty() {
+        c.checkpoints.witnesses = Some(a.witnesses.clone());
+    }
+    for (slot, flag) in [
+        (&mut c.simulation, a.simulation),
+        (&mut c.test_commands, a.test_commands),
+        (&mut c.tls.insecure_loopback, a.insecure_loopback),
+    ] {
+        if flag {
+            *slot = Some(true);
+        }
+    }
+    a.limits.overlay(&mut c.limits);
+    Ok(c)
+}
+
 async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
@@ -642,53 +717,13 @@ async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
         )
         .with_ansi(false)
         .try_init();
-    let opts = ServeOptions {
-        id: a.id,
-        listen: a.listen,
-        data_dir: a.data_dir,
-        raft: RaftOptions {
-            heartbeat_ms: a.heartbeat_ms,
-            election_min_ms: a.election_min_ms,
-            election_max_ms: a.election_max_ms,
-            snapshot_logs: a.snapshot_logs,
-            keep_logs: a.keep_logs,
-        },
-        proposer: ProposerOptions {
-            max_items: a.batch_max,
-            max_batch_bytes: a.batch_max_bytes,
-            linger: Duration::from_micros(a.linger_us),
-            ..ProposerOptions::default()
-        },
-        driver: panel_coordinator::DriverOptions {
-            commit_window: Duration::from_millis(a.commit_window_ms),
-            reveal_window: Duration::from_millis(a.reveal_window_ms),
-            exam_window: Duration::from_millis(a.exam_window_ms),
-            simulation: a.simulation,
-        },
-        test_commands: a.test_commands,
-        max_command_bytes: a.max_command_bytes,
-        transport: Transport::from_flags(
-            tls.as_deref(),
-            a.charter.as_deref(),
-            a.insecure_loopback,
-        )?,
-        admin_listen: a.admin_listen,
-        motion_key: a.motion_key,
-        intake: a.limits.intake(),
-        log_key: a.log_key,
-        witnesses: a.witnesses,
-        checkpoints: panel_coordinator::checkpoints::Cadence {
-            every_entries: a.checkpoint_every_entries.max(1),
-            every_ms: a.checkpoint_every_ms,
-        },
-        metrics_addr: a.metrics_addr,
-        restore: a
-            .restore
-            .map(|file| panel_coordinator::service::serve::Restore {
-                file,
-                member_addr: a.member_addr,
-            }),
-    };
+    let mut opts = replica_config(&a, tls)?.resolve()?;
+    opts.restore = a
+        .restore
+        .map(|file| panel_coordinator::service::serve::Restore {
+            file,
+            member_addr: a.member_addr,
+        });
     eprintln!(
         "coordinator replica {} listening on {}",
         opts.id, opts.listen

@@ -274,52 +274,22 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         witness_urls.join(", ")
     );
 
-    // The cluster's motion key, issued with the charter that names it: one file, passed
-    // to every replica; every node trusts its public key (docs/WIRE.md "Motion, layout v1").
-    let motion_key_file = issued.motion_key_path();
+    // The cluster's motion key, issued with the charter that names it: one file, named in
+    // every replica's config; every node trusts its public key (docs/WIRE.md "Motion,
+    // layout v1").
     let motion_public = issued.charter.motion_key.clone();
     // Three coordinator replicas.
     let ports: Vec<u16> = (0..3).map(|_| free_port()).collect::<Result<_>>()?;
     let addrs: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
     for (i, addr) in addrs.iter().enumerate() {
         let id = i + 1;
-        let data = state.join("coordinators").join(format!("c{id}"));
-        let a: Vec<String> = [
-            "coordinator",
-            "run",
-            "--id",
-            &id.to_string(),
-            "--listen",
-            addr,
-            "--data-dir",
-            &data.display().to_string(),
-            "--motion-key",
-            &motion_key_file.display().to_string(),
-            "--commit-window-ms",
-            "300",
-            "--exam-window-ms",
-            "3000",
-            "--simulation",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([
-            "--tls".to_owned(),
-            issued
-                .dir(&pki::replica_dir_name(id as u64))
-                .display()
-                .to_string(),
-            "--charter".to_owned(),
-            issued.charter_path().display().to_string(),
-            "--log-key".to_owned(),
-            issued.log_key_path().display().to_string(),
-        ])
-        .chain(
-            witness_urls
-                .iter()
-                .flat_map(|u| ["--witness".to_owned(), u.clone()]),
-        )
-        .collect();
+        let config = write_replica_config(&state, id as u64, addr, &issued, &witness_urls)?;
+        let a = [
+            "coordinator".to_owned(),
+            "run".to_owned(),
+            "--config".to_owned(),
+            config.display().to_string(),
+        ];
         cluster.spawn(
             &format!("coordinator {id}"),
             &a,
@@ -870,4 +840,56 @@ async fn print_new_motions(
         }
     }
     Ok(())
+}
+
+/// Writes replica `id`'s config file into the state folder (`config/replica-ID.toml`, the
+/// shape docs/COORDINATOR.md "Configuration file" documents) and returns its path: what
+/// this replica runs with, and what a user copies to a host of its own.
+fn write_replica_config(
+    state: &Path,
+    id: u64,
+    addr: &str,
+    issued: &pki::Issued,
+    witness_urls: &[String],
+) -> Result<PathBuf> {
+    use panel_coordinator::config::{
+        CheckpointsSection, KeysSection, ReplicaConfig, TlsSection, WindowsSection,
+    };
+    let config = ReplicaConfig {
+        id: Some(id),
+        listen: Some(addr.parse().context("a replica address")?),
+        data_dir: Some(state.join("coordinators").join(format!("c{id}"))),
+        // The demo's exam carries gold answers for its scripted judges.
+        simulation: Some(true),
+        tls: TlsSection {
+            dir: Some(issued.dir(&pki::replica_dir_name(id))),
+            charter: Some(issued.charter_path()),
+            insecure_loopback: None,
+        },
+        keys: KeysSection {
+            motion_key: Some(issued.motion_key_path()),
+            log_key: Some(issued.log_key_path()),
+        },
+        windows: WindowsSection {
+            commit_ms: Some(300),
+            exam_ms: Some(3000),
+            ..Default::default()
+        },
+        checkpoints: CheckpointsSection {
+            witnesses: Some(witness_urls.to_vec()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let dir = state.join("config");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(format!("replica-{id}.toml"));
+    let text = format!(
+        "# Replica {id} of `panel up` (docs/COORDINATOR.md, \"Configuration file\").\n\
+         # `panel coordinator run --config {}`; flags given override these keys.\n\n{}",
+        path.display(),
+        config.to_toml()
+    );
+    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
 }

@@ -14,6 +14,7 @@ pub mod backup;
 pub mod bench;
 pub mod client;
 pub mod clock;
+pub mod config;
 pub mod raft;
 pub mod service;
 
