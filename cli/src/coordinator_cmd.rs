@@ -724,9 +724,10 @@ async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
             file,
             member_addr: a.member_addr,
         });
-    eprintln!(
+    crate::output::note!(
         "coordinator replica {} listening on {}",
-        opts.id, opts.listen
+        opts.id,
+        opts.listen
     );
     let shutdown = async {
         let mut term =

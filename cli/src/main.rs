@@ -25,6 +25,7 @@ mod monitor_cmd;
 mod motion_cmd;
 mod node_cmd;
 mod org_cmd;
+mod output;
 mod pki_cmd;
 mod procedure_run;
 mod progress;
@@ -48,6 +49,9 @@ mod witness_cmd;
     about = "Crucible Panel: a calibrated, distributed arbiter panel for the Crucible Protocol"
 )]
 struct Cli {
+    /// Print results and errors only: no narration, notes or progress.
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -117,6 +121,7 @@ fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    output::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Up(args) => up::run(args),

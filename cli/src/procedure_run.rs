@@ -298,7 +298,7 @@ pub fn run_and_print(
     let mut c = Cluster::connect(&panel.cluster)?;
     let view = crate::cluster_client::runtime()?.block_on(async {
         let id = start(&mut c, req).await?;
-        eprintln!("started {id}; waiting for the panel");
+        crate::output::note!("started {id}; waiting for the panel");
         drive(
             &mut c,
             &id,

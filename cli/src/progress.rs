@@ -17,6 +17,9 @@ pub enum Progress {
 
 impl Progress {
     pub fn new(len: u64, what: &'static str) -> Progress {
+        if crate::output::quiet() {
+            return Progress::Bar(ProgressBar::hidden());
+        }
         if !std::io::stdout().is_terminal() {
             return Progress::Lines {
                 what,

@@ -56,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     fs::write(out.join("report.md"), &markdown).context("cannot write report.md")?;
     fs::write(out.join("report.json"), &json).context("cannot write report.json")?;
     println!("{}", if args.json { &json } else { &markdown });
-    eprintln!(
+    crate::output::note!(
         "simulated {} motions (plus sweeps) in {elapsed:.2} s; report in {}",
         report.motions,
         out.display()

@@ -5,6 +5,7 @@
 //! server and confirmed at T1, and the revised verdict is issued. The record is exported
 //! and verified offline.
 
+use crate::output::say;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,10 @@ pub struct Args {
     /// The other seeds' procedures to run after the worked example (docs/PROCEDURES.md).
     #[arg(long, value_enum, default_value = "all")]
     procedure: crate::up_procedures::Which,
+    /// Print one JSON summary on stdout at the end (verdicts, record, checkpoints, runs);
+    /// the narration goes to stderr.
+    #[arg(long)]
+    json: bool,
 }
 
 /// One arbiter node of the local panel.
@@ -139,6 +144,7 @@ fn free_port() -> Result<u16> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    crate::output::set_json(args.json);
     let rt = tokio::runtime::Runtime::new()?;
     let mut cluster = Cluster {
         children: Vec::new(),
@@ -150,17 +156,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tokio::select! {
             r = up(&args, &mut cluster) => r,
             _ = tokio::signal::ctrl_c() => {
-                println!("\ninterrupted: stopping every process");
+                say!("\ninterrupted: stopping every process");
                 Ok(ExitCode::from(130))
             }
             _ = term.recv() => {
-                println!("\nterminated: stopping every process");
+                say!("\nterminated: stopping every process");
                 Ok(ExitCode::from(143))
             }
         }
     });
     cluster.stop();
-    println!("all panel processes stopped");
+    say!("all panel processes stopped");
     outcome
 }
 
@@ -200,8 +206,8 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         fs::create_dir_all(state.join(d))?;
     }
     let state = fs::canonicalize(state)?;
-    println!("Crucible Panel: a local panel on loopback");
-    println!("state folder: {}", state.display());
+    say!("Crucible Panel: a local panel on loopback");
+    say!("state folder: {}", state.display());
 
     // The federation's certificates: one authority per organisation, mutual TLS on every
     // hop, replicas and operators pinned in the charter.
@@ -213,7 +219,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         false,
     )?;
     let client_tls = issued.dir(pki::LOCAL_CLIENT);
-    println!(
+    say!(
         "mutual TLS: {} organisations' authorities, charter {}",
         issued.charter.organisations.len(),
         issued.charter_path().display()
@@ -227,7 +233,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         "a1-trial-tabulation.txt",
         "Output per employee, participating firms, before and during the trial (official statistics tabulation).\n",
     )?;
-    println!(
+    say!(
         "source server: {} (serving {})",
         sources.base_url,
         state.join("sources").display()
@@ -268,7 +274,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         )?;
         witness_urls.push(format!("http://{listen}"));
     }
-    println!(
+    say!(
         "started {} witnesses, one per organisation: {}",
         witness_urls.len(),
         witness_urls.join(", ")
@@ -296,7 +302,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             &state.join("logs").join(format!("coordinator-{id}.log")),
         )?;
     }
-    println!("started 3 coordinator replicas: {}", addrs.join(", "));
+    say!("started 3 coordinator replicas: {}", addrs.join(", "));
     crate::cluster_addr::write_cluster_file(&state, &addrs, Some(&client_tls))?;
     wait_for("replicas answer", Duration::from_secs(30), || async {
         for a in &addrs {
@@ -329,9 +335,10 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     })
     .await?;
     let leader = client::status(&operator, &addrs[0]).await?;
-    println!(
+    say!(
         "raft group formed: leader is replica {} at {}",
-        leader.leader_id, leader.leader_addr
+        leader.leader_id,
+        leader.leader_addr
     );
 
     // Four arbiter nodes: two stances, two organisations, scripted judges.
@@ -391,7 +398,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         let roster = pki::read_seed_key(&issued.signing_key_path(spec.organisation))?;
         reg.attestation = Some(panel_coordinator::charter::attest(&reg, &key, &roster)?);
         regs.push(reg);
-        println!(
+        say!(
             "started arbiter node {:<12} stance {side}, {}, {}, {}",
             spec.id,
             spec.organisation,
@@ -411,7 +418,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     }
 
     // The calibration exam, administered by the leader through each node's judge.
-    println!(
+    say!(
         "\nCalibration exam (default exam, {} items) administered to every arbiter ...",
         crucible_exam_items()
     );
@@ -439,15 +446,21 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     progress.finish();
-    println!("  all exams scored in {} s", started.elapsed().as_secs());
-    println!(
+    say!("  all exams scored in {} s", started.elapsed().as_secs());
+    say!(
         "  {:<12} {:<6} {:<10} {:>7} {:>8} {:>9} {:>6}  admitted",
-        "arbiter", "stance", "org", "brier", "base", "log", "C"
+        "arbiter",
+        "stance",
+        "org",
+        "brier",
+        "base",
+        "log",
+        "C"
     );
     for a in &arbiters {
         let s = &a["exam"]["scores"];
         let f = |v: &Value| v.as_f64().map_or("-".to_string(), |x| format!("{x:.3}"));
-        println!(
+        say!(
             "  {:<12} {:<6} {:<10} {:>7} {:>8} {:>9} {:>6}  {}",
             a["registration"]["arbiter_id"].as_str().unwrap_or("?"),
             a["registration"]["stance"].as_str().unwrap_or("?"),
@@ -492,8 +505,8 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         }))
         .await?;
     let debate_id = created["debate_id"].as_str().unwrap_or("deb_1").to_string();
-    println!("\nDebate {debate_id}: {}", scenario.resolution);
-    println!("  A: {}\n  B: {}", scenario.pos_a, scenario.pos_b);
+    say!("\nDebate {debate_id}: {}", scenario.resolution);
+    say!("  A: {}\n  B: {}", scenario.pos_a, scenario.pos_b);
     // The example's contributors: under the charter a name is bound to a key only by a
     // registration its organisation endorses, and each contribution is signed by that key.
     let mut contributor_keys = BTreeMap::new();
@@ -524,7 +537,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         panel.write(ClientCommand::RegisterContributor(reg)).await?;
         contributor_keys.insert(author, key);
     }
-    println!(
+    say!(
         "registered {} contributors, each endorsed by its organisation",
         contributor_keys.len()
     );
@@ -565,7 +578,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                     )?);
                 }
                 let v = panel.write(ClientCommand::Contribute(sub)).await?;
-                println!("  {author} (side {side}) {}", describe_contribution(&c));
+                say!("  {author} (side {side}) {}", describe_contribution(&c));
                 if let (Some(l), Some(id)) = (label, v["created"].as_str()) {
                     labels.bind(l, id);
                 }
@@ -580,7 +593,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                                 author: "panel-up".into(),
                             })
                             .await?;
-                        println!("  panel-up asks for a fresh verdict from the current ledger");
+                        say!("  panel-up asks for a fresh verdict from the current ledger");
                     }
                     Some(q) => {
                         if let Question::VerifyTier { .. } = q {
@@ -589,7 +602,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                                 "b1-systematic-review.txt",
                                 "Systematic review: pooled studies of reduced scheduled hours; methods, search strategy and risk-of-bias assessment.\n",
                             )?;
-                            println!("  B1's source is now published on the source server");
+                            say!("  B1's source is now published on the source server");
                         }
                         panel
                             .write(ClientCommand::AskPanel(PanelRequest {
@@ -600,7 +613,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                             }))
                             .await?;
                         if !matches!(q, Question::AdvancePhase { .. }) {
-                            println!("  panel-up asks the panel: {}", q.kind());
+                            say!("  panel-up asks the panel: {}", q.kind());
                         }
                     }
                 }
@@ -618,7 +631,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                     .get(*n as usize - 1)
                     .ok_or_else(|| anyhow!("verdict {n} was not issued"))?;
                 let got_margin = js_to_fixed(v.margin.0, 3);
-                println!(
+                say!(
                     "\n  VERDICT {}: A {} vs B {}, margin {} -> {}{}\n",
                     v.n,
                     js_to_fixed(v.totals.a.0, 2),
@@ -641,7 +654,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         settle(&panel, &debate_id, &names, &mut printed, &mut phase).await?;
     }
     let (doc, _) = panel.debate(&debate_id).await?;
-    println!(
+    say!(
         "debate {debate_id} is {} with {} verdicts on the record",
         doc.phase,
         doc.verdicts.len()
@@ -650,13 +663,13 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     // Declared priors are claims: measure them against the ruling history.
     let checked = panel.write(ClientCommand::CheckPriors).await?;
     let flagged = checked["flagged"].as_array().map_or(0, Vec::len);
-    println!(
+    say!(
         "prior-consistency check over the ruling history: {flagged} arbiter(s) flagged as ruling with the other camp"
     );
 
     let runs = crate::up_procedures::run(&mut panel.coordinators, args.procedure).await?;
     if !runs.is_empty() {
-        println!(
+        say!(
             "\n{} procedure run(s) on the record: {}; `panel runs` lists them",
             runs.len(),
             runs.join(", ")
@@ -690,10 +703,10 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                         if v.get("prior_check").is_some())
                 })
                 .count();
-            println!(
+            say!(
                 "the prior-consistency check also ran by itself {scheduled} time(s) inside apply, every 8 decided motions (the debate's policy)"
             );
-            println!(
+            say!(
                 "record exported to {} ({} entries, {} motions accepted, {} deadlocked, {} checkpoints)",
                 path.display(),
                 r.entries,
@@ -701,7 +714,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                 r.motions_deadlocked,
                 r.checkpoints,
             );
-            println!(
+            say!(
                 "its last checkpoint is signed by the log {} and cosigned by the witnesses of {}; it verifies offline against the policy and the charter: `panel verify {} --policy {} --charter {}`",
                 w.origin,
                 w.witnesses.join(" and "),
@@ -709,15 +722,30 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                 issued.policy_path().display(),
                 issued.charter_path().display()
             );
+            if args.json {
+                let summary = serde_json::json!({
+                    "state": state,
+                    "debate": debate_id,
+                    "verdicts": doc.verdicts,
+                    "record": path,
+                    "policy": issued.policy_path(),
+                    "charter": issued.charter_path(),
+                    "verification": r,
+                    "log": w,
+                    "runs": runs,
+                    "coordinators": addrs,
+                });
+                crate::cluster_client::print_json(&summary)?;
+            }
         }
         Err(e) => bail!("the exported record does not verify: {e}"),
     }
     if args.keep {
-        println!(
+        say!(
             "\ncluster left running (--keep): coordinators at {}",
             addrs.join(",")
         );
-        println!(
+        say!(
             "try: panel debate show {debate_id} --state {}   (addresses in {}; Ctrl-C stops everything)",
             state.display(),
             state.join(crate::cluster_addr::FILE).display()
@@ -783,7 +811,7 @@ async fn settle(
         let (doc, rec) = panel.debate(debate_id).await?;
         print_new_motions(panel, debate_id, names, printed).await?;
         if doc.phase != *phase {
-            println!("  -- phase: {} --", doc.phase);
+            say!("  -- phase: {} --", doc.phase);
             *phase = doc.phase.clone();
         }
         let open = rec["open"].as_object().map_or(0, |m| m.len());
@@ -821,7 +849,7 @@ async fn print_new_motions(
         if !printed.insert(m.spec.motion_id.clone()) {
             continue;
         }
-        println!(
+        say!(
             "  motion {}: {} -> {outcome}",
             m.spec.motion_id,
             crate::motion_cmd::question_line(&m.spec)
@@ -836,7 +864,7 @@ async fn print_new_motions(
             }
         }
         for (stance, rs) in by_stance {
-            println!("      stance {stance}: {}", rs.join("; "));
+            say!("      stance {stance}: {}", rs.join("; "));
         }
     }
     Ok(())

@@ -3,6 +3,7 @@
 //! the same local panel with scripted judges and scripted role inputs, and each prints
 //! its report.
 
+use crate::output::say;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -90,7 +91,7 @@ fn demos(which: Which) -> Result<Vec<Demo>> {
 pub async fn run(c: &mut Cluster, which: Which) -> Result<Vec<String>> {
     let mut ids = Vec::new();
     for d in demos(which)? {
-        println!("\n== {} ==", d.title);
+        say!("\n== {} ==", d.title);
         let keys = procedure_run::RoleKeys::for_start(&d.start, &[])?;
         let id = procedure_run::start(
             c,
@@ -115,9 +116,9 @@ pub async fn run(c: &mut Cluster, which: Which) -> Result<Vec<String>> {
         )
         .await?;
         let motions = view.run.as_ref().map_or(0, |r| r.settled.len());
-        println!("run {id}: {motions} panel questions settled");
+        say!("run {id}: {motions} panel questions settled");
         for line in view.markdown.lines() {
-            println!("  {line}");
+            say!("  {line}");
         }
         ids.push(id);
     }

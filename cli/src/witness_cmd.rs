@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Cmd::Keygen(a) => {
             let key = panel_witness::key::generate_key(&a.key)?;
             print_vkey(&a.name, key)?;
-            eprintln!("wrote {} (mode 0600)", a.key.display());
+            crate::output::note!("wrote {} (mode 0600)", a.key.display());
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Vkey(a) => {

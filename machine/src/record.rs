@@ -551,9 +551,9 @@ pub struct PolicyReport {
 /// covers every entry, meets the policy's witness quorum. A record whose history was
 /// rewritten cannot carry cosignatures over its new roots without the witnesses.
 pub fn check_policy(bundle: &Bundle, policy: &Policy) -> Result<PolicyReport, Failure> {
-    if bundle.format != FORMAT {
+    if bundle.format == FORMAT_V1 {
         return Err(Failure::Policy(format!(
-            "a {} record carries no log-signed checkpoints; only {FORMAT} records can be checked against a policy",
+            "a {} record carries no log-signed checkpoints; only {FORMAT} and {FORMAT_V2} records can be checked against a policy",
             bundle.format
         )));
     }
