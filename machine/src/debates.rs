@@ -76,6 +76,10 @@ pub struct DebateRecord {
     /// Deadlocks per question key; each one widens the next panel by two seats.
     #[serde(default)]
     pub deadlocks: BTreeMap<String, u32>,
+    /// Questions ended without a panel because no fresh one could be drawn, with the
+    /// reason (`fresh_panel`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub exhausted: BTreeMap<String, String>,
 }
 
 /// Why a debate write was refused; nothing changed.
@@ -247,12 +251,37 @@ impl DebateRecord {
         let q = self.questions.get(motion_id).cloned().ok_or_else(|| {
             DebateError::Malformed(format!("motion {motion_id} asks no debate question"))
         })?;
+        self.settle_question(time_ms, &q, answer, rationale)
+    }
+
+    fn settle_question(
+        &mut self,
+        time_ms: u64,
+        q: &Question,
+        answer: Answer,
+        rationale: &str,
+    ) -> Result<(), DebateError> {
         let mut p = self.protocol(time_ms);
-        let r = settle(&mut p, &mut self.debate, &q, answer, rationale, "panel");
+        let r = settle(&mut p, &mut self.debate, q, answer, rationale, "panel");
         self.put_back(p);
         self.open.remove(&q.key());
         self.settled.insert(q.key());
         r.map_err(DebateError::from)
+    }
+
+    /// Ends `q` without a panel when no fresh one can be drawn (`fresh_panel`): an appeal
+    /// is denied with `reason` as its rationale, so the verdict stands; any other question
+    /// is given up, its ledger unchanged, as after its last deadlock.
+    pub fn exhaust(&mut self, time_ms: u64, q: &Question, reason: &str) -> Result<(), DebateError> {
+        self.exhausted.insert(q.key(), reason.to_owned());
+        match q {
+            Question::AdmitAppeal { .. } => self.settle_question(time_ms, q, Answer::No, reason),
+            _ => {
+                self.open.remove(&q.key());
+                self.settled.insert(q.key());
+                Ok(())
+            }
+        }
     }
 
     /// A deadlocked motion changes nothing (its dissent stays on the record). Questions
@@ -357,6 +386,7 @@ pub fn create(
         relevance_hints: BTreeMap::new(),
         requests: 0,
         deadlocks: BTreeMap::new(),
+        exhausted: BTreeMap::new(),
     }
 }
 

@@ -20,6 +20,7 @@ pub mod debates;
 pub mod draw;
 pub mod draw_seed;
 pub mod entry_proof;
+pub mod fresh_panel;
 pub mod independence;
 pub mod limits;
 pub mod model;

@@ -355,6 +355,29 @@ mod tests {
         ("b3", Stance::B, "o5"),
     ];
 
+    /// Enough arbiters that an appeal finds a fresh panel of six (docs/PANEL.md, "Fresh
+    /// panels"): disjoint from everyone who sat on the threads it contests.
+    const EIGHTEEN: [(&str, Stance, &str); 18] = [
+        ("a1", Stance::A, "o1"),
+        ("a2", Stance::A, "o2"),
+        ("a3", Stance::A, "o3"),
+        ("a4", Stance::A, "o4"),
+        ("a5", Stance::A, "o5"),
+        ("a6", Stance::A, "o1"),
+        ("a7", Stance::A, "o2"),
+        ("a8", Stance::A, "o3"),
+        ("a9", Stance::A, "o4"),
+        ("b1", Stance::B, "o1"),
+        ("b2", Stance::B, "o4"),
+        ("b3", Stance::B, "o5"),
+        ("b4", Stance::B, "o2"),
+        ("b5", Stance::B, "o3"),
+        ("b6", Stance::B, "o1"),
+        ("b7", Stance::B, "o4"),
+        ("b8", Stance::B, "o5"),
+        ("b9", Stance::B, "o2"),
+    ];
+
     /// A replicated state driven only through `apply_batch`, one command per entry, with
     /// every batch kept for replay.
     struct Sim {
@@ -628,6 +651,32 @@ mod tests {
                 })
                 .expect("the appeal opens a motion")
                 .clone();
+            // A fresh, wider panel: two seats more than the debate's, and nobody who
+            // resolved a challenge on the contested threads (docs/PANEL.md, "Fresh panels").
+            let seated = |id: &str| -> Vec<String> {
+                self.state.motions.get(id).map_or(Vec::new(), |m| {
+                    m.seats.iter().map(|s| s.arbiter_id.clone()).collect()
+                })
+            };
+            let appeal_seats = seated(&appeal_motion);
+            assert_eq!(appeal_seats.len(), 6, "{appeal_seats:?}");
+            let rec = self.state.debates.get(debate_id).expect("debate");
+            for (id, q) in &rec.questions {
+                if let Question::ResolveChallenge { challenge_id } = q {
+                    let on_target = rec.debate.challenge(challenge_id).is_some_and(|c| {
+                        targets
+                            .iter()
+                            .any(|t| t.as_str() == Some(c.thread_id.as_str()))
+                    });
+                    if on_target {
+                        let earlier = seated(id);
+                        assert!(
+                            appeal_seats.iter().all(|a| !earlier.contains(a)),
+                            "{earlier:?} sat on the challenge and again on the appeal: {appeal_seats:?}"
+                        );
+                    }
+                }
+            }
             let judge = move |m: &Motion, _: &str| Vote {
                 yes: admit,
                 p: if admit { 0.9 } else { 0.1 },
@@ -858,7 +907,7 @@ mod tests {
 
     #[test]
     fn a_denied_appeal_confirms_the_challenge_outcomes_it_contests() {
-        let mut sim = Sim::new(&SIX);
+        let mut sim = Sim::new(&EIGHTEEN);
         let (d, labels) = sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
         assert_eq!(sim.total_items(), 0);
         // Side B appeals on A's two threads, where its three challenges were dismissed.
@@ -896,7 +945,7 @@ mod tests {
 
     #[test]
     fn an_admitted_appeal_overturns_the_one_challenge_it_contests() {
-        let mut sim = Sim::new(&SIX);
+        let mut sim = Sim::new(&EIGHTEEN);
         let (d, labels) = sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
         // Side B appeals on B2's thread, where A's challenge was upheld.
         sim.appeal(&d, &labels, "bo", "B", &["b2"], true);
@@ -925,7 +974,7 @@ mod tests {
 
     #[test]
     fn an_admitted_appeal_contesting_several_challenges_scores_none() {
-        let mut sim = Sim::new(&SIX);
+        let mut sim = Sim::new(&EIGHTEEN);
         let (d, labels) = sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
         let reply = sim.appeal(&d, &labels, "bo", "B", &["a1", "a2"], true);
         assert_eq!(
@@ -1222,7 +1271,7 @@ mod tests {
 
     #[test]
     fn replay_is_deterministic_and_the_record_verifies_offline() {
-        let mut sim = Sim::new(&SIX);
+        let mut sim = Sim::new(&EIGHTEEN);
         let (d, labels) = sim.worked_example(true, &|m: &Motion, _: &str| hinted(m, 0.8));
         sim.appeal(&d, &labels, "bo", "B", &["b2"], true);
         assert!(sim.total_items() > 4);

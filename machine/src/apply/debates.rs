@@ -156,27 +156,61 @@ pub(super) fn ask_panel(
     Ok(json!({ "debate_id": req.debate_id, "motion_id": id, "opened": opened }))
 }
 
-/// Opens a motion for one debate question: draws its panel from the admitted arbiters.
+/// Why a debate question got no motion.
+enum NotOpened {
+    /// The pool cannot seat a panel yet (too few admitted arbiters): asked again after the
+    /// next write.
+    Wait(ApplyError),
+    /// The pool could seat a panel, but none disjoint from the arbiters who sat on what
+    /// the question contests (`fresh_panel`): the question ends with a named outcome.
+    NoFreshPanel { contested_sitters: usize },
+}
+
+impl From<NotOpened> for ApplyError {
+    fn from(n: NotOpened) -> ApplyError {
+        match n {
+            NotOpened::Wait(e) => e,
+            NotOpened::NoFreshPanel { contested_sitters } => {
+                ApplyError::NoFreshPanel { contested_sitters }
+            }
+        }
+    }
+}
+
+/// Opens a motion for one debate question: draws its panel from the admitted arbiters,
+/// fresh and wider for a re-ask or an appeal (`fresh_panel`), falling back to the
+/// debate's size when the pool is too small for the wider panel.
 fn open_question(
     state: &mut State,
     ctx: &ApplyCtx,
     t: ToOpen,
     n: u32,
-) -> Result<String, ApplyError> {
-    let rec = state
-        .debates
-        .get(&t.debate_id)
-        .ok_or_else(|| ApplyError::Debate(DebateError::UnknownDebate(t.debate_id.clone())))?;
+) -> Result<String, NotOpened> {
+    let rec = state.debates.get(&t.debate_id).ok_or_else(|| {
+        NotOpened::Wait(ApplyError::Debate(DebateError::UnknownDebate(
+            t.debate_id.clone(),
+        )))
+    })?;
     let motion_id = ctx.new_id("mot", n);
-    let widen = rec.deadlocks.get(&t.question.key()).copied().unwrap_or(0) as usize;
+    let seats_of = |m: &str| {
+        state
+            .motions
+            .get(m)
+            .map(|m| m.seats.iter().map(|s| s.arbiter_id.clone()).collect())
+            .unwrap_or_default()
+    };
+    let contested = rec.contested_sitters(&t.question, seats_of);
+    let mut excluded = recused(state, rec);
+    let unfresh_excluded = excluded.clone();
+    excluded.extend(contested.iter().cloned());
     let spec = MotionSpec {
         motion_id: motion_id.clone(),
         debate_id: t.debate_id.clone(),
         kind: t.kind,
         state_hash: t.state_hash.clone(),
-        seats: rec.seats + 2 * widen,
+        seats: rec.seats_for(&t.question),
         min_per_stance: rec.min_per_stance,
-        contributors: recused(state, rec),
+        contributors: excluded,
         author_model_family: rec.author_family_for(&t.question),
         policy: Some(rec.policy.clone()),
         question: Some(t.question.clone()),
@@ -184,23 +218,47 @@ fn open_question(
         expected: t.expected,
         procedure: None,
     };
-    // A panel widened after a deadlock falls back to the debate's size when the pool of
-    // admitted arbiters is too small for it.
-    if let Err(e) = open_motion(state, ctx, &spec) {
-        if widen == 0 {
-            return Err(e);
+    let base = MotionSpec {
+        seats: rec.seats,
+        ..spec.clone()
+    };
+    let first = open_motion(state, ctx, &spec);
+    if let Err(e) = first {
+        if spec.seats == base.seats {
+            return Err(refusal(state, ctx, &base, unfresh_excluded, contested, e));
         }
-        let base = MotionSpec {
-            seats: spec.seats - 2 * widen,
-            ..spec
-        };
-        open_motion(state, ctx, &base)?;
+        if let Err(e) = open_motion(state, ctx, &base) {
+            return Err(refusal(state, ctx, &base, unfresh_excluded, contested, e));
+        }
     }
     if let Some(rec) = state.debates.get_mut(&t.debate_id) {
         rec.open.insert(t.question.key(), motion_id.clone());
         rec.questions.insert(motion_id.clone(), t.question);
     }
     Ok(motion_id)
+}
+
+/// A failed draw is a lack of fresh arbiters only if the same panel could be seated
+/// with the contested sitters allowed back.
+fn refusal(
+    state: &State,
+    ctx: &ApplyCtx,
+    base: &MotionSpec,
+    unfresh_excluded: Vec<String>,
+    contested: std::collections::BTreeSet<String>,
+    e: ApplyError,
+) -> NotOpened {
+    let unfresh = MotionSpec {
+        contributors: unfresh_excluded,
+        ..base.clone()
+    };
+    if !contested.is_empty() && super::motions::can_seat(state, ctx, &unfresh) {
+        NotOpened::NoFreshPanel {
+            contested_sitters: contested.len(),
+        }
+    } else {
+        NotOpened::Wait(e)
+    }
 }
 
 /// Opens a motion for every question the document leaves pending. A question whose
@@ -212,8 +270,17 @@ pub(super) fn open_pending(state: &mut State, ctx: &ApplyCtx, debate_id: &str) -
     };
     let mut opened = Vec::new();
     for (i, t) in rec.to_open().into_iter().enumerate() {
-        if let Ok(id) = open_question(state, ctx, t, 1000 + i as u32) {
-            opened.push(id);
+        let question = t.question.clone();
+        match open_question(state, ctx, t, 1000 + i as u32) {
+            Ok(id) => opened.push(id),
+            Err(NotOpened::Wait(_)) => {}
+            Err(NotOpened::NoFreshPanel { contested_sitters }) => {
+                if let Some(rec) = state.debates.get_mut(debate_id) {
+                    let reason = crate::fresh_panel::exhausted_reason(&question, contested_sitters);
+                    // A refused denial leaves the question given up; either way it ends.
+                    let _ = rec.exhaust(ctx.time_ms, &question, &reason);
+                }
+            }
         }
     }
     opened
@@ -341,5 +408,108 @@ mod tests {
             "{r:?}"
         );
         assert_eq!(s.debates.get("deb_1").expect("debate").open.len(), 64);
+    }
+
+    /// A pool of ten admitted arbiters (five per stance, two organisations) and a debate
+    /// of four seats.
+    fn ten_admitted() -> State {
+        let mut s = State::default();
+        for n in 0..10u8 {
+            let (id, stance) = if n < 5 {
+                (format!("a{n}"), "A")
+            } else {
+                (format!("b{n}"), "B")
+            };
+            let reg = serde_json::from_value(json!({
+                "arbiter_id": id,
+                "public_key": hex::encode(key(n + 1).verifying_key().to_bytes()),
+                "organisation": if n % 2 == 0 { "north" } else { "south" },
+                "model_family": format!("fam-{n}"), "stance": stance,
+            }))
+            .expect("registration");
+            let r = write(
+                &mut s,
+                2 * n as u64 + 1,
+                ClientCommand::RegisterArbiter(reg),
+            );
+            assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+            let admit = crate::command::TestCommand::SetAdmission {
+                arbiter_id: id,
+                admitted: true,
+                score_milli: 900,
+            };
+            let r = crate::apply::write_one(&mut s, 2 * n as u64 + 2, admit.into());
+            assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+        }
+        let spec = serde_json::from_value(json!({
+            "resolution": "Resolved: shorter weeks raise output.", "pos_a": "yes", "pos_b": "no",
+            "seats": 4, "min_per_stance": 1, "convener": "c",
+        }))
+        .expect("debate");
+        let r = write(&mut s, 30, ClientCommand::CreateDebate(spec));
+        assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+        s
+    }
+
+    fn seats_of(s: &State, reply: &ItemReply) -> Vec<String> {
+        let ItemReply::Applied(v) = reply else {
+            panic!("refused: {reply:?}")
+        };
+        let id = v["motion_id"].as_str().expect("motion id");
+        s.motions
+            .get(id)
+            .expect("motion")
+            .seats
+            .iter()
+            .map(|seat| seat.arbiter_id.clone())
+            .collect()
+    }
+
+    /// After a deadlock a question goes to a panel two seats wider and disjoint from every
+    /// arbiter who sat on it before; when the pool can seat a panel but no fresh one, the
+    /// request is refused by name, and a pending question so stuck ends with its reason on
+    /// the record rather than waiting for ever.
+    #[test]
+    fn a_re_ask_goes_to_a_fresh_wider_panel_or_ends_by_name() {
+        let mut s = ten_admitted();
+        let q: crucible::motion::Question =
+            serde_json::from_value(json!({"kind": "advance-phase", "from": "framing"}))
+                .expect("question");
+        let ask = |n: u64, s: &mut State| {
+            let req: PanelRequest = serde_json::from_value(json!({
+                "debate_id": "deb_1", "author": "x",
+                "question": {"kind": "advance-phase", "from": "framing"},
+            }))
+            .expect("request");
+            write(s, n, ClientCommand::AskPanel(req))
+        };
+        let deadlock = |s: &mut State| {
+            let rec = s.debates.get_mut("deb_1").expect("debate");
+            rec.open.remove(&q.key());
+            *rec.deadlocks.entry(q.key()).or_default() += 1;
+        };
+        let first = ask(40, &mut s);
+        let first_seats = seats_of(&s, &first);
+        assert_eq!(first_seats.len(), 4);
+        deadlock(&mut s);
+        let second = ask(41, &mut s);
+        let second_seats = seats_of(&s, &second);
+        assert_eq!(second_seats.len(), 6, "not two seats wider");
+        assert!(
+            second_seats.iter().all(|a| !first_seats.contains(a)),
+            "{first_seats:?} sat again in {second_seats:?}"
+        );
+        // All ten have sat: a pool that could seat four cannot seat a fresh panel.
+        deadlock(&mut s);
+        let third = ask(42, &mut s);
+        assert!(
+            matches!(&third, ItemReply::Refused { code, message } if code == "no_fresh_panel" && message.contains("10 arbiter")),
+            "{third:?}"
+        );
+        let rec = s.debates.get_mut("deb_1").expect("debate");
+        let reason = crate::fresh_panel::exhausted_reason(&q, 10);
+        rec.exhaust(0, &q, &reason).expect("given up");
+        assert!(rec.settled.contains(&q.key()));
+        assert_eq!(rec.exhausted.get(&q.key()), Some(&reason));
     }
 }

@@ -138,6 +138,10 @@ pub enum ApplyError {
     Procedure(#[from] panel_procedures::ProcedureError),
     #[error("{0}")]
     RunRole(#[from] crate::run_roles::RoleError),
+    #[error(
+        "no panel disjoint from the {contested_sitters} arbiter(s) who sat on what this question contests can be drawn; admit more arbiters (docs/PANEL.md, \"Fresh panels\")"
+    )]
+    NoFreshPanel { contested_sitters: usize },
 }
 
 impl ApplyError {
@@ -172,6 +176,7 @@ impl ApplyError {
             ApplyError::UnknownRun(_) => "unknown_run",
             ApplyError::TooManyRuns { .. } => "too_many_runs",
             ApplyError::RunRole(_) => "run_role",
+            ApplyError::NoFreshPanel { .. } => "no_fresh_panel",
             ApplyError::Procedure(e) => match e {
                 panel_procedures::ProcedureError::Contract(_) => "malformed",
                 panel_procedures::ProcedureError::Refused(_) => "procedure_refused",

@@ -35,6 +35,32 @@ pub(super) fn open_motion(
     if state.motions.contains(&spec.motion_id) {
         return Err(ApplyError::MotionExists(spec.motion_id.clone()));
     }
+    let (seats, draw_seed) = draw_seats(state, ctx, spec)?;
+    let reply = json!({ "motion_id": spec.motion_id, "seats": seats, "draw_seed": draw_seed });
+    state.motions.insert(
+        spec.motion_id.clone(),
+        Motion {
+            spec: spec.clone(),
+            seats,
+            draw_seed,
+            opened_at_ms: ctx.time_ms,
+            opened_log_index: ctx.log_index,
+            status: MotionStatus::Open,
+            rulings: Vec::new(),
+            reveals: Vec::new(),
+            decided_log_index: None,
+            round: None,
+        },
+    );
+    Ok(reply)
+}
+
+/// The panel `spec` would seat now, and its draw seed; changes nothing.
+fn draw_seats(
+    state: &State,
+    ctx: &ApplyCtx,
+    spec: &MotionSpec,
+) -> Result<(Vec<Seat>, u64), ApplyError> {
     let pool: Vec<Candidate> = state
         .arbiters
         .iter()
@@ -57,7 +83,7 @@ pub(super) fn open_motion(
     };
     let draw_seed = crate::draw_seed::for_motion(state, ctx, spec);
     let panel = draw::draw(&pool, &draw_spec, draw_seed)?;
-    let seats: Vec<Seat> = panel
+    let seats = panel
         .into_iter()
         .map(|c| Seat {
             arbiter_id: c.id,
@@ -66,23 +92,12 @@ pub(super) fn open_motion(
             lineage: crate::independence::seated_lineage(spec.policy.as_ref(), c.model_family),
         })
         .collect();
-    let reply = json!({ "motion_id": spec.motion_id, "seats": seats, "draw_seed": draw_seed });
-    state.motions.insert(
-        spec.motion_id.clone(),
-        Motion {
-            spec: spec.clone(),
-            seats,
-            draw_seed,
-            opened_at_ms: ctx.time_ms,
-            opened_log_index: ctx.log_index,
-            status: MotionStatus::Open,
-            rulings: Vec::new(),
-            reveals: Vec::new(),
-            decided_log_index: None,
-            round: None,
-        },
-    );
-    Ok(reply)
+    Ok((seats, draw_seed))
+}
+
+/// Whether `spec` could be seated from the admitted pool now.
+pub(super) fn can_seat(state: &State, ctx: &ApplyCtx, spec: &MotionSpec) -> bool {
+    draw_seats(state, ctx, spec).is_ok()
 }
 
 /// Re-verify every ruling (decoding, seat by registered key, binding to motion, debate,

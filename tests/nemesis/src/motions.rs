@@ -249,14 +249,28 @@ pub(crate) async fn check(
     let mut decided = 0;
     for m in motions {
         let q = serde_json::json!({ "Motion": { "motion_id": m.motion_id } }).to_string();
-        let r = read(
-            &mut c,
-            &q,
-            pb::ReadConsistency::Linearizable,
-            Duration::from_secs(5),
-        )
-        .await
-        .map_err(|e| format!("reading motion {}: {}", m.motion_id, e.message()))?;
+        // After the faults the group may still be settling (a leader confirming its
+        // quorum again): a refused read is retried, and only a lasting refusal fails.
+        let mut attempt = 0;
+        let r = loop {
+            match read(
+                &mut c,
+                &q,
+                pb::ReadConsistency::Linearizable,
+                Duration::from_secs(5),
+            )
+            .await
+            {
+                Ok(r) => break r,
+                Err(e) if e.code() == tonic::Code::Unavailable && attempt < 20 => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => {
+                    return Err(format!("reading motion {}: {}", m.motion_id, e.message()));
+                }
+            }
+        };
         let v: serde_json::Value =
             serde_json::from_str(&r.result_json).map_err(|e| e.to_string())?;
         let motion = &v["motion"];

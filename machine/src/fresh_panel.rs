@@ -1,0 +1,113 @@
+//! Fresh, larger panels for re-asks and appeals (docs/PANEL.md, "Fresh panels").
+//!
+//! A question asked again after a deadlock, and an appeal, must not be judged by the
+//! arbiters whose panels produced what is contested: a re-ask goes to a panel disjoint
+//! from every earlier panel on the same question, two seats wider per deadlock; an appeal
+//! goes to a panel disjoint from every panel that resolved a challenge on the threads it
+//! targets (any challenge when it targets none), two seats wider than the debate's panels
+//! per appeal round. When the admitted pool could seat a panel but not a fresh one, the question
+//! ends with a named outcome instead of waiting for ever: an appeal is denied ("no fresh
+//! panel"; the verdict stands) and any other question is given up as after its last
+//! deadlock, the reason kept in the debate's record.
+
+use std::collections::BTreeSet;
+
+use crucible::motion::Question;
+
+use crate::debates::DebateRecord;
+
+/// Seats added per deadlock of a question and per appeal round.
+pub const WIDENING: usize = 2;
+
+/// Why a question ended without a panel.
+pub fn exhausted_reason(q: &Question, contested_sitters: usize) -> String {
+    let what = match q {
+        Question::AdmitAppeal { .. } => "the appeal is denied and the verdict stands",
+        _ => "the question is given up as after its last deadlock",
+    };
+    format!(
+        "no panel disjoint from the {contested_sitters} arbiter(s) who sat on what it contests can be drawn from the admitted pool; {what}"
+    )
+}
+
+impl DebateRecord {
+    /// The thread a question is about, if any (a challenge's through its target).
+    fn thread_of(&self, q: &Question) -> Option<String> {
+        match q {
+            Question::Merge { thread_id, .. }
+            | Question::VerifyTier { thread_id, .. }
+            | Question::AssignRelevance { thread_id, .. } => Some(thread_id.clone()),
+            Question::ResolveChallenge { challenge_id } => self
+                .debate
+                .challenge(challenge_id)
+                .map(|c| c.thread_id.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether an earlier motion on `earlier` is contested by `q`: the same question
+    /// asked again, or, for an appeal, the resolution of a challenge on one of its target
+    /// threads (of any challenge when it targets none): the outcomes an appeal can
+    /// overturn, as `recalibration` scores them.
+    fn contests(&self, q: &Question, earlier: &Question) -> bool {
+        if earlier.key() == q.key() {
+            return true;
+        }
+        let Question::AdmitAppeal { appeal_id } = q else {
+            return false;
+        };
+        if !matches!(earlier, Question::ResolveChallenge { .. }) {
+            return false;
+        }
+        let targets = self
+            .debate
+            .appeal(appeal_id)
+            .map(|a| a.target_thread_ids.clone())
+            .unwrap_or_default();
+        targets.is_empty()
+            || self
+                .thread_of(earlier)
+                .is_some_and(|t| targets.contains(&t))
+    }
+
+    /// Every arbiter seated on a motion `q` contests (`seats_of` gives a motion's seated
+    /// arbiter ids); they may not sit on `q`'s panel. Only an appeal and a question still
+    /// being asked after a deadlock contest anything: a question given up and later asked
+    /// again by request (a verification with new evidence) goes to any eligible panel.
+    pub fn contested_sitters(
+        &self,
+        q: &Question,
+        seats_of: impl Fn(&str) -> Vec<String>,
+    ) -> BTreeSet<String> {
+        let key = q.key();
+        let re_ask =
+            self.deadlocks.get(&key).is_some_and(|n| *n > 0) && !self.settled.contains(&key);
+        if !re_ask && !matches!(q, Question::AdmitAppeal { .. }) {
+            return BTreeSet::new();
+        }
+        self.questions
+            .iter()
+            .filter(|(_, earlier)| self.contests(q, earlier))
+            .flat_map(|(motion_id, _)| seats_of(motion_id))
+            .collect()
+    }
+
+    /// The panel size for `q`: the debate's, wider by [`WIDENING`] per earlier deadlock
+    /// of the question, and for an appeal per appeal round (the first appeal is round 1).
+    pub fn seats_for(&self, q: &Question) -> usize {
+        let deadlocks = self.deadlocks.get(&q.key()).copied().unwrap_or(0) as usize;
+        let round = match q {
+            Question::AdmitAppeal { .. } => {
+                let earlier: BTreeSet<String> = self
+                    .questions
+                    .values()
+                    .filter(|e| matches!(e, Question::AdmitAppeal { .. }) && e.key() != q.key())
+                    .map(Question::key)
+                    .collect();
+                earlier.len() + 1
+            }
+            _ => 0,
+        };
+        self.seats + WIDENING * (deadlocks + round)
+    }
+}
