@@ -20,7 +20,8 @@ impl Progress {
         if crate::output::quiet() {
             return Progress::Bar(ProgressBar::hidden());
         }
-        if !std::io::stdout().is_terminal() {
+        // A bar draws on stderr; under --json stdout carries only the result.
+        if !std::io::stdout().is_terminal() || crate::output::json() {
             return Progress::Lines {
                 what,
                 len,
@@ -41,7 +42,7 @@ impl Progress {
             Progress::Bar(b) => b.set_position(done),
             Progress::Lines { what, len, last } => {
                 if *last != Some(done) {
-                    println!("  {done}/{len} {what}");
+                    crate::output::say!("  {done}/{len} {what}");
                     *last = Some(done);
                 }
             }
