@@ -219,10 +219,9 @@ fn advocates_families_are_kept_off_the_panel() {
     }
 }
 
-/// An input the run does not wait for is refused and the run is unchanged; the refusal
-/// says what the run waits for.
-#[test]
-fn an_out_of_order_input_is_refused_and_the_run_is_unchanged() {
+/// A pool with the falsification demo started: the state, its run id and the run as it
+/// started.
+fn falsify_started() -> (State, String, panel_machine::runs::RunRecord) {
     let mut s = pool(false);
     let v = applied(start(
         &mut s,
@@ -232,6 +231,14 @@ fn an_out_of_order_input_is_refused_and_the_run_is_unchanged() {
     ));
     let run_id = v["run_id"].as_str().expect("run").to_owned();
     let before = s.runs.get(&run_id).expect("run").clone();
+    (s, run_id, before)
+}
+
+/// An input the run does not wait for is refused and the run is unchanged; the refusal
+/// says what the run waits for.
+#[test]
+fn an_out_of_order_input_is_refused_and_the_run_is_unchanged() {
+    let (mut s, run_id, before) = falsify_started();
     // The critic's attack before its commitment: the seed's "commitment before argument".
     let attack = falsify::demo_inputs()
         .into_iter()
@@ -310,15 +317,7 @@ fn a_run_no_other_family_could_judge_is_refused() {
 /// the role's own signed input is taken.
 #[test]
 fn only_a_roles_own_key_may_submit_its_input() {
-    let mut s = pool(false);
-    let v = applied(start(
-        &mut s,
-        100,
-        RunStart::Falsify(falsify::demo_start()),
-        2,
-    ));
-    let run_id = v["run_id"].as_str().expect("run").to_owned();
-    let before = s.runs.get(&run_id).expect("run").clone();
+    let (mut s, run_id, before) = falsify_started();
     let form = RunInput::Falsify(falsify::demo_inputs().remove(0));
     assert_eq!(form.role().as_deref(), Some("defender"));
     let refused = |r: &ItemReply, want: &str| match r {

@@ -175,34 +175,23 @@ fn roles_speak_only_with_their_keys(st: &Path, dir: &Path, start: &str, inputs: 
         err.contains("run_role") && err.contains("must be signed"),
         "{err}"
     );
-    let err = fails(
-        st,
-        &[
-            "runs",
-            "submit",
-            &id,
-            "--input",
-            &attack,
-            "--key",
-            &stranger.display().to_string(),
-        ],
-    );
+    let submit = |key: &Path| {
+        let key = key.display().to_string();
+        vec!["runs", "submit", &id, "--input", &attack, "--key", &key]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<String>>()
+    };
+    let err = fails(st, &args(&submit(&stranger)));
     assert!(err.contains("only the role's own key"), "{err}");
     assert_eq!(shown(st), before, "a refused input changed the run");
-    let out = ok(
-        st,
-        &[
-            "runs",
-            "submit",
-            &id,
-            "--input",
-            &attack,
-            "--key",
-            &critic.display().to_string(),
-        ],
-    );
+    let out = ok(st, &args(&submit(&critic)));
     assert!(out.contains("submitted"), "{out}");
     assert_ne!(shown(st), before, "the critic's own attack did not count");
+}
+
+fn args(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
 }
 
 /// A seed refusal's rule and the edit of the demo framing that triggers it.
