@@ -43,7 +43,6 @@ async fn motions(State(src): State<Source>, RawQuery(q): RawQuery) -> Page {
     for (k, v) in params(q.as_deref().unwrap_or("")) {
         match k.as_str() {
             "debate" if !v.is_empty() => filter.debate = Some(v),
-            "exams" => filter.exams = v == "1" || v == "true",
             _ => {}
         }
     }

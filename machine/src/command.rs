@@ -660,14 +660,12 @@ pub enum Query {
     Run {
         run_id: String,
     },
-    /// Every motion (debates', runs' and, unless `skip_exams`, calibration exams'), in
-    /// opening order; with `limit`, only the latest that many, and `total` says how many
-    /// matched.
+    /// Every motion (debates' and procedure runs'; exam motions go to the nodes and are
+    /// not kept), in opening order; with `limit`, only the latest that many, and `total`
+    /// says how many there are.
     Motions {
         #[serde(default)]
         limit: Option<usize>,
-        #[serde(default)]
-        skip_exams: bool,
     },
     /// The log's checkpoints with the witnesses' cosignatures, and each charter
     /// witness's latest cosignature; with `limit`, only the latest that many checkpoints.

@@ -47,8 +47,7 @@ pub struct ArbitersReply {
     pub arbiters: Vec<Arbiter>,
 }
 
-/// `Query::Motions`: `motions` in opening order, the latest `limit` of the `total` that
-/// matched.
+/// `Query::Motions`: `motions` in opening order, the latest `limit` of `total`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MotionsReply {
     pub total: usize,
@@ -165,13 +164,8 @@ pub fn query(state: &State, q: &Query) -> Value {
             ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
             json!({ "motions": ms })
         }
-        Query::Motions { limit, skip_exams } => {
-            let mut ms: Vec<&Motion> = state
-                .motions
-                .iter()
-                .map(|(_, m)| m)
-                .filter(|m| !(*skip_exams && m.spec.debate_id == crate::admission::EXAM_DEBATE))
-                .collect();
+        Query::Motions { limit } => {
+            let mut ms: Vec<&Motion> = state.motions.iter().map(|(_, m)| m).collect();
             ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
             let total = ms.len();
             json!({ "total": total, "motions": latest(ms, *limit) })
@@ -283,13 +277,7 @@ mod tests {
                 },
             );
             assert!(run.run.is_none());
-            let ms: MotionsReply = decode(
-                &st,
-                Query::Motions {
-                    limit: Some(1),
-                    skip_exams: true,
-                },
-            );
+            let ms: MotionsReply = decode(&st, Query::Motions { limit: Some(1) });
             assert!(ms.motions.len() <= 1 && ms.total >= ms.motions.len());
             let _: DebateMotionsReply = decode(
                 &st,
@@ -307,13 +295,7 @@ mod tests {
     fn query_json_stays_compatible() {
         for (text, want) in [
             (r#""Debates""#, Query::Debates),
-            (
-                r#"{"Motions":{}}"#,
-                Query::Motions {
-                    limit: None,
-                    skip_exams: false,
-                },
-            ),
+            (r#"{"Motions":{}}"#, Query::Motions { limit: None }),
             (
                 r#"{"Checkpoints":{"limit":5}}"#,
                 Query::Checkpoints { limit: Some(5) },

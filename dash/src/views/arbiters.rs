@@ -128,101 +128,102 @@ fn card(a: &Arbiter) -> String {
             (Some(_), _) => "consistent with the declared stance",
         },
     ]));
-    s.push_str("</table><div class=\"grid\">");
+    s.push_str("</table>");
     s.push_str(&exam_part(a));
     s.push_str(&track_part(&r.arbiter_id, &a.recalibration));
-    s.push_str("</div></section>");
+    s.push_str("</section>");
     s
 }
 
 fn exam_part(a: &Arbiter) -> String {
     let id = &a.registration.arbiter_id;
-    let mut s = String::from("<div><h4>Admission exam</h4>");
-    match a.exam_record() {
-        None => s.push_str("<p class=\"muted\">No exam taken yet.</p>"),
+    let mut s = String::from("<h4>Admission exam</h4>");
+    let rec = match a.exam_record() {
+        None => return s + "<p class=\"muted\">No exam taken yet.</p>",
         Some(Err(e)) => {
-            let _ = write!(
-                s,
+            return s + &format!(
                 "<p class=\"bad\">The exam on the record does not decode: {}</p>",
                 escape(&e.to_string())
             );
         }
-        Some(Ok(ExamRecord { scores, decision })) => {
-            let _ = write!(
-                s,
-                "<p class=\"{}\">{}</p>",
-                if decision.admitted { "ok" } else { "bad" },
-                if decision.admitted {
-                    "admitted: every bar passed".to_string()
-                } else {
-                    format!(
-                        "refused{}",
-                        decision
-                            .reexam_date
-                            .as_ref()
-                            .map(|d| format!("; re-exam from {d}"))
-                            .unwrap_or_default()
-                    )
-                }
-            );
-            s.push_str("<table>");
-            s.push_str(&row(&["exam", &scores.exam]));
-            s.push_str(&row(&["answered", &scores.answered.to_string()]));
-            s.push_str(&row(&[
-                "decided",
-                &u64::try_from(decision.decided_at).map_or_else(|_| "?".into(), time_s),
-            ]));
-            if let Some(b) = &scores.binary {
-                s.push_str(&row(&["binary items", &b.items.to_string()]));
-                s.push_str(&row(&[
-                    "Brier (base rate)",
-                    &format!("{:.3} ({:.3})", b.brier, b.base_rate_brier),
-                ]));
-                s.push_str(&row(&["Brier skill", &num(b.brier_skill)]));
-                s.push_str(&row(&["log score", &format!("{:.3}", b.log_score)]));
-                s.push_str(&row(&["ECE", &format!("{:.3}", b.ece)]));
-            }
-            if let Some(q) = &scores.quantiles {
-                s.push_str(&row(&[
-                    "Cooke (seeds)",
-                    &format!(
-                        "calibration {:.3}, information {:.3} ({} seeds)",
-                        q.calibration, q.information, q.seeds
-                    ),
-                ]));
-            }
-            s.push_str("</table>");
-            for f in &decision.failed {
-                let _ = write!(
-                    s,
-                    "<p class=\"bad\">{}: {}</p>",
-                    escape(&f.bar),
-                    escape(&f.message)
-                );
-            }
-            if let Some(b) = &scores.binary {
-                let subtitle = format!(
-                    "{} binary items, Brier {:.3} (base rate {:.3}), ECE {:.3}",
-                    b.items, b.brier, b.base_rate_brier, b.ece
-                );
-                let _ = write!(
-                    s,
-                    "<div class=\"diagram\" style=\"width:400px\">{}</div>",
-                    reliability_svg(
-                        &format!("Exam reliability: {id}"),
-                        &subtitle,
-                        &b.reliability
-                    )
-                );
-            }
+        Some(Ok(rec)) => rec,
+    };
+    let ExamRecord { scores, decision } = &rec;
+    s.push_str("<div class=\"grid\"><div>");
+    let _ = write!(
+        s,
+        "<p class=\"{}\">{}</p>",
+        if decision.admitted { "ok" } else { "bad" },
+        if decision.admitted {
+            "admitted: every bar passed".to_string()
+        } else {
+            format!(
+                "refused{}",
+                decision
+                    .reexam_date
+                    .as_ref()
+                    .map(|d| format!("; re-exam from {d}"))
+                    .unwrap_or_default()
+            )
         }
+    );
+    s.push_str("<table>");
+    s.push_str(&row(&["exam", &scores.exam]));
+    s.push_str(&row(&["answered", &scores.answered.to_string()]));
+    s.push_str(&row(&[
+        "decided",
+        &u64::try_from(decision.decided_at).map_or_else(|_| "?".into(), time_s),
+    ]));
+    if let Some(b) = &scores.binary {
+        s.push_str(&row(&["binary items", &b.items.to_string()]));
+        s.push_str(&row(&[
+            "Brier (base rate)",
+            &format!("{:.3} ({:.3})", b.brier, b.base_rate_brier),
+        ]));
+        s.push_str(&row(&["Brier skill", &num(b.brier_skill)]));
+        s.push_str(&row(&["log score", &format!("{:.3}", b.log_score)]));
+        s.push_str(&row(&["ECE", &format!("{:.3}", b.ece)]));
+    }
+    if let Some(q) = &scores.quantiles {
+        s.push_str(&row(&[
+            "Cooke (seeds)",
+            &format!(
+                "calibration {:.3}, information {:.3} ({} seeds)",
+                q.calibration, q.information, q.seeds
+            ),
+        ]));
+    }
+    s.push_str("</table>");
+    for f in &decision.failed {
+        let _ = write!(
+            s,
+            "<p class=\"bad\">{}: {}</p>",
+            escape(&f.bar),
+            escape(&f.message)
+        );
+    }
+    s.push_str("</div>");
+    if let Some(b) = &scores.binary {
+        let subtitle = format!(
+            "{} binary items, Brier {:.3} (base rate {:.3}), ECE {:.3}",
+            b.items, b.brier, b.base_rate_brier, b.ece
+        );
+        let _ = write!(
+            s,
+            "<div class=\"diagram\" style=\"width:380px\">{}</div>",
+            reliability_svg(
+                &format!("Exam reliability: {id}"),
+                &subtitle,
+                &b.reliability
+            )
+        );
     }
     s.push_str("</div>");
     s
 }
 
 fn track_part(id: &str, t: &TrackRecord) -> String {
-    let mut s = String::from("<div><h4>Track record</h4>");
+    let mut s = String::from("<h4>Track record</h4><div class=\"grid\"><div>");
     let window = t.window();
     let _ = write!(
         s,
@@ -267,6 +268,7 @@ fn track_part(id: &str, t: &TrackRecord) -> String {
         }
         None => s.push_str("<p class=\"ok\">Not flagged.</p>"),
     }
+    s.push_str("</div>");
     if !t.items.is_empty() {
         let forecasts: Vec<f64> = t.items.iter().map(|i| i.probability).collect();
         let outcomes: Vec<bool> = t.items.iter().map(|i| i.outcome).collect();
@@ -274,7 +276,7 @@ fn track_part(id: &str, t: &TrackRecord) -> String {
             Ok(bins) => {
                 let _ = write!(
                     s,
-                    "<div class=\"diagram\" style=\"width:400px\">{}</div>",
+                    "<div class=\"diagram\" style=\"width:380px\">{}</div>",
                     reliability_svg(
                         &format!("Track record reliability: {id}"),
                         &format!("{} resolved items since admission", t.items.len()),
@@ -354,5 +356,36 @@ mod tests {
             "calibration's diagram, not a copy"
         );
         assert!(html.contains("quantile_seeds"), "the failed bar is named");
+    }
+
+    #[test]
+    fn a_flagged_track_record_is_shown_with_its_diagram() {
+        let mut a = arbiter("arb-2");
+        let item = |m: &str, p: f64, o: bool| {
+            serde_json::json!({
+                "motion_id": m, "probability": p, "outcome": o,
+                "resolved_by": {"motion_id": format!("{m}-later"), "kind": "source-verified"}
+            })
+        };
+        a.recalibration = serde_json::from_value(serde_json::json!({
+            "items": [item("m1", 0.9, false), item("m2", 0.8, false), item("m3", 0.2, true)],
+            "window_start": 0,
+            "flag": {
+                "resolved_by": {"motion_id": "m3-later", "kind": "source-verified"},
+                "assessment": {
+                    "count": 3, "scores": null, "assessed": true, "brier_bar_assessed": true,
+                    "failed": [{"bar": "log_score", "observed": 1.9, "required": "< 0.69",
+                                "message": "log score 1.9 is <worse> than 0.5 everywhere"}],
+                    "flagged": true
+                }
+            }
+        }))
+        .expect("track record");
+        let html = render(&[a]);
+        assert!(html.contains("flagged: not drawn until a re-exam"));
+        assert!(html.contains("Flagged after motion <code>m3-later</code>"));
+        assert!(html.contains("is &lt;worse&gt; than"));
+        assert!(html.contains("Track record reliability: arb-2"));
+        assert!(html.contains("3 resolved items since admission"));
     }
 }

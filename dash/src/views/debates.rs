@@ -98,8 +98,11 @@ fn debate_card(id: &str, d: &Debate, open: usize) -> String {
         "<h4>Ledger now</h4><p>margin {:.3}, {} ({}){}</p>",
         now.margin,
         escape(&now.band.label),
-        now.winner
-            .map_or_else(|| "no winner".to_string(), |w| format!("side {w} leads")),
+        match (now.winner, now.leader) {
+            (Some(w), _) => format!("side {w} wins"),
+            (None, Some(l)) => format!("side {l} ahead"),
+            (None, None) => "level".to_string(),
+        },
         if now.by_burden { ", by burden" } else { "" }
     );
     s.push_str(&bar_chart(

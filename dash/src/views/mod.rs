@@ -18,18 +18,25 @@ use panel_machine::model::Arbiter;
 /// signed a ruling on the record.
 pub struct Roster<'a> {
     by_key: BTreeMap<&'a str, &'a Arbiter>,
+    by_id: BTreeMap<&'a str, &'a Arbiter>,
 }
 
 impl<'a> Roster<'a> {
     pub fn new(arbiters: &'a [Arbiter]) -> Roster<'a> {
         let mut by_key = BTreeMap::new();
+        let mut by_id = BTreeMap::new();
         for a in arbiters {
+            by_id.insert(a.registration.arbiter_id.as_str(), a);
             by_key.insert(a.registration.public_key.as_str(), a);
             for old in &a.key_history {
                 by_key.insert(old.public_key.as_str(), a);
             }
         }
-        Roster { by_key }
+        Roster { by_key, by_id }
+    }
+
+    pub fn by_id(&self, arbiter_id: &str) -> Option<&'a Arbiter> {
+        self.by_id.get(arbiter_id).copied()
     }
 
     pub fn by_key(&self, hex_key: &str) -> Option<&'a Arbiter> {

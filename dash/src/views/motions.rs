@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use panel_machine::acceptance::{Acceptance, Decision, Outcome, Stance};
 use panel_machine::command::Query;
 use panel_machine::model::{Arbiter, Motion, MotionStatus};
-use panel_machine::query::{ArbitersReply, DebateMotionsReply, MotionsReply};
+use panel_machine::query::{ArbitersReply, DebateMotionsReply, DebateReply, MotionsReply};
 use panel_machine::ruling::wire_kind;
 use panel_proto::pb;
 use panel_proto::ruling_check;
@@ -24,11 +24,10 @@ pub const PATH: &str = "/motions";
 /// How many motions a page shows at most (the latest).
 pub const LIMIT: usize = 200;
 
-/// Which motions to show (`?debate=ID`, `?exams=1`).
+/// Which motions to show (`?debate=ID`: one debate's, all of them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
     pub debate: Option<String>,
-    pub exams: bool,
 }
 
 pub async fn page(src: &Source, filter: &Filter) -> Result<String, DashError> {
@@ -39,16 +38,23 @@ pub async fn page(src: &Source, filter: &Filter) -> Result<String, DashError> {
                     debate_id: id.clone(),
                 })
                 .await?;
+            if r.motions.is_empty() {
+                let d: DebateReply = src
+                    .read(&Query::Debate {
+                        debate_id: id.clone(),
+                    })
+                    .await?;
+                if d.debate.is_none() {
+                    return Err(DashError::NotFound(format!(
+                        "there is no debate {id}; /debates lists them"
+                    )));
+                }
+            }
             let n = r.motions.len();
             (r.motions, n)
         }
         None => {
-            let r: MotionsReply = src
-                .read(&Query::Motions {
-                    limit: Some(LIMIT),
-                    skip_exams: !filter.exams,
-                })
-                .await?;
+            let r: MotionsReply = src.read(&Query::Motions { limit: Some(LIMIT) }).await?;
             (r.motions, r.total)
         }
     };
@@ -62,7 +68,6 @@ pub fn render(motions: &[Motion], total: usize, arbiters: &[Arbiter], filter: &F
     let mut body = String::new();
     let scope = match &filter.debate {
         Some(d) => format!("of debate <code>{}</code>", escape(d)),
-        None if filter.exams => "of debates, runs and calibration exams".into(),
         None => "of debates and procedure runs".into(),
     };
     let _ = write!(
@@ -75,10 +80,8 @@ pub fn render(motions: &[Motion], total: usize, arbiters: &[Arbiter], filter: &F
             String::new()
         }
     );
-    if filter.debate.is_some() || filter.exams {
-        body.push_str("<a href=\"/motions\">debates and runs only</a>");
-    } else {
-        body.push_str("<a href=\"/motions?exams=1\">include calibration exam motions</a>");
+    if filter.debate.is_some() {
+        body.push_str("<a href=\"/motions\">all motions</a>");
     }
     body.push_str(
         "</p><p class=\"muted\">Rows marked as dissent are rulings against the outcome the panel accepted (or, in a deadlock, against the majority of counted rulings).</p>",
@@ -207,9 +210,6 @@ fn motion_card(m: &Motion, roster: &Roster) -> String {
             anchor(&p.run_id),
             escape(&p.run_id)
         ),
-        None if spec.debate_id == panel_machine::admission::EXAM_DEBATE => {
-            "calibration exam".into()
-        }
         None => format!(
             "debate <a href=\"/motions?debate={}\"><code>{}</code></a>",
             url_value(&spec.debate_id),
@@ -241,15 +241,18 @@ fn motion_card(m: &Motion, roster: &Roster) -> String {
     s.push_str("<h4>Seats</h4><table>");
     s.push_str(&head(&["arbiter", "stance", "organisation", "lineage"]));
     for seat in &m.seats {
+        // Seats record a lineage only where the motion's policy counts lineages; the
+        // registered model family is shown otherwise.
+        let lineage = match (seat.lineage.as_str(), roster.by_id(&seat.arbiter_id)) {
+            ("", Some(a)) => format!("{} (registered)", a.registration.model_family),
+            ("", None) => "undeclared".to_string(),
+            (l, _) => l.to_string(),
+        };
         s.push_str(&row(&[
             &seat.arbiter_id,
             &seat.stance.to_string(),
             &seat.organisation,
-            if seat.lineage.is_empty() {
-                "undeclared"
-            } else {
-                &seat.lineage
-            },
+            &lineage,
         ]));
     }
     s.push_str("</table>");
