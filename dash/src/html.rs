@@ -88,6 +88,7 @@ code, .mono { font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }
 .stat b { display: block; font-size: 22px; }
 svg { max-width: 100%; height: auto; }
 details summary { cursor: pointer; color: #23313f; }
+.pre { white-space: pre-wrap; }
 pre { white-space: pre-wrap; background: #f4f4f4; padding: 8px; font-size: 12px; }
 "#;
 

@@ -108,8 +108,11 @@ pub async fn serve(
         .map_err(ServeError::Serve)
 }
 
-/// Binds `addr` and serves until `shutdown`; `ready` gets the bound address first (port 0
-/// picks a free one).
+/// How long requests in flight may take to finish once a stop was asked for.
+pub const GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Binds `addr` and serves until `shutdown`, then lets requests in flight finish for at
+/// most [`GRACE`]; `ready` gets the bound address first (port 0 picks a free one).
 pub async fn bind_and_serve(
     addr: SocketAddr,
     src: Source,
@@ -123,7 +126,23 @@ pub async fn bind_and_serve(
         .local_addr()
         .map_err(|source| ServeError::Bind { addr, source })?;
     ready(bound);
-    serve(listener, src, shutdown).await
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let mut graceful = stopped.clone();
+    let served = serve(listener, src, async move {
+        let _ = graceful.wait_for(|s| *s).await;
+    });
+    let mut deadline = stopped;
+    tokio::select! {
+        r = served => r,
+        () = async move {
+            let _ = deadline.wait_for(|s| *s).await;
+            tokio::time::sleep(GRACE).await;
+        } => Ok(()),
+    }
 }
 
 /// `k=v&k2=v2` with `+` and `%XX` decoded; malformed escapes are kept as they are.

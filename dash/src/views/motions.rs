@@ -231,7 +231,12 @@ fn motion_card(m: &Motion, roster: &Roster) -> String {
         if !p.items.is_empty() {
             s.push_str("<details><summary>what the panel was shown</summary><table>");
             for it in &p.items {
-                s.push_str(&row(&[&it.label, &it.text]));
+                let _ = write!(
+                    s,
+                    "<tr><td>{}</td><td class=\"pre\">{}</td></tr>",
+                    escape(&it.label),
+                    escape(&it.text)
+                );
             }
             s.push_str("</table></details>");
         }
