@@ -52,7 +52,7 @@ pub fn tallies_text(t: &BTreeMap<Stance, GroupTally>) -> String {
         .join("; ")
 }
 
-/// A number with two decimals, or a dash when absent.
+/// A number with three decimals, or a dash when absent.
 pub fn num(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), |v| format!("{v:.3}"))
 }
