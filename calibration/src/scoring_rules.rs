@@ -7,7 +7,7 @@
 //! doubles `k as f64 / M as f64`. scikit-learn's `calibration_curve` uses right-closed
 //! bins instead, so a forecast exactly on an edge (0.3, say) lands one bin higher here.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{CalibrationError, Result};
 
@@ -139,7 +139,7 @@ pub fn bin_index(p: f64, bins: usize) -> usize {
 }
 
 /// One row of a reliability diagram.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReliabilityBin {
     pub bin: usize,
     /// Lower and upper edge of the bin (the upper one is open except for the last bin).

@@ -13,6 +13,7 @@ mod contribution_cmd;
 mod coordinator_cmd;
 mod crux_cmd;
 mod crux_live;
+mod dash_cmd;
 mod debate_cmd;
 mod demo;
 mod dossier_cmd;
@@ -100,6 +101,9 @@ enum Command {
     Sim(sim_cmd::Args),
     /// Print a shell completion script for `panel` (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
+    /// Serve a read-only dashboard of a running cluster in the browser (debates, motions,
+    /// arbiters, the record, procedure runs).
+    Dash(dash_cmd::Args),
     /// List the procedure runs on a cluster, or submit one role's input to a run.
     Runs(procedure_run::RunsArgs),
 }
@@ -143,6 +147,7 @@ fn main() -> ExitCode {
         Command::Falsify(args) => falsify_cmd::run(args),
         Command::Dossier(args) => dossier_cmd::run(args),
         Command::Sim(args) => sim_cmd::run(args),
+        Command::Dash(args) => dash_cmd::run(args),
         Command::Runs(args) => procedure_run::runs(args),
         Command::Completions { shell } => completions(shell),
     };
@@ -171,7 +176,9 @@ mod tests {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "panel", &mut script);
             let text = String::from_utf8(script).expect("utf-8");
-            for cmd in ["up", "verify", "crux", "falsify", "dossier", "runs", "sim"] {
+            for cmd in [
+                "up", "verify", "crux", "falsify", "dossier", "runs", "sim", "dash",
+            ] {
                 assert!(text.contains(cmd), "{shell:?} completions lack {cmd}");
             }
         }

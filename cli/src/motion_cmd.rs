@@ -140,30 +140,9 @@ fn question_text(spec: &Value) -> String {
     }
 }
 
-/// What a motion asks, in a few words: the debate question, the procedure question's key,
-/// or the kind of a raw test motion.
+/// What a motion asks, in a few words (the machine's [`MotionSpec::question_line`]).
 pub fn question_line(spec: &MotionSpec) -> String {
-    use crucible::motion::Question as Q;
-    if let Some(p) = &spec.procedure {
-        return format!("{} of {}", p.key, p.run_id);
-    }
-    match &spec.question {
-        Some(Q::Merge {
-            thread_id,
-            version_id,
-        }) => format!("merge {version_id} into {thread_id}"),
-        Some(Q::VerifyTier {
-            version_id,
-            citation_index,
-            ..
-        }) => format!("verify tier of {version_id} citation {citation_index}"),
-        Some(Q::ResolveChallenge { challenge_id }) => format!("resolve {challenge_id}"),
-        Some(Q::AssignRelevance { version_id, .. }) => format!("relevance of {version_id}"),
-        Some(Q::CertifySteelman { of_side }) => format!("certify steelman of side {of_side}"),
-        Some(Q::AdvancePhase { from }) => format!("advance from {from}"),
-        Some(Q::AdmitAppeal { appeal_id }) => format!("admit {appeal_id}"),
-        None => format!("{:?} (raw motion)", spec.kind),
-    }
+    spec.question_line()
 }
 
 /// One deadlock reason as `Name {field: value, ...}`.

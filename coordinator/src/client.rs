@@ -76,12 +76,22 @@ pub async fn read(
     query: &Query,
     linearizable: bool,
 ) -> Result<pb::ReadReply, ClientError> {
+    read_on(&mut coordinator(transport, addr)?, query, linearizable).await
+}
+
+/// [`read`] on a client the caller keeps (a long-lived reader such as `panel dash` reuses
+/// one channel per replica instead of a TLS handshake per read).
+pub async fn read_on(
+    client: &mut CoordinatorClient<Channel>,
+    query: &Query,
+    linearizable: bool,
+) -> Result<pb::ReadReply, ClientError> {
     let consistency = if linearizable {
         pb::ReadConsistency::Linearizable
     } else {
         pb::ReadConsistency::Local
     };
-    Ok(coordinator(transport, addr)?
+    Ok(client
         .read(pb::ReadRequest {
             query_json: serde_json::to_string(query)?,
             linearizable,

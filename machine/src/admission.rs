@@ -10,9 +10,11 @@ use calibration::admission::{AdmissionDecision, AdmissionPolicy, assess};
 use calibration::exam::{Exam, ExamItem, Gold, Tier, load_exam};
 use calibration::exam_scoring::{Answer, AnswerValue, ArbiterScores, score_arbiter};
 use calibration::inert::InertPolicy;
+use calibration::scoring_rules::ReliabilityBin;
 use ed25519_dalek::VerifyingKey;
 use panel_proto::commit_reveal::{check_opens, verify_commitment};
 use panel_proto::pb;
+use serde::{Deserialize, Serialize};
 
 /// The shipped default exam (exams/default-v1.jsonl), embedded so a fresh cluster needs
 /// no files.
@@ -207,6 +209,73 @@ pub fn answers_from_reveals(
     Ok(out)
 }
 
+/// What an arbiter's `exam` field holds (the `{scores, decision}` that `SubmitExam` writes
+/// from [`admit`]), decoded for readers such as `panel dash`: the headline scores, the
+/// reliability table and the admission decision. Fields the writer adds later are
+/// ignored, so an older reader keeps decoding newer records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamRecord {
+    pub scores: ExamScores,
+    pub decision: ExamDecision,
+}
+
+/// The scores of one exam ([`ArbiterScores`], the parts a reader shows).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamScores {
+    pub exam: String,
+    pub answered: usize,
+    #[serde(default)]
+    pub missing: Vec<String>,
+    pub binary: Option<ExamBinary>,
+    pub quantiles: Option<ExamQuantiles>,
+}
+
+/// Scores on the exam's binary items.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamBinary {
+    pub items: usize,
+    pub brier: f64,
+    pub base_rate_brier: f64,
+    pub brier_skill: Option<f64>,
+    pub log_score: f64,
+    pub ece: f64,
+    pub reliability: Vec<ReliabilityBin>,
+}
+
+/// Cooke's scores on the exam's quantity seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamQuantiles {
+    pub seeds: usize,
+    pub calibration: f64,
+    pub information: f64,
+}
+
+/// The admission decision ([`AdmissionDecision`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamDecision {
+    pub admitted: bool,
+    pub failed: Vec<ExamBar>,
+    pub decided_at: i64,
+    #[serde(default)]
+    pub reexam_date: Option<String>,
+}
+
+/// One failed admission bar.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamBar {
+    pub bar: String,
+    pub observed: Option<f64>,
+    pub required: String,
+    pub message: String,
+}
+
+impl crate::model::Arbiter {
+    /// The latest exam, decoded; `None` before the first exam.
+    pub fn exam_record(&self) -> Option<Result<ExamRecord, serde_json::Error>> {
+        self.exam.as_ref().map(ExamRecord::deserialize)
+    }
+}
+
 /// Scores an arbiter's verified answers and applies the default admission policy at
 /// `now_s` (Unix seconds, the leader's stamped time).
 pub fn admit(
@@ -220,4 +289,41 @@ pub fn admit(
         .map_err(|e| ExamError::Scoring(e.to_string()))?;
     let decision = assess(&AdmissionPolicy::default(), &scores, now_s);
     Ok((scores, decision))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The record `SubmitExam` stores (`{scores, decision}` from [`admit`]) decodes into
+    /// [`ExamRecord`], so readers never index its JSON by key.
+    #[test]
+    fn the_stored_exam_decodes_into_the_reader_type() {
+        let exam = default_exam().expect("exam");
+        let answers: Vec<Answer> = exam
+            .items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let value = match &item.gold {
+                    Gold::Binary(yes) => AnswerValue::Probability(if *yes { 0.8 } else { 0.2 }),
+                    _ => return None,
+                };
+                Some(Answer {
+                    arbiter: "a".into(),
+                    item: item.id.clone(),
+                    value,
+                    line: i + 1,
+                })
+            })
+            .collect();
+        let (scores, decision) = admit(exam, "a", &answers, 1_700_000_000).expect("scored");
+        let stored = serde_json::json!({ "scores": scores, "decision": decision });
+        let r: ExamRecord = serde_json::from_value(stored).expect("decodes");
+        let b = r.scores.binary.expect("binary items scored");
+        assert_eq!(b.items, answers.len());
+        assert_eq!(b.reliability.len(), 10);
+        assert!(!r.decision.admitted, "no quantiles answered: refused");
+        assert!(r.decision.failed.iter().any(|f| f.bar == "quantile_seeds"));
+    }
 }

@@ -195,6 +195,125 @@ pub fn note(state: &State, cp: &IssuedCheckpoint, log_key: Option<&NoteSigner>) 
     note
 }
 
+/// `Query::Checkpoints`: the log's checkpoints (the latest `limit`, oldest first) with
+/// who cosigned each, and every charter witness's standing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointsReply {
+    /// The log's origin line.
+    pub origin: String,
+    /// Entries on the record now (the latest checkpoint may cover fewer).
+    pub record_size: u64,
+    /// Checkpoints issued in all.
+    pub total: usize,
+    pub checkpoints: Vec<CheckpointView>,
+    /// The charter's witnesses, in charter order (none in an unchartered group).
+    pub witnesses: Vec<WitnessStatus>,
+}
+
+/// One issued checkpoint as a reader sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointView {
+    pub size: u64,
+    /// Base64 RFC 6962 root.
+    pub root: String,
+    pub time_ms: u64,
+    pub cosigned_by: Vec<Cosigning>,
+}
+
+/// One cosignature on a checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cosigning {
+    /// The witness's key name.
+    pub witness: String,
+    /// The charter organisation whose witness key made it.
+    pub organisation: Option<String>,
+    /// The time the witness states (Unix seconds, cosignature/v1).
+    pub timestamp: Option<u64>,
+}
+
+/// A charter witness and the latest checkpoint it cosigned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WitnessStatus {
+    pub organisation: String,
+    pub name: String,
+    pub vkey: String,
+    pub last_cosigned_size: Option<u64>,
+    pub last_timestamp: Option<u64>,
+    /// Whether it cosigned the latest checkpoint.
+    pub cosigned_latest: bool,
+}
+
+/// Builds the reply to `Query::Checkpoints`. Cosignatures were verified when they were
+/// applied (`add_cosignatures`); here each line is only named.
+pub fn reply(state: &State, limit: Option<usize>) -> CheckpointsReply {
+    let witnesses: Vec<(
+        &panel_federation::WitnessEntry,
+        Option<panel_tlog::VerifierKey>,
+    )> = state
+        .charter
+        .as_ref()
+        .map(|c| c.witnesses.iter().map(|w| (w, w.verifier())).collect())
+        .unwrap_or_default();
+    let cosigning = |raw: &str| -> Option<Cosigning> {
+        let line = SignatureLine::parse(raw).ok()?;
+        let organisation = witnesses
+            .iter()
+            .find(|(_, k)| k.as_ref().is_some_and(|k| k.matches(&line)))
+            .map(|(w, _)| w.organisation.clone());
+        // cosignature/v1: an 8-byte big-endian timestamp, then the signature.
+        let timestamp = line
+            .signature
+            .get(..8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_be_bytes);
+        Some(Cosigning {
+            witness: line.name,
+            organisation,
+            timestamp,
+        })
+    };
+    let views: Vec<CheckpointView> = state
+        .checkpoints
+        .iter()
+        .map(|c| CheckpointView {
+            size: c.size,
+            root: c.root.clone(),
+            time_ms: c.time_ms,
+            cosigned_by: c.cosignatures.iter().filter_map(|l| cosigning(l)).collect(),
+        })
+        .collect();
+    let latest_size = views.last().map(|c| c.size);
+    let status = witnesses
+        .iter()
+        .map(|(w, k)| {
+            let name = k.as_ref().map_or_else(String::new, |k| k.name.clone());
+            let last = views.iter().rev().find_map(|c| {
+                c.cosigned_by
+                    .iter()
+                    .find(|s| s.organisation.as_deref() == Some(w.organisation.as_str()))
+                    .map(|s| (c.size, s.timestamp))
+            });
+            WitnessStatus {
+                organisation: w.organisation.clone(),
+                name,
+                vkey: w.vkey.clone(),
+                last_cosigned_size: last.map(|l| l.0),
+                last_timestamp: last.and_then(|l| l.1),
+                cosigned_latest: last.is_some() && last.map(|l| l.0) == latest_size,
+            }
+        })
+        .collect();
+    let total = views.len();
+    let skip = limit.map_or(0, |n| total.saturating_sub(n));
+    CheckpointsReply {
+        origin: origin(state).to_string(),
+        record_size: state.record.len() as u64,
+        total,
+        checkpoints: views.into_iter().skip(skip).collect(),
+        witnesses: status,
+    }
+}
+
 /// `AddCosignatures`: keeps each line that verifies under a charter witness's key over
 /// the checkpoint's body (one per witness; a newer one replaces the older).
 pub fn add_cosignatures(state: &mut State, cos: &Cosignatures) -> Result<Value, CheckpointError> {
@@ -384,7 +503,31 @@ mod tests {
             },
         )
         .expect("kept");
-        let n = note(&st, latest(&st).expect("cp"), Some(&log));
+        let r = reply(&st, Some(1));
+        assert_eq!((r.total, r.checkpoints.len()), (1, 1));
+        assert_eq!(r.origin, "panel.test/log");
+        let cos = &r.checkpoints[0].cosigned_by;
+        assert_eq!(cos.len(), 1);
+        assert_eq!(cos[0].witness, "w.north");
+        assert_eq!(cos[0].organisation.as_deref(), Some("south"));
+        assert_eq!(cos[0].timestamp, Some(1_700_000_000));
+        assert_eq!(r.witnesses.len(), 1);
+        assert_eq!(r.witnesses[0].last_cosigned_size, Some(4));
+        assert!(r.witnesses[0].cosigned_latest);
+        st.checkpoints.push(IssuedCheckpoint {
+            size: 5,
+            root: cp.root.clone(),
+            time_ms: 0,
+            cosignatures: Vec::new(),
+        });
+        let r = reply(&st, None);
+        assert_eq!(r.total, 2);
+        assert!(
+            !r.witnesses[0].cosigned_latest,
+            "the new checkpoint is not cosigned yet"
+        );
+        assert_eq!(r.witnesses[0].last_cosigned_size, Some(4));
+        let n = note(&st, &st.checkpoints[0], Some(&log));
         let reparsed = Note::parse(n.to_text().as_bytes()).expect("note");
         assert_eq!(
             reparsed

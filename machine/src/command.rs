@@ -485,6 +485,32 @@ impl MotionSpec {
     pub fn asks_a_question(&self) -> bool {
         self.question.is_some() || self.procedure.is_some()
     }
+
+    /// What the motion asks, in a few words: the debate question, the procedure question's
+    /// key, or the kind of a raw test motion (`panel motion list`, `panel dash`).
+    pub fn question_line(&self) -> String {
+        use crucible::motion::Question as Q;
+        if let Some(p) = &self.procedure {
+            return format!("{} of {}", p.key, p.run_id);
+        }
+        match &self.question {
+            Some(Q::Merge {
+                thread_id,
+                version_id,
+            }) => format!("merge {version_id} into {thread_id}"),
+            Some(Q::VerifyTier {
+                version_id,
+                citation_index,
+                ..
+            }) => format!("verify tier of {version_id} citation {citation_index}"),
+            Some(Q::ResolveChallenge { challenge_id }) => format!("resolve {challenge_id}"),
+            Some(Q::AssignRelevance { version_id, .. }) => format!("relevance of {version_id}"),
+            Some(Q::CertifySteelman { of_side }) => format!("certify steelman of side {of_side}"),
+            Some(Q::AdvancePhase { from }) => format!("advance from {from}"),
+            Some(Q::AdmitAppeal { appeal_id }) => format!("admit {appeal_id}"),
+            None => format!("{:?} (raw motion)", self.kind),
+        }
+    }
 }
 
 /// A new debate.
@@ -633,6 +659,19 @@ pub enum Query {
     /// One procedure run: its record and its report as Markdown.
     Run {
         run_id: String,
+    },
+    /// Every motion (debates' and procedure runs'; exam motions go to the nodes and are
+    /// not kept), in opening order; with `limit`, only the latest that many, and `total`
+    /// says how many there are.
+    Motions {
+        #[serde(default)]
+        limit: Option<usize>,
+    },
+    /// The log's checkpoints with the witnesses' cosignatures, and each charter
+    /// witness's latest cosignature; with `limit`, only the latest that many checkpoints.
+    Checkpoints {
+        #[serde(default)]
+        limit: Option<usize>,
     },
 }
 

@@ -1,13 +1,115 @@
 //! Read-only questions to the replicated state (`Query`), answered from one replica's
 //! applied state.
+//!
+//! Each answer is JSON; the `*Reply` types below are what the answers decode into, so a
+//! reader (`panel dash`) works with the machine's own types instead of indexing JSON by
+//! key. The newer queries are built from these types; the older ones' JSON is pinned
+//! against them by a test.
 
 use std::collections::BTreeMap;
 
+use panel_procedures::RunKind;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::acceptance::Stance;
+use crate::checkpoints::CheckpointsReply;
 use crate::command::Query;
-use crate::model::{Motion, MotionStatus, State};
+use crate::debates::DebateRecord;
+use crate::model::{Arbiter, Motion, MotionStatus, State};
+use crate::runs::RunRecord;
+
+/// One row of `Query::Debates`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DebateSummary {
+    pub id: String,
+    pub resolution: String,
+    pub phase: String,
+    pub verdicts: usize,
+    pub open_motions: usize,
+}
+
+/// `Query::Debates`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DebatesReply {
+    pub debates: Vec<DebateSummary>,
+}
+
+/// `Query::Debate`: `None` for an unknown id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DebateReply {
+    pub debate: Option<DebateRecord>,
+}
+
+/// `Query::Arbiters`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArbitersReply {
+    pub arbiters: Vec<Arbiter>,
+}
+
+/// `Query::Motions`: `motions` in opening order, the latest `limit` of `total`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MotionsReply {
+    pub total: usize,
+    pub motions: Vec<Motion>,
+}
+
+/// `Query::DebateMotions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DebateMotionsReply {
+    pub motions: Vec<Motion>,
+}
+
+/// One row of `Query::Runs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub kind: RunKind,
+    pub summary: String,
+    pub finished: bool,
+    pub open_motions: usize,
+    pub retry_of: Option<String>,
+}
+
+/// `Query::Runs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunsReply {
+    pub runs: Vec<RunSummary>,
+}
+
+/// `Query::Run`: `run` is `None` (and the rest absent) for an unknown id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReply {
+    pub run: Option<RunRecord>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub finished: Option<bool>,
+    #[serde(default)]
+    pub markdown: Option<String>,
+}
+
+/// `Query::Stats`: row counts per table and the accepted motions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatsReply {
+    pub rows: BTreeMap<String, usize>,
+    pub accepted_motions: usize,
+}
+
+fn to_json<T: Serialize>(reply: &T) -> Value {
+    serde_json::to_value(reply).unwrap_or(Value::Null)
+}
+
+/// The latest `limit` of `items` (all without a limit).
+fn latest<T>(items: Vec<T>, limit: Option<usize>) -> Vec<T> {
+    match limit {
+        Some(n) if n < items.len() => {
+            let skip = items.len() - n;
+            items.into_iter().skip(skip).collect()
+        }
+        _ => items,
+    }
+}
 
 /// Answer a read-only query.
 pub fn query(state: &State, q: &Query) -> Value {
@@ -39,18 +141,18 @@ pub fn query(state: &State, q: &Query) -> Value {
             json!({ "rows": counts, "accepted_motions": accepted })
         }
         Query::Debate { debate_id } => json!({ "debate": state.debates.get(debate_id) }),
-        Query::Debates => json!({
-            "debates": state
+        Query::Debates => to_json(&DebatesReply {
+            debates: state
                 .debates
                 .iter()
-                .map(|(id, r)| json!({
-                    "id": id,
-                    "resolution": r.debate.resolution,
-                    "phase": r.debate.phase,
-                    "verdicts": r.debate.verdicts.len(),
-                    "open_motions": r.open.len(),
-                }))
-                .collect::<Vec<_>>()
+                .map(|(id, r)| DebateSummary {
+                    id: id.clone(),
+                    resolution: r.debate.resolution.clone(),
+                    phase: r.debate.phase.clone(),
+                    verdicts: r.debate.verdicts.len(),
+                    open_motions: r.open.len(),
+                })
+                .collect(),
         }),
         Query::DebateMotions { debate_id } => {
             let mut ms: Vec<&Motion> = state
@@ -62,19 +164,25 @@ pub fn query(state: &State, q: &Query) -> Value {
             ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
             json!({ "motions": ms })
         }
-        Query::Runs => json!({
-            "runs": state
+        Query::Motions { limit } => {
+            let mut ms: Vec<&Motion> = state.motions.iter().map(|(_, m)| m).collect();
+            ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
+            let total = ms.len();
+            json!({ "total": total, "motions": latest(ms, *limit) })
+        }
+        Query::Runs => to_json(&RunsReply {
+            runs: state
                 .runs
                 .iter()
-                .map(|(id, r)| json!({
-                    "id": id,
-                    "kind": r.run.kind(),
-                    "summary": r.run.summary(),
-                    "finished": r.run.finished(),
-                    "open_motions": r.open.len(),
-                    "retry_of": r.retry_of,
-                }))
-                .collect::<Vec<_>>()
+                .map(|(id, r)| RunSummary {
+                    id: id.clone(),
+                    kind: r.run.kind(),
+                    summary: r.run.summary(),
+                    finished: r.run.finished(),
+                    open_motions: r.open.len(),
+                    retry_of: r.retry_of.clone(),
+                })
+                .collect(),
         }),
         Query::Run { run_id } => match state.runs.get(run_id) {
             Some(r) => json!({
@@ -86,6 +194,10 @@ pub fn query(state: &State, q: &Query) -> Value {
             }),
             None => json!({ "run": null }),
         },
+        Query::Checkpoints { limit } => {
+            let reply: CheckpointsReply = crate::checkpoints::reply(state, *limit);
+            to_json(&reply)
+        }
         Query::Export => json!({
             "format": crate::record::FORMAT,
             "entries": state.record.iter().map(|(_, e)| e).collect::<Vec<_>>(),
@@ -101,4 +213,98 @@ pub fn stance_of(state: &State, arbiter_id: &str) -> Option<Stance> {
         .arbiters
         .get(arbiter_id)
         .map(|a| a.registration.stance)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode<T: serde::de::DeserializeOwned>(state: &State, q: Query) -> T {
+        let v = query(state, &q);
+        serde_json::from_value(v.clone())
+            .unwrap_or_else(|e| panic!("{q:?} answered {v}, which does not decode: {e}"))
+    }
+
+    fn debate(resolution: &str) -> crate::command::Command {
+        crate::command::Command::Client(crate::command::ClientCommand::CreateDebate(
+            serde_json::from_value(json!({
+                "resolution": resolution, "pos_a": "yes", "pos_b": "no", "seats": 2,
+                "min_per_stance": 1, "convener": "c",
+            }))
+            .expect("debate"),
+        ))
+    }
+
+    /// Every answer a reader decodes has a type here, and the answers decode into them,
+    /// empty state or not, known id or not.
+    #[test]
+    fn answers_decode_into_the_reply_types() {
+        let mut st = State::default();
+        for state in [false, true] {
+            if state {
+                crate::apply::write_one(&mut st, 1, debate("Resolved: tea beats coffee."));
+                crate::apply::write_one(&mut st, 2, debate("Resolved: cats beat dogs."));
+            }
+            let ds: DebatesReply = decode(&st, Query::Debates);
+            assert_eq!(ds.debates.len(), if state { 2 } else { 0 });
+            if let Some(first) = ds.debates.first() {
+                assert_eq!(first.resolution, "Resolved: tea beats coffee.");
+                let d: DebateReply = decode(
+                    &st,
+                    Query::Debate {
+                        debate_id: first.id.clone(),
+                    },
+                );
+                assert_eq!(
+                    d.debate.map(|r| r.debate.resolution),
+                    Some(first.resolution.clone())
+                );
+            }
+            let none: DebateReply = decode(
+                &st,
+                Query::Debate {
+                    debate_id: "nope".into(),
+                },
+            );
+            assert!(none.debate.is_none());
+            let _: ArbitersReply = decode(&st, Query::Arbiters);
+            let _: StatsReply = decode(&st, Query::Stats);
+            let _: RunsReply = decode(&st, Query::Runs);
+            let run: RunReply = decode(
+                &st,
+                Query::Run {
+                    run_id: "nope".into(),
+                },
+            );
+            assert!(run.run.is_none());
+            let ms: MotionsReply = decode(&st, Query::Motions { limit: Some(1) });
+            assert!(ms.motions.len() <= 1 && ms.total >= ms.motions.len());
+            let _: DebateMotionsReply = decode(
+                &st,
+                Query::DebateMotions {
+                    debate_id: "deb_1".into(),
+                },
+            );
+            let cps: CheckpointsReply = decode(&st, Query::Checkpoints { limit: None });
+            assert_eq!(cps.record_size, st.record.len() as u64);
+        }
+    }
+
+    /// Older clients send the queries as before; the new ones take an optional limit.
+    #[test]
+    fn query_json_stays_compatible() {
+        for (text, want) in [
+            (r#""Debates""#, Query::Debates),
+            (r#"{"Motions":{}}"#, Query::Motions { limit: None }),
+            (
+                r#"{"Checkpoints":{"limit":5}}"#,
+                Query::Checkpoints { limit: Some(5) },
+            ),
+        ] {
+            assert_eq!(serde_json::from_str::<Query>(text).expect(text), want);
+        }
+        assert_eq!(latest(vec![1, 2, 3], Some(2)), vec![2, 3]);
+        assert_eq!(latest(vec![1, 2, 3], Some(9)), vec![1, 2, 3]);
+        assert_eq!(latest(vec![1, 2, 3], None), vec![1, 2, 3]);
+    }
 }

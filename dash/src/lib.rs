@@ -1,0 +1,67 @@
+//! `panel dash`: a read-only dashboard of a running Crucible Panel cluster in the browser
+//! (docs/DASHBOARD.md).
+//!
+//! Every page is rendered on the server from linearizable reads of the coordinator
+//! ([`source`]), decoded into the machine's own types (`panel_machine::query`'s replies),
+//! and escaped ([`html::escape`]) wherever text from the cluster appears. There is no
+//! script and no external asset: charts are inline SVG ([`charts`], and calibration's
+//! reliability diagrams), styles are inline, so the page works offline. One module per
+//! view under [`views`]; [`server`] routes GET requests to them, answers any other path
+//! with 404 and any other method with 405, and turns every failure into a page
+//! ([`error::DashError`]): an unreachable coordinator is a 503 naming its address.
+
+pub mod charts;
+pub mod error;
+pub mod html;
+pub mod server;
+pub mod source;
+pub mod views;
+
+pub use error::DashError;
+pub use server::{ServeError, bind_and_serve, router, serve, stop_signal};
+pub use source::{Source, SourceError};
+
+/// State built with the machine's own apply, for the views' tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use panel_machine::command::{Batch, ClientCommand, Command, Item, Query};
+    use panel_machine::model::State;
+
+    /// `CreateDebate` with `resolution`.
+    pub fn debate(resolution: &str) -> ClientCommand {
+        ClientCommand::CreateDebate(
+            serde_json::from_value(serde_json::json!({
+                "resolution": resolution, "pos_a": "yes", "pos_b": "no", "seats": 4,
+                "min_per_stance": 2, "convener": "tester",
+            }))
+            .expect("debate spec"),
+        )
+    }
+
+    /// An unchartered state after applying `commands`, one batch each.
+    pub fn state(commands: Vec<ClientCommand>) -> State {
+        let mut st = State::default();
+        for (i, c) in commands.into_iter().enumerate() {
+            let i = i as u64 + 1;
+            let batch = Batch {
+                time_ms: 1_700_000_000_000 + i,
+                seed: i,
+                items: vec![Item {
+                    client_id: "fixture".into(),
+                    request_id: i,
+                    command: Command::Client(c),
+                    writer: None,
+                }],
+                limits: None,
+                checkpoints: None,
+            };
+            panel_machine::apply::apply_batch(&mut st, i, &batch);
+        }
+        st
+    }
+
+    /// The machine's answer to `q`, decoded as a reader decodes it.
+    pub fn read<T: serde::de::DeserializeOwned>(st: &State, q: &Query) -> T {
+        serde_json::from_value(panel_machine::query::query(st, q)).expect("the reply decodes")
+    }
+}

@@ -1,0 +1,58 @@
+//! One module per view. Each has an async `page` that reads what it needs from the
+//! [`Source`](crate::source::Source) and a pure `render` over the machine's types, which
+//! the unit tests call directly.
+
+pub mod arbiters;
+pub mod debates;
+pub mod index;
+pub mod motions;
+pub mod record;
+pub mod runs;
+
+use std::collections::BTreeMap;
+
+use panel_machine::acceptance::{GroupTally, Stance};
+use panel_machine::model::Arbiter;
+
+/// Registered arbiters by hex public key, current or rotated away from, to name who
+/// signed a ruling on the record.
+pub struct Roster<'a> {
+    by_key: BTreeMap<&'a str, &'a Arbiter>,
+    by_id: BTreeMap<&'a str, &'a Arbiter>,
+}
+
+impl<'a> Roster<'a> {
+    pub fn new(arbiters: &'a [Arbiter]) -> Roster<'a> {
+        let mut by_key = BTreeMap::new();
+        let mut by_id = BTreeMap::new();
+        for a in arbiters {
+            by_id.insert(a.registration.arbiter_id.as_str(), a);
+            by_key.insert(a.registration.public_key.as_str(), a);
+            for old in &a.key_history {
+                by_key.insert(old.public_key.as_str(), a);
+            }
+        }
+        Roster { by_key, by_id }
+    }
+
+    pub fn by_id(&self, arbiter_id: &str) -> Option<&'a Arbiter> {
+        self.by_id.get(arbiter_id).copied()
+    }
+
+    pub fn by_key(&self, hex_key: &str) -> Option<&'a Arbiter> {
+        self.by_key.get(hex_key).copied()
+    }
+}
+
+/// "stance A: 2 yes, 0 no; stance B: 1 yes, 1 no".
+pub fn tallies_text(t: &BTreeMap<Stance, GroupTally>) -> String {
+    t.iter()
+        .map(|(s, x)| format!("stance {s}: {} yes, {} no", x.yes, x.no))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A number with three decimals, or a dash when absent.
+pub fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{v:.3}"))
+}

@@ -1,0 +1,487 @@
+//! Motions: each motion's question, its drawn seats, and every signed ruling on the
+//! record grouped by the stance it was seated under; rulings against the accepted outcome
+//! (or, in a deadlock, against the majority) are highlighted as dissent, and a deadlock's
+//! reasons are given as sentences (the machine's `Display` of `DeadlockReason`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use panel_machine::acceptance::{Acceptance, Decision, Outcome, Stance};
+use panel_machine::command::Query;
+use panel_machine::model::{Arbiter, Motion, MotionStatus};
+use panel_machine::query::{ArbitersReply, DebateMotionsReply, DebateReply, MotionsReply};
+use panel_machine::ruling::wire_kind;
+use panel_proto::pb;
+use panel_proto::ruling_check;
+
+use crate::error::DashError;
+use crate::html::{anchor, escape, head, page as frame, row, url_value};
+use crate::source::Source;
+use crate::views::{Roster, tallies_text};
+
+pub const PATH: &str = "/motions";
+
+/// How many motions a page shows at most (the latest).
+pub const LIMIT: usize = 200;
+
+/// Which motions to show (`?debate=ID`: one debate's, all of them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub debate: Option<String>,
+}
+
+pub async fn page(src: &Source, filter: &Filter) -> Result<String, DashError> {
+    let (motions, total) = match &filter.debate {
+        Some(id) => {
+            let r: DebateMotionsReply = src
+                .read(&Query::DebateMotions {
+                    debate_id: id.clone(),
+                })
+                .await?;
+            if r.motions.is_empty() {
+                let d: DebateReply = src
+                    .read(&Query::Debate {
+                        debate_id: id.clone(),
+                    })
+                    .await?;
+                if d.debate.is_none() {
+                    return Err(DashError::NotFound(format!(
+                        "there is no debate {id}; /debates lists them"
+                    )));
+                }
+            }
+            let n = r.motions.len();
+            (r.motions, n)
+        }
+        None => {
+            let r: MotionsReply = src.read(&Query::Motions { limit: Some(LIMIT) }).await?;
+            (r.motions, r.total)
+        }
+    };
+    let arbiters: ArbitersReply = src.read(&Query::Arbiters).await?;
+    Ok(render(&motions, total, &arbiters.arbiters, filter))
+}
+
+/// The page: `motions` in opening order (shown newest first), of `total` that matched.
+pub fn render(motions: &[Motion], total: usize, arbiters: &[Arbiter], filter: &Filter) -> String {
+    let roster = Roster::new(arbiters);
+    let mut body = String::new();
+    let scope = match &filter.debate {
+        Some(d) => format!("of debate <code>{}</code>", escape(d)),
+        None => "of debates and procedure runs".into(),
+    };
+    let _ = write!(
+        body,
+        "<p class=\"muted\">{} motion(s) {scope}{}; newest first. ",
+        total,
+        if motions.len() < total {
+            format!(", the latest {} shown", motions.len())
+        } else {
+            String::new()
+        }
+    );
+    if filter.debate.is_some() {
+        body.push_str("<a href=\"/motions\">all motions</a>");
+    }
+    body.push_str(
+        "</p><p class=\"muted\">Rows marked as dissent are rulings against the outcome the panel accepted (or, in a deadlock, against the majority of counted rulings).</p>",
+    );
+    if motions.is_empty() {
+        body.push_str("<p class=\"muted\">No motions yet.</p>");
+    }
+    for m in motions.iter().rev() {
+        body.push_str(&motion_card(m, &roster));
+    }
+    frame("Motions", PATH, &body)
+}
+
+/// One ruling on the record, decoded from its signed protobuf.
+struct Read {
+    arbiter: String,
+    decision: pb::Decision,
+    counted: Option<Decision>,
+    probability: f64,
+    relevance: Option<u32>,
+    tier: Option<u32>,
+    receipt: Option<(String, String)>,
+    rationale: String,
+}
+
+fn read_ruling(
+    m: &Motion,
+    w: &panel_machine::ruling::WireRuling,
+    roster: &Roster,
+) -> Result<Read, String> {
+    let sr = w.decode().map_err(|e| e.to_string())?;
+    let r = sr.ruling.ok_or("the signed ruling carries no ruling")?;
+    let key = hex::encode(&r.arbiter_key);
+    let arbiter = roster.by_key(&key).map_or_else(
+        || format!("unregistered key {}", key.get(..12).unwrap_or(&key)),
+        |a| a.registration.arbiter_id.clone(),
+    );
+    let decision = pb::Decision::try_from(r.decision).unwrap_or(pb::Decision::Unspecified);
+    let counted = match (ruling_check::binary_pair(wire_kind(m.spec.kind)), decision) {
+        (_, pb::Decision::Abstain) => None,
+        (Some((yes, _)), d) if d == yes => Some(Decision::Yes),
+        (Some((_, no)), d) if d == no => Some(Decision::No),
+        (Some(_), _) => None,
+        (None, _) => Some(Decision::Yes),
+    };
+    Ok(Read {
+        arbiter,
+        decision,
+        counted,
+        probability: r.probability,
+        relevance: r.relevance,
+        tier: r.tier,
+        receipt: r
+            .receipt
+            .as_ref()
+            .map(|rc| (rc.url.clone(), hex::encode(&rc.sha256))),
+        rationale: r.rationale,
+    })
+}
+
+/// Whether `r` dissents from what the panel decided.
+fn dissents(status: &MotionStatus, r: &Read, majority: Option<Decision>) -> bool {
+    match status {
+        MotionStatus::Open => false,
+        MotionStatus::Decided(Acceptance::Accepted { outcome, .. }) => match outcome {
+            Outcome::Decided(d) | Outcome::TierVerified { decision: d, .. } => {
+                r.counted.is_some_and(|c| c != *d)
+            }
+            Outcome::Relevance(step) => r.relevance.is_some_and(|v| v != u32::from(*step)),
+        },
+        MotionStatus::Decided(Acceptance::Deadlocked(_)) => {
+            majority.is_some_and(|m| r.counted.is_some_and(|c| c != m))
+        }
+    }
+}
+
+fn status_block(status: &MotionStatus) -> String {
+    match status {
+        MotionStatus::Open => {
+            "<div class=\"open\">open: waiting for the panel's commitments and reveals</div>".into()
+        }
+        MotionStatus::Decided(a @ Acceptance::Accepted { tallies, .. }) => format!(
+            "<div class=\"accepted\"><b>{}</b><br><span class=\"muted\">{}</span></div>",
+            escape(&a.to_string()),
+            escape(&tallies_text(tallies))
+        ),
+        MotionStatus::Decided(Acceptance::Deadlocked(d)) => {
+            let mut s = String::from(
+                "<div class=\"deadlock\"><b>DEADLOCKED</b>: nothing changed; the dissent is recorded.<ul class=\"reasons\">",
+            );
+            for r in &d.reasons {
+                let _ = write!(s, "<li>{}</li>", escape(&r.to_string()));
+            }
+            s.push_str("</ul>");
+            let _ = write!(
+                s,
+                "<span class=\"muted\">{}</span>",
+                escape(&tallies_text(&d.tallies))
+            );
+            if !d.ignored.is_empty() {
+                let _ = write!(
+                    s,
+                    "<br><span class=\"muted\">not counted: {}</span>",
+                    escape(&d.ignored.join(", "))
+                );
+            }
+            s.push_str("</div>");
+            s
+        }
+    }
+}
+
+fn motion_card(m: &Motion, roster: &Roster) -> String {
+    let spec = &m.spec;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<section class=\"card motion\" id=\"{}\"><h3><code>{}</code> {}</h3>",
+        anchor(&spec.motion_id),
+        escape(&spec.motion_id),
+        escape(&spec.question_line())
+    );
+    let origin = match &spec.procedure {
+        Some(p) => format!(
+            "run <a href=\"/runs#{}\"><code>{}</code></a>",
+            anchor(&p.run_id),
+            escape(&p.run_id)
+        ),
+        None => format!(
+            "debate <a href=\"/motions?debate={}\"><code>{}</code></a>",
+            url_value(&spec.debate_id),
+            escape(&spec.debate_id)
+        ),
+    };
+    let _ = write!(
+        s,
+        "<p class=\"muted\">{origin} · {:?} · opened at log index {}{} · draw seed {}</p>",
+        spec.kind,
+        m.opened_log_index,
+        m.decided_log_index
+            .map(|i| format!(", decided at {i}"))
+            .unwrap_or_default(),
+        m.draw_seed
+    );
+    if let Some(p) = &spec.projection {
+        let _ = write!(s, "<p class=\"question\">{}</p>", escape(&p.question));
+        if !p.items.is_empty() {
+            s.push_str("<details><summary>what the panel was shown</summary><table>");
+            for it in &p.items {
+                let _ = write!(
+                    s,
+                    "<tr><td>{}</td><td class=\"pre\">{}</td></tr>",
+                    escape(&it.label),
+                    escape(&it.text)
+                );
+            }
+            s.push_str("</table></details>");
+        }
+    }
+    s.push_str(&status_block(&m.status));
+
+    s.push_str("<h4>Seats</h4><table>");
+    s.push_str(&head(&["arbiter", "stance", "organisation", "lineage"]));
+    for seat in &m.seats {
+        // Seats record a lineage only where the motion's policy counts lineages; the
+        // registered model family is shown otherwise.
+        let lineage = match (seat.lineage.as_str(), roster.by_id(&seat.arbiter_id)) {
+            ("", Some(a)) => format!("{} (registered)", a.registration.model_family),
+            ("", None) => "undeclared".to_string(),
+            (l, _) => l.to_string(),
+        };
+        s.push_str(&row(&[
+            &seat.arbiter_id,
+            &seat.stance.to_string(),
+            &seat.organisation,
+            &lineage,
+        ]));
+    }
+    s.push_str("</table>");
+
+    let seated: BTreeMap<&str, Stance> = m
+        .seats
+        .iter()
+        .map(|x| (x.arbiter_id.as_str(), x.stance))
+        .collect();
+    let reads: Vec<Result<Read, String>> = m
+        .rulings
+        .iter()
+        .map(|w| read_ruling(m, w, roster))
+        .collect();
+    let (yes, no) = reads
+        .iter()
+        .flatten()
+        .fold((0, 0), |(y, n), r| match r.counted {
+            Some(Decision::Yes) => (y + 1, n),
+            Some(Decision::No) => (y, n + 1),
+            None => (y, n),
+        });
+    let majority = match yes.cmp(&no) {
+        std::cmp::Ordering::Greater => Some(Decision::Yes),
+        std::cmp::Ordering::Less => Some(Decision::No),
+        std::cmp::Ordering::Equal => None,
+    };
+    if reads.is_empty() {
+        s.push_str("<p class=\"muted\">No ruling on the record yet.</p>");
+    }
+    let mut groups: BTreeMap<String, Vec<&Read>> = BTreeMap::new();
+    for r in &reads {
+        match r {
+            Ok(r) => {
+                let group = seated
+                    .get(r.arbiter.as_str())
+                    .map_or_else(|| "not seated".to_string(), |st| format!("stance {st}"));
+                groups.entry(group).or_default().push(r);
+            }
+            Err(e) => {
+                let _ = write!(
+                    s,
+                    "<p class=\"bad\">A ruling on the record does not decode: {}</p>",
+                    escape(e)
+                );
+            }
+        }
+    }
+    for (group, rs) in groups {
+        let _ = write!(
+            s,
+            "<h4>Rulings, {}</h4><table class=\"rulings\">",
+            escape(&group)
+        );
+        s.push_str(&head(&["arbiter", "decision", "p", "detail", "rationale"]));
+        for r in rs {
+            let mut detail = Vec::new();
+            if let Some(v) = r.relevance {
+                detail.push(format!("relevance {}", f64::from(v) * 0.25));
+            }
+            if let Some(t) = r.tier {
+                detail.push(format!("tier T{t}"));
+            }
+            if let Some((url, sha)) = &r.receipt {
+                detail.push(format!(
+                    "retrieved {url} (sha256 {})",
+                    sha.get(..12).unwrap_or(sha)
+                ));
+            }
+            let dissent = dissents(&m.status, r, majority);
+            let _ = write!(
+                s,
+                "<tr{}><td>{}{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+                if dissent { " class=\"dissent\"" } else { "" },
+                escape(&r.arbiter),
+                if dissent {
+                    " <b class=\"warn\">dissent</b>"
+                } else {
+                    ""
+                },
+                ruling_check::decision_name(r.decision),
+                r.probability,
+                escape(&detail.join("; ")),
+                escape(&r.rationale)
+            );
+        }
+        s.push_str("</table>");
+    }
+    s.push_str("</section>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use panel_machine::acceptance::{Dissent, GroupTally, MotionKind, Seat};
+    use panel_machine::command::MotionSpec;
+    use panel_machine::ruling::WireRuling;
+
+    fn spec(question: &str) -> MotionSpec {
+        serde_json::from_value(serde_json::json!({
+            "motion_id": "mot-1-0-0", "debate_id": "deb_1", "kind": "Challenge",
+            "state_hash": "00", "seats": 2, "min_per_stance": 1,
+            "question": {"kind": "resolve-challenge", "challengeId": "ch_1"},
+            "projection": {"question": question, "resolution": "r", "items": []}
+        }))
+        .expect("spec")
+    }
+
+    fn ruling(key: u8, decision: pb::Decision) -> WireRuling {
+        WireRuling::encode(&pb::SignedRuling {
+            ruling: Some(pb::Ruling {
+                motion_id: "mot-1-0-0".into(),
+                decision: decision as i32,
+                probability: 0.7,
+                rationale: "because <b>".into(),
+                arbiter_key: vec![key; 32],
+                ..Default::default()
+            }),
+            signature: vec![0; 64],
+            envelope_version: 1,
+        })
+    }
+
+    fn arbiter(id: &str, key: u8, stance: &str) -> Arbiter {
+        serde_json::from_value(serde_json::json!({
+            "registration": {
+                "arbiter_id": id, "public_key": hex::encode([key; 32]), "organisation": "org",
+                "model_family": "fam", "stance": stance, "endpoint": "link"
+            },
+            "admitted": true, "score_milli": 800, "registered_at_ms": 0
+        }))
+        .expect("arbiter")
+    }
+
+    fn motion(question: &str, status: MotionStatus) -> Motion {
+        Motion {
+            spec: spec(question),
+            seats: vec![
+                Seat {
+                    arbiter_id: "a1".into(),
+                    stance: Stance::A,
+                    organisation: "north".into(),
+                    lineage: "x".into(),
+                },
+                Seat {
+                    arbiter_id: "b1".into(),
+                    stance: Stance::B,
+                    organisation: "south".into(),
+                    lineage: String::new(),
+                },
+            ],
+            draw_seed: 7,
+            opened_at_ms: 0,
+            opened_log_index: 3,
+            status,
+            rulings: vec![
+                ruling(1, pb::Decision::Uphold),
+                ruling(2, pb::Decision::Dismiss),
+            ],
+            reveals: vec![],
+            decided_log_index: Some(5),
+            round: None,
+        }
+    }
+
+    #[test]
+    fn rulings_group_by_stance_and_dissent_is_marked() {
+        let arbiters = vec![arbiter("a1", 1, "A"), arbiter("b1", 2, "B")];
+        let tallies: BTreeMap<Stance, GroupTally> = [
+            (Stance::A, GroupTally { yes: 1, no: 0 }),
+            (Stance::B, GroupTally { yes: 0, no: 1 }),
+        ]
+        .into();
+        let accepted = MotionStatus::Decided(Acceptance::Accepted {
+            outcome: Outcome::Decided(Decision::Yes),
+            tallies: tallies.clone(),
+        });
+        let html = render(
+            &[motion("Is <script>x()</script> upheld?", accepted)],
+            1,
+            &arbiters,
+            &Filter::default(),
+        );
+        assert!(!html.contains("<script>"));
+        assert!(html.contains("Is &lt;script&gt;x()&lt;/script&gt; upheld?"));
+        assert!(html.contains("Rulings, stance A") && html.contains("Rulings, stance B"));
+        assert_eq!(
+            html.matches("class=\"dissent\"").count(),
+            1,
+            "b1 dismissed an upheld challenge"
+        );
+        assert!(html.contains("because &lt;b&gt;"));
+        assert!(html.contains("ACCEPTED: Yes"));
+
+        let dead = MotionStatus::Decided(Acceptance::Deadlocked(Dissent {
+            reasons: vec![
+                panel_machine::acceptance::DeadlockReason::GroupsDisagree,
+                panel_machine::acceptance::DeadlockReason::MissingReceipts { stance: Stance::A },
+            ],
+            tallies,
+            ignored: vec![],
+        }));
+        let html = render(&[motion("q", dead)], 1, &arbiters, &Filter::default());
+        assert!(html.contains("class=\"deadlock\""));
+        assert!(html.contains("<li>the stance groups&#39; majorities disagree</li>"));
+        assert!(html.contains(
+            "<li>no arbiter of stance A confirmed the source with a retrieval receipt</li>"
+        ));
+        assert!(
+            !html.contains("GroupsDisagree"),
+            "reasons are sentences, not names"
+        );
+        let _ = MotionKind::Challenge;
+    }
+
+    #[test]
+    fn unknown_keys_and_garbage_rulings_are_said_not_hidden() {
+        let mut m = motion("q", MotionStatus::Open);
+        m.rulings.push(WireRuling("zz".into()));
+        let html = render(&[m], 1, &[], &Filter::default());
+        assert!(html.contains("unregistered key 010101010101"));
+        assert!(html.contains("does not decode"));
+        assert!(html.contains("Rulings, not seated"));
+        assert!(render(&[], 0, &[], &Filter::default()).contains("No motions yet"));
+    }
+}
