@@ -19,21 +19,17 @@ async fn nemesis_history_is_linearizable_under_faults() {
     if std::env::var_os("NEMESIS_KEEP").is_some() {
         println!("run folder kept: {}", dir.keep().display());
     }
-    // One fault is known and open (docs/RELIABILITY.md, "Still open"): rarely, under a
-    // partition healing while the new leader is killed, a linearizable read misses a write
-    // acknowledged about a second before it. Until it is found and fixed, a stale read is
-    // reported loudly here but fails the run only with NEMESIS_STRICT_READS=1; every other
-    // property (no acknowledged write lost or doubled, nothing unknown applied twice, real
-    // time order of writes, one leader per term, a record that verifies) always fails it.
-    let strict_reads = std::env::var_os("NEMESIS_STRICT_READS").is_some();
+    // A stale linearizable read is a violation like any other. It was seen twice before
+    // the read index took the leader's last log index (docs/RELIABILITY.md, fault 5);
+    // NEMESIS_STRICT_READS=0 reports stale reads without failing, to study one.
+    let strict_reads = std::env::var("NEMESIS_STRICT_READS").map_or(true, |v| v != "0");
     let (stale, others): (Vec<_>, Vec<_>) = report
         .violations
         .iter()
         .partition(|v| matches!(v, Violation::StaleRead { .. }));
-    if !stale.is_empty() {
+    if !stale.is_empty() && !strict_reads {
         println!(
-            "KNOWN OPEN FAULT (docs/RELIABILITY.md, \"Still open\"): {} stale linearizable \
-             read(s), seed {}; replay with NEMESIS_STRICT_READS=1 to fail on them",
+            "{} stale linearizable read(s), seed {}, reported only (NEMESIS_STRICT_READS=0)",
             stale.len(),
             report.config.seed
         );
