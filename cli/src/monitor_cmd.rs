@@ -39,6 +39,10 @@ pub struct Args {
     /// Do not ask the cluster (check only the files against each other).
     #[arg(long)]
     offline: bool,
+    /// One JSON object per round on stdout (`round`, `checkpoints`, `latest_size`,
+    /// `source`) instead of a sentence.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
@@ -107,11 +111,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         }
         if let Some((size, s)) = seen.last_key_value() {
-            println!(
-                "round {round}: {} checkpoints consistent; latest size {size} from {}",
-                seen.len(),
-                s.source
-            );
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "round": round, "checkpoints": seen.len(),
+                        "latest_size": size, "source": s.source,
+                    })
+                );
+            } else {
+                println!(
+                    "round {round}: {} checkpoints consistent; latest size {size} from {}",
+                    seen.len(),
+                    s.source
+                );
+            }
         }
         if args.rounds != 0 && round >= args.rounds {
             return Ok(ExitCode::SUCCESS);

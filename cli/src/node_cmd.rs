@@ -22,6 +22,9 @@ pub struct Args {
     /// reaches the node (without it: plaintext, loopback only).
     #[arg(long, global = true, env = "PANEL_TLS", value_name = "DIR")]
     tls: Option<PathBuf>,
+    /// `keygen`, `fingerprint` and `pending` print one JSON document instead of lines.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: NodeCommand,
 }
@@ -138,20 +141,35 @@ async fn admin(
     Ok(ArbiterAdminClient::new(channel))
 }
 
+/// A key's public half and fingerprint, as lines or (`--json`) one document.
+fn print_key(file: Option<&std::path::Path>, vk: &ed25519_dalek::VerifyingKey, json: bool) {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "file": file, "public_key": hex::encode(vk.as_bytes()),
+                "fingerprint": keys::fingerprint(vk),
+            })
+        );
+        return;
+    }
+    if let Some(f) = file {
+        println!("wrote {} (mode 0600)", f.display());
+    }
+    println!("public key  {}", hex::encode(vk.as_bytes()));
+    println!("fingerprint {}", keys::fingerprint(vk));
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let tls = args.tls;
+    let json = args.json;
     match args.command {
         NodeCommand::Keygen { out, force } => {
             let key = keyfile::keygen(&out, force)?;
-            let vk = key.verifying_key();
-            println!("wrote {} (mode 0600)", out.display());
-            println!("public key  {}", hex::encode(vk.as_bytes()));
-            println!("fingerprint {}", keys::fingerprint(&vk));
+            print_key(Some(&out), &key.verifying_key(), json);
         }
         NodeCommand::Fingerprint { key } => {
-            let vk = keyfile::load_key(&key)?.verifying_key();
-            println!("public key  {}", hex::encode(vk.as_bytes()));
-            println!("fingerprint {}", keys::fingerprint(&vk));
+            print_key(None, &keyfile::load_key(&key)?.verifying_key(), json);
         }
         NodeCommand::Run {
             config,
@@ -196,6 +214,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .pending(PendingRequest {})
                 .await?
                 .into_inner();
+            if json {
+                let motions: Vec<serde_json::Value> = list
+                    .motions
+                    .iter()
+                    .map(|m| {
+                        let p = m.projection.clone().unwrap_or_default();
+                        serde_json::json!({
+                            "motion_id": m.motion_id, "debate_id": m.debate_id,
+                            "kind": panel_proto::pb::MotionKind::try_from(m.kind).map(kind_name).unwrap_or("unknown"),
+                            "commit_deadline_unix_ms": m.commit_deadline_unix_ms,
+                            "question": p.question,
+                            "items": p.items.iter().map(|i| serde_json::json!({"label": i.label, "text": i.text})).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::Value::Array(motions));
+                return Ok(());
+            }
             if list.motions.is_empty() {
                 println!("no pending motions");
             }
