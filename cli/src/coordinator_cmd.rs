@@ -241,15 +241,26 @@ struct RunArgs {
     /// How long the leader waits for more commands while entries are in flight.
     #[arg(long, default_value_t = 1000)]
     linger_us: u64,
-    /// How long arbiters have to commit to a motion before reveals start.
+    /// How long arbiters have to commit to a motion before reveals start (every motion
+    /// kind without its own --commit-window).
     #[arg(long, default_value_t = 400)]
     commit_window_ms: u64,
+    /// The commit window of one motion kind, KIND=MS (repeatable), e.g.
+    /// `--commit-window merge=60000 --commit-window verify-tier=90000` for LLM judges.
+    /// Kinds: merge, resolve-challenge, verify-tier, assign-relevance, certify-steelman,
+    /// advance-phase, admit-appeal, procedure. Give every replica the same windows.
+    #[arg(long = "commit-window", value_name = "KIND=MS", value_parser = panel_coordinator::service::driver::parse_kind_window)]
+    commit_windows: Vec<(panel_coordinator::acceptance::MotionKind, Duration)>,
     /// How long reveals are collected after the commit window.
     #[arg(long, default_value_t = 5000)]
     reveal_window_ms: u64,
     /// How long an arbiter has to commit to all items of its calibration exam.
     #[arg(long, default_value_t = 20000)]
     exam_window_ms: u64,
+    /// Exam items put to one arbiter's node at once (its max_concurrent_judgements decides
+    /// how many it judges at a time).
+    #[arg(long, default_value_t = panel_coordinator::service::driver::DEFAULT_EXAM_CONCURRENCY)]
+    exam_concurrency: usize,
     /// Simulation cluster: exam motions carry gold answers as hints for scripted judges.
     /// Never use with real arbiters.
     #[arg(long)]
@@ -661,8 +672,10 @@ async fn run_replica(a: RunArgs, tls: Option<PathBuf>) -> Result<ExitCode> {
         },
         driver: panel_coordinator::DriverOptions {
             commit_window: Duration::from_millis(a.commit_window_ms),
+            commit_windows: a.commit_windows.clone(),
             reveal_window: Duration::from_millis(a.reveal_window_ms),
             exam_window: Duration::from_millis(a.exam_window_ms),
+            exam_concurrency: a.exam_concurrency,
             simulation: a.simulation,
         },
         test_commands: a.test_commands,
