@@ -211,6 +211,19 @@ impl Route {
         }
     }
 
+    /// Whether the node answers at all (its `Identity`), before an exam spends the motion
+    /// ids of its items on a node that is not listening yet. A link is ready once open.
+    async fn ready(&mut self) -> Result<(), ReachError> {
+        match self {
+            Route::Grpc(c) => {
+                let mut req = tonic::Request::new(pb::IdentityRequest {});
+                req.set_timeout(Duration::from_secs(5));
+                c.identity(req).await.map(|_| ()).map_err(ReachError::Grpc)
+            }
+            Route::Link { .. } => Ok(()),
+        }
+    }
+
     fn clone_route(&self) -> Route {
         match self {
             Route::Grpc(c) => Route::Grpc(c.clone()),
@@ -354,7 +367,10 @@ fn awaiting_exam(s: &Shared) -> Vec<(String, String)> {
 /// the window) and proposes the answers for scoring in apply.
 async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> Result<(), String> {
     let exam = crate::admission::default_exam()?;
-    let c = s.route(arbiter_id, endpoint).await?;
+    let mut c = s.route(arbiter_id, endpoint).await?;
+    c.ready()
+        .await
+        .map_err(|e| format!("the arbiter's node does not answer yet ({e}); the exam waits"))?;
     let commit_deadline = now_ms() + s.opts.exam_window.as_millis() as i64;
     let reveal_deadline = commit_deadline + s.opts.reveal_window.as_millis() as i64;
     let motions: Vec<pb::Motion> = exam
