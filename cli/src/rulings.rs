@@ -193,6 +193,33 @@ mod tests {
     }
 
     #[test]
+    fn the_signed_provenance_reads_as_one_line() {
+        let j = JudgeView {
+            kind: "llm".into(),
+            model: "qwen2.5-7b".into(),
+            model_version: "qwen2.5-7b-q4 system_fingerprint=fp_1".into(),
+            latency_ms: Some(1840),
+            prompt_tokens: Some(912),
+            completion_tokens: None,
+            requests: 2,
+        };
+        assert_eq!(
+            j.line(),
+            "llm qwen2.5-7b (qwen2.5-7b-q4 system_fingerprint=fp_1), 1840 ms, tokens 912 in / ? out, 2 requests"
+        );
+        let scripted = JudgeView {
+            kind: "scripted".into(),
+            model: "profile:honest".into(),
+            model_version: String::new(),
+            latency_ms: Some(0),
+            prompt_tokens: None,
+            completion_tokens: None,
+            requests: 0,
+        };
+        assert_eq!(scripted.line(), "scripted profile:honest, 0 ms");
+    }
+
+    #[test]
     fn unknown_keys_and_garbage_are_reported_not_guessed() {
         let v = decode(
             &signed(panel_proto::pb::Decision::Reject, None),

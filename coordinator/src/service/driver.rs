@@ -1006,3 +1006,49 @@ fn bound_to(
     panel_proto::ruling_check::check_motion_digest(&parts.signed, motion_id, digest)?;
     Ok(parts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_windows_per_kind_parse_and_fall_back_to_the_default() {
+        let (k, w) = parse_kind_window("verify-tier=90000").unwrap();
+        assert_eq!(
+            (k, w),
+            (MotionKind::TierVerification, Duration::from_secs(90))
+        );
+        let opts = DriverOptions {
+            commit_windows: vec![(MotionKind::Merge, Duration::from_secs(60)), (k, w)],
+            ..DriverOptions::default()
+        };
+        assert_eq!(
+            opts.commit_window_for(MotionKind::Merge),
+            Duration::from_secs(60)
+        );
+        assert_eq!(opts.commit_window_for(MotionKind::TierVerification), w);
+        assert_eq!(
+            opts.commit_window_for(MotionKind::Phase),
+            Duration::from_millis(400)
+        );
+        for (bad, needle) in [
+            ("merge", "KIND=MS"),
+            ("tier=5", "unknown motion kind"),
+            ("merge=5s", "whole milliseconds"),
+            ("merge=0", "1..="),
+        ] {
+            let e = parse_kind_window(bad).unwrap_err();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
+        // Every kind has a name, once.
+        let names: BTreeSet<&str> = KIND_NAMES.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names.len(), KIND_NAMES.len());
+    }
+
+    #[test]
+    fn a_commit_waits_for_its_window_however_long() {
+        let far = now_ms() + 120_000;
+        assert!(commit_wait(far) >= Duration::from_secs(120));
+        assert_eq!(commit_wait(now_ms() - 1_000), MIN_REQUEST_WAIT);
+    }
+}
