@@ -15,8 +15,29 @@ use hyper::Method;
 use panel_proto::pb::{Decision, Motion, MotionKind, RetrievalReceipt};
 use sha2::{Digest, Sha256};
 
+use thiserror::Error;
+
 use crate::http::{HttpClient, HttpError, TlsSetupError, TrustRoots};
 use crate::judge::{JudgeAnswer, Retrieved};
+
+/// Why a cited source was not retrieved; the ruling's rationale then says so.
+#[derive(Debug, Error)]
+pub enum RetrievalError {
+    #[error("the motion cites no source address to retrieve")]
+    NoSource,
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    #[error("{url}: no answer within {ms} ms")]
+    Timeout { url: String, ms: u128 },
+    #[error("{url}: HTTP {status}")]
+    Status { url: String, status: u16 },
+    #[error("{url}: HTTP {status} redirect without a Location")]
+    NoLocation { url: String, status: u16 },
+    #[error("{url}: redirect to {location:?}, which is neither absolute nor an absolute path")]
+    BadRedirect { url: String, location: String },
+    #[error("{url}: more than {MAX_REDIRECTS} redirects")]
+    TooManyRedirects { url: String },
+}
 
 /// Largest source fetched by default (bytes).
 pub const MAX_SOURCE_BYTES: usize = 8 * 1024 * 1024;
@@ -100,12 +121,19 @@ impl Retriever {
 
     /// Fetches `url` (following at most [`MAX_REDIRECTS`] redirects), all within the
     /// retriever's timeout.
-    pub async fn fetch(&self, url: &str, now_ms: impl Fn() -> i64) -> Result<Fetched, String> {
+    pub async fn fetch(
+        &self,
+        url: &str,
+        now_ms: impl Fn() -> i64,
+    ) -> Result<Fetched, RetrievalError> {
         let started = std::time::Instant::now();
         let mut at = url.to_owned();
         for _ in 0..=MAX_REDIRECTS {
             let left = self.timeout.checked_sub(started.elapsed()).ok_or_else(|| {
-                format!("{url}: no answer within {} ms", self.timeout.as_millis())
+                RetrievalError::Timeout {
+                    url: url.to_owned(),
+                    ms: self.timeout.as_millis(),
+                }
             })?;
             let resp = self
                 .client
@@ -117,19 +145,24 @@ impl Retriever {
                     self.max_bytes,
                     left,
                 )
-                .await
-                .map_err(|e: HttpError| e.to_string())?;
+                .await?;
             if resp.status.is_redirection() {
                 let location = resp
                     .headers
                     .get("location")
                     .and_then(|v| v.to_str().ok())
-                    .ok_or_else(|| format!("{at}: HTTP {} without a Location", resp.status))?;
+                    .ok_or_else(|| RetrievalError::NoLocation {
+                        url: at.clone(),
+                        status: resp.status.as_u16(),
+                    })?;
                 at = resolve(&at, location)?;
                 continue;
             }
             if !resp.status.is_success() {
-                return Err(format!("{at}: HTTP {}", resp.status));
+                return Err(RetrievalError::Status {
+                    url: at,
+                    status: resp.status.as_u16(),
+                });
             }
             let content_type = resp
                 .headers
@@ -145,7 +178,9 @@ impl Retriever {
                 fetched_at_unix_ms: now_ms(),
             });
         }
-        Err(format!("{url}: more than {MAX_REDIRECTS} redirects"))
+        Err(RetrievalError::TooManyRedirects {
+            url: url.to_owned(),
+        })
     }
 
     /// For a tier-verification motion, retrieves its source; `None` for other motions.
@@ -153,31 +188,33 @@ impl Retriever {
         &self,
         m: &Motion,
         now_ms: impl Fn() -> i64,
-    ) -> Option<Result<Fetched, String>> {
+    ) -> Option<Result<Fetched, RetrievalError>> {
         if m.kind != MotionKind::VerifyTier as i32 {
             return None;
         }
         Some(match source_url(m) {
-            None => Err("no source address to retrieve".into()),
+            None => Err(RetrievalError::NoSource),
             Some(url) => self.fetch(&url, now_ms).await,
         })
     }
 }
 
 /// A redirect target: absolute, or absolute-path on the same origin.
-fn resolve(base: &str, location: &str) -> Result<String, String> {
+fn resolve(base: &str, location: &str) -> Result<String, RetrievalError> {
     if location.starts_with("http://") || location.starts_with("https://") {
         return Ok(location.to_owned());
     }
-    if location.starts_with('/') && !location.starts_with("//") {
-        let uri: hyper::Uri = base.parse().map_err(|e| format!("{base}: {e}"))?;
-        if let (Some(scheme), Some(auth)) = (uri.scheme_str(), uri.authority()) {
-            return Ok(format!("{scheme}://{auth}{location}"));
-        }
+    if location.starts_with('/')
+        && !location.starts_with("//")
+        && let Ok(uri) = base.parse::<hyper::Uri>()
+        && let (Some(scheme), Some(auth)) = (uri.scheme_str(), uri.authority())
+    {
+        return Ok(format!("{scheme}://{auth}{location}"));
     }
-    Err(format!(
-        "{base}: redirect to {location:?}, which is neither absolute nor an absolute path"
-    ))
+    Err(RetrievalError::BadRedirect {
+        url: base.to_owned(),
+        location: location.to_owned(),
+    })
 }
 
 /// Text for the judge from fetched bytes: HTML with its tags, scripts, styles and comments
@@ -286,7 +323,7 @@ fn decode_entities(s: &str) -> String {
 pub fn bind(
     m: &Motion,
     mut answer: JudgeAnswer,
-    retrieval: Option<&Result<Fetched, String>>,
+    retrieval: Option<&Result<Fetched, RetrievalError>>,
 ) -> JudgeAnswer {
     if m.kind != MotionKind::VerifyTier as i32 {
         return answer;
@@ -342,6 +379,82 @@ mod tests {
             t.contains("binary content") && t.contains("application/pdf"),
             "{t}"
         );
+    }
+
+    fn verify_motion(url: &str) -> Motion {
+        use panel_proto::pb::{Citation, ContentProjection, ProjectionItem};
+        Motion {
+            motion_id: "v-1".into(),
+            kind: MotionKind::VerifyTier as i32,
+            projection: Some(ContentProjection {
+                items: vec![ProjectionItem {
+                    label: "Source to retrieve".into(),
+                    citations: vec![Citation {
+                        url: url.into(),
+                        claimed_tier: 2,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn answer() -> JudgeAnswer {
+        JudgeAnswer {
+            decision: Decision::Accept,
+            probability: 0.9,
+            relevance: None,
+            tier: Some(2),
+            quantiles: vec![],
+            receipt: None,
+            rationale: "read it".into(),
+            provenance: None,
+        }
+    }
+
+    /// Over HTTPS with `retrieval.ca_file`: the judge gets the page's text, the ruling the
+    /// receipt of its bytes; a source that answers 404 is a rejection that says why.
+    #[tokio::test]
+    async fn https_sources_are_read_and_receipted_and_failures_reject() {
+        let pki = crate::http::tests::test_pki();
+        let (port, _) = crate::http::tests::serve_with(&pki, |_| {
+            (
+                200,
+                "<html><body><p>Output rose 4%.</p></body></html>".into(),
+            )
+        })
+        .await;
+        let (missing, _) = crate::http::tests::serve_with(&pki, |_| (404, "gone".into())).await;
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, &pki.ca_pem).unwrap();
+        let r = Retriever::new(Some(&ca), Duration::from_secs(5), 1 << 20).unwrap();
+        let m = verify_motion(&format!("https://127.0.0.1:{port}/doc"));
+        let got = r.retrieve_for(&m, || 7).await.unwrap();
+        let f = got.as_ref().unwrap();
+        assert_eq!(f.retrieved().text, "Output rose 4%.");
+        let bound = bind(&m, answer(), Some(&got));
+        let rc = bound.receipt.unwrap();
+        assert_eq!(rc.sha256, Sha256::digest(&f.bytes).to_vec());
+        assert_eq!(rc.fetched_at_unix_ms, 7);
+
+        let m = verify_motion(&format!("https://127.0.0.1:{missing}/doc"));
+        let got = r.retrieve_for(&m, || 7).await.unwrap();
+        let e = got.as_ref().unwrap_err();
+        assert!(
+            matches!(e, RetrievalError::Status { status: 404, .. }),
+            "{e}"
+        );
+        let bound = bind(&m, answer(), Some(&got));
+        assert_eq!(bound.decision, Decision::Reject);
+        assert!(bound.rationale.contains("HTTP 404") && bound.receipt.is_none());
+        // Not a verification motion: nothing is fetched.
+        let mut other = m.clone();
+        other.kind = MotionKind::Merge as i32;
+        assert!(r.retrieve_for(&other, || 7).await.is_none());
     }
 
     #[test]
