@@ -255,10 +255,17 @@ struct RunArgs {
     /// Default 1000 (file: `batching.linger_us`).
     #[arg(long)]
     linger_us: Option<u64>,
-    /// How long arbiters have to commit to a motion before reveals start.
-    /// Default 400 (file: `windows.commit_ms`).
+    /// How long arbiters have to commit to a motion before reveals start (every motion
+    /// kind without its own --commit-window). Default 400 (file: `windows.commit_ms`).
     #[arg(long)]
     commit_window_ms: Option<u64>,
+    /// The commit window of one motion kind, KIND=MS (repeatable), e.g.
+    /// `--commit-window merge=60000 --commit-window verify-tier=90000` for LLM judges.
+    /// Kinds: merge, resolve-challenge, verify-tier, assign-relevance, certify-steelman,
+    /// advance-phase, admit-appeal, procedure. Give every replica the same windows (file:
+    /// `[windows.commit_by_kind]`).
+    #[arg(long = "commit-window", value_name = "KIND=MS")]
+    commit_windows: Vec<String>,
     /// How long reveals are collected after the commit window.
     /// Default 5000 (file: `windows.reveal_ms`).
     #[arg(long)]
@@ -267,6 +274,10 @@ struct RunArgs {
     /// Default 20000 (file: `windows.exam_ms`).
     #[arg(long)]
     exam_window_ms: Option<u64>,
+    /// Exam items put to one arbiter's node at once (its max_concurrent_judgements decides
+    /// how many it judges at a time). Default 16 (file: `windows.exam_concurrency`).
+    #[arg(long)]
+    exam_concurrency: Option<usize>,
     /// Simulation cluster: exam motions carry gold answers as hints for scripted judges.
     /// Never use with real arbiters.
     #[arg(long)]
@@ -688,6 +699,14 @@ fn replica_config(
     set(&mut c.windows.commit_ms, &a.commit_window_ms);
     set(&mut c.windows.reveal_ms, &a.reveal_window_ms);
     set(&mut c.windows.exam_ms, &a.exam_window_ms);
+    set(&mut c.windows.exam_concurrency, &a.exam_concurrency);
+    for pair in &a.commit_windows {
+        let (kind, ms) = pair.split_once('=').unwrap_or((pair.as_str(), ""));
+        c.windows
+            .commit_by_kind
+            .get_or_insert_with(Default::default)
+            .insert(kind.trim().to_owned(), ms.trim().to_owned());
+    }
     set(
         &mut c.checkpoints.every_entries,
         &a.checkpoint_every_entries,

@@ -48,6 +48,7 @@ pub fn run(url: &str, model: &str, key_env: Option<&str>, json: bool) -> Result<
         timeout: Duration::from_secs(120),
         max_retries: 1,
         backoff: Duration::from_secs(2),
+        roots: panel_node::http::TrustRoots::System,
     })?;
     let rt = runtime()?;
     let mut out = Vec::new();

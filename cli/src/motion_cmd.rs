@@ -232,6 +232,9 @@ fn print_motion(m: &Value, decoded: &[Result<RulingView, String>]) {
                 "    {:<14} {} p={:.2}{extra}",
                 r.arbiter, r.decision, r.probability
             );
+            if let Some(j) = &r.judge {
+                println!("      judge: {}", j.line());
+            }
             if !r.rationale.is_empty() {
                 println!("      rationale: {}", r.rationale);
             }

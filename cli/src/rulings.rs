@@ -45,6 +45,54 @@ pub struct RulingView {
     /// Retrieval receipt: the address fetched and the hex SHA-256 of its bytes.
     pub receipt: Option<(String, String)>,
     pub rationale: String,
+    /// What produced the ruling, as the arbiter signed it (docs/WIRE.md "Judge
+    /// provenance"); absent on rulings signed before it existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeView>,
+}
+
+/// A ruling's signed provenance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JudgeView {
+    pub kind: String,
+    pub model: String,
+    pub model_version: String,
+    pub latency_ms: Option<u64>,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub requests: u32,
+}
+
+impl JudgeView {
+    /// One line: kind, model (version), latency, tokens, requests.
+    pub fn line(&self) -> String {
+        let mut out = self.kind.clone();
+        if !self.model.is_empty() {
+            out.push_str(&format!(" {}", self.model));
+        }
+        if !self.model_version.is_empty() && self.model_version != self.model {
+            out.push_str(&format!(" ({})", self.model_version));
+        }
+        if let Some(ms) = self.latency_ms {
+            out.push_str(&format!(", {ms} ms"));
+        }
+        match (self.prompt_tokens, self.completion_tokens) {
+            (None, None) => {}
+            (p, c) => out.push_str(&format!(
+                ", tokens {} in / {} out",
+                p.map_or("?".into(), |v| v.to_string()),
+                c.map_or("?".into(), |v| v.to_string())
+            )),
+        }
+        if self.requests > 0 {
+            out.push_str(&format!(
+                ", {} request{}",
+                self.requests,
+                if self.requests == 1 { "" } else { "s" }
+            ));
+        }
+        out
+    }
 }
 
 impl RulingView {
@@ -89,6 +137,15 @@ pub fn decode(hex_ruling: &str, names: &Names) -> Result<RulingView, String> {
             .as_ref()
             .map(|rc| (rc.url.clone(), hex::encode(&rc.sha256))),
         rationale: r.rationale,
+        judge: r.provenance.map(|p| JudgeView {
+            kind: p.judge_kind,
+            model: p.model,
+            model_version: p.model_version,
+            latency_ms: p.latency_ms,
+            prompt_tokens: p.prompt_tokens,
+            completion_tokens: p.completion_tokens,
+            requests: p.requests,
+        }),
     })
 }
 
@@ -127,11 +184,39 @@ mod tests {
         assert_eq!((v.arbiter.as_str(), v.stance.as_str()), ("arb", "B"));
         assert_eq!(v.decision, "ACCEPT");
         assert_eq!(v.rationale, "because");
+        assert_eq!(v.judge, None, "no provenance on an old ruling");
         let line = ruling_line(&signed(panel_proto::pb::Decision::None, Some(2)), &names);
         assert_eq!(
             line,
             Some(("B".into(), "arb".into(), "relevance 0.5".into()))
         );
+    }
+
+    #[test]
+    fn the_signed_provenance_reads_as_one_line() {
+        let j = JudgeView {
+            kind: "llm".into(),
+            model: "qwen2.5-7b".into(),
+            model_version: "qwen2.5-7b-q4 system_fingerprint=fp_1".into(),
+            latency_ms: Some(1840),
+            prompt_tokens: Some(912),
+            completion_tokens: None,
+            requests: 2,
+        };
+        assert_eq!(
+            j.line(),
+            "llm qwen2.5-7b (qwen2.5-7b-q4 system_fingerprint=fp_1), 1840 ms, tokens 912 in / ? out, 2 requests"
+        );
+        let scripted = JudgeView {
+            kind: "scripted".into(),
+            model: "profile:honest".into(),
+            model_version: String::new(),
+            latency_ms: Some(0),
+            prompt_tokens: None,
+            completion_tokens: None,
+            requests: 0,
+        };
+        assert_eq!(scripted.line(), "scripted profile:honest, 0 ms");
     }
 
     #[test]

@@ -137,6 +137,11 @@ pub struct WindowsSection {
     pub commit_ms: Option<u64>,
     pub reveal_ms: Option<u64>,
     pub exam_ms: Option<u64>,
+    /// Exam items put to one arbiter's node at once.
+    pub exam_concurrency: Option<usize>,
+    /// The commit window of particular motion kinds, in ms (`merge = "60000"`; kinds as
+    /// `--commit-window` names them): for slow judges (docs/JUDGES.md).
+    pub commit_by_kind: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// `[checkpoints]`: when apply issues checkpoints, and the witnesses they go to.
@@ -401,10 +406,28 @@ impl ReplicaConfig {
                 Ok(Duration::from_millis(v))
             }
         };
+        let mut commit_windows = Vec::new();
+        for (kind, window) in w.commit_by_kind.iter().flatten() {
+            let parsed = crate::service::driver::parse_kind_window(&format!("{kind}={window}"))
+                .map_err(|why| invalid("windows.commit_by_kind", kind, why))?;
+            commit_windows.push(parsed);
+        }
+        let exam_concurrency = w
+            .exam_concurrency
+            .unwrap_or(crate::service::driver::DEFAULT_EXAM_CONCURRENCY);
+        if exam_concurrency == 0 {
+            return Err(invalid(
+                "windows.exam_concurrency",
+                0,
+                "at least one exam item must be put to a node at a time",
+            ));
+        }
         Ok(DriverOptions {
             commit_window: ms("windows.commit_ms", w.commit_ms, 400)?,
+            commit_windows,
             reveal_window: ms("windows.reveal_ms", w.reveal_ms, 5000)?,
             exam_window: ms("windows.exam_ms", w.exam_ms, 20000)?,
+            exam_concurrency,
             simulation: false,
         })
     }
@@ -488,6 +511,15 @@ mod tests {
                 .to_string()
                 .contains("checkpoints.witnesses")
         );
+        let mut c = minimal();
+        c.windows.commit_by_kind = Some([("merge".to_owned(), "soon".to_owned())].into());
+        let e = c.resolve().expect_err("window").to_string();
+        assert!(
+            e.contains("windows.commit_by_kind") && e.contains("merge"),
+            "{e}"
+        );
+        c.windows.commit_by_kind = Some([("merge".to_owned(), "60000".to_owned())].into());
+        assert_eq!(c.resolve().expect("window").driver.commit_windows.len(), 1);
         let mut c = minimal();
         c.tls.insecure_loopback = None;
         assert!(c.resolve().is_err(), "no transport configured");

@@ -86,6 +86,7 @@ fn ruling_for(u: &mut Unstructured<'_>, m: &Motion, digest: [u8; 32]) -> Result<
         } else {
             hash(u)?
         },
+        provenance: None,
     })
 }
 

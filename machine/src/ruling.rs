@@ -314,6 +314,7 @@ pub fn sign_answering(
         rationale: "bench/test ruling".into(),
         issued_at_unix_ms: 1,
         motion_digest: motion_digest.map(|d| d.to_vec()).unwrap_or_default(),
+        provenance: None,
         ..Default::default()
     };
     match panel_proto::sign_ruling(key, ruling) {

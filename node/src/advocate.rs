@@ -134,6 +134,7 @@ impl AdvocateConfig {
                     timeout: Duration::from_millis(*timeout_ms),
                     max_retries: 0,
                     backoff: Duration::ZERO,
+                    roots: crate::http::TrustRoots::System,
                 })?;
                 let user = format!(
                     "Role: {}\n\n{}\n\nInput (JSON):\n{}",

@@ -1,9 +1,16 @@
 //! The arbiter: a judge behind a signing key. Decide, sign, commit; independent of any
 //! transport, so the gRPC server here and an outbound connection to a coordinator can
-//! both drive it. `seal` takes time and salt as arguments; `decide` also fetches the cited
-//! source of a verify-tier motion and stamps its receipt with the wall clock (`retrieval`).
+//! both drive it. `seal` takes time and salt as arguments; `decide` fetches the cited
+//! source of a verify-tier motion first (`retrieval`), gives the judge its text, and stamps
+//! the receipt with the wall clock of the fetch.
+//!
+//! `decide` is bounded: at most `max_concurrent_judgements` judge calls run at once (the
+//! rest wait their turn), and a call that has not answered by the motion's commit deadline
+//! is dropped (an LLM request in flight is cancelled), since its answer could not be
+//! committed anyway.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use panel_proto::commit_reveal::{self, CommitRevealError, MotionWindow};
 use panel_proto::pb::{ArbiterIdentity, Commitment, Motion, Reveal, Ruling, SignedRuling};
@@ -12,6 +19,26 @@ use panel_proto::{SigningKey, VerifyingKey, fingerprint, sign_ruling};
 use thiserror::Error;
 
 use crate::judge::{Judge, JudgeAnswer, JudgeError};
+use crate::retrieval::Retriever;
+
+fn wall_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The largest index at most `max` that is a character boundary of `s`.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if s.len() <= max {
+        return s.len();
+    }
+    let mut cut = max;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    cut
+}
 
 /// Why the arbiter will not rule on a motion.
 #[derive(Debug, Error)]
@@ -31,6 +58,18 @@ pub enum ArbiterError {
     },
     #[error("judge failed: {0}")]
     Judge(#[from] JudgeError),
+    #[error(
+        "the judge did not answer motion {motion_id:?} before its commit deadline ({window_ms} \
+         ms were left when it was asked{queued}); a slow judge needs a longer commit window: \
+         the coordinator's operator sets `--commit-window KIND=MS` (or --exam-window-ms for \
+         exams), docs/JUDGES.md \"Windows for slow judges\""
+    )]
+    TooSlow {
+        motion_id: String,
+        window_ms: i64,
+        /// Set when the call waited for a free judgement slot.
+        queued: String,
+    },
     #[error("judge answer cannot be signed: {0}")]
     Ruling(#[from] RulingError),
     #[error(transparent)]
@@ -76,6 +115,7 @@ pub fn ruling_from(
         quantiles: a.quantiles.clone(),
         receipt: a.receipt.clone(),
         rationale: a.rationale.clone(),
+        provenance: a.provenance.clone(),
         arbiter_key: arbiter_key.to_vec(),
         issued_at_unix_ms,
         // Envelope v2: the ruling names the one signed motion it answers (docs/WIRE.md,
@@ -85,11 +125,20 @@ pub fn ruling_from(
     }
 }
 
+/// Judge calls running at once by default (`max_concurrent_judgements`).
+pub const DEFAULT_MAX_CONCURRENT_JUDGEMENTS: usize = 4;
+
 /// A judge bound to a key and a declared identity.
 pub struct Arbiter {
     key: SigningKey,
     judge: Option<Arc<dyn Judge>>,
     identity: ArbiterIdentity,
+    retriever: Retriever,
+    /// One permit per judge call that may run at once.
+    judgements: Arc<tokio::sync::Semaphore>,
+    /// How long the judge is declared to take (`declared_latency_ms`): a motion whose
+    /// commit window leaves less is still judged, with a warning naming the fix.
+    declared_latency: Option<Duration>,
 }
 
 impl Arbiter {
@@ -108,7 +157,28 @@ impl Arbiter {
             key,
             judge,
             identity,
+            retriever: Retriever::system(),
+            judgements: Arc::new(tokio::sync::Semaphore::new(
+                DEFAULT_MAX_CONCURRENT_JUDGEMENTS,
+            )),
+            declared_latency: None,
         }
+    }
+
+    /// The node's limits and retrieval settings (node.toml `max_concurrent_judgements`,
+    /// `declared_latency_ms`, `[retrieval]`).
+    pub fn with_limits(
+        mut self,
+        retriever: Retriever,
+        max_concurrent_judgements: usize,
+        declared_latency: Option<Duration>,
+    ) -> Self {
+        self.retriever = retriever;
+        self.judgements = Arc::new(tokio::sync::Semaphore::new(
+            max_concurrent_judgements.max(1),
+        ));
+        self.declared_latency = declared_latency;
+        self
     }
 
     pub fn identity(&self) -> &ArbiterIdentity {
@@ -152,21 +222,79 @@ impl Arbiter {
         Ok(w)
     }
 
-    /// Asks the judge. A human-backed arbiter has no judge to ask.
+    /// Asks the judge (after retrieving the source of a tier-verification motion), within
+    /// the node's concurrency limit and the motion's commit window, and completes the
+    /// answer's provenance with the judge kind, model and measured latency. A human-backed
+    /// arbiter has no judge to ask.
     pub async fn decide(&self, m: &Motion) -> Result<JudgeAnswer, ArbiterError> {
-        match &self.judge {
-            Some(j) => {
-                let shown = self.as_shown(m);
-                let answer = j.decide(shown.as_ref().unwrap_or(m)).await?;
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_millis() as i64)
-                    .unwrap_or(0);
-                Ok(crate::retrieval::bind_receipt(m, answer, now).await)
-            }
-            None => Err(ArbiterError::BadMotion(
+        let Some(j) = &self.judge else {
+            return Err(ArbiterError::BadMotion(
                 "this arbiter is backed by a human; answer with `panel node rule`".into(),
-            )),
+            ));
+        };
+        let window_ms = m.commit_deadline_unix_ms.saturating_sub(wall_ms());
+        if let Some(declared) = self.declared_latency
+            && (window_ms.max(0) as u128) < declared.as_millis()
+        {
+            tracing::warn!(
+                window_ms,
+                declared_latency_ms = declared.as_millis() as u64,
+                "the commit window left is shorter than this judge's declared latency; ask the \
+                 coordinator's operator for a longer window for this motion kind \
+                 (--commit-window KIND=MS, docs/JUDGES.md)"
+            );
+        }
+        let queued = std::sync::atomic::AtomicBool::new(false);
+        let work = async {
+            let _permit = match self.judgements.try_acquire() {
+                Ok(p) => p,
+                Err(_) => {
+                    queued.store(true, std::sync::atomic::Ordering::Relaxed);
+                    self.judgements
+                        .acquire()
+                        .await
+                        .map_err(|_| ArbiterError::BadMotion("the node is shutting down".into()))?
+                }
+            };
+            let retrieval = self.retriever.retrieve_for(m, wall_ms).await;
+            let source = retrieval
+                .as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .map(crate::retrieval::Fetched::retrieved);
+            let shown = self.as_shown(m);
+            let started = Instant::now();
+            let answer = j
+                .decide_with(shown.as_ref().unwrap_or(m), source.as_ref())
+                .await?;
+            let latency = started.elapsed();
+            let mut answer = crate::retrieval::bind(m, answer, retrieval.as_ref());
+            let mut p = answer.provenance.take().unwrap_or_default();
+            p.judge_kind = j.kind().to_owned();
+            if p.model.is_empty() {
+                p.model = j.model();
+            }
+            p.model.truncate(floor_char_boundary(
+                &p.model,
+                panel_proto::ruling_check::MAX_MODEL_BYTES,
+            ));
+            p.latency_ms = Some(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX));
+            answer.provenance = Some(p);
+            Ok(answer)
+        };
+        let left = Duration::from_millis(window_ms.max(0) as u64);
+        match tokio::time::timeout(left, work).await {
+            Ok(r) => r,
+            Err(_) => Err(ArbiterError::TooSlow {
+                motion_id: m.motion_id.clone(),
+                window_ms,
+                queued: if queued.load(std::sync::atomic::Ordering::Relaxed) {
+                    ", and it first waited for a free judgement slot \
+                     (max_concurrent_judgements)"
+                        .into()
+                } else {
+                    String::new()
+                },
+            }),
         }
     }
 

@@ -80,11 +80,20 @@ pub enum JudgeConfig {
         include_expected: bool,
     },
     Llm {
+        /// `http://...` or `https://...`, e.g. `http://127.0.0.1:8080/v1`.
         base_url: String,
         model: String,
         /// Name of the environment variable holding the API key (not the key itself).
         #[serde(default)]
         api_key_env: Option<String>,
+        /// A file holding the API key (read once at start; must not be world-readable).
+        /// Relative to the config file. Exclusive with `api_key_env`.
+        #[serde(default)]
+        api_key_file: Option<PathBuf>,
+        /// PEM file of the authorities to trust for an `https://` endpoint, instead of the
+        /// system's root certificates (a private or self-signed endpoint).
+        #[serde(default)]
+        ca_file: Option<PathBuf>,
         #[serde(default = "default_llm_timeout")]
         timeout_ms: u64,
         #[serde(default = "default_retries")]
@@ -112,6 +121,41 @@ fn default_backoff() -> u64 {
 }
 fn default_max_message() -> usize {
     1 << 20
+}
+fn default_concurrency() -> usize {
+    crate::arbiter::DEFAULT_MAX_CONCURRENT_JUDGEMENTS
+}
+fn default_retrieval_timeout() -> u64 {
+    10_000
+}
+fn default_retrieval_bytes() -> usize {
+    crate::retrieval::MAX_SOURCE_BYTES
+}
+
+/// How the node retrieves cited sources for tier verification (`[retrieval]`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetrievalConfig {
+    /// PEM file of the authorities to trust for `https://` sources instead of the system's
+    /// root certificates. Relative to the config file.
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
+    /// The whole retrieval (redirects included), in milliseconds.
+    #[serde(default = "default_retrieval_timeout")]
+    pub timeout_ms: u64,
+    /// Largest source fetched, in bytes.
+    #[serde(default = "default_retrieval_bytes")]
+    pub max_bytes: usize,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        Self {
+            ca_file: None,
+            timeout_ms: default_retrieval_timeout(),
+            max_bytes: default_retrieval_bytes(),
+        }
+    }
 }
 
 /// The whole file.
@@ -162,6 +206,18 @@ pub struct NodeConfig {
     /// (docs/COORDINATOR.md, "Metrics and readiness"); off when unset.
     #[serde(default)]
     pub metrics_addr: Option<SocketAddr>,
+    /// Judge calls that may run at once (exam items arrive together); the rest wait, and
+    /// their wait counts against their commit window. Default 4.
+    #[serde(default = "default_concurrency")]
+    pub max_concurrent_judgements: usize,
+    /// How long the judge is expected to take per motion, in milliseconds. A motion whose
+    /// commit window leaves less is still judged, with a warning naming the coordinator
+    /// setting that fixes it (docs/JUDGES.md "Windows for slow judges").
+    #[serde(default)]
+    pub declared_latency_ms: Option<u64>,
+    /// Source retrieval for tier verification.
+    #[serde(default)]
+    pub retrieval: RetrievalConfig,
 }
 
 impl Default for NodeConfig {
@@ -184,6 +240,9 @@ impl Default for NodeConfig {
             coordinator_keys: Vec::new(),
             coordinators: Vec::new(),
             metrics_addr: None,
+            max_concurrent_judgements: default_concurrency(),
+            declared_latency_ms: None,
+            retrieval: RetrievalConfig::default(),
         }
     }
 }
@@ -217,8 +276,23 @@ impl NodeConfig {
         if let Some(p) = cfg.transport.charter.as_mut() {
             resolve(p);
         }
+        if let Some(p) = cfg.retrieval.ca_file.as_mut() {
+            resolve(p);
+        }
         match cfg.judge.as_mut() {
             Some(JudgeConfig::Scripted { profiles, .. }) => resolve(profiles),
+            Some(JudgeConfig::Llm {
+                api_key_file,
+                ca_file,
+                ..
+            }) => {
+                if let Some(p) = api_key_file.as_mut() {
+                    resolve(p);
+                }
+                if let Some(p) = ca_file.as_mut() {
+                    resolve(p);
+                }
+            }
             Some(JudgeConfig::Command { program, .. }) if program.components().count() > 1 => {
                 resolve(program)
             }
@@ -253,6 +327,37 @@ mod tests {
         ] {
             crate::judge::scripted::load_profile(&profiles, name).unwrap();
         }
+    }
+
+    #[test]
+    fn llm_key_file_ca_files_and_limits_load_relative_to_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("node.toml");
+        std::fs::write(
+            &path,
+            "max_concurrent_judgements = 8\ndeclared_latency_ms = 5000\n\
+             [retrieval]\nca_file = \"src-ca.pem\"\n\
+             [judge]\nkind = \"llm\"\nbase_url = \"https://x.example/v1\"\nmodel = \"m\"\n\
+             api_key_file = \"llm.key\"\nca_file = \"llm-ca.pem\"\n",
+        )
+        .unwrap();
+        let cfg = NodeConfig::load(&path).unwrap();
+        assert_eq!(cfg.max_concurrent_judgements, 8);
+        assert_eq!(cfg.declared_latency_ms, Some(5000));
+        assert_eq!(cfg.retrieval.ca_file, Some(dir.path().join("src-ca.pem")));
+        assert_eq!(cfg.retrieval.timeout_ms, 10_000);
+        let Some(JudgeConfig::Llm {
+            api_key_file,
+            ca_file,
+            ..
+        }) = cfg.judge
+        else {
+            panic!("an llm judge");
+        };
+        assert_eq!(api_key_file, Some(dir.path().join("llm.key")));
+        assert_eq!(ca_file, Some(dir.path().join("llm-ca.pem")));
+        let d = NodeConfig::default();
+        assert_eq!(d.max_concurrent_judgements, 4);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod advocate;
 pub mod arbiter;
 pub mod config;
 pub mod exchange;
+pub mod http;
 pub mod judge;
 pub mod keyfile;
 pub mod link;

@@ -19,11 +19,13 @@ use tracing::info;
 use crate::arbiter::Arbiter;
 use crate::config::{ConfigError, JudgeConfig, NodeConfig};
 use crate::exchange::PeerBook;
+use crate::http::TrustRoots;
 use crate::judge::command::CommandJudge;
 use crate::judge::llm::{LlmJudge, LlmSettings};
 use crate::judge::scripted::{ScriptedJudge, load_profile};
 use crate::judge::{Judge, JudgeError};
 use crate::keyfile::{KeyFileError, load_key};
+use crate::retrieval::Retriever;
 use crate::service::{AdminService, NodeCore, NodeService};
 use crate::store::{Store, StoreError};
 use panel_transport::{ClientAuth, Transport};
@@ -79,6 +81,66 @@ fn side(s: &str) -> Result<Side, NodeError> {
     }
 }
 
+/// Most retries an LLM judge may be configured with.
+pub const MAX_LLM_RETRIES: u32 = 10;
+/// Largest API key file read (bytes).
+const MAX_KEY_FILE_BYTES: u64 = 8 * 1024;
+/// Most judge calls at once a node may be configured with.
+pub const MAX_CONCURRENT_JUDGEMENTS: usize = 256;
+
+/// An API key as read: printable ASCII without spaces (it goes into an HTTP header). The
+/// error names where it came from, never the key.
+fn checked_key(key: &str, from: &str) -> Result<String, NodeError> {
+    if key.is_empty() {
+        return Err(NodeError::Missing(format!(
+            "{from} is empty; put the endpoint's API key there, or remove the setting for an \
+             endpoint without keys"
+        )));
+    }
+    if !key.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+        return Err(NodeError::Missing(format!(
+            "{from}: the key contains spaces, control or non-ASCII characters (not shown); \
+             give the key alone, on one line"
+        )));
+    }
+    Ok(key.to_owned())
+}
+
+/// Reads `judge.api_key_file`: refused if every user of the machine may read it, or if it
+/// is larger than a key can be. The key is trimmed and never logged.
+fn read_api_key_file(path: &std::path::Path) -> Result<String, NodeError> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| {
+        NodeError::Missing(format!(
+            "judge.api_key_file = {shown:?} cannot be read ({e}); create it with the key alone \
+             (mode 600) or fix the path"
+        ))
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o004 != 0 {
+            return Err(NodeError::Missing(format!(
+                "judge.api_key_file = {shown:?} is readable by every user of this machine; \
+                 restrict it (chmod 600 {shown}) and start the node again"
+            )));
+        }
+    }
+    if meta.len() > MAX_KEY_FILE_BYTES {
+        return Err(NodeError::Missing(format!(
+            "judge.api_key_file = {shown:?} is {} bytes, more than a key ({MAX_KEY_FILE_BYTES} \
+             at most); it must hold the key alone",
+            meta.len()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        NodeError::Missing(format!(
+            "judge.api_key_file = {shown:?} cannot be read as text ({e})"
+        ))
+    })?;
+    checked_key(text.trim(), &format!("judge.api_key_file ({shown})"))
+}
+
 /// Builds the judge named by the config (`None` for a human judge).
 pub fn build_judge(cfg: &JudgeConfig) -> Result<Option<Arc<dyn Judge>>, NodeError> {
     Ok(match cfg {
@@ -103,18 +165,45 @@ pub fn build_judge(cfg: &JudgeConfig) -> Result<Option<Arc<dyn Judge>>, NodeErro
             base_url,
             model,
             api_key_env,
+            api_key_file,
+            ca_file,
             timeout_ms,
             max_retries,
             backoff_ms,
         } => {
-            let api_key = match api_key_env {
-                None => None,
-                Some(var) => Some(std::env::var(var).map_err(|_| {
-                    NodeError::Missing(format!(
-                        "judge.api_key_env names {var:?}, but that environment variable is not set; \
-                         export it before starting the node"
-                    ))
-                })?),
+            if *max_retries > MAX_LLM_RETRIES {
+                return Err(NodeError::Missing(format!(
+                    "judge.max_retries = {max_retries} is above {MAX_LLM_RETRIES}; retries are \
+                     bounded so a failing endpoint cannot hold a motion: lower it"
+                )));
+            }
+            let api_key = match (api_key_env, api_key_file) {
+                (Some(_), Some(_)) => {
+                    return Err(NodeError::Missing(
+                        "judge.api_key_env and judge.api_key_file are both set; keep one".into(),
+                    ));
+                }
+                (None, None) => None,
+                (Some(var), None) => {
+                    let v = std::env::var(var).map_err(|_| {
+                        NodeError::Missing(format!(
+                            "judge.api_key_env names {var:?}, but that environment variable is \
+                             not set; export it before starting the node"
+                        ))
+                    })?;
+                    Some(checked_key(
+                        v.trim(),
+                        &format!("judge.api_key_env ({var})"),
+                    )?)
+                }
+                (None, Some(path)) => Some(read_api_key_file(path)?),
+            };
+            let roots = match ca_file {
+                Some(path) => TrustRoots::CaFile {
+                    key: "judge.ca_file",
+                    path: path.clone(),
+                },
+                None => TrustRoots::System,
             };
             Some(Arc::new(LlmJudge::new(LlmSettings {
                 base_url: base_url.clone(),
@@ -123,6 +212,7 @@ pub fn build_judge(cfg: &JudgeConfig) -> Result<Option<Arc<dyn Judge>>, NodeErro
                 timeout: Duration::from_millis(*timeout_ms),
                 max_retries: *max_retries,
                 backoff: Duration::from_millis(*backoff_ms),
+                roots,
             })?))
         }
         JudgeConfig::Human => None,
@@ -181,8 +271,26 @@ pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
         configured.insert(vk.to_bytes(), p.endpoint.clone());
     }
     let coordinator_keys = coordinator_keys(&cfg.coordinator_keys)?;
+    if !(1..=MAX_CONCURRENT_JUDGEMENTS).contains(&cfg.max_concurrent_judgements) {
+        return Err(NodeError::Missing(format!(
+            "max_concurrent_judgements = {} must lie in 1..={MAX_CONCURRENT_JUDGEMENTS}; it is \
+             how many judge calls run at once (default {})",
+            cfg.max_concurrent_judgements,
+            crate::arbiter::DEFAULT_MAX_CONCURRENT_JUDGEMENTS
+        )));
+    }
+    let retriever = Retriever::new(
+        cfg.retrieval.ca_file.as_deref(),
+        Duration::from_millis(cfg.retrieval.timeout_ms),
+        cfg.retrieval.max_bytes,
+    )
+    .map_err(|e| NodeError::Missing(e.to_string()))?;
     let store = Arc::new(Store::open(&data_dir)?);
-    let arbiter = Arc::new(Arbiter::new(key, judge, identity));
+    let arbiter = Arc::new(Arbiter::new(key, judge, identity).with_limits(
+        retriever,
+        cfg.max_concurrent_judgements,
+        cfg.declared_latency_ms.map(Duration::from_millis),
+    ));
     Ok(Arc::new(
         NodeCore::new(
             arbiter,
@@ -386,4 +494,70 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
     }
     info!("node stopped");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn llm(api_key_env: Option<&str>, api_key_file: Option<PathBuf>) -> JudgeConfig {
+        JudgeConfig::Llm {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            api_key_env: api_key_env.map(str::to_owned),
+            api_key_file,
+            ca_file: None,
+            timeout_ms: 1000,
+            max_retries: 1,
+            backoff_ms: 10,
+        }
+    }
+
+    fn err(cfg: &JudgeConfig) -> String {
+        match build_judge(cfg) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn api_key_files_are_read_once_checked_and_never_shown() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("llm.key");
+        std::fs::write(&f, "sk-abc123\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(build_judge(&llm(None, Some(f.clone()))).is_ok());
+
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = err(&llm(None, Some(f.clone())));
+        assert!(
+            e.contains("judge.api_key_file") && e.contains("chmod 600") && !e.contains("sk-abc"),
+            "{e}"
+        );
+
+        std::fs::write(&f, "sk-abc 123\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let e = err(&llm(None, Some(f.clone())));
+        assert!(e.contains("spaces") && !e.contains("sk-abc"), "{e}");
+
+        let e = err(&llm(Some("PANEL_TEST_KEY_UNSET_VAR"), Some(f)));
+        assert!(e.contains("both set"), "{e}");
+        let e = err(&llm(Some("PANEL_TEST_KEY_UNSET_VAR"), None));
+        assert!(
+            e.contains("PANEL_TEST_KEY_UNSET_VAR") && e.contains("export"),
+            "{e}"
+        );
+        let e = err(&llm(None, Some(dir.path().join("missing.key"))));
+        assert!(e.contains("judge.api_key_file"), "{e}");
+    }
+
+    #[test]
+    fn retries_are_bounded() {
+        let mut cfg = llm(None, None);
+        if let JudgeConfig::Llm { max_retries, .. } = &mut cfg {
+            *max_retries = 1000;
+        }
+        assert!(err(&cfg).contains("judge.max_retries"));
+    }
 }

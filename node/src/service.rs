@@ -74,6 +74,7 @@ fn arbiter_status(e: ArbiterError) -> Status {
         ArbiterError::NotOnPanel(_) => Status::permission_denied(e.to_string()),
         ArbiterError::CommitWindowClosed { .. } => Status::failed_precondition(e.to_string()),
         ArbiterError::Judge(_) => Status::unavailable(e.to_string()),
+        ArbiterError::TooSlow { .. } => Status::deadline_exceeded(e.to_string()),
         ArbiterError::Commit(_) => Status::internal(e.to_string()),
     }
 }
@@ -679,6 +680,10 @@ impl ArbiterAdmin for AdminService {
                 quantiles: h.quantiles,
                 receipt: h.receipt,
                 rationale: h.rationale,
+                provenance: Some(panel_proto::pb::JudgeProvenance {
+                    judge_kind: "human".into(),
+                    ..Default::default()
+                }),
             };
             check_against_motion(&answer, &m)
                 .map_err(|e| Status::invalid_argument(e.to_string()))?;

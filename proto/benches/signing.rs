@@ -40,6 +40,7 @@ fn ruling(i: u32, key: &SigningKey) -> Ruling {
         arbiter_key: key.verifying_key().to_bytes().to_vec(),
         issued_at_unix_ms: 1_790_000_000_000 + i64::from(i),
         motion_digest: Vec::new(),
+        provenance: None,
     }
 }
 

@@ -20,6 +20,10 @@ pub const MAX_URL_BYTES: usize = 2048;
 pub const MAX_RELEVANCE: u32 = 4;
 /// Highest (weakest) tier number (SPEC section 4: T1..T5).
 pub const MAX_TIER: u32 = 5;
+/// Longest judge kind in a ruling's provenance, in UTF-8 bytes.
+pub const MAX_JUDGE_KIND_BYTES: usize = 32;
+/// Longest model name or model version in a ruling's provenance, in UTF-8 bytes.
+pub const MAX_MODEL_BYTES: usize = 256;
 
 /// Why a ruling is not well formed. Each variant names the field and the allowed range.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -67,6 +71,8 @@ pub enum RulingError {
     BadQuantile { index: usize, problem: &'static str },
     #[error("retrieval receipt: {0}")]
     BadReceipt(&'static str),
+    #[error("judge provenance: {0}")]
+    BadProvenance(&'static str),
     #[error("issued_at_unix_ms {0} is negative")]
     NegativeTime(i64),
     #[error(
@@ -292,7 +298,37 @@ pub fn check_ruling(r: &Ruling) -> Result<(), RulingError> {
     if r.issued_at_unix_ms < 0 {
         return Err(RulingError::NegativeTime(r.issued_at_unix_ms));
     }
+    if let Some(p) = &r.provenance {
+        check_provenance(p)?;
+    }
     check_decision_fits(kind, decision, r)
+}
+
+/// A ruling's provenance: a judge kind of 1..32 bytes, model and version of at most 256.
+fn check_provenance(p: &crate::pb::JudgeProvenance) -> Result<(), RulingError> {
+    if p.judge_kind.is_empty() {
+        return Err(RulingError::BadProvenance(
+            "judge_kind is empty; name the judge kind (scripted, command, llm, human)",
+        ));
+    }
+    for (field, value, max) in [
+        ("provenance.judge_kind", &p.judge_kind, MAX_JUDGE_KIND_BYTES),
+        ("provenance.model", &p.model, MAX_MODEL_BYTES),
+        (
+            "provenance.model_version",
+            &p.model_version,
+            MAX_MODEL_BYTES,
+        ),
+    ] {
+        if value.len() > max {
+            return Err(RulingError::TooLong {
+                field,
+                len: value.len(),
+                max,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn check_quantiles(r: &Ruling) -> Result<(), RulingError> {

@@ -91,6 +91,22 @@ impl CanonicalWriter {
     pub(crate) fn i64(&mut self, v: i64) {
         self.buf.extend_from_slice(&v.to_be_bytes());
     }
+    pub(crate) fn u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_be_bytes());
+    }
+    pub(crate) fn u64(&mut self, v: u64) {
+        self.buf.extend_from_slice(&v.to_be_bytes());
+    }
+    /// An optional u64: presence byte (0/1), then the value when present.
+    pub(crate) fn opt_u64(&mut self, v: Option<u64>) {
+        match v {
+            None => self.u8(0),
+            Some(v) => {
+                self.u8(1);
+                self.u64(v);
+            }
+        }
+    }
     /// IEEE-754 binary64, big-endian, with -0.0 written as +0.0.
     pub(crate) fn f64(&mut self, v: f64) {
         let v = if v == 0.0 { 0.0 } else { v };
@@ -182,6 +198,20 @@ fn layout(
     w.fixed(&rationale_digest(&r.rationale));
     w.fixed(&r.arbiter_key);
     w.i64(r.issued_at_unix_ms);
+    // Appended after the layout's last field and written only when present, so every
+    // ruling signed before provenance existed keeps its canonical bytes (docs/WIRE.md,
+    // "Judge provenance"). The layout before it is self-delimiting, so a ruling with
+    // provenance never has the bytes of one without.
+    if let Some(p) = &r.provenance {
+        w.u8(1);
+        w.text(&p.judge_kind);
+        w.text(&p.model);
+        w.text(&p.model_version);
+        w.opt_u64(p.latency_ms);
+        w.opt_u64(p.prompt_tokens);
+        w.opt_u64(p.completion_tokens);
+        w.u32(p.requests);
+    }
     Ok(w.finish())
 }
 

@@ -521,3 +521,86 @@ fn remembered_success_does_not_cover_altered_rulings() {
         ));
     }
 }
+
+fn provenance() -> panel_proto::pb::JudgeProvenance {
+    panel_proto::pb::JudgeProvenance {
+        judge_kind: "llm".into(),
+        model: "qwen2.5-7b-instruct".into(),
+        model_version: "qwen2.5-7b-instruct-q4_k_m system_fingerprint=b4321".into(),
+        latency_ms: Some(1840),
+        prompt_tokens: Some(912),
+        completion_tokens: Some(77),
+        requests: 2,
+    }
+}
+
+/// Provenance is appended to the signed layout only when present: a ruling without it has
+/// the bytes it always had (the test vectors pin those), one with it has more bytes, and
+/// every provenance field is signed, in envelope v1 and v2 alike.
+#[test]
+fn judge_provenance_is_signed_when_present_and_absent_bytes_are_unchanged() {
+    for base in [merge_ruling(), verify_tier_ruling(), exam_quantile_ruling()] {
+        let mut plain = base.clone();
+        plain.arbiter_key = key(1).verifying_key().to_bytes().to_vec();
+        let before = signing::ruling_canonical_bytes(&plain).unwrap();
+        let mut with = plain.clone();
+        with.provenance = Some(provenance());
+        let after = signing::ruling_canonical_bytes(&with).unwrap();
+        assert_eq!(&after[..before.len()], before.as_slice());
+        assert_eq!(after[before.len()], 1, "presence byte after issued_at");
+        let mut v2 = with.clone();
+        v2.motion_digest = vec![9; 32];
+        let mut v2_plain = plain.clone();
+        v2_plain.motion_digest = vec![9; 32];
+        let b2 = signing::ruling_canonical_bytes_v2(&v2_plain).unwrap();
+        let a2 = signing::ruling_canonical_bytes_v2(&v2).unwrap();
+        assert_eq!(&a2[..b2.len()], b2.as_slice());
+
+        let sr = signed(v2);
+        assert_eq!(sr.envelope_version, 2);
+        verify_ruling(&sr).expect("a ruling with provenance verifies");
+        type Tamper = (&'static str, fn(&mut panel_proto::pb::JudgeProvenance));
+        let tampers: [Tamper; 7] = [
+            ("kind", |p| p.judge_kind = "scripted".into()),
+            ("model", |p| p.model.push('x')),
+            ("version", |p| p.model_version.clear()),
+            ("latency", |p| p.latency_ms = Some(1)),
+            ("prompt", |p| p.prompt_tokens = None),
+            ("completion", |p| p.completion_tokens = Some(78)),
+            ("requests", |p| p.requests = 1),
+        ];
+        for (what, tamper) in tampers {
+            let mut t = sr.clone();
+            tamper(t.ruling.as_mut().unwrap().provenance.as_mut().unwrap());
+            assert!(
+                matches!(verify_ruling(&t), Err(VerifyError::BadSignature { .. })),
+                "{what}: still verifies"
+            );
+        }
+        // Stripping the provenance (an old reader re-encoding without it) breaks it too.
+        let mut stripped = sr.clone();
+        stripped.ruling.as_mut().unwrap().provenance = None;
+        assert!(verify_ruling(&stripped).is_err());
+        // And it survives the protobuf round trip that the record uses.
+        let back = SignedRuling::decode(sr.encode_to_vec().as_slice()).unwrap();
+        assert_eq!(back, sr);
+        verify_ruling(&back).unwrap();
+    }
+}
+
+#[test]
+fn malformed_provenance_is_refused_with_the_field() {
+    let mut r = merge_ruling();
+    r.provenance = Some(panel_proto::pb::JudgeProvenance {
+        judge_kind: String::new(),
+        ..provenance()
+    });
+    let e = sign_ruling(&key(1), r.clone()).unwrap_err();
+    assert!(matches!(e, RulingError::BadProvenance(_)), "{e}");
+    r.provenance = Some(panel_proto::pb::JudgeProvenance {
+        model: "m".repeat(ruling_check::MAX_MODEL_BYTES + 1),
+        ..provenance()
+    });
+    let e = sign_ruling(&key(1), r).unwrap_err();
+    assert!(e.to_string().contains("provenance.model"), "{e}");
+}

@@ -106,6 +106,7 @@ impl FakeNode {
             kind: m.kind,
             state_hash: m.state_hash.clone(),
             motion_digest: panel_proto::motion_digest(m).to_vec(),
+            provenance: None,
             decision: yes as i32,
             probability: 0.9,
             rationale: format!("{} agrees", self.id),

@@ -47,6 +47,7 @@ fn ruling_for(m: &Motion) -> Ruling {
         issued_at_unix_ms: m.commit_deadline_unix_ms - 1_000,
         // Envelope v2: bound to the signed motion the peer judged.
         motion_digest: panel_proto::motion_digest(m).to_vec(),
+        provenance: None,
     }
 }
 

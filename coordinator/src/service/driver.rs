@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use crucible::motion::{Answer, Projection};
 use ed25519_dalek::SigningKey;
+use futures::StreamExt;
 use panel_proto::pb;
 use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
 use panel_proto::{motion_digest, sign_motion};
@@ -41,29 +42,116 @@ use crate::service::proposer::Proposer;
 use panel_procedures::AnswerShape;
 
 /// Timing of the commit-reveal rounds the driver runs.
-#[derive(Debug, Clone, Copy)]
+///
+/// Every replica must run with the same windows: a leader that takes over re-signs an open
+/// motion with the deadlines derived from its window, and only the same window gives the
+/// same signed motion (see [`commit_deadline`]).
+#[derive(Debug, Clone)]
 pub struct DriverOptions {
-    /// How long arbiters have to commit; reveals start after it.
+    /// How long arbiters have to commit; reveals start after it. The default for every
+    /// motion kind without its own window in `commit_windows`.
     pub commit_window: Duration,
+    /// Commit windows of particular motion kinds (`--commit-window KIND=MS`): slow judges
+    /// (an LLM asked twice per pairwise merge, a retrieval before a tier verification) need
+    /// more than fast ones (docs/JUDGES.md "Windows for slow judges").
+    pub commit_windows: Vec<(MotionKind, Duration)>,
     /// How long after the commit window reveals are collected.
     pub reveal_window: Duration,
     /// How long an arbiter has to commit to all items of its calibration exam.
     pub exam_window: Duration,
+    /// Exam items put to one arbiter's node at once; the node answers them within its own
+    /// `max_concurrent_judgements`.
+    pub exam_concurrency: usize,
     /// Simulation cluster: exam motions carry the gold answer as a truth hint for scripted
     /// judges. Never set this for real arbiters.
     pub simulation: bool,
 }
 
+/// Exam items sent to one node at once by default.
+pub const DEFAULT_EXAM_CONCURRENCY: usize = 16;
+
 impl Default for DriverOptions {
     fn default() -> Self {
         Self {
             commit_window: Duration::from_millis(400),
+            commit_windows: Vec::new(),
             reveal_window: Duration::from_secs(5),
             exam_window: Duration::from_secs(20),
+            exam_concurrency: DEFAULT_EXAM_CONCURRENCY,
             simulation: false,
         }
     }
 }
+
+impl DriverOptions {
+    /// The commit window of a motion kind: its own, else the default.
+    pub fn commit_window_for(&self, kind: MotionKind) -> Duration {
+        self.commit_windows
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == kind)
+            .map_or(self.commit_window, |(_, w)| *w)
+    }
+}
+
+/// Motion kinds as `--commit-window` names them (the wire names, docs/WIRE.md).
+pub const KIND_NAMES: [(&str, MotionKind); 8] = [
+    ("merge", MotionKind::Merge),
+    ("resolve-challenge", MotionKind::Challenge),
+    ("verify-tier", MotionKind::TierVerification),
+    ("assign-relevance", MotionKind::Relevance),
+    ("certify-steelman", MotionKind::Steelman),
+    ("advance-phase", MotionKind::Phase),
+    ("admit-appeal", MotionKind::Appeal),
+    ("procedure", MotionKind::Procedure),
+];
+
+/// Parses `KIND=MS` (e.g. `verify-tier=90000`) as `--commit-window` takes it.
+pub fn parse_kind_window(s: &str) -> Result<(MotionKind, Duration), String> {
+    let names = || {
+        KIND_NAMES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (kind, ms) = s.split_once('=').ok_or_else(|| {
+        format!(
+            "{s:?} is not KIND=MS (e.g. merge=30000); kinds: {}",
+            names()
+        )
+    })?;
+    let kind = KIND_NAMES
+        .iter()
+        .find(|(n, _)| *n == kind.trim())
+        .map(|(_, k)| *k)
+        .ok_or_else(|| format!("unknown motion kind {kind:?}; kinds: {}", names()))?;
+    let ms: u64 = ms
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: the window must be whole milliseconds"))?;
+    if !(1..=MAX_WINDOW_MS).contains(&ms) {
+        return Err(format!(
+            "{s:?}: a commit window must lie in 1..={MAX_WINDOW_MS} ms (one day)"
+        ));
+    }
+    Ok((kind, Duration::from_millis(ms)))
+}
+
+/// Longest window accepted (one day).
+pub const MAX_WINDOW_MS: u64 = 24 * 3600 * 1000;
+
+/// How long the driver waits for a node's answer to a `Commit`: until the commit deadline
+/// plus a grace for the reply to travel, never less than [`MIN_REQUEST_WAIT`].
+fn commit_wait(commit_deadline: i64) -> Duration {
+    let left = commit_deadline.saturating_sub(now_ms()).max(0) as u64;
+    Duration::from_millis(left.saturating_add(COMMIT_GRACE_MS)).max(MIN_REQUEST_WAIT)
+}
+
+/// Grace after a commit deadline for a commitment made at the deadline to arrive.
+const COMMIT_GRACE_MS: u64 = 2_000;
+/// The shortest wait for any request to a node (reveals, fast commits).
+const MIN_REQUEST_WAIT: Duration = Duration::from_secs(30);
 
 struct Shared {
     id: NodeId,
@@ -106,14 +194,43 @@ enum ReachError {
 }
 
 impl Route {
+    /// Asks for a commitment, waiting for the node's judge until the motion's commit
+    /// deadline (plus a grace), however long the window.
     async fn commit(&mut self, m: pb::Motion) -> Result<pb::Commitment, ReachError> {
+        let wait = commit_wait(m.commit_deadline_unix_ms);
         match self {
-            Route::Grpc(c) => c
-                .commit(m)
-                .await
-                .map(|r| r.into_inner())
-                .map_err(ReachError::Grpc),
-            Route::Link { arbiter_id, links } => Ok(links.commit(arbiter_id, m).await?),
+            Route::Grpc(c) => {
+                let mut req = tonic::Request::new(m);
+                req.set_timeout(wait);
+                c.commit(req)
+                    .await
+                    .map(|r| r.into_inner())
+                    .map_err(ReachError::Grpc)
+            }
+            Route::Link { arbiter_id, links } => Ok(links.commit(arbiter_id, m, wait).await?),
+        }
+    }
+
+    /// Whether the node answers at all (its `Identity`), before an exam spends the motion
+    /// ids of its items on a node that is not listening yet. A link is ready once open.
+    async fn ready(&mut self) -> Result<(), ReachError> {
+        match self {
+            Route::Grpc(c) => {
+                let mut req = tonic::Request::new(pb::IdentityRequest {});
+                req.set_timeout(Duration::from_secs(5));
+                c.identity(req).await.map(|_| ()).map_err(ReachError::Grpc)
+            }
+            Route::Link { .. } => Ok(()),
+        }
+    }
+
+    fn clone_route(&self) -> Route {
+        match self {
+            Route::Grpc(c) => Route::Grpc(c.clone()),
+            Route::Link { arbiter_id, links } => Route::Link {
+                arbiter_id: arbiter_id.clone(),
+                links: links.clone(),
+            },
         }
     }
 
@@ -125,14 +242,17 @@ impl Route {
         digest: &[u8; 32],
     ) -> Result<pb::Reveal, ReachError> {
         match self {
-            Route::Grpc(c) => c
-                .reveal(pb::RevealRequest {
+            Route::Grpc(c) => {
+                let mut req = tonic::Request::new(pb::RevealRequest {
                     motion_id: motion_id.to_owned(),
                     motion_digest: digest.to_vec(),
-                })
-                .await
-                .map(|r| r.into_inner())
-                .map_err(ReachError::Grpc),
+                });
+                req.set_timeout(MIN_REQUEST_WAIT);
+                c.reveal(req)
+                    .await
+                    .map(|r| r.into_inner())
+                    .map_err(ReachError::Grpc)
+            }
             Route::Link { arbiter_id, links } => {
                 Ok(links.reveal(arbiter_id, motion_id, digest).await?)
             }
@@ -248,6 +368,9 @@ fn awaiting_exam(s: &Shared) -> Vec<(String, String)> {
 async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> Result<(), String> {
     let exam = crate::admission::default_exam()?;
     let mut c = s.route(arbiter_id, endpoint).await?;
+    c.ready()
+        .await
+        .map_err(|e| format!("the arbiter's node does not answer yet ({e}); the exam waits"))?;
     let commit_deadline = now_ms() + s.opts.exam_window.as_millis() as i64;
     let reveal_deadline = commit_deadline + s.opts.reveal_window.as_millis() as i64;
     let motions: Vec<pb::Motion> = exam
@@ -266,24 +389,58 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
         // Signed like debate motions: the node refuses anything else.
         .map(|m| sign_motion(&s.motion_key, m))
         .collect();
-    for m in &motions {
-        c.commit(m.clone())
-            .instrument(info_span!("exam_item", motion = %m.motion_id))
-            .await
-            .map_err(|e| format!("exam item {}: {e}", m.motion_id))?;
+    // Items go to the node together (at most `exam_concurrency` in flight); the node judges
+    // them within its own limit. An item the node could not answer in the window is left
+    // out (scored as missing) rather than sinking the exam: its motion id is spent, since
+    // the node refuses a second motion under it.
+    let limit = s.opts.exam_concurrency.max(1);
+    let mut todo = motions.into_iter();
+    let mut in_flight = futures::stream::FuturesUnordered::new();
+    let mut committed: Vec<pb::Motion> = Vec::new();
+    loop {
+        while in_flight.len() < limit {
+            let Some(m) = todo.next() else { break };
+            let mut route = c.clone_route();
+            let span = info_span!("exam_item", motion = %m.motion_id);
+            in_flight.push(
+                async move {
+                    let r = route.commit(m.clone()).await;
+                    (m, r)
+                }
+                .instrument(span),
+            );
+        }
+        match in_flight.next().await {
+            Some((m, Ok(_))) => committed.push(m),
+            Some((m, Err(e))) => warn!(motion = %m.motion_id, "exam item not committed: {e}"),
+            None => break,
+        }
+    }
+    if committed.is_empty() {
+        return Err("the node committed to no exam item".into());
     }
     let wait = commit_deadline - now_ms();
     if wait > 0 {
         tokio::time::sleep(Duration::from_millis(wait as u64 + 5)).await;
     }
-    let mut reveals = Vec::with_capacity(motions.len());
-    for m in &motions {
-        let r = c
+    let mut reveals = Vec::with_capacity(committed.len());
+    let mut route = c.clone_route();
+    for m in &committed {
+        match route
             .reveal(&m.motion_id, &motion_digest(m))
             .instrument(info_span!("exam_item", motion = %m.motion_id))
             .await
-            .map_err(|e| format!("exam item {}: {e}", m.motion_id))?;
-        reveals.push(hex::encode(r.encode_to_vec()));
+        {
+            Ok(r) => reveals.push(hex::encode(r.encode_to_vec())),
+            Err(e) => warn!(motion = %m.motion_id, "exam item not revealed: {e}"),
+        }
+    }
+    if reveals.len() < exam.items.len() {
+        warn!(
+            answered = reveals.len(),
+            items = exam.items.len(),
+            "exam submitted with unanswered items (scored as missing)"
+        );
     }
     let digest = Sha256::digest(format!("exam:{arbiter_id}").as_bytes());
     let mut rid = [0u8; 8];
@@ -501,7 +658,9 @@ impl Shared {
             .transport
             .endpoint(endpoint)
             .map_err(|e| format!("arbiter endpoint {endpoint:?}: {e}"))?
-            .timeout(Duration::from_secs(30));
+            // No channel-wide cap: each request carries its own timeout (a commit waits for
+            // the motion's commit window, however long; `commit_wait`).
+            .connect_timeout(Duration::from_secs(10));
         let c = ArbiterNodeClient::new(ep.connect_lazy());
         self.clients
             .lock()
@@ -584,7 +743,7 @@ async fn commit_and_log(
     let commit_deadline = commit_deadline(
         motion.opened_at_ms,
         now_ms(),
-        s.opts.commit_window.as_millis() as i64,
+        s.opts.commit_window_for(spec.kind).as_millis() as i64,
     );
     let wire = pb::Motion {
         motion_id: spec.motion_id.clone(),
@@ -846,4 +1005,50 @@ fn bound_to(
 ) -> Result<crate::ruling::RevealParts, crate::ruling::RevealError> {
     panel_proto::ruling_check::check_motion_digest(&parts.signed, motion_id, digest)?;
     Ok(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_windows_per_kind_parse_and_fall_back_to_the_default() {
+        let (k, w) = parse_kind_window("verify-tier=90000").unwrap();
+        assert_eq!(
+            (k, w),
+            (MotionKind::TierVerification, Duration::from_secs(90))
+        );
+        let opts = DriverOptions {
+            commit_windows: vec![(MotionKind::Merge, Duration::from_secs(60)), (k, w)],
+            ..DriverOptions::default()
+        };
+        assert_eq!(
+            opts.commit_window_for(MotionKind::Merge),
+            Duration::from_secs(60)
+        );
+        assert_eq!(opts.commit_window_for(MotionKind::TierVerification), w);
+        assert_eq!(
+            opts.commit_window_for(MotionKind::Phase),
+            Duration::from_millis(400)
+        );
+        for (bad, needle) in [
+            ("merge", "KIND=MS"),
+            ("tier=5", "unknown motion kind"),
+            ("merge=5s", "whole milliseconds"),
+            ("merge=0", "1..="),
+        ] {
+            let e = parse_kind_window(bad).unwrap_err();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
+        // Every kind has a name, once.
+        let names: BTreeSet<&str> = KIND_NAMES.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names.len(), KIND_NAMES.len());
+    }
+
+    #[test]
+    fn a_commit_waits_for_its_window_however_long() {
+        let far = now_ms() + 120_000;
+        assert!(commit_wait(far) >= Duration::from_secs(120));
+        assert_eq!(commit_wait(now_ms() - 1_000), MIN_REQUEST_WAIT);
+    }
 }

@@ -36,7 +36,7 @@ pub use panel_machine::command::{LINK_ENDPOINT, is_link_endpoint};
 
 /// How long a node has to answer the challenge.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long one request waits for its answer (the gRPC client's timeout in the driver).
+/// How long a reveal waits for its answer (a commit waits for its motion's window).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Requests queued towards one node before senders wait.
 const QUEUE: usize = 64;
@@ -137,10 +137,17 @@ impl LinkRegistry {
     }
 
     /// `ArbiterNode.Commit` over the arbiter's link.
-    pub async fn commit(&self, arbiter_id: &str, m: Motion) -> Result<Commitment, LinkError> {
+    /// `ArbiterNode.Commit` over the arbiter's link, waiting at most `wait` for the node
+    /// (the driver waits until the motion's commit deadline, however long the window).
+    pub async fn commit(
+        &self,
+        arbiter_id: &str,
+        m: Motion,
+        wait: Duration,
+    ) -> Result<Commitment, LinkError> {
         let what = format!("commit on motion {}", m.motion_id);
         match self
-            .request(arbiter_id, link_request::Body::Commit(m), &what)
+            .request(arbiter_id, link_request::Body::Commit(m), &what, wait)
             .await?
         {
             link_response::Body::Commitment(c) => Ok(c),
@@ -161,7 +168,10 @@ impl LinkRegistry {
             motion_id: motion_id.to_owned(),
             motion_digest: motion_digest.to_vec(),
         });
-        match self.request(arbiter_id, body, &what).await? {
+        match self
+            .request(arbiter_id, body, &what, REQUEST_TIMEOUT)
+            .await?
+        {
             link_response::Body::Reveal(r) => Ok(r),
             other => Err(wrong(arbiter_id, &what, &other, "reveal")),
         }
@@ -172,6 +182,7 @@ impl LinkRegistry {
         arbiter_id: &str,
         body: link_request::Body,
         what: &str,
+        wait: Duration,
     ) -> Result<link_response::Body, LinkError> {
         let link = self
             .links
@@ -205,7 +216,7 @@ impl LinkRegistry {
                 .remove(&request_id);
             return Err(closed());
         }
-        let got = tokio::time::timeout(REQUEST_TIMEOUT, answer).await;
+        let got = tokio::time::timeout(wait, answer).await;
         link.pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -214,7 +225,7 @@ impl LinkRegistry {
             Err(_) => Err(LinkError::Timeout {
                 arbiter_id: arbiter_id.to_owned(),
                 what: what.to_owned(),
-                secs: REQUEST_TIMEOUT.as_secs(),
+                secs: wait.as_secs(),
             }),
             Ok(Err(_)) => Err(closed()),
             Ok(Ok(link_response::Body::Error(e))) => Err(LinkError::Node {

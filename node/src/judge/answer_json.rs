@@ -167,6 +167,7 @@ pub fn parse_answer(text: &str, motion: &Motion) -> Result<JudgeAnswer, JudgeErr
             .collect(),
         receipt,
         rationale: a.rationale,
+        provenance: None,
     };
     check_against_motion(&answer, motion)?;
     Ok(answer)

@@ -128,6 +128,12 @@ impl Judge for CommandJudge {
     fn decide<'a>(&'a self, motion: &'a Motion) -> BoxFuture<'a, Result<JudgeAnswer, JudgeError>> {
         Box::pin(self.run(motion))
     }
+    fn model(&self) -> String {
+        self.program
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ pub mod llm;
 pub mod scripted;
 
 use futures::future::BoxFuture;
-use panel_proto::pb::{Decision, Motion, Quantile, RetrievalReceipt};
+use panel_proto::pb::{Decision, JudgeProvenance, Motion, Quantile, RetrievalReceipt};
 use thiserror::Error;
 
 /// A judge's answer to a motion, before the arbiter binds it to the motion and signs.
@@ -30,6 +30,25 @@ pub struct JudgeAnswer {
     pub quantiles: Vec<Quantile>,
     pub receipt: Option<RetrievalReceipt>,
     pub rationale: String,
+    /// What the judge knows of how it answered (the model's reported name, tokens,
+    /// requests); the arbiter completes it with the judge kind and the latency it measured
+    /// and signs it with the ruling (docs/WIRE.md "Judge provenance").
+    pub provenance: Option<JudgeProvenance>,
+}
+
+/// What the node retrieved for a tier-verification motion, given to the judge so its
+/// ruling is about the source it read (SPEC section 5: verification means retrieval).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrieved {
+    /// The address fetched (after redirects).
+    pub url: String,
+    /// Text extracted from the fetched bytes (HTML tags stripped, whitespace collapsed),
+    /// at most [`crate::retrieval::MAX_TEXT_BYTES`].
+    pub text: String,
+    /// Whether the text was cut at the bound.
+    pub truncated: bool,
+    /// SHA-256 of the fetched bytes, hex (the receipt the ruling binds).
+    pub sha256_hex: String,
 }
 
 /// Why a judge gave no answer. Each variant names the judge's failure precisely, so an
@@ -76,4 +95,18 @@ pub trait Judge: Send + Sync {
     /// Answers one motion. Must not look at anything but the motion (content projection
     /// only: no authorship ever reaches a judge).
     fn decide<'a>(&'a self, motion: &'a Motion) -> BoxFuture<'a, Result<JudgeAnswer, JudgeError>>;
+    /// Answers a motion with the source the node retrieved for it (tier verification).
+    /// Judges that cannot read a source answer as [`Judge::decide`] does.
+    fn decide_with<'a>(
+        &'a self,
+        motion: &'a Motion,
+        source: Option<&'a Retrieved>,
+    ) -> BoxFuture<'a, Result<JudgeAnswer, JudgeError>> {
+        let _ = source;
+        self.decide(motion)
+    }
+    /// The model this judge asks for, as the ruling's provenance names it (empty if none).
+    fn model(&self) -> String {
+        String::new()
+    }
 }

@@ -170,6 +170,7 @@ impl ScriptedJudge {
                 quantiles: vec![],
                 receipt: None,
                 rationale: String::new(),
+                provenance: None,
             };
             match vk {
                 AnswerKind::Relevance => {
@@ -306,6 +307,7 @@ impl ScriptedJudge {
             quantiles: vec![],
             receipt: None,
             rationale,
+            provenance: None,
         })
     }
 }
@@ -316,6 +318,9 @@ impl Judge for ScriptedJudge {
     }
     fn decide<'a>(&'a self, motion: &'a Motion) -> BoxFuture<'a, Result<JudgeAnswer, JudgeError>> {
         Box::pin(async move { self.answer(motion) })
+    }
+    fn model(&self) -> String {
+        format!("profile:{}", self.name)
     }
 }
 

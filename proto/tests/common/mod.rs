@@ -35,6 +35,7 @@ pub fn merge_ruling() -> Ruling {
         arbiter_key: vec![],
         issued_at_unix_ms: 1_790_000_000_000,
         motion_digest: Vec::new(),
+        provenance: None,
     }
 }
 
@@ -58,6 +59,7 @@ pub fn verify_tier_ruling() -> Ruling {
         arbiter_key: vec![],
         issued_at_unix_ms: 1_790_000_000_500,
         motion_digest: Vec::new(),
+        provenance: None,
     }
 }
 
@@ -90,6 +92,7 @@ pub fn exam_quantile_ruling() -> Ruling {
         arbiter_key: vec![],
         issued_at_unix_ms: 1_790_000_001_000,
         motion_digest: Vec::new(),
+        provenance: None,
     }
 }
 
