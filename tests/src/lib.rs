@@ -2,6 +2,7 @@
 //! binary, start it as a child process, and make sure no child outlives its test.
 
 pub mod local_panel;
+pub mod run_folder;
 pub mod tls;
 
 use std::net::TcpListener;

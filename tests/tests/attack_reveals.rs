@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ed25519_dalek::SigningKey;
 use panel_proto::link::sign_hello;
@@ -20,55 +20,17 @@ use panel_proto::pb::{
     self, LinkError, LinkFromNode, LinkResponse, LinkToNode, link_from_node, link_request,
     link_response, link_to_node,
 };
-use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, spawn_replicas};
+use panel_tests::run_folder::{self, logs, run_json};
+use panel_tests::{ChildGuard, init_args, loopback_addrs, spawn_replicas};
 use prost::Message;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 const DEADLINE: Duration = Duration::from_secs(120);
 
-fn run_json(args: &[&str]) -> Result<Value, String> {
-    let out = panel().args(args).output().expect("run panel");
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("{e}: {:?}", out.stdout))
-}
-
-fn logs(root: &Path) -> String {
-    let mut out = String::new();
-    for id in 1..=3 {
-        let p = root.join(format!("replica-{id}.log"));
-        let text = std::fs::read_to_string(&p).unwrap_or_default();
-        let tail: Vec<&str> = text
-            .lines()
-            .filter(|l| !l.contains("exam"))
-            .rev()
-            .take(30)
-            .collect();
-        out.push_str(&format!("\n==== {} (last 30 lines)\n", p.display()));
-        for l in tail.into_iter().rev() {
-            out.push_str(l);
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn poll<T>(root: &Path, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out: {what}{}",
-            logs(root)
-        );
-        sleep(Duration::from_millis(100));
-    }
+fn poll<T>(root: &Path, what: &str, f: impl FnMut() -> Option<T>) -> T {
+    run_folder::poll(root, what, DEADLINE, f)
 }
 
 /// What a fake node sealed for one motion.

@@ -8,8 +8,7 @@
 //! Nothing here asserts a timing; waits poll with generous deadlines.
 
 use std::path::{Path, PathBuf};
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ed25519_dalek::{Signer, SigningKey};
 use panel_proto::link::{hello_canonical_bytes, sign_hello};
@@ -18,62 +17,18 @@ use panel_proto::pb::{
     LinkAccepted, LinkChallenge, LinkFromNode, LinkHello, LinkResponse, LinkToNode, link_from_node,
     link_to_node,
 };
+use panel_tests::run_folder::{self, log_file, logs, run_json};
 use panel_tests::{ChildGuard, free_port, init_args, loopback_addrs, panel, spawn_replicas};
 use prost::Message;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Status, Streaming};
 
 const DEADLINE: Duration = Duration::from_secs(120);
 
-/// Every `*.log` under the test's folder, for failure messages.
-fn logs(root: &Path) -> String {
-    let mut out = String::new();
-    if let Ok(dir) = std::fs::read_dir(root.join("logs")) {
-        let mut paths: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        paths.sort();
-        for p in paths {
-            let text = std::fs::read_to_string(&p).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(40).collect();
-            out.push_str(&format!("\n==== {} (last 40 lines)\n", p.display()));
-            for l in tail.into_iter().rev() {
-                out.push_str(l);
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
-fn log_file(root: &Path, name: &str) -> (std::fs::File, std::fs::File) {
-    std::fs::create_dir_all(root.join("logs")).unwrap();
-    let f = std::fs::File::create(root.join("logs").join(format!("{name}.log"))).unwrap();
-    let g = f.try_clone().unwrap();
-    (f, g)
-}
-
-fn run_json(args: &[&str]) -> Result<Value, String> {
-    let out = panel().args(args).output().expect("run panel");
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("{e}: {:?}", out.stdout))
-}
-
-fn poll<T>(root: &Path, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out: {what}{}",
-            logs(root)
-        );
-        sleep(Duration::from_millis(200));
-    }
+fn poll<T>(root: &Path, what: &str, f: impl FnMut() -> Option<T>) -> T {
+    run_folder::poll(root, what, DEADLINE, f)
 }
 
 /// Three replicas with the simulation truth hint and short windows (as `panel up`).

@@ -16,65 +16,21 @@
 
 mod llm_support;
 
-use std::path::{Path, PathBuf};
-use std::thread::sleep;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use llm_support::{ChatCompletionsDouble, FINGERPRINT, REPORTED_MODEL, SOURCE_PHRASE, Served};
+use panel_tests::run_folder::{self, log_file, logs, run_json};
 use panel_tests::{ChildGuard, free_port, init_args, loopback_addrs, panel, spawn_replicas};
 use serde_json::Value;
 
 const DEADLINE: Duration = Duration::from_secs(150);
+
+fn poll<T>(root: &Path, what: &str, f: impl FnMut() -> Option<T>) -> T {
+    run_folder::poll(root, what, DEADLINE, f)
+}
 const MODEL: &str = "test-double-model";
 const KEY: &str = "sk-test-double-0123456789";
-
-fn logs(root: &Path) -> String {
-    let mut out = String::new();
-    if let Ok(dir) = std::fs::read_dir(root.join("logs")) {
-        let mut paths: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        paths.sort();
-        for p in paths {
-            let text = std::fs::read_to_string(&p).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(30).collect();
-            out.push_str(&format!("\n==== {} (last 30 lines)\n", p.display()));
-            for l in tail.into_iter().rev() {
-                out.push_str(l);
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
-fn log_file(root: &Path, name: &str) -> (std::fs::File, std::fs::File) {
-    std::fs::create_dir_all(root.join("logs")).unwrap();
-    let f = std::fs::File::create(root.join("logs").join(format!("{name}.log"))).unwrap();
-    let g = f.try_clone().unwrap();
-    (f, g)
-}
-
-fn run_json(args: &[&str]) -> Result<Value, String> {
-    let out = panel().args(args).output().expect("run panel");
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("{e}: {:?}", out.stdout))
-}
-
-fn poll<T>(root: &Path, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out: {what}{}",
-            logs(root)
-        );
-        sleep(Duration::from_millis(250));
-    }
-}
 
 struct Spec {
     id: &'static str,
