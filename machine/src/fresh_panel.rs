@@ -31,20 +31,6 @@ pub fn exhausted_reason(q: &Question, contested_sitters: usize) -> String {
 }
 
 impl DebateRecord {
-    /// The thread a question is about, if any (a challenge's through its target).
-    fn thread_of(&self, q: &Question) -> Option<String> {
-        match q {
-            Question::Merge { thread_id, .. }
-            | Question::VerifyTier { thread_id, .. }
-            | Question::AssignRelevance { thread_id, .. } => Some(thread_id.clone()),
-            Question::ResolveChallenge { challenge_id } => self
-                .debate
-                .challenge(challenge_id)
-                .map(|c| c.thread_id.clone()),
-            _ => None,
-        }
-    }
-
     /// Whether an earlier motion on `earlier` is contested by `q`: the same question
     /// asked again, or, for an appeal, the resolution of a challenge on one of its target
     /// threads (of any challenge when it targets none): the outcomes an appeal can
@@ -56,29 +42,34 @@ impl DebateRecord {
         let Question::AdmitAppeal { appeal_id } = q else {
             return false;
         };
-        if !matches!(earlier, Question::ResolveChallenge { .. }) {
+        let Question::ResolveChallenge { challenge_id } = earlier else {
             return false;
-        }
-        let targets = self
+        };
+        let targets: &[String] = self
             .debate
             .appeal(appeal_id)
-            .map(|a| a.target_thread_ids.clone())
-            .unwrap_or_default();
+            .map_or(&[], |a| a.target_thread_ids.as_slice());
         targets.is_empty()
             || self
-                .thread_of(earlier)
-                .is_some_and(|t| targets.contains(&t))
+                .debate
+                .challenge(challenge_id)
+                .is_some_and(|c| targets.contains(&c.thread_id))
     }
 
     /// Every arbiter seated on a motion `q` contests (`seats_of` gives a motion's seated
     /// arbiter ids); they may not sit on `q`'s panel. Only an appeal and a question still
     /// being asked after a deadlock contest anything: a question given up and later asked
     /// again by request (a verification with new evidence) goes to any eligible panel.
+    /// Under `v2_rules` (records exported before fresh panels) nothing is contested.
     pub fn contested_sitters(
         &self,
         q: &Question,
+        v2_rules: bool,
         seats_of: impl Fn(&str) -> Vec<String>,
     ) -> BTreeSet<String> {
+        if v2_rules {
+            return BTreeSet::new();
+        }
         let key = q.key();
         let re_ask =
             self.deadlocks.get(&key).is_some_and(|n| *n > 0) && !self.settled.contains(&key);
@@ -94,10 +85,11 @@ impl DebateRecord {
 
     /// The panel size for `q`: the debate's, wider by [`WIDENING`] per earlier deadlock
     /// of the question, and for an appeal per appeal round (the first appeal is round 1).
-    pub fn seats_for(&self, q: &Question) -> usize {
+    /// Under `v2_rules` an appeal is not widened.
+    pub fn seats_for(&self, q: &Question, v2_rules: bool) -> usize {
         let deadlocks = self.deadlocks.get(&q.key()).copied().unwrap_or(0) as usize;
         let round = match q {
-            Question::AdmitAppeal { .. } => {
+            Question::AdmitAppeal { .. } if !v2_rules => {
                 let earlier: BTreeSet<String> = self
                     .questions
                     .values()

@@ -280,11 +280,13 @@ pub struct State {
     /// Procedure runs by id (`runs.rs`, docs/PROCEDURES.md).
     #[serde(default, skip_serializing_if = "Table::is_empty")]
     pub runs: Table<crate::runs::RunRecord>,
-    /// Set only by `panel verify` for records of format v1 and v2, exported before runs
-    /// bound their roles to keys: a start without role keys is then taken as it was.
-    /// Never set on a replica, never serialized.
+    /// Set only by `panel verify` for records of format v1 and v2: their entries replay
+    /// under the rules they were applied with: a run's start without role keys is taken
+    /// as it was, re-asks and appeals draw from the whole pool (no fresh panels), and a
+    /// refused procedure answer is re-asked without bound. Never set on a replica, never
+    /// serialized.
     #[serde(skip)]
-    pub legacy_open_runs: bool,
+    pub v2_rules: bool,
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.

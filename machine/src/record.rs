@@ -304,7 +304,7 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
     }
     // Re-apply every entry exactly as the replicas did.
     let mut st = State {
-        legacy_open_runs: bundle.format != FORMAT,
+        v2_rules: bundle.format != FORMAT,
         ..State::default()
     };
     for e in &bundle.entries {

@@ -393,7 +393,7 @@ fn a_start_must_bind_every_role_to_a_valid_key() {
 #[test]
 fn a_v2_record_with_unbound_roles_still_verifies() {
     let mut s = pool(false);
-    s.legacy_open_runs = true;
+    s.v2_rules = true;
     let v = applied(start_with(
         &mut s,
         100,

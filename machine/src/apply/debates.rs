@@ -3,7 +3,6 @@
 
 use serde_json::{Value, json};
 
-use super::motions::open_motion;
 use super::{ApplyCtx, ApplyError, non_empty};
 use crate::command::{ContributionSubmission, DebateSpec, MotionSpec, PanelRequest};
 use crate::debates::{self, DebateError, DebateRecord, ToOpen};
@@ -199,7 +198,7 @@ fn open_question(
             .map(|m| m.seats.iter().map(|s| s.arbiter_id.clone()).collect())
             .unwrap_or_default()
     };
-    let contested = rec.contested_sitters(&t.question, seats_of);
+    let contested = rec.contested_sitters(&t.question, state.v2_rules, seats_of);
     let mut excluded = recused(state, rec);
     let unfresh_excluded = excluded.clone();
     excluded.extend(contested.iter().cloned());
@@ -208,7 +207,7 @@ fn open_question(
         debate_id: t.debate_id.clone(),
         kind: t.kind,
         state_hash: t.state_hash.clone(),
-        seats: rec.seats_for(&t.question),
+        seats: rec.seats_for(&t.question, state.v2_rules),
         min_per_stance: rec.min_per_stance,
         contributors: excluded,
         author_model_family: rec.author_family_for(&t.question),
@@ -218,18 +217,14 @@ fn open_question(
         expected: t.expected,
         procedure: None,
     };
-    let base = MotionSpec {
-        seats: rec.seats,
-        ..spec.clone()
-    };
-    let first = open_motion(state, ctx, &spec);
-    if let Err(e) = first {
-        if spec.seats == base.seats {
-            return Err(refusal(state, ctx, &base, unfresh_excluded, contested, e));
-        }
-        if let Err(e) = open_motion(state, ctx, &base) {
-            return Err(refusal(state, ctx, &base, unfresh_excluded, contested, e));
-        }
+    let base_seats = rec.seats;
+    if let Err(e) = super::motions::open_widened(state, ctx, &spec, base_seats) {
+        let unfresh = MotionSpec {
+            seats: base_seats,
+            contributors: unfresh_excluded,
+            ..spec
+        };
+        return Err(refusal(state, ctx, &unfresh, contested.len(), e));
     }
     if let Some(rec) = state.debates.get_mut(&t.debate_id) {
         rec.open.insert(t.question.key(), motion_id.clone());
@@ -238,24 +233,17 @@ fn open_question(
     Ok(motion_id)
 }
 
-/// A failed draw is a lack of fresh arbiters only if the same panel could be seated
-/// with the contested sitters allowed back.
+/// A failed draw is a lack of fresh arbiters only if the same panel at the base size
+/// (`unfresh`) could be seated with the contested sitters allowed back.
 fn refusal(
     state: &State,
     ctx: &ApplyCtx,
-    base: &MotionSpec,
-    unfresh_excluded: Vec<String>,
-    contested: std::collections::BTreeSet<String>,
+    unfresh: &MotionSpec,
+    contested_sitters: usize,
     e: ApplyError,
 ) -> NotOpened {
-    let unfresh = MotionSpec {
-        contributors: unfresh_excluded,
-        ..base.clone()
-    };
-    if !contested.is_empty() && super::motions::can_seat(state, ctx, &unfresh) {
-        NotOpened::NoFreshPanel {
-            contested_sitters: contested.len(),
-        }
+    if contested_sitters > 0 && super::motions::can_seat(state, ctx, unfresh) {
+        NotOpened::NoFreshPanel { contested_sitters }
     } else {
         NotOpened::Wait(e)
     }

@@ -55,6 +55,27 @@ pub(super) fn open_motion(
     Ok(reply)
 }
 
+/// Opens `spec`; when its panel is wider than `base_seats` and cannot be drawn, opens it
+/// at `base_seats` instead (a panel widened after a deadlock or for escalation falls back
+/// to the debate's or run's own size when the eligible pool is too small for it).
+pub(super) fn open_widened(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    spec: &MotionSpec,
+    base_seats: usize,
+) -> Result<Value, ApplyError> {
+    match open_motion(state, ctx, spec) {
+        Err(_) if spec.seats > base_seats => {
+            let base = MotionSpec {
+                seats: base_seats,
+                ..spec.clone()
+            };
+            open_motion(state, ctx, &base)
+        }
+        r => r,
+    }
+}
+
 /// The panel `spec` would seat now, and its draw seed; changes nothing.
 fn draw_seats(
     state: &State,

@@ -6,7 +6,6 @@
 use panel_procedures::{PanelQuestion, Run, StartContext};
 use serde_json::{Value, json};
 
-use super::motions::open_motion;
 use super::{ApplyCtx, ApplyError, non_empty};
 use crate::acceptance::Acceptance;
 use crate::command::MotionSpec;
@@ -49,7 +48,7 @@ pub(super) fn start_run(
         simulation: req.simulation,
     };
     let run = Run::start(req.start.clone(), &start_ctx)?;
-    let role_keys = if req.role_keys.is_empty() && state.legacy_open_runs {
+    let role_keys = if req.role_keys.is_empty() && state.v2_rules {
         Default::default()
     } else {
         crate::run_roles::check_start(&run, &req.role_keys)?
@@ -181,6 +180,7 @@ fn open_question(
         .get(run_id)
         .ok_or_else(|| ApplyError::UnknownRun(run_id.to_owned()))?;
     let motion_id = ctx.new_id("mot", n);
+    let rec_seats = rec.seats;
     let spec = MotionSpec {
         motion_id: motion_id.clone(),
         debate_id: run_id.to_owned(),
@@ -220,19 +220,8 @@ fn open_question(
             },
         }),
     };
-    // A panel widened for escalation or after a deadlock falls back to the run's size
-    // when the eligible pool is too small for it (as debates do); a fresh panel's
-    // exclusions still hold.
-    if let Err(e) = open_motion(state, ctx, &spec) {
-        if q.extra_seats == 0 {
-            return Err(e);
-        }
-        let base = MotionSpec {
-            seats: spec.seats - q.extra_seats as usize,
-            ..spec
-        };
-        open_motion(state, ctx, &base)?;
-    }
+    // A fresh panel's exclusions still hold at the fallback size.
+    super::motions::open_widened(state, ctx, &spec, rec_seats)?;
     if let Some(rec) = state.runs.get_mut(run_id) {
         rec.open.insert(q.key.clone(), motion_id.clone());
         rec.questions.insert(motion_id.clone(), q);
@@ -269,9 +258,14 @@ pub(super) fn settle_motion(
         let views = ruling_views(state, motion);
         runs::settlement(&m, motion_id, motion.draw_seed, verdict, &views)
     };
+    let v2_rules = state.v2_rules;
     let rec = state.runs.get_mut(&m.run_id)?;
     rec.open.remove(&m.key);
-    let settled = settle_bounded(rec, &settlement);
+    let settled = if v2_rules {
+        settle_once(rec, &settlement)
+    } else {
+        settle_bounded(rec, &settlement)
+    };
     rec.settled.push(runs::SettledQuestion {
         key: m.key.clone(),
         motion_id: motion_id.to_owned(),
@@ -287,6 +281,17 @@ pub(super) fn settle_motion(
     }))
 }
 
+/// Hands the settlement to the run; a refused one leaves the run as it was.
+fn settle_once(
+    rec: &mut RunRecord,
+    settlement: &panel_procedures::Settlement,
+) -> Result<(), panel_procedures::ProcedureError> {
+    let mut run = rec.run.clone();
+    run.settle(settlement)?;
+    rec.run = run;
+    Ok(())
+}
+
 /// Hands the settlement to the run; a refused one leaves the run as it was and the
 /// question is asked again, at most [`runs::MAX_REFUSED_SETTLEMENTS`] times: then the run
 /// is told the question deadlocked, and if it refuses that too the question is abandoned.
@@ -294,13 +299,8 @@ fn settle_bounded(
     rec: &mut RunRecord,
     settlement: &panel_procedures::Settlement,
 ) -> Result<(), panel_procedures::ProcedureError> {
-    let mut run = rec.run.clone();
-    let refused = match run.settle(settlement) {
-        Ok(()) => {
-            rec.run = run;
-            return Ok(());
-        }
-        Err(e) => e,
+    let Err(refused) = settle_once(rec, settlement) else {
+        return Ok(());
     };
     let count = rec
         .refused_settlements
