@@ -145,7 +145,7 @@ pub fn question_line(spec: &MotionSpec) -> String {
     spec.question_line()
 }
 
-/// One deadlock reason as `Name {field: value, ...}`.
+/// Per-stance tallies as `stance A: 2 yes, 0 no; ...`.
 fn tallies_text(t: &Value) -> String {
     t.as_object()
         .map(|m| {
@@ -157,7 +157,6 @@ fn tallies_text(t: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// The motion's status: open, or the accepted outcome, or why it deadlocked.
 /// A motion's status as a line: open, or the acceptance rule's outcome with each
 /// deadlock reason as a sentence. Decoded once from the reply, never read by key.
 pub fn outcome_text(status: &Value) -> String {
