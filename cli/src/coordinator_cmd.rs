@@ -303,6 +303,11 @@ struct RunArgs {
     /// `coordinator_keys`. Required on production replicas.
     #[arg(long, value_name = "FILE")]
     motion_key: Option<PathBuf>,
+    /// A second motion key held for a rotation (`panel coordinator rotate-motion-key`):
+    /// the driver signs each motion with whichever held key the record says is in force
+    /// for it, so a rotation needs no restart at the moment it applies.
+    #[arg(long, value_name = "FILE")]
+    next_motion_key: Option<PathBuf>,
     /// The record log's key (raw 32-byte seed, mode 0600, the same file on every replica;
     /// `panel pki init` writes log.key): checkpoints are signed with it. Required when the
     /// charter names a log; an unchartered group uses DATA_DIR/log.key.
@@ -686,6 +691,7 @@ fn replica_config(
     set(&mut c.tls.dir, &tls);
     set(&mut c.tls.charter, &a.charter);
     set(&mut c.keys.motion_key, &a.motion_key);
+    set(&mut c.keys.next_motion_key, &a.next_motion_key);
     set(&mut c.keys.log_key, &a.log_key);
     set(&mut c.raft.heartbeat_ms, &a.heartbeat_ms);
     set(&mut c.raft.election_min_ms, &a.election_min_ms);

@@ -3,13 +3,18 @@
 //! signs the newcomer's entry with its roster key, offline (`endorse` prints the
 //! signature); anyone then submits the entry with enough endorsements (`admit`), and apply
 //! admits it only with the charter's `admission_threshold` of distinct endorsers.
+//!
+//! `panel org endorse-rotation` and `panel org rotate-motion-key` change the cluster's
+//! motion key the same way: organisations sign the rotation offline, the holder of the new
+//! key signs it too and submits it (docs/COORDINATOR.md "Rotating the motion key").
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use panel_coordinator::command::{
-    ClientCommand, ContributorRegistration, Endorsement, OrganisationAdmission, WireAttestation,
+    ClientCommand, ContributorRegistration, Endorsement, MotionKeyRotation, OrganisationAdmission,
+    WireAttestation,
 };
 use panel_federation::{Fingerprint, Organisation};
 
@@ -36,8 +41,50 @@ struct Newcomer {
     signing_key: String,
 }
 
+/// A motion-key rotation as every signer signs it.
+#[derive(clap::Args, Clone)]
+struct Rotation {
+    /// The federation's charter.json (its digest names the federation).
+    #[arg(long, value_name = "PATH")]
+    charter: PathBuf,
+    /// 1 for the first rotation under the charter, then one more each time.
+    #[arg(long, default_value_t = 1)]
+    seq: u64,
+    /// The motion key in force (64 hex digits); the charter's when omitted.
+    #[arg(long, value_name = "HEX")]
+    from: Option<String>,
+}
+
 #[derive(clap::Subcommand)]
 enum OrgCmd {
+    /// Sign a motion-key rotation to the public key TO with your organisation's roster
+    /// key; prints the signature.
+    EndorseRotation {
+        #[command(flatten)]
+        rotation: Rotation,
+        /// The new motion key's public half (64 hex digits).
+        #[arg(long, value_name = "HEX")]
+        to: String,
+        /// Your organisation's roster key (orgs/ORG/signing.key).
+        #[arg(long, value_name = "PATH")]
+        org_key: PathBuf,
+    },
+    /// Submit a rotation to the motion key in NEW_KEY (it signs the rotation as proof of
+    /// possession) with organisations' endorsements, each ORG=SIGNATURE_HEX. Give every
+    /// replica the new key with --next-motion-key first.
+    RotateMotionKey {
+        #[command(flatten)]
+        rotation: Rotation,
+        /// The new motion key (`panel coordinator motion-keygen FILE`).
+        #[arg(long, value_name = "PATH")]
+        new_key: PathBuf,
+        #[arg(long = "endorsement", value_name = "ORG=HEX", required = true)]
+        endorsements: Vec<String>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
     /// Sign a newcomer's entry with your organisation's roster key; prints the signature.
     Endorse {
         #[command(flatten)]
@@ -86,6 +133,39 @@ fn organisation(n: &Newcomer) -> Result<Organisation> {
         ca_sha256,
         signing_key: n.signing_key.trim().to_ascii_lowercase(),
     })
+}
+
+/// Parses `ORG=SIGNATURE_HEX` endorsements.
+fn endorsements(given: &[String]) -> Result<Vec<Endorsement>> {
+    given
+        .iter()
+        .map(|e| match e.split_once('=') {
+            Some((by, sig)) if !by.is_empty() && !sig.is_empty() => Ok(Endorsement {
+                by: by.to_owned(),
+                signature: sig.trim().to_owned(),
+            }),
+            _ => bail!("--endorsement {e:?} must look like ORG=SIGNATURE_HEX"),
+        })
+        .collect()
+}
+
+fn public_key(flag: &str, hex_key: &str) -> Result<panel_proto::VerifyingKey> {
+    let bytes = hex::decode(hex_key.trim())
+        .map_err(|_| anyhow::anyhow!("{flag} {hex_key:?} is not hex"))?;
+    panel_proto::parse_public_key(&bytes).map_err(|e| anyhow::anyhow!("{flag} {hex_key:?}: {e}"))
+}
+
+/// The charter, and the key the rotation rotates from.
+fn rotation_base(r: &Rotation) -> Result<(panel_federation::Charter, panel_proto::VerifyingKey)> {
+    let text =
+        std::fs::read(&r.charter).with_context(|| format!("--charter {}", r.charter.display()))?;
+    let charter: panel_federation::Charter = serde_json::from_slice(&text)
+        .with_context(|| format!("--charter {}: not a charter", r.charter.display()))?;
+    let from = public_key(
+        "--from",
+        r.from.as_deref().unwrap_or(charter.motion_key.as_str()),
+    )?;
+    Ok((charter, from))
 }
 
 /// Writes `command` and reports its outcome in one line.
@@ -146,6 +226,52 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 false,
             )
         }
+        OrgCmd::EndorseRotation {
+            rotation,
+            to,
+            org_key,
+        } => {
+            let (charter, from) = rotation_base(&rotation)?;
+            let to = public_key("--to", &to)?;
+            let key = panel_transport::pki::read_seed_key(&org_key)
+                .with_context(|| format!("--org-key {}", org_key.display()))?;
+            let signature =
+                panel_coordinator::charter::sign_rotation(&charter, rotation.seq, &from, &to, &key)
+                    .context("signing the rotation")?;
+            println!("{signature}");
+            Ok(ExitCode::SUCCESS)
+        }
+        OrgCmd::RotateMotionKey {
+            rotation,
+            new_key,
+            endorsements: given,
+            json,
+            cluster,
+        } => {
+            let (charter, from) = rotation_base(&rotation)?;
+            let key = panel_coordinator::service::motion_key::load(&new_key)
+                .with_context(|| format!("--new-key {}", new_key.display()))?;
+            let to = key.verifying_key();
+            let possession =
+                panel_coordinator::charter::sign_rotation(&charter, rotation.seq, &from, &to, &key)
+                    .context("signing the rotation with the new key")?;
+            let command = ClientCommand::RotateMotionKey(MotionKeyRotation {
+                seq: rotation.seq,
+                to: hex::encode(to.to_bytes()),
+                possession,
+                endorsements: endorsements(&given)?,
+            });
+            submit(
+                &cluster,
+                command,
+                format!(
+                    "motion key rotated to {} (rotation {})",
+                    hex::encode(to.to_bytes()),
+                    rotation.seq
+                ),
+                json,
+            )
+        }
         OrgCmd::Endorse { newcomer, org_key } => {
             let org = organisation(&newcomer)?;
             let key = panel_transport::pki::read_seed_key(&org_key)
@@ -157,24 +283,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         OrgCmd::Admit {
             newcomer,
-            endorsements,
+            endorsements: endorsements_given,
             json,
             cluster,
         } => {
             let organisation = organisation(&newcomer)?;
-            let endorsements = endorsements
-                .iter()
-                .map(|e| match e.split_once('=') {
-                    Some((by, sig)) if !by.is_empty() && !sig.is_empty() => Ok(Endorsement {
-                        by: by.to_owned(),
-                        signature: sig.trim().to_owned(),
-                    }),
-                    _ => bail!("--endorsement {e:?} must look like ORG=SIGNATURE_HEX"),
-                })
-                .collect::<Result<Vec<_>>>()?;
             let command = ClientCommand::AdmitOrganisation(OrganisationAdmission {
                 organisation,
-                endorsements,
+                endorsements: endorsements(&endorsements_given)?,
             });
             submit(
                 &cluster,

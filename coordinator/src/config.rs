@@ -102,6 +102,10 @@ pub struct TlsSection {
 pub struct KeysSection {
     /// The motion key (`panel coordinator motion-keygen FILE`).
     pub motion_key: Option<PathBuf>,
+    /// A second motion key held for a rotation (`RotateMotionKey`; docs/COORDINATOR.md
+    /// "Rotating the motion key").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_motion_key: Option<PathBuf>,
     /// The record log's key (`panel pki init` writes log.key).
     pub log_key: Option<PathBuf>,
 }
@@ -248,6 +252,7 @@ impl ReplicaConfig {
         fix(&mut self.tls.dir);
         fix(&mut self.tls.charter);
         fix(&mut self.keys.motion_key);
+        fix(&mut self.keys.next_motion_key);
         fix(&mut self.keys.log_key);
     }
 
@@ -347,6 +352,7 @@ impl ReplicaConfig {
             )?,
             admin_listen: self.admin_listen,
             motion_key: self.keys.motion_key.clone(),
+            next_motion_key: self.keys.next_motion_key.clone(),
             intake: self.limits.intake(),
             log_key: self.keys.log_key.clone(),
             witnesses,

@@ -54,6 +54,7 @@ pub(crate) mod fixtures {
                 }],
                 limits: None,
                 checkpoints: None,
+                rules: None,
             };
             panel_machine::apply::apply_batch(&mut st, i, &batch);
         }

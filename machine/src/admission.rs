@@ -142,13 +142,123 @@ pub enum ExamError {
     Scoring(String),
 }
 
+/// Why a signed exam motion carried by an exam submission is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExamMotionError {
+    #[error("exam motion {index} is not a hex-encoded protobuf Motion ({reason})")]
+    Malformed { index: usize, reason: String },
+    #[error("exam motion {index}: {source}")]
+    Signed {
+        index: usize,
+        source: crate::signed_motion::MotionError,
+    },
+    #[error(
+        "exam motion {index} ({motion_id}) is not an item of {arbiter_id}'s exam; the driver \
+         puts exactly the exam's items to the arbiter's node"
+    )]
+    NotAnItem {
+        index: usize,
+        motion_id: String,
+        arbiter_id: String,
+    },
+    #[error(
+        "exam motion {motion_id} differs from item {item} of the exam ({exam_hash}): a \
+         motion put to an arbiter must carry the item's question and motion text exactly, \
+         so no driver can examine an arbiter on other content"
+    )]
+    Altered {
+        motion_id: String,
+        item: String,
+        exam_hash: String,
+    },
+    #[error("exam motion {motion_id} is carried twice")]
+    Duplicate { motion_id: String },
+    #[error(
+        "exam answer {index} answers {motion_id}, but the submission carries no signed motion \
+         for it; the driver sends every exam motion it signed with the answers"
+    )]
+    Missing { index: usize, motion_id: String },
+}
+
+/// Checks the signed exam motions an exam submission carries (rule set
+/// [`EXAM_MOTIONS`](crate::rules::EXAM_MOTIONS) on): each is signed (by the charter's
+/// motion key when there is a charter) and is exactly the exam motion of one of the exam's
+/// items for this arbiter, with the deadlines it was put with. Returns each motion's digest
+/// by motion id, for the rulings to bind.
+pub fn check_exam_motions(
+    exam: &Exam,
+    arbiter_id: &str,
+    wires: &[crate::signed_motion::WireMotion],
+    pinned: Option<&VerifyingKey>,
+) -> Result<std::collections::BTreeMap<String, [u8; 32]>, ExamMotionError> {
+    use prost::Message;
+    let mut digests = std::collections::BTreeMap::new();
+    for (index, wire) in wires.iter().enumerate() {
+        let malformed = |reason: String| ExamMotionError::Malformed { index, reason };
+        let bytes = hex::decode(wire).map_err(|_| malformed("not hex".into()))?;
+        let m = pb::Motion::decode(bytes.as_slice()).map_err(|e| malformed(e.to_string()))?;
+        let signed =
+            |e: crate::signed_motion::MotionError| ExamMotionError::Signed { index, source: e };
+        let digest =
+            panel_proto::motion_signing::verify_motion_self(&m).map_err(|e| signed(e.into()))?;
+        if let Some(key) = pinned
+            && m.signer_key.as_slice() != key.as_bytes()
+        {
+            return Err(signed(crate::signed_motion::MotionError::UnpinnedSigner {
+                signer: hex::encode(&m.signer_key),
+                pinned: hex::encode(key.as_bytes()),
+            }));
+        }
+        let item = exam
+            .items
+            .iter()
+            .find(|i| exam_motion_id(exam, arbiter_id, &i.id) == m.motion_id)
+            .ok_or_else(|| ExamMotionError::NotAnItem {
+                index,
+                motion_id: m.motion_id.clone(),
+                arbiter_id: arbiter_id.to_owned(),
+            })?;
+        // The only freedom a driver has: the deadlines, and (in simulation, for scripted
+        // judges) the truth hint, whose answers the exam file publishes anyway.
+        let hinted = m.projection.as_ref().is_some_and(|p| p.expected.is_some());
+        let mut expected = exam_motion(
+            exam,
+            item,
+            arbiter_id,
+            m.commit_deadline_unix_ms,
+            m.reveal_deadline_unix_ms,
+            hinted,
+        );
+        expected.signer_key.clone_from(&m.signer_key);
+        expected.signature.clone_from(&m.signature);
+        if expected != m {
+            return Err(ExamMotionError::Altered {
+                motion_id: m.motion_id,
+                item: item.id.clone(),
+                exam_hash: exam.content_hash.clone(),
+            });
+        }
+        if digests.insert(m.motion_id.clone(), digest).is_some() {
+            return Err(ExamMotionError::Duplicate {
+                motion_id: m.motion_id,
+            });
+        }
+    }
+    Ok(digests)
+}
+
 /// Verifies every reveal (commitment, opening, strict signature under the registered
-/// key, bound to this arbiter's exam motion) and turns it into a scored answer.
+/// key, bound to this arbiter's exam motion) and turns it into a scored answer. With
+/// `motions` (the digests from [`check_exam_motions`]) every ruling must also bind the
+/// digest of the signed motion it answers; without (entries from before rule set
+/// [`EXAM_MOTIONS`](crate::rules::EXAM_MOTIONS)) the binding is not checked, as it was not
+/// when they applied.
 pub fn answers_from_reveals(
     exam: &Exam,
     arbiter_id: &str,
     key: &VerifyingKey,
     reveals: &[String],
+    motions: Option<&std::collections::BTreeMap<String, [u8; 32]>>,
 ) -> Result<Vec<Answer>, ExamError> {
     let mut out: Vec<Answer> = Vec::new();
     for (index, hex_reveal) in reveals.iter().enumerate() {
@@ -179,6 +289,17 @@ pub fn answers_from_reveals(
             })?;
         if r.state_hash != exam_hash_bytes(exam) {
             return Err(bad("the ruling judged another version of the exam".into()));
+        }
+        if let Some(digests) = motions {
+            let digest = digests.get(&r.motion_id).ok_or_else(|| {
+                bad(ExamMotionError::Missing {
+                    index,
+                    motion_id: r.motion_id.clone(),
+                }
+                .to_string())
+            })?;
+            crate::signed_motion::check_ruling(sr, arbiter_id, &r.motion_id, Some(digest))
+                .map_err(|e| bad(e.to_string()))?;
         }
         if out.iter().any(|a| a.item == item.id) {
             return Err(bad(format!("item {} answered twice", item.id)));

@@ -44,6 +44,8 @@ pub enum CharterRuleError {
     BadAttestation { arbiter: String, problem: String },
     #[error("organisation admission refused: {0}")]
     Admission(String),
+    #[error("motion-key rotation refused: {0}")]
+    Rotation(String),
     #[error(
         "contributor name {0:?} is not registered: under a charter a name is bound to a key by \
          RegisterContributor (signed by that key, endorsed by its organisation), and every \
@@ -212,6 +214,28 @@ pub fn endorse(newcomer: &Organisation, endorser: &SigningKey) -> Result<String,
         .map_err(|e| CharterRuleError::Admission(e.to_string()))
 }
 
+/// Signs the rotation of `charter`'s federation's motion key from `from` to `to` as the
+/// `seq`th: with an organisation's roster key (an endorsement) or with the new key itself
+/// (its proof of possession). Hex of the 64-byte signature (`panel org endorse-rotation`).
+pub fn sign_rotation(
+    charter: &Charter,
+    seq: u64,
+    from: &VerifyingKey,
+    to: &VerifyingKey,
+    key: &SigningKey,
+) -> Result<String, CharterRuleError> {
+    let digest = charter.digest();
+    let claim = panel_proto::motion_key_rotation::RotationClaim {
+        charter_digest: &digest,
+        seq,
+        from: from.as_bytes(),
+        to: to.as_bytes(),
+    };
+    panel_proto::motion_key_rotation::sign_rotation(&claim, key)
+        .map(hex::encode)
+        .map_err(|e| CharterRuleError::Rotation(e.to_string()))
+}
+
 /// Checks an admission: a chartered group, a new name, key and authority, and at least
 /// `admission_threshold` distinct existing organisations' valid endorsements.
 pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(), CharterRuleError> {
@@ -274,6 +298,99 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
         )));
     }
     Ok(())
+}
+
+/// The motion key in force for a motion opened at `log_index`: the last key rotated to
+/// before it, else the charter's; `None` in an unchartered group.
+pub fn motion_key_at(state: &State, log_index: u64) -> Option<VerifyingKey> {
+    let rotated = state
+        .motion_keys
+        .iter()
+        .rev()
+        .find(|k| k.log_index <= log_index);
+    match rotated {
+        Some(k) => hex::decode(&k.key)
+            .ok()
+            .and_then(|b| panel_proto::parse_public_key(&b).ok()),
+        None => state.charter.as_ref()?.motion_key(),
+    }
+}
+
+/// The motion key in force now (after every rotation applied).
+pub fn current_motion_key(state: &State) -> Option<VerifyingKey> {
+    motion_key_at(state, u64::MAX)
+}
+
+/// Checks a motion-key rotation: a chartered group, the next sequence number, a key never
+/// used before, the new key's proof of possession, and endorsements by at least the
+/// charter's `admission_threshold` of distinct member organisations. Returns the new key.
+pub fn check_rotation(
+    state: &State,
+    rot: &crate::command::MotionKeyRotation,
+) -> Result<VerifyingKey, CharterRuleError> {
+    use panel_proto::motion_key_rotation::{RotationClaim, verify_rotation};
+    let bad = |why: String| CharterRuleError::Rotation(why);
+    let charter = state
+        .charter
+        .as_ref()
+        .ok_or_else(|| bad("the group has no charter, so it has no motion key to rotate".into()))?;
+    let expected = state.motion_keys.len() as u64 + 1;
+    if rot.seq != expected {
+        return Err(bad(format!(
+            "seq is {}, but the next rotation of this federation is {expected}; sign the \
+             rotation again with seq {expected}",
+            rot.seq
+        )));
+    }
+    let from = current_motion_key(state)
+        .ok_or_else(|| bad("the charter's motion key is not a valid key".into()))?;
+    let to_bytes = hex::decode(&rot.to).map_err(|_| bad("to is not hex".into()))?;
+    let to = panel_proto::parse_public_key(&to_bytes).map_err(|e| bad(format!("to: {e}")))?;
+    let used = std::iter::once(charter.motion_key.as_str())
+        .chain(state.motion_keys.iter().map(|k| k.key.as_str()))
+        .any(|k| hex::decode(k).ok().as_deref() == Some(to.as_bytes().as_slice()));
+    if used {
+        return Err(bad(
+            "to is a motion key this federation has used before; rotate to a fresh key \
+             (`panel coordinator motion-keygen FILE`)"
+                .into(),
+        ));
+    }
+    let digest = charter.digest();
+    let claim = RotationClaim {
+        charter_digest: &digest,
+        seq: rot.seq,
+        from: from.as_bytes(),
+        to: to.as_bytes(),
+    };
+    let sig = hex::decode(&rot.possession).map_err(|_| bad("possession is not hex".into()))?;
+    verify_rotation(&claim, &sig, &to).map_err(|e| {
+        bad(format!(
+            "possession: {e}; the new motion key must sign the rotation it is named in"
+        ))
+    })?;
+    let mut endorsers = std::collections::BTreeSet::new();
+    for (i, e) in rot.endorsements.iter().enumerate() {
+        let by = roster_key(state, &e.by).ok_or_else(|| {
+            bad(format!(
+                "endorsements[{i}].by: {:?} is not a member organisation",
+                e.by
+            ))
+        })?;
+        let sig = hex::decode(&e.signature)
+            .map_err(|_| bad(format!("endorsements[{i}].signature is not hex")))?;
+        verify_rotation(&claim, &sig, &by)
+            .map_err(|err| bad(format!("endorsements[{i}] by {:?}: {err}", e.by)))?;
+        endorsers.insert(e.by.as_str());
+    }
+    if endorsers.len() < charter.admission_threshold {
+        return Err(bad(format!(
+            "{} distinct member organisation(s) endorse the rotation; the charter requires {}",
+            endorsers.len(),
+            charter.admission_threshold
+        )));
+    }
+    Ok(to)
 }
 
 /// The floors in force: the charter's, or the project's for an unchartered debug group.

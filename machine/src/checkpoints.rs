@@ -396,6 +396,7 @@ mod tests {
                     every_entries: 4,
                     every_ms: 1_000_000,
                 }),
+                rules: None,
             };
             crate::apply::apply_batch(state, i, &batch);
         }

@@ -27,6 +27,10 @@ pub struct Batch {
     /// flags; `None` in entries logged before checkpoints were issued in apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoints: Option<crate::checkpoints::Cadence>,
+    /// The rule set the leader's code applies (`rules.rs`); `None` in entries logged
+    /// before rule sets were stamped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<u32>,
 }
 
 /// One client command with its deduplication identity.
@@ -65,7 +69,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 24] = [
+const KINDS: [&str; 25] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -79,6 +83,7 @@ const KINDS: [&str; 24] = [
     "SubmitReveal",
     "StartRun",
     "SubmitRunInput",
+    "RotateMotionKey",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
@@ -91,8 +96,8 @@ const KINDS: [&str; 24] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..13;
-const INTERNAL_KINDS: std::ops::Range<usize> = 13..20;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..14;
+const INTERNAL_KINDS: std::ops::Range<usize> = 14..21;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -237,6 +242,24 @@ pub enum ClientCommand {
     /// A role's input to a run (a defender's form, a critic's commitment, an advocate's
     /// nomination); refused when out of order or breaking the procedure's rules.
     SubmitRunInput(Box<crate::runs::RunInputSubmission>),
+    /// Replace the cluster's motion key, endorsed by the charter's `admission_threshold`
+    /// of member organisations and signed by the new key (docs/WIRE.md "Motion-key
+    /// rotation"; docs/SECURITY.md). Motions opened from then on must be signed by it.
+    RotateMotionKey(MotionKeyRotation),
+}
+
+/// A motion-key rotation as submitted: the key it rotates from is the one in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MotionKeyRotation {
+    /// 1 for the first rotation under the charter, then one more each time.
+    pub seq: u64,
+    /// Hex of the new 32-byte ed25519 motion key.
+    pub to: String,
+    /// Hex signature by the new key over the rotation (proof of possession).
+    pub possession: String,
+    /// Member organisations' roster-key signatures over the rotation.
+    pub endorsements: Vec<Endorsement>,
 }
 
 /// A contributor's name, key and organisation, attested.
@@ -278,6 +301,12 @@ pub enum InternalCommand {
         arbiter_id: String,
         /// Hex protobuf `Reveal`s, one per exam item.
         reveals: Vec<String>,
+        /// The signed exam motions the reveals answer, as the driver put them to the node
+        /// (hex protobuf `Motion`s); required from rule set
+        /// [`EXAM_MOTIONS`](crate::rules::EXAM_MOTIONS) on, so apply can check that the
+        /// arbiter was examined on the exam's own items (docs/SECURITY.md).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        motions: Vec<crate::signed_motion::WireMotion>,
     },
     /// The federation charter, proposed once by the replica that initialises the group
     /// (`Admin.Init`), from the charter it was started with: the first record entry. From
@@ -338,6 +367,7 @@ impl ClientCommand {
             ClientCommand::SubmitReveal { .. } => "SubmitReveal",
             ClientCommand::StartRun(_) => "StartRun",
             ClientCommand::SubmitRunInput(_) => "SubmitRunInput",
+            ClientCommand::RotateMotionKey(_) => "RotateMotionKey",
         }
     }
 }
@@ -799,12 +829,19 @@ mod tests {
                 ),
                 signature: None,
             })),
+            ClientCommand::RotateMotionKey(MotionKeyRotation {
+                seq: 1,
+                to: "00".into(),
+                possession: "00".into(),
+                endorsements: vec![],
+            }),
         ];
         let internal = [
             InternalCommand::RecordOutcome(outcome.clone()),
             InternalCommand::SubmitExam {
                 arbiter_id: "a".into(),
                 reveals: vec![],
+                motions: vec![],
             },
             InternalCommand::AdoptCharter(Box::new(crate::charter::tests::charter())),
             InternalCommand::LogCommitments(CommitmentLog {

@@ -28,6 +28,7 @@ pub mod priors;
 pub mod query;
 pub mod recalibration;
 pub mod record;
+pub mod rules;
 pub mod ruling;
 pub mod run_roles;
 pub mod runs;

@@ -89,7 +89,82 @@ pub struct LimitPolicy {
     pub open_motions_per_question: u32,
     /// Open motions one identity's panel requests may hold at a time.
     pub open_motions_per_identity: u32,
+    /// The caps across all writers, so they hold whoever leads (a new leader's intake
+    /// buckets start full); `None` in policies stamped before they were enforced here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global: Option<GlobalRates>,
 }
+
+/// Rates across all writers (`--global-burst`, `--global-per-minute` and the per-kind
+/// intake rates of docs/COORDINATOR.md): every client write takes a token from
+/// `all_writes`, and a write of a costly kind also from its kind's bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlobalRates {
+    pub all_writes: Rate,
+    /// `Contribute` and `SubmitRunInput`.
+    pub contributions: Rate,
+    /// `CreateDebate` and `StartRun`.
+    pub debates: Rate,
+    /// `AskPanel`.
+    pub panel_requests: Rate,
+    /// `RegisterArbiter` and `RegisterContributor`.
+    pub registrations: Rate,
+}
+
+/// The write kinds with a global bucket of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GlobalKind {
+    Contributions,
+    Debates,
+    PanelRequests,
+    Registrations,
+}
+
+impl GlobalKind {
+    const ALL: [GlobalKind; 4] = [
+        GlobalKind::Contributions,
+        GlobalKind::Debates,
+        GlobalKind::PanelRequests,
+        GlobalKind::Registrations,
+    ];
+
+    fn of(c: &ClientCommand) -> Option<GlobalKind> {
+        match c {
+            ClientCommand::Contribute(_) | ClientCommand::SubmitRunInput(_) => {
+                Some(GlobalKind::Contributions)
+            }
+            ClientCommand::CreateDebate(_) | ClientCommand::StartRun(_) => {
+                Some(GlobalKind::Debates)
+            }
+            ClientCommand::AskPanel(_) => Some(GlobalKind::PanelRequests),
+            ClientCommand::RegisterArbiter(_) | ClientCommand::RegisterContributor(_) => {
+                Some(GlobalKind::Registrations)
+            }
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            GlobalKind::Contributions => "contributions",
+            GlobalKind::Debates => "debates",
+            GlobalKind::PanelRequests => "panel-requests",
+            GlobalKind::Registrations => "registrations",
+        }
+    }
+
+    fn rate(self, g: &GlobalRates) -> Rate {
+        match self {
+            GlobalKind::Contributions => g.contributions,
+            GlobalKind::Debates => g.debates,
+            GlobalKind::PanelRequests => g.panel_requests,
+            GlobalKind::Registrations => g.registrations,
+        }
+    }
+}
+
+/// Bucket key of the all-writers cap.
+const ALL_WRITES_KEY: &str = "global:all";
 
 impl Default for LimitPolicy {
     /// Generous enough for honest use (and for tests that run everything anonymously in
@@ -103,6 +178,7 @@ impl Default for LimitPolicy {
             contributions_per_debate: 20_000,
             open_motions_per_question: 2,
             open_motions_per_identity: 64,
+            global: None,
         }
     }
 }
@@ -213,9 +289,14 @@ impl LimitError {
     }
 }
 
-/// The buckets a write takes a token from: its identity's and its organisation's.
-fn buckets_of(policy: &LimitPolicy, w: &Writer) -> Vec<(String, Rate, &'static str, String)> {
-    let mut out = Vec::with_capacity(2);
+/// The buckets a write takes a token from: its identity's and its organisation's, and
+/// under a policy with global rates the all-writers bucket and its kind's.
+fn buckets_of(
+    policy: &LimitPolicy,
+    w: &Writer,
+    c: &ClientCommand,
+) -> Vec<(String, Rate, &'static str, String)> {
+    let mut out = Vec::with_capacity(4);
     if w.is_anonymous() {
         out.push((
             format!("identity:{ANONYMOUS}"),
@@ -239,13 +320,44 @@ fn buckets_of(policy: &LimitPolicy, w: &Writer) -> Vec<(String, Rate, &'static s
             format!("organisation {org}"),
         ));
     }
+    if let Some(g) = &policy.global {
+        out.push((
+            ALL_WRITES_KEY.to_string(),
+            g.all_writes,
+            "global",
+            "all client writers".to_string(),
+        ));
+        if let Some(kind) = GlobalKind::of(c) {
+            out.push((
+                format!("global:{}", kind.name()),
+                kind.rate(g),
+                "global",
+                format!("all writers' {}", kind.name()),
+            ));
+        }
+    }
     out
 }
 
-/// Whether this command is limited: every client command; internal commands come from
-/// the leader's drivers and test commands exist on test clusters only.
-pub fn limited(command: &Command) -> bool {
-    matches!(command, Command::Client(_))
+/// The rate of a stored bucket under `policy`; `None` for a bucket the policy no longer
+/// has (its global rates were dropped), which pruning then removes.
+fn rate_of_key(policy: &LimitPolicy, key: &str) -> Option<Rate> {
+    if key == format!("identity:{ANONYMOUS}") {
+        Some(policy.anonymous)
+    } else if key.starts_with("organisation:") {
+        Some(policy.per_organisation)
+    } else if key.starts_with("identity:") {
+        Some(policy.per_identity)
+    } else {
+        let g = policy.global.as_ref()?;
+        if key == ALL_WRITES_KEY {
+            return Some(g.all_writes);
+        }
+        GlobalKind::ALL
+            .into_iter()
+            .find(|k| key.strip_prefix("global:") == Some(k.name()))
+            .map(|k| k.rate(g))
+    }
 }
 
 fn open_motions(state: &State, ids: &[String]) -> u32 {
@@ -268,11 +380,11 @@ pub fn check(
     command: &Command,
     now_ms: u64,
 ) -> Result<(), LimitError> {
-    if !limited(command) {
+    let Command::Client(c) = command else {
         return Ok(());
-    }
+    };
     let l = &state.limits;
-    for (key, rate, limit, who) in buckets_of(policy, writer) {
+    for (key, rate, limit, who) in buckets_of(policy, writer, c) {
         let milli = l
             .buckets
             .get(&key)
@@ -287,9 +399,6 @@ pub fn check(
             });
         }
     }
-    let Command::Client(c) = command else {
-        return Ok(());
-    };
     match c {
         ClientCommand::CreateDebate(_) | ClientCommand::StartRun(_) => {
             let count = l
@@ -366,7 +475,7 @@ pub fn charge(
         return;
     };
     let l = &mut state.limits;
-    for (key, rate, _, _) in buckets_of(policy, writer) {
+    for (key, rate, _, _) in buckets_of(policy, writer, c) {
         let b = l
             .buckets
             .entry(key)
@@ -407,19 +516,9 @@ pub fn prune(state: &mut State, policy: &LimitPolicy, now_ms: u64) {
     if now_ms < state.limits.pruned_at_ms.saturating_add(PRUNE_EVERY_MS) {
         return;
     }
-    let rate_of = |key: &str| {
-        if key == format!("identity:{ANONYMOUS}") {
-            policy.anonymous
-        } else if key.starts_with("organisation:") {
-            policy.per_organisation
-        } else {
-            policy.per_identity
-        }
-    };
-    state
-        .limits
-        .buckets
-        .retain(|k, b| b.level(rate_of(k), now_ms) < rate_of(k).full_milli());
+    state.limits.buckets.retain(|k, b| {
+        rate_of_key(policy, k).is_some_and(|rate| b.level(rate, now_ms) < rate.full_milli())
+    });
     let asked = std::mem::take(&mut state.limits.asked);
     let mut kept = BTreeMap::new();
     for (identity, ids) in asked {
@@ -504,6 +603,7 @@ mod tests {
                 }],
                 limits: Some(self.policy),
                 checkpoints: None,
+                rules: None,
             };
             let r = apply_batch(&mut self.state, self.log_index, &batch);
             r.items.into_iter().next().expect("one item").reply
@@ -544,6 +644,70 @@ mod tests {
         assert!(matches!(other, ItemReply::Applied(_)), "{other:?}");
         let later = r.write(11_000, Some(&flood), debate("c10"));
         assert!(matches!(later, ItemReply::Applied(_)), "{later:?}");
+    }
+
+    /// Rotating certificates and organisations does not outrun the global caps, and they
+    /// hold in apply, so a failover (a new leader's intake starts full) does not reset
+    /// them: every replica refuses the same over-cap write from the replicated buckets.
+    #[test]
+    fn global_caps_hold_across_writers_and_leaders() {
+        let g = GlobalRates {
+            all_writes: Rate::new(6, 6),
+            contributions: Rate::new(100, 600),
+            debates: Rate::new(4, 6),
+            panel_requests: Rate::new(100, 600),
+            registrations: Rate::new(100, 600),
+        };
+        let policy = LimitPolicy {
+            global: Some(g),
+            ..LimitPolicy::default()
+        };
+        let mut r = Replica::new(policy);
+        let fresh = |i: u32| writer(&format!("rot-{i}"), &format!("org-{i}"));
+        for i in 0..4 {
+            let ok = r.write(1_000, Some(&fresh(i)), debate(&format!("c{i}")));
+            assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        }
+        // The debates cap is used up by four identities of four organisations.
+        let over = r.write(1_000, Some(&fresh(4)), debate("c4"));
+        assert!(
+            refused(&over, "rate_limited", "all writers' debates"),
+            "{over:?}"
+        );
+        assert!(refused(&over, "rate_limited", "retry in 10 s"), "{over:?}");
+        // The buckets are in the replicated state: a replica with the same state (any
+        // follower, the next leader) refuses the same write, whatever its intake holds.
+        let follower = State {
+            limits: r.state.limits.clone(),
+            ..State::default()
+        };
+        assert!(
+            check(&follower, &policy, &fresh(9), &debate("c9"), 1_000).is_err(),
+            "the cap is in the replicated state"
+        );
+        // The all-writes cap: four debates and two contributions use up its six tokens (a
+        // write refused over a limit costs none), so the third contribution is refused.
+        for n in 1..=2 {
+            let ok = r.write(
+                1_000,
+                Some(&fresh(10 + n)),
+                definition("deb_1", u64::from(n)),
+            );
+            assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        }
+        let over = r.write(1_000, Some(&fresh(13)), definition("deb_1", 3));
+        assert!(
+            refused(&over, "rate_limited", "all client writers"),
+            "{over:?}"
+        );
+        // The buckets refill with batch time and are then pruned.
+        let later = r.write(200_000, Some(&fresh(12)), debate("c12"));
+        assert!(matches!(later, ItemReply::Applied(_)), "{later:?}");
+        assert!(
+            r.state.limits.buckets.len() <= 4,
+            "refilled buckets are pruned: {:?}",
+            r.state.limits.buckets.keys().collect::<Vec<_>>()
+        );
     }
 
     /// Rotating certificates within one organisation meets the organisation's budget,

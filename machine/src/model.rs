@@ -287,6 +287,28 @@ pub struct State {
     /// serialized.
     #[serde(skip)]
     pub v2_rules: bool,
+    /// Motion keys rotated to after the charter's, in order (`RotateMotionKey`,
+    /// `charter::motion_key_at`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub motion_keys: Vec<MotionKeyChange>,
+    /// The highest rule set a batch was stamped with (`rules.rs`); 0 before stamping.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rules: u32,
+}
+
+/// One motion-key rotation on the record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MotionKeyChange {
+    pub seq: u64,
+    /// Hex of the key in force from this rotation on.
+    pub key: String,
+    /// The log index of the entry that rotated it: motions opened at or after it are
+    /// signed with this key.
+    pub log_index: u64,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.
@@ -301,6 +323,10 @@ pub struct RecordEntry {
     pub request_id: u64,
     pub command: Command,
     pub reply: ItemReply,
+    /// The rule set in force when the entry applied (`rules.rs`); absent (0) in entries
+    /// applied before rule sets were stamped, so their leaf bytes are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<u32>,
 }
 
 impl RecordEntry {

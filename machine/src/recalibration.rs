@@ -386,6 +386,8 @@ mod tests {
         keys: BTreeMap<String, SigningKey>,
         /// The acceptance policy of the debates the sim creates (`None`: the default).
         policy: Option<Value>,
+        /// The rule set stamped into every batch (`None`: unstamped, as before `rules.rs`).
+        rules: Option<u32>,
     }
 
     impl Sim {
@@ -395,6 +397,7 @@ mod tests {
                 batches: Vec::new(),
                 keys: BTreeMap::new(),
                 policy: None,
+                rules: None,
             };
             for (id, stance, org) in pool {
                 s.add_arbiter(id, *stance, org);
@@ -433,6 +436,7 @@ mod tests {
                 }],
                 limits: None,
                 checkpoints: None,
+                rules: self.rules,
             };
             let r = apply_batch(&mut self.state, n, &batch);
             self.batches.push(batch);
@@ -1031,6 +1035,16 @@ mod tests {
 
     /// A perfect exam for `arbiter_id`, committed, signed and revealed.
     fn exam_reveals(key: &SigningKey, arbiter_id: &str) -> Vec<String> {
+        exam_answers(key, arbiter_id, &BTreeMap::new())
+    }
+
+    /// [`exam_reveals`], each ruling bound to the digest `digests` gives for its motion id
+    /// (envelope v2), if any.
+    fn exam_answers(
+        key: &SigningKey,
+        arbiter_id: &str,
+        digests: &BTreeMap<String, [u8; 32]>,
+    ) -> Vec<String> {
         let exam = crate::admission::default_exam().expect("exam");
         let hash = hex::decode(exam.content_hash.trim_start_matches("sha256:")).expect("hex");
         exam.items
@@ -1047,6 +1061,9 @@ mod tests {
                     issued_at_unix_ms: 1,
                     ..Default::default()
                 };
+                if let Some(d) = digests.get(&r.motion_id) {
+                    r.motion_digest = d.to_vec();
+                }
                 match &item.gold {
                     Gold::Binary(b) => {
                         r.decision = if *b {
@@ -1089,6 +1106,143 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// The signed exam motions of every item for `arbiter_id`, as the exam driver puts
+    /// them; `alter` may change one before it is signed.
+    fn exam_motions(arbiter_id: &str, alter: impl Fn(&mut pb::Motion)) -> Vec<pb::Motion> {
+        let exam = crate::admission::default_exam().expect("exam");
+        let motion_key = SigningKey::from_bytes(&[7; 32]);
+        exam.items
+            .iter()
+            .map(|item| {
+                let mut m = crate::admission::exam_motion(
+                    exam,
+                    item,
+                    arbiter_id,
+                    1_790_000_000_000,
+                    1_790_000_001_000,
+                    false,
+                );
+                alter(&mut m);
+                panel_proto::sign_motion(&motion_key, m)
+            })
+            .collect()
+    }
+
+    fn digests(motions: &[pb::Motion]) -> BTreeMap<String, [u8; 32]> {
+        motions
+            .iter()
+            .map(|m| (m.motion_id.clone(), panel_proto::motion_digest(m)))
+            .collect()
+    }
+
+    fn refused_exam(reply: ItemReply) -> String {
+        match reply {
+            ItemReply::Refused { code, message } => {
+                assert_eq!(code, "exam_refused", "{message}");
+                message
+            }
+            other => panic!("an exam that should be refused applied: {other:?}"),
+        }
+    }
+
+    /// Rule set `EXAM_MOTIONS`: an exam counts only with the signed motions its answers
+    /// bind, each exactly one of the exam's items, so a driver (the leader) cannot examine
+    /// an arbiter on content of its choosing, or submit answers to motions it hides.
+    #[test]
+    fn exam_answers_count_only_with_the_exam_motions_they_answer() {
+        let mut sim = Sim::new(&SIX[..4]);
+        sim.rules = Some(crate::rules::CURRENT);
+        let key = SigningKey::from_bytes(&[41; 32]);
+        sim.ok(ClientCommand::RegisterArbiter(cmd(json!({
+            "arbiter_id": "new", "public_key": hex::encode(key.verifying_key().to_bytes()),
+            "organisation": "o9", "model_family": "fam-new", "stance": Stance::A,
+        }))));
+        let honest = exam_motions("new", |_| {});
+        let wire = |ms: &[pb::Motion]| ms.iter().map(crate::signed_motion::encode).collect();
+        let exam = |reveals: Vec<String>, motions: Vec<String>| InternalCommand::SubmitExam {
+            arbiter_id: "new".into(),
+            reveals,
+            motions,
+        };
+
+        // Answers bound to the motions, but the motions left out.
+        let why =
+            refused_exam(sim.write(exam(exam_answers(&key, "new", &digests(&honest)), vec![])));
+        assert!(why.contains("carries no signed motion"), "{why}");
+        // Unbound (v1) answers with the motions: each ruling must bind its motion.
+        let why = refused_exam(sim.write(exam(exam_reveals(&key, "new"), wire(&honest))));
+        assert!(why.contains("does not answer"), "{why}");
+        // A motion whose question the driver rewrote (easier, or misleading), signed and
+        // answered as it was put: refused, whoever signed it.
+        let altered = exam_motions("new", |m| {
+            if m.motion_id
+                .ends_with(&crate::admission::default_exam().expect("exam").items[0].id)
+            {
+                if let Some(p) = m.projection.as_mut() {
+                    p.question = "Is water wet?".into();
+                }
+            }
+        });
+        let why = refused_exam(sim.write(exam(
+            exam_answers(&key, "new", &digests(&altered)),
+            wire(&altered),
+        )));
+        assert!(why.contains("differs from item"), "{why}");
+        // Answers bound to another round's motions (other deadlines) than those carried.
+        let other_round = exam_motions("new", |m| m.reveal_deadline_unix_ms += 1);
+        let why = refused_exam(sim.write(exam(
+            exam_answers(&key, "new", &digests(&other_round)),
+            wire(&honest),
+        )));
+        assert!(why.contains("does not answer"), "{why}");
+        // A motion of another arbiter's exam.
+        let foreign = exam_motions("a1", |_| {});
+        let why = refused_exam(sim.write(exam(
+            exam_answers(&key, "new", &digests(&honest)),
+            wire(&foreign),
+        )));
+        assert!(why.contains("is not an item of new's exam"), "{why}");
+        assert!(!sim.state.arbiters.get("new").expect("new").admitted);
+
+        // An older leader's unstamped batch cannot switch the rule off.
+        sim.rules = None;
+        let why = refused_exam(sim.write(exam(exam_reveals(&key, "new"), vec![])));
+        assert!(
+            why.contains("carries no signed motion") || why.contains("does not answer"),
+            "{why}"
+        );
+
+        // The honest submission: every answer bound to the exam motion it answers.
+        let v = sim.ok(exam(
+            exam_answers(&key, "new", &digests(&honest)),
+            wire(&honest),
+        ));
+        assert_eq!(v["admitted"], json!(true), "{}", v["exam"]["decision"]);
+        // Every entry names the rule set it applied under, and the record replays.
+        let last = sim.state.record.iter().last().expect("entry").1;
+        assert_eq!(last.rules, Some(crate::rules::CURRENT));
+        let log_key =
+            panel_tlog::NoteSigner::new("test.example/log", SigningKey::from_bytes(&[42; 32]))
+                .expect("log key");
+        let bundle = record::export(&sim.state, Some(&log_key));
+        record::verify(&bundle).expect("the record replays under its rule sets");
+        // A record whose rule set drops after it rose is not what replicas wrote.
+        let mut forged = bundle.clone();
+        let at = forged
+            .entries
+            .iter()
+            .position(|e| e.rules.is_some())
+            .expect("a stamped entry");
+        for e in forged.entries.iter_mut().skip(at + 1) {
+            e.rules = None;
+        }
+        let err = record::verify(&forged).expect_err("a dropped rule set is refused");
+        assert!(
+            err.to_string().contains("never lowers the rule set"),
+            "{err}"
+        );
     }
 
     fn open_raw(sim: &mut Sim, id: &str) -> ItemReply {
@@ -1197,6 +1351,7 @@ mod tests {
         let v = sim.ok(InternalCommand::SubmitExam {
             arbiter_id: "a1".into(),
             reveals,
+            motions: vec![],
         });
         assert_eq!(v["admitted"], json!(true), "{}", v["exam"]["decision"]);
         let a1 = sim.state.arbiters.get("a1").expect("a1");

@@ -308,6 +308,20 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
         ..State::default()
     };
     for e in &bundle.entries {
+        // The rule set never goes down (`rules.rs`): an entry naming a lower level than one
+        // before it was not applied by this cluster's replicas.
+        let level = e.rules.unwrap_or(0);
+        if level < st.rules {
+            return Err(Failure::Entry {
+                seq: e.seq,
+                kind: e.command.kind(),
+                reason: format!(
+                    "it names rule set {level}, but an earlier entry was applied under rule set {}; a replica never lowers the rule set",
+                    st.rules
+                ),
+            });
+        }
+        st.rules = level;
         let ctx = ApplyCtx {
             log_index: e.log_index,
             item_index: e.item_index,

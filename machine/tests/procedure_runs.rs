@@ -24,6 +24,7 @@ fn write(state: &mut State, n: u64, command: Command) -> ItemReply {
         }],
         limits: None,
         checkpoints: None,
+        rules: None,
     };
     apply_batch(state, n, &batch).items.remove(0).reply
 }

@@ -40,6 +40,7 @@ fn batch(time_ms: u64, seed: u64, commands: Vec<Command>) -> Batch {
             .collect(),
         limits: None,
         checkpoints: None,
+        rules: None,
     }
 }
 

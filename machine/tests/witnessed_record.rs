@@ -113,6 +113,7 @@ fn write(state: &mut State, index: &mut u64, command: Command) {
             every_entries: 2,
             every_ms: 3_600_000,
         }),
+        rules: None,
     };
     let reply = apply_batch(state, *index, &batch);
     assert!(
@@ -301,6 +302,7 @@ fn cosignatures_by_strangers_never_reach_the_state() {
         }],
         limits: None,
         checkpoints: None,
+        rules: None,
     };
     let r = apply_batch(&mut st, n, &batch);
     assert!(

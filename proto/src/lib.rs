@@ -21,6 +21,7 @@
 pub mod commit_reveal;
 pub mod keys;
 pub mod link;
+pub mod motion_key_rotation;
 pub mod motion_signing;
 pub mod organisation;
 pub mod registration;

@@ -5,7 +5,10 @@
 //!   a key its sender does not hold is refused, over real sockets, naming what is missing;
 //! - the record verifies against the federation's own charter and fails against another
 //!   federation's, and a record whose charter was swapped to re-attest an arbiter under an
-//!   attacker's key fails against the trusted charter.
+//!   attacker's key fails against the trusted charter;
+//! - the motion key rotates only with both organisations' endorsements and the new key's
+//!   own signature, a rotation cannot be replayed, and the record with the rotation
+//!   verifies against the charter.
 
 use std::path::Path;
 use std::process::Output;
@@ -15,7 +18,7 @@ use panel_coordinator::acceptance::Stance;
 use panel_coordinator::charter::attest;
 use panel_coordinator::command::{ArbiterRegistration, ClientCommand, Command};
 use panel_tests::panel;
-use panel_tests::tls::{TlsCluster, start_cluster};
+use panel_tests::tls::{TlsCluster, issue, start_cluster, start_issued};
 use panel_transport::pki;
 use serde_json::Value;
 
@@ -261,4 +264,107 @@ fn the_record_verifies_only_against_its_own_charter() {
     let e = verify(&forged_path, Some(&c.pki.charter_path()));
     assert_eq!(e.status.code(), Some(1), "{}", text(&e.stdout));
     assert!(text(&e.stderr).contains("charter"), "{}", text(&e.stderr));
+}
+
+/// `panel org endorse-rotation` by `org` of a rotation to `to`: the signature it prints.
+fn endorse_rotation(c: &TlsCluster, to: &str, org: &str) -> String {
+    let out = panel()
+        .args(["org", "endorse-rotation", "--charter"])
+        .arg(c.pki.charter_path())
+        .args(["--to", to, "--org-key"])
+        .arg(c.pki.signing_key_path(org))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn the_motion_key_rotates_only_with_the_organisations_endorsements() {
+    let root = tempfile::tempdir().unwrap();
+    let next = root.path().join("next-motion.key");
+    let out = panel()
+        .args(["coordinator", "motion-keygen"])
+        .arg(&next)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Every replica holds the next key before the rotation, as docs/COORDINATOR.md says.
+    let issued = issue(root.path(), &[("arb-x", "northwind")]);
+    let c = start_issued(
+        root.path(),
+        issued,
+        &["--next-motion-key".into(), next.display().to_string()],
+    );
+    wait_chartered(&c);
+    let to = hex::encode(
+        panel_coordinator::service::motion_key::load(&next)
+            .unwrap()
+            .verifying_key()
+            .to_bytes(),
+    );
+    let north = endorse_rotation(&c, &to, "northwind");
+    let south = endorse_rotation(&c, &to, "southbank");
+    let charter = c.pki.charter_path();
+    let rotate = |endorsements: &[String]| {
+        let mut args = vec![
+            "org".to_owned(),
+            "rotate-motion-key".into(),
+            "--charter".into(),
+            charter.display().to_string(),
+            "--new-key".into(),
+            next.display().to_string(),
+        ];
+        for e in endorsements {
+            args.extend(["--endorsement".into(), e.clone()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        cli(&c, &args)
+    };
+    // One organisation alone cannot rotate the key, nor sign for the other.
+    let alone = rotate(&[format!("northwind={north}")]);
+    assert!(!alone.status.success());
+    assert!(
+        text(&alone.stderr).contains("the charter requires 2"),
+        "{}",
+        text(&alone.stderr)
+    );
+    let posing = rotate(&[format!("northwind={north}"), format!("southbank={north}")]);
+    assert!(!posing.status.success());
+    assert!(
+        text(&posing.stderr).contains("endorsements[1] by \"southbank\""),
+        "{}",
+        text(&posing.stderr)
+    );
+    // Both organisations: rotated.
+    let both = [format!("northwind={north}"), format!("southbank={south}")];
+    let done = rotate(&both);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    assert!(
+        text(&done.stdout).contains(&format!("motion key rotated to {to}")),
+        "{}",
+        text(&done.stdout)
+    );
+    // The same signatures again: the next rotation is number 2, so this one is refused.
+    let replayed = rotate(&both);
+    assert!(!replayed.status.success());
+    assert!(
+        text(&replayed.stderr).contains("the next rotation of this federation is 2"),
+        "{}",
+        text(&replayed.stderr)
+    );
+    let record = root.path().join("record.json");
+    let out = cli(&c, &["export", "--out", record.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bundle: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert!(
+        bundle["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["command"]["RotateMotionKey"]["to"] == to.as_str()),
+        "the rotation is on the record"
+    );
+    let ok = verify(&record, Some(&charter));
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
 }

@@ -170,6 +170,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
             let exam: Command = InternalCommand::SubmitExam {
                 arbiter_id: id.clone(),
                 reveals: vec![],
+                motions: vec![],
             }
             .into();
             assert_denied(

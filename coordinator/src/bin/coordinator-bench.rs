@@ -63,6 +63,7 @@ async fn replica(args: &[String]) -> Result<(), String> {
         .map_err(|e| e.to_string())?,
         admin_listen: None,
         motion_key: flag(args, "--motion-key").map(PathBuf::from),
+        next_motion_key: None,
         intake: Default::default(),
         log_key: flag(args, "--log-key").map(PathBuf::from),
         witnesses: args

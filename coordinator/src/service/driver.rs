@@ -38,6 +38,7 @@ use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::ruling::wire_kind;
 use crate::runs::RunMotion;
 use crate::service::link::{LinkError, LinkRegistry, is_link_endpoint};
+use crate::service::motion_key::MotionKeys;
 use crate::service::proposer::Proposer;
 use panel_procedures::AnswerShape;
 
@@ -168,9 +169,9 @@ struct Shared {
     /// How the leader dials nodes: mutual TLS with this replica's certificate, which the
     /// node checks against the charter before it judges anything.
     transport: panel_transport::Transport,
-    /// The cluster's motion key: every motion put to a node is signed with it
-    /// (docs/WIRE.md "Motion, layout v1").
-    motion_key: Arc<SigningKey>,
+    /// The motion keys this replica holds: every motion put to a node is signed with the
+    /// one in force for it (docs/WIRE.md "Motion, layout v1"; a rotation changes it).
+    motion_keys: Arc<MotionKeys>,
 }
 
 /// How the leader reaches one arbiter's node.
@@ -270,7 +271,7 @@ pub fn spawn(
     opts: DriverOptions,
     links: Arc<LinkRegistry>,
     transport: panel_transport::Transport,
-    motion_key: Arc<SigningKey>,
+    motion_keys: Arc<MotionKeys>,
 ) {
     let shared = Arc::new(Shared {
         transport,
@@ -283,7 +284,7 @@ pub fn spawn(
         clients: Mutex::new(HashMap::new()),
         links,
         unlinked: Mutex::new(BTreeSet::new()),
-        motion_key,
+        motion_keys,
     });
     tokio::spawn(async move {
         let mut events = shared.sm.subscribe();
@@ -351,6 +352,19 @@ pub fn spawn(
     });
 }
 
+impl Shared {
+    /// The held motion key in force for a motion opened at `opened_log_index` (the
+    /// current key for exams: `u64::MAX`), as the record says.
+    fn motion_key_for(&self, opened_log_index: u64) -> Result<&SigningKey, String> {
+        let in_force = self
+            .sm
+            .read(|a| panel_machine::charter::motion_key_at(&a.state, opened_log_index));
+        self.motion_keys
+            .for_key(in_force.as_ref())
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// Registered arbiters with a node endpoint that have not taken the exam yet.
 fn awaiting_exam(s: &Shared) -> Vec<(String, String)> {
     s.sm.read(|a| {
@@ -371,6 +385,7 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
     c.ready()
         .await
         .map_err(|e| format!("the arbiter's node does not answer yet ({e}); the exam waits"))?;
+    let motion_key = s.motion_key_for(u64::MAX)?;
     let commit_deadline = now_ms() + s.opts.exam_window.as_millis() as i64;
     let reveal_deadline = commit_deadline + s.opts.reveal_window.as_millis() as i64;
     let motions: Vec<pb::Motion> = exam
@@ -387,7 +402,7 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
             )
         })
         // Signed like debate motions: the node refuses anything else.
-        .map(|m| sign_motion(&s.motion_key, m))
+        .map(|m| sign_motion(motion_key, m))
         .collect();
     // Items go to the node together (at most `exam_concurrency` in flight); the node judges
     // them within its own limit. An item the node could not answer in the window is left
@@ -424,6 +439,7 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
         tokio::time::sleep(Duration::from_millis(wait as u64 + 5)).await;
     }
     let mut reveals = Vec::with_capacity(committed.len());
+    let mut answered = Vec::with_capacity(committed.len());
     let mut route = c.clone_route();
     for m in &committed {
         match route
@@ -431,7 +447,11 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
             .instrument(info_span!("exam_item", motion = %m.motion_id))
             .await
         {
-            Ok(r) => reveals.push(hex::encode(r.encode_to_vec())),
+            Ok(r) => {
+                reveals.push(hex::encode(r.encode_to_vec()));
+                // Apply checks each answer against the motion it answers (`rules.rs`).
+                answered.push(panel_machine::signed_motion::encode(m));
+            }
             Err(e) => warn!(motion = %m.motion_id, "exam item not revealed: {e}"),
         }
     }
@@ -445,7 +465,7 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
     let digest = Sha256::digest(format!("exam:{arbiter_id}").as_bytes());
     let mut rid = [0u8; 8];
     rid.copy_from_slice(&digest[..8]);
-    let bytes = reveals.iter().map(String::len).sum();
+    let bytes = reveals.iter().chain(&answered).map(String::len).sum();
     let out = s
         .proposer
         .submit(
@@ -455,6 +475,7 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
                 command: InternalCommand::SubmitExam {
                     arbiter_id: arbiter_id.to_string(),
                     reveals,
+                    motions: answered,
                 }
                 .into(),
                 writer: None,
@@ -770,7 +791,7 @@ async fn commit_and_log(
     };
     // Signed over every field (docs/WIRE.md "Motion, layout v1"): nodes verify before
     // judging, and each ruling binds this digest (envelope v2).
-    let wire = sign_motion(&s.motion_key, wire);
+    let wire = sign_motion(s.motion_key_for(motion.opened_log_index)?, wire);
     let digest = motion_digest(&wire);
     // Commit: every seat judges without seeing anyone else's ruling.
     let mut commits = Vec::new();

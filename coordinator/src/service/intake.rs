@@ -4,9 +4,11 @@
 //! replicas memory (contributions, debates, panel requests, registrations) takes a token
 //! from two buckets: one for its key (author, convener or arbiter id) and one for its kind
 //! across all keys, so rotating names cannot outrun the global rate. A writer over a limit
-//! gets a refusal saying when to retry, and nothing reaches the log. Buckets are leader
+//! gets a refusal saying when to retry, and nothing reaches the log. These buckets are leader
 //! local (a new leader starts them full) and the per-key map is pruned, so a flood of fresh
-//! names cannot grow it without bound.
+//! names cannot grow it without bound; the global rates are stamped into every batch
+//! ([`IntakeLimits::stamped_policy`]) and enforced again in apply, so they survive a
+//! failover.
 //!
 //! On top of that every client write takes a token from its writer's buckets: the caller's
 //! certificate (or the one shared anonymous identity), its organisation, and a global
@@ -46,6 +48,23 @@ pub struct IntakeLimits {
     /// Per identity, per organisation and anonymous rates, and the caps apply enforces
     /// (stamped into every batch by the proposer).
     pub policy: LimitPolicy,
+}
+
+impl IntakeLimits {
+    /// The policy the proposer stamps into every batch: the per-writer rates and caps, and
+    /// the global rates, so apply enforces those too and a failover does not reset them.
+    pub fn stamped_policy(&self) -> LimitPolicy {
+        LimitPolicy {
+            global: Some(crate::limits::GlobalRates {
+                all_writes: self.writes_global,
+                contributions: self.contributions_global,
+                debates: self.debates_global,
+                panel_requests: self.panel_requests_global,
+                registrations: self.registrations_global,
+            }),
+            ..self.policy
+        }
+    }
 }
 
 impl Default for IntakeLimits {
@@ -268,9 +287,11 @@ impl Intake {
                 Some(l.debates_per_convener),
                 l.debates_global,
             )),
-            ClientCommand::SubmitRunInput(sub) => Some((
+            // Keyed by the writer, not the run: a flood of unsigned inputs naming a run must
+            // not use up the budget of the roles that may speak in it.
+            ClientCommand::SubmitRunInput(_) => Some((
                 WriteKind::Contribution,
-                sub.run_id.as_str(),
+                writer.identity.as_str(),
                 Some(Rate::new(l.burst, l.per_minute)),
                 l.contributions_global,
             )),

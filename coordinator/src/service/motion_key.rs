@@ -35,6 +35,12 @@ pub enum MotionKeyError {
     Permissions { path: PathBuf, mode: u32 },
     #[error("motion key {path} already exists; refusing to overwrite it")]
     Exists { path: PathBuf },
+    #[error(
+        "this replica holds no motion key {in_force}, the key the record says is in force \
+         (rotated by RotateMotionKey); restart it with --motion-key (or --next-motion-key) \
+         naming that key's file"
+    )]
+    NotHeld { in_force: String },
 }
 
 /// Loads a motion key file (raw 32-byte seed, mode 0600 or stricter).
@@ -112,6 +118,53 @@ pub fn resolve(
     }
 }
 
+/// The motion keys a replica holds: its `--motion-key` and, during a rotation, its
+/// `--next-motion-key`. The driver signs each motion with the held key the record says is
+/// in force for it (`panel_machine::charter::motion_key_at`).
+#[derive(Debug)]
+pub struct MotionKeys(Vec<SigningKey>);
+
+impl MotionKeys {
+    /// The keys from the flags ([`resolve`] for the first; the next key is loaded as is).
+    pub fn resolve(
+        flag: Option<&Path>,
+        next: Option<&Path>,
+        data_dir: &Path,
+        test_cluster: bool,
+    ) -> Result<Self, MotionKeyError> {
+        let mut keys = vec![resolve(flag, data_dir, test_cluster)?];
+        if let Some(p) = next {
+            keys.push(load(p)?);
+        }
+        Ok(Self(keys))
+    }
+
+    /// Whether a held key is the one hex-encoded in `public_hex`.
+    pub fn holds_hex(&self, public_hex: &str) -> bool {
+        self.0
+            .iter()
+            .any(|k| hex::encode(k.verifying_key().to_bytes()) == public_hex)
+    }
+
+    /// The held key to sign with when the record says `in_force` (`None`: an unchartered
+    /// group, which pins no key, so the `--motion-key`).
+    pub fn for_key(
+        &self,
+        in_force: Option<&ed25519_dalek::VerifyingKey>,
+    ) -> Result<&SigningKey, MotionKeyError> {
+        match in_force {
+            None => Ok(&self.0[0]),
+            Some(want) => self
+                .0
+                .iter()
+                .find(|k| &k.verifying_key() == want)
+                .ok_or_else(|| MotionKeyError::NotHeld {
+                    in_force: hex::encode(want.to_bytes()),
+                }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +188,21 @@ mod tests {
                 .contains("--motion-key")
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_held_key_in_force_signs_and_a_missing_one_names_the_fix() {
+        let old = SigningKey::from_bytes(&[1; 32]);
+        let new = SigningKey::from_bytes(&[2; 32]);
+        let keys = MotionKeys(vec![old.clone(), new.clone()]);
+        let pick = |k: &SigningKey| keys.for_key(Some(&k.verifying_key())).map(|s| s.to_bytes());
+        assert_eq!(pick(&old).unwrap(), old.to_bytes());
+        assert_eq!(pick(&new).unwrap(), new.to_bytes());
+        assert_eq!(keys.for_key(None).unwrap().to_bytes(), old.to_bytes());
+        let stranger = SigningKey::from_bytes(&[3; 32]);
+        let err = pick(&stranger).unwrap_err().to_string();
+        assert!(err.contains("--next-motion-key"), "{err}");
+        assert!(keys.holds_hex(&hex::encode(new.verifying_key().to_bytes())));
+        assert!(!keys.holds_hex(&hex::encode(stranger.verifying_key().to_bytes())));
     }
 }

@@ -192,6 +192,7 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) 
             items,
             limits: opts.limits,
             checkpoints: opts.checkpoints,
+            rules: Some(panel_machine::rules::CURRENT),
         };
         match raft.client_write_ff(batch).await {
             Ok(pending) => {

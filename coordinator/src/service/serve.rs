@@ -50,6 +50,10 @@ pub struct ServeOptions {
     /// The cluster's motion key file (`--motion-key`, the same on every replica); required
     /// unless `test_commands` (see [`crate::service::motion_key::resolve`]).
     pub motion_key: Option<PathBuf>,
+    /// A second motion key this replica holds for a rotation (`--next-motion-key`): the
+    /// driver signs each motion with whichever held key is in force for it
+    /// (docs/COORDINATOR.md "Rotating the motion key").
+    pub next_motion_key: Option<PathBuf>,
     /// Write limits: the leader's intake buckets and the quotas apply enforces per
     /// identity and organisation (docs/SECURITY.md, "Floods"; flags in docs/COORDINATOR.md).
     pub intake: IntakeLimits,
@@ -110,11 +114,6 @@ pub enum ServeError {
         "this replica's certificate is not replica {id}'s in the federation charter; use the identity folder issued for replica {id}, or list its certificate in the charter"
     )]
     NotCharterReplica { id: NodeId },
-    #[error(
-        "the --motion-key file is not the charter's motion key {charter}; give every replica \
-         the motion.key issued with the charter"
-    )]
-    MotionKeyNotChartered { charter: String },
     #[error(transparent)]
     MotionKey(#[from] crate::service::motion_key::MotionKeyError),
     #[error(transparent)]
@@ -228,17 +227,24 @@ pub async fn serve(
         path: opts.data_dir.display().to_string(),
         source: e,
     })?;
-    let motion_key = Arc::new(crate::service::motion_key::resolve(
+    let motion_keys = Arc::new(crate::service::motion_key::MotionKeys::resolve(
         opts.motion_key.as_deref(),
+        opts.next_motion_key.as_deref(),
         &opts.data_dir,
         opts.test_commands,
     )?);
+    // A key that is neither the charter's nor held for a rotation is a misconfiguration;
+    // after a rotation the record, not the charter, names the key in force, so a replica
+    // holding only a rotated key starts and the driver checks each motion's key.
     if let Some(charter) = opts.transport.charter()
-        && charter.motion_key != hex::encode(motion_key.verifying_key().to_bytes())
+        && !motion_keys.holds_hex(&charter.motion_key)
     {
-        return Err(ServeError::MotionKeyNotChartered {
-            charter: charter.motion_key.clone(),
-        });
+        tracing::warn!(
+            charter = %charter.motion_key,
+            "no motion key this replica holds is the charter's: it signs motions only once a \
+             rotation on the record names one of its keys (docs/COORDINATOR.md \"Rotating the \
+             motion key\")"
+        );
     }
     let log_key = crate::service::log_key::resolve(
         opts.log_key.as_deref(),
@@ -270,7 +276,7 @@ pub async fn serve(
     let proposer = Proposer::spawn(
         raft.clone(),
         ProposerOptions {
-            limits: Some(opts.intake.policy),
+            limits: Some(opts.intake.stamped_policy()),
             checkpoints: Some(opts.checkpoints),
             ..opts.proposer.clone()
         },
@@ -293,7 +299,7 @@ pub async fn serve(
         opts.driver,
         links.clone(),
         opts.transport.clone(),
-        motion_key,
+        motion_keys,
     );
     crate::service::witnessing::spawn(
         crate::service::witnessing::Witnessing {

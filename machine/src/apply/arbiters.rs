@@ -163,6 +163,7 @@ pub(super) fn submit_exam(
     ctx: &ApplyCtx,
     arbiter_id: &str,
     reveals: &[String],
+    motions: &[crate::signed_motion::WireMotion],
 ) -> Result<Value, ApplyError> {
     let arbiter = state
         .arbiters
@@ -170,8 +171,18 @@ pub(super) fn submit_exam(
         .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_string()))?;
     let key = ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
     let exam = crate::admission::default_exam().map_err(ApplyError::Exam)?;
-    let answers = crate::admission::answers_from_reveals(exam, arbiter_id, &key, reveals)
-        .map_err(|e| ApplyError::Exam(e.to_string()))?;
+    let digests = if state.rules >= crate::rules::EXAM_MOTIONS {
+        let pinned = crate::charter::current_motion_key(state);
+        Some(
+            crate::admission::check_exam_motions(exam, arbiter_id, motions, pinned.as_ref())
+                .map_err(|e| ApplyError::Exam(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let answers =
+        crate::admission::answers_from_reveals(exam, arbiter_id, &key, reveals, digests.as_ref())
+            .map_err(|e| ApplyError::Exam(e.to_string()))?;
     let (scores, decision) =
         crate::admission::admit(exam, arbiter_id, &answers, (ctx.time_ms / 1000) as i64)
             .map_err(|e| ApplyError::Exam(e.to_string()))?;

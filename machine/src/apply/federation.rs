@@ -44,6 +44,29 @@ pub(super) fn admit_organisation(
     }))
 }
 
+/// Rotates the cluster's motion key (checked by `charter::check_rotation`): motions opened
+/// from this entry on must be signed by the new key; motions already open keep the key
+/// they were opened under.
+pub(super) fn rotate_motion_key(
+    state: &mut State,
+    ctx: &crate::apply::ApplyCtx,
+    rot: &crate::command::MotionKeyRotation,
+) -> Result<Value, ApplyError> {
+    let from = crate::charter::current_motion_key(state);
+    let to = crate::charter::check_rotation(state, rot)?;
+    state.motion_keys.push(crate::model::MotionKeyChange {
+        seq: rot.seq,
+        key: hex::encode(to.as_bytes()),
+        log_index: ctx.log_index,
+    });
+    Ok(json!({
+        "seq": rot.seq,
+        "from": from.map(|k| hex::encode(k.as_bytes())),
+        "to": hex::encode(to.as_bytes()),
+        "endorsed_by": rot.endorsements.iter().map(|e| &e.by).collect::<Vec<_>>(),
+    }))
+}
+
 pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Value, ApplyError> {
     if state.charter.is_some() {
         return Err(CharterRuleError::AlreadyChartered.into());
@@ -418,5 +441,142 @@ mod tests {
             contributor("ada", &arbiter_key(32), "south", &org_key(1)),
         ));
         assert!(m.contains("already bound"), "{m}");
+    }
+
+    /// A rotation of the motion key from the key in force to `to`, `seq`, its possession
+    /// signed by `possessor` and endorsed by `endorsers`.
+    fn rotation(
+        state: &State,
+        seq: u64,
+        to: &SigningKey,
+        possessor: &SigningKey,
+        endorsers: &[(&str, &SigningKey)],
+    ) -> Command {
+        use panel_proto::motion_key_rotation::{RotationClaim, sign_rotation};
+        let digest = state.charter.as_ref().map_or([0; 32], |c| c.digest());
+        // A bare group has no key in force; any valid key stands in for the signature.
+        let from = crate::charter::current_motion_key(state)
+            .unwrap_or_else(|| SigningKey::from_bytes(&[1; 32]).verifying_key())
+            .to_bytes();
+        let to_pub = to.verifying_key().to_bytes();
+        let claim = RotationClaim {
+            charter_digest: &digest,
+            seq,
+            from: &from,
+            to: &to_pub,
+        };
+        let sign = |k: &SigningKey| hex::encode(sign_rotation(&claim, k).expect("sign"));
+        ClientCommand::RotateMotionKey(crate::command::MotionKeyRotation {
+            seq,
+            to: hex::encode(to_pub),
+            possession: sign(possessor),
+            endorsements: endorsers
+                .iter()
+                .map(|(by, k)| crate::command::Endorsement {
+                    by: (*by).into(),
+                    signature: sign(k),
+                })
+                .collect(),
+        })
+        .into()
+    }
+
+    /// The motion key changes only by an entry the charter's threshold of organisations
+    /// endorse and the new key signs; it never goes back to a used key, an old rotation
+    /// cannot be replayed, and motions opened before it keep the key they were opened
+    /// under.
+    #[test]
+    fn the_motion_key_rotates_only_with_endorsements_and_possession() {
+        let new = SigningKey::from_bytes(&[201; 32]);
+        let both = [("north", &org_key(0)), ("south", &org_key(1))];
+        // Without a charter there is no key to rotate.
+        let mut bare = State::default();
+        let cmd = rotation(&bare, 1, &new, &new, &both);
+        let (c, m) = code(&write(&mut bare, 1, cmd));
+        assert_eq!(c, "charter");
+        assert!(m.contains("no charter"), "{m}");
+
+        let mut s = chartered();
+        let old = crate::charter::current_motion_key(&s).expect("charter key");
+        let refusals = [
+            (
+                rotation(&s, 1, &new, &new, &both[..1]),
+                "the charter requires 2",
+            ),
+            (
+                rotation(&s, 2, &new, &new, &both),
+                "the next rotation of this federation is 1",
+            ),
+            (
+                rotation(&s, 1, &new, &arbiter_key(9), &both),
+                "the new motion key must sign",
+            ),
+            (
+                rotation(
+                    &s,
+                    1,
+                    &new,
+                    &new,
+                    &[("north", &org_key(0)), ("east", &org_key(2))],
+                ),
+                "\"east\" is not a member organisation",
+            ),
+            (
+                rotation(
+                    &s,
+                    1,
+                    &new,
+                    &new,
+                    &[("north", &org_key(0)), ("south", &org_key(0))],
+                ),
+                "endorsements[1] by \"south\"",
+            ),
+            (
+                rotation(
+                    &s,
+                    1,
+                    &SigningKey::from_bytes(&[200; 32]),
+                    &SigningKey::from_bytes(&[200; 32]),
+                    &both,
+                ),
+                "used before",
+            ),
+        ];
+        for (n, (cmd, needle)) in refusals.into_iter().enumerate() {
+            let (c, m) = code(&write(&mut s, 10 + n as u64, cmd));
+            assert_eq!(c, "charter", "{m}");
+            assert!(m.contains(needle), "{needle:?} not in {m}");
+        }
+        assert_eq!(
+            crate::charter::current_motion_key(&s),
+            Some(old),
+            "nothing rotated"
+        );
+
+        let ok = rotation(&s, 1, &new, &new, &both);
+        let ItemReply::Applied(v) = write(&mut s, 20, ok.clone()) else {
+            panic!("the endorsed rotation is refused");
+        };
+        assert_eq!(v["to"], hex::encode(new.verifying_key().to_bytes()));
+        assert_eq!(
+            crate::charter::current_motion_key(&s),
+            Some(new.verifying_key())
+        );
+        // Motions opened before the rotating entry keep the charter's key.
+        assert_eq!(crate::charter::motion_key_at(&s, 19), Some(old));
+        assert_eq!(
+            crate::charter::motion_key_at(&s, 21),
+            Some(new.verifying_key())
+        );
+        // Replaying the rotation (seq 1 again) and rotating back are refused.
+        let (_, m) = code(&write(&mut s, 21, ok));
+        assert!(
+            m.contains("the next rotation of this federation is 2"),
+            "{m}"
+        );
+        let charter_key = SigningKey::from_bytes(&[200; 32]);
+        let back = rotation(&s, 2, &charter_key, &charter_key, &both);
+        let (_, m) = code(&write(&mut s, 22, back));
+        assert!(m.contains("used before"), "{m}");
     }
 }

@@ -261,6 +261,7 @@ fn prune_requests(state: &mut State, now_ms: u64, log_index: u64) {
 
 pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchReply {
     crate::checkpoints::sync_tree(state);
+    state.rules = crate::rules::after_stamp(state.rules, batch.rules);
     let verdicts_before = batch.checkpoints.map(|_| verdict_count(state));
     prune_requests(state, batch.time_ms, log_index);
     if let Some(policy) = &batch.limits {
@@ -322,6 +323,7 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
                 request_id: item.request_id,
                 command: item.command.clone(),
                 reply: reply.clone(),
+                rules: (state.rules > 0).then_some(state.rules),
             };
             state.tree.append(&entry.leaf_bytes());
             state.record.insert(format!("{seq:012}"), entry);
@@ -363,7 +365,8 @@ pub fn apply(
         Command::Internal(InternalCommand::SubmitExam {
             arbiter_id,
             reveals,
-        }) => arbiters::submit_exam(state, ctx, arbiter_id, reveals),
+            motions,
+        }) => arbiters::submit_exam(state, ctx, arbiter_id, reveals, motions),
         Command::Internal(InternalCommand::AdoptCharter(charter)) => {
             federation::adopt_charter(state, charter)
         }
@@ -414,6 +417,7 @@ fn apply_client(
         ClientCommand::SubmitRunInput(sub) => {
             runs::submit_input(state, ctx, client_id, request_id, sub)
         }
+        ClientCommand::RotateMotionKey(rot) => federation::rotate_motion_key(state, ctx, rot),
     }
 }
 
@@ -462,6 +466,7 @@ pub(crate) fn write_one(state: &mut State, n: u64, command: Command) -> ItemRepl
         }],
         limits: None,
         checkpoints: None,
+        rules: None,
     };
     let r = apply_batch(state, n, &batch);
     r.items.into_iter().next().expect("one item").reply
@@ -493,6 +498,7 @@ mod tests {
                 .collect(),
             limits: None,
             checkpoints: None,
+            rules: None,
         }
     }
 
@@ -619,6 +625,7 @@ mod tests {
             }],
             limits: None,
             checkpoints: None,
+            rules: None,
         }
     }
 
@@ -686,6 +693,7 @@ mod tests {
                 items: vec![item("aaaa"), item("bbbbbb")],
                 limits: None,
                 checkpoints: None,
+                rules: None,
             },
         );
         assert!(r.items.iter().all(|o| !o.duplicate), "{r:?}");
@@ -700,6 +708,7 @@ mod tests {
                 items: vec![item("aaaa")],
                 limits: None,
                 checkpoints: None,
+                rules: None,
             },
         );
         assert!(again.items[0].duplicate);

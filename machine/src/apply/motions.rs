@@ -164,7 +164,7 @@ pub(super) fn record_outcome(
     // before any ruling, so every ruling below is held against its digest.
     let motion_digest = match &sub.motion {
         Some(wire) => {
-            let pinned = state.charter.as_ref().and_then(|c| c.motion_key());
+            let pinned = crate::charter::motion_key_at(state, motion.opened_log_index);
             Some(signed_motion::check(
                 wire,
                 &binding,
@@ -540,7 +540,7 @@ pub(super) fn log_commitments(
         state_hash: &state_hash,
     };
     let (seated, all_keys) = seat_keys(state, motion)?;
-    let pinned = state.charter.as_ref().and_then(|c| c.motion_key());
+    let pinned = crate::charter::motion_key_at(state, motion.opened_log_index);
     let (digest, signed) =
         signed_motion::check_round(&log.motion, &binding, &all_keys, pinned.as_ref())?;
     let now = batch_time(ctx);
@@ -940,6 +940,7 @@ mod tests {
                 .collect(),
             limits: None,
             checkpoints: None,
+            rules: None,
         }
     }
 

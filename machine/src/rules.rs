@@ -1,0 +1,43 @@
+//! Rule sets: which version of apply's rules an entry was applied under
+//! (docs/COORDINATOR.md "Rule sets").
+//!
+//! A rule that makes apply stricter would refuse entries that an older replica accepted,
+//! so a record that spans an upgrade could not be replayed with one rule set. Instead the
+//! leader stamps the rule set its code applies into every batch ([`Batch::rules`]), the
+//! state keeps the highest stamp it has seen ([`State::rules`]), and every record entry
+//! names the rule set in force when it applied ([`RecordEntry::rules`]). The level never
+//! goes down: a leader running older code (or lying) cannot switch a stricter rule off
+//! once any batch switched it on, and `panel verify` refuses a record whose level drops.
+//! Entries from before stamping carry no level (0) and replay exactly as they applied.
+//!
+//! [`Batch::rules`]: crate::command::Batch::rules
+//! [`State::rules`]: crate::model::State::rules
+//! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
+
+/// The rule set this code applies; the leader stamps it into every batch it seals.
+pub const CURRENT: u32 = EXAM_MOTIONS;
+
+/// From this level on, exam answers come with the signed exam motions they answer, and
+/// apply checks each motion's content against the exam and each ruling's binding to it
+/// (`admission::check_exam_motions`; docs/SECURITY.md "Arbiter node caller").
+pub const EXAM_MOTIONS: u32 = 1;
+
+/// The level in force after a batch stamped `stamped` (none in batches sealed before
+/// stamping) on a state at `level`: never lower than before.
+pub fn after_stamp(level: u32, stamped: Option<u32>) -> u32 {
+    level.max(stamped.unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_level_never_goes_down() {
+        assert_eq!(after_stamp(0, None), 0);
+        assert_eq!(after_stamp(0, Some(CURRENT)), CURRENT);
+        // An older leader's unstamped or lower-stamped batch keeps the level reached.
+        assert_eq!(after_stamp(CURRENT, None), CURRENT);
+        assert_eq!(after_stamp(CURRENT, Some(0)), CURRENT);
+    }
+}
