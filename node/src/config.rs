@@ -133,6 +133,12 @@ fn default_retrieval_bytes() -> usize {
 }
 
 /// How the node retrieves cited sources for tier verification (`[retrieval]`).
+///
+/// A citation's address is chosen by whoever wrote the citation, so the node connects
+/// only to public unicast addresses: a host that resolves to loopback, a private range,
+/// link-local (the cloud metadata address 169.254.169.254), carrier-grade NAT, multicast or
+/// another special-purpose address is refused, on every redirect hop (`crate::address`
+/// lists the rules). `allow_hosts` is the one exception.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetrievalConfig {
@@ -146,6 +152,14 @@ pub struct RetrievalConfig {
     /// Largest source fetched, in bytes.
     #[serde(default = "default_retrieval_bytes")]
     pub max_bytes: usize,
+    /// Hosts exempt from the public-address rule, for an internal source mirror or a test
+    /// server: exact host names (case-insensitive; no wildcards, no suffix matching) or IP
+    /// addresses, e.g. `["mirror.internal", "127.0.0.1"]`. An entry is compared with the
+    /// URL's host as written, not with what the host resolves to (`"127.0.0.1"` exempts
+    /// `https://127.0.0.1:8443/x` but not `https://localhost/x`), and exempts every port
+    /// of that host. Empty by default: nothing but public addresses.
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
 }
 
 impl Default for RetrievalConfig {
@@ -154,6 +168,7 @@ impl Default for RetrievalConfig {
             ca_file: None,
             timeout_ms: default_retrieval_timeout(),
             max_bytes: default_retrieval_bytes(),
+            allow_hosts: Vec::new(),
         }
     }
 }
@@ -336,7 +351,7 @@ mod tests {
         std::fs::write(
             &path,
             "max_concurrent_judgements = 8\ndeclared_latency_ms = 5000\n\
-             [retrieval]\nca_file = \"src-ca.pem\"\n\
+             [retrieval]\nca_file = \"src-ca.pem\"\nallow_hosts = [\"mirror.internal\", \"10.0.0.5\"]\n\
              [judge]\nkind = \"llm\"\nbase_url = \"https://x.example/v1\"\nmodel = \"m\"\n\
              api_key_file = \"llm.key\"\nca_file = \"llm-ca.pem\"\n",
         )
@@ -346,6 +361,7 @@ mod tests {
         assert_eq!(cfg.declared_latency_ms, Some(5000));
         assert_eq!(cfg.retrieval.ca_file, Some(dir.path().join("src-ca.pem")));
         assert_eq!(cfg.retrieval.timeout_ms, 10_000);
+        assert_eq!(cfg.retrieval.allow_hosts, ["mirror.internal", "10.0.0.5"]);
         let Some(JudgeConfig::Llm {
             api_key_file,
             ca_file,
@@ -358,6 +374,15 @@ mod tests {
         assert_eq!(ca_file, Some(dir.path().join("llm-ca.pem")));
         let d = NodeConfig::default();
         assert_eq!(d.max_concurrent_judgements, 4);
+        assert!(
+            d.retrieval.allow_hosts.is_empty(),
+            "public addresses only by default"
+        );
+        let e = toml::from_str::<NodeConfig>("[retrieval]\nallow_private = true").unwrap_err();
+        assert!(
+            e.to_string().contains("unknown field `allow_private`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -8,7 +8,14 @@
 //! Everything is bounded: the whole exchange (connect, handshake, request, response) by a
 //! timeout, the response body by a byte limit. URLs carrying user:password are refused
 //! (a credential in a URL ends up in logs).
+//!
+//! Where a client may connect is its [`Destinations`]: anywhere for the judge's endpoint
+//! (the operator's own setting), public unicast addresses only for retrieved sources. The
+//! host is resolved here, the resolved addresses are vetted, and the TCP connection is made
+//! to a vetted address itself, never to the name again (no second resolution an attacker's
+//! DNS could answer differently). TLS still verifies the certificate for the URL's host.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +31,8 @@ use rustls_pki_types::pem::PemObject;
 use thiserror::Error;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+
+use crate::address::{AddressError, Destinations};
 
 /// Where HTTPS trust comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +84,12 @@ pub enum HttpError {
     Timeout { url: String, ms: u128 },
     #[error("{url}: cannot connect: {reason}")]
     Connect { url: String, reason: String },
+    #[error("{url}: refused: {source}")]
+    Refused {
+        url: String,
+        #[source]
+        source: AddressError,
+    },
     #[error(
         "{url}: TLS handshake failed: {reason}; if the server's certificate is issued by a \
          private authority, set {key} to its PEM file"
@@ -118,6 +133,8 @@ pub struct HttpClient {
     tls: Result<Arc<rustls::ClientConfig>, String>,
     /// The config key to name in TLS errors.
     key: &'static str,
+    /// Where requests may connect.
+    destinations: Destinations,
 }
 
 /// Reads every certificate of a PEM file as trust anchors.
@@ -185,10 +202,15 @@ fn client_config(store: RootCertStore) -> Result<Arc<rustls::ClientConfig>, TlsS
 }
 
 impl HttpClient {
-    /// A client trusting `roots`. A configured CA file that cannot be used is an error
-    /// now; missing system roots only make `https://` requests fail (naming the fix), so
-    /// a node whose endpoints are all `http://` starts on a machine without a CA bundle.
-    pub fn new(roots: &TrustRoots, key: &'static str) -> Result<Self, TlsSetupError> {
+    /// A client trusting `roots` and connecting only to `destinations`. A configured CA
+    /// file that cannot be used is an error now; missing system roots only make
+    /// `https://` requests fail (naming the fix), so a node whose endpoints are all
+    /// `http://` starts on a machine without a CA bundle.
+    pub fn new(
+        roots: &TrustRoots,
+        key: &'static str,
+        destinations: Destinations,
+    ) -> Result<Self, TlsSetupError> {
         match roots {
             TrustRoots::CaFile {
                 key: file_key,
@@ -196,18 +218,23 @@ impl HttpClient {
             } => Ok(Self {
                 tls: Ok(client_config(load_ca_file(file_key, path)?)?),
                 key,
+                destinations,
             }),
-            TrustRoots::System => Ok(Self::system(key)),
+            TrustRoots::System => Ok(Self::system(key, destinations)),
         }
     }
 
     /// A client trusting the system's root certificates; if none can be loaded, `https://`
     /// requests fail with the reason and the fix (`key`).
-    pub fn system(key: &'static str) -> Self {
+    pub fn system(key: &'static str, destinations: Destinations) -> Self {
         let tls = system_roots(key)
             .and_then(client_config)
             .map_err(|e| e.to_string());
-        Self { tls, key }
+        Self {
+            tls,
+            key,
+            destinations,
+        }
     }
 
     /// Whether `https://` requests can be made (for a start-up check of an https endpoint).
@@ -283,12 +310,7 @@ impl HttpClient {
             None
         };
         let exchange = async {
-            let tcp = TcpStream::connect((host.as_str(), port))
-                .await
-                .map_err(|e| HttpError::Connect {
-                    url: url.to_owned(),
-                    reason: e.to_string(),
-                })?;
+            let tcp = self.connect(&host, port, url).await?;
             let _ = tcp.set_nodelay(true);
             match tls {
                 None => exchange(TokioIo::new(tcp), req, url, limit).await,
@@ -309,6 +331,35 @@ impl HttpClient {
                 url: url.to_owned(),
                 ms: timeout.as_millis(),
             })?
+    }
+
+    /// Resolves `host` (a literal IP resolves to itself), keeps the addresses the client's
+    /// [`Destinations`] allow, and connects to the first of them that answers. The stream
+    /// is connected to a vetted address, so what was checked is what is reached.
+    async fn connect(&self, host: &str, port: u16, url: &str) -> Result<TcpStream, HttpError> {
+        let failed = |reason: String| HttpError::Connect {
+            url: url.to_owned(),
+            reason,
+        };
+        let resolved: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| failed(format!("cannot resolve {host}: {e}")))?
+            .collect();
+        let vetted =
+            self.destinations
+                .vet(host, &resolved)
+                .map_err(|source| HttpError::Refused {
+                    url: url.to_owned(),
+                    source,
+                })?;
+        let mut last = format!("{host} resolves to no address");
+        for addr in vetted {
+            match TcpStream::connect(addr).await {
+                Ok(tcp) => return Ok(tcp),
+                Err(e) => last = format!("{addr}: {e}"),
+            }
+        }
+        Err(failed(last))
     }
 
     /// A handshake failure: certificate trouble is named as such (not retryable); a
@@ -436,14 +487,46 @@ pub(crate) mod tests {
         pki: &TestPki,
         answer: impl Fn(&str) -> (u16, String) + Send + Sync + 'static,
     ) -> (u16, Arc<AtomicUsize>) {
+        let (port, seen) = serve_full(pki, move |_, body| {
+            let (status, body) = answer(body);
+            (status, vec![], body)
+        })
+        .await;
+        (port, seen.answered)
+    }
+
+    /// What a test server saw: TCP connections accepted, requests answered.
+    #[derive(Clone, Default)]
+    pub(crate) struct Seen {
+        pub accepted: Arc<AtomicUsize>,
+        pub answered: Arc<AtomicUsize>,
+    }
+
+    impl Seen {
+        pub(crate) fn accepted(&self) -> usize {
+            self.accepted.load(Ordering::Relaxed)
+        }
+        pub(crate) fn answered(&self) -> usize {
+            self.answered.load(Ordering::Relaxed)
+        }
+    }
+
+    /// A one-answer-per-connection HTTPS server on 127.0.0.1 answering each request with
+    /// `answer(head, body)` (the head as received: request line and headers), which gives
+    /// the status, extra response headers and the body.
+    pub(crate) async fn serve_full(
+        pki: &TestPki,
+        answer: impl Fn(&str, &str) -> (u16, Vec<(String, String)>, String) + Send + Sync + 'static,
+    ) -> (u16, Seen) {
         let answer = Arc::new(answer);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let acceptor = tokio_rustls::TlsAcceptor::from(pki.server.clone());
-        let count = Arc::new(AtomicUsize::new(0));
-        let seen = count.clone();
+        let counts = Seen::default();
+        let seen = counts.clone();
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
+                seen.accepted.fetch_add(1, Ordering::Relaxed);
                 let acceptor = acceptor.clone();
                 let seen = seen.clone();
                 let answer = answer.clone();
@@ -462,7 +545,8 @@ pub(crate) mod tests {
                             Ok(n) => got.extend_from_slice(&buf[..n]),
                         }
                     };
-                    let head = String::from_utf8_lossy(&got[..head_end]).to_ascii_lowercase();
+                    let raw_head = String::from_utf8_lossy(&got[..head_end]).into_owned();
+                    let head = raw_head.to_ascii_lowercase();
                     let len: usize = head
                         .lines()
                         .find_map(|l| l.strip_prefix("content-length:"))
@@ -474,11 +558,15 @@ pub(crate) mod tests {
                             Ok(n) => got.extend_from_slice(&buf[..n]),
                         }
                     }
-                    let (status, body) =
-                        answer(&String::from_utf8_lossy(&got[head_end..head_end + len]));
-                    seen.fetch_add(1, Ordering::Relaxed);
+                    let (status, extra, body) = answer(
+                        &raw_head,
+                        &String::from_utf8_lossy(&got[head_end..head_end + len]),
+                    );
+                    seen.answered.fetch_add(1, Ordering::Relaxed);
+                    let extra: String =
+                        extra.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
                     let reply = format!(
-                        "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        "HTTP/1.1 {status} X\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n{body}",
                         body.len()
                     );
                     let _ = s.write_all(reply.as_bytes()).await;
@@ -486,7 +574,7 @@ pub(crate) mod tests {
                 });
             }
         });
-        (port, count)
+        (port, counts)
     }
 
     #[tokio::test]
@@ -502,6 +590,7 @@ pub(crate) mod tests {
                 path: ca,
             },
             "judge.ca_file",
+            Destinations::Any,
         )
         .unwrap();
         let url = format!("https://127.0.0.1:{port}/v1/x");
@@ -528,6 +617,7 @@ pub(crate) mod tests {
                 path: other_ca,
             },
             "judge.ca_file",
+            Destinations::Any,
         )
         .unwrap();
         let e = wrong
@@ -556,6 +646,7 @@ pub(crate) mod tests {
                 path: missing,
             },
             "retrieval.ca_file",
+            Destinations::public_only(),
         )
         .err()
         .unwrap();
@@ -568,11 +659,12 @@ pub(crate) mod tests {
                 path: junk,
             },
             "judge.ca_file",
+            Destinations::Any,
         )
         .err()
         .unwrap();
         assert!(e.to_string().contains("BEGIN CERTIFICATE"), "{e}");
-        let c = HttpClient::new(&TrustRoots::System, "judge.ca_file").unwrap();
+        let c = HttpClient::new(&TrustRoots::System, "judge.ca_file", Destinations::Any).unwrap();
         for (url, needle) in [
             ("ftp://x/", "http:// and https://"),
             ("http://user:pw@127.0.0.1:1/", "user:password"),
@@ -584,5 +676,78 @@ pub(crate) mod tests {
                 .unwrap_err();
             assert!(e.to_string().contains(needle), "{url}: {e}");
         }
+    }
+
+    /// A client under the public-address rule refuses loopback however it is spelled,
+    /// before any connection; an allowed host is reached; the judge's client (`Any`) is not
+    /// affected (the test above).
+    #[tokio::test]
+    async fn public_only_clients_refuse_non_public_destinations_before_connecting() {
+        let pki = test_pki();
+        let (port, seen) = serve_full(&pki, |_, _| (200, vec![], "inside".into())).await;
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, &pki.ca_pem).unwrap();
+        let roots = TrustRoots::CaFile {
+            key: "retrieval.ca_file",
+            path: ca,
+        };
+        let public =
+            HttpClient::new(&roots, "retrieval.ca_file", Destinations::public_only()).unwrap();
+        let get = |c: &HttpClient, url: String| {
+            let c = c.clone();
+            async move {
+                c.send(Method::GET, &url, &[], None, 1024, Duration::from_secs(5))
+                    .await
+            }
+        };
+        for (url, ip) in [
+            (format!("https://127.0.0.1:{port}/"), "127.0.0.1"),
+            (format!("http://127.0.0.1:{port}/"), "127.0.0.1"),
+            (
+                format!("https://[::ffff:127.0.0.1]:{port}/"),
+                "::ffff:127.0.0.1",
+            ),
+            (format!("https://[::1]:{port}/"), "::1"),
+            (format!("http://0.0.0.0:{port}/"), "0.0.0.0"),
+        ] {
+            let e = get(&public, url.clone()).await.unwrap_err();
+            let HttpError::Refused { source, .. } = &e else {
+                panic!("{url}: {e}");
+            };
+            assert_eq!(source.ip.to_string(), ip, "{url}");
+            assert!(!e.retryable());
+            assert!(e.to_string().contains("retrieval.allow_hosts"), "{e}");
+        }
+        // A name that resolves to loopback is refused on what it resolves to.
+        let e = get(&public, format!("https://localhost:{port}/"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, HttpError::Refused { source, .. } if source.host == "localhost"),
+            "{e}"
+        );
+        // 127.0.0.1 as one decimal number: the resolver may or may not take it; either
+        // way the test server is not reached.
+        assert!(
+            get(&public, format!("http://2130706433:{port}/"))
+                .await
+                .is_err()
+        );
+        assert_eq!(seen.accepted(), 0, "no refused request reached the server");
+
+        // Exempt by exact host: reached; another spelling of the same address is not exempt.
+        let allow = crate::address::AllowHosts::parse(&["127.0.0.1"]).unwrap();
+        let mirror =
+            HttpClient::new(&roots, "retrieval.ca_file", Destinations::Public(allow)).unwrap();
+        let r = get(&mirror, format!("https://127.0.0.1:{port}/"))
+            .await
+            .unwrap();
+        assert_eq!(&r.body[..], b"inside");
+        let e = get(&mirror, format!("https://localhost:{port}/"))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, HttpError::Refused { .. }), "{e}");
+        assert_eq!((seen.accepted(), seen.answered()), (1, 1));
     }
 }

@@ -9,8 +9,11 @@
 //! * [`store`]: redb storage of own and received rulings and the pending queue.
 //! * [`keyfile`]: key generation (mode 0600) and loading (loose permissions refused).
 //! * [`metrics`]: the metrics endpoint's counters, judge latency and readiness.
+//! * [`http`], [`address`]: the outbound HTTP client and the public-address rule that
+//!   source retrieval ([`retrieval`]) connects under.
 //! * [`config`], [`run`]: `node.toml` and the process.
 
+pub mod address;
 pub mod advocate;
 pub mod arbiter;
 pub mod config;

@@ -279,12 +279,8 @@ pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
             crate::arbiter::DEFAULT_MAX_CONCURRENT_JUDGEMENTS
         )));
     }
-    let retriever = Retriever::new(
-        cfg.retrieval.ca_file.as_deref(),
-        Duration::from_millis(cfg.retrieval.timeout_ms),
-        cfg.retrieval.max_bytes,
-    )
-    .map_err(|e| NodeError::Missing(e.to_string()))?;
+    let retriever =
+        Retriever::from_config(&cfg.retrieval).map_err(|e| NodeError::Missing(e.to_string()))?;
     let store = Arc::new(Store::open(&data_dir)?);
     let arbiter = Arc::new(Arbiter::new(key, judge, identity).with_limits(
         retriever,

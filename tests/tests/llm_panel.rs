@@ -101,7 +101,7 @@ fn start_node(
         "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\n\
          organisation = \"{org}\"\nmodel_family = \"{family}\"\ncoordinator_keys = [\"{motion_key}\"]\n\
          max_concurrent_judgements = 16\ndeclared_latency_ms = 3000\n\n\
-         [retrieval]\nca_file = \"{ca}\"\ntimeout_ms = 8000\n\n\
+         [retrieval]\nca_file = \"{ca}\"\ntimeout_ms = 8000\nallow_hosts = [\"127.0.0.1\"]\n\n\
          [judge]\nkind = \"llm\"\nbase_url = \"{base}\"\nmodel = \"{MODEL}\"\n{key_line}\n\
          ca_file = \"{ca}\"\ntimeout_ms = 4000\nmax_retries = 3\nbackoff_ms = 200\n",
         org = spec.organisation,

@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 
 use super::answer_json::{allowed_decisions, check_against_motion, motion_json, parse_answer};
 use super::{Judge, JudgeAnswer, JudgeError, Retrieved};
+use crate::address::Destinations;
 use crate::http::{HttpClient, TrustRoots};
 
 /// Largest response body accepted from the endpoint.
@@ -176,7 +177,9 @@ impl LlmJudge {
         let uri: hyper::Uri = full
             .parse()
             .map_err(|e| endpoint(format!("judge.base_url is not a valid URL: {e}")))?;
-        let client = HttpClient::new(&settings.roots, "judge.ca_file")
+        // The endpoint is the operator's own setting (often loopback or a private host):
+        // no address rule, unlike retrieved sources.
+        let client = HttpClient::new(&settings.roots, "judge.ca_file", Destinations::Any)
             .map_err(|e| endpoint(e.to_string()))?;
         match uri.scheme_str() {
             Some("https") => client.https_ready().map_err(endpoint)?,
