@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::runtime;
@@ -19,17 +19,23 @@ pub struct Args {
     /// with this command's TLS identity, without a certificate of their own.
     #[arg(long)]
     allow_remote: bool,
+    /// Also answer requests addressed to NAME (a host name or address, no port; may be
+    /// repeated). Without it only localhost, loopback addresses and the --listen address
+    /// are answered, so a page of another site cannot read the cluster through a name
+    /// that resolves to this machine (DNS rebinding).
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_host: Vec<String>,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    if !args.listen.ip().is_loopback() && !args.allow_remote {
-        bail!(
-            "--listen {} is not a loopback address; the dashboard reads the cluster with this command's TLS identity for anyone who reaches it, so pass --allow-remote to mean it",
-            args.listen
-        );
-    }
+    panel_dash::check_listen(args.listen, args.allow_remote)?;
+    let opts = panel_dash::Options {
+        allow_remote: args.allow_remote,
+        allow_hosts: args.allow_host,
+        ..panel_dash::Options::default()
+    };
     let (addrs, from) = args.cluster.resolve()?;
     let transport = args.cluster.transport()?;
     let how = if transport.is_tls() {
@@ -42,6 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         panel_dash::bind_and_serve(
             args.listen,
             src,
+            &opts,
             |bound| {
                 println!(
                     "dashboard at http://{bound}/ (read-only), reading the coordinators at {} (from {from}) over {how}; Ctrl-C stops it",

@@ -37,6 +37,30 @@ pub enum DashError {
     /// Anything but GET (or HEAD): 405.
     #[error("this dashboard is read-only: {method} is not allowed, only GET")]
     MethodNotAllowed { method: String },
+    /// A query the page does not understand (`?page=0`): 400.
+    #[error("{0}")]
+    BadRequest(String),
+    /// A Host header naming none of the names this dashboard answers for (a page reached
+    /// through a name that rebinds to this machine), or none at all: 421.
+    #[error("{}", misdirected(.got.as_deref(), .accepted))]
+    MisdirectedHost {
+        got: Option<String>,
+        accepted: String,
+    },
+    /// A request line longer than [`crate::server::MAX_URI`], or a request with a body
+    /// (no page reads one): 414 or 413.
+    #[error("{what}")]
+    TooLarge { what: String, uri: bool },
+    /// As many requests in flight as the dashboard serves at once: 503 with Retry-After.
+    #[error(
+        "the dashboard is already serving {limit} request(s) at once, its limit; try again in a moment"
+    )]
+    Busy { limit: usize },
+    /// The page was not ready within the per-request limit (a slow cluster): 504.
+    #[error(
+        "the page was not ready within {secs} s (is the cluster slow or partly down?); reload to try again"
+    )]
+    TimedOut { secs: f64 },
 }
 
 impl DashError {
@@ -46,6 +70,12 @@ impl DashError {
             DashError::Decode { .. } | DashError::Refused { .. } => StatusCode::BAD_GATEWAY,
             DashError::NotFound(_) => StatusCode::NOT_FOUND,
             DashError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            DashError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            DashError::MisdirectedHost { .. } => StatusCode::MISDIRECTED_REQUEST,
+            DashError::TooLarge { uri: true, .. } => StatusCode::URI_TOO_LONG,
+            DashError::TooLarge { uri: false, .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            DashError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            DashError::TimedOut { .. } => StatusCode::GATEWAY_TIMEOUT,
         }
     }
 
@@ -55,7 +85,24 @@ impl DashError {
             DashError::Decode { .. } | DashError::Refused { .. } => "Unexpected answer",
             DashError::NotFound(_) => "Not found",
             DashError::MethodNotAllowed { .. } => "Method not allowed",
+            DashError::BadRequest(_) => "Bad request",
+            DashError::MisdirectedHost { .. } => "Wrong host",
+            DashError::TooLarge { .. } => "Request too large",
+            DashError::Busy { .. } => "Busy",
+            DashError::TimedOut { .. } => "Timed out",
         }
+    }
+}
+
+/// What a 421 page says: what the request named, what is accepted, and the flag.
+fn misdirected(got: Option<&str>, accepted: &str) -> String {
+    match got {
+        Some(h) => format!(
+            "this request was addressed to host \"{h}\", and this dashboard answers only requests addressed to {accepted} (a page of another site must not read the cluster through a name that resolves to this machine). If \"{h}\" is a name of this machine you mean to use, start panel dash with --allow-host {h}"
+        ),
+        None => format!(
+            "this request named no host (its Host header is missing, repeated or malformed), and this dashboard answers only requests addressed to {accepted}; to use another name, start panel dash with --allow-host NAME"
+        ),
     }
 }
 
@@ -73,12 +120,23 @@ pub fn error_page(e: &DashError) -> String {
 
 impl IntoResponse for DashError {
     fn into_response(self) -> Response {
+        use axum::http::{HeaderValue, header};
         let mut r = (self.status(), Html(error_page(&self))).into_response();
-        if matches!(self, DashError::MethodNotAllowed { .. }) {
-            r.headers_mut().insert(
-                axum::http::header::ALLOW,
-                axum::http::HeaderValue::from_static("GET, HEAD"),
-            );
+        match self {
+            DashError::MethodNotAllowed { .. } => {
+                r.headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            }
+            DashError::Busy { .. } => {
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            // The body of a request with one was not read: do not reuse the connection.
+            DashError::TooLarge { .. } => {
+                r.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            _ => {}
         }
         r
     }

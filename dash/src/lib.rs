@@ -8,7 +8,11 @@
 //! reliability diagrams), styles are inline, so the page works offline. One module per
 //! view under [`views`]; [`server`] routes GET requests to them, answers any other path
 //! with 404 and any other method with 405, and turns every failure into a page
-//! ([`error::DashError`]): an unreachable coordinator is a 503 naming its address.
+//! ([`error::DashError`]): an unreachable coordinator is a 503 naming its address. In
+//! front of the routes it refuses requests addressed to hosts other than its own (421,
+//! against DNS rebinding), bodies and long addresses, and more than a few requests at
+//! once (503), and bounds each request's time (504); it listens on loopback unless told
+//! otherwise ([`check_listen`]).
 
 pub mod charts;
 pub mod error;
@@ -18,7 +22,9 @@ pub mod source;
 pub mod views;
 
 pub use error::DashError;
-pub use server::{ServeError, bind_and_serve, router, serve, stop_signal};
+pub use server::{
+    HostPolicy, Options, ServeError, bind_and_serve, check_listen, router, serve, stop_signal,
+};
 pub use source::{Source, SourceError};
 
 /// State built with the machine's own apply, for the views' tests.

@@ -108,8 +108,21 @@ mod tests {
             &st,
             &stats,
         );
-        for (path, _) in VIEWS {
-            assert!(html.contains(&format!("href=\"{path}\"")), "{path}");
+        // The navigation bar of every page links every view too: look in the list.
+        let list = html
+            .split("<ul class=\"views\">")
+            .nth(1)
+            .and_then(|l| l.split("</ul>").next())
+            .expect("the list of views");
+        for (path, label) in VIEWS.iter().skip(1) {
+            assert!(
+                list.contains(&format!(
+                    "<li><a href=\"{path}\">{label}</a>: {}</li>",
+                    blurb(path)
+                )),
+                "{path}: {list}"
+            );
+            assert!(!blurb(path).is_empty(), "{path} has a blurb");
         }
         assert!(html.contains("leader 1 at 127.0.0.1:7001"));
         assert!(html.contains("<b>20</b>motions accepted"));

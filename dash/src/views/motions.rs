@@ -21,18 +21,83 @@ use crate::views::{Roster, tallies_text};
 
 pub const PATH: &str = "/motions";
 
-/// How many motions a page shows at most (the latest).
+/// How many motions a page shows at most: the latest of all, or one page of a debate's.
 pub const LIMIT: usize = 200;
 
-/// Which motions to show (`?debate=ID`: one debate's, all of them).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which motions to show: the latest [`LIMIT`] of all, or (`?debate=ID`) one debate's,
+/// [`LIMIT`] a page, newest first (`&page=2` the next older, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Filter {
     pub debate: Option<String>,
+    /// From 1, the newest.
+    pub page: usize,
+}
+
+impl Default for Filter {
+    fn default() -> Filter {
+        Filter {
+            debate: None,
+            page: 1,
+        }
+    }
+}
+
+impl Filter {
+    /// The filter of a query string (`debate=ID&page=N`); other keys are ignored. A page
+    /// that is not a number from 1, or a page without a debate, is a 400.
+    pub fn parse(q: &str) -> Result<Filter, DashError> {
+        let mut f = Filter::default();
+        for (k, v) in crate::server::params(q) {
+            match k.as_str() {
+                "debate" if !v.is_empty() => f.debate = Some(v),
+                "page" => {
+                    f.page = v.parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                        DashError::BadRequest(format!(
+                            "page={v} is not a page number: pages count from 1, newest first (/motions?debate=ID&page=2 has the {LIMIT} before the newest {LIMIT})"
+                        ))
+                    })?;
+                }
+                _ => {}
+            }
+        }
+        if f.page > 1 && f.debate.is_none() {
+            return Err(DashError::BadRequest(format!(
+                "page= pages one debate's motions (/motions?debate=ID&page=N); /motions shows the latest {LIMIT} of all"
+            )));
+        }
+        Ok(f)
+    }
+
+    /// This filter's address on another page.
+    fn href(&self, page: usize) -> String {
+        match &self.debate {
+            Some(d) if page > 1 => format!("{PATH}?debate={}&amp;page={page}", url_value(d)),
+            Some(d) => format!("{PATH}?debate={}", url_value(d)),
+            None => PATH.to_string(),
+        }
+    }
+}
+
+/// Page `page` (from 1) of `all` (in opening order): the [`LIMIT`] newest on page 1, the
+/// [`LIMIT`] before them on page 2, ...; `None` past the last page (page 1 always exists).
+pub fn page_of(all: &[Motion], page: usize) -> Option<&[Motion]> {
+    let newer = page.saturating_sub(1).checked_mul(LIMIT)?;
+    if page > 1 && newer >= all.len() {
+        return None;
+    }
+    let end = all.len() - newer;
+    Some(&all[end.saturating_sub(LIMIT)..end])
+}
+
+/// How many pages `n` motions fill.
+fn pages(n: usize) -> usize {
+    n.div_ceil(LIMIT).max(1)
 }
 
 pub async fn page(src: &Source, filter: &Filter) -> Result<String, DashError> {
-    let (motions, total) = match &filter.debate {
+    match &filter.debate {
         Some(id) => {
+            // The query has no window: the whole list comes, one page of it is shown.
             let r: DebateMotionsReply = src
                 .read(&Query::DebateMotions {
                     debate_id: id.clone(),
@@ -51,18 +116,26 @@ pub async fn page(src: &Source, filter: &Filter) -> Result<String, DashError> {
                 }
             }
             let n = r.motions.len();
-            (r.motions, n)
+            let shown = page_of(&r.motions, filter.page).ok_or_else(|| {
+                DashError::NotFound(format!(
+                    "debate {id} has {n} motion(s), {} page(s) of {LIMIT}: there is no page {}",
+                    pages(n),
+                    filter.page
+                ))
+            })?;
+            let arbiters: ArbitersReply = src.read(&Query::Arbiters).await?;
+            Ok(render(shown, n, &arbiters.arbiters, filter))
         }
         None => {
             let r: MotionsReply = src.read(&Query::Motions { limit: Some(LIMIT) }).await?;
-            (r.motions, r.total)
+            let arbiters: ArbitersReply = src.read(&Query::Arbiters).await?;
+            Ok(render(&r.motions, r.total, &arbiters.arbiters, filter))
         }
-    };
-    let arbiters: ArbitersReply = src.read(&Query::Arbiters).await?;
-    Ok(render(&motions, total, &arbiters.arbiters, filter))
+    }
 }
 
-/// The page: `motions` in opening order (shown newest first), of `total` that matched.
+/// The page: `motions` in opening order (shown newest first), of `total` that matched;
+/// with a debate, they are page `filter.page` of its motions.
 pub fn render(motions: &[Motion], total: usize, arbiters: &[Arbiter], filter: &Filter) -> String {
     let roster = Roster::new(arbiters);
     let mut body = String::new();
@@ -70,16 +143,64 @@ pub fn render(motions: &[Motion], total: usize, arbiters: &[Arbiter], filter: &F
         Some(d) => format!("of debate <code>{}</code>", escape(d)),
         None => "of debates and procedure runs".into(),
     };
+    let newer = match filter.debate {
+        Some(_) => filter
+            .page
+            .saturating_sub(1)
+            .saturating_mul(LIMIT)
+            .min(total),
+        None => 0,
+    };
+    let older = total.saturating_sub(newer + motions.len());
     let _ = write!(
         body,
-        "<p class=\"muted\">{} motion(s) {scope}{}; newest first. ",
-        total,
-        if motions.len() < total {
-            format!(", the latest {} shown", motions.len())
-        } else {
-            String::new()
-        }
+        "<p class=\"muted\" id=\"paging\">{total} motion(s) {scope}, newest first"
     );
+    match &filter.debate {
+        Some(_) if newer + older > 0 => {
+            let _ = write!(
+                body,
+                "; page {} of {} shows {} of them",
+                filter.page,
+                pages(total),
+                motions.len()
+            );
+            if newer > 0 {
+                let _ = write!(
+                    body,
+                    ". The {newer} newer are on <a href=\"{}\">page 1</a>{}",
+                    filter.href(1),
+                    if filter.page > 2 {
+                        format!(
+                            " to <a href=\"{}\">page {}</a>",
+                            filter.href(filter.page - 1),
+                            filter.page - 1
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            if older > 0 {
+                let _ = write!(
+                    body,
+                    ". {older} older motion(s) are left out: <a href=\"{}\">page {}</a> has the next {}",
+                    filter.href(filter.page + 1),
+                    filter.page + 1,
+                    older.min(LIMIT)
+                );
+            }
+            body.push_str(". ");
+        }
+        None if older > 0 => {
+            let _ = write!(
+                body,
+                "; the latest {} are shown and {older} older ones are left out. Each debate's page (<code>/motions?debate=ID</code>, linked from <a href=\"/debates\">the debates</a>) has all of its motions, {LIMIT} a page. ",
+                motions.len()
+            );
+        }
+        _ => body.push_str(". "),
+    }
     if filter.debate.is_some() {
         body.push_str("<a href=\"/motions\">all motions</a>");
     }
@@ -353,7 +474,7 @@ fn motion_card(m: &Motion, roster: &Roster) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use panel_machine::acceptance::{Dissent, GroupTally, MotionKind, Seat};
+    use panel_machine::acceptance::{Dissent, GroupTally, Seat};
     use panel_machine::command::MotionSpec;
     use panel_machine::ruling::WireRuling;
 
@@ -471,7 +592,6 @@ mod tests {
             !html.contains("GroupsDisagree"),
             "reasons are sentences, not names"
         );
-        let _ = MotionKind::Challenge;
     }
 
     #[test]
@@ -483,5 +603,111 @@ mod tests {
         assert!(html.contains("does not decode"));
         assert!(html.contains("Rulings, not seated"));
         assert!(render(&[], 0, &[], &Filter::default()).contains("No motions yet"));
+    }
+
+    /// `n` open motions of deb_1, `mot-0` (the oldest) to `mot-{n-1}`, in opening order.
+    fn many(n: usize) -> Vec<Motion> {
+        (0..n)
+            .map(|i| {
+                let mut m = motion("q", MotionStatus::Open);
+                m.spec.motion_id = format!("mot-{i}");
+                m.opened_log_index = i as u64;
+                m.rulings.clear();
+                m
+            })
+            .collect()
+    }
+
+    fn cards(html: &str) -> usize {
+        html.matches("<section class=\"card motion\"").count()
+    }
+
+    fn at(html: &str, id: &str) -> usize {
+        html.find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no {id}"))
+    }
+
+    /// A debate's page shows its newest LIMIT motions, newest first, and says how many
+    /// were left out and where they are; the next pages have the older ones.
+    #[test]
+    fn a_debates_motions_are_paged_newest_first() {
+        let all = many(2 * LIMIT + 50);
+        let n = all.len();
+        let f = |page| Filter {
+            debate: Some("deb_1".into()),
+            page,
+        };
+        let p1 = page_of(&all, 1).expect("page 1");
+        assert_eq!(p1.len(), LIMIT);
+        let html = render(p1, n, &[], &f(1));
+        assert_eq!(cards(&html), LIMIT);
+        assert!(at(&html, &format!("mot-{}", n - 1)) < at(&html, &format!("mot-{}", n - LIMIT)));
+        assert!(!html.contains(&format!("id=\"mot-{}\"", n - LIMIT - 1)));
+        assert!(html.contains("page 1 of 3 shows 200 of them"), "{html}");
+        assert!(
+            html.contains("250 older motion(s) are left out: <a href=\"/motions?debate=deb_1&amp;page=2\">page 2</a> has the next 200"),
+            "{html}"
+        );
+
+        let p2 = page_of(&all, 2).expect("page 2");
+        let html = render(p2, n, &[], &f(2));
+        assert_eq!(cards(&html), LIMIT);
+        assert!(html.contains("id=\"mot-249\"") && html.contains("id=\"mot-50\""));
+        assert!(!html.contains("id=\"mot-250\"") && !html.contains("id=\"mot-49\""));
+        assert!(
+            html.contains("The 200 newer are on <a href=\"/motions?debate=deb_1\">page 1</a>.")
+        );
+        assert!(html.contains("50 older motion(s) are left out"));
+
+        let p3 = page_of(&all, 3).expect("page 3");
+        let html = render(p3, n, &[], &f(3));
+        assert_eq!(cards(&html), 50);
+        assert!(html.contains("id=\"mot-0\"") && html.contains("id=\"mot-49\""));
+        assert!(html.contains("The 400 newer are on <a href=\"/motions?debate=deb_1\">page 1</a> to <a href=\"/motions?debate=deb_1&amp;page=2\">page 2</a>"));
+        assert!(!html.contains("left out"));
+        assert!(page_of(&all, 4).is_none() && page_of(&all, usize::MAX).is_none());
+
+        // One page's worth is one page, and says nothing was left out.
+        let html = render(
+            page_of(&all[..LIMIT], 1).expect("one page"),
+            LIMIT,
+            &[],
+            &f(1),
+        );
+        assert_eq!(cards(&html), LIMIT);
+        assert!(!html.contains("left out") && !html.contains("page 1 of"));
+        assert!(page_of(&all[..LIMIT], 2).is_none());
+        assert_eq!(page_of(&[], 1).map(<[Motion]>::len), Some(0));
+
+        // All debates': the latest LIMIT (the query's window), and where the rest are.
+        let html = render(&all[n - LIMIT..], n, &[], &Filter::default());
+        assert_eq!(cards(&html), LIMIT);
+        assert!(
+            html.contains("the latest 200 are shown and 250 older ones are left out"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn the_filter_reads_the_query_and_refuses_bad_pages() {
+        assert_eq!(Filter::parse("").expect("empty"), Filter::default());
+        assert_eq!(
+            Filter::parse("debate=deb%5F1&page=3&x=1").expect("paged"),
+            Filter {
+                debate: Some("deb_1".into()),
+                page: 3
+            }
+        );
+        assert_eq!(Filter::parse("page=1").expect("page 1").page, 1);
+        for bad in [
+            "debate=d&page=0",
+            "debate=d&page=x",
+            "debate=d&page=-1",
+            "debate=d&page=",
+            "page=2",
+        ] {
+            let e = Filter::parse(bad).expect_err(bad);
+            assert_eq!(e.status().as_u16(), 400, "{bad}: {e}");
+        }
     }
 }

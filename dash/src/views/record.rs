@@ -177,9 +177,14 @@ mod tests {
         assert!(html.contains("has cosigned nothing yet"));
         assert!(html.contains("<code>witness.north</code> (northwind) at 2023-11-14 22:13:21 UTC"));
         assert!(html.contains("no cosignature yet"));
-        assert!(
-            html.find(">12<").unwrap_or(0) < html.find(">8<").unwrap_or(0),
-            "newest first"
+        let rows = html
+            .split("<table class=\"checkpoints\">")
+            .nth(1)
+            .expect("the table");
+        let (newest, older) = (
+            rows.find("<td>12</td>").expect("the size-12 row"),
+            rows.find("<td>8</td>").expect("the size-8 row"),
         );
+        assert!(newest < older, "newest first");
     }
 }
