@@ -17,6 +17,20 @@
 //! * cooldown 14 days: long enough that a retake is not a resampling of the same model
 //!   state, short enough that a fixed brief can be re-examined within a debate cycle.
 //!
+//! Bias-probe bars (docs/CALIBRATION.md, "Bias probes and a committed answer key") are off
+//! in [`AdmissionPolicy::default`], so existing callers and records decide exactly as
+//! before; [`AdmissionPolicy::with_bias_probes`] turns them on with the recommended values
+//! and [`assess_with_probes`] applies them to [`ProbeScores`]:
+//! * order-flip rate <= 0.05: a decision should not depend on which side is read first;
+//!   with fewer than 20 pairs this allows no flip at all.
+//! * |mean signed consequence shift| <= 0.05: stating the stakes of a verdict should not
+//!   move the probability by more than the rounding of a careful forecaster.
+//! * lower 95% bound of kappa against gold >= 0.4: with 95% confidence the decisions agree
+//!   with gold at least moderately beyond chance (the 0.4 band of Landis and Koch 1977, a
+//!   convention rather than a derivation).
+//! * the probe bars judge only a complete set of pairs: an unanswered variant fails its bar,
+//!   so skipping a variant cannot hide a bias.
+//!
 //! How a caller (the coordinator) uses it: load the exam, parse the answers, score, assess.
 //!
 //! ```
@@ -42,7 +56,15 @@ use std::cmp::Ordering;
 
 use serde::Serialize;
 
+use crate::bias_probes::{ProbeScores, VariantPairs};
 use crate::exam_scoring::ArbiterScores;
+
+/// Recommended bar on the order-flip rate ([`AdmissionPolicy::with_bias_probes`]).
+pub const RECOMMENDED_MAX_ORDER_FLIP_RATE: f64 = 0.05;
+/// Recommended bar on the absolute mean signed consequence shift.
+pub const RECOMMENDED_MAX_CONSEQUENCE_SHIFT: f64 = 0.05;
+/// Recommended bar on the lower 95% bound of kappa against gold.
+pub const RECOMMENDED_MIN_KAPPA_LOWER: f64 = 0.4;
 
 /// The bars. See the module documentation for the reason behind every default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -54,6 +76,35 @@ pub struct AdmissionPolicy {
     pub max_log_score: f64,
     pub reject_inert: bool,
     pub cooldown_seconds: i64,
+    /// Refuse when the order-flip rate exceeds this; `None` (the default) skips the bar.
+    pub max_order_flip_rate: Option<f64>,
+    /// Refuse when the mean signed consequence shift exceeds this in absolute value;
+    /// `None` (the default) skips the bar.
+    pub max_consequence_shift: Option<f64>,
+    /// Refuse when the lower 95% bound of kappa against gold is below this; `None` (the
+    /// default) skips the bar.
+    pub min_kappa_lower: Option<f64>,
+}
+
+impl AdmissionPolicy {
+    /// The default bars plus the bias-probe bars at their recommended values
+    /// ([`RECOMMENDED_MAX_ORDER_FLIP_RATE`], [`RECOMMENDED_MAX_CONSEQUENCE_SHIFT`],
+    /// [`RECOMMENDED_MIN_KAPPA_LOWER`]). Needs an exam with probe groups.
+    pub fn with_bias_probes() -> Self {
+        Self {
+            max_order_flip_rate: Some(RECOMMENDED_MAX_ORDER_FLIP_RATE),
+            max_consequence_shift: Some(RECOMMENDED_MAX_CONSEQUENCE_SHIFT),
+            min_kappa_lower: Some(RECOMMENDED_MIN_KAPPA_LOWER),
+            ..Self::default()
+        }
+    }
+
+    /// Whether any bias-probe bar is on.
+    pub fn uses_probes(&self) -> bool {
+        self.max_order_flip_rate.is_some()
+            || self.max_consequence_shift.is_some()
+            || self.min_kappa_lower.is_some()
+    }
 }
 
 impl Default for AdmissionPolicy {
@@ -66,6 +117,9 @@ impl Default for AdmissionPolicy {
             max_log_score: std::f64::consts::LN_2,
             reject_inert: true,
             cooldown_seconds: 14 * 24 * 3600,
+            max_order_flip_rate: None,
+            max_consequence_shift: None,
+            min_kappa_lower: None,
         }
     }
 }
@@ -74,7 +128,8 @@ impl Default for AdmissionPolicy {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FailedBar {
     /// Stable name: `quantile_seeds`, `calibration`, `binary_items`, `brier_skill`,
-    /// `log_score`, `inert_relevance`, `inert_tier`.
+    /// `log_score`, `inert_relevance`, `inert_tier`, and with the bias-probe bars on,
+    /// `order_flip_rate`, `consequence_shift`, `kappa`.
     pub bar: &'static str,
     /// The measured value (NaN-free; `None` when the scores are missing entirely).
     pub observed: Option<f64>,
@@ -96,8 +151,21 @@ pub struct AdmissionDecision {
     pub reexam_date: Option<String>,
 }
 
-/// Apply `policy` to `scores` at time `now` (Unix seconds).
+/// Apply `policy` to `scores` at time `now` (Unix seconds), without probe scores: a policy
+/// with a bias-probe bar on fails that bar as unmeasured (use [`assess_with_probes`]).
 pub fn assess(policy: &AdmissionPolicy, scores: &ArbiterScores, now: i64) -> AdmissionDecision {
+    assess_with_probes(policy, scores, None, now)
+}
+
+/// Apply `policy` to `scores` and, for the bias-probe bars, to `probes` (from
+/// [`crate::bias_probes::score_probes`] on the same exam), at time `now` (Unix seconds).
+/// With the probe bars off, `probes` is not read and the decision is [`assess`]'s.
+pub fn assess_with_probes(
+    policy: &AdmissionPolicy,
+    scores: &ArbiterScores,
+    probes: Option<&ProbeScores>,
+    now: i64,
+) -> AdmissionDecision {
     let mut failed = Vec::new();
     let mut fail = |bar, observed, required: String, message: String| {
         failed.push(FailedBar {
@@ -202,6 +270,9 @@ pub fn assess(policy: &AdmissionPolicy, scores: &ArbiterScores, now: i64) -> Adm
             }
         }
     }
+    if policy.uses_probes() {
+        probe_bars(policy, scores, probes, &mut fail);
+    }
     let admitted = failed.is_empty();
     let reexam = (!admitted).then(|| now.saturating_add(policy.cooldown_seconds));
     AdmissionDecision {
@@ -212,6 +283,123 @@ pub fn assess(policy: &AdmissionPolicy, scores: &ArbiterScores, now: i64) -> Adm
         decided_at: now,
         reexam_not_before: reexam,
         reexam_date: reexam.map(format_utc),
+    }
+}
+
+/// The bias-probe bars, in the order `order_flip_rate`, `consequence_shift`, `kappa`.
+fn probe_bars(
+    policy: &AdmissionPolicy,
+    scores: &ArbiterScores,
+    probes: Option<&ProbeScores>,
+    fail: &mut impl FnMut(&'static str, Option<f64>, String, String),
+) {
+    let probes = match probes {
+        Some(p) if p.exam_hash == scores.exam_hash => Ok(p),
+        Some(p) => Err(format!(
+            "the probe scores come from exam {}, the other scores from {}: score both on the same exam",
+            p.exam_hash, scores.exam_hash
+        )),
+        None => Err(
+            "no probe scores were given, so the bias cannot be measured: score the exam's probe groups"
+                .to_string(),
+        ),
+    };
+    // A bar on pairs is judged only when every asked pair was answered.
+    let incomplete = |pairs: &VariantPairs, what: &str| -> Option<String> {
+        if !pairs.unanswered.is_empty() {
+            Some(format!(
+                "{} of {} {what} pairs unanswered (groups {}): the bar is judged only on a complete set of pairs",
+                pairs.unanswered.len(),
+                pairs.groups,
+                pairs.unanswered.join(", ")
+            ))
+        } else if pairs.pairs == 0 {
+            Some(format!(
+                "the exam asked no {what} pairs, so the bar cannot be measured"
+            ))
+        } else {
+            None
+        }
+    };
+    if let Some(max) = policy.max_order_flip_rate {
+        let required = format!("<= {max}");
+        match &probes {
+            Err(why) => fail("order_flip_rate", None, required, why.clone()),
+            Ok(p) => {
+                let o = &p.order_swapped;
+                if let Some(why) = incomplete(o, "order_swapped") {
+                    fail("order_flip_rate", o.flip_rate, required, why);
+                } else if let Some(rate) = o.flip_rate.filter(|r| !r.le(&max)) {
+                    fail(
+                        "order_flip_rate",
+                        Some(rate),
+                        required,
+                        format!(
+                            "the decision changed on {} of {} questions when their two sides were presented in the other order",
+                            o.flips, o.pairs
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(max) = policy.max_consequence_shift {
+        let required = format!("|shift| <= {max}");
+        match &probes {
+            Err(why) => fail("consequence_shift", None, required, why.clone()),
+            Ok(p) => {
+                let c = &p.consequence;
+                if let Some(why) = incomplete(c, "consequence") {
+                    fail("consequence_shift", c.mean_signed_shift, required, why);
+                } else if let Some(shift) = c.mean_signed_shift.filter(|s| !s.abs().le(&max)) {
+                    fail(
+                        "consequence_shift",
+                        Some(shift),
+                        required,
+                        format!(
+                            "a sentence stating the verdict's consequences moved the probability by {shift:+.4} on average over {} questions; the answer should follow the content",
+                            c.pairs
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(min) = policy.min_kappa_lower {
+        let required = format!(">= {min} (lower 95% bound)");
+        match &probes {
+            Err(why) => fail("kappa", None, required, why.clone()),
+            Ok(p) => match &p.kappa {
+                None => fail(
+                    "kappa",
+                    None,
+                    required,
+                    "no binary question was answered, so agreement with gold cannot be measured"
+                        .into(),
+                ),
+                Some(k) => match (k.lower, k.upper) {
+                    (Some(lower), _) if lower >= min => {}
+                    (Some(lower), Some(upper)) => fail(
+                        "kappa",
+                        Some(lower),
+                        required,
+                        format!(
+                            "kappa {:.4} against gold on {} questions, 95% interval [{lower:.4}, {upper:.4}]: agreement beyond chance is not shown to reach {min}",
+                            k.kappa, k.items
+                        ),
+                    ),
+                    _ => fail(
+                        "kappa",
+                        None,
+                        required,
+                        format!(
+                            "kappa's interval is undefined on {} questions: the decisions and the gold each used a single answer",
+                            k.items
+                        ),
+                    ),
+                },
+            },
+        }
     }
 }
 
@@ -250,6 +438,38 @@ pub fn format_utc(unix: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn probe_bars_are_off_by_default() {
+        let d = AdmissionPolicy::default();
+        assert!(!d.uses_probes());
+        assert_eq!(
+            (
+                d.max_order_flip_rate,
+                d.max_consequence_shift,
+                d.min_kappa_lower
+            ),
+            (None, None, None)
+        );
+        let p = AdmissionPolicy::with_bias_probes();
+        assert!(p.uses_probes());
+        assert_eq!(
+            (
+                p.max_order_flip_rate,
+                p.max_consequence_shift,
+                p.min_kappa_lower
+            ),
+            (Some(0.05), Some(0.05), Some(0.4))
+        );
+        // Every other bar is the default's.
+        let q = AdmissionPolicy {
+            max_order_flip_rate: None,
+            max_consequence_shift: None,
+            min_kappa_lower: None,
+            ..p
+        };
+        assert_eq!(q, d);
+    }
 
     #[test]
     fn dates() {

@@ -6,6 +6,11 @@
 //! it is given the full label list. Krippendorff's alpha follows K. Krippendorff,
 //! "Computing Krippendorff's Alpha-Reliability" (2011): coincidence matrix over pairable
 //! values, `α = 1 - D_o / D_e`.
+//!
+//! The unweighted kappa also comes with a 95% interval ([`cohen_kappa_interval`]) from the
+//! large-sample standard error of Fleiss, Cohen and Everitt (1969), "Large sample standard
+//! errors of kappa and weighted kappa", Psychological Bulletin 72(5):323-327; the bias
+//! probes use it for agreement with gold (docs/CALIBRATION.md, "Bias probes").
 
 use serde::{Deserialize, Serialize};
 
@@ -84,6 +89,74 @@ pub fn cohen_kappa(
         return Ok(1.0);
     }
     Ok(1.0 - d_obs / d_exp)
+}
+
+/// `Φ⁻¹(0.975)`, the normal quantile of a two-sided 95% interval.
+pub const Z_95: f64 = 1.959_963_984_540_054;
+
+/// Unweighted Cohen's kappa with its large-sample standard error and 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KappaEstimate {
+    /// Paired ratings the estimate is over.
+    pub items: usize,
+    pub kappa: f64,
+    /// Fleiss, Cohen and Everitt's (1969) standard error; `None` when both raters used one
+    /// and the same category throughout (chance agreement is then 1 and the error 0/0).
+    pub standard_error: Option<f64>,
+    /// `kappa - Z_95 * standard_error` (a Wald bound, not clamped to [-1, 1]).
+    pub lower: Option<f64>,
+    /// `kappa + Z_95 * standard_error`.
+    pub upper: Option<f64>,
+}
+
+/// Unweighted Cohen's kappa between `a` and `b` over `categories` categories, with the
+/// large-sample standard error of Fleiss, Cohen and Everitt (1969) and the Wald interval
+/// `κ ± Z_95 · SE`. With `p_ij` the share of items rated `i` by `a` and `j` by `b`, `r_i`,
+/// `c_j` the row and column shares, `p_e = Σ r_i c_i`:
+///
+/// `Var κ = [Σ_i p_ii (1 − (r_i + c_i)(1 − κ))² + (1 − κ)² Σ_{i≠j} p_ij (c_i + r_j)²
+///          − (κ − p_e (1 − κ))²] / (n (1 − p_e)²)`.
+///
+/// This is the error without assuming κ = 0 (the null-hypothesis form differs), so it
+/// suits an interval around an observed κ. It is an asymptotic formula: below about 30
+/// items the interval is only indicative.
+pub fn cohen_kappa_interval(a: &[usize], b: &[usize], categories: usize) -> Result<KappaEstimate> {
+    let kappa = cohen_kappa(a, b, categories, KappaWeights::Unweighted)?;
+    let k = categories;
+    let n = a.len() as f64;
+    let mut p = vec![0.0f64; k * k];
+    for (&i, &j) in a.iter().zip(b) {
+        p[i * k + j] += 1.0 / n;
+    }
+    let rows: Vec<f64> = (0..k).map(|i| (0..k).map(|j| p[i * k + j]).sum()).collect();
+    let cols: Vec<f64> = (0..k).map(|j| (0..k).map(|i| p[i * k + j]).sum()).collect();
+    let chance: f64 = (0..k).map(|i| rows[i] * cols[i]).sum();
+    let room = 1.0 - chance;
+    let standard_error = (room > 0.0).then(|| {
+        let off = 1.0 - kappa;
+        let mut diagonal = 0.0;
+        let mut off_diagonal = 0.0;
+        for i in 0..k {
+            for j in 0..k {
+                let pij = p[i * k + j];
+                if i == j {
+                    diagonal += pij * (1.0 - (rows[i] + cols[i]) * off).powi(2);
+                } else {
+                    off_diagonal += pij * (cols[i] + rows[j]).powi(2);
+                }
+            }
+        }
+        let numerator = diagonal + off * off * off_diagonal - (kappa - chance * off).powi(2);
+        // Rounding can push an exact 0 (perfect agreement) a hair below it.
+        (numerator.max(0.0) / (n * room * room)).sqrt()
+    });
+    Ok(KappaEstimate {
+        items: a.len(),
+        kappa,
+        standard_error,
+        lower: standard_error.map(|se| kappa - Z_95 * se),
+        upper: standard_error.map(|se| kappa + Z_95 * se),
+    })
 }
 
 /// Level of measurement of Krippendorff's alpha, which fixes the difference function δ².
@@ -264,6 +337,50 @@ mod tests {
         assert!((interval - 0.849).abs() < 5e-4, "{interval}");
         let ordinal = krippendorff_alpha(&data, AlphaMetric::Ordinal).unwrap();
         assert!((ordinal - 0.815).abs() < 5e-4, "{ordinal}");
+    }
+
+    /// Hand computation, 20 items, rows = first rater, columns = second, categories
+    /// (0, 1): counts [[6, 4], [2, 8]]. p = [[0.3, 0.2], [0.1, 0.4]], rows (0.5, 0.5),
+    /// columns (0.4, 0.6); p_o = 0.7, p_e = 0.5, κ = 0.4, 1 − κ = 0.6.
+    /// Diagonal: 0.3 (1 − 0.9·0.6)² + 0.4 (1 − 1.1·0.6)² = 0.06348 + 0.04624 = 0.10972.
+    /// Off-diagonal: 0.36 [0.2 (0.4 + 0.5)² + 0.1 (0.6 + 0.5)²] = 0.36 · 0.283 = 0.10188.
+    /// Last term: (0.4 − 0.5·0.6)² = 0.01. Var = 0.2016 / (20 · 0.25) = 0.04032, so
+    /// SE = 0.2007984 and the interval is 0.4 ± 0.3935578 = [0.0064424, 0.7935576].
+    /// (Cohen's simpler p_o(1 − p_o)/(n(1 − p_e)²) would give 0.042: the test tells
+    /// the two apart.)
+    #[test]
+    fn kappa_interval_hand_computed() {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for (i, j, count) in [(0, 0, 6), (0, 1, 4), (1, 0, 2), (1, 1, 8)] {
+            for _ in 0..count {
+                a.push(i);
+                b.push(j);
+            }
+        }
+        let e = cohen_kappa_interval(&a, &b, 2).unwrap();
+        assert_eq!(e.items, 20);
+        assert!((e.kappa - 0.4).abs() < 1e-12, "{e:?}");
+        let se = e.standard_error.unwrap();
+        assert!((se * se - 0.04032).abs() < 1e-12, "{se}");
+        assert!((e.lower.unwrap() - 0.006_442_355_365_332_6).abs() < 1e-9);
+        assert!((e.upper.unwrap() - 0.793_557_644_634_667_5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn kappa_interval_edges() {
+        // Perfect agreement with both categories used: κ = 1 and no spread.
+        let e = cohen_kappa_interval(&[0, 1, 1, 0], &[0, 1, 1, 0], 2).unwrap();
+        assert_eq!(e.kappa, 1.0);
+        assert!(e.standard_error.unwrap().abs() < 1e-12);
+        // One category throughout: κ is 1 by convention and its error is undefined.
+        let e = cohen_kappa_interval(&[1, 1, 1], &[1, 1, 1], 2).unwrap();
+        assert_eq!((e.kappa, e.standard_error, e.lower), (1.0, None, None));
+        // A third category that only one rater uses never counts as agreement:
+        // p_o = 0.5, p_e = 0.25 · 0.5 + 0.25 · 0.5 = 0.25, κ = 0.25 / 0.75.
+        let e = cohen_kappa_interval(&[0, 1, 2, 2], &[0, 1, 0, 1], 3).unwrap();
+        assert!((e.kappa - 1.0 / 3.0).abs() < 1e-12, "{e:?}");
+        assert!(cohen_kappa_interval(&[], &[], 2).is_err());
     }
 
     #[test]

@@ -18,8 +18,18 @@
 //! canonical form (see [`crate::canonical_json`]) of the header and of each item in file
 //! order, each followed by `\n`. Blank lines, whitespace and key order do not change it; any
 //! change of a value does. Printed as `sha256:<64 hex digits>`.
+//!
+//! Bias probes (docs/CALIBRATION.md, "Bias probes and a committed answer key"): a binary
+//! item may carry `"probe": {"group": "<id>", "variant": "base" | "order_swapped" |
+//! "padded" | "consequence"}`. The items of one group ask the same binary question, so they
+//! share one gold; the variants differ from the base only in presentation (the two sides in
+//! the other order, irrelevant added length, an added sentence about the verdict's
+//! consequences), and any difference in the answers is bias. A binary item may also carry
+//! `"objective": true`, marking the objective-correctness subset (on a probe group, the base
+//! carries it for the whole group). Both fields are part of the item's JSON, so they are
+//! hashed like every other field; an item without them hashes exactly as before.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -125,8 +135,89 @@ pub struct ExamItem {
     pub gold: Gold,
     pub source: String,
     pub tags: Vec<String>,
+    /// The bias probe this item belongs to, if any (binary items only).
+    pub probe: Option<Probe>,
+    /// Part of the objective-correctness subset: the gold follows from a checkable fact or
+    /// an explicit SPEC rule rather than from judgement (binary items only).
+    pub objective: bool,
     /// Line of the item in the file.
     pub line: usize,
+}
+
+/// How a probe item presents its group's question (docs/CALIBRATION.md, "Bias probes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeVariant {
+    /// The question as written; every group has exactly one.
+    Base,
+    /// The two sides in the other order; the gold is still the content's answer.
+    OrderSwapped,
+    /// The base with irrelevant added length.
+    Padded,
+    /// The base with an added sentence stating a consequence of the verdict.
+    Consequence,
+}
+
+impl ProbeVariant {
+    /// Every variant, in the order groups list them.
+    pub const ALL: [ProbeVariant; 4] = [
+        ProbeVariant::Base,
+        ProbeVariant::OrderSwapped,
+        ProbeVariant::Padded,
+        ProbeVariant::Consequence,
+    ];
+
+    /// The name used in the exam file.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeVariant::Base => "base",
+            ProbeVariant::OrderSwapped => "order_swapped",
+            ProbeVariant::Padded => "padded",
+            ProbeVariant::Consequence => "consequence",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == s)
+    }
+}
+
+/// An item's place in a probe group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Probe {
+    pub group: String,
+    pub variant: ProbeVariant,
+}
+
+/// One probe group, resolved to item ids. [`Exam::probe_groups`] builds and checks them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProbeGroup {
+    pub id: String,
+    /// The group's shared gold answer.
+    pub gold: bool,
+    /// The base's `objective` flag, which stands for the whole group.
+    pub objective: bool,
+    pub base: String,
+    pub order_swapped: Option<String>,
+    pub padded: Option<String>,
+    pub consequence: Option<String>,
+}
+
+impl ProbeGroup {
+    /// The item of `variant`, if the group has one.
+    pub fn member(&self, variant: ProbeVariant) -> Option<&str> {
+        match variant {
+            ProbeVariant::Base => Some(self.base.as_str()),
+            ProbeVariant::OrderSwapped => self.order_swapped.as_deref(),
+            ProbeVariant::Padded => self.padded.as_deref(),
+            ProbeVariant::Consequence => self.consequence.as_deref(),
+        }
+    }
+
+    /// Every item of the group, base first.
+    pub fn members(&self) -> impl Iterator<Item = &str> {
+        ProbeVariant::ALL.into_iter().filter_map(|v| self.member(v))
+    }
 }
 
 /// A loaded exam.
@@ -149,6 +240,117 @@ impl Exam {
 
     pub fn count(&self, kind: &str) -> usize {
         self.items.iter().filter(|i| i.gold.kind() == kind).count()
+    }
+
+    /// The probe groups in order of their first item, checked as at load (every group has
+    /// one base, each variant at most once, one gold, binary items only, `objective` only
+    /// on the base). [`load_exam`] has already run this check; it is repeated here because
+    /// an `Exam` can also be built by hand.
+    pub fn probe_groups(&self) -> Result<Vec<ProbeGroup>, LineError> {
+        probe_groups(&self.items)
+    }
+}
+
+/// Group the probe items of `items` and check every group (see [`Exam::probe_groups`]).
+/// One error is returned, with its line: the first per-item error in file order (a probe
+/// on a non-binary item, a variant given twice, `objective` on a variant), else the group
+/// error (no base, a gold that differs from the base's) on the lowest line.
+pub fn probe_groups(items: &[ExamItem]) -> Result<Vec<ProbeGroup>, LineError> {
+    struct Draft<'a> {
+        first: &'a ExamItem,
+        members: BTreeMap<ProbeVariant, &'a ExamItem>,
+    }
+    let mut order: Vec<&str> = Vec::new();
+    let mut drafts: BTreeMap<&str, Draft<'_>> = BTreeMap::new();
+    for item in items {
+        let Some(probe) = &item.probe else {
+            continue;
+        };
+        if !matches!(item.gold, Gold::Binary(_)) {
+            return Err(LineError::new(
+                item.line,
+                "$.probe",
+                format!(
+                    "a probe marks a binary question; a {} item cannot carry one",
+                    item.gold.kind()
+                ),
+            ));
+        }
+        let draft = drafts.entry(probe.group.as_str()).or_insert_with(|| {
+            order.push(probe.group.as_str());
+            Draft {
+                first: item,
+                members: BTreeMap::new(),
+            }
+        });
+        if let Some(other) = draft.members.insert(probe.variant, item) {
+            return Err(LineError::new(
+                item.line,
+                "$.probe.variant",
+                format!(
+                    "group `{}` already has a `{}` item (`{}`, line {}): give each variant once per group",
+                    probe.group,
+                    probe.variant.name(),
+                    other.id,
+                    other.line
+                ),
+            ));
+        }
+        if item.objective && probe.variant != ProbeVariant::Base {
+            return Err(LineError::new(
+                item.line,
+                "$.objective",
+                format!(
+                    "objectivity belongs to the question: mark the base of group `{}`, not its `{}` item",
+                    probe.group,
+                    probe.variant.name()
+                ),
+            ));
+        }
+    }
+    let mut groups = Vec::with_capacity(order.len());
+    let mut errors: Vec<LineError> = Vec::new();
+    for id in order {
+        let draft = &drafts[id];
+        let Some(base) = draft.members.get(&ProbeVariant::Base) else {
+            errors.push(LineError::new(
+                draft.first.line,
+                "$.probe.group",
+                format!(
+                    "group `{id}` has no base item: mark the unaltered question `\"variant\": \"base\"`"
+                ),
+            ));
+            continue;
+        };
+        let Gold::Binary(gold) = base.gold else {
+            continue; // refused above
+        };
+        for member in draft.members.values() {
+            if member.gold != base.gold {
+                errors.push(LineError::new(
+                    member.line,
+                    "$.gold",
+                    format!(
+                        "group `{id}` asks one question, but this item's gold differs from its base `{}` (line {}): a variant changes the presentation, never the answer",
+                        base.id, base.line
+                    ),
+                ));
+            }
+        }
+        let member = |v: ProbeVariant| draft.members.get(&v).map(|i| i.id.clone());
+        groups.push(ProbeGroup {
+            id: id.to_string(),
+            gold,
+            objective: base.objective,
+            base: base.id.clone(),
+            order_swapped: member(ProbeVariant::OrderSwapped),
+            padded: member(ProbeVariant::Padded),
+            consequence: member(ProbeVariant::Consequence),
+        });
+    }
+    match errors.into_iter().min_by_key(|e| e.line) {
+        Some(e) => Err(e),
+        None => Ok(groups),
     }
 }
 
@@ -256,6 +458,31 @@ fn parse_item(obj: &Map<String, Value>, line: usize) -> Result<ExamItem, LineErr
             ));
         }
     };
+    let objective = match obj.get("objective") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(LineError::new(
+                line,
+                "$.objective",
+                format!("must be true or false, found {}", json_type(other)),
+            ));
+        }
+    };
+    let probe = match obj.get("probe") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(p)) => Some(parse_probe(p, line)?),
+        Some(other) => {
+            return Err(LineError::new(
+                line,
+                "$.probe",
+                format!(
+                    "must be an object {{\"group\": ..., \"variant\": ...}}, found {}",
+                    json_type(other)
+                ),
+            ));
+        }
+    };
     let gold_value = field(obj, line, "gold")?;
     let gold = match kind.as_str() {
         "binary" => match gold_value {
@@ -351,6 +578,28 @@ fn parse_item(obj: &Map<String, Value>, line: usize) -> Result<ExamItem, LineErr
             ));
         }
     };
+    if !matches!(gold, Gold::Binary(_)) {
+        if probe.is_some() {
+            return Err(LineError::new(
+                line,
+                "$.probe",
+                format!(
+                    "a probe marks a binary question; a {} item cannot carry one",
+                    gold.kind()
+                ),
+            ));
+        }
+        if objective {
+            return Err(LineError::new(
+                line,
+                "$.objective",
+                format!(
+                    "marks binary items for objective-subset accuracy; a {} item cannot carry it",
+                    gold.kind()
+                ),
+            ));
+        }
+    }
     Ok(ExamItem {
         id,
         question,
@@ -358,8 +607,73 @@ fn parse_item(obj: &Map<String, Value>, line: usize) -> Result<ExamItem, LineErr
         gold,
         source,
         tags,
+        probe,
+        objective,
         line,
     })
+}
+
+fn parse_probe(p: &Map<String, Value>, line: usize) -> Result<Probe, LineError> {
+    if let Some(key) = p
+        .keys()
+        .find(|k| !matches!(k.as_str(), "group" | "variant"))
+    {
+        return Err(LineError::new(
+            line,
+            format!("$.probe.{key}"),
+            "is not a probe field: a probe has only \"group\" and \"variant\"",
+        ));
+    }
+    let group = match p.get("group") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Value::String(_)) => {
+            return Err(LineError::new(
+                line,
+                "$.probe.group",
+                "is empty: name the group its variants share",
+            ));
+        }
+        Some(other) => {
+            return Err(LineError::new(
+                line,
+                "$.probe.group",
+                format!("must be a string, found {}", json_type(other)),
+            ));
+        }
+        None => {
+            return Err(LineError::new(
+                line,
+                "$.probe.group",
+                "missing: add `\"group\"`, the id its variants share",
+            ));
+        }
+    };
+    let variant = match p.get("variant") {
+        Some(Value::String(s)) => ProbeVariant::parse(s).ok_or_else(|| {
+            LineError::new(
+                line,
+                "$.probe.variant",
+                format!(
+                    "`{s}` is not a probe variant: use base, order_swapped, padded or consequence"
+                ),
+            )
+        })?,
+        Some(other) => {
+            return Err(LineError::new(
+                line,
+                "$.probe.variant",
+                format!("must be a string, found {}", json_type(other)),
+            ));
+        }
+        None => {
+            return Err(LineError::new(
+                line,
+                "$.probe.variant",
+                "missing: add `\"variant\"` (base, order_swapped, padded or consequence)",
+            ));
+        }
+    };
+    Ok(Probe { group, variant })
 }
 
 /// Load an exam from JSONL text. The first error stops the load; it names the line and
@@ -453,6 +767,7 @@ pub fn load_exam(text: &str) -> Result<Exam, LineError> {
     if items.is_empty() {
         return Err(LineError::new(1, "$", "the exam has a header but no items"));
     }
+    probe_groups(&items)?;
     let digest = hasher.finalize();
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     Ok(Exam {

@@ -1,19 +1,23 @@
 //! Calibration for the arbiter panel: proper scoring rules, Cooke's classical model,
 //! agreement statistics, inert-factor detection, the bridging model and the prior
-//! consistency check, the exam format and the admission policy.
+//! consistency check, the exam format and the admission policy, the bias probes, the
+//! per-arbiter exam draw and the answer-key commitment.
 //!
-//! Pure: no I/O, no clock, no randomness (the bridging fit draws its initial factors from a
-//! seeded generator; admission takes "now" as an argument). Formulas and their sources are
-//! collected in docs/CALIBRATION.md.
+//! Pure: no I/O, no clock, no randomness (the bridging fit and the exam draw take a seed
+//! for the crate's seeded generator; admission takes "now" and the commitment its salt as
+//! arguments). Formulas and their sources are collected in docs/CALIBRATION.md.
 
 pub mod admission;
 pub mod agreement;
+pub mod answer_key;
+pub mod bias_probes;
 pub mod bridging;
 pub mod canonical_json;
 pub mod chi_square;
 pub mod cooke;
 pub mod error;
 pub mod exam;
+pub mod exam_draw;
 pub mod exam_scoring;
 
 pub mod independence;
