@@ -896,6 +896,7 @@ fn write_replica_config(
         },
         keys: KeysSection {
             motion_key: Some(issued.motion_key_path()),
+            next_motion_key: None,
             log_key: Some(issued.log_key_path()),
         },
         windows: WindowsSection {
