@@ -366,7 +366,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             Stance::None => "none",
         };
         let config = format!(
-            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\ncoordinators = [{reveal_to}]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
+            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\ncoordinators = [{reveal_to}]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n\n# The demo's sources are served on loopback; retrieval reads only public\n# addresses unless a host is listed (docs/JUDGES.md).\n[retrieval]\nallow_hosts = [\"127.0.0.1\"]\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
             spec.organisation,
             spec.model_family,
             profiles.display(),

@@ -415,7 +415,7 @@ impl ReplicaConfig {
         let mut commit_windows = Vec::new();
         for (kind, window) in w.commit_by_kind.iter().flatten() {
             let parsed = crate::service::driver::parse_kind_window(&format!("{kind}={window}"))
-                .map_err(|why| invalid("windows.commit_by_kind", kind, why))?;
+                .map_err(|why| invalid("windows.commit_by_kind", kind, why.to_string()))?;
             commit_windows.push(parsed);
         }
         let exam_concurrency = w

@@ -107,36 +107,88 @@ pub const KIND_NAMES: [(&str, MotionKind); 8] = [
     ("procedure", MotionKind::Procedure),
 ];
 
+/// Why a `KIND=MS` commit window is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KindWindowError {
+    #[error("{given:?} is not KIND=MS (e.g. merge=30000); kinds: {kinds}")]
+    Shape { given: String, kinds: String },
+    #[error("unknown motion kind {kind:?}; kinds: {kinds}")]
+    UnknownKind { kind: String, kinds: String },
+    #[error("{given:?}: the window must be whole milliseconds")]
+    NotMilliseconds { given: String },
+    #[error("{given:?}: a commit window must lie in 1..={MAX_WINDOW_MS} ms (one day)")]
+    OutOfRange { given: String },
+}
+
 /// Parses `KIND=MS` (e.g. `verify-tier=90000`) as `--commit-window` takes it.
-pub fn parse_kind_window(s: &str) -> Result<(MotionKind, Duration), String> {
-    let names = || {
+pub fn parse_kind_window(s: &str) -> Result<(MotionKind, Duration), KindWindowError> {
+    let kinds = || {
         KIND_NAMES
             .iter()
             .map(|(n, _)| *n)
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let (kind, ms) = s.split_once('=').ok_or_else(|| {
-        format!(
-            "{s:?} is not KIND=MS (e.g. merge=30000); kinds: {}",
-            names()
-        )
+    let (kind, ms) = s.split_once('=').ok_or_else(|| KindWindowError::Shape {
+        given: s.to_owned(),
+        kinds: kinds(),
     })?;
     let kind = KIND_NAMES
         .iter()
         .find(|(n, _)| *n == kind.trim())
         .map(|(_, k)| *k)
-        .ok_or_else(|| format!("unknown motion kind {kind:?}; kinds: {}", names()))?;
+        .ok_or_else(|| KindWindowError::UnknownKind {
+            kind: kind.to_owned(),
+            kinds: kinds(),
+        })?;
     let ms: u64 = ms
         .trim()
         .parse()
-        .map_err(|_| format!("{s:?}: the window must be whole milliseconds"))?;
+        .map_err(|_| KindWindowError::NotMilliseconds {
+            given: s.to_owned(),
+        })?;
     if !(1..=MAX_WINDOW_MS).contains(&ms) {
-        return Err(format!(
-            "{s:?}: a commit window must lie in 1..={MAX_WINDOW_MS} ms (one day)"
-        ));
+        return Err(KindWindowError::OutOfRange {
+            given: s.to_owned(),
+        });
     }
     Ok((kind, Duration::from_millis(ms)))
+}
+
+/// Why one step of an exam or of a motion's round did not complete. The driver's loop
+/// logs it and drives the exam or motion again on its next pass; nothing is lost, since
+/// apply decides only from what is on the log.
+#[derive(Debug, thiserror::Error)]
+pub enum DriveError {
+    #[error("the default exam: {0}")]
+    Exam(String),
+    #[error(transparent)]
+    MotionKey(#[from] crate::service::motion_key::MotionKeyError),
+    #[error("arbiter endpoint {endpoint:?}: {reason}")]
+    Endpoint { endpoint: String, reason: String },
+    #[error("the arbiter's node does not answer yet ({0}); the exam waits")]
+    NodeNotReady(String),
+    #[error("the node committed to no exam item")]
+    NoExamItem,
+    #[error("motion {motion}: its state hash {state_hash:?} is not hex")]
+    StateHash { motion: String, state_hash: String },
+    #[error("the round's commitments were not logged; the motion is driven again")]
+    RoundNotLogged,
+    #[error("the close was refused as early 100 times; the motion is driven again")]
+    CloseTooEarly,
+    #[error(transparent)]
+    Propose(#[from] crate::service::proposer::ProposeError),
+}
+
+/// Why a commitment a node returned is not proposed (apply would refuse it).
+#[derive(Debug, thiserror::Error)]
+enum CommitmentError {
+    #[error(transparent)]
+    Signature(#[from] panel_proto::CommitRevealError),
+    #[error("signed by another key than the seat's")]
+    OtherKey,
+    #[error("made at {at} ms, after the commit deadline {deadline} ms")]
+    Late { at: i64, deadline: i64 },
 }
 
 /// Longest window accepted (one day).
@@ -355,13 +407,11 @@ pub fn spawn(
 impl Shared {
     /// The held motion key in force for a motion opened at `opened_log_index` (the
     /// current key for exams: `u64::MAX`), as the record says.
-    fn motion_key_for(&self, opened_log_index: u64) -> Result<&SigningKey, String> {
+    fn motion_key_for(&self, opened_log_index: u64) -> Result<&SigningKey, DriveError> {
         let in_force = self
             .sm
             .read(|a| panel_machine::charter::motion_key_at(&a.state, opened_log_index));
-        self.motion_keys
-            .for_key(in_force.as_ref())
-            .map_err(|e| e.to_string())
+        Ok(self.motion_keys.for_key(in_force.as_ref())?)
     }
 }
 
@@ -379,12 +429,16 @@ fn awaiting_exam(s: &Shared) -> Vec<(String, String)> {
 
 /// Puts every item of the default exam to the arbiter's node (commit, then reveal after
 /// the window) and proposes the answers for scoring in apply.
-async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> Result<(), String> {
-    let exam = crate::admission::default_exam()?;
+async fn administer_exam(
+    s: &Arc<Shared>,
+    arbiter_id: &str,
+    endpoint: &str,
+) -> Result<(), DriveError> {
+    let exam = crate::admission::default_exam().map_err(DriveError::Exam)?;
     let mut c = s.route(arbiter_id, endpoint).await?;
     c.ready()
         .await
-        .map_err(|e| format!("the arbiter's node does not answer yet ({e}); the exam waits"))?;
+        .map_err(|e| DriveError::NodeNotReady(e.to_string()))?;
     let motion_key = s.motion_key_for(u64::MAX)?;
     let commit_deadline = now_ms() + s.opts.exam_window.as_millis() as i64;
     let reveal_deadline = commit_deadline + s.opts.reveal_window.as_millis() as i64;
@@ -432,7 +486,7 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
         }
     }
     if committed.is_empty() {
-        return Err("the node committed to no exam item".into());
+        return Err(DriveError::NoExamItem);
     }
     let wait = commit_deadline - now_ms();
     if wait > 0 {
@@ -482,8 +536,7 @@ async fn administer_exam(s: &Arc<Shared>, arbiter_id: &str, endpoint: &str) -> R
             },
             bytes,
         )
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     match &out.reply {
         crate::command::ItemReply::Refused { code, message } => {
             warn!(%code, "exam answers refused: {message}")
@@ -656,7 +709,7 @@ impl Shared {
     }
 
     /// How to reach the arbiter: over its link for the link marker, else over gRPC.
-    async fn route(&self, arbiter_id: &str, endpoint: &str) -> Result<Route, String> {
+    async fn route(&self, arbiter_id: &str, endpoint: &str) -> Result<Route, DriveError> {
         if is_link_endpoint(endpoint) {
             return Ok(Route::Link {
                 arbiter_id: arbiter_id.to_owned(),
@@ -666,7 +719,7 @@ impl Shared {
         self.client(endpoint).await.map(Route::Grpc)
     }
 
-    async fn client(&self, endpoint: &str) -> Result<ArbiterNodeClient<Channel>, String> {
+    async fn client(&self, endpoint: &str) -> Result<ArbiterNodeClient<Channel>, DriveError> {
         if let Some(c) = self
             .clients
             .lock()
@@ -678,7 +731,10 @@ impl Shared {
         let ep = self
             .transport
             .endpoint(endpoint)
-            .map_err(|e| format!("arbiter endpoint {endpoint:?}: {e}"))?
+            .map_err(|e| DriveError::Endpoint {
+                endpoint: endpoint.to_owned(),
+                reason: e.to_string(),
+            })?
             // No channel-wide cap: each request carries its own timeout (a commit waits for
             // the motion's commit window, however long; `commit_wait`).
             .connect_timeout(Duration::from_secs(10));
@@ -697,13 +753,13 @@ impl Shared {
 /// submit it (the nodes submit their own too); close once every logged commitment is
 /// revealed or the reveal deadline passed. Apply decides from what is stored, so the
 /// driver chooses nothing; a new leader resumes from the logged round.
-async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Result<(), String> {
+async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Result<(), DriveError> {
     let motion_id = motion.spec.motion_id.clone();
     if motion.round.is_none() {
         commit_and_log(s, &motion, &seats).await?;
     }
     let Some(round) = logged_round(s, &motion_id) else {
-        return Err("the round's commitments were not logged; the motion is driven again".into());
+        return Err(DriveError::RoundNotLogged);
     };
     let digest = round.digest;
     // Reveal: ask every committed seat whose reveal is not stored yet.
@@ -751,7 +807,7 @@ async fn commit_and_log(
     s: &Arc<Shared>,
     motion: &Motion,
     seats: &[SeatAddress],
-) -> Result<(), String> {
+) -> Result<(), DriveError> {
     let spec = &motion.spec;
     let mut projection = spec
         .projection
@@ -770,7 +826,10 @@ async fn commit_and_log(
         motion_id: spec.motion_id.clone(),
         debate_id: spec.debate_id.clone(),
         kind: wire_kind(spec.kind) as i32,
-        state_hash: hex::decode(&spec.state_hash).map_err(|e| e.to_string())?,
+        state_hash: hex::decode(&spec.state_hash).map_err(|_| DriveError::StateHash {
+            motion: spec.motion_id.clone(),
+            state_hash: spec.state_hash.clone(),
+        })?,
         projection: Some(projection),
         commit_deadline_unix_ms: commit_deadline,
         reveal_deadline_unix_ms: commit_deadline + s.opts.reveal_window.as_millis() as i64,
@@ -840,11 +899,7 @@ async fn commit_and_log(
         .into(),
         writer: None,
     };
-    let out = s
-        .proposer
-        .submit(item, bytes)
-        .await
-        .map_err(|e| e.to_string())?;
+    let out = s.proposer.submit(item, bytes).await?;
     match &out.reply {
         // Another leader's round may be logged already; the caller reads what is.
         ItemReply::Refused { code, message } => warn!(%code, "commitments refused: {message}"),
@@ -859,16 +914,20 @@ async fn commit_and_log(
 }
 
 /// The commitment as apply checks it: signed by the seat's key, by the commit deadline.
-fn usable_commitment(c: &pb::Commitment, seat_key: &[u8], deadline: i64) -> Result<(), String> {
-    let key = panel_proto::commit_reveal::verify_commitment(c).map_err(|e| e.to_string())?;
+fn usable_commitment(
+    c: &pb::Commitment,
+    seat_key: &[u8],
+    deadline: i64,
+) -> Result<(), CommitmentError> {
+    let key = panel_proto::commit_reveal::verify_commitment(c)?;
     if key.as_bytes().as_slice() != seat_key {
-        return Err("signed by another key than the seat's".into());
+        return Err(CommitmentError::OtherKey);
     }
     if c.committed_at_unix_ms > deadline {
-        return Err(format!(
-            "made at {} ms, after the commit deadline {deadline} ms",
-            c.committed_at_unix_ms
-        ));
+        return Err(CommitmentError::Late {
+            at: c.committed_at_unix_ms,
+            deadline,
+        });
     }
     Ok(())
 }
@@ -934,7 +993,11 @@ async fn submit_reveal(
 
 /// Proposes `CloseMotion` as soon as every logged commitment is revealed (the nodes' own
 /// reveals included), else just after the reveal deadline.
-async fn close_when_due(s: &Shared, motion_id: &str, reveal_deadline: i64) -> Result<(), String> {
+async fn close_when_due(
+    s: &Shared,
+    motion_id: &str,
+    reveal_deadline: i64,
+) -> Result<(), DriveError> {
     for attempt in 0u32..100 {
         let open = s.sm.read(|a| {
             a.state
@@ -960,11 +1023,7 @@ async fn close_when_due(s: &Shared, motion_id: &str, reveal_deadline: i64) -> Re
             .into(),
             writer: None,
         };
-        let out = s
-            .proposer
-            .submit(item, 0)
-            .await
-            .map_err(|e| e.to_string())?;
+        let out = s.proposer.submit(item, 0).await?;
         match &out.reply {
             // A reveal slipped in, or the batch was stamped a hair early: look again.
             ItemReply::Refused { code, .. } if code == "close_too_early" => {
@@ -984,7 +1043,7 @@ async fn close_when_due(s: &Shared, motion_id: &str, reveal_deadline: i64) -> Re
             }
         }
     }
-    Err("the close was refused as early 100 times; the motion is driven again".into())
+    Err(DriveError::CloseTooEarly)
 }
 
 /// A deduplication id for one of the driver's entries, from its parts.
@@ -1058,7 +1117,7 @@ mod tests {
             ("merge=5s", "whole milliseconds"),
             ("merge=0", "1..="),
         ] {
-            let e = parse_kind_window(bad).unwrap_err();
+            let e = parse_kind_window(bad).unwrap_err().to_string();
             assert!(e.contains(needle), "{bad}: {e}");
         }
         // Every kind has a name, once.
