@@ -1176,13 +1176,12 @@ mod tests {
         assert!(why.contains("does not answer"), "{why}");
         // A motion whose question the driver rewrote (easier, or misleading), signed and
         // answered as it was put: refused, whoever signed it.
+        let first = &crate::admission::default_exam().expect("exam").items[0].id;
         let altered = exam_motions("new", |m| {
-            if m.motion_id
-                .ends_with(&crate::admission::default_exam().expect("exam").items[0].id)
+            if m.motion_id.ends_with(first.as_str())
+                && let Some(p) = m.projection.as_mut()
             {
-                if let Some(p) = m.projection.as_mut() {
-                    p.question = "Is water wet?".into();
-                }
+                p.question = "Is water wet?".into();
             }
         });
         let why = refused_exam(sim.write(exam(
