@@ -287,14 +287,12 @@ impl Intake {
                 Some(l.debates_per_convener),
                 l.debates_global,
             )),
-            // Keyed by the writer, not the run: a flood of unsigned inputs naming a run must
-            // not use up the budget of the roles that may speak in it.
-            ClientCommand::SubmitRunInput(_) => Some((
-                WriteKind::Contribution,
-                writer.identity.as_str(),
-                Some(Rate::new(l.burst, l.per_minute)),
-                l.contributions_global,
-            )),
+            // No bucket keyed by the run: a flood of unsigned inputs naming a run must not
+            // use up the budget of the roles that may speak in it. The writer's own
+            // buckets (above) and the global contributions bucket still bound the input.
+            ClientCommand::SubmitRunInput(_) => {
+                Some((WriteKind::Contribution, "", None, l.contributions_global))
+            }
             ClientCommand::AskPanel(req) => Some((
                 WriteKind::PanelRequest,
                 req.author.as_str(),
