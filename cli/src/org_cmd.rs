@@ -41,6 +41,18 @@ struct Newcomer {
     signing_key: String,
 }
 
+/// An entry's endorsements and where to submit it.
+#[derive(clap::Args, Clone)]
+struct Endorsed {
+    /// One member organisation's signature, ORG=SIGNATURE_HEX (repeat for each).
+    #[arg(long = "endorsement", value_name = "ORG=HEX", required = true)]
+    endorsements: Vec<String>,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+}
+
 /// A motion-key rotation as every signer signs it.
 #[derive(clap::Args, Clone)]
 struct Rotation {
@@ -78,12 +90,8 @@ enum OrgCmd {
         /// The new motion key (`panel coordinator motion-keygen FILE`).
         #[arg(long, value_name = "PATH")]
         new_key: PathBuf,
-        #[arg(long = "endorsement", value_name = "ORG=HEX", required = true)]
-        endorsements: Vec<String>,
-        #[arg(long)]
-        json: bool,
         #[command(flatten)]
-        cluster: ClusterArgs,
+        endorsed: Endorsed,
     },
     /// Sign a newcomer's entry with your organisation's roster key; prints the signature.
     Endorse {
@@ -97,12 +105,8 @@ enum OrgCmd {
     Admit {
         #[command(flatten)]
         newcomer: Newcomer,
-        #[arg(long = "endorsement", value_name = "ORG=HEX", required = true)]
-        endorsements: Vec<String>,
-        #[arg(long)]
-        json: bool,
         #[command(flatten)]
-        cluster: ClusterArgs,
+        endorsed: Endorsed,
     },
     /// Bind a contributor name to a key: signed by the contributor's key file and
     /// endorsed by its organisation's roster key (a chartered group binds names only so).
@@ -244,9 +248,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         OrgCmd::RotateMotionKey {
             rotation,
             new_key,
-            endorsements: given,
-            json,
-            cluster,
+            endorsed,
         } => {
             let (charter, from) = rotation_base(&rotation)?;
             let key = panel_coordinator::service::motion_key::load(&new_key)
@@ -259,17 +261,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 seq: rotation.seq,
                 to: hex::encode(to.to_bytes()),
                 possession,
-                endorsements: endorsements(&given)?,
+                endorsements: endorsements(&endorsed.endorsements)?,
             });
             submit(
-                &cluster,
+                &endorsed.cluster,
                 command,
                 format!(
                     "motion key rotated to {} (rotation {})",
                     hex::encode(to.to_bytes()),
                     rotation.seq
                 ),
-                json,
+                endorsed.json,
             )
         }
         OrgCmd::Endorse { newcomer, org_key } => {
@@ -281,22 +283,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             println!("{signature}");
             Ok(ExitCode::SUCCESS)
         }
-        OrgCmd::Admit {
-            newcomer,
-            endorsements: endorsements_given,
-            json,
-            cluster,
-        } => {
+        OrgCmd::Admit { newcomer, endorsed } => {
             let organisation = organisation(&newcomer)?;
             let command = ClientCommand::AdmitOrganisation(OrganisationAdmission {
                 organisation,
-                endorsements: endorsements(&endorsements_given)?,
+                endorsements: endorsements(&endorsed.endorsements)?,
             });
             submit(
-                &cluster,
+                &endorsed.cluster,
                 command,
                 format!("organisation {} admitted", newcomer.name),
-                json,
+                endorsed.json,
             )
         }
     }

@@ -1033,6 +1033,12 @@ mod tests {
         }
     }
 
+    /// The log key the tests export records with.
+    fn test_log_key() -> panel_tlog::NoteSigner {
+        panel_tlog::NoteSigner::new("test.example/log", SigningKey::from_bytes(&[42; 32]))
+            .expect("log key")
+    }
+
     /// A perfect exam for `arbiter_id`, committed, signed and revealed.
     fn exam_reveals(key: &SigningKey, arbiter_id: &str) -> Vec<String> {
         exam_answers(key, arbiter_id, &BTreeMap::new())
@@ -1222,9 +1228,7 @@ mod tests {
         // Every entry names the rule set it applied under, and the record replays.
         let last = sim.state.record.iter().last().expect("entry").1;
         assert_eq!(last.rules, Some(crate::rules::CURRENT));
-        let log_key =
-            panel_tlog::NoteSigner::new("test.example/log", SigningKey::from_bytes(&[42; 32]))
-                .expect("log key");
+        let log_key = test_log_key();
         let bundle = record::export(&sim.state, Some(&log_key));
         record::verify(&bundle).expect("the record replays under its rule sets");
         // A record whose rule set drops after it rose is not what replicas wrote.
@@ -1409,9 +1413,7 @@ mod tests {
                 .any(|(_, a)| a.prior_check.is_some()),
             "findings are on the arbiters exactly when a scheduled check ran: {checks:?}"
         );
-        let log_key =
-            panel_tlog::NoteSigner::new("test.example/log", SigningKey::from_bytes(&[42; 32]))
-                .expect("log key");
+        let log_key = test_log_key();
         let bundle = crate::record::export(&sim.state, Some(&log_key));
         crate::record::verify(&bundle).expect("the record verifies");
         // Without the schedule no check runs.
@@ -1441,9 +1443,7 @@ mod tests {
         assert_eq!(json_of(&a), json_of(&sim.state));
         // `panel verify` re-applies the record and compares the arbiters, track records
         // included.
-        let log_key =
-            panel_tlog::NoteSigner::new("test.example/log", SigningKey::from_bytes(&[42; 32]))
-                .expect("log key");
+        let log_key = test_log_key();
         let bundle = record::export(&sim.state, Some(&log_key));
         record::verify(&bundle).expect("the record verifies");
         // A track record edited in the export is caught.
