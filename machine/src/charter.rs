@@ -236,6 +236,31 @@ pub fn sign_rotation(
         .map_err(|e| CharterRuleError::Rotation(e.to_string()))
 }
 
+/// How many distinct member organisations endorse an entry: each endorsement must name a
+/// member (founder or admitted) and verify under its roster key (`verify`); the first one
+/// that does not is the refusal, with its JSON path. Shared by organisation admission and
+/// motion-key rotation, which differ only in the bytes signed.
+fn distinct_endorsers(
+    state: &State,
+    endorsements: &[crate::command::Endorsement],
+    verify: impl Fn(&[u8], &VerifyingKey) -> Result<(), String>,
+) -> Result<usize, String> {
+    let mut endorsers = std::collections::BTreeSet::new();
+    for (i, e) in endorsements.iter().enumerate() {
+        let by = roster_key(state, &e.by).ok_or_else(|| {
+            format!(
+                "endorsements[{i}].by: {:?} is not a member organisation",
+                e.by
+            )
+        })?;
+        let sig = hex::decode(&e.signature)
+            .map_err(|_| format!("endorsements[{i}].signature is not hex"))?;
+        verify(&sig, &by).map_err(|err| format!("endorsements[{i}] by {:?}: {err}", e.by))?;
+        endorsers.insert(e.by.as_str());
+    }
+    Ok(endorsers.len())
+}
+
 /// Checks an admission: a chartered group, a new name, key and authority, and at least
 /// `admission_threshold` distinct existing organisations' valid endorsements.
 pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(), CharterRuleError> {
@@ -273,28 +298,14 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
         ca_sha256: &new.ca_sha256.0,
         signing_key: &key,
     };
-    let mut endorsers = std::collections::BTreeSet::new();
-    for (i, e) in adm.endorsements.iter().enumerate() {
-        let by = roster_key(state, &e.by).ok_or_else(|| {
-            CharterRuleError::Admission(format!(
-                "endorsements[{i}].by: {:?} is not a member organisation",
-                e.by
-            ))
-        })?;
-        let sig = hex::decode(&e.signature).map_err(|_| {
-            CharterRuleError::Admission(format!("endorsements[{i}].signature is not hex"))
-        })?;
-        admission::verify_endorsement(&claim, &sig, &by).map_err(|err| {
-            CharterRuleError::Admission(format!("endorsements[{i}] by {:?}: {err}", e.by))
-        })?;
-        endorsers.insert(e.by.as_str());
-    }
-    if endorsers.len() < charter.admission_threshold {
+    let endorsers = distinct_endorsers(state, &adm.endorsements, |sig, by| {
+        admission::verify_endorsement(&claim, sig, by).map_err(|e| e.to_string())
+    })
+    .map_err(CharterRuleError::Admission)?;
+    if endorsers < charter.admission_threshold {
         return Err(CharterRuleError::Admission(format!(
             "{} distinct member organisation(s) endorse {:?}; the charter requires {}",
-            endorsers.len(),
-            new.name,
-            charter.admission_threshold
+            endorsers, new.name, charter.admission_threshold
         )));
     }
     Ok(())
@@ -369,25 +380,14 @@ pub fn check_rotation(
             "possession: {e}; the new motion key must sign the rotation it is named in"
         ))
     })?;
-    let mut endorsers = std::collections::BTreeSet::new();
-    for (i, e) in rot.endorsements.iter().enumerate() {
-        let by = roster_key(state, &e.by).ok_or_else(|| {
-            bad(format!(
-                "endorsements[{i}].by: {:?} is not a member organisation",
-                e.by
-            ))
-        })?;
-        let sig = hex::decode(&e.signature)
-            .map_err(|_| bad(format!("endorsements[{i}].signature is not hex")))?;
-        verify_rotation(&claim, &sig, &by)
-            .map_err(|err| bad(format!("endorsements[{i}] by {:?}: {err}", e.by)))?;
-        endorsers.insert(e.by.as_str());
-    }
-    if endorsers.len() < charter.admission_threshold {
+    let endorsers = distinct_endorsers(state, &rot.endorsements, |sig, by| {
+        verify_rotation(&claim, sig, by).map_err(|e| e.to_string())
+    })
+    .map_err(bad)?;
+    if endorsers < charter.admission_threshold {
         return Err(bad(format!(
             "{} distinct member organisation(s) endorse the rotation; the charter requires {}",
-            endorsers.len(),
-            charter.admission_threshold
+            endorsers, charter.admission_threshold
         )));
     }
     Ok(to)
