@@ -290,7 +290,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         NodeCommand::Rotate { old, new, reason } => {
             let old = keyfile::load_key(&old)?;
             let new = keyfile::load_key(&new)?;
-            let doc = keys::sign_rotation(&old, &new, panel_node::service::now_ms(), &reason)?;
+            let doc = keys::sign_rotation(&old, &new, panel_proto::round::Clock::now_ms(&panel_node::clock::SystemClock), &reason)?;
             println!(
                 "old fingerprint {}",
                 keys::fingerprint(&old.verifying_key())
@@ -307,7 +307,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             reason,
         } => {
             let key = keyfile::load_key(&key)?;
-            let now = panel_node::service::now_ms();
+            let now = panel_proto::round::Clock::now_ms(&panel_node::clock::SystemClock);
             let doc = keys::sign_revocation(&key, now, effective_from.unwrap_or(now), &reason)?;
             println!(
                 "revoked fingerprint {}",

@@ -42,3 +42,14 @@ pub(crate) fn follow_offset_file(data_dir: &std::path::Path) {
         }
     });
 }
+
+/// [`now_ms`] as the round's injected clock (`panel_proto::round::Clock`): what the
+/// motion and exam drivers read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplicaClock;
+
+impl panel_proto::round::Clock for ReplicaClock {
+    fn now_ms(&self) -> i64 {
+        i64::try_from(now_ms()).unwrap_or(i64::MAX)
+    }
+}

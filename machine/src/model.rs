@@ -183,6 +183,16 @@ pub struct Round {
     pub absent: Option<Absent>,
 }
 
+impl Round {
+    /// The round's timing rule (`panel_proto::round`), from its signed deadlines.
+    pub fn window(&self) -> panel_proto::round::Window {
+        panel_proto::round::Window {
+            commit_deadline_ms: self.commit_deadline_ms,
+            reveal_deadline_ms: self.reveal_deadline_ms,
+        }
+    }
+}
+
 /// A seat's logged commitment and what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeatCommitment {

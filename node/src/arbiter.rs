@@ -14,19 +14,14 @@ use std::time::{Duration, Instant};
 
 use panel_proto::commit_reveal::{self, CommitRevealError, MotionWindow};
 use panel_proto::pb::{ArbiterIdentity, Commitment, Motion, Reveal, Ruling, SignedRuling};
+use panel_proto::round::Clock;
 use panel_proto::ruling_check::RulingError;
 use panel_proto::{SigningKey, VerifyingKey, fingerprint, sign_ruling};
 use thiserror::Error;
 
+use crate::clock::SystemClock;
 use crate::judge::{Judge, JudgeAnswer, JudgeError};
 use crate::retrieval::Retriever;
-
-fn wall_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
 
 /// The largest index at most `max` that is a character boundary of `s`.
 fn floor_char_boundary(s: &str, max: usize) -> usize {
@@ -139,6 +134,8 @@ pub struct Arbiter {
     /// How long the judge is declared to take (`declared_latency_ms`): a motion whose
     /// commit window leaves less is still judged, with a warning naming the fix.
     declared_latency: Option<Duration>,
+    /// The node's clock (`crate::clock`), read for every deadline check and receipt.
+    clock: Arc<dyn Clock>,
 }
 
 impl Arbiter {
@@ -162,7 +159,19 @@ impl Arbiter {
                 DEFAULT_MAX_CONCURRENT_JUDGEMENTS,
             )),
             declared_latency: None,
+            clock: Arc::new(SystemClock),
         }
+    }
+
+    /// Runs the arbiter on another clock (tests that move time themselves).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Now, on the arbiter's clock (Unix ms).
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
     }
 
     /// The node's limits and retrieval settings (node.toml `max_concurrent_judgements`,
@@ -212,7 +221,7 @@ impl Arbiter {
         {
             return Err(ArbiterError::NotOnPanel(self.identity.fingerprint.clone()));
         }
-        if now_ms > w.commit_deadline_ms {
+        if w.round().check_commit(&m.motion_id, now_ms).is_err() {
             return Err(ArbiterError::CommitWindowClosed {
                 motion_id: m.motion_id.clone(),
                 deadline_ms: w.commit_deadline_ms,
@@ -232,7 +241,7 @@ impl Arbiter {
                 "this arbiter is backed by a human; answer with `panel node rule`".into(),
             ));
         };
-        let window_ms = m.commit_deadline_unix_ms.saturating_sub(wall_ms());
+        let window_ms = m.commit_deadline_unix_ms.saturating_sub(self.now_ms());
         if let Some(declared) = self.declared_latency
             && (window_ms.max(0) as u128) < declared.as_millis()
         {
@@ -256,7 +265,7 @@ impl Arbiter {
                         .map_err(|_| ArbiterError::BadMotion("the node is shutting down".into()))?
                 }
             };
-            let retrieval = self.retriever.retrieve_for(m, wall_ms).await;
+            let retrieval = self.retriever.retrieve_for(m, || self.now_ms()).await;
             let source = retrieval
                 .as_ref()
                 .and_then(|r| r.as_ref().ok())

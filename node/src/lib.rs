@@ -3,7 +3,10 @@
 //! * [`arbiter::Arbiter`]: judge + key; decide, sign, commit. Transport-independent, so
 //!   the gRPC server here and an outbound coordinator connection can both drive it.
 //! * [`judge`]: scripted, command, LLM; the human judge is the durable pending queue.
-//! * [`service`]: the `ArbiterNode` and `ArbiterAdmin` gRPC services.
+//! * [`core`]: commit, reveal, deliver and human answers with typed refusals; the round's
+//!   timing is `panel_proto::round::Window` on the injected [`clock`].
+//! * [`service`]: the `ArbiterNode` and `ArbiterAdmin` gRPC services, the core's edge
+//!   (refusals become statuses here).
 //! * [`exchange`]: delivery of revealed rulings to the other panel members.
 //! * [`link`]: outbound links to coordinator replicas for a node that cannot be called.
 //! * [`store`]: redb storage of own and received rulings and the pending queue.
@@ -16,7 +19,9 @@
 pub mod address;
 pub mod advocate;
 pub mod arbiter;
+pub mod clock;
 pub mod config;
+pub mod core;
 pub mod exchange;
 pub mod http;
 pub mod judge;

@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 use tokio_stream::wrappers::ReceiverStream;
 use tracing::{Instrument, info, info_span, warn};
 
-use crate::service::NodeCore;
+use crate::core::NodeCore;
 
 /// First retry delay after a failed or closed link; doubled up to [`MAX_BACKOFF`].
 const MIN_BACKOFF: Duration = Duration::from_millis(200);
@@ -228,10 +228,10 @@ async fn session(
     }
 }
 
-fn error_body(s: tonic::Status) -> link_response::Body {
+fn error_body(e: &crate::core::CoreError) -> link_response::Body {
     link_response::Body::Error(WireError {
-        message: s.message().to_owned(),
-        code: s.code() as i32,
+        message: e.to_string(),
+        code: crate::service::status_code(e) as i32,
     })
 }
 
@@ -242,7 +242,7 @@ async fn answer(core: &NodeCore, r: LinkRequest) -> LinkResponse {
             let span = info_span!("motion", debate = %m.debate_id, motion = %m.motion_id);
             match core.commit(m).instrument(span).await {
                 Ok(c) => link_response::Body::Commitment(c),
-                Err(s) => error_body(s),
+                Err(e) => error_body(&e),
             }
         }
         Some(link_request::Body::Reveal(q)) => {
@@ -253,12 +253,13 @@ async fn answer(core: &NodeCore, r: LinkRequest) -> LinkResponse {
                 .await
             {
                 Ok(rv) => link_response::Body::Reveal(rv),
-                Err(s) => error_body(s),
+                Err(e) => error_body(&e),
             }
         }
-        None => error_body(tonic::Status::invalid_argument(
-            "request has no body; expected commit or reveal",
-        )),
+        None => link_response::Body::Error(WireError {
+            message: "request has no body; expected commit or reveal".into(),
+            code: tonic::Code::InvalidArgument as i32,
+        }),
     };
     LinkResponse {
         request_id: r.request_id,

@@ -6,7 +6,8 @@
 //! see another's ruling before committing its own; the rationale is inside the signed
 //! ruling, so the reason is committed together with the vote.
 //!
-//! [`CommitRevealBook`] is the rule as a pure state machine: time is passed in, nothing
+//! [`CommitRevealBook`] is the rule as a pure state machine (its timing is
+//! [`crate::round::Window`], the one rule of what may happen when): time is passed in, nothing
 //! is read from a clock, and iteration order is deterministic (BTreeMap), so every
 //! replica of a coordinator reaches the same state from the same inputs.
 
@@ -18,6 +19,7 @@ use thiserror::Error;
 
 use crate::keys::{self, KeyError};
 use crate::pb::{Commitment, Motion, MotionKind, Reveal, SignedRuling};
+use crate::round::{Window, WindowError};
 use crate::ruling_check::{self, BindingError, RulingError};
 use crate::signing::{self, CanonicalWriter, VerifyError};
 
@@ -96,6 +98,42 @@ pub enum CommitRevealError {
     Verify(#[from] VerifyError),
     #[error(transparent)]
     Binding(#[from] BindingError),
+}
+
+/// The round's window refusals, as this module has always named them.
+impl From<WindowError> for CommitRevealError {
+    fn from(e: WindowError) -> Self {
+        match e {
+            WindowError::Inverted { .. } => {
+                Self::BadWindow("reveal deadline lies before the commit deadline")
+            }
+            WindowError::CommitClosed {
+                motion_id,
+                deadline_ms,
+                at_ms,
+            } => Self::CommitWindowClosed {
+                motion_id,
+                deadline_ms,
+                now_ms: at_ms,
+            },
+            WindowError::RevealTooEarly {
+                motion_id,
+                deadline_ms,
+                now_ms,
+            } => Self::RevealBeforeWindowCloses {
+                motion_id,
+                deadline_ms,
+                now_ms,
+            },
+            WindowError::RevealClosed {
+                motion_id,
+                deadline_ms,
+            } => Self::RevealWindowClosed {
+                motion_id,
+                deadline_ms,
+            },
+        }
+    }
 }
 
 /// The commitment digest: SHA-256(COMMIT_DIGEST_TAG_V1 || u32be(len C) || C || sig || salt)
@@ -282,14 +320,18 @@ impl MotionWindow {
         Ok(w)
     }
 
+    /// The round's timing rule for this motion.
+    pub fn round(&self) -> Window {
+        Window {
+            commit_deadline_ms: self.commit_deadline_ms,
+            reveal_deadline_ms: self.reveal_deadline_ms,
+        }
+    }
+
     fn check(&self) -> Result<(), CommitRevealError> {
         check_id("motion_id", &self.motion_id)?;
         check_id("debate_id", &self.debate_id)?;
-        if self.reveal_deadline_ms < self.commit_deadline_ms {
-            return Err(CommitRevealError::BadWindow(
-                "reveal deadline lies before the commit deadline",
-            ));
-        }
+        Window::new(self.commit_deadline_ms, self.reveal_deadline_ms)?;
         Ok(())
     }
 }
@@ -361,13 +403,7 @@ impl CommitRevealBook {
         {
             return Err(CommitRevealError::NotOnPanel(keys::fingerprint(&key)));
         }
-        if now_ms > book.window.commit_deadline_ms {
-            return Err(CommitRevealError::CommitWindowClosed {
-                motion_id: c.motion_id.clone(),
-                deadline_ms: book.window.commit_deadline_ms,
-                now_ms,
-            });
-        }
+        book.window.round().check_commit(&c.motion_id, now_ms)?;
         if book.entries.contains_key(&key_bytes) {
             return Err(CommitRevealError::SecondCommitment {
                 motion_id: c.motion_id.clone(),
@@ -402,19 +438,7 @@ impl CommitRevealBook {
             .get_mut(&ruling.motion_id)
             .ok_or_else(|| CommitRevealError::UnknownMotion(ruling.motion_id.clone()))?;
         let w = &book.window;
-        if now_ms <= w.commit_deadline_ms {
-            return Err(CommitRevealError::RevealBeforeWindowCloses {
-                motion_id: w.motion_id.clone(),
-                deadline_ms: w.commit_deadline_ms,
-                now_ms,
-            });
-        }
-        if now_ms > w.reveal_deadline_ms {
-            return Err(CommitRevealError::RevealWindowClosed {
-                motion_id: w.motion_id.clone(),
-                deadline_ms: w.reveal_deadline_ms,
-            });
-        }
+        w.round().check_reveal(&w.motion_id, now_ms)?;
         let ruling = signing::verify_ruling(signed)?;
         check_window_binding(ruling, w)?;
         let key_bytes: [u8; 32] = ruling

@@ -12,6 +12,9 @@
 //!   and the binding of a ruling to the motion it answers.
 //! * [`motion_signing`]: canonical bytes, digest and signature of the motions a
 //!   coordinator puts to nodes (signed by the cluster's motion key).
+//! * [`round`]: one commit-reveal round as a sans-I/O core: the [`round::Window`] rule of
+//!   what may happen when, and the driver's [`round::Round`], which says what to do next
+//!   and until when to sleep.
 //! * [`link`]: the signed hello of the arbiter link (`link.proto`), the stream a node
 //!   opens to a coordinator when it cannot be called.
 //!
@@ -25,6 +28,7 @@ pub mod motion_key_rotation;
 pub mod motion_signing;
 pub mod organisation;
 pub mod registration;
+pub mod round;
 pub mod ruling_check;
 pub mod signing;
 

@@ -1,8 +1,8 @@
 //! The typed debate API (`crucible.coordinator.v1.Debates`): one RPC per kind of write,
 //! each naming its author, and typed reads. Every write becomes the same [`Command`] the
-//! JSON `Write` RPC carries and goes through the same path ([`crate::service::replica::submit`]:
-//! forwarding, intake with the Gate and the rate limit, proposal), so both APIs refuse and
-//! accept exactly the same writes.
+//! JSON `Write` RPC carries and goes through the same path after decoding
+//! ([`crate::service::replica::submit_command`]: forwarding, intake with the Gate and the
+//! rate limit, proposal), so both APIs refuse and accept exactly the same writes.
 
 use std::sync::Arc;
 
@@ -18,7 +18,7 @@ use crate::model::{self, Motion, MotionStatus};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::debates_server::Debates;
 use crate::ruling::WireRuling;
-use crate::service::replica::{Caller, Replica, submit};
+use crate::service::replica::{Caller, Replica, submit_command};
 
 pub(crate) struct DebatesService(pub(crate) Arc<Replica>);
 
@@ -54,29 +54,18 @@ fn claim(c: Option<pb::Claim>) -> Result<ClaimInput, Status> {
     })
 }
 
-/// Sends one command as the JSON `Write` would, under the caller's ids.
+/// Sends one typed command through the same checks as the JSON `Write`, under the
+/// caller's ids (no JSON decode on the way).
 async fn write(
     replica: &Arc<Replica>,
     caller: &Caller,
     client_id: String,
     request_id: u64,
-    command: &ClientCommand,
+    command: ClientCommand,
 ) -> Result<Response<pb::WriteReply>, Status> {
-    let command_json = serde_json::to_string(command)
-        .map_err(|e| Status::internal(format!("cannot encode the command: {e}")))?;
-    submit(
-        replica,
-        pb::WriteRequest {
-            client_id,
-            request_id,
-            command_json,
-            forwarded: false,
-            ..Default::default()
-        },
-        caller,
-    )
-    .await
-    .map(Response::new)
+    submit_command(replica, client_id, request_id, command, caller)
+        .await
+        .map(Response::new)
 }
 
 /// A contribution under its author: checks the side, carries the signature.
@@ -109,7 +98,7 @@ async fn contribute(
         caller,
         by.client_id,
         by.request_id,
-        &ClientCommand::Contribute(sub),
+        ClientCommand::Contribute(sub),
     )
     .await
 }
@@ -180,7 +169,7 @@ impl Debates for DebatesService {
             &caller,
             r.client_id,
             r.request_id,
-            &ClientCommand::CreateDebate(spec),
+            ClientCommand::CreateDebate(spec),
         )
         .await
     }
@@ -316,7 +305,7 @@ impl Debates for DebatesService {
             debate_id: r.debate_id,
             author: r.author,
         };
-        write(&self.0, &caller, r.client_id, r.request_id, &command).await
+        write(&self.0, &caller, r.client_id, r.request_id, command).await
     }
 
     async fn get_debate(

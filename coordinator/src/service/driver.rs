@@ -25,6 +25,7 @@ use ed25519_dalek::SigningKey;
 use futures::StreamExt;
 use panel_proto::pb;
 use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
+use panel_proto::round::{Clock, Round, RoundKind, Step, Window};
 use panel_proto::{motion_digest, sign_motion};
 use prost::Message;
 use sha2::{Digest, Sha256};
@@ -46,7 +47,7 @@ use panel_procedures::AnswerShape;
 ///
 /// Every replica must run with the same windows: a leader that takes over re-signs an open
 /// motion with the deadlines derived from its window, and only the same window gives the
-/// same signed motion (see [`commit_deadline`]).
+/// same signed motion (see `panel_proto::round::Window::for_round`).
 #[derive(Debug, Clone)]
 pub struct DriverOptions {
     /// How long arbiters have to commit; reveals start after it. The default for every
@@ -176,6 +177,8 @@ pub enum DriveError {
     RoundNotLogged,
     #[error("the close was refused as early 100 times; the motion is driven again")]
     CloseTooEarly,
+    #[error("the round asked for {0:?}, which this kind of round never takes")]
+    UnexpectedStep(Step),
     #[error(transparent)]
     Propose(#[from] crate::service::proposer::ProposeError),
 }
@@ -194,10 +197,11 @@ enum CommitmentError {
 /// Longest window accepted (one day).
 pub const MAX_WINDOW_MS: u64 = 24 * 3600 * 1000;
 
-/// How long the driver waits for a node's answer to a `Commit`: until the commit deadline
-/// plus a grace for the reply to travel, never less than [`MIN_REQUEST_WAIT`].
-fn commit_wait(commit_deadline: i64) -> Duration {
-    let left = commit_deadline.saturating_sub(now_ms()).max(0) as u64;
+/// How long the driver waits at `now_ms` for a node's answer to a `Commit`: until the
+/// commit deadline plus a grace for the reply to travel, never less than
+/// [`MIN_REQUEST_WAIT`].
+fn commit_wait(window: Window, now_ms: i64) -> Duration {
+    let left = window.commit_left_ms(now_ms);
     Duration::from_millis(left.saturating_add(COMMIT_GRACE_MS)).max(MIN_REQUEST_WAIT)
 }
 
@@ -224,6 +228,9 @@ struct Shared {
     /// The motion keys this replica holds: every motion put to a node is signed with the
     /// one in force for it (docs/WIRE.md "Motion, layout v1"; a rotation changes it).
     motion_keys: Arc<MotionKeys>,
+    /// The replica's clock (`crate::clock`), injected: every deadline the driver signs or
+    /// waits for is read from it.
+    clock: Arc<dyn Clock>,
 }
 
 /// How the leader reaches one arbiter's node.
@@ -247,10 +254,13 @@ enum ReachError {
 }
 
 impl Route {
-    /// Asks for a commitment, waiting for the node's judge until the motion's commit
-    /// deadline (plus a grace), however long the window.
-    async fn commit(&mut self, m: pb::Motion) -> Result<pb::Commitment, ReachError> {
-        let wait = commit_wait(m.commit_deadline_unix_ms);
+    /// Asks for a commitment, waiting `wait` for the node's judge (until the motion's
+    /// commit deadline plus a grace, [`commit_wait`]), however long the window.
+    async fn commit(
+        &mut self,
+        m: pb::Motion,
+        wait: Duration,
+    ) -> Result<pb::Commitment, ReachError> {
         match self {
             Route::Grpc(c) => {
                 let mut req = tonic::Request::new(m);
@@ -315,6 +325,7 @@ impl Route {
 
 /// Starts the driver loop on this replica; it acts only while this replica leads.
 /// `links` holds the arbiter links open to this replica (served by [`crate::service::link`]).
+#[allow(clippy::too_many_arguments)]
 pub fn spawn(
     id: NodeId,
     raft: Raft,
@@ -324,8 +335,10 @@ pub fn spawn(
     links: Arc<LinkRegistry>,
     transport: panel_transport::Transport,
     motion_keys: Arc<MotionKeys>,
+    clock: Arc<dyn Clock>,
 ) {
     let shared = Arc::new(Shared {
+        clock,
         transport,
         id,
         raft,
@@ -405,6 +418,19 @@ pub fn spawn(
 }
 
 impl Shared {
+    fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Sleeps until `until_ms` on the replica's clock (a few ms past it, so the batch
+    /// the next step proposes is stamped inside the new phase).
+    async fn sleep_until(&self, until_ms: i64) {
+        let left = until_ms.saturating_sub(self.now_ms());
+        if left > 0 {
+            tokio::time::sleep(Duration::from_millis(left as u64 + 5)).await;
+        }
+    }
+
     /// The held motion key in force for a motion opened at `opened_log_index` (the
     /// current key for exams: `u64::MAX`), as the record says.
     fn motion_key_for(&self, opened_log_index: u64) -> Result<&SigningKey, DriveError> {
@@ -428,7 +454,8 @@ fn awaiting_exam(s: &Shared) -> Vec<(String, String)> {
 }
 
 /// Puts every item of the default exam to the arbiter's node (commit, then reveal after
-/// the window) and proposes the answers for scoring in apply.
+/// the window) and proposes the answers for scoring in apply. The round's schedule is
+/// [`Round`]'s ([`RoundKind::Exam`]); this function only does what it says.
 async fn administer_exam(
     s: &Arc<Shared>,
     arbiter_id: &str,
@@ -440,40 +467,94 @@ async fn administer_exam(
         .await
         .map_err(|e| DriveError::NodeNotReady(e.to_string()))?;
     let motion_key = s.motion_key_for(u64::MAX)?;
-    let commit_deadline = now_ms() + s.opts.exam_window.as_millis() as i64;
-    let reveal_deadline = commit_deadline + s.opts.reveal_window.as_millis() as i64;
-    let motions: Vec<pb::Motion> = exam
-        .items
-        .iter()
-        .map(|item| {
-            crate::admission::exam_motion(
-                exam,
-                item,
-                arbiter_id,
-                commit_deadline,
-                reveal_deadline,
-                s.opts.simulation,
-            )
-        })
-        // Signed like debate motions: the node refuses anything else.
-        .map(|m| sign_motion(motion_key, m))
-        .collect();
-    // Items go to the node together (at most `exam_concurrency` in flight); the node judges
-    // them within its own limit. An item the node could not answer in the window is left
-    // out (scored as missing) rather than sinking the exam: its motion id is spent, since
-    // the node refuses a second motion under it.
+    let window = Window::starting(
+        s.now_ms(),
+        s.opts.exam_window.as_millis() as i64,
+        s.opts.reveal_window.as_millis() as i64,
+    );
+    let mut round = Round::new(RoundKind::Exam, window);
+    let mut committed: Vec<pb::Motion> = Vec::new();
+    let mut answers = ExamAnswers::default();
+    loop {
+        match round.poll(s.now_ms()) {
+            Step::AskCommitments => {
+                let motions = exam
+                    .items
+                    .iter()
+                    .map(|item| {
+                        crate::admission::exam_motion(
+                            exam,
+                            item,
+                            arbiter_id,
+                            window.commit_deadline_ms,
+                            window.reveal_deadline_ms,
+                            s.opts.simulation,
+                        )
+                    })
+                    // Signed like debate motions: the node refuses anything else.
+                    .map(|m| sign_motion(motion_key, m))
+                    .collect();
+                committed = commit_exam_items(s, &c, motions, window).await;
+                if committed.is_empty() {
+                    return Err(DriveError::NoExamItem);
+                }
+                round.on_commitments();
+            }
+            Step::WaitUntil(t) => s.sleep_until(t).await,
+            Step::AskReveals => {
+                answers = reveal_exam_items(&c, &committed).await;
+                round.on_reveals(s.now_ms(), 0);
+            }
+            Step::Finish => {
+                if answers.reveals.len() < exam.items.len() {
+                    warn!(
+                        answered = answers.reveals.len(),
+                        items = exam.items.len(),
+                        "exam submitted with unanswered items (scored as missing)"
+                    );
+                }
+                submit_exam(s, arbiter_id, std::mem::take(&mut answers)).await?;
+                round.on_finished();
+            }
+            Step::Done => return Ok(()),
+            step @ (Step::LogCommitments | Step::Recheck) => {
+                return Err(DriveError::UnexpectedStep(step));
+            }
+        }
+    }
+}
+
+/// The revealed answers of an exam and the signed motions they answer, hex-encoded as
+/// `SubmitExam` carries them.
+#[derive(Default)]
+struct ExamAnswers {
+    reveals: Vec<String>,
+    motions: Vec<String>,
+}
+
+/// Items go to the node together (at most `exam_concurrency` in flight); the node judges
+/// them within its own limit. An item the node could not answer in the window is left
+/// out (scored as missing) rather than sinking the exam: its motion id is spent, since
+/// the node refuses a second motion under it. Returns the committed items.
+async fn commit_exam_items(
+    s: &Shared,
+    c: &Route,
+    motions: Vec<pb::Motion>,
+    window: Window,
+) -> Vec<pb::Motion> {
     let limit = s.opts.exam_concurrency.max(1);
     let mut todo = motions.into_iter();
     let mut in_flight = futures::stream::FuturesUnordered::new();
-    let mut committed: Vec<pb::Motion> = Vec::new();
+    let mut committed = Vec::new();
     loop {
         while in_flight.len() < limit {
             let Some(m) = todo.next() else { break };
             let mut route = c.clone_route();
+            let wait = commit_wait(window, s.now_ms());
             let span = info_span!("exam_item", motion = %m.motion_id);
             in_flight.push(
                 async move {
-                    let r = route.commit(m.clone()).await;
+                    let r = route.commit(m.clone(), wait).await;
                     (m, r)
                 }
                 .instrument(span),
@@ -482,54 +563,52 @@ async fn administer_exam(
         match in_flight.next().await {
             Some((m, Ok(_))) => committed.push(m),
             Some((m, Err(e))) => warn!(motion = %m.motion_id, "exam item not committed: {e}"),
-            None => break,
+            None => return committed,
         }
     }
-    if committed.is_empty() {
-        return Err(DriveError::NoExamItem);
-    }
-    let wait = commit_deadline - now_ms();
-    if wait > 0 {
-        tokio::time::sleep(Duration::from_millis(wait as u64 + 5)).await;
-    }
-    let mut reveals = Vec::with_capacity(committed.len());
-    let mut answered = Vec::with_capacity(committed.len());
+}
+
+/// Asks the node for the reveal of every committed item.
+async fn reveal_exam_items(c: &Route, committed: &[pb::Motion]) -> ExamAnswers {
+    let mut answers = ExamAnswers::default();
     let mut route = c.clone_route();
-    for m in &committed {
+    for m in committed {
         match route
             .reveal(&m.motion_id, &motion_digest(m))
             .instrument(info_span!("exam_item", motion = %m.motion_id))
             .await
         {
             Ok(r) => {
-                reveals.push(hex::encode(r.encode_to_vec()));
+                answers.reveals.push(hex::encode(r.encode_to_vec()));
                 // Apply checks each answer against the motion it answers (`rules.rs`).
-                answered.push(panel_machine::signed_motion::encode(m));
+                answers
+                    .motions
+                    .push(panel_machine::signed_motion::encode(m));
             }
             Err(e) => warn!(motion = %m.motion_id, "exam item not revealed: {e}"),
         }
     }
-    if reveals.len() < exam.items.len() {
-        warn!(
-            answered = reveals.len(),
-            items = exam.items.len(),
-            "exam submitted with unanswered items (scored as missing)"
-        );
-    }
-    let digest = Sha256::digest(format!("exam:{arbiter_id}").as_bytes());
-    let mut rid = [0u8; 8];
-    rid.copy_from_slice(&digest[..8]);
-    let bytes = reveals.iter().chain(&answered).map(String::len).sum();
+    answers
+}
+
+/// Proposes the exam's answers for scoring in apply (`SubmitExam`).
+async fn submit_exam(s: &Shared, arbiter_id: &str, answers: ExamAnswers) -> Result<(), DriveError> {
+    let bytes = answers
+        .reveals
+        .iter()
+        .chain(&answers.motions)
+        .map(String::len)
+        .sum();
     let out = s
         .proposer
         .submit(
             Item {
                 client_id: "exam-driver".into(),
-                request_id: u64::from_be_bytes(rid),
+                request_id: exam_request_id(arbiter_id),
                 command: InternalCommand::SubmitExam {
                     arbiter_id: arbiter_id.to_string(),
-                    reveals,
-                    motions: answered,
+                    reveals: answers.reveals,
+                    motions: answers.motions,
                 }
                 .into(),
                 writer: None,
@@ -585,10 +664,6 @@ fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
             })
             .collect()
     })
-}
-
-fn now_ms() -> i64 {
-    crate::clock::now_ms() as i64
 }
 
 fn wire_side(side: Option<crucible::Side>) -> i32 {
@@ -751,63 +826,85 @@ impl Shared {
 /// commit-reveal round"): put the signed motion to the seats and log every commitment
 /// received once the commit window closes; ask each committed seat for its reveal and
 /// submit it (the nodes submit their own too); close once every logged commitment is
-/// revealed or the reveal deadline passed. Apply decides from what is stored, so the
-/// driver chooses nothing; a new leader resumes from the logged round.
+/// revealed or the reveal deadline passed. The schedule is [`Round`]'s
+/// ([`RoundKind::Logged`]); apply decides from what is stored, so the driver chooses
+/// nothing, and a new leader resumes from the logged round.
 async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Result<(), DriveError> {
     let motion_id = motion.spec.motion_id.clone();
-    if motion.round.is_none() {
-        commit_and_log(s, &motion, &seats).await?;
-    }
-    let Some(round) = logged_round(s, &motion_id) else {
-        return Err(DriveError::RoundNotLogged);
+    let mut round = match logged_round(s, &motion_id) {
+        Some(r) => Round::resumed(r.window, r.awaiting.len()),
+        None => Round::new(
+            RoundKind::Logged,
+            Window::for_round(
+                motion.opened_at_ms,
+                s.now_ms(),
+                s.opts.commit_window_for(motion.spec.kind).as_millis() as i64,
+                s.opts.reveal_window.as_millis() as i64,
+            ),
+        ),
     };
-    let digest = round.digest;
-    // Reveal: ask every committed seat whose reveal is not stored yet.
-    let mut submits = Vec::new();
-    for seat in seats
-        .iter()
-        .filter(|seat| round.awaiting.contains(&seat.arbiter_id))
-    {
-        if seat.endpoint.is_empty()
-            || (is_link_endpoint(&seat.endpoint) && !s.linked(&seat.arbiter_id))
-        {
-            continue;
-        }
-        let mut route = s.route(&seat.arbiter_id, &seat.endpoint).await?;
-        let s = s.clone();
-        let motion_id = motion_id.clone();
-        let arbiter = seat.arbiter_id.clone();
-        let span = info_span!("seat", arbiter = %arbiter);
-        submits.push(tokio::spawn(
-            async move {
-                match route.reveal(&motion_id, &digest).await {
-                    Ok(r) => match crate::ruling::reveal_parts(r)
-                        .and_then(|p| bound_to(p, &motion_id, &digest))
-                    {
-                        Ok(parts) => submit_reveal(&s, &motion_id, &arbiter, &digest, parts).await,
-                        Err(e) => warn!("reveal refused by the driver: {e}"),
-                    },
-                    Err(e) => warn!("no reveal: {e}"),
+    let mut collected = None;
+    let mut close_attempts = 0u32;
+    loop {
+        match round.poll(s.now_ms()) {
+            Step::AskCommitments => {
+                collected = Some(ask_commitments(s, &motion, &seats, round.window()).await?);
+                round.on_commitments();
+            }
+            Step::WaitUntil(t) => s.sleep_until(t).await,
+            Step::LogCommitments => {
+                if let Some(c) = collected.take() {
+                    log_commitments(s, c).await?;
+                }
+                // The round on the record may be another leader's: follow that one.
+                let logged = logged_round(s, &motion_id).ok_or(DriveError::RoundNotLogged)?;
+                round = Round::resumed(logged.window, logged.awaiting.len());
+            }
+            Step::AskReveals => {
+                let logged = logged_round(s, &motion_id).ok_or(DriveError::RoundNotLogged)?;
+                ask_reveals(s, &motion_id, &seats, &logged).await?;
+                round.on_reveals(s.now_ms(), awaiting(s, &motion_id));
+            }
+            Step::Recheck => match is_open(s, &motion_id) {
+                true => round.on_reveals(s.now_ms(), awaiting(s, &motion_id)),
+                false => round.on_finished(),
+            },
+            Step::Finish => {
+                if !is_open(s, &motion_id) {
+                    round.on_finished();
+                    continue;
+                }
+                match close(s, &motion_id, close_attempts).await? {
+                    Close::TooEarly if close_attempts >= 99 => {
+                        return Err(DriveError::CloseTooEarly);
+                    }
+                    Close::TooEarly => {
+                        close_attempts += 1;
+                        round.on_too_early(s.now_ms());
+                    }
+                    Close::Done => round.on_finished(),
                 }
             }
-            .instrument(span),
-        ));
-    }
-    for h in submits {
-        if let Err(e) = h.await {
-            warn!("reveal task failed: {e}");
+            Step::Done => return Ok(()),
         }
     }
-    close_when_due(s, &motion_id, round.reveal_deadline).await
 }
 
-/// The commit step of a fresh round: sign the motion, collect commitments until the
-/// commit deadline, and propose them with the signed motion as one `LogCommitments`.
-async fn commit_and_log(
+/// The signed motion of a fresh round and the commitments its seats returned.
+struct Collected {
+    wire: pb::Motion,
+    digest: [u8; 32],
+    commitments: Vec<String>,
+}
+
+/// The commit step of a fresh round: sign the motion under the round's window and
+/// collect the seats' commitments, each checked as apply will check it.
+async fn ask_commitments(
     s: &Arc<Shared>,
     motion: &Motion,
     seats: &[SeatAddress],
-) -> Result<(), DriveError> {
+    window: Window,
+) -> Result<Collected, DriveError> {
     let spec = &motion.spec;
     let mut projection = spec
         .projection
@@ -817,11 +914,6 @@ async fn commit_and_log(
     if let Some(q) = &spec.procedure {
         procedure_projection(&mut projection, q, motion.draw_seed);
     }
-    let commit_deadline = commit_deadline(
-        motion.opened_at_ms,
-        now_ms(),
-        s.opts.commit_window_for(spec.kind).as_millis() as i64,
-    );
     let wire = pb::Motion {
         motion_id: spec.motion_id.clone(),
         debate_id: spec.debate_id.clone(),
@@ -831,8 +923,8 @@ async fn commit_and_log(
             state_hash: spec.state_hash.clone(),
         })?,
         projection: Some(projection),
-        commit_deadline_unix_ms: commit_deadline,
-        reveal_deadline_unix_ms: commit_deadline + s.opts.reveal_window.as_millis() as i64,
+        commit_deadline_unix_ms: window.commit_deadline_ms,
+        reveal_deadline_unix_ms: window.reveal_deadline_ms,
         // A link node cannot be called, so peers get no endpoint to deliver to.
         panel: seats
             .iter()
@@ -860,12 +952,13 @@ async fn commit_and_log(
         }
         let mut route = s.route(&seat.arbiter_id, &seat.endpoint).await?;
         let m = wire.clone();
+        let wait = commit_wait(window, s.now_ms());
         let arbiter_id = seat.arbiter_id.clone();
         let key = seat.key.clone();
         let span = info_span!("seat", arbiter = %arbiter_id);
         commits.push(tokio::spawn(
             async move {
-                let r = route.commit(m).await;
+                let r = route.commit(m, wait).await;
                 (arbiter_id, key, r)
             }
             .instrument(span),
@@ -875,7 +968,7 @@ async fn commit_and_log(
     for h in commits {
         match h.await {
             // Checked as apply will check it, so one bad commitment cannot sink the log.
-            Ok((arbiter, key, Ok(c))) => match usable_commitment(&c, &key, commit_deadline) {
+            Ok((arbiter, key, Ok(c))) => match usable_commitment(&c, &key, window) {
                 Ok(()) => commitments.push(hex::encode(c.encode_to_vec())),
                 Err(e) => warn!(%arbiter, "commitment refused by the driver: {e}"),
             },
@@ -883,18 +976,24 @@ async fn commit_and_log(
             Err(e) => warn!("commit task failed: {e}"),
         }
     }
-    let wait = commit_deadline - now_ms();
-    if wait > 0 {
-        tokio::time::sleep(Duration::from_millis(wait as u64 + 5)).await;
-    }
-    let bytes = commitments.iter().map(String::len).sum();
+    Ok(Collected {
+        wire,
+        digest,
+        commitments,
+    })
+}
+
+/// Proposes the signed motion with the collected commitments as one `LogCommitments`.
+async fn log_commitments(s: &Shared, c: Collected) -> Result<(), DriveError> {
+    let motion_id = c.wire.motion_id.clone();
+    let bytes = c.commitments.iter().map(String::len).sum();
     let item = Item {
         client_id: "motion-driver".into(),
-        request_id: request_id(&["log", &spec.motion_id, &hex::encode(digest)]),
+        request_id: request_id(&["log", &motion_id, &hex::encode(c.digest)]),
         command: InternalCommand::LogCommitments(CommitmentLog {
-            motion_id: spec.motion_id.clone(),
-            motion: crate::signed_motion::encode(&wire),
-            commitments,
+            motion_id,
+            motion: crate::signed_motion::encode(&c.wire),
+            commitments: c.commitments,
         })
         .into(),
         writer: None,
@@ -913,20 +1012,70 @@ async fn commit_and_log(
     Ok(())
 }
 
+/// Asks every committed seat whose reveal is not stored yet for its reveal, and submits
+/// each one received.
+async fn ask_reveals(
+    s: &Arc<Shared>,
+    motion_id: &str,
+    seats: &[SeatAddress],
+    round: &LoggedRound,
+) -> Result<(), DriveError> {
+    let digest = round.digest;
+    let mut submits = Vec::new();
+    for seat in seats
+        .iter()
+        .filter(|seat| round.awaiting.contains(&seat.arbiter_id))
+    {
+        if seat.endpoint.is_empty()
+            || (is_link_endpoint(&seat.endpoint) && !s.linked(&seat.arbiter_id))
+        {
+            continue;
+        }
+        let mut route = s.route(&seat.arbiter_id, &seat.endpoint).await?;
+        let s = s.clone();
+        let motion_id = motion_id.to_owned();
+        let arbiter = seat.arbiter_id.clone();
+        let span = info_span!("seat", arbiter = %arbiter);
+        submits.push(tokio::spawn(
+            async move {
+                match route.reveal(&motion_id, &digest).await {
+                    Ok(r) => match crate::ruling::reveal_parts(r)
+                        .and_then(|p| bound_to(p, &motion_id, &digest))
+                    {
+                        Ok(parts) => submit_reveal(&s, &motion_id, &arbiter, &digest, parts).await,
+                        Err(e) => warn!("reveal refused by the driver: {e}"),
+                    },
+                    Err(e) => warn!("no reveal: {e}"),
+                }
+            }
+            .instrument(span),
+        ));
+    }
+    for h in submits {
+        if let Err(e) = h.await {
+            warn!("reveal task failed: {e}");
+        }
+    }
+    Ok(())
+}
+
 /// The commitment as apply checks it: signed by the seat's key, by the commit deadline.
 fn usable_commitment(
     c: &pb::Commitment,
     seat_key: &[u8],
-    deadline: i64,
+    window: Window,
 ) -> Result<(), CommitmentError> {
     let key = panel_proto::commit_reveal::verify_commitment(c)?;
     if key.as_bytes().as_slice() != seat_key {
         return Err(CommitmentError::OtherKey);
     }
-    if c.committed_at_unix_ms > deadline {
+    if window
+        .check_commit(&c.motion_id, c.committed_at_unix_ms)
+        .is_err()
+    {
         return Err(CommitmentError::Late {
             at: c.committed_at_unix_ms,
-            deadline,
+            deadline: window.commit_deadline_ms,
         });
     }
     Ok(())
@@ -935,7 +1084,7 @@ fn usable_commitment(
 /// What the driver needs of a logged round.
 struct LoggedRound {
     digest: [u8; 32],
-    reveal_deadline: i64,
+    window: Window,
     /// Seats with a logged commitment and no stored reveal.
     awaiting: BTreeSet<String>,
 }
@@ -947,7 +1096,7 @@ fn logged_round(s: &Shared, motion_id: &str) -> Option<LoggedRound> {
         hex::decode_to_slice(&round.motion_digest, &mut digest).ok()?;
         Some(LoggedRound {
             digest,
-            reveal_deadline: round.reveal_deadline_ms,
+            window: round.window(),
             awaiting: round
                 .commitments
                 .iter()
@@ -991,59 +1140,64 @@ async fn submit_reveal(
     }
 }
 
-/// Proposes `CloseMotion` as soon as every logged commitment is revealed (the nodes' own
-/// reveals included), else just after the reveal deadline.
-async fn close_when_due(
-    s: &Shared,
-    motion_id: &str,
-    reveal_deadline: i64,
-) -> Result<(), DriveError> {
-    for attempt in 0u32..100 {
-        let open = s.sm.read(|a| {
-            a.state
-                .motions
-                .get(motion_id)
-                .map(|m| m.status == MotionStatus::Open)
-        });
-        if open != Some(true) {
-            return Ok(());
+/// Seats of a logged round with a commitment and no stored reveal.
+fn awaiting(s: &Shared, motion_id: &str) -> usize {
+    logged_round(s, motion_id).map_or(0, |r| r.awaiting.len())
+}
+
+fn is_open(s: &Shared, motion_id: &str) -> bool {
+    s.sm.read(|a| {
+        a.state
+            .motions
+            .get(motion_id)
+            .is_some_and(|m| m.status == MotionStatus::Open)
+    })
+}
+
+/// What became of a proposed close.
+enum Close {
+    /// Refused as early: a reveal slipped in, or the batch was stamped a hair early.
+    TooEarly,
+    /// Applied, or refused for good (logged; driving again changes nothing).
+    Done,
+}
+
+/// Proposes `CloseMotion` (the `attempt`-th time for this motion).
+async fn close(s: &Shared, motion_id: &str, attempt: u32) -> Result<Close, DriveError> {
+    let item = Item {
+        client_id: "motion-driver".into(),
+        request_id: request_id(&["close", motion_id, &attempt.to_string()]),
+        command: InternalCommand::CloseMotion {
+            motion_id: motion_id.to_owned(),
         }
-        let awaiting = logged_round(s, motion_id).map_or(0, |r| r.awaiting.len());
-        let left = reveal_deadline - now_ms();
-        if awaiting > 0 && left >= 0 {
-            tokio::time::sleep(Duration::from_millis(left.clamp(0, 200) as u64 + 5)).await;
-            continue;
+        .into(),
+        writer: None,
+    };
+    let out = s.proposer.submit(item, 0).await?;
+    Ok(match &out.reply {
+        ItemReply::Refused { code, .. } if code == "close_too_early" => Close::TooEarly,
+        ItemReply::Refused { code, message } => {
+            warn!(%code, "close refused: {message}");
+            Close::Done
         }
-        let item = Item {
-            client_id: "motion-driver".into(),
-            request_id: request_id(&["close", motion_id, &attempt.to_string()]),
-            command: InternalCommand::CloseMotion {
-                motion_id: motion_id.to_owned(),
-            }
-            .into(),
-            writer: None,
-        };
-        let out = s.proposer.submit(item, 0).await?;
-        match &out.reply {
-            // A reveal slipped in, or the batch was stamped a hair early: look again.
-            ItemReply::Refused { code, .. } if code == "close_too_early" => {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            ItemReply::Refused { code, message } => {
-                warn!(%code, "close refused: {message}");
-                return Ok(());
-            }
-            ItemReply::Applied(v) => {
-                info!(
-                    log_index = out.log_index,
-                    absent = %v["absent"],
-                    "outcome applied"
-                );
-                return Ok(());
-            }
+        ItemReply::Applied(v) => {
+            info!(
+                log_index = out.log_index,
+                absent = %v["absent"],
+                "outcome applied"
+            );
+            Close::Done
         }
-    }
-    Err(DriveError::CloseTooEarly)
+    })
+}
+
+/// The deduplication id of an arbiter's exam submission (one per arbiter, as the log has
+/// always named it).
+fn exam_request_id(arbiter_id: &str) -> u64 {
+    let digest = Sha256::digest(format!("exam:{arbiter_id}").as_bytes());
+    let mut rid = [0u8; 8];
+    rid.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(rid)
 }
 
 /// A deduplication id for one of the driver's entries, from its parts.
@@ -1057,24 +1211,6 @@ fn request_id(parts: &[&str]) -> u64 {
     let mut rid = [0u8; 8];
     rid.copy_from_slice(&d[..8]);
     u64::from_be_bytes(rid)
-}
-
-/// The commit deadline of a debate motion's round. While at least half of the first
-/// round's window (opened at the state machine's `opened_at_ms`) is left, every leader
-/// uses that round's deadline, so a leader that takes over signs the very motion its
-/// predecessor sent (same fields, same deterministic signature, same digest) and nodes
-/// answer its `Commit` with the commitment they already made. Later, a fresh round starts
-/// now; nodes that committed on an earlier round refuse it (a motion id names one signed
-/// motion), so those seats do not count in that round.
-fn commit_deadline(opened_at_ms: u64, now: i64, window_ms: i64) -> i64 {
-    let first = i64::try_from(opened_at_ms)
-        .unwrap_or(i64::MAX)
-        .saturating_add(window_ms);
-    if first.saturating_sub(now) >= window_ms / 2 {
-        first
-    } else {
-        now.saturating_add(window_ms)
-    }
 }
 
 /// Refuses a reveal whose ruling is not bound to the signed motion this round sent.
@@ -1127,8 +1263,10 @@ mod tests {
 
     #[test]
     fn a_commit_waits_for_its_window_however_long() {
-        let far = now_ms() + 120_000;
-        assert!(commit_wait(far) >= Duration::from_secs(120));
-        assert_eq!(commit_wait(now_ms() - 1_000), MIN_REQUEST_WAIT);
+        let now = 1_000_000;
+        let far = Window::starting(now, 120_000, 1_000);
+        assert!(commit_wait(far, now) >= Duration::from_secs(120));
+        let past = Window::starting(now - 2_000, 1_000, 1_000);
+        assert_eq!(commit_wait(past, now), MIN_REQUEST_WAIT);
     }
 }

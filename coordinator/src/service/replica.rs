@@ -12,8 +12,8 @@ use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
 use crate::command::{
-    Command, InternalCommand, Item, ItemOutcome, ItemReply, OutcomeSubmission, Query, TestCommand,
-    is_internal_client_id,
+    ClientCommand, Command, InternalCommand, Item, ItemOutcome, ItemReply, OutcomeSubmission,
+    Query, TestCommand, is_internal_client_id,
 };
 use crate::limits::Writer;
 use crate::pb::coordinator as pb;
@@ -328,7 +328,44 @@ pub(crate) async fn submit(
 ) -> Result<pb::WriteReply, Status> {
     // Bytes first: an oversized command is refused before it is even decoded, on every
     // replica, so it can never become a log entry too big to replicate.
-    let bytes = req.command_json.len();
+    within_command_limit(replica, req.command_json.len())?;
+    let command = client_write(&req, replica.test_commands)
+        .inspect_err(|(why, _)| {
+            replica.metrics.refused(*why);
+        })
+        .map_err(|(_, status)| status)?;
+    submit_decoded(replica, req, command, caller).await
+}
+
+/// A client command the typed API (`Debates`) has already built: it goes to the same
+/// checks as a decoded `Write`, without being parsed back from JSON. The JSON is encoded
+/// once, for the byte limit and in case the write must be forwarded to the leader.
+pub(crate) async fn submit_command(
+    replica: &Arc<Replica>,
+    client_id: String,
+    request_id: u64,
+    command: ClientCommand,
+    caller: &Caller,
+) -> Result<pb::WriteReply, Status> {
+    client_may_use(&client_id).map_err(|(why, status)| {
+        replica.metrics.refused(why);
+        status
+    })?;
+    let command_json = serde_json::to_string(&command)
+        .map_err(|e| Status::internal(format!("cannot encode the command: {e}")))?;
+    within_command_limit(replica, command_json.len())?;
+    let req = pb::WriteRequest {
+        client_id,
+        request_id,
+        command_json,
+        forwarded: false,
+        ..Default::default()
+    };
+    submit_decoded(replica, req, command.into(), caller).await
+}
+
+/// Refuses a command of more than the replica's `--max-command-bytes`.
+fn within_command_limit(replica: &Replica, bytes: usize) -> Result<(), Status> {
     if bytes > replica.max_command_bytes {
         replica.metrics.refused(Refusal::TooLarge);
         return Err(Status::invalid_argument(format!(
@@ -336,11 +373,18 @@ pub(crate) async fn submit(
             replica.max_command_bytes
         )));
     }
-    let mut command = client_write(&req, replica.test_commands)
-        .inspect_err(|(why, _)| {
-            replica.metrics.refused(*why);
-        })
-        .map_err(|(_, status)| status)?;
+    Ok(())
+}
+
+/// The rest of a write once its command is decoded and allowed: the charter gate, the
+/// forward to the leader, the quorum check, intake, and the proposal.
+async fn submit_decoded(
+    replica: &Arc<Replica>,
+    req: pb::WriteRequest,
+    mut command: Command,
+    caller: &Caller,
+) -> Result<pb::WriteReply, Status> {
+    let bytes = req.command_json.len();
     crate::service::charter::write_gate(&replica.sm, replica.transport.charter().as_deref())
         .inspect_err(|_| replica.metrics.refused(Refusal::Unchartered))?;
     let writer = caller.writer_of(&req);
@@ -422,15 +466,7 @@ pub(crate) async fn submit(
 /// the rule that forbids them, so no client can admit an arbiter, open a motion, close one
 /// or squat a driver's deduplication keys (docs/SECURITY.md).
 fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, (Refusal, Status)> {
-    if is_internal_client_id(&req.client_id) {
-        return Err((
-            Refusal::ReservedClientId,
-            Status::permission_denied(format!(
-                "client_id {:?} is reserved for the replica's own drivers; choose another client id",
-                req.client_id
-            )),
-        ));
-    }
+    client_may_use(&req.client_id)?;
     let command: Command = serde_json::from_str(&req.command_json).map_err(|e| {
         (Refusal::Malformed, Status::invalid_argument(format!(
             "command_json is not a client command ({e}); example: {{\"CreateDebate\":{{...}}}}, see docs/COORDINATOR.md"
@@ -458,6 +494,20 @@ fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, 
             )),
         )),
     }
+}
+
+/// Refuses the client ids reserved for the replica's own drivers (their deduplication
+/// keys).
+fn client_may_use(client_id: &str) -> Result<(), (Refusal, Status)> {
+    if is_internal_client_id(client_id) {
+        return Err((
+            Refusal::ReservedClientId,
+            Status::permission_denied(format!(
+                "client_id {client_id:?} is reserved for the replica's own drivers; choose another client id"
+            )),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether this build can accept test commands at all (the `test-commands` feature).

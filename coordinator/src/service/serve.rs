@@ -300,6 +300,7 @@ pub async fn serve(
         links.clone(),
         opts.transport.clone(),
         motion_keys,
+        Arc::new(crate::clock::ReplicaClock),
     );
     crate::service::witnessing::spawn(
         crate::service::witnessing::Witnessing {

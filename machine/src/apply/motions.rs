@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ed25519_dalek::VerifyingKey;
 use panel_proto::pb;
+use panel_proto::round::{Phase, Window};
 use prost::Message;
 use serde_json::{Value, json};
 use thiserror::Error;
@@ -544,7 +545,8 @@ pub(super) fn log_commitments(
     let (digest, signed) =
         signed_motion::check_round(&log.motion, &binding, &all_keys, pinned.as_ref())?;
     let now = batch_time(ctx);
-    if now > signed.reveal_deadline_unix_ms {
+    let window = Window::of(&signed);
+    if window.phase(now) == Phase::Over {
         return Err(RoundError::Expired {
             motion: log.motion_id.clone(),
             reveal_deadline: signed.reveal_deadline_unix_ms,
@@ -582,7 +584,10 @@ pub(super) fn log_commitments(
         if c.digest.len() != 32 {
             return Err(bad(format!("its digest is {} bytes, not 32", c.digest.len())).into());
         }
-        if c.committed_at_unix_ms > signed.commit_deadline_unix_ms {
+        if window
+            .check_commit(&c.motion_id, c.committed_at_unix_ms)
+            .is_err()
+        {
             return Err(RoundError::Late {
                 motion: log.motion_id.clone(),
                 arbiter: arbiter_id.clone(),
@@ -654,7 +659,7 @@ pub(super) fn submit_reveal(
         .as_ref()
         .ok_or_else(|| RoundError::NoRound(motion_id.to_owned()))?;
     let now = batch_time(ctx);
-    if now <= round.commit_deadline_ms || now > round.reveal_deadline_ms {
+    if round.window().phase(now) != Phase::Reveal {
         return Err(RoundError::OutsideWindow {
             motion: motion_id.to_owned(),
             now,
@@ -810,7 +815,7 @@ pub(super) fn close_motion(
         .filter(|(_, s)| s.reveal.is_none())
         .map(|(id, _)| id.clone())
         .collect();
-    if now <= round.reveal_deadline_ms && !pending.is_empty() {
+    if round.window().phase(now) != Phase::Over && !pending.is_empty() {
         return Err(RoundError::TooEarly {
             motion: motion_id.to_owned(),
             now,
