@@ -556,3 +556,152 @@ impl NodeCore {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The core on a clock the test moves: every window refusal comes from the round's
+    //! rule at the injected time, never from the host's clock.
+
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use panel_proto::pb::{ContentProjection, MotionKind, PanelSeat, ProjectionItem, Side};
+    use panel_proto::round::Clock;
+    use panel_proto::{SigningKey, sign_motion};
+
+    use super::*;
+    use crate::judge::scripted::{Profile, ScriptedJudge};
+
+    struct ManualClock(AtomicI64);
+
+    impl Clock for ManualClock {
+        fn now_ms(&self) -> i64 {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    const COMMIT: i64 = 2_000;
+    const REVEAL: i64 = 3_000;
+
+    fn coordinator() -> SigningKey {
+        SigningKey::from_bytes(&[9; 32])
+    }
+
+    fn motion(id: &str, arbiter: &SigningKey, commit_deadline: i64) -> Motion {
+        let m = Motion {
+            motion_id: id.into(),
+            debate_id: "d".into(),
+            kind: MotionKind::Merge as i32,
+            state_hash: vec![1; 32],
+            projection: Some(ContentProjection {
+                affirmative_favours: Side::A as i32,
+                items: vec![ProjectionItem::default(), ProjectionItem::default()],
+                ..Default::default()
+            }),
+            commit_deadline_unix_ms: commit_deadline,
+            reveal_deadline_unix_ms: commit_deadline + (REVEAL - COMMIT),
+            panel: vec![PanelSeat {
+                public_key: arbiter.verifying_key().to_bytes().to_vec(),
+                endpoint: String::new(),
+            }],
+            ..Default::default()
+        };
+        sign_motion(&coordinator(), m)
+    }
+
+    fn core(dir: &std::path::Path, clock: Arc<ManualClock>) -> (NodeCore, SigningKey) {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let judge = ScriptedJudge::new(
+            "steady",
+            Profile {
+                accuracy: 1.0,
+                bias_side: None,
+                bias: 0.0,
+                position_bias: 0.0,
+                inert_relevance: None,
+                noise: 0.0,
+                seed: 1,
+            },
+        )
+        .unwrap();
+        let arbiter =
+            Arbiter::new(key.clone(), Some(Arc::new(judge)), Default::default()).with_clock(clock);
+        let peers = PeerBook {
+            configured: Default::default(),
+            attempts: 1,
+            max_message_bytes: 1 << 20,
+            transport: panel_transport::Transport::InsecureLoopback,
+        };
+        let store = Arc::new(Store::open(dir).unwrap());
+        let core = NodeCore::new(Arc::new(arbiter), store, peers)
+            .with_coordinator_keys(vec![coordinator().verifying_key()]);
+        (core, key)
+    }
+
+    #[tokio::test]
+    async fn every_step_of_the_round_is_judged_on_the_injected_clock() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));
+        let (core, key) = core(dir.path(), clock.clone());
+        let m = motion("m1", &key, COMMIT);
+        let c = core.commit(m.clone()).await.unwrap();
+        assert_eq!(c.committed_at_unix_ms, 1_000);
+        // The same motion again is the same commitment; another under its id is refused.
+        assert_eq!(core.commit(m.clone()).await.unwrap(), c);
+        let other = motion("m1", &key, COMMIT + 1);
+        assert!(matches!(
+            core.commit(other).await,
+            Err(CoreError::SecondCommitment(_))
+        ));
+        // Before the commit deadline, on the injected clock, nothing is revealed.
+        clock.0.store(COMMIT, Ordering::SeqCst);
+        let early = core.reveal("m1".into(), &[]).await.unwrap_err();
+        assert!(matches!(
+            early,
+            CoreError::Window(WindowError::RevealTooEarly { .. })
+        ));
+        assert_eq!(
+            crate::service::status_code(&early),
+            tonic::Code::FailedPrecondition
+        );
+        // A motion whose commit window has closed on that clock is not judged.
+        let late = core
+            .commit(motion("m2", &key, COMMIT - 1))
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            late,
+            CoreError::Arbiter(ArbiterError::CommitWindowClosed { .. })
+        ));
+        // In the reveal phase the reveal opens the commitment; after it, nothing.
+        clock.0.store(COMMIT + 1, Ordering::SeqCst);
+        let r = core.reveal("m1".into(), &motion_digest(&m)).await.unwrap();
+        assert_eq!(r.commitment.as_ref(), Some(&c));
+        clock.0.store(REVEAL + 1, Ordering::SeqCst);
+        assert!(matches!(
+            core.reveal("m1".into(), &[]).await,
+            Err(CoreError::Window(WindowError::RevealClosed { .. }))
+        ));
+        // A reveal for a motion never committed names the missing commitment.
+        let none = core.reveal("m9".into(), &[]).await.unwrap_err();
+        assert_eq!(crate::service::status_code(&none), tonic::Code::NotFound);
+        assert!(
+            none.to_string().contains("reveal without commitment"),
+            "{none}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unsigned_motion_is_refused_before_the_clock_or_the_store_is_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));
+        let (core, key) = core(dir.path(), clock);
+        let mut m = motion("m1", &key, COMMIT);
+        m.signature = vec![0; 64];
+        let e = core.commit(m).await.unwrap_err();
+        assert!(matches!(e, CoreError::MotionSignature(_)), "{e}");
+        assert_eq!(
+            crate::service::status_code(&e),
+            tonic::Code::Unauthenticated
+        );
+    }
+}
