@@ -244,10 +244,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.arbiter, "?");
-        assert!(decode("zz", &Names::new()).unwrap_err().contains("not hex"));
+        assert!(
+            decode("zz", &Names::new())
+                .unwrap_err()
+                .to_string()
+                .contains("not hex")
+        );
         assert!(
             decode("ffffffff", &Names::new())
                 .unwrap_err()
+                .to_string()
                 .contains("SignedRuling")
         );
     }
