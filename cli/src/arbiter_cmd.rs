@@ -11,11 +11,15 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
 use panel_coordinator::acceptance::Stance;
+use panel_coordinator::admission::ExamRecord;
 use panel_coordinator::command::{ArbiterRegistration, ClientCommand as Write, Query};
-use serde_json::Value;
+use panel_coordinator::model::Arbiter;
+use panel_coordinator::query::{ArbiterReply, ArbitersReply};
+use serde::Deserialize;
 
 use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::{Cluster, WriteOutcome, print_json, report_refusal, runtime};
+use crate::rulings::stance_name;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -195,150 +199,175 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         ArbiterCmd::List { json, cluster } => {
             let c = Cluster::connect(&cluster)?;
-            let v = runtime()?.block_on(c.read(&Query::Arbiters))?;
+            let v: ArbitersReply = runtime()?.block_on(c.read_as(&Query::Arbiters))?;
             if json {
-                print_json(&v)?;
+                print_json(&serde_json::to_value(&v)?)?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let list = v["arbiters"].as_array().cloned().unwrap_or_default();
-            if list.is_empty() {
+            if v.arbiters.is_empty() {
                 println!("no arbiters registered; `panel arbiter register` adds one");
             }
-            for a in &list {
-                let r = &a["registration"];
+            for a in &v.arbiters {
+                let r = &a.registration;
                 println!(
                     "{:<14} stance {:<4} {:<12} {:<10} {:<10} {}",
-                    r["arbiter_id"].as_str().unwrap_or("?"),
-                    r["stance"].as_str().unwrap_or("?"),
-                    r["organisation"].as_str().unwrap_or("?"),
-                    r["model_family"].as_str().unwrap_or("?"),
+                    r.arbiter_id,
+                    stance_name(r.stance),
+                    r.organisation,
+                    r.model_family,
                     admission(a),
-                    r["endpoint"].as_str().unwrap_or("")
+                    r.endpoint
                 );
             }
             Ok(ExitCode::SUCCESS)
         }
         ArbiterCmd::Show { id, json, cluster } => {
             let c = Cluster::connect(&cluster)?;
-            let v = runtime()?.block_on(c.read(&Query::Arbiter {
+            let v: ArbiterReply = runtime()?.block_on(c.read_as(&Query::Arbiter {
                 arbiter_id: id.clone(),
             }))?;
-            let a = &v["arbiter"];
-            if a.is_null() {
+            let Some(a) = v.arbiter else {
                 bail!("arbiter {id} is not registered; `panel arbiter list` shows the ids");
-            }
+            };
             if json {
-                print_json(a)?;
+                print_json(&serde_json::to_value(&a)?)?;
             } else {
-                print_arbiter(a);
+                print_arbiter(&a);
             }
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-fn admission(a: &Value) -> &'static str {
-    match (a["admitted"].as_bool(), a["exam"].is_null()) {
-        (Some(true), _) => "admitted",
+fn admission(a: &Arbiter) -> &'static str {
+    match (a.admitted, a.exam.is_none()) {
+        (true, _) => "admitted",
         (_, true) => "exam due",
         _ => "refused",
     }
 }
 
-fn f(v: &Value) -> String {
-    v.as_f64().map_or("-".into(), |x| format!("{x:.3}"))
+fn f(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.3}"))
 }
 
-fn print_arbiter(a: &Value) {
-    let r = &a["registration"];
+/// The agreement scores of the exam's ordinal items, which `ExamRecord` leaves out.
+#[derive(Deserialize)]
+struct OrdinalExam {
+    scores: OrdinalScores,
+}
+
+#[derive(Deserialize)]
+struct OrdinalScores {
+    relevance: Option<Ordinal>,
+    tier: Option<Ordinal>,
+}
+
+#[derive(Deserialize)]
+struct Ordinal {
+    items: usize,
+    kappa: Option<f64>,
+    inert: Inert,
+}
+
+#[derive(Deserialize)]
+struct Inert {
+    inert: bool,
+}
+
+fn print_arbiter(a: &Arbiter) {
+    let r = &a.registration;
     println!(
         "arbiter {}: stance {}, {}, {}",
-        r["arbiter_id"].as_str().unwrap_or("?"),
-        r["stance"].as_str().unwrap_or("?"),
-        r["organisation"].as_str().unwrap_or("?"),
-        r["model_family"].as_str().unwrap_or("?")
+        r.arbiter_id,
+        stance_name(r.stance),
+        r.organisation,
+        r.model_family
     );
-    println!("  public key {}", r["public_key"].as_str().unwrap_or("?"));
-    println!("  endpoint   {}", r["endpoint"].as_str().unwrap_or(""));
-    let exam = &a["exam"];
-    if exam.is_null() {
-        println!(
-            "  calibration exam: not scored yet (the leader administers it after registration)"
-        );
-        print_track_record(a);
-        return;
-    }
-    let s = &exam["scores"];
-    println!(
-        "  calibration exam {} ({} answered)",
-        s["exam"].as_str().unwrap_or("?"),
-        s["answered"]
-    );
-    let b = &s["binary"];
+    println!("  public key {}", r.public_key);
+    println!("  endpoint   {}", r.endpoint);
+    let exam = match a.exam_record() {
+        None => {
+            println!(
+                "  calibration exam: not scored yet (the leader administers it after registration)"
+            );
+            print_track_record(a);
+            return;
+        }
+        Some(Err(e)) => {
+            println!("  calibration exam: unreadable ({e})");
+            print_track_record(a);
+            return;
+        }
+        Some(Ok(exam)) => exam,
+    };
+    print_exam(&exam, a.exam.as_ref());
+    print_track_record(a);
+}
+
+fn print_exam(exam: &ExamRecord, raw: Option<&serde_json::Value>) {
+    let s = &exam.scores;
+    println!("  calibration exam {} ({} answered)", s.exam, s.answered);
+    let b = s.binary.as_ref();
     println!(
         "    binary items {}: Brier {} (base rate {}), skill {}, log score {}, ECE {}",
-        b["items"],
-        f(&b["brier"]),
-        f(&b["base_rate_brier"]),
-        f(&b["brier_skill"]),
-        f(&b["log_score"]),
-        f(&b["ece"])
+        b.map_or("null".into(), |b| b.items.to_string()),
+        f(b.map(|b| b.brier)),
+        f(b.map(|b| b.base_rate_brier)),
+        f(b.and_then(|b| b.brier_skill)),
+        f(b.map(|b| b.log_score)),
+        f(b.map(|b| b.ece))
     );
-    let q = &s["quantiles"];
+    let q = s.quantiles.as_ref();
     println!(
         "    quantile seeds {}: Cooke calibration {}, information {}",
-        q["seeds"],
-        f(&q["calibration"]),
-        f(&q["information"])
+        q.map_or("null".into(), |q| q.seeds.to_string()),
+        f(q.map(|q| q.calibration)),
+        f(q.map(|q| q.information))
     );
-    for k in ["relevance", "tier"] {
-        let x = &s[k];
-        if !x.is_null() {
-            println!(
-                "    {k} items {}: kappa {}, inert {}",
-                x["items"],
-                f(&x["kappa"]),
-                x["inert"]["inert"]
-            );
+    let ordinal = raw.and_then(|v| OrdinalExam::deserialize(v).ok());
+    if let Some(o) = ordinal {
+        for (k, x) in [("relevance", o.scores.relevance), ("tier", o.scores.tier)] {
+            if let Some(x) = x {
+                println!(
+                    "    {k} items {}: kappa {}, inert {}",
+                    x.items,
+                    f(x.kappa),
+                    x.inert.inert
+                );
+            }
         }
     }
-    let d = &exam["decision"];
-    if d["admitted"].as_bool() == Some(true) {
+    let d = &exam.decision;
+    if d.admitted {
         println!("  admission: admitted");
     } else {
         println!("  admission: refused");
-        for bar in d["failed"].as_array().map_or(&[][..], |v| v) {
+        for bar in &d.failed {
             println!(
                 "    failed {}: observed {}, required {}: {}",
-                bar["bar"].as_str().unwrap_or("?"),
-                f(&bar["observed"]),
-                bar["required"].as_str().unwrap_or("?"),
-                bar["message"].as_str().unwrap_or("")
+                bar.bar,
+                f(bar.observed),
+                bar.required,
+                bar.message
             );
         }
-        if let Some(t) = d["reexam_date"].as_str() {
+        if let Some(t) = &d.reexam_date {
             println!("    re-exam from {t}");
         }
     }
-    print_track_record(a);
 }
 
 /// The track record scored on resolved outcomes (appeals, sources later verified) since
 /// the latest exam, and the re-examination flag.
-fn print_track_record(a: &Value) {
-    for line in track_record_lines(a) {
+fn print_track_record(a: &Arbiter) {
+    for line in track_record_lines(&a.recalibration) {
         println!("{line}");
     }
 }
 
-fn track_record_lines(a: &Value) -> Vec<String> {
+fn track_record_lines(record: &TrackRecord) -> Vec<String> {
     let policy = RecalibrationPolicy::default();
-    let record: TrackRecord = match serde_json::from_value(a["recalibration"].clone()) {
-        Ok(r) => r,
-        // Absent on arbiters with no resolved outcome yet.
-        Err(_) if a["recalibration"].is_null() => TrackRecord::default(),
-        Err(e) => return vec![format!("  track record: unreadable ({e})")],
-    };
     if record.items.is_empty() {
         return vec![
             "  track record: no resolved outcomes yet (only appeals and sources later verified count, never agreement with a panel)".into(),
@@ -391,7 +420,7 @@ mod tests {
     use calibration::recalibration::{Resolution, ResolutionKind, ResolvedItem};
     use serde_json::json;
 
-    fn arbiter_with(items: usize, p: f64) -> Value {
+    fn arbiter_with(items: usize, p: f64) -> TrackRecord {
         let mut r = TrackRecord::default();
         let by = Resolution {
             motion_id: "mot-later".into(),
@@ -408,12 +437,12 @@ mod tests {
             r.reassess(&RecalibrationPolicy::default(), &by)
                 .expect("assess");
         }
-        json!({ "recalibration": r })
+        r
     }
 
     #[test]
     fn show_prints_the_track_record_and_the_flag() {
-        let none = track_record_lines(&json!({}));
+        let none = track_record_lines(&TrackRecord::default());
         assert!(none[0].contains("no resolved outcomes yet"), "{none:?}");
         let few = track_record_lines(&arbiter_with(4, 0.9)).join("\n");
         assert!(few.contains("4 since the latest exam (4 in all)"), "{few}");
@@ -436,7 +465,15 @@ mod tests {
             flagged.contains("failed log_score: observed 1.2040"),
             "{flagged}"
         );
-        let bad = track_record_lines(&json!({"recalibration": {"items": 3}}));
-        assert!(bad[0].contains("unreadable"), "{bad:?}");
+        // An arbiter row from before track records decodes with an empty one.
+        let old: Arbiter = serde_json::from_value(json!({
+            "registration": {
+                "arbiter_id": "a1", "public_key": "00", "organisation": "o",
+                "model_family": "m", "stance": "A", "endpoint": "link",
+            },
+            "admitted": false, "score_milli": 0, "registered_at_ms": 0,
+        }))
+        .expect("an old row");
+        assert!(track_record_lines(&old.recalibration)[0].contains("no resolved outcomes yet"));
     }
 }

@@ -101,6 +101,13 @@ impl Cluster {
         Err(self.unreachable("a linearizable read", last))
     }
 
+    /// [`Cluster::read`] decoded into the machine's reply type for `q`
+    /// (`panel_machine::query`); a mismatch names the query and the JSON path.
+    pub async fn read_as<T: serde::de::DeserializeOwned>(&self, q: &Query) -> Result<T> {
+        let v = self.read(q).await?;
+        Ok(decode_reply(&format!("{q:?}"), v)?)
+    }
+
     /// The (client id, request id) the next [`Cluster::write`] will carry, for writes that
     /// sign them (contributor signatures bind both).
     pub fn next_ids(&self) -> (String, u64) {
@@ -144,13 +151,41 @@ impl Cluster {
         if r.applied {
             return Ok(WriteOutcome::Applied(v));
         }
+        let refusal = serde_json::from_value::<Refusal>(v).unwrap_or_default();
         Ok(WriteOutcome::Refused {
-            code: v["code"].as_str().unwrap_or("refused").to_string(),
-            message: v["message"]
-                .as_str()
-                .map_or_else(|| r.result_json.clone(), str::to_string),
+            code: refusal.code.unwrap_or_else(|| "refused".into()),
+            message: refusal.message.unwrap_or(r.result_json),
         })
     }
+}
+
+/// What a refused write answers (`ItemReply::Refused`'s fields).
+#[derive(Default, serde::Deserialize)]
+struct Refusal {
+    code: Option<String>,
+    message: Option<String>,
+}
+
+/// A reply that does not decode into the machine's type for it: which reply, where in
+/// its JSON, and why (a CLI older or newer than the cluster).
+#[derive(Debug, thiserror::Error)]
+#[error("the coordinator's answer to {what} does not decode at {path}: {reason}")]
+pub struct ReplyMismatch {
+    pub what: String,
+    pub path: String,
+    pub reason: String,
+}
+
+/// Decodes `v`, the answer to `what`, into the machine's reply type `T`.
+pub fn decode_reply<T: serde::de::DeserializeOwned>(
+    what: &str,
+    v: Value,
+) -> Result<T, ReplyMismatch> {
+    serde_path_to_error::deserialize(v).map_err(|e| ReplyMismatch {
+        what: what.to_string(),
+        path: e.path().to_string(),
+        reason: e.inner().to_string(),
+    })
 }
 
 /// The gist of a client error: gRPC statuses by code and message, without the

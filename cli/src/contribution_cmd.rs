@@ -13,10 +13,14 @@ use crucible::contribution::{ClaimInput, Contribution};
 use crucible::document::{Citation, Side};
 use crucible::gate::{self, Violation};
 use panel_coordinator::command::{ClientCommand as Write, ContributionSubmission, Query};
-use serde_json::{Value, json};
+use panel_coordinator::query::DebateReply;
+use panel_machine::reply::ContributeReply;
+use serde_json::json;
 
 use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, WriteOutcome, print_json, report_refusal, runtime};
+use crate::cluster_client::{
+    Cluster, WriteOutcome, decode_reply, print_json, report_refusal, runtime,
+};
 
 /// A side of the debate as typed on the command line.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -99,28 +103,36 @@ impl ClaimArgs {
     }
 }
 
+/// Why a `--cite` value was refused (clap shows the message).
+#[derive(Debug, thiserror::Error)]
+pub enum CitationError {
+    #[error(
+        "expected \"SOURCE|URL|TIER\" (three parts separated by |), e.g. \"ONS labour survey|https://example.org/ons|T2\"; got {0} part(s)"
+    )]
+    Parts(usize),
+    #[error("the citation's SOURCE (first part) is empty; name the source")]
+    NoSource,
+    #[error("the citation's URL (second part) is empty; give the address arbiters retrieve")]
+    NoUrl,
+    #[error("the citation's TIER (third part) is {0:?}; use T1 (highest) to T5")]
+    Tier(String),
+}
+
 /// Parses `--cite "source|url|T2"`.
-pub fn parse_citation(s: &str) -> Result<Citation, String> {
+pub fn parse_citation(s: &str) -> Result<Citation, CitationError> {
     let parts: Vec<&str> = s.split('|').map(str::trim).collect();
     let [source, url, tier] = parts.as_slice() else {
-        return Err(format!(
-            "expected \"SOURCE|URL|TIER\" (three parts separated by |), e.g. \"ONS labour survey|https://example.org/ons|T2\"; got {} part(s)",
-            parts.len()
-        ));
+        return Err(CitationError::Parts(parts.len()));
     };
     if source.is_empty() {
-        return Err("the citation's SOURCE (first part) is empty; name the source".into());
+        return Err(CitationError::NoSource);
     }
     if url.is_empty() {
-        return Err(
-            "the citation's URL (second part) is empty; give the address arbiters retrieve".into(),
-        );
+        return Err(CitationError::NoUrl);
     }
     let tier = tier.to_ascii_uppercase();
     if !["T1", "T2", "T3", "T4", "T5"].contains(&tier.as_str()) {
-        return Err(format!(
-            "the citation's TIER (third part) is {tier:?}; use T1 (highest) to T5"
-        ));
+        return Err(CitationError::Tier(tier));
     }
     Ok(Citation::new(source, url, &tier))
 }
@@ -384,17 +396,19 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
                 who.json,
             ),
             WriteOutcome::Applied(v) => {
-                let thread = match v["created"].as_str() {
+                let reply: ContributeReply = decode_reply("the contribution", v)?;
+                let thread = match reply.created.as_deref() {
                     Some(id) => thread_of(&cluster, &who.debate, id).await,
                     None => None,
                 };
                 if who.json {
-                    let mut v = v;
-                    v["applied"] = json!(true);
-                    v["thread"] = json!(thread);
-                    print_json(&v)?;
+                    print_json(&serde_json::to_value(Accepted {
+                        reply,
+                        applied: true,
+                        thread,
+                    })?)?;
                 } else {
-                    print_accepted(op, &v, thread.as_deref());
+                    print_accepted(op, &reply, thread.as_deref());
                 }
                 Ok(ExitCode::SUCCESS)
             }
@@ -404,25 +418,31 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
 
 /// The thread holding a created version, when the id names one.
 async fn thread_of(cluster: &Cluster, debate_id: &str, id: &str) -> Option<String> {
-    let v = cluster
-        .read(&Query::Debate {
+    let v: DebateReply = cluster
+        .read_as(&Query::Debate {
             debate_id: debate_id.into(),
         })
         .await
         .ok()?;
-    v["debate"]["debate"]["threads"]
-        .as_array()?
+    v.debate?
+        .debate
+        .threads
         .iter()
-        .find(|t| {
-            t["versions"]
-                .as_array()
-                .is_some_and(|vs| vs.iter().any(|x| x["id"].as_str() == Some(id)))
-        })
-        .and_then(|t| t["id"].as_str().map(str::to_string))
+        .find(|t| t.versions.iter().any(|x| x.id == id))
+        .map(|t| t.id.clone())
 }
 
-fn print_accepted(op: &str, v: &Value, thread: Option<&str>) {
-    let created = v["created"].as_str();
+/// `--json`'s answer: the machine's reply with the thread a created version sits in.
+#[derive(serde::Serialize)]
+struct Accepted {
+    #[serde(flatten)]
+    reply: ContributeReply,
+    applied: bool,
+    thread: Option<String>,
+}
+
+fn print_accepted(op: &str, v: &ContributeReply, thread: Option<&str>) {
+    let created = v.created.as_deref();
     match (op, created, thread) {
         ("thread", Some(id), Some(t)) => {
             println!("accepted: thread {t} opened; its first version {id} is a candidate")
@@ -433,10 +453,7 @@ fn print_accepted(op: &str, v: &Value, thread: Option<&str>) {
         (_, Some(id), _) => println!("accepted: {op} created {id}"),
         (_, None, _) => println!("accepted: {op}"),
     }
-    let opened: Vec<&str> = v["opened"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let opened = &v.opened;
     if !opened.is_empty() {
         println!(
             "motions opened for the panel: {} (`panel motion show ID`)",
@@ -457,13 +474,25 @@ mod tests {
         assert!(
             parse_citation("only|two")
                 .unwrap_err()
+                .to_string()
                 .contains("SOURCE|URL|TIER")
         );
-        assert!(parse_citation("|u|T1").unwrap_err().contains("SOURCE"));
-        assert!(parse_citation("s||T1").unwrap_err().contains("URL"));
+        assert!(
+            parse_citation("|u|T1")
+                .unwrap_err()
+                .to_string()
+                .contains("SOURCE")
+        );
+        assert!(
+            parse_citation("s||T1")
+                .unwrap_err()
+                .to_string()
+                .contains("URL")
+        );
         assert!(
             parse_citation("s|u|T9")
                 .unwrap_err()
+                .to_string()
                 .contains("T1 (highest) to T5")
         );
     }

@@ -13,10 +13,15 @@ use crucible::motion::{Answer, Question};
 use crucible::report::ledger_report;
 use crucible::verdict::js_to_fixed;
 use panel_coordinator::command::{ClientCommand as Write, DebateSpec, PanelRequest, Query};
+use panel_coordinator::model::{Motion, MotionStatus};
+use panel_coordinator::query::{DebatesReply, MotionReply};
+use panel_machine::reply::{AskPanelReply, CreateDebateReply, ReissueVerdictReply};
 use serde_json::{Value, json};
 
 use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, WriteOutcome, print_json, report_refusal, runtime};
+use crate::cluster_client::{
+    Cluster, WriteOutcome, decode_reply, print_json, report_refusal, runtime,
+};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -173,7 +178,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         if json {
                             print_json(&v)?;
                         } else {
-                            let id = v["debate_id"].as_str().unwrap_or("?");
+                            let created: CreateDebateReply =
+                                decode_reply("the new debate", v)?;
+                            let id = created.debate_id;
                             println!("created debate {id} (phase framing)");
                             println!(
                                 "next: `panel ask --debate {id} --advance framing` opens construction"
@@ -186,23 +193,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         DebateCmd::List { json, cluster } => {
             let c = Cluster::connect(&cluster)?;
-            let v = runtime()?.block_on(c.read(&Query::Debates))?;
+            let v: DebatesReply = runtime()?.block_on(c.read_as(&Query::Debates))?;
             if json {
-                print_json(&v)?;
+                print_json(&serde_json::to_value(&v)?)?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let list = v["debates"].as_array().cloned().unwrap_or_default();
-            if list.is_empty() {
+            if v.debates.is_empty() {
                 println!("no debates yet; open one with `panel debate new`");
             }
-            for d in list {
+            for d in v.debates {
                 println!(
                     "{:<8} {:<13} verdicts {:<2} open motions {:<3} {}",
-                    d["id"].as_str().unwrap_or("?"),
-                    d["phase"].as_str().unwrap_or("?"),
-                    d["verdicts"],
-                    d["open_motions"],
-                    d["resolution"].as_str().unwrap_or("")
+                    d.id, d.phase, d.verdicts, d.open_motions, d.resolution
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -405,7 +407,8 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
             }
             WriteOutcome::Applied(v) => v,
         };
-        let motion_id = v["motion_id"].as_str().unwrap_or("?").to_string();
+        let asked: AskPanelReply = decode_reply("the panel request", v.clone())?;
+        let motion_id = asked.motion_id;
         if !args.wait {
             if args.json {
                 print_json(&v)?;
@@ -424,7 +427,7 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
             println!(
                 "motion {motion_id} ({}): {}",
                 question.key(),
-                crate::motion_cmd::outcome_text(&m["status"])
+                crate::motion_cmd::outcome_text(&m.status)
             );
         }
         Ok(ExitCode::SUCCESS)
@@ -432,17 +435,18 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
 }
 
 /// Polls a motion until the panel decided it.
-async fn wait_decided(c: &Cluster, motion_id: &str, limit: Duration) -> Result<Value> {
+async fn wait_decided(c: &Cluster, motion_id: &str, limit: Duration) -> Result<Motion> {
     let start = Instant::now();
     loop {
-        let v = c
-            .read(&Query::Motion {
+        let v: MotionReply = c
+            .read_as(&Query::Motion {
                 motion_id: motion_id.into(),
             })
             .await?;
-        let m = &v["motion"];
-        if m["status"].get("Decided").is_some() {
-            return Ok(m.clone());
+        if let Some(m) = v.motion
+            && matches!(m.status, MotionStatus::Decided(_))
+        {
+            return Ok(m);
         }
         if start.elapsed() > limit {
             bail!(
@@ -486,8 +490,9 @@ pub fn verdict(args: VerdictArgs) -> Result<ExitCode> {
             }))?;
             return Ok(ExitCode::SUCCESS);
         }
-        if let Some(n) = reissued["verdict"].as_u64() {
-            println!("issued verdict {n} from the current ledger");
+        if !reissued.is_null() {
+            let r: ReissueVerdictReply = decode_reply("the fresh verdict", reissued)?;
+            println!("issued verdict {} from the current ledger", r.verdict);
         }
         if d.verdicts.is_empty() {
             println!(

@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
+use panel_coordinator::acceptance::{Acceptance, GroupTally, Stance};
 use panel_coordinator::command::{MotionSpec, Query};
-use panel_coordinator::model::MotionStatus;
+use panel_coordinator::model::{Motion, MotionStatus};
+use panel_coordinator::query::{ArbitersReply, DebateMotionsReply, DebateReply, MotionReply};
 use serde_json::{Value, json};
 
 use crate::cluster_addr::ClusterArgs;
@@ -52,34 +54,34 @@ pub fn run(args: Args) -> Result<ExitCode> {
         } => {
             let c = Cluster::connect(&cluster)?;
             let rt = runtime()?;
-            let v = rt.block_on(c.read(&Query::DebateMotions {
+            let v: DebateMotionsReply = rt.block_on(c.read_as(&Query::DebateMotions {
                 debate_id: debate.clone(),
             }))?;
-            let motions = v["motions"].as_array().cloned().unwrap_or_default();
+            let motions = &v.motions;
             if motions.is_empty() {
                 // Tell an unknown debate apart from one without motions yet.
-                let d = rt.block_on(c.read(&Query::Debate {
+                let d: DebateReply = rt.block_on(c.read_as(&Query::Debate {
                     debate_id: debate.clone(),
                 }))?;
-                if d["debate"].is_null() {
+                if d.debate.is_none() {
                     return Err(anyhow!(
                         "debate {debate} does not exist; `panel debate list` shows the ids"
                     ));
                 }
             }
             if json {
-                print_json(&v)?;
+                print_json(&serde_json::to_value(&v)?)?;
                 return Ok(ExitCode::SUCCESS);
             }
             if motions.is_empty() {
                 println!("debate {debate} has no motions yet");
             }
-            for m in &motions {
+            for m in motions {
                 println!(
                     "{:<16} {:<40} {}",
-                    m["spec"]["motion_id"].as_str().unwrap_or("?"),
-                    question_text(&m["spec"]),
-                    outcome_text(&m["status"])
+                    m.spec.motion_id,
+                    question_line(&m.spec),
+                    outcome_text(&m.status)
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -87,40 +89,31 @@ pub fn run(args: Args) -> Result<ExitCode> {
         MotionCmd::Show { id, json, cluster } => {
             let c = Cluster::connect(&cluster)?;
             let (m, names) = runtime()?.block_on(async {
-                let m = c
-                    .read(&Query::Motion {
+                let m: MotionReply = c
+                    .read_as(&Query::Motion {
                         motion_id: id.clone(),
                     })
                     .await?;
-                let a = c.read(&Query::Arbiters).await?;
+                let a: ArbitersReply = c.read_as(&Query::Arbiters).await?;
                 Ok::<_, anyhow::Error>((m, a))
             })?;
-            let m = m["motion"].clone();
-            if m.is_null() {
+            let Some(m) = m.motion else {
                 return Err(anyhow!(
                     "motion {id} does not exist; `panel motion list --debate ID` shows a debate's motions"
                 ));
-            }
-            let names =
-                rulings::names_from_arbiters(names["arbiters"].as_array().map_or(&[], |v| v));
-            let decoded: Vec<Result<RulingView, String>> = m["rulings"]
-                .as_array()
-                .map(|rs| {
-                    rs.iter()
-                        .map(|r| {
-                            r.as_str()
-                                .ok_or_else(|| "the ruling is not a hex string".to_string())
-                                .and_then(|h| rulings::decode(h, &names))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            };
+            let names = rulings::names_from_arbiters(&names.arbiters);
+            let decoded: Vec<Result<RulingView, rulings::DecodeError>> = m
+                .rulings
+                .iter()
+                .map(|r| rulings::decode(&r.0, &names))
+                .collect();
             if json {
                 let views: Vec<Value> = decoded
                     .iter()
                     .map(|r| match r {
                         Ok(v) => json!(v),
-                        Err(e) => json!({ "error": e }),
+                        Err(e) => json!({ "error": e.to_string() }),
                     })
                     .collect();
                 print_json(&json!({ "motion": m, "rulings": views }))?;
@@ -132,75 +125,78 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
 }
 
-/// A one-line description of the motion's question.
-fn question_text(spec: &Value) -> String {
-    match serde_json::from_value::<MotionSpec>(spec.clone()) {
-        Ok(spec) => question_line(&spec),
-        Err(e) => format!("unreadable motion ({e})"),
-    }
-}
-
 /// What a motion asks, in a few words (the machine's [`MotionSpec::question_line`]).
 pub fn question_line(spec: &MotionSpec) -> String {
     spec.question_line()
 }
 
 /// Per-stance tallies as `stance A: 2 yes, 0 no; ...`.
-fn tallies_text(t: &Value) -> String {
-    t.as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(s, x)| format!("stance {s}: {} yes, {} no", x["yes"], x["no"]))
-                .collect::<Vec<_>>()
-                .join("; ")
+fn tallies_text(t: &BTreeMap<Stance, GroupTally>) -> String {
+    t.iter()
+        .map(|(s, x)| {
+            format!(
+                "stance {}: {} yes, {} no",
+                rulings::stance_name(*s),
+                x.yes,
+                x.no
+            )
         })
-        .unwrap_or_default()
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A motion's status as a line: open, or the acceptance rule's outcome with each
-/// deadlock reason as a sentence. Decoded once from the reply, never read by key.
-pub fn outcome_text(status: &Value) -> String {
-    match serde_json::from_value::<MotionStatus>(status.clone()) {
-        Ok(MotionStatus::Open) => "open (waiting for the panel)".into(),
-        Ok(MotionStatus::Decided(a)) => a.to_string(),
-        Err(e) => format!("unreadable status ({e})"),
+/// deadlock reason as a sentence.
+pub fn outcome_text(status: &MotionStatus) -> String {
+    match status {
+        MotionStatus::Open => "open (waiting for the panel)".into(),
+        MotionStatus::Decided(a) => a.to_string(),
     }
 }
 
-fn print_motion(m: &Value, decoded: &[Result<RulingView, String>]) {
-    let spec = &m["spec"];
+/// A unit enum's name as the record spells it (`Relevance`, `TierVerification`).
+fn wire_name(v: &impl serde::Serialize) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        _ => "?".into(),
+    }
+}
+
+fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]) {
+    let spec = &m.spec;
     println!(
         "motion {} on {}: {}",
-        spec["motion_id"].as_str().unwrap_or("?"),
-        spec["debate_id"].as_str().unwrap_or("?"),
-        question_text(spec)
+        spec.motion_id,
+        spec.debate_id,
+        question_line(spec)
     );
-    if let Some(q) = spec["projection"]["question"].as_str() {
-        println!("  question: {q}");
+    if let Some(p) = &spec.projection {
+        println!("  question: {}", p.question);
     }
     println!(
         "  kind {}, opened at log index {}, draw seed {}, state hash {}",
-        spec["kind"].as_str().unwrap_or("?"),
-        m["opened_log_index"],
-        m["draw_seed"],
-        spec["state_hash"]
-            .as_str()
-            .and_then(|h| h.get(..16))
-            .unwrap_or("?")
+        wire_name(&spec.kind),
+        m.opened_log_index,
+        m.draw_seed,
+        spec.state_hash.get(..16).unwrap_or("?")
     );
-    println!("  outcome: {}", outcome_text(&m["status"]));
-    if let Some(acc) = m["status"]["Decided"].get("Accepted") {
-        println!("  tallies: {}", tallies_text(&acc["tallies"]));
-    } else if let Some(d) = m["status"]["Decided"].get("Deadlocked") {
-        println!("  tallies: {}", tallies_text(&d["tallies"]));
+    println!("  outcome: {}", outcome_text(&m.status));
+    match &m.status {
+        MotionStatus::Decided(Acceptance::Accepted { tallies, .. }) => {
+            println!("  tallies: {}", tallies_text(tallies));
+        }
+        MotionStatus::Decided(Acceptance::Deadlocked(d)) => {
+            println!("  tallies: {}", tallies_text(&d.tallies));
+        }
+        MotionStatus::Open => {}
     }
     println!("  seats:");
-    for s in m["seats"].as_array().map_or(&[][..], |v| v) {
+    for s in &m.seats {
         println!(
             "    {:<14} stance {:<4} {}",
-            s["arbiter_id"].as_str().unwrap_or("?"),
-            s["stance"].as_str().unwrap_or("?"),
-            s["organisation"].as_str().unwrap_or("?")
+            s.arbiter_id,
+            rulings::stance_name(s.stance),
+            s.organisation
         );
     }
     if decoded.is_empty() {
@@ -247,18 +243,20 @@ mod tests {
 
     #[test]
     fn outcomes_read_as_text() {
-        assert!(outcome_text(&json!("Open")).starts_with("open"));
+        let outcome_text =
+            |v: Value| outcome_text(&serde_json::from_value::<MotionStatus>(v).expect("a status"));
+        assert!(outcome_text(json!("Open")).starts_with("open"));
         let acc = json!({"Decided": {"Accepted": {"outcome": {"Relevance": 2}, "tallies": {}}}});
-        assert_eq!(outcome_text(&acc), "ACCEPTED: relevance 0.5");
+        assert_eq!(outcome_text(acc), "ACCEPTED: relevance 0.5");
         let dead = json!({"Decided": {"Deadlocked": {"reasons": [
             {"MissingReceipts": {"stance": "A"}}, "GroupsDisagree"
         ], "tallies": {}, "ignored": []}}});
         assert_eq!(
-            outcome_text(&dead),
+            outcome_text(dead.clone()),
             "DEADLOCKED: no arbiter of stance A confirmed the source with a retrieval receipt; the stance groups' majorities disagree"
         );
         assert!(
-            !outcome_text(&dead).contains('{'),
+            !outcome_text(dead).contains('{'),
             "no raw JSON in a deadlock line"
         );
     }

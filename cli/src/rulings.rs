@@ -4,28 +4,48 @@
 
 use std::collections::BTreeMap;
 
+use panel_coordinator::acceptance::Stance;
+use panel_coordinator::model::Arbiter;
 use prost::Message;
 use serde::Serialize;
-use serde_json::Value;
+use thiserror::Error;
 
 /// Registered arbiters by hex public key: (arbiter id, declared stance).
 pub type Names = BTreeMap<String, (String, String)>;
 
-/// The roster from a `Query::Arbiters` answer's `arbiters` list.
-pub fn names_from_arbiters(arbiters: &[Value]) -> Names {
+/// A stance as the record spells it (`A`, `B`, `None`), which is what the CLI prints;
+/// `Display` words `None` for sentences instead.
+pub fn stance_name(s: Stance) -> &'static str {
+    match s {
+        Stance::A => "A",
+        Stance::B => "B",
+        Stance::None => "None",
+    }
+}
+
+/// The roster from a `Query::Arbiters` answer's arbiters.
+pub fn names_from_arbiters(arbiters: &[Arbiter]) -> Names {
     arbiters
         .iter()
         .map(|a| {
-            let r = &a["registration"];
+            let r = &a.registration;
             (
-                r["public_key"].as_str().unwrap_or("").to_string(),
-                (
-                    r["arbiter_id"].as_str().unwrap_or("?").to_string(),
-                    r["stance"].as_str().unwrap_or("?").to_string(),
-                ),
+                r.public_key.clone(),
+                (r.arbiter_id.clone(), stance_name(r.stance).to_string()),
             )
         })
         .collect()
+}
+
+/// Why a stored ruling could not be read.
+#[derive(Debug, Error)]
+pub enum DecodeError {
+    #[error("the ruling is not hex: {0}")]
+    NotHex(#[from] hex::FromHexError),
+    #[error("the ruling is not a protobuf SignedRuling: {0}")]
+    NotProtobuf(#[from] prost::DecodeError),
+    #[error("the signed ruling carries no ruling")]
+    NoRuling,
 }
 
 /// One decoded ruling, as a reader wants it.
@@ -111,13 +131,10 @@ impl RulingView {
 }
 
 /// Decodes one hex `SignedRuling`; says what is wrong when it cannot.
-pub fn decode(hex_ruling: &str, names: &Names) -> Result<RulingView, String> {
-    let bytes = hex::decode(hex_ruling).map_err(|e| format!("the ruling is not hex: {e}"))?;
-    let sr = panel_proto::pb::SignedRuling::decode(bytes.as_slice())
-        .map_err(|e| format!("the ruling is not a protobuf SignedRuling: {e}"))?;
-    let r = sr
-        .ruling
-        .ok_or("the signed ruling carries no ruling".to_string())?;
+pub fn decode(hex_ruling: &str, names: &Names) -> Result<RulingView, DecodeError> {
+    let bytes = hex::decode(hex_ruling)?;
+    let sr = panel_proto::pb::SignedRuling::decode(bytes.as_slice())?;
+    let r = sr.ruling.ok_or(DecodeError::NoRuling)?;
     let key = hex::encode(&r.arbiter_key);
     let (arbiter, stance) = names.get(&key).cloned().unwrap_or(("?".into(), "?".into()));
     let decision = panel_proto::ruling_check::decision_name(
@@ -227,10 +244,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.arbiter, "?");
-        assert!(decode("zz", &Names::new()).unwrap_err().contains("not hex"));
+        assert!(
+            decode("zz", &Names::new())
+                .unwrap_err()
+                .to_string()
+                .contains("not hex")
+        );
         assert!(
             decode("ffffffff", &Names::new())
                 .unwrap_err()
+                .to_string()
                 .contains("SignedRuling")
         );
     }

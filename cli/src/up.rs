@@ -26,13 +26,16 @@ use panel_coordinator::command::{
 use panel_coordinator::debates::SubmissionHints;
 use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::pb::coordinator as cpb;
+use panel_coordinator::query::ArbitersReply;
 use panel_coordinator::record::{self, Bundle};
+use panel_machine::reply::{CheckPriorsReply, ContributeReply, CreateDebateReply, Decided};
+use serde::Deserialize;
 use serde_json::Value;
 
 use panel_transport::{Transport, pki};
 
 use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster as Coordinators, WriteOutcome};
+use crate::cluster_client::{Cluster as Coordinators, WriteOutcome, decode_reply};
 use crate::rulings::ruling_line;
 use crate::source_server::SourceServer;
 
@@ -425,13 +428,9 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     let started = Instant::now();
     let mut progress = crate::progress::Progress::new(ARBITERS.len() as u64, "exams scored");
     let arbiters = loop {
-        let v = panel.read(&Query::Arbiters).await?;
-        let list = v
-            .get("arbiters")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let done = list.iter().filter(|a| !a["exam"].is_null()).count();
+        let v: ArbitersReply = panel.coordinators.read_as(&Query::Arbiters).await?;
+        let list = v.arbiters;
+        let done = list.iter().filter(|a| a.exam.is_some()).count();
         progress.set(done as u64);
         if done == ARBITERS.len() {
             break list;
@@ -458,28 +457,32 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         "C"
     );
     for a in &arbiters {
-        let s = &a["exam"]["scores"];
-        let f = |v: &Value| v.as_f64().map_or("-".to_string(), |x| format!("{x:.3}"));
+        let exam = a.exam_record().and_then(Result::ok);
+        let s = exam.as_ref().map(|e| &e.scores);
+        let b = s.and_then(|s| s.binary.as_ref());
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.3}"));
         say!(
             "  {:<12} {:<6} {:<10} {:>7} {:>8} {:>9} {:>6}  {}",
-            a["registration"]["arbiter_id"].as_str().unwrap_or("?"),
-            a["registration"]["stance"].as_str().unwrap_or("?"),
-            a["registration"]["organisation"].as_str().unwrap_or("?"),
-            f(&s["binary"]["brier"]),
-            f(&s["binary"]["base_rate_brier"]),
-            f(&s["binary"]["log_score"]),
-            f(&s["quantiles"]["calibration"]),
-            if a["admitted"].as_bool() == Some(true) {
+            a.registration.arbiter_id,
+            crate::rulings::stance_name(a.registration.stance),
+            a.registration.organisation,
+            f(b.map(|b| b.brier)),
+            f(b.map(|b| b.base_rate_brier)),
+            f(b.map(|b| b.log_score)),
+            f(s.and_then(|s| s.quantiles.as_ref()).map(|q| q.calibration)),
+            if a.admitted {
                 "yes".to_string()
             } else {
-                format!("no: {}", a["exam"]["decision"]["failed"])
+                format!(
+                    "no: {}",
+                    exam.as_ref()
+                        .and_then(|e| serde_json::to_string(&e.decision.failed).ok())
+                        .unwrap_or_else(|| "null".into())
+                )
             }
         );
     }
-    if arbiters
-        .iter()
-        .any(|a| a["admitted"].as_bool() != Some(true))
-    {
+    if arbiters.iter().any(|a| !a.admitted) {
         bail!("not every arbiter was admitted; the worked example needs all four");
     }
     let names = crate::rulings::names_from_arbiters(&arbiters);
@@ -504,7 +507,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             convener: "panel-up".into(),
         }))
         .await?;
-    let debate_id = created["debate_id"].as_str().unwrap_or("deb_1").to_string();
+    let debate_id = decode_reply::<CreateDebateReply>("the new debate", created)?.debate_id;
     say!("\nDebate {debate_id}: {}", scenario.resolution);
     say!("  A: {}\n  B: {}", scenario.pos_a, scenario.pos_b);
     // The example's contributors: under the charter a name is bound to a key only by a
@@ -578,8 +581,9 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                     )?);
                 }
                 let v = panel.write(ClientCommand::Contribute(sub)).await?;
+                let v: ContributeReply = decode_reply("the contribution", v)?;
                 say!("  {author} (side {side}) {}", describe_contribution(&c));
-                if let (Some(l), Some(id)) = (label, v["created"].as_str()) {
+                if let (Some(l), Some(id)) = (label, v.created.as_deref()) {
                     labels.bind(l, id);
                 }
             }
@@ -662,7 +666,9 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
 
     // Declared priors are claims: measure them against the ruling history.
     let checked = panel.write(ClientCommand::CheckPriors).await?;
-    let flagged = checked["flagged"].as_array().map_or(0, Vec::len);
+    let flagged = decode_reply::<CheckPriorsReply>("the prior-consistency check", checked)?
+        .flagged
+        .len();
     say!(
         "prior-consistency check over the ruling history: {flagged} arbiter(s) flagged as ruling with the other camp"
     );
@@ -681,8 +687,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     let policy = panel_tlog::Policy::parse(&fs::read_to_string(issued.policy_path())?)?;
     let deadline = Instant::now() + Duration::from_secs(30);
     let bundle = loop {
-        let export = panel.read(&Query::Export).await?;
-        let b: Bundle = serde_json::from_value(export)?;
+        let b: Bundle = panel.coordinators.read_as(&Query::Export).await?;
         if record::check_policy(&b, &policy).is_ok() || Instant::now() > deadline {
             break b;
         }
@@ -700,7 +705,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                 .iter()
                 .filter(|e| {
                     matches!(&e.reply, panel_coordinator::command::ItemReply::Applied(v)
-                        if v.get("prior_check").is_some())
+                        if Decided::deserialize(v).is_ok_and(|d| d.prior_check.is_some()))
                 })
                 .count();
             say!(

@@ -13,14 +13,13 @@
 //! lines that verify under a witness key of the charter over that checkpoint's body, so a
 //! leader can withhold cosignatures but never invent one.
 
+use crate::model::State;
+use crate::reply::CosignaturesReply;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use panel_tlog::checkpoint::decode_hash;
 use panel_tlog::note::{Note, NoteSigner, SignatureLine};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-
-use crate::model::State;
 
 /// The origin of an unchartered debug group's log (no federation names it).
 pub const UNCHARTERED_ORIGIN: &str = "crucible-panel.invalid/unchartered";
@@ -316,7 +315,10 @@ pub fn reply(state: &State, limit: Option<usize>) -> CheckpointsReply {
 
 /// `AddCosignatures`: keeps each line that verifies under a charter witness's key over
 /// the checkpoint's body (one per witness; a newer one replaces the older).
-pub fn add_cosignatures(state: &mut State, cos: &Cosignatures) -> Result<Value, CheckpointError> {
+pub fn add_cosignatures(
+    state: &mut State,
+    cos: &Cosignatures,
+) -> Result<CosignaturesReply, CheckpointError> {
     let witnesses: Vec<panel_tlog::VerifierKey> = state
         .charter
         .as_ref()
@@ -359,10 +361,10 @@ pub fn add_cosignatures(state: &mut State, cos: &Cosignatures) -> Result<Value, 
         cp.cosignatures.push(line.clone());
     }
     cp.cosignatures.sort();
-    Ok(json!({
-        "size": cos.size,
-        "witnesses": accepted.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
-    }))
+    Ok(CosignaturesReply {
+        size: cos.size,
+        witnesses: accepted.iter().map(|(n, _)| n.clone()).collect(),
+    })
 }
 
 #[cfg(test)]
@@ -372,6 +374,7 @@ mod tests {
     use crate::command::{ClientCommand, Command, InternalCommand};
     use panel_tlog::Cosigner;
     use panel_tlog::merkle::verify_consistency;
+    use serde_json::json;
 
     fn grow(state: &mut State, from: u64, n: u64) {
         for i in from..from + n {

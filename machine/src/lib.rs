@@ -2,7 +2,7 @@
 //!
 //! Everything every replica and every offline verifier must compute identically lives
 //! here: what the Raft log carries ([`command`]), the state ([`model`]) and how an entry
-//! changes it ([`apply`]), what a read sees ([`query`]), the panel draw ([`draw`]), the cross-prior acceptance rule
+//! changes it ([`apply`]), what a read sees ([`query`]), what a write answers ([`reply`]), the panel draw ([`draw`]), the cross-prior acceptance rule
 //! ([`acceptance`]), admission by exam ([`admission`]), prior checks ([`priors`]),
 //! recalibration ([`recalibration`]) and the verifiable record ([`record`],
 //! [`checkpoints`], [`transparency`], [`entry_proof`]). No clock, randomness, socket or
@@ -28,6 +28,7 @@ pub mod priors;
 pub mod query;
 pub mod recalibration;
 pub mod record;
+pub mod reply;
 pub mod rules;
 pub mod ruling;
 pub mod run_roles;

@@ -88,7 +88,8 @@ pub struct Arbiter {
     #[serde(default)]
     pub fitted_stance: Option<Stance>,
     /// Set by a signed revocation of the arbiter's key; a revoked arbiter is never drawn
-    /// and its rulings are refused.
+    /// and its rulings are refused. Kept as JSON (a [`Revocation`]) so snapshots load
+    /// unchanged.
     #[serde(default)]
     pub revoked: Option<Value>,
     /// Keys the arbiter held before signed rotations, oldest first, with the rotation's
@@ -102,6 +103,15 @@ pub struct Arbiter {
         skip_serializing_if = "calibration::recalibration::TrackRecord::is_empty"
     )]
     pub recalibration: calibration::recalibration::TrackRecord,
+}
+
+/// What a signed revocation leaves on the arbiter (`Arbiter::revoked`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Revocation {
+    pub reason: String,
+    pub effective_from_unix_ms: i64,
+    /// Log index of the `RevokeKey` entry.
+    pub log_index: u64,
 }
 
 /// A key an arbiter rotated away from, with the rotation that replaced it.

@@ -11,10 +11,11 @@ use std::collections::BTreeMap;
 
 use calibration::bridging::{BridgingConfig, fit_matrix};
 use calibration::prior_consistency::{Camp, PriorCheckPolicy, check_priors};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::acceptance::Stance;
 use crate::model::{MotionStatus, State};
+use crate::reply::{PriorFinding, to_value};
 
 /// Why the prior-consistency check could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -99,7 +100,10 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorC
             };
             (
                 ids[c.arbiter].clone(),
-                json!({ "motions": columns.len(), "check": c }),
+                to_value(&PriorFinding {
+                    motions: columns.len(),
+                    check: to_value(&c),
+                }),
                 fitted,
             )
         })

@@ -1,23 +1,52 @@
 //! Read-only questions to the replicated state (`Query`), answered from one replica's
 //! applied state.
 //!
-//! Each answer is JSON; the `*Reply` types below are what the answers decode into, so a
-//! reader (`panel dash`) works with the machine's own types instead of indexing JSON by
-//! key. The newer queries are built from these types; the older ones' JSON is pinned
-//! against them by a test.
+//! Each answer is JSON built from one of the `*Reply` types below, and readers (`panel
+//! dash`, the CLI) decode it into the same type instead of indexing JSON by key. The
+//! JSON is what it was before the types: a test pins it.
 
 use std::collections::BTreeMap;
 
-use panel_procedures::RunKind;
+use panel_procedures::{Awaited, RunKind};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::acceptance::Stance;
 use crate::checkpoints::CheckpointsReply;
 use crate::command::Query;
 use crate::debates::DebateRecord;
-use crate::model::{Arbiter, Motion, MotionStatus, State};
+use crate::model::{Arbiter, Motion, MotionStatus, NoteRecord, State};
+use crate::record::Bundle;
+use crate::reply::to_value;
 use crate::runs::RunRecord;
+
+/// `Query::Get` (test table): `None` for an unknown key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GetReply {
+    pub value: Option<String>,
+}
+
+/// `Query::Notes` (test table): empty for an unknown topic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotesReply {
+    pub notes: Vec<NoteRecord>,
+}
+
+/// `Query::Arbiter`: `None` for an unknown id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArbiterReply {
+    pub arbiter: Option<Arbiter>,
+}
+
+/// `Query::Motion`: `None` for an unknown id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MotionReply {
+    pub motion: Option<Motion>,
+}
+
+/// `Query::Export`: the record for `panel verify`, without checkpoints (the serving
+/// replica adds them) and without runs.
+pub type ExportReply = Bundle;
 
 /// One row of `Query::Debates`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,15 +106,18 @@ pub struct RunsReply {
     pub runs: Vec<RunSummary>,
 }
 
-/// `Query::Run`: `run` is `None` (and the rest absent) for an unknown id.
+/// `Query::Run`: `run` is `None` (and the rest absent) for an unknown id; `awaiting` is
+/// the input the run's roles must still supply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunReply {
     pub run: Option<RunRecord>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished: Option<bool>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting: Option<Vec<Awaited>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub markdown: Option<String>,
 }
 
@@ -94,10 +126,6 @@ pub struct RunReply {
 pub struct StatsReply {
     pub rows: BTreeMap<String, usize>,
     pub accepted_motions: usize,
-}
-
-fn to_json<T: Serialize>(reply: &T) -> Value {
-    serde_json::to_value(reply).unwrap_or(Value::Null)
 }
 
 /// The latest `limit` of `items` (all without a limit).
@@ -114,17 +142,23 @@ fn latest<T>(items: Vec<T>, limit: Option<usize>) -> Vec<T> {
 /// Answer a read-only query.
 pub fn query(state: &State, q: &Query) -> Value {
     match q {
-        Query::Get { key } => json!({ "value": state.kv.get(key) }),
-        Query::Notes { topic } => {
-            json!({ "notes": state.notes.get(topic).cloned().unwrap_or_default() })
-        }
-        Query::Arbiter { arbiter_id } => json!({ "arbiter": state.arbiters.get(arbiter_id) }),
-        Query::Arbiters => {
-            json!({ "arbiters": state.arbiters.iter().map(|(_, a)| a).collect::<Vec<_>>() })
-        }
-        Query::Motion { motion_id } => json!({ "motion": state.motions.get(motion_id) }),
+        Query::Get { key } => to_value(&GetReply {
+            value: state.kv.get(key).cloned(),
+        }),
+        Query::Notes { topic } => to_value(&NotesReply {
+            notes: state.notes.get(topic).cloned().unwrap_or_default(),
+        }),
+        Query::Arbiter { arbiter_id } => to_value(&ArbiterReply {
+            arbiter: state.arbiters.get(arbiter_id).cloned(),
+        }),
+        Query::Arbiters => to_value(&ArbitersReply {
+            arbiters: state.arbiters.iter().map(|(_, a)| a.clone()).collect(),
+        }),
+        Query::Motion { motion_id } => to_value(&MotionReply {
+            motion: state.motions.get(motion_id).cloned(),
+        }),
         Query::Stats => {
-            let counts: BTreeMap<&str, usize> = [
+            let rows: BTreeMap<String, usize> = [
                 ("kv", state.kv.len()),
                 ("notes", state.notes.len()),
                 ("arbiters", state.arbiters.len()),
@@ -132,16 +166,22 @@ pub fn query(state: &State, q: &Query) -> Value {
                 ("requests", state.requests.len()),
             ]
             .into_iter()
+            .map(|(k, n)| (k.to_owned(), n))
             .collect();
-            let accepted = state
+            let accepted_motions = state
                 .motions
                 .iter()
                 .filter(|(_, m)| matches!(&m.status, MotionStatus::Decided(v) if v.is_accepted()))
                 .count();
-            json!({ "rows": counts, "accepted_motions": accepted })
+            to_value(&StatsReply {
+                rows,
+                accepted_motions,
+            })
         }
-        Query::Debate { debate_id } => json!({ "debate": state.debates.get(debate_id) }),
-        Query::Debates => to_json(&DebatesReply {
+        Query::Debate { debate_id } => to_value(&DebateReply {
+            debate: state.debates.get(debate_id).cloned(),
+        }),
+        Query::Debates => to_value(&DebatesReply {
             debates: state
                 .debates
                 .iter()
@@ -155,22 +195,26 @@ pub fn query(state: &State, q: &Query) -> Value {
                 .collect(),
         }),
         Query::DebateMotions { debate_id } => {
-            let mut ms: Vec<&Motion> = state
+            let mut motions: Vec<Motion> = state
                 .motions
                 .iter()
                 .map(|(_, m)| m)
                 .filter(|m| &m.spec.debate_id == debate_id)
+                .cloned()
                 .collect();
-            ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
-            json!({ "motions": ms })
+            motions.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
+            to_value(&DebateMotionsReply { motions })
         }
         Query::Motions { limit } => {
             let mut ms: Vec<&Motion> = state.motions.iter().map(|(_, m)| m).collect();
             ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
             let total = ms.len();
-            json!({ "total": total, "motions": latest(ms, *limit) })
+            to_value(&MotionsReply {
+                total,
+                motions: latest(ms, *limit).into_iter().cloned().collect(),
+            })
         }
-        Query::Runs => to_json(&RunsReply {
+        Query::Runs => to_value(&RunsReply {
             runs: state
                 .runs
                 .iter()
@@ -184,25 +228,38 @@ pub fn query(state: &State, q: &Query) -> Value {
                 })
                 .collect(),
         }),
-        Query::Run { run_id } => match state.runs.get(run_id) {
-            Some(r) => json!({
-                "run": r,
-                "summary": r.run.summary(),
-                "finished": r.run.finished(),
-                "awaiting": r.run.awaiting(),
-                "markdown": r.run.render_markdown(),
-            }),
-            None => json!({ "run": null }),
-        },
+        Query::Run { run_id } => to_value(&match state.runs.get(run_id) {
+            Some(r) => RunReply {
+                run: Some(r.clone()),
+                summary: Some(r.run.summary()),
+                finished: Some(r.run.finished()),
+                awaiting: Some(r.run.awaiting()),
+                markdown: Some(r.run.render_markdown()),
+            },
+            None => RunReply {
+                run: None,
+                summary: None,
+                finished: None,
+                awaiting: None,
+                markdown: None,
+            },
+        }),
         Query::Checkpoints { limit } => {
             let reply: CheckpointsReply = crate::checkpoints::reply(state, *limit);
-            to_json(&reply)
+            to_value(&reply)
         }
-        Query::Export => json!({
-            "format": crate::record::FORMAT,
-            "entries": state.record.iter().map(|(_, e)| e).collect::<Vec<_>>(),
-            "debates": state.debates.iter().map(|(id, r)| (id.clone(), r.debate.to_json())).collect::<BTreeMap<_, _>>(),
-            "arbiters": state.arbiters.iter().map(|(_, a)| a).collect::<Vec<_>>(),
+        Query::Export => to_value(&ExportReply {
+            format: crate::record::FORMAT.into(),
+            entries: state.record.iter().map(|(_, e)| e.clone()).collect(),
+            debates: state
+                .debates
+                .iter()
+                .map(|(id, r)| (id.clone(), r.debate.to_json()))
+                .collect(),
+            arbiters: state.arbiters.iter().map(|(_, a)| to_value(a)).collect(),
+            checkpoint: None,
+            checkpoints: Vec::new(),
+            runs: BTreeMap::new(),
         }),
     }
 }
@@ -217,7 +274,68 @@ pub fn stance_of(state: &State, arbiter_id: &str) -> Option<Stance> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    /// The answers built from the types are the JSON the `json!` answers were: pinned
+    /// for an empty state and for unknown ids, where `null`s and absent keys matter.
+    #[test]
+    fn answers_keep_their_json() {
+        let st = State::default();
+        let pinned = [
+            (Query::Get { key: "k".into() }, json!({ "value": null })),
+            (Query::Notes { topic: "t".into() }, json!({ "notes": [] })),
+            (
+                Query::Arbiter {
+                    arbiter_id: "a".into(),
+                },
+                json!({ "arbiter": null }),
+            ),
+            (Query::Arbiters, json!({ "arbiters": [] })),
+            (
+                Query::Motion {
+                    motion_id: "m".into(),
+                },
+                json!({ "motion": null }),
+            ),
+            (
+                Query::Stats,
+                json!({
+                    "rows": { "arbiters": 0, "kv": 0, "motions": 0, "notes": 0, "requests": 0 },
+                    "accepted_motions": 0,
+                }),
+            ),
+            (
+                Query::Debate {
+                    debate_id: "d".into(),
+                },
+                json!({ "debate": null }),
+            ),
+            (
+                Query::DebateMotions {
+                    debate_id: "d".into(),
+                },
+                json!({ "motions": [] }),
+            ),
+            (
+                Query::Motions { limit: None },
+                json!({ "total": 0, "motions": [] }),
+            ),
+            (Query::Run { run_id: "r".into() }, json!({ "run": null })),
+            (
+                Query::Export,
+                json!({
+                    "format": crate::record::FORMAT,
+                    "entries": [], "debates": {}, "arbiters": [],
+                }),
+            ),
+        ];
+        for (q, want) in pinned {
+            let got = query(&st, &q);
+            assert_eq!(got.to_string(), want.to_string(), "{q:?}");
+        }
+    }
 
     fn decode<T: serde::de::DeserializeOwned>(state: &State, q: Query) -> T {
         let v = query(state, &q);

@@ -40,11 +40,11 @@ use crucible::document::Side;
 use crucible::motion::Question;
 use panel_proto::pb;
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use crate::acceptance::{Acceptance, Decision, Outcome};
 use crate::debates::DebateRecord;
 use crate::model::{Motion, MotionStatus, State};
+use crate::reply::{RecalibrationReply, ResolvedScored};
 
 /// An earlier motion and the truth a later outcome established for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -232,7 +232,7 @@ pub fn signed_forecasts(state: &State, m: &Motion) -> BTreeMap<String, SignedFor
 /// Called by `apply` once a motion's outcome is recorded and its answer settled. Scores
 /// what the outcome resolves and flags arbiters that fail the bars. Returns what it did
 /// for the reply, or `None` when the outcome resolves nothing (the reply is unchanged).
-pub fn on_outcome(state: &mut State, motion_id: &str) -> Option<Value> {
+pub fn on_outcome(state: &mut State, motion_id: &str) -> Option<RecalibrationReply> {
     let f = findings(state, motion_id)?;
     if f.resolved.is_empty() && f.ambiguous_challenges.is_empty() {
         return None;
@@ -264,7 +264,11 @@ pub fn on_outcome(state: &mut State, motion_id: &str) -> Option<Value> {
                 scored.push(arbiter_id);
             }
         }
-        scored_rows.push(json!({ "motion_id": r.motion_id, "truth": r.truth, "scored": scored }));
+        scored_rows.push(ResolvedScored {
+            motion_id: r.motion_id.clone(),
+            truth: r.truth,
+            scored,
+        });
     }
     let mut flagged = Vec::new();
     for id in touched {
@@ -274,12 +278,12 @@ pub fn on_outcome(state: &mut State, motion_id: &str) -> Option<Value> {
             flagged.push(id);
         }
     }
-    Some(json!({
-        "by": f.by,
-        "resolved": scored_rows,
-        "ambiguous_challenges": f.ambiguous_challenges,
-        "flagged": flagged,
-    }))
+    Some(RecalibrationReply {
+        by: f.by,
+        resolved: scored_rows,
+        ambiguous_challenges: f.ambiguous_challenges,
+        flagged,
+    })
 }
 
 #[cfg(test)]
@@ -300,6 +304,7 @@ mod tests {
     use panel_proto::ruling_check::binary_pair;
     use prost::Message;
     use serde::de::DeserializeOwned;
+    use serde_json::{Value, json};
     use sha2::{Digest, Sha256};
 
     /// How one seated arbiter answers one motion.

@@ -1,11 +1,15 @@
 //! Arbiter commands: registration, admission by exam, key revocation and rotation, and
 //! the prior-consistency check.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{ApplyCtx, ApplyError, non_empty};
 use crate::command::ArbiterRegistration;
-use crate::model::{Arbiter, RotatedKey, State};
+use crate::model::{Arbiter, Revocation, RotatedKey, State};
+use crate::reply::{
+    CheckPriorsReply, ExamReply, ExamWritten, RegisterArbiterReply, RevokeKeyReply, RotateKeyReply,
+    SetAdmissionReply, to_value,
+};
 use crate::ruling;
 
 pub(super) fn register(
@@ -46,7 +50,9 @@ pub(super) fn register(
             recalibration: Default::default(),
         },
     );
-    Ok(json!({ "arbiter_id": reg.arbiter_id }))
+    Ok(to_value(&RegisterArbiterReply {
+        arbiter_id: reg.arbiter_id.clone(),
+    }))
 }
 
 /// Records an admission decision directly (test and operations command; see
@@ -63,7 +69,10 @@ pub(super) fn set_admission(
         .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_owned()))?;
     a.admitted = admitted;
     a.score_milli = score_milli;
-    Ok(json!({ "arbiter_id": arbiter_id, "admitted": admitted }))
+    Ok(to_value(&SetAdmissionReply {
+        arbiter_id: arbiter_id.to_owned(),
+        admitted,
+    }))
 }
 
 /// Records a signed revocation (signed by the revoked key): the arbiter is no longer
@@ -89,13 +98,16 @@ pub(super) fn revoke_key(
         })?;
     if let Some(a) = state.arbiters.get_mut(&id) {
         a.admitted = false;
-        a.revoked = Some(json!({
-            "reason": doc.reason,
-            "effective_from_unix_ms": doc.effective_from_unix_ms,
-            "log_index": ctx.log_index,
+        a.revoked = Some(to_value(&Revocation {
+            reason: doc.reason,
+            effective_from_unix_ms: doc.effective_from_unix_ms,
+            log_index: ctx.log_index,
         }));
     }
-    Ok(json!({ "arbiter_id": id, "revoked": true }))
+    Ok(to_value(&RevokeKeyReply {
+        arbiter_id: id,
+        revoked: true,
+    }))
 }
 
 /// Records a signed key rotation: both signatures verify strictly (old key: authority; new
@@ -151,10 +163,10 @@ pub(super) fn rotate_key(
         log_index: ctx.log_index,
     });
     a.registration.public_key = new_hex.clone();
-    Ok(json!({
-        "arbiter_id": id,
-        "old_fingerprint": panel_proto::fingerprint(&old),
-        "new_fingerprint": panel_proto::fingerprint(&new),
+    Ok(to_value(&RotateKeyReply {
+        arbiter_id: id,
+        old_fingerprint: panel_proto::fingerprint(&old),
+        new_fingerprint: panel_proto::fingerprint(&new),
     }))
 }
 
@@ -191,7 +203,10 @@ pub(super) fn submit_exam(
         .as_ref()
         .map(|b| (1.0 - b.brier).clamp(0.0, 1.0))
         .unwrap_or(0.0);
-    let record = json!({ "scores": scores, "decision": decision });
+    let record = to_value(&ExamWritten {
+        scores: &scores,
+        decision: &decision,
+    });
     if let Some(a) = state.arbiters.get_mut(arbiter_id) {
         // A revoked key is never re-admitted by an exam.
         a.admitted = decision.admitted && a.revoked.is_none();
@@ -199,12 +214,16 @@ pub(super) fn submit_exam(
         a.exam = Some(record.clone());
         a.recalibration.restart_after_exam();
     }
-    Ok(json!({ "arbiter_id": arbiter_id, "admitted": decision.admitted, "exam": record }))
+    Ok(to_value(&ExamReply {
+        arbiter_id: arbiter_id.to_owned(),
+        admitted: decision.admitted,
+        exam: record,
+    }))
 }
 
 /// Runs the prior-consistency check over the ruling history and records its findings; a
 /// confirmed arbiter is seated under its fitted camp from then on.
-pub(super) fn check_priors(state: &mut State) -> Result<Value, ApplyError> {
+pub(super) fn check_priors(state: &mut State) -> Result<CheckPriorsReply, ApplyError> {
     let findings = crate::priors::run(state)?;
     let mut flagged = Vec::new();
     for (id, finding, fitted) in findings {
@@ -216,5 +235,5 @@ pub(super) fn check_priors(state: &mut State) -> Result<Value, ApplyError> {
             }
         }
     }
-    Ok(json!({ "flagged": flagged }))
+    Ok(CheckPriorsReply { flagged })
 }

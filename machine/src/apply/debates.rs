@@ -1,12 +1,15 @@
 //! Debate commands: creating a debate, contributions, panel requests and verdicts; each
 //! may open motions for the questions the document leaves pending.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{ApplyCtx, ApplyError, non_empty};
 use crate::command::{ContributionSubmission, DebateSpec, MotionSpec, PanelRequest};
 use crate::debates::{self, DebateError, DebateRecord, ToOpen};
 use crate::model::State;
+use crate::reply::{
+    AskPanelReply, ContributeReply, CreateDebateReply, ReissueVerdictReply, to_value,
+};
 
 fn debate_mut<'a>(state: &'a mut State, id: &str) -> Result<&'a mut DebateRecord, ApplyError> {
     state
@@ -42,7 +45,7 @@ pub(super) fn create_debate(
         spec.simulation,
     );
     state.debates.insert(id.clone(), rec);
-    Ok(json!({ "debate_id": id }))
+    Ok(to_value(&CreateDebateReply { debate_id: id }))
 }
 
 pub(super) fn contribute(
@@ -112,9 +115,12 @@ pub(super) fn contribute(
         }
     };
     let opened = open_pending(state, ctx, &sub.debate_id);
-    Ok(
-        json!({ "debate_id": sub.debate_id, "created": created, "opened": opened, "signed_by": signed_by }),
-    )
+    Ok(to_value(&ContributeReply {
+        debate_id: sub.debate_id.clone(),
+        created,
+        opened,
+        signed_by,
+    }))
 }
 
 /// The arbiters recused from a debate's panels: those holding, or having held, a key that
@@ -152,7 +158,11 @@ pub(super) fn ask_panel(
     let to_open = rec.request(req.question.clone(), req.expected)?;
     let id = open_question(state, ctx, to_open, 0)?;
     let opened = open_pending(state, ctx, &req.debate_id);
-    Ok(json!({ "debate_id": req.debate_id, "motion_id": id, "opened": opened }))
+    Ok(to_value(&AskPanelReply {
+        debate_id: req.debate_id.clone(),
+        motion_id: id,
+        opened,
+    }))
 }
 
 /// Why a debate question got no motion.
@@ -284,7 +294,11 @@ pub(super) fn reissue_verdict(
     let rec = debate_mut(state, debate_id)?;
     let n = rec.reissue_verdict(ctx.time_ms, author);
     let opened = open_pending(state, ctx, debate_id);
-    Ok(json!({ "debate_id": debate_id, "verdict": n, "opened": opened }))
+    Ok(to_value(&ReissueVerdictReply {
+        debate_id: debate_id.to_owned(),
+        verdict: n,
+        opened,
+    }))
 }
 
 #[cfg(test)]

@@ -2,12 +2,16 @@
 //! (crate::charter for the rules it brings).
 
 use panel_federation::Charter;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::ApplyError;
 use crate::charter::CharterRuleError;
 use crate::command::OrganisationAdmission;
 use crate::model::State;
+use crate::reply::{
+    AdmitOrganisationReply, AdoptCharterReply, RegisterContributorReply, RotateMotionKeyReply,
+    to_value,
+};
 
 pub(super) fn register_contributor(
     state: &mut State,
@@ -29,7 +33,10 @@ pub(super) fn register_contributor(
             bound_at_log_index: ctx.log_index,
         },
     );
-    Ok(json!({ "contributor": reg.name, "organisation": reg.organisation }))
+    Ok(to_value(&RegisterContributorReply {
+        contributor: reg.name.clone(),
+        organisation: reg.organisation.clone(),
+    }))
 }
 
 pub(super) fn admit_organisation(
@@ -38,9 +45,9 @@ pub(super) fn admit_organisation(
 ) -> Result<Value, ApplyError> {
     crate::charter::check_admission(state, adm)?;
     state.admitted_organisations.push(adm.organisation.clone());
-    Ok(json!({
-        "organisation": adm.organisation.name,
-        "endorsed_by": adm.endorsements.iter().map(|e| &e.by).collect::<Vec<_>>(),
+    Ok(to_value(&AdmitOrganisationReply {
+        organisation: adm.organisation.name.clone(),
+        endorsed_by: adm.endorsements.iter().map(|e| e.by.clone()).collect(),
     }))
 }
 
@@ -59,11 +66,11 @@ pub(super) fn rotate_motion_key(
         key: hex::encode(to.as_bytes()),
         log_index: ctx.log_index,
     });
-    Ok(json!({
-        "seq": rot.seq,
-        "from": from.map(|k| hex::encode(k.as_bytes())),
-        "to": hex::encode(to.as_bytes()),
-        "endorsed_by": rot.endorsements.iter().map(|e| &e.by).collect::<Vec<_>>(),
+    Ok(to_value(&RotateMotionKeyReply {
+        seq: rot.seq,
+        from: from.map(|k| hex::encode(k.as_bytes())),
+        to: hex::encode(to.as_bytes()),
+        endorsed_by: rot.endorsements.iter().map(|e| e.by.clone()).collect(),
     }))
 }
 
@@ -81,10 +88,14 @@ pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Valu
         .check()
         .map_err(|e| CharterRuleError::Invalid(e.to_string()))?;
     state.charter = Some(charter.clone());
-    Ok(json!({
-        "charter": hex::encode(charter.digest()),
-        "organisations": charter.organisations.iter().map(|o| &o.name).collect::<Vec<_>>(),
-        "replicas": charter.replicas.iter().map(|r| r.id).collect::<Vec<_>>(),
+    Ok(to_value(&AdoptCharterReply {
+        charter: hex::encode(charter.digest()),
+        organisations: charter
+            .organisations
+            .iter()
+            .map(|o| o.name.clone())
+            .collect(),
+        replicas: charter.replicas.iter().map(|r| r.id).collect(),
     }))
 }
 

@@ -29,6 +29,7 @@ use crate::debates::DebateError;
 use crate::draw::DrawError;
 use crate::limits;
 use crate::model::{RecordEntry, State, StoredReply};
+use crate::reply::to_value;
 use crate::ruling::RulingError;
 
 /// Deterministic context of one applied item: no clock, no randomness beyond this.
@@ -377,10 +378,12 @@ pub fn apply(
             motions::close_motion(state, ctx, motion_id)
         }
         Command::Internal(InternalCommand::IssueCheckpoint) => {
-            Ok(serde_json::json!({ "issued": crate::checkpoints::issue(state, ctx.time_ms) }))
+            Ok(to_value(&crate::reply::IssueCheckpointReply {
+                issued: crate::checkpoints::issue(state, ctx.time_ms),
+            }))
         }
         Command::Internal(InternalCommand::AddCosignatures(cos)) => {
-            Ok(crate::checkpoints::add_cosignatures(state, cos)?)
+            Ok(to_value(&crate::checkpoints::add_cosignatures(state, cos)?))
         }
         Command::Test(c) => apply_test(state, ctx, client_id, request_id, c),
     }
@@ -397,7 +400,7 @@ fn apply_client(
         ClientCommand::RegisterArbiter(reg) => arbiters::register(state, ctx, reg),
         ClientCommand::RevokeKey { revocation } => arbiters::revoke_key(state, ctx, revocation),
         ClientCommand::RotateKey { rotation } => arbiters::rotate_key(state, ctx, rotation),
-        ClientCommand::CheckPriors => arbiters::check_priors(state),
+        ClientCommand::CheckPriors => arbiters::check_priors(state).map(|r| to_value(&r)),
         ClientCommand::AdmitOrganisation(adm) => federation::admit_organisation(state, adm),
         ClientCommand::RegisterContributor(reg) => {
             federation::register_contributor(state, ctx, reg)

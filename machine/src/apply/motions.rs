@@ -10,7 +10,7 @@ use ed25519_dalek::VerifyingKey;
 use panel_proto::pb;
 use panel_proto::round::{Phase, Window};
 use prost::Message;
-use serde_json::{Value, json};
+use serde_json::Value;
 use thiserror::Error;
 
 use super::debates::open_pending;
@@ -20,6 +20,10 @@ use crate::command::{CommitmentLog, MotionSpec, OutcomeSubmission};
 use crate::debates;
 use crate::draw::{self, Candidate, DrawSpec};
 use crate::model::{Absent, Motion, MotionStatus, Round, SeatCommitment, State, StoredReveal};
+use crate::reply::{
+    CloseReply, CommitmentsReply, Decided, EquivocationReply, OpenMotionReply, OutcomeReply,
+    RevealReply, ScheduledPriorCheck, Settled, SubmitRevealReply, to_value,
+};
 use crate::ruling::{self, Binding, RulingError, WireRuling};
 use crate::signed_motion;
 
@@ -37,7 +41,11 @@ pub(super) fn open_motion(
         return Err(ApplyError::MotionExists(spec.motion_id.clone()));
     }
     let (seats, draw_seed) = draw_seats(state, ctx, spec)?;
-    let reply = json!({ "motion_id": spec.motion_id, "seats": seats, "draw_seed": draw_seed });
+    let reply = to_value(&OpenMotionReply {
+        motion_id: spec.motion_id.clone(),
+        seats: seats.clone(),
+        draw_seed,
+    });
     state.motions.insert(
         spec.motion_id.clone(),
         Motion {
@@ -249,11 +257,11 @@ pub(super) fn record_outcome(
     );
     let mut all = sub.rulings.clone();
     all.extend(from_reveals.iter().map(WireRuling::encode));
-    let mut reply = conclude(state, ctx, &sub.motion_id, verdict, all, &rationales);
-    if let Some(d) = motion_digest {
-        reply["motion_digest"] = json!(hex::encode(d));
-    }
-    Ok(reply)
+    let decided = conclude(state, ctx, &sub.motion_id, verdict, all, &rationales);
+    Ok(to_value(&OutcomeReply {
+        decided,
+        motion_digest: motion_digest.map(hex::encode),
+    }))
 }
 
 /// Decides a motion: records the verdict with every counted ruling, settles the debate's
@@ -266,16 +274,24 @@ fn conclude(
     verdict: Acceptance,
     rulings: Vec<WireRuling>,
     rationales: &[String],
-) -> Value {
+) -> Decided {
+    let mut reply = Decided {
+        motion_id: motion_id.to_owned(),
+        verdict: verdict.clone(),
+        settled: None,
+        opened: None,
+        prior_check: None,
+        run: None,
+        recalibration: None,
+    };
     let Some(motion) = state.motions.get_mut(motion_id) else {
-        return json!({ "motion_id": motion_id, "verdict": verdict });
+        return reply;
     };
     motion.status = MotionStatus::Decided(verdict.clone());
     motion.rulings = rulings;
     motion.decided_log_index = Some(ctx.log_index);
     let question = motion.spec.question.clone();
     let debate_id = motion.spec.debate_id.clone();
-    let mut reply = json!({ "motion_id": motion_id, "verdict": verdict });
     if let Some(q) = question
         && let Some(rec) = state.debates.get_mut(&debate_id)
     {
@@ -303,21 +319,15 @@ fn conclude(
                 Ok(())
             }
         };
-        reply["settled"] = match settled {
-            Ok(()) => json!(true),
-            Err(e) => json!({ "refused": e }),
-        };
-        reply["opened"] = json!(open_pending(state, ctx, &debate_id));
-        if let Some(checked) = scheduled_prior_check(state, &debate_id) {
-            reply["prior_check"] = checked;
-        }
+        reply.settled = Some(match settled {
+            Ok(()) => Settled::Settled(true),
+            Err(refused) => Settled::Refused { refused },
+        });
+        reply.opened = Some(open_pending(state, ctx, &debate_id));
+        reply.prior_check = scheduled_prior_check(state, &debate_id);
     }
-    if let Some(r) = super::runs::settle_motion(state, ctx, motion_id, &verdict) {
-        reply["run"] = r;
-    }
-    if let Some(r) = crate::recalibration::on_outcome(state, motion_id) {
-        reply["recalibration"] = r;
-    }
+    reply.run = super::runs::settle_motion(state, ctx, motion_id, &verdict);
+    reply.recalibration = crate::recalibration::on_outcome(state, motion_id);
     reply
 }
 
@@ -325,7 +335,7 @@ fn conclude(
 /// after every N-th decided motion of the debate it runs inside apply, as `CheckPriors`
 /// would, and its findings go on the record in this entry's reply. A check the history
 /// cannot support yet is recorded as such and changes nothing.
-fn scheduled_prior_check(state: &mut State, debate_id: &str) -> Option<Value> {
+fn scheduled_prior_check(state: &mut State, debate_id: &str) -> Option<ScheduledPriorCheck> {
     let rec = state.debates.get(debate_id)?;
     let every = rec.policy.prior_check_every.filter(|n| *n > 0)? as usize;
     let decided = rec.questions.len().saturating_sub(rec.open.len());
@@ -333,8 +343,14 @@ fn scheduled_prior_check(state: &mut State, debate_id: &str) -> Option<Value> {
         return None;
     }
     Some(match super::arbiters::check_priors(state) {
-        Ok(v) => json!({ "after_decided_motions": decided, "result": v }),
-        Err(e) => json!({ "after_decided_motions": decided, "not_run": e.to_string() }),
+        Ok(result) => ScheduledPriorCheck::Ran {
+            after_decided_motions: decided,
+            result,
+        },
+        Err(e) => ScheduledPriorCheck::NotRun {
+            after_decided_motions: decided,
+            not_run: e.to_string(),
+        },
     })
 }
 
@@ -615,14 +631,14 @@ pub(super) fn log_commitments(
         .map(|s| s.arbiter_id.as_str())
         .filter(|id| !commitments.contains_key(*id))
         .collect();
-    let reply = json!({
-        "motion_id": log.motion_id,
-        "motion_digest": hex::encode(digest),
-        "signer_key": hex::encode(&signed.signer_key),
-        "committed": commitments.keys().collect::<Vec<_>>(),
-        "not_committed": not_committed,
-        "commit_deadline_ms": signed.commit_deadline_unix_ms,
-        "reveal_deadline_ms": signed.reveal_deadline_unix_ms,
+    let reply = to_value(&CommitmentsReply {
+        motion_id: log.motion_id.clone(),
+        motion_digest: hex::encode(digest),
+        signer_key: hex::encode(&signed.signer_key),
+        committed: commitments.keys().cloned().collect(),
+        not_committed: not_committed.iter().map(|s| s.to_string()).collect(),
+        commit_deadline_ms: signed.commit_deadline_unix_ms,
+        reveal_deadline_ms: signed.reveal_deadline_unix_ms,
     });
     let round = Round {
         motion: log.motion.clone(),
@@ -726,12 +742,12 @@ pub(super) fn submit_reveal(
         }
         // Both rulings verify under the seat's key and bind this motion: the arbiter
         // signed two answers to one question. Kept as evidence, counted never.
-        let reply = json!({
-            "motion_id": motion_id,
-            "arbiter_id": arbiter_id,
-            "counted": false,
-            "equivocation": true,
-            "first_reveal_log_index": stored.log_index,
+        let reply = SubmitRevealReply::Equivocation(EquivocationReply {
+            motion_id: motion_id.to_owned(),
+            arbiter_id: arbiter_id.clone(),
+            counted: false,
+            equivocation: true,
+            first_reveal_log_index: stored.log_index,
         });
         if let Some(s) = state
             .motions
@@ -741,7 +757,7 @@ pub(super) fn submit_reveal(
         {
             s.equivocation = Some(WireRuling::encode(&sr));
         }
-        return Ok(reply);
+        return Ok(to_value(&reply));
     }
     let commitment = pb::Commitment::decode(
         hex::decode(&seat.commitment)
@@ -762,14 +778,14 @@ pub(super) fn submit_reveal(
         .filter(|(id, s)| s.reveal.is_none() && **id != arbiter_id)
         .map(|(id, _)| id)
         .collect();
-    let reply = json!({
-        "motion_id": motion_id,
-        "arbiter_id": arbiter_id,
-        "counted": checked.revealed.is_some(),
-        "abstained": checked.revealed.is_none(),
-        "submitted_by": client_id,
-        "awaiting": pending,
-    });
+    let reply = to_value(&SubmitRevealReply::Revealed(RevealReply {
+        motion_id: motion_id.to_owned(),
+        arbiter_id: arbiter_id.clone(),
+        counted: checked.revealed.is_some(),
+        abstained: checked.revealed.is_none(),
+        submitted_by: client_id.to_owned(),
+        awaiting: pending.into_iter().cloned().collect(),
+    }));
     let stored = StoredReveal {
         reveal: ruling::RevealParts {
             signed: sr,
@@ -877,24 +893,22 @@ pub(super) fn close_motion(
         &policy,
     );
     let digest = round.motion_digest.clone();
-    let extra = json!({
-        "motion_digest": digest,
-        "revealed": counted_from,
-        "absent": absent,
-        "equivocated": equivocated,
-    });
+    let equivocated: Vec<String> = equivocated.into_iter().cloned().collect();
     if let Some(r) = state
         .motions
         .get_mut(motion_id)
         .and_then(|m| m.round.as_mut())
     {
-        r.absent = Some(absent);
+        r.absent = Some(absent.clone());
     }
-    let mut reply = conclude(state, ctx, motion_id, verdict, rulings, &rationales);
-    if let (Some(reply), Value::Object(extra)) = (reply.as_object_mut(), extra) {
-        reply.extend(extra);
-    }
-    Ok(reply)
+    let decided = conclude(state, ctx, motion_id, verdict, rulings, &rationales);
+    Ok(to_value(&CloseReply {
+        decided,
+        motion_digest: digest,
+        revealed: counted_from,
+        absent,
+        equivocated,
+    }))
 }
 
 #[cfg(test)]

@@ -1,16 +1,17 @@
 //! Test commands (`Put`, `Note`): a key-value table and per-topic notes that the
 //! exactly-once and fault tests count. Not on the record.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{ApplyCtx, ApplyError, non_empty};
 use crate::model::{NoteRecord, State};
+use crate::reply::{NoteReply, PutReply, to_value};
 
 pub(super) fn put(state: &mut State, key: &str, value: &str) -> Result<Value, ApplyError> {
     non_empty("key", key)?;
     let previous = state.kv.get(key).cloned();
     state.kv.insert(key.to_owned(), value.to_owned());
-    Ok(json!({ "previous": previous }))
+    Ok(to_value(&PutReply { previous }))
 }
 
 pub(super) fn note(
@@ -39,5 +40,5 @@ pub(super) fn note(
             1
         }
     };
-    Ok(json!({ "count": count }))
+    Ok(to_value(&NoteReply { count }))
 }

@@ -4,12 +4,13 @@
 //! Each may open motions for the questions the run then asks.
 
 use panel_procedures::{PanelQuestion, Run, StartContext};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{ApplyCtx, ApplyError, non_empty};
 use crate::acceptance::Acceptance;
 use crate::command::MotionSpec;
 use crate::model::{Motion, State};
+use crate::reply::{RunInputReply, RunSettledReply, StartRunReply, to_value};
 use crate::ruling::WireRuling;
 use crate::runs::{self, RulingView, RunInputSubmission, RunMotion, RunRecord, RunRequest};
 
@@ -76,7 +77,11 @@ pub(super) fn start_run(
         },
     );
     let opened = open_pending(state, ctx, &run_id);
-    Ok(json!({ "run_id": run_id, "kind": kind, "opened": opened }))
+    Ok(to_value(&StartRunReply {
+        run_id,
+        kind,
+        opened,
+    }))
 }
 
 pub(super) fn submit_input(
@@ -93,7 +98,10 @@ pub(super) fn submit_input(
     run.submit(sub.input.clone())?;
     rec.run = run;
     let opened = open_pending(state, ctx, &sub.run_id);
-    Ok(json!({ "run_id": sub.run_id, "opened": opened }))
+    Ok(to_value(&RunInputReply {
+        run_id: sub.run_id.clone(),
+        opened,
+    }))
 }
 
 /// Refuses a run whose advocates' model families leave too few admitted arbiters of
@@ -251,7 +259,7 @@ pub(super) fn settle_motion(
     ctx: &ApplyCtx,
     motion_id: &str,
     verdict: &Acceptance,
-) -> Option<Value> {
+) -> Option<RunSettledReply> {
     let motion = state.motions.get(motion_id)?;
     let m = motion.spec.procedure.clone()?;
     let settlement = {
@@ -272,13 +280,13 @@ pub(super) fn settle_motion(
         outcome: settlement.outcome,
     });
     let opened = open_pending(state, ctx, &m.run_id);
-    Some(json!({
-        "run_id": m.run_id,
-        "key": m.key,
-        "outcome": settlement.outcome,
-        "settled": settled.map(|()| true).map_err(|e| e.to_string()),
-        "opened": opened,
-    }))
+    Some(RunSettledReply {
+        run_id: m.run_id,
+        key: m.key,
+        outcome: settlement.outcome,
+        settled: settled.map(|()| true).map_err(|e| e.to_string()),
+        opened,
+    })
 }
 
 /// Hands the settlement to the run; a refused one leaves the run as it was.

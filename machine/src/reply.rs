@@ -1,0 +1,714 @@
+//! What each command answers when it applies: one type per reply shape, so the writer
+//! (`apply`) and every reader (the CLI, `panel verify`) share one definition instead of
+//! building and indexing JSON by key.
+//!
+//! The log, snapshots and records keep the reply as JSON (`ItemReply::Applied`), and
+//! `panel verify` compares replayed replies with recorded ones, so each type serializes
+//! to exactly the JSON written before these types existed: same keys, same order, `null`
+//! where that JSON had `null`, keys absent where it had none. The tests pin that.
+//!
+//! Parts produced by the calibration crate (exam scores, prior-consistency checks) are
+//! kept as JSON here: their types serialize but do not decode, and readers decode the
+//! parts they show (`admission::ExamRecord`).
+
+use panel_procedures::{PanelOutcome, RunKind};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::acceptance::{Acceptance, Seat};
+use crate::model::Absent;
+
+/// The one place a reply becomes the JSON the log carries. A reply type whose
+/// serialization fails (none does: every key is a string) would be recorded as `null`
+/// on every replica alike, never a panic inside apply.
+pub fn to_value<T: Serialize>(reply: &T) -> Value {
+    serde_json::to_value(reply).unwrap_or(Value::Null)
+}
+
+// Arbiters.
+
+/// `RegisterArbiter`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegisterArbiterReply {
+    pub arbiter_id: String,
+}
+
+/// `SetAdmission` (test command).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetAdmissionReply {
+    pub arbiter_id: String,
+    pub admitted: bool,
+}
+
+/// `RevokeKey`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevokeKeyReply {
+    pub arbiter_id: String,
+    pub revoked: bool,
+}
+
+/// `RotateKey`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RotateKeyReply {
+    pub arbiter_id: String,
+    pub old_fingerprint: String,
+    pub new_fingerprint: String,
+}
+
+/// `SubmitExam`: `exam` is the record also kept on the arbiter (`{scores, decision}`,
+/// decoded by `admission::ExamRecord`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamReply {
+    pub arbiter_id: String,
+    pub admitted: bool,
+    pub exam: Value,
+}
+
+/// The exam record `SubmitExam` writes, from the calibration crate's scores and
+/// decision (which serialize but do not decode; readers use `admission::ExamRecord`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ExamWritten<'a> {
+    pub scores: &'a calibration::exam_scoring::ArbiterScores,
+    pub decision: &'a calibration::admission::AdmissionDecision,
+}
+
+/// `CheckPriors`, and the `result` of a scheduled check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckPriorsReply {
+    pub flagged: Vec<String>,
+}
+
+/// One arbiter's prior-consistency finding, kept on the arbiter (`prior_check`): the
+/// decided motions the fit used and the calibration crate's check, as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriorFinding {
+    pub motions: usize,
+    pub check: Value,
+}
+
+// Test commands.
+
+/// `Put` (test command).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PutReply {
+    pub previous: Option<String>,
+}
+
+/// `Note` (test command).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteReply {
+    pub count: usize,
+}
+
+// Federation.
+
+/// `RegisterContributor`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegisterContributorReply {
+    pub contributor: String,
+    pub organisation: String,
+}
+
+/// `AdmitOrganisation`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdmitOrganisationReply {
+    pub organisation: String,
+    pub endorsed_by: Vec<String>,
+}
+
+/// `RotateMotionKey`: `from` is `None` when no motion key was in force.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RotateMotionKeyReply {
+    pub seq: u64,
+    pub from: Option<String>,
+    pub to: String,
+    pub endorsed_by: Vec<String>,
+}
+
+/// `AdoptCharter`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdoptCharterReply {
+    pub charter: String,
+    pub organisations: Vec<String>,
+    pub replicas: Vec<u64>,
+}
+
+// Debates.
+
+/// `CreateDebate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CreateDebateReply {
+    pub debate_id: String,
+}
+
+/// `Contribute`: the id the document gave the contribution, the motions it opened and
+/// the contributor key that signed it (`None` unsigned).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContributeReply {
+    pub debate_id: String,
+    pub created: Option<String>,
+    pub opened: Vec<String>,
+    pub signed_by: Option<String>,
+}
+
+/// `AskPanel`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AskPanelReply {
+    pub debate_id: String,
+    pub motion_id: String,
+    pub opened: Vec<String>,
+}
+
+/// `ReissueVerdict`: `verdict` is the new verdict's number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReissueVerdictReply {
+    pub debate_id: String,
+    pub verdict: u32,
+    pub opened: Vec<String>,
+}
+
+// Motions.
+
+/// `OpenMotion` (test command); also what opening a debate's or run's motion computes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenMotionReply {
+    pub motion_id: String,
+    pub seats: Vec<Seat>,
+    pub draw_seed: u64,
+}
+
+/// The decision part of `RecordOutcome` and `CloseMotion`: the verdict, and for a
+/// debate's question how it was settled, what opened next and any scheduled prior
+/// check; for a run's motion what the run took; what the outcome resolved for
+/// recalibration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decided {
+    pub motion_id: String,
+    pub verdict: Acceptance,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<Settled>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_check: Option<ScheduledPriorCheck>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunSettledReply>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recalibration: Option<RecalibrationReply>,
+}
+
+/// How a decided debate question went into the document: `true`, or the document's
+/// refusal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Settled {
+    Settled(bool),
+    Refused { refused: String },
+}
+
+/// The prior-consistency check a debate's policy schedules after a decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ScheduledPriorCheck {
+    Ran {
+        after_decided_motions: usize,
+        result: CheckPriorsReply,
+    },
+    NotRun {
+        after_decided_motions: usize,
+        not_run: String,
+    },
+}
+
+/// `RecordOutcome`: the decision, and the signed motion's digest when the outcome
+/// carried one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeReply {
+    #[serde(flatten)]
+    pub decided: Decided,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub motion_digest: Option<String>,
+}
+
+/// `LogCommitments`: the round as logged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommitmentsReply {
+    pub motion_id: String,
+    pub motion_digest: String,
+    pub signer_key: String,
+    pub committed: Vec<String>,
+    pub not_committed: Vec<String>,
+    pub commit_deadline_ms: i64,
+    pub reveal_deadline_ms: i64,
+}
+
+/// `SubmitReveal`: a reveal taken into the round, or a second ruling kept as evidence
+/// of equivocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SubmitRevealReply {
+    Equivocation(EquivocationReply),
+    Revealed(RevealReply),
+}
+
+/// `SubmitReveal` of a seat's first reveal: `awaiting` the seats still to reveal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevealReply {
+    pub motion_id: String,
+    pub arbiter_id: String,
+    pub counted: bool,
+    pub abstained: bool,
+    pub submitted_by: String,
+    pub awaiting: Vec<String>,
+}
+
+/// `SubmitReveal` of a second, different ruling by a seat that revealed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EquivocationReply {
+    pub motion_id: String,
+    pub arbiter_id: String,
+    pub counted: bool,
+    pub equivocation: bool,
+    pub first_reveal_log_index: u64,
+}
+
+/// `CloseMotion`: the decision, then the round's digest, the seats counted, the absent
+/// and the equivocating.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CloseReply {
+    #[serde(flatten)]
+    pub decided: Decided,
+    pub motion_digest: String,
+    pub revealed: Vec<String>,
+    pub absent: Absent,
+    pub equivocated: Vec<String>,
+}
+
+// Procedure runs.
+
+/// `StartRun`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartRunReply {
+    pub run_id: String,
+    pub kind: RunKind,
+    pub opened: Vec<String>,
+}
+
+/// `SubmitRunInput`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInputReply {
+    pub run_id: String,
+    pub opened: Vec<String>,
+}
+
+/// The `run` part of a decided run motion's reply: `settled` is `Ok(true)` or the run's
+/// refusal of the settlement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettledReply {
+    pub run_id: String,
+    pub key: String,
+    pub outcome: PanelOutcome,
+    pub settled: Result<bool, String>,
+    pub opened: Vec<String>,
+}
+
+// Recalibration.
+
+/// The `recalibration` part of a decided motion's reply: what the outcome resolved,
+/// whom it scored and whom it flagged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecalibrationReply {
+    pub by: calibration::recalibration::Resolution,
+    pub resolved: Vec<ResolvedScored>,
+    pub ambiguous_challenges: Vec<String>,
+    pub flagged: Vec<String>,
+}
+
+/// One motion an outcome resolved, its truth and the arbiters scored on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolvedScored {
+    pub motion_id: String,
+    pub truth: bool,
+    pub scored: Vec<String>,
+}
+
+// Checkpoints.
+
+/// `IssueCheckpoint`: the size issued, `None` when nothing new was issued.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IssueCheckpointReply {
+    pub issued: Option<u64>,
+}
+
+/// `AddCosignatures`: the witnesses whose lines were kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CosignaturesReply {
+    pub size: u64,
+    pub witnesses: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each reply family against the literal JSON its `json!` wrote before the types, so
+    //! a drift (a renamed key, a reordered field, a dropped `null`) fails here before a
+    //! recorded reply stops verifying.
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::acceptance::{Acceptance, DeadlockReason};
+
+    /// `reply` serializes to `want` exactly (key order included) and decodes back.
+    fn pins<T>(reply: T, want: Value)
+    where
+        T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let got = to_value(&reply);
+        assert_eq!(got, want);
+        assert_eq!(
+            serde_json::to_string(&got).expect("text"),
+            serde_json::to_string(&want).expect("text"),
+            "key order"
+        );
+        let back: T = serde_json::from_value(got).expect("decodes");
+        assert_eq!(back, reply);
+    }
+
+    #[test]
+    fn arbiter_replies_keep_their_json() {
+        pins(
+            RegisterArbiterReply {
+                arbiter_id: "a1".into(),
+            },
+            json!({ "arbiter_id": "a1" }),
+        );
+        pins(
+            SetAdmissionReply {
+                arbiter_id: "a1".into(),
+                admitted: true,
+            },
+            json!({ "arbiter_id": "a1", "admitted": true }),
+        );
+        pins(
+            RevokeKeyReply {
+                arbiter_id: "a1".into(),
+                revoked: true,
+            },
+            json!({ "arbiter_id": "a1", "revoked": true }),
+        );
+        pins(
+            RotateKeyReply {
+                arbiter_id: "a1".into(),
+                old_fingerprint: "f1".into(),
+                new_fingerprint: "f2".into(),
+            },
+            json!({ "arbiter_id": "a1", "old_fingerprint": "f1", "new_fingerprint": "f2" }),
+        );
+        let exam = json!({ "scores": { "answered": 3 }, "decision": { "admitted": false } });
+        pins(
+            ExamReply {
+                arbiter_id: "a1".into(),
+                admitted: false,
+                exam: exam.clone(),
+            },
+            json!({ "arbiter_id": "a1", "admitted": false, "exam": exam }),
+        );
+        pins(
+            CheckPriorsReply {
+                flagged: vec!["b2".into()],
+            },
+            json!({ "flagged": ["b2"] }),
+        );
+        pins(
+            PriorFinding {
+                motions: 4,
+                check: json!({ "arbiter": 0, "factor": 0.25 }),
+            },
+            json!({ "motions": 4, "check": { "arbiter": 0, "factor": 0.25 } }),
+        );
+        pins(
+            crate::model::Revocation {
+                reason: "lost".into(),
+                effective_from_unix_ms: 7,
+                log_index: 9,
+            },
+            json!({ "reason": "lost", "effective_from_unix_ms": 7, "log_index": 9 }),
+        );
+    }
+
+    #[test]
+    fn test_and_federation_replies_keep_their_json() {
+        pins(PutReply { previous: None }, json!({ "previous": null }));
+        pins(
+            PutReply {
+                previous: Some("v".into()),
+            },
+            json!({ "previous": "v" }),
+        );
+        pins(NoteReply { count: 2 }, json!({ "count": 2 }));
+        pins(
+            RegisterContributorReply {
+                contributor: "ann".into(),
+                organisation: "north".into(),
+            },
+            json!({ "contributor": "ann", "organisation": "north" }),
+        );
+        pins(
+            AdmitOrganisationReply {
+                organisation: "east".into(),
+                endorsed_by: vec!["north".into()],
+            },
+            json!({ "organisation": "east", "endorsed_by": ["north"] }),
+        );
+        pins(
+            RotateMotionKeyReply {
+                seq: 1,
+                from: None,
+                to: "ab".into(),
+                endorsed_by: vec!["north".into(), "south".into()],
+            },
+            json!({ "seq": 1, "from": null, "to": "ab", "endorsed_by": ["north", "south"] }),
+        );
+        pins(
+            AdoptCharterReply {
+                charter: "cd".into(),
+                organisations: vec!["north".into()],
+                replicas: vec![1, 2, 3],
+            },
+            json!({ "charter": "cd", "organisations": ["north"], "replicas": [1, 2, 3] }),
+        );
+        pins(
+            IssueCheckpointReply { issued: None },
+            json!({ "issued": null }),
+        );
+        pins(
+            IssueCheckpointReply { issued: Some(4) },
+            json!({ "issued": 4 }),
+        );
+        pins(
+            CosignaturesReply {
+                size: 4,
+                witnesses: vec!["w.north".into()],
+            },
+            json!({ "size": 4, "witnesses": ["w.north"] }),
+        );
+    }
+
+    #[test]
+    fn debate_and_run_replies_keep_their_json() {
+        pins(
+            CreateDebateReply {
+                debate_id: "deb_1".into(),
+            },
+            json!({ "debate_id": "deb_1" }),
+        );
+        pins(
+            ContributeReply {
+                debate_id: "deb_1".into(),
+                created: Some("c1".into()),
+                opened: vec!["mot-1".into()],
+                signed_by: None,
+            },
+            json!({ "debate_id": "deb_1", "created": "c1", "opened": ["mot-1"], "signed_by": null }),
+        );
+        pins(
+            AskPanelReply {
+                debate_id: "deb_1".into(),
+                motion_id: "mot-2".into(),
+                opened: vec![],
+            },
+            json!({ "debate_id": "deb_1", "motion_id": "mot-2", "opened": [] }),
+        );
+        pins(
+            ReissueVerdictReply {
+                debate_id: "deb_1".into(),
+                verdict: 2,
+                opened: vec![],
+            },
+            json!({ "debate_id": "deb_1", "verdict": 2, "opened": [] }),
+        );
+        pins(
+            StartRunReply {
+                run_id: "run_1".into(),
+                kind: RunKind::Crux,
+                opened: vec!["mot-3".into()],
+            },
+            json!({ "run_id": "run_1", "kind": to_value(&RunKind::Crux), "opened": ["mot-3"] }),
+        );
+        pins(
+            RunInputReply {
+                run_id: "run_1".into(),
+                opened: vec![],
+            },
+            json!({ "run_id": "run_1", "opened": [] }),
+        );
+    }
+
+    fn deadlocked() -> Acceptance {
+        Acceptance::Deadlocked(crate::acceptance::Dissent {
+            reasons: vec![DeadlockReason::NoQuorum {
+                counted: 0,
+                quorum: 1,
+            }],
+            tallies: Default::default(),
+            ignored: vec![],
+        })
+    }
+
+    #[test]
+    fn motion_replies_keep_their_json() {
+        let verdict = deadlocked();
+        let v = to_value(&verdict);
+        pins(
+            OpenMotionReply {
+                motion_id: "m".into(),
+                seats: vec![],
+                draw_seed: 42,
+            },
+            json!({ "motion_id": "m", "seats": [], "draw_seed": 42 }),
+        );
+        // A raw test motion: the verdict alone, and the digest when signed.
+        let bare = Decided {
+            motion_id: "m".into(),
+            verdict: verdict.clone(),
+            settled: None,
+            opened: None,
+            prior_check: None,
+            run: None,
+            recalibration: None,
+        };
+        pins(
+            OutcomeReply {
+                decided: bare.clone(),
+                motion_digest: None,
+            },
+            json!({ "motion_id": "m", "verdict": v }),
+        );
+        pins(
+            OutcomeReply {
+                decided: bare,
+                motion_digest: Some("dd".into()),
+            },
+            json!({ "motion_id": "m", "verdict": v, "motion_digest": "dd" }),
+        );
+        // A debate question, settled or refused, with a scheduled check and a run.
+        let full = Decided {
+            motion_id: "m".into(),
+            verdict: verdict.clone(),
+            settled: Some(Settled::Refused {
+                refused: "no".into(),
+            }),
+            opened: Some(vec!["m2".into()]),
+            prior_check: Some(ScheduledPriorCheck::NotRun {
+                after_decided_motions: 4,
+                not_run: "why".into(),
+            }),
+            run: Some(RunSettledReply {
+                run_id: "run_1".into(),
+                key: "k".into(),
+                outcome: PanelOutcome::Deadlocked,
+                settled: Err("refused".into()),
+                opened: vec![],
+            }),
+            recalibration: Some(RecalibrationReply {
+                by: calibration::recalibration::Resolution {
+                    motion_id: "m".into(),
+                    kind: calibration::recalibration::ResolutionKind::Appeal,
+                },
+                resolved: vec![ResolvedScored {
+                    motion_id: "m0".into(),
+                    truth: true,
+                    scored: vec!["a1".into()],
+                }],
+                ambiguous_challenges: vec![],
+                flagged: vec![],
+            }),
+        };
+        let absent = Absent {
+            committed_not_revealed: vec!["b1".into()],
+            not_committed: vec![],
+            revoked: vec![],
+        };
+        pins(
+            CloseReply {
+                decided: full,
+                motion_digest: "dd".into(),
+                revealed: vec!["a1".into()],
+                absent: absent.clone(),
+                equivocated: vec![],
+            },
+            json!({
+                "motion_id": "m",
+                "verdict": v,
+                "settled": { "refused": "no" },
+                "opened": ["m2"],
+                "prior_check": { "after_decided_motions": 4, "not_run": "why" },
+                "run": {
+                    "run_id": "run_1", "key": "k", "outcome": to_value(&PanelOutcome::Deadlocked),
+                    "settled": { "Err": "refused" }, "opened": [],
+                },
+                "recalibration": {
+                    "by": { "motion_id": "m", "kind": "appeal" },
+                    "resolved": [{ "motion_id": "m0", "truth": true, "scored": ["a1"] }],
+                    "ambiguous_challenges": [],
+                    "flagged": [],
+                },
+                "motion_digest": "dd",
+                "revealed": ["a1"],
+                "absent": absent,
+                "equivocated": [],
+            }),
+        );
+        pins(
+            ScheduledPriorCheck::Ran {
+                after_decided_motions: 8,
+                result: CheckPriorsReply { flagged: vec![] },
+            },
+            json!({ "after_decided_motions": 8, "result": { "flagged": [] } }),
+        );
+        pins(Settled::Settled(true), json!(true));
+        pins(
+            CommitmentsReply {
+                motion_id: "m".into(),
+                motion_digest: "dd".into(),
+                signer_key: "kk".into(),
+                committed: vec!["a1".into()],
+                not_committed: vec!["b1".into()],
+                commit_deadline_ms: 10,
+                reveal_deadline_ms: 20,
+            },
+            json!({
+                "motion_id": "m", "motion_digest": "dd", "signer_key": "kk",
+                "committed": ["a1"], "not_committed": ["b1"],
+                "commit_deadline_ms": 10, "reveal_deadline_ms": 20,
+            }),
+        );
+        pins(
+            SubmitRevealReply::Revealed(RevealReply {
+                motion_id: "m".into(),
+                arbiter_id: "a1".into(),
+                counted: true,
+                abstained: false,
+                submitted_by: "c".into(),
+                awaiting: vec!["b1".into()],
+            }),
+            json!({
+                "motion_id": "m", "arbiter_id": "a1", "counted": true, "abstained": false,
+                "submitted_by": "c", "awaiting": ["b1"],
+            }),
+        );
+        pins(
+            SubmitRevealReply::Equivocation(EquivocationReply {
+                motion_id: "m".into(),
+                arbiter_id: "a1".into(),
+                counted: false,
+                equivocation: true,
+                first_reveal_log_index: 5,
+            }),
+            json!({
+                "motion_id": "m", "arbiter_id": "a1", "counted": false, "equivocation": true,
+                "first_reveal_log_index": 5,
+            }),
+        );
+    }
+}
