@@ -6,8 +6,8 @@
 
 pub use panel_machine::{
     acceptance, admission, apply, authorship, charter, checkpoints, command, debates, draw,
-    entry_proof, limits, model, priors, query, recalibration, record, ruling, run_roles, runs,
-    signed_motion, transparency,
+    entry_proof, limits, model, priors, query, recalibration, record, reply, ruling, run_roles,
+    runs, signed_motion, transparency,
 };
 
 pub mod backup;

@@ -28,6 +28,7 @@ use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
 use panel_proto::round::{Clock, Round, RoundKind, Step, Window};
 use panel_proto::{motion_digest, sign_motion};
 use prost::Message;
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tonic::transport::Channel;
 use tracing::{Instrument, info, info_span, warn};
@@ -36,6 +37,7 @@ use crate::acceptance::MotionKind;
 use crate::command::{ClientCommand, CommitmentLog, InternalCommand, Item, ItemReply};
 use crate::model::{Motion, MotionStatus};
 use crate::raft::{NodeId, Raft, StateMachineStore};
+use crate::reply::{CloseReply, CommitmentsReply};
 use crate::ruling::wire_kind;
 use crate::runs::RunMotion;
 use crate::service::link::{LinkError, LinkRegistry, is_link_endpoint};
@@ -1002,12 +1004,18 @@ async fn log_commitments(s: &Shared, c: Collected) -> Result<(), DriveError> {
     match &out.reply {
         // Another leader's round may be logged already; the caller reads what is.
         ItemReply::Refused { code, message } => warn!(%code, "commitments refused: {message}"),
-        ItemReply::Applied(v) => info!(
-            log_index = out.log_index,
-            committed = %v["committed"],
-            not_committed = %v["not_committed"],
-            "commitments logged"
-        ),
+        ItemReply::Applied(v) => match CommitmentsReply::deserialize(v) {
+            Ok(r) => info!(
+                log_index = out.log_index,
+                committed = ?r.committed,
+                not_committed = ?r.not_committed,
+                "commitments logged"
+            ),
+            Err(e) => warn!(
+                log_index = out.log_index,
+                "commitments logged; reply unreadable: {e}"
+            ),
+        },
     }
     Ok(())
 }
@@ -1181,11 +1189,18 @@ async fn close(s: &Shared, motion_id: &str, attempt: u32) -> Result<Close, Drive
             Close::Done
         }
         ItemReply::Applied(v) => {
-            info!(
-                log_index = out.log_index,
-                absent = %v["absent"],
-                "outcome applied"
-            );
+            match CloseReply::deserialize(v) {
+                Ok(r) => info!(
+                    log_index = out.log_index,
+                    not_revealed = ?r.absent.committed_not_revealed,
+                    not_committed = ?r.absent.not_committed,
+                    "outcome applied"
+                ),
+                Err(e) => warn!(
+                    log_index = out.log_index,
+                    "outcome applied; reply unreadable: {e}"
+                ),
+            }
             Close::Done
         }
     })
