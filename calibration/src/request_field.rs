@@ -166,18 +166,42 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Entries<V> {
     }
 }
 
+/// Why a leaf of a request was refused. The text is what the request's author reads after
+/// the JSON path, so each says what was sent and what to send instead.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum FieldError {
+    #[error("must be a finite number, found {found}")]
+    NonFinite { found: &'static str },
+    #[error("{0} is not a probability: use a number in [0, 1]")]
+    OutsideUnit(f64),
+    #[error("{0} is not an outcome: use 0 or 1")]
+    BadOutcome(Value),
+    #[error("{0} is not a count: use a whole number >= 0")]
+    BadCount(Value),
+    #[error("must be a string")]
+    NonString,
+    #[error("must be a whole number >= 0")]
+    BadSeed,
+    #[error("must be \"uni\" or \"log\"")]
+    UnknownScale,
+    #[error("must be \"published_sum\" or \"production_mean\"")]
+    UnknownLoss,
+}
+
 /// Any JSON number (JSON has no NaN or infinity, so every number is finite).
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
 #[serde(try_from = "Value")]
 pub(crate) struct Finite(pub f64);
 
 impl TryFrom<Value> for Finite {
-    type Error = String;
+    type Error = FieldError;
 
-    fn try_from(v: Value) -> Result<Self, String> {
+    fn try_from(v: Value) -> Result<Self, FieldError> {
         match v.as_f64() {
             Some(x) if x.is_finite() => Ok(Finite(x)),
-            _ => Err(format!("must be a finite number, found {}", json_type(&v))),
+            _ => Err(FieldError::NonFinite {
+                found: json_type(&v),
+            }),
         }
     }
 }
@@ -188,14 +212,14 @@ impl TryFrom<Value> for Finite {
 pub(crate) struct Probability(pub f64);
 
 impl TryFrom<Value> for Probability {
-    type Error = String;
+    type Error = FieldError;
 
-    fn try_from(v: Value) -> Result<Self, String> {
+    fn try_from(v: Value) -> Result<Self, FieldError> {
         let Finite(p) = Finite::try_from(v)?;
         if (0.0..=1.0).contains(&p) {
             Ok(Probability(p))
         } else {
-            Err(format!("{p} is not a probability: use a number in [0, 1]"))
+            Err(FieldError::OutsideUnit(p))
         }
     }
 }
@@ -206,13 +230,13 @@ impl TryFrom<Value> for Probability {
 pub(crate) struct Outcome(pub bool);
 
 impl TryFrom<Value> for Outcome {
-    type Error = String;
+    type Error = FieldError;
 
-    fn try_from(v: Value) -> Result<Self, String> {
+    fn try_from(v: Value) -> Result<Self, FieldError> {
         match v.as_f64() {
             Some(0.0) => Ok(Outcome(false)),
             Some(1.0) => Ok(Outcome(true)),
-            _ => Err(format!("{v} is not an outcome: use 0 or 1")),
+            _ => Err(FieldError::BadOutcome(v)),
         }
     }
 }
@@ -223,12 +247,12 @@ impl TryFrom<Value> for Outcome {
 pub(crate) struct Count(pub usize);
 
 impl TryFrom<Value> for Count {
-    type Error = String;
+    type Error = FieldError;
 
-    fn try_from(v: Value) -> Result<Self, String> {
+    fn try_from(v: Value) -> Result<Self, FieldError> {
         match v.as_u64().and_then(|c| usize::try_from(c).ok()) {
             Some(c) => Ok(Count(c)),
-            None => Err(format!("{v} is not a count: use a whole number >= 0")),
+            None => Err(FieldError::BadCount(v)),
         }
     }
 }
@@ -239,12 +263,12 @@ impl TryFrom<Value> for Count {
 pub(crate) struct Id(pub String);
 
 impl TryFrom<Value> for Id {
-    type Error = &'static str;
+    type Error = FieldError;
 
-    fn try_from(v: Value) -> Result<Self, &'static str> {
+    fn try_from(v: Value) -> Result<Self, FieldError> {
         match v {
             Value::String(s) => Ok(Id(s)),
-            _ => Err("must be a string"),
+            _ => Err(FieldError::NonString),
         }
     }
 }
@@ -255,10 +279,10 @@ impl TryFrom<Value> for Id {
 pub(crate) struct Seed(pub u64);
 
 impl TryFrom<Value> for Seed {
-    type Error = &'static str;
+    type Error = FieldError;
 
-    fn try_from(v: Value) -> Result<Self, &'static str> {
-        v.as_u64().map(Seed).ok_or("must be a whole number >= 0")
+    fn try_from(v: Value) -> Result<Self, FieldError> {
+        v.as_u64().map(Seed).ok_or(FieldError::BadSeed)
     }
 }
 
@@ -268,13 +292,13 @@ impl TryFrom<Value> for Seed {
 pub(crate) struct ScaleName(pub Scale);
 
 impl TryFrom<Value> for ScaleName {
-    type Error = &'static str;
+    type Error = FieldError;
 
-    fn try_from(v: Value) -> Result<Self, &'static str> {
+    fn try_from(v: Value) -> Result<Self, FieldError> {
         match v.as_str() {
             Some("uni") => Ok(ScaleName(Scale::Uni)),
             Some("log") => Ok(ScaleName(Scale::Log)),
-            _ => Err("must be \"uni\" or \"log\""),
+            _ => Err(FieldError::UnknownScale),
         }
     }
 }
@@ -285,13 +309,13 @@ impl TryFrom<Value> for ScaleName {
 pub(crate) struct LossName(pub LossForm);
 
 impl TryFrom<Value> for LossName {
-    type Error = &'static str;
+    type Error = FieldError;
 
-    fn try_from(v: Value) -> Result<Self, &'static str> {
+    fn try_from(v: Value) -> Result<Self, FieldError> {
         match v.as_str() {
             Some("published_sum") => Ok(LossName(LossForm::PublishedSum)),
             Some("production_mean") => Ok(LossName(LossForm::ProductionMean)),
-            _ => Err("must be \"published_sum\" or \"production_mean\""),
+            _ => Err(FieldError::UnknownLoss),
         }
     }
 }

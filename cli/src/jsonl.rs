@@ -12,17 +12,35 @@ use serde_json::{Value, json};
 /// Exit status for malformed input (documented in README: 2 = bad input).
 pub const BAD_INPUT: u8 = 2;
 
-/// Malformed input (exit status 2), as opposed to an I/O failure (status 1).
-#[derive(Debug)]
-pub struct BadInput(pub String);
-
-impl std::fmt::Display for BadInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Malformed input (exit status 2), as opposed to an I/O failure (status 1): `main`
+/// finds it in the error chain to pick the status.
+#[derive(Debug, thiserror::Error)]
+#[error("{input} is not valid UTF-8 (byte {byte}); send UTF-8 JSON")]
+pub struct BadInput {
+    /// The file's path, or `stdin`.
+    input: String,
+    /// How many bytes are valid before the first invalid one.
+    byte: usize,
 }
 
-impl std::error::Error for BadInput {}
+/// Text that is not JSON, with the line and column of the syntax error.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid JSON at line {line}, column {column}: {error}", line = .error.line(), column = .error.column())]
+pub struct InvalidJson {
+    error: serde_json::Error,
+}
+
+/// Why one request got `{"error": ...}` instead of an answer: its line is not UTF-8, not
+/// JSON, or `E`, the subcommand's own refusal.
+#[derive(Debug, thiserror::Error)]
+enum RequestError<E> {
+    #[error("not valid UTF-8 (byte {0})")]
+    NotUtf8(usize),
+    #[error(transparent)]
+    Json(#[from] InvalidJson),
+    #[error("{0}")]
+    Refused(E),
+}
 
 /// Reads the whole input from `path`, or stdin when `path` is absent or `-`.
 pub fn read_input(path: Option<&Path>) -> anyhow::Result<String> {
@@ -40,30 +58,25 @@ pub fn read_input(path: Option<&Path>) -> anyhow::Result<String> {
         }
     };
     String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(BadInput(format!(
-            "{name} is not valid UTF-8 (byte {}); send UTF-8 JSON",
-            e.utf8_error().valid_up_to()
-        )))
+        anyhow::anyhow!(BadInput {
+            input: name,
+            byte: e.utf8_error().valid_up_to(),
+        })
     })
 }
 
 /// Parses JSON text, naming the line and column of a syntax error.
-pub fn parse(text: &str) -> Result<Value, String> {
+pub fn parse(text: &str) -> Result<Value, InvalidJson> {
     // The reference engine can write half a surrogate pair when it cuts a log detail;
     // such documents are repaired, not refused (docs/CONFORMANCE.md).
     let text = crucible::migrate::repair_lone_surrogates(text);
-    serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "invalid JSON at line {}, column {}: {e}",
-            e.line(),
-            e.column()
-        )
-    })
+    serde_json::from_str(&text).map_err(|error| InvalidJson { error })
 }
 
-/// Runs `answer` on every non-blank stdin line and prints one response line each.
-pub fn run_lines(
-    mut answer: impl FnMut(Value) -> Result<Value, String>,
+/// Runs `answer` on every non-blank stdin line and prints one response line each; a
+/// refusal (`E`) is written as the line's `{"error": ...}`.
+pub fn run_lines<E: std::fmt::Display>(
+    mut answer: impl FnMut(Value) -> Result<Value, E>,
 ) -> anyhow::Result<ExitCode> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
@@ -72,12 +85,15 @@ pub fn run_lines(
     for (i, raw) in stdin.lock().split(b'\n').enumerate() {
         let raw = raw.context("reading stdin")?;
         let parsed = String::from_utf8(raw)
-            .map_err(|e| format!("not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+            .map_err(|e| RequestError::NotUtf8(e.utf8_error().valid_up_to()))
             .map(|l| l.trim_end_matches('\r').to_string());
         if parsed.as_ref().is_ok_and(|l| l.trim().is_empty()) {
             continue;
         }
-        let response = match parsed.and_then(|line| parse(&line)).and_then(&mut answer) {
+        let response = match parsed
+            .and_then(|line| Ok(parse(&line)?))
+            .and_then(|v| answer(v).map_err(RequestError::Refused))
+        {
             Ok(v) => v,
             Err(msg) => {
                 failed = true;
@@ -97,11 +113,14 @@ pub fn run_lines(
 }
 
 /// Prints a single answer (pretty) or the error with status 2.
-pub fn answer_once(
+pub fn answer_once<E: std::fmt::Display>(
     text: &str,
-    answer: impl FnOnce(Value) -> Result<Value, String>,
+    answer: impl FnOnce(Value) -> Result<Value, E>,
 ) -> anyhow::Result<ExitCode> {
-    match parse(text).and_then(answer) {
+    match parse(text)
+        .map_err(RequestError::Json)
+        .and_then(|v| answer(v).map_err(RequestError::Refused))
+    {
         Ok(v) => {
             println!("{}", serde_json::to_string_pretty(&v)?);
             Ok(ExitCode::SUCCESS)

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use panel_coordinator::pb::coordinator as cpb;
 use panel_tlog::merkle::verify_consistency;
-use panel_tlog::{Checkpoint, Note, Policy};
+use panel_tlog::{Checkpoint, Note, Policy, ProofError};
 
 use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::{Cluster, runtime};
@@ -61,7 +61,7 @@ enum Alarm {
     NotExtending {
         older: Seen,
         newer: Seen,
-        why: String,
+        why: ProofError,
     },
 }
 
@@ -177,7 +177,12 @@ async fn observe(
 }
 
 /// Asks the cluster for the consistency proof between two checkpoints and checks it.
-async fn consistent(c: &Cluster, old: &Checkpoint, new: &Checkpoint) -> Result<Result<(), String>> {
+/// The outer error is the cluster's fault (a malformed proof); the inner one is the alarm.
+async fn consistent(
+    c: &Cluster,
+    old: &Checkpoint,
+    new: &Checkpoint,
+) -> Result<Result<(), ProofError>> {
     let (old_size, new_size) = (old.size, new.size);
     let hashes = match c
         .log("a consistency proof", |mut log| async move {
@@ -201,10 +206,9 @@ async fn consistent(c: &Cluster, old: &Checkpoint, new: &Checkpoint) -> Result<R
     if proof.len() > 64 {
         bail!("the cluster sent a {}-hash consistency proof", proof.len());
     }
-    Ok(
-        verify_consistency(old_size, new_size, &old.root, &new.root, &proof)
-            .map_err(|e| e.to_string()),
-    )
+    Ok(verify_consistency(
+        old_size, new_size, &old.root, &new.root, &proof,
+    ))
 }
 
 fn report(alarm: &Alarm) {

@@ -17,10 +17,8 @@ pub struct Args {
     file: Option<PathBuf>,
 }
 
-fn answer(script: Value) -> Result<Value, String> {
-    crucible::replay::run(&script)
-        .map(|r| r.to_json())
-        .map_err(|e| e.to_string())
+fn answer(script: Value) -> Result<Value, crucible::replay::ScriptError> {
+    crucible::replay::run(&script).map(|r| r.to_json())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use panel_coordinator::entry_proof;
+use panel_tlog::policy::PolicyError;
 use panel_tlog::{Policy, ProofBundle};
 use serde_json::json;
 
@@ -25,13 +26,31 @@ pub struct Args {
     json: bool,
 }
 
-/// Reads a tlog-policy file; a malformed one is bad input (exit 2) naming the line.
-pub fn load_policy(path: &std::path::Path) -> Result<Result<Policy, String>> {
+/// Why a tlog-policy file is refused: bad input (exit 2), naming the file (and, through
+/// [`PolicyError`], the line).
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyFileError {
+    #[error("{} is not UTF-8", .path.display())]
+    NotUtf8 { path: PathBuf },
+    #[error("{}: {problem}", .path.display())]
+    Invalid { path: PathBuf, problem: PolicyError },
+}
+
+/// Reads a tlog-policy file; the outer error is an I/O failure (exit 1), the inner one a
+/// malformed file (exit 2).
+pub fn load_policy(path: &std::path::Path) -> Result<Result<Policy, PolicyFileError>> {
     let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let Ok(text) = String::from_utf8(text) else {
-        return Ok(Err(format!("{} is not UTF-8", path.display())));
+        return Ok(Err(PolicyFileError::NotUtf8 {
+            path: path.to_path_buf(),
+        }));
     };
-    Ok(Policy::parse(&text).map_err(|e| format!("{}: {e}", path.display())))
+    Ok(
+        Policy::parse(&text).map_err(|problem| PolicyFileError::Invalid {
+            path: path.to_path_buf(),
+            problem,
+        }),
+    )
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {

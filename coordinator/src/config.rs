@@ -20,6 +20,19 @@ use crate::service::proposer::{DEFAULT_MAX_BATCH_BYTES, ProposerOptions};
 use crate::service::serve::{DEFAULT_MAX_COMMAND_BYTES, ServeOptions};
 use panel_transport::Transport;
 
+/// Why a replica config's text is not one: not TOML, or a key unknown or of the wrong
+/// type (named by its path, e.g. `raft.heartbeat_ms`, so the operator knows what to fix).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigParseError {
+    #[error("{0}")]
+    Toml(toml::de::Error),
+    #[error("at key {path}: {}", .error.message().trim())]
+    Key {
+        path: String,
+        error: toml::de::Error,
+    },
+}
+
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error("cannot read the replica config {path}: {source}")]
@@ -27,8 +40,12 @@ pub enum ConfigError {
         path: String,
         source: std::io::Error,
     },
-    #[error("replica config {path}: {message}")]
-    Parse { path: String, message: String },
+    #[error("replica config {path}: {problem}")]
+    Parse {
+        path: String,
+        /// Boxed: a TOML error is large, and every config step returns this enum.
+        problem: Box<ConfigParseError>,
+    },
     #[error("{key} is not set: {fix}")]
     Missing {
         key: &'static str,
@@ -217,20 +234,20 @@ impl ReplicaConfig {
             path: path.display().to_string(),
             source,
         })?;
-        let mut cfg = ReplicaConfig::parse(&text).map_err(|message| ConfigError::Parse {
+        let mut cfg = ReplicaConfig::parse(&text).map_err(|problem| ConfigError::Parse {
             path: path.display().to_string(),
-            message,
+            problem: Box::new(problem),
         })?;
         cfg.rebase(path.parent().unwrap_or(Path::new(".")));
         Ok(cfg)
     }
 
     /// Parses TOML text; the error names the key path (e.g. `raft.heartbeat_ms`).
-    pub fn parse(text: &str) -> Result<ReplicaConfig, String> {
-        let de = toml::Deserializer::parse(text).map_err(|e| e.to_string())?;
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            format!("at key {path}: {}", e.into_inner().message().trim())
+    pub fn parse(text: &str) -> Result<ReplicaConfig, ConfigParseError> {
+        let de = toml::Deserializer::parse(text).map_err(ConfigParseError::Toml)?;
+        serde_path_to_error::deserialize(de).map_err(|e| ConfigParseError::Key {
+            path: e.path().to_string(),
+            error: e.into_inner(),
         })
     }
 
@@ -473,11 +490,17 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_wrong_types_name_the_key() {
-        let e = ReplicaConfig::parse("id = 1\n[raft]\nheartbeat = 5\n").expect_err("unknown");
+        let e = ReplicaConfig::parse("id = 1\n[raft]\nheartbeat = 5\n")
+            .expect_err("unknown")
+            .to_string();
         assert!(e.contains("raft") && e.contains("heartbeat"), "{e}");
-        let e = ReplicaConfig::parse("[raft]\nheartbeat_ms = \"fast\"\n").expect_err("type");
+        let e = ReplicaConfig::parse("[raft]\nheartbeat_ms = \"fast\"\n")
+            .expect_err("type")
+            .to_string();
         assert!(e.contains("raft.heartbeat_ms"), "{e}");
-        let e = ReplicaConfig::parse("listen = \"nowhere\"\n").expect_err("addr");
+        let e = ReplicaConfig::parse("listen = \"nowhere\"\n")
+            .expect_err("addr")
+            .to_string();
         assert!(e.contains("listen"), "{e}");
     }
 

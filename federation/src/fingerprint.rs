@@ -30,18 +30,27 @@ impl fmt::Debug for Fingerprint {
 }
 
 impl std::str::FromStr for Fingerprint {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = FingerprintError;
+    fn from_str(s: &str) -> Result<Self, FingerprintError> {
         hex32(s).map(Fingerprint)
     }
 }
 
+/// Why a written pin is not a [`Fingerprint`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FingerprintError {
+    #[error("not hex: {0}; give the 64 hex digits of the certificate's SHA-256")]
+    NotHex(hex::FromHexError),
+    #[error("{0} bytes, expected 32; give the 64 hex digits of the certificate's SHA-256")]
+    WrongLength(usize),
+}
+
 /// 32 bytes from 64 hex digits, with the problem named.
-pub(crate) fn hex32(s: &str) -> Result<[u8; 32], String> {
-    let bytes = hex::decode(s.trim()).map_err(|e| format!("not hex: {e}"))?;
+pub(crate) fn hex32(s: &str) -> Result<[u8; 32], FingerprintError> {
+    let bytes = hex::decode(s.trim()).map_err(FingerprintError::NotHex)?;
     bytes
         .try_into()
-        .map_err(|b: Vec<u8>| format!("{} bytes, expected 32", b.len()))
+        .map_err(|b: Vec<u8>| FingerprintError::WrongLength(b.len()))
 }
 
 impl Serialize for Fingerprint {

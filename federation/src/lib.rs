@@ -11,4 +11,4 @@ pub use charter::{
     CHARTER_VERSION, Charter, CharterError, Floors, LogIdentity, OperatorEntry, Organisation,
     ReplicaEntry, Role, WitnessEntry,
 };
-pub use fingerprint::Fingerprint;
+pub use fingerprint::{Fingerprint, FingerprintError};

@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use calibration::admission::{AdmissionDecision, AdmissionPolicy, assess};
-use calibration::exam::{Exam, ExamItem, Gold, Tier, load_exam};
+use calibration::exam::{Exam, ExamItem, Gold, LineError, Tier, load_exam};
 use calibration::exam_scoring::{Answer, AnswerValue, ArbiterScores, score_arbiter};
 use calibration::inert::InertPolicy;
 use calibration::scoring_rules::ReliabilityBin;
@@ -20,12 +20,13 @@ use serde::{Deserialize, Serialize};
 /// no files.
 pub const DEFAULT_EXAM_TEXT: &str = include_str!("../../exams/default-v1.jsonl");
 
-static DEFAULT_EXAM: LazyLock<Result<Exam, String>> =
-    LazyLock::new(|| load_exam(DEFAULT_EXAM_TEXT).map_err(|e| e.to_string()));
+static DEFAULT_EXAM: LazyLock<Result<Exam, LineError>> =
+    LazyLock::new(|| load_exam(DEFAULT_EXAM_TEXT));
 
-/// The default exam, parsed once.
+/// The default exam, parsed once. The error stays text while `ApplyError::Exam` (in
+/// `apply`, edited elsewhere) holds a `String`; the line error is kept typed above.
 pub fn default_exam() -> Result<&'static Exam, String> {
-    DEFAULT_EXAM.as_ref().map_err(Clone::clone)
+    DEFAULT_EXAM.as_ref().map_err(ToString::to_string)
 }
 
 /// The pseudo debate id exam motions carry.

@@ -236,26 +236,43 @@ pub fn sign_rotation(
         .map_err(|e| CharterRuleError::Rotation(e.to_string()))
 }
 
+/// Why one endorsement of an entry is refused; `E` is why its signature does not verify
+/// (an admission's and a rotation's differ only in the bytes signed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndorsementError<E> {
+    #[error("endorsements[{index}].by: {by:?} is not a member organisation")]
+    NotMember { index: usize, by: String },
+    #[error("endorsements[{index}].signature is not hex")]
+    NotHex { index: usize },
+    #[error("endorsements[{index}] by {by:?}: {problem}")]
+    Invalid {
+        index: usize,
+        by: String,
+        problem: E,
+    },
+}
+
 /// How many distinct member organisations endorse an entry: each endorsement must name a
 /// member (founder or admitted) and verify under its roster key (`verify`); the first one
 /// that does not is the refusal, with its JSON path. Shared by organisation admission and
 /// motion-key rotation, which differ only in the bytes signed.
-fn distinct_endorsers(
+fn distinct_endorsers<E>(
     state: &State,
     endorsements: &[crate::command::Endorsement],
-    verify: impl Fn(&[u8], &VerifyingKey) -> Result<(), String>,
-) -> Result<usize, String> {
+    verify: impl Fn(&[u8], &VerifyingKey) -> Result<(), E>,
+) -> Result<usize, EndorsementError<E>> {
     let mut endorsers = std::collections::BTreeSet::new();
-    for (i, e) in endorsements.iter().enumerate() {
-        let by = roster_key(state, &e.by).ok_or_else(|| {
-            format!(
-                "endorsements[{i}].by: {:?} is not a member organisation",
-                e.by
-            )
+    for (index, e) in endorsements.iter().enumerate() {
+        let by = roster_key(state, &e.by).ok_or_else(|| EndorsementError::NotMember {
+            index,
+            by: e.by.clone(),
         })?;
-        let sig = hex::decode(&e.signature)
-            .map_err(|_| format!("endorsements[{i}].signature is not hex"))?;
-        verify(&sig, &by).map_err(|err| format!("endorsements[{i}] by {:?}: {err}", e.by))?;
+        let sig = hex::decode(&e.signature).map_err(|_| EndorsementError::NotHex { index })?;
+        verify(&sig, &by).map_err(|problem| EndorsementError::Invalid {
+            index,
+            by: e.by.clone(),
+            problem,
+        })?;
         endorsers.insert(e.by.as_str());
     }
     Ok(endorsers.len())
@@ -299,9 +316,9 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
         signing_key: &key,
     };
     let endorsers = distinct_endorsers(state, &adm.endorsements, |sig, by| {
-        admission::verify_endorsement(&claim, sig, by).map_err(|e| e.to_string())
+        admission::verify_endorsement(&claim, sig, by)
     })
-    .map_err(CharterRuleError::Admission)?;
+    .map_err(|e| CharterRuleError::Admission(e.to_string()))?;
     if endorsers < charter.admission_threshold {
         return Err(CharterRuleError::Admission(format!(
             "{} distinct member organisation(s) endorse {:?}; the charter requires {}",
@@ -381,9 +398,9 @@ pub fn check_rotation(
         ))
     })?;
     let endorsers = distinct_endorsers(state, &rot.endorsements, |sig, by| {
-        verify_rotation(&claim, sig, by).map_err(|e| e.to_string())
+        verify_rotation(&claim, sig, by)
     })
-    .map_err(bad)?;
+    .map_err(|e| bad(e.to_string()))?;
     if endorsers < charter.admission_threshold {
         return Err(bad(format!(
             "{} distinct member organisation(s) endorse the rotation; the charter requires {}",

@@ -69,7 +69,10 @@ pub enum CheckpointError {
     #[error("no checkpoint of size {0} was issued")]
     NoCheckpoint(u64),
     #[error("cosignature line {line}: {problem}")]
-    Line { line: usize, problem: String },
+    Line {
+        line: usize,
+        problem: panel_tlog::SignatureLineError,
+    },
     #[error("cosignature line {line} is by {name}, which is not a witness of the charter")]
     UnknownWitness { line: usize, name: String },
     #[error("cosignature line {line} by {name} does not verify over the checkpoint of size {size}")]

@@ -100,7 +100,10 @@ pub enum HttpError {
         key: &'static str,
     },
     #[error("{url}: HTTPS is not available: {reason}")]
-    NoTls { url: String, reason: String },
+    NoTls {
+        url: String,
+        reason: Arc<TlsSetupError>,
+    },
     #[error("{url}: HTTP exchange failed: {reason}")]
     Exchange { url: String, reason: String },
     #[error("{url}: the response is larger than {limit} bytes; refused")]
@@ -130,7 +133,9 @@ pub struct Response {
 #[derive(Clone)]
 pub struct HttpClient {
     /// `Err` holds why HTTPS is unavailable (system roots missing); `http://` still works.
-    tls: Result<Arc<rustls::ClientConfig>, String>,
+    /// The setup error is kept (shared: the client is cloned) and reported by every
+    /// `https://` request.
+    tls: Result<Arc<rustls::ClientConfig>, Arc<TlsSetupError>>,
     /// The config key to name in TLS errors.
     key: &'static str,
     /// Where requests may connect.
@@ -227,9 +232,7 @@ impl HttpClient {
     /// A client trusting the system's root certificates; if none can be loaded, `https://`
     /// requests fail with the reason and the fix (`key`).
     pub fn system(key: &'static str, destinations: Destinations) -> Self {
-        let tls = system_roots(key)
-            .and_then(client_config)
-            .map_err(|e| e.to_string());
+        let tls = system_roots(key).and_then(client_config).map_err(Arc::new);
         Self {
             tls,
             key,
@@ -238,7 +241,7 @@ impl HttpClient {
     }
 
     /// Whether `https://` requests can be made (for a start-up check of an https endpoint).
-    pub fn https_ready(&self) -> Result<(), String> {
+    pub fn https_ready(&self) -> Result<(), Arc<TlsSetupError>> {
         self.tls.as_ref().map(|_| ()).map_err(Clone::clone)
     }
 

@@ -166,6 +166,15 @@ impl NodeMetrics {
     }
 }
 
+/// Why a node answers 503 on `/readyz`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NodeNotReady {
+    #[error("the node's gRPC listener is not serving (starting or shutting down)")]
+    NotServing,
+    #[error("the node has no key or no judge")]
+    NoKeyOrJudge,
+}
+
 /// The endpoint's view of a node: ready once it serves with its key and judge loaded.
 pub struct NodeProbe {
     pub core: Arc<NodeCore>,
@@ -178,17 +187,15 @@ impl panel_ops::Probe for NodeProbe {
         self.core.metrics.encode()
     }
 
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), panel_ops::NotReady> {
         if !self.serving.load(Ordering::Relaxed) {
-            return Err(
-                "the node's gRPC listener is not serving (starting or shutting down)".into(),
-            );
+            return Err(panel_ops::NotReady::new(NodeNotReady::NotServing));
         }
         // The key and the judge are loaded before the node serves (`run::build_core`
         // fails otherwise); a human judge is a judge too, answered through `panel node rule`.
         let id = self.core.arbiter.identity();
         if id.fingerprint.is_empty() || id.judge_kind.is_empty() {
-            return Err("the node has no key or no judge".into());
+            return Err(panel_ops::NotReady::new(NodeNotReady::NoKeyOrJudge));
         }
         Ok(())
     }

@@ -33,7 +33,20 @@ pub trait Probe: Send + Sync + 'static {
     /// computed here, at scrape time.
     fn metrics(&self) -> Result<String, std::fmt::Error>;
     /// `Ok` when ready; otherwise why not, in words an operator can act on.
-    fn ready(&self) -> Result<(), String>;
+    fn ready(&self) -> Result<(), NotReady>;
+}
+
+/// Why a process is not ready: the shell's own typed cause (a replica's and a node's
+/// differ), boxed because [`Probe`] is used as a trait object. `/readyz` answers 503 with
+/// its text.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct NotReady(Box<dyn std::error::Error + Send + Sync>);
+
+impl NotReady {
+    pub fn new(cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        NotReady(Box::new(cause))
+    }
 }
 
 /// The content type of [`encode`]'s output.
@@ -177,6 +190,10 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+    #[derive(Debug, thiserror::Error)]
+    #[error("no leader")]
+    struct NoLeader;
+
     struct Fake {
         registry: Registry,
         ready: AtomicBool,
@@ -186,11 +203,11 @@ mod tests {
         fn metrics(&self) -> Result<String, std::fmt::Error> {
             encode(&self.registry)
         }
-        fn ready(&self) -> Result<(), String> {
+        fn ready(&self) -> Result<(), NotReady> {
             if self.ready.load(Ordering::Relaxed) {
                 Ok(())
             } else {
-                Err("no leader".into())
+                Err(NotReady::new(NoLeader))
             }
         }
     }

@@ -20,6 +20,6 @@ pub mod witness;
 pub use checkpoint::Checkpoint;
 pub use cosignature::Cosigner;
 pub use merkle::{Hash, Log, ProofError};
-pub use note::{Note, NoteError, NoteSigner, SignatureLine, VerifierKey};
-pub use policy::Policy;
+pub use note::{Note, NoteError, NoteSigner, SignatureLine, SignatureLineError, VerifierKey};
+pub use policy::{Policy, QuorumMiss};
 pub use proof::ProofBundle;

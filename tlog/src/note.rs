@@ -35,7 +35,10 @@ pub enum NoteError {
     #[error("the note has {0} signature lines; at most {MAX_SIGNATURES} are read")]
     TooManySignatures(usize),
     #[error("signature line {line}: {problem}")]
-    BadLine { line: usize, problem: String },
+    BadLine {
+        line: usize,
+        problem: SignatureLineError,
+    },
     #[error("key name {0:?} is empty or contains a space or '+'")]
     BadName(String),
     #[error("vkey {vkey:?}: {problem}")]
@@ -49,6 +52,21 @@ pub enum NoteError {
         signed_by: Vec<String>,
         expected: Vec<String>,
     },
+}
+
+/// Why one signature line is not `— <name> base64(key ID || signature)`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureLineError {
+    #[error("does not start with an em dash and a space")]
+    NoDash,
+    #[error("has no space between key name and signature")]
+    NoSpace,
+    #[error("key name {0:?} is empty or contains '+'")]
+    BadName(String),
+    #[error("signature is not base64 ({0})")]
+    NotBase64(base64::DecodeError),
+    #[error("signature is shorter than a key ID and one byte")]
+    TooShort,
 }
 
 /// Key names are non-empty and hold neither Unicode spaces nor '+'.
@@ -76,21 +94,15 @@ pub struct SignatureLine {
 
 impl SignatureLine {
     /// Parses one line without its final newline.
-    pub fn parse(line: &str) -> Result<Self, String> {
-        let rest = line
-            .strip_prefix(DASH)
-            .ok_or("does not start with an em dash and a space")?;
-        let (name, b64) = rest
-            .split_once(' ')
-            .ok_or("has no space between key name and signature")?;
+    pub fn parse(line: &str) -> Result<Self, SignatureLineError> {
+        let rest = line.strip_prefix(DASH).ok_or(SignatureLineError::NoDash)?;
+        let (name, b64) = rest.split_once(' ').ok_or(SignatureLineError::NoSpace)?;
         if !valid_key_name(name) {
-            return Err(format!("key name {name:?} is empty or contains '+'"));
+            return Err(SignatureLineError::BadName(name.to_string()));
         }
-        let raw = B64
-            .decode(b64)
-            .map_err(|e| format!("signature is not base64 ({e})"))?;
+        let raw = B64.decode(b64).map_err(SignatureLineError::NotBase64)?;
         if raw.len() < 5 {
-            return Err("signature is shorter than a key ID and one byte".into());
+            return Err(SignatureLineError::TooShort);
         }
         Ok(SignatureLine {
             name: name.to_string(),

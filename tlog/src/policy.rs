@@ -63,9 +63,38 @@ pub enum PolicyError {
     #[error("the quorum {quorum} is not met: {missing}; cosigned by {cosigned:?}")]
     Quorum {
         quorum: String,
-        missing: String,
+        missing: QuorumMiss,
         cosigned: Vec<String>,
     },
+}
+
+/// What keeps a witness or group of the quorum from being satisfied; a group's miss
+/// names its members' misses, so the operator sees which cosignatures to collect.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QuorumMiss {
+    #[error("no cosignature from witness {0}")]
+    NoCosignature(String),
+    #[error("{0} is not defined")]
+    Undefined(String),
+    #[error(
+        "group {group} needs {threshold} of {members} members, has {met} ({})",
+        join(.misses)
+    )]
+    Group {
+        group: String,
+        threshold: usize,
+        members: usize,
+        met: usize,
+        misses: Vec<QuorumMiss>,
+    },
+}
+
+fn join(misses: &[QuorumMiss]) -> String {
+    misses
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What a checkpoint that satisfies the policy established.
@@ -253,16 +282,16 @@ impl Policy {
 
     /// Whether `name` (a witness or group) is satisfied by the witnesses that cosigned;
     /// `Err` says what is missing.
-    fn satisfied(&self, name: &str, cosigned: &[String]) -> Result<(), String> {
+    fn satisfied(&self, name: &str, cosigned: &[String]) -> Result<(), QuorumMiss> {
         if self.witnesses.iter().any(|w| w.name == name) {
             return if cosigned.iter().any(|c| c == name) {
                 Ok(())
             } else {
-                Err(format!("no cosignature from witness {name}"))
+                Err(QuorumMiss::NoCosignature(name.to_string()))
             };
         }
         let Some(g) = self.groups.iter().find(|g| g.name == name) else {
-            return Err(format!("{name} is not defined"));
+            return Err(QuorumMiss::Undefined(name.to_string()));
         };
         let mut misses = Vec::new();
         let met = g
@@ -279,13 +308,13 @@ impl Policy {
         if met >= g.threshold {
             Ok(())
         } else {
-            Err(format!(
-                "group {} needs {} of {} members, has {met} ({})",
-                g.name,
-                g.threshold,
-                g.members.len(),
-                misses.join("; ")
-            ))
+            Err(QuorumMiss::Group {
+                group: g.name.clone(),
+                threshold: g.threshold,
+                members: g.members.len(),
+                met,
+                misses,
+            })
         }
     }
 

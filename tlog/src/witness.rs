@@ -5,7 +5,7 @@
 
 use crate::checkpoint::{Checkpoint, decode_hash, encode_hash};
 use crate::merkle::{Hash, empty_root, verify_consistency};
-use crate::note::{Note, NoteError, SignatureLine, VerifierKey};
+use crate::note::{Note, NoteError, SignatureLine, SignatureLineError, VerifierKey};
 
 /// Most consistency proof lines a request may carry (the spec's limit).
 pub const MAX_PROOF_LINES: usize = 63;
@@ -200,17 +200,29 @@ pub fn decide(
     Ok(cp)
 }
 
+/// Why an `add-checkpoint` response body is not one or more signature lines; the witness
+/// that sent it does not follow the spec, so its operator is the one to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CosignaturesError {
+    #[error("the response does not end in a newline")]
+    NoNewline,
+    #[error(transparent)]
+    Line(#[from] SignatureLineError),
+    #[error("{0} signature lines")]
+    Count(usize),
+}
+
 /// Parses an `add-checkpoint` response body: one or more signature lines.
-pub fn parse_cosignatures(body: &str) -> Result<Vec<SignatureLine>, String> {
+pub fn parse_cosignatures(body: &str) -> Result<Vec<SignatureLine>, CosignaturesError> {
     let lines = body
         .strip_suffix('\n')
-        .ok_or("the response does not end in a newline")?;
+        .ok_or(CosignaturesError::NoNewline)?;
     let parsed: Vec<SignatureLine> = lines
         .split('\n')
         .map(SignatureLine::parse)
         .collect::<Result<_, _>>()?;
     if parsed.is_empty() || parsed.len() > crate::note::MAX_SIGNATURES {
-        return Err(format!("{} signature lines", parsed.len()));
+        return Err(CosignaturesError::Count(parsed.len()));
     }
     Ok(parsed)
 }

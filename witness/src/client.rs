@@ -109,7 +109,7 @@ async fn exchange(uri: Uri, body: String) -> Result<Vec<SignatureLine>, SubmitEr
         let text = String::from_utf8(text.to_vec())
             .map_err(|_| SubmitError::BadResponse("the body is not UTF-8".into()))?;
         match status {
-            200 => parse_cosignatures(&text).map_err(SubmitError::BadResponse),
+            200 => parse_cosignatures(&text).map_err(|e| SubmitError::BadResponse(e.to_string())),
             409 => text
                 .strip_suffix('\n')
                 .and_then(|s| s.parse::<u64>().ok())

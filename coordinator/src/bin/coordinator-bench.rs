@@ -14,7 +14,26 @@ use std::process::ExitCode;
 use panel_coordinator::ProposerOptions;
 use panel_coordinator::bench::{self, BenchOptions};
 use panel_coordinator::raft::RaftOptions;
-use panel_coordinator::{ServeOptions, serve};
+use panel_coordinator::{ServeError, ServeOptions, serve};
+
+/// Why the bench stopped; `main` prints it as `error: ...`.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    #[error("{flag} takes a whole number, got {value:?}")]
+    NotANumber { flag: &'static str, value: String },
+    #[error("{0} is required")]
+    Missing(&'static str),
+    #[error("--listen: {0}")]
+    Listen(std::net::AddrParseError),
+    #[error(transparent)]
+    Transport(#[from] panel_transport::TransportError),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    #[error("cannot find this executable to start the replicas from: {0}")]
+    CurrentExe(std::io::Error),
+    #[error(transparent)]
+    Bench(#[from] bench::BenchError),
+}
 
 fn flag(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -22,22 +41,23 @@ fn flag(args: &[String], name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-fn num(args: &[String], name: &str, default: u64) -> Result<u64, String> {
+fn num(args: &[String], name: &'static str, default: u64) -> Result<u64, Failure> {
     match flag(args, name) {
-        Some(v) => v
-            .parse()
-            .map_err(|_| format!("{name} takes a whole number, got {v:?}")),
+        Some(v) => v.parse().map_err(|_| Failure::NotANumber {
+            flag: name,
+            value: v,
+        }),
         None => Ok(default),
     }
 }
 
-async fn replica(args: &[String]) -> Result<(), String> {
+async fn replica(args: &[String]) -> Result<(), Failure> {
     let id = num(args, "--id", 0)?;
     let listen: SocketAddr = flag(args, "--listen")
-        .ok_or("--listen HOST:PORT is required")?
+        .ok_or(Failure::Missing("--listen HOST:PORT"))?
         .parse()
-        .map_err(|e| format!("--listen: {e}"))?;
-    let data_dir = PathBuf::from(flag(args, "--data-dir").ok_or("--data-dir is required")?);
+        .map_err(Failure::Listen)?;
+    let data_dir = PathBuf::from(flag(args, "--data-dir").ok_or(Failure::Missing("--data-dir"))?);
     let opts = ServeOptions {
         id,
         listen,
@@ -59,8 +79,7 @@ async fn replica(args: &[String]) -> Result<(), String> {
             flag(args, "--tls").as_deref().map(std::path::Path::new),
             flag(args, "--charter").as_deref().map(std::path::Path::new),
             args.iter().any(|a| a == "--insecure-loopback"),
-        )
-        .map_err(|e| e.to_string())?,
+        )?,
         admin_listen: None,
         motion_key: flag(args, "--motion-key").map(PathBuf::from),
         next_motion_key: None,
@@ -81,10 +100,10 @@ async fn replica(args: &[String]) -> Result<(), String> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    serve(opts, shutdown).await.map_err(|e| e.to_string())
+    Ok(serve(opts, shutdown).await?)
 }
 
-async fn main_async(args: Vec<String>) -> Result<(), String> {
+async fn main_async(args: Vec<String>) -> Result<(), Failure> {
     if args.get(1).map(String::as_str) == Some("coordinator")
         && args.get(2).map(String::as_str) == Some("run")
     {
@@ -96,7 +115,7 @@ async fn main_async(args: Vec<String>) -> Result<(), String> {
         paced_rate: num(&args, "--paced-rate", 100)?,
         paced_secs: num(&args, "--paced-secs", 5)?,
         dir: flag(&args, "--dir").map(PathBuf::from),
-        panel_bin: std::env::current_exe().map_err(|e| e.to_string())?,
+        panel_bin: std::env::current_exe().map_err(Failure::CurrentExe)?,
         tls: !args.iter().any(|a| a == "--insecure-loopback"),
         signed_motions: args.iter().any(|a| a == "--signed-motions"),
         witnesses: args.iter().any(|a| a == "--witnesses"),
@@ -119,10 +138,9 @@ async fn main_async(args: Vec<String>) -> Result<(), String> {
                 max_rss_mib: num(&args, "--soak-max-rss-mib", 4096)?,
             },
         )
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
         .render(),
-        None => bench::run(opts).await.map_err(|e| e.to_string())?.render(),
+        None => bench::run(opts).await?.render(),
     };
     println!("{rendered}");
     Ok(())

@@ -24,7 +24,7 @@ use tokio::sync::broadcast;
 use crate::acceptance::Acceptance;
 use crate::command::ItemReply;
 use crate::model::{MotionStatus, State};
-use crate::raft::{self, AppliedEvent, CommitIndex, StateMachineStore};
+use crate::raft::{self, AppliedEvent, CommitIndex, NodeId, StateMachineStore};
 use crate::service::intake::IntakeError;
 use crate::service::replica::Replica;
 
@@ -566,40 +566,72 @@ impl panel_ops::Probe for ReplicaProbe {
         self.metrics.scrape(&view, &state)
     }
 
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), panel_ops::NotReady> {
         readiness(&self.raft_view(), || self.replica.quorum_check().is_ok())
+            .map_err(panel_ops::NotReady::new)
     }
+}
+
+/// Why a replica answers 503 on `/readyz`, with what the operator can do about it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplicaNotReady {
+    #[error(
+        "replica {node} is not a member of any group yet (panel coordinator init, or add-learner from the group)"
+    )]
+    NotMember { node: NodeId },
+    #[error(
+        "replica {node} knows no leader (role {role}, term {term}): no quorum of the voters {voters:?} is reachable"
+    )]
+    NoLeader {
+        node: NodeId,
+        role: String,
+        term: u64,
+        voters: Vec<NodeId>,
+    },
+    #[error("replica {node} leads term {term} but has not heard from a quorum within its lease")]
+    NoQuorum { node: NodeId, term: u64 },
+    #[error(
+        "replica {node} has applied {applied} of {committed} committed entries ({lag} behind, more than {READY_APPLY_MARGIN})"
+    )]
+    Behind {
+        node: NodeId,
+        applied: u64,
+        committed: u64,
+        lag: u64,
+    },
 }
 
 /// Ready: a member of a group, a leader known (and, on the leader itself, a quorum heard
 /// within the lease), and the applied index within [`READY_APPLY_MARGIN`] of the commit
 /// index. `leader_has_quorum` is asked only of a leader.
-fn readiness(v: &RaftView, leader_has_quorum: impl FnOnce() -> bool) -> Result<(), String> {
+fn readiness(
+    v: &RaftView,
+    leader_has_quorum: impl FnOnce() -> bool,
+) -> Result<(), ReplicaNotReady> {
     let s = &v.status;
-    if !s.nodes.contains_key(&s.node_id) {
-        return Err(format!(
-            "replica {} is not a member of any group yet (panel coordinator init, or add-learner from the group)",
-            s.node_id
-        ));
+    let node = s.node_id;
+    if !s.nodes.contains_key(&node) {
+        return Err(ReplicaNotReady::NotMember { node });
     }
     let Some(leader) = s.leader else {
-        return Err(format!(
-            "replica {} knows no leader (role {}, term {}): no quorum of the voters {:?} is reachable",
-            s.node_id, s.role, s.term, s.voters
-        ));
+        return Err(ReplicaNotReady::NoLeader {
+            node,
+            role: s.role.clone(),
+            term: s.term,
+            voters: s.voters.clone(),
+        });
     };
-    if leader == s.node_id && !leader_has_quorum() {
-        return Err(format!(
-            "replica {} leads term {} but has not heard from a quorum within its lease",
-            s.node_id, s.term
-        ));
+    if leader == node && !leader_has_quorum() {
+        return Err(ReplicaNotReady::NoQuorum { node, term: s.term });
     }
     let lag = v.apply_lag();
     if lag > READY_APPLY_MARGIN {
-        return Err(format!(
-            "replica {} has applied {} of {} committed entries ({lag} behind, more than {READY_APPLY_MARGIN})",
-            s.node_id, s.last_applied, v.committed
-        ));
+        return Err(ReplicaNotReady::Behind {
+            node,
+            applied: s.last_applied,
+            committed: v.committed,
+            lag,
+        });
     }
     Ok(())
 }
@@ -644,17 +676,23 @@ mod tests {
     fn ready_needs_a_leader_and_a_caught_up_state_machine() {
         assert!(readiness(&view(Some(2), 10, 10), || false).is_ok());
         assert!(readiness(&view(Some(2), 10, 10 + READY_APPLY_MARGIN), || false).is_ok());
-        let e = readiness(&view(None, 10, 10), || true).unwrap_err();
+        let e = readiness(&view(None, 10, 10), || true)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("knows no leader"), "{e}");
-        let e = readiness(&view(Some(2), 1, 10 + READY_APPLY_MARGIN), || true).unwrap_err();
+        let e = readiness(&view(Some(2), 1, 10 + READY_APPLY_MARGIN), || true)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("behind"), "{e}");
         // The leader itself must have heard from a quorum.
-        let e = readiness(&view(Some(1), 10, 10), || false).unwrap_err();
+        let e = readiness(&view(Some(1), 10, 10), || false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("quorum"), "{e}");
         assert!(readiness(&view(Some(1), 10, 10), || true).is_ok());
         let mut alone = view(None, 0, 0);
         alone.status.nodes.clear();
-        let e = readiness(&alone, || true).unwrap_err();
+        let e = readiness(&alone, || true).unwrap_err().to_string();
         assert!(e.contains("not a member"), "{e}");
     }
 

@@ -228,13 +228,22 @@ struct Read {
     rationale: String,
 }
 
+/// Why a logged ruling cannot be shown; the page lists it as unreadable instead.
+#[derive(Debug, thiserror::Error)]
+enum UnreadableRuling {
+    #[error(transparent)]
+    Decode(#[from] panel_machine::ruling::RulingError),
+    #[error("the signed ruling carries no ruling")]
+    Empty,
+}
+
 fn read_ruling(
     m: &Motion,
     w: &panel_machine::ruling::WireRuling,
     roster: &Roster,
-) -> Result<Read, String> {
-    let sr = w.decode().map_err(|e| e.to_string())?;
-    let r = sr.ruling.ok_or("the signed ruling carries no ruling")?;
+) -> Result<Read, UnreadableRuling> {
+    let sr = w.decode()?;
+    let r = sr.ruling.ok_or(UnreadableRuling::Empty)?;
     let key = hex::encode(&r.arbiter_key);
     let arbiter = roster.by_key(&key).map_or_else(
         || format!("unregistered key {}", key.get(..12).unwrap_or(&key)),
@@ -388,7 +397,7 @@ fn motion_card(m: &Motion, roster: &Roster) -> String {
         .iter()
         .map(|x| (x.arbiter_id.as_str(), x.stance))
         .collect();
-    let reads: Vec<Result<Read, String>> = m
+    let reads: Vec<Result<Read, UnreadableRuling>> = m
         .rulings
         .iter()
         .map(|w| read_ruling(m, w, roster))
@@ -422,7 +431,7 @@ fn motion_card(m: &Motion, roster: &Roster) -> String {
                 let _ = write!(
                     s,
                     "<p class=\"bad\">A ruling on the record does not decode: {}</p>",
-                    escape(e)
+                    escape(&e.to_string())
                 );
             }
         }

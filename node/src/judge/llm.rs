@@ -182,7 +182,7 @@ impl LlmJudge {
         let client = HttpClient::new(&settings.roots, "judge.ca_file", Destinations::Any)
             .map_err(|e| endpoint(e.to_string()))?;
         match uri.scheme_str() {
-            Some("https") => client.https_ready().map_err(endpoint)?,
+            Some("https") => client.https_ready().map_err(|e| endpoint(e.to_string()))?,
             Some("http") => {
                 if settings.api_key.is_some() && !loopback_host(&uri) {
                     return Err(endpoint(

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::CruxRun;
 use super::contract::{CruxStart, decode_start};
 use super::mutations::{self, Expectation};
+use crate::contract::ContractError;
 use crate::panel::{
     PanelOutcome, PanelQuestion, PanelRuling, Prior, Procedure, Settlement, StartContext,
     presentation_order,
@@ -105,8 +106,20 @@ pub struct EvalReport {
     pub mismatches: usize,
 }
 
-fn baseline() -> Result<CruxStart, String> {
-    decode_start(BASELINE.as_bytes()).map_err(|e| e.to_string())
+/// Why a case of the suite could not be built; the eval reports it as
+/// [`Observed::Broken`] instead of running the case.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CaseError {
+    /// A fixture (the baseline or a control) does not decode: fix the fixture's JSON.
+    #[error(transparent)]
+    Fixture(#[from] ContractError),
+    /// A mutation found nothing to change in the baseline: the baseline changed under it.
+    #[error("mutation {0} did not apply")]
+    MutationDidNotApply(&'static str),
+}
+
+fn baseline() -> Result<CruxStart, CaseError> {
+    Ok(decode_start(BASELINE.as_bytes())?)
 }
 
 /// One case of the suite before it is run: its name, what it is, what should happen, and
@@ -115,7 +128,7 @@ pub struct SuiteCase {
     pub name: String,
     pub what: String,
     pub expectation: Expectation,
-    pub start: Result<CruxStart, String>,
+    pub start: Result<CruxStart, CaseError>,
 }
 
 /// Every case: the baseline, the clean controls, the named mutations.
@@ -131,14 +144,14 @@ pub fn suite() -> Vec<SuiteCase> {
             name: (*name).into(),
             what: "a clean debate on another subject".into(),
             expectation: Expectation::Clean,
-            start: decode_start(json.as_bytes()).map_err(|e| e.to_string()),
+            start: decode_start(json.as_bytes()).map_err(CaseError::from),
         });
     }
     for m in mutations::all() {
         let start = baseline().and_then(|mut s| {
             (m.apply)(&mut s)
                 .map(|_| s)
-                .ok_or_else(|| format!("mutation {} did not apply", m.name))
+                .ok_or(CaseError::MutationDidNotApply(m.name))
         });
         cases.push(SuiteCase {
             name: m.name.into(),
@@ -184,10 +197,10 @@ fn case(
     name: &str,
     what: &str,
     expectation: Expectation,
-    start: Result<CruxStart, String>,
+    start: Result<CruxStart, CaseError>,
 ) -> CaseResult {
     let (observed, measured) = match start {
-        Err(e) => (Observed::Broken(e), Vec::new()),
+        Err(e) => (Observed::Broken(e.to_string()), Vec::new()),
         Ok(s) => observe(name, s),
     };
     let matches = match (&expectation, &observed) {
@@ -394,7 +407,12 @@ mod tests {
 
     #[test]
     fn a_broken_case_is_a_mismatch_not_a_pass() {
-        let c = case("x", "y", Expectation::Clean, Err("bad fixture".into()));
+        let c = case(
+            "x",
+            "y",
+            Expectation::Clean,
+            Err(CaseError::MutationDidNotApply("x")),
+        );
         assert!(!c.matches);
         let r = tally(vec![c]);
         assert_eq!(r.false_positives, 1);
