@@ -23,10 +23,9 @@ pub const DEFAULT_EXAM_TEXT: &str = include_str!("../../exams/default-v1.jsonl")
 static DEFAULT_EXAM: LazyLock<Result<Exam, LineError>> =
     LazyLock::new(|| load_exam(DEFAULT_EXAM_TEXT));
 
-/// The default exam, parsed once. The error stays text while `ApplyError::Exam` (in
-/// `apply`, edited elsewhere) holds a `String`; the line error is kept typed above.
-pub fn default_exam() -> Result<&'static Exam, String> {
-    DEFAULT_EXAM.as_ref().map_err(ToString::to_string)
+/// The default exam, parsed once (a load error is the exam file's line error).
+pub fn default_exam() -> Result<&'static Exam, &'static LineError> {
+    DEFAULT_EXAM.as_ref()
 }
 
 /// The pseudo debate id exam motions carry.
@@ -135,12 +134,22 @@ pub fn exam_motion(
 /// Why an exam submission was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExamError {
-    #[error("the default exam failed to load: {0}")]
-    Exam(String),
     #[error("exam answer {index}: {reason}")]
     Answer { index: usize, reason: String },
     #[error("scoring failed: {0}")]
     Scoring(String),
+}
+
+/// Why apply refuses an exam submission (`exam_refused`): the default exam does not
+/// load, a carried exam motion is not the exam's, or an answer or the scoring fails.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExamRefusal {
+    #[error(transparent)]
+    Load(#[from] LineError),
+    #[error(transparent)]
+    Motion(#[from] ExamMotionError),
+    #[error(transparent)]
+    Answers(#[from] ExamError),
 }
 
 /// Why a signed exam motion carried by an exam submission is refused.

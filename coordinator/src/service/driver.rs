@@ -164,7 +164,7 @@ pub fn parse_kind_window(s: &str) -> Result<(MotionKind, Duration), KindWindowEr
 #[derive(Debug, thiserror::Error)]
 pub enum DriveError {
     #[error("the default exam: {0}")]
-    Exam(String),
+    Exam(&'static calibration::exam::LineError),
     #[error(transparent)]
     MotionKey(#[from] crate::service::motion_key::MotionKeyError),
     #[error("arbiter endpoint {endpoint:?}: {reason}")]

@@ -138,6 +138,7 @@ mod tests {
                 run: None,
                 summary: None,
                 finished: None,
+                awaiting: None,
                 markdown: Some("# Report\n<script>x</script>".into()),
             },
         )];

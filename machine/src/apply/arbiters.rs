@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::{ApplyCtx, ApplyError, non_empty};
+use crate::admission::ExamRefusal;
 use crate::command::ArbiterRegistration;
 use crate::model::{Arbiter, Revocation, RotatedKey, State};
 use crate::reply::{
@@ -182,22 +183,22 @@ pub(super) fn submit_exam(
         .get(arbiter_id)
         .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_string()))?;
     let key = ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
-    let exam = crate::admission::default_exam().map_err(ApplyError::Exam)?;
+    let exam = crate::admission::default_exam().map_err(|e| ExamRefusal::Load(e.clone()))?;
     let digests = if state.rules >= crate::rules::EXAM_MOTIONS {
         let pinned = crate::charter::current_motion_key(state);
         Some(
             crate::admission::check_exam_motions(exam, arbiter_id, motions, pinned.as_ref())
-                .map_err(|e| ApplyError::Exam(e.to_string()))?,
+                .map_err(ExamRefusal::from)?,
         )
     } else {
         None
     };
     let answers =
         crate::admission::answers_from_reveals(exam, arbiter_id, &key, reveals, digests.as_ref())
-            .map_err(|e| ApplyError::Exam(e.to_string()))?;
+            .map_err(ExamRefusal::from)?;
     let (scores, decision) =
         crate::admission::admit(exam, arbiter_id, &answers, (ctx.time_ms / 1000) as i64)
-            .map_err(|e| ApplyError::Exam(e.to_string()))?;
+            .map_err(ExamRefusal::from)?;
     let brier_skill = scores
         .binary
         .as_ref()

@@ -91,7 +91,7 @@ pub enum ApplyError {
     #[error("{0}")]
     Debate(#[from] DebateError),
     #[error("exam refused: {0}")]
-    Exam(String),
+    Exam(#[from] crate::admission::ExamRefusal),
     #[error("prior-consistency check refused: {0}")]
     PriorCheck(#[from] crate::priors::PriorCheckError),
     #[error("revocation refused: {0}")]
