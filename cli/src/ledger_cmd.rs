@@ -20,13 +20,25 @@ pub struct Args {
     file: Option<PathBuf>,
 }
 
-fn number(v: &Value, path: &str) -> Result<f64, String> {
-    v.as_f64()
-        .ok_or_else(|| format!("{path}: expected a number"))
+/// Why `panel ledger` refuses a request; each names the JSON path and the shape wanted.
+#[derive(Debug, thiserror::Error)]
+enum LedgerRequestError {
+    #[error("{0}: expected a number")]
+    NotANumber(&'static str),
+    #[error("$.summarize.totals: missing; give {{\"A\": number, \"B\": number}}")]
+    NoTotals,
+    #[error("$.summarize.burden: expected \"A\", \"B\" or \"shared\"")]
+    Burden,
+    #[error(transparent)]
+    Document(#[from] crucible::migrate::LoadError),
+}
+
+fn number(v: &Value, path: &'static str) -> Result<f64, LedgerRequestError> {
+    v.as_f64().ok_or(LedgerRequestError::NotANumber(path))
 }
 
 /// Answers one request: a document, `{"band": m}` or `{"summarize": {totals, burden}}`.
-fn answer(req: Value) -> Result<Value, String> {
+fn answer(req: Value) -> Result<Value, LedgerRequestError> {
     if let Some(obj) = req.as_object() {
         if obj.len() == 1
             && let Some(m) = obj.get("band")
@@ -36,9 +48,7 @@ fn answer(req: Value) -> Result<Value, String> {
         if obj.len() == 1
             && let Some(s) = obj.get("summarize")
         {
-            let totals = s
-                .get("totals")
-                .ok_or("$.summarize.totals: missing; give {\"A\": number, \"B\": number}")?;
+            let totals = s.get("totals").ok_or(LedgerRequestError::NoTotals)?;
             let a = number(
                 totals.get("A").unwrap_or(&Value::Null),
                 "$.summarize.totals.A",
@@ -50,15 +60,12 @@ fn answer(req: Value) -> Result<Value, String> {
             let burden = match s.get("burden") {
                 None | Some(Value::Null) => "shared",
                 Some(Value::String(b)) => b.as_str(),
-                Some(_) => {
-                    return Err("$.summarize.burden: expected \"A\", \"B\" or \"shared\"".into());
-                }
+                Some(_) => return Err(LedgerRequestError::Burden),
             };
             return Ok(summary_report(&BySide { a, b }, burden));
         }
     }
-    let d = load_value(req).map_err(|e| e.to_string())?;
-    Ok(ledger_report(&d))
+    Ok(ledger_report(&load_value(req)?))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -197,6 +197,21 @@ pub struct Decided {
     pub recalibration: Option<RecalibrationReply>,
 }
 
+impl Decided {
+    /// The verdict alone; what it went on to do is filled in as it happens.
+    pub fn bare(motion_id: &str, verdict: Acceptance) -> Self {
+        Self {
+            motion_id: motion_id.to_owned(),
+            verdict,
+            settled: None,
+            opened: None,
+            prior_check: None,
+            run: None,
+            recalibration: None,
+        }
+    }
+}
+
 /// How a decided debate question went into the document: `true`, or the document's
 /// refusal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -568,15 +583,7 @@ mod tests {
             json!({ "motion_id": "m", "seats": [], "draw_seed": 42 }),
         );
         // A raw test motion: the verdict alone, and the digest when signed.
-        let bare = Decided {
-            motion_id: "m".into(),
-            verdict: verdict.clone(),
-            settled: None,
-            opened: None,
-            prior_check: None,
-            run: None,
-            recalibration: None,
-        };
+        let bare = Decided::bare("m", verdict.clone());
         pins(
             OutcomeReply {
                 decided: bare.clone(),

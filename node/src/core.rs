@@ -610,19 +610,7 @@ mod tests {
 
     fn core(dir: &std::path::Path, clock: Arc<ManualClock>) -> (NodeCore, SigningKey) {
         let key = SigningKey::from_bytes(&[7; 32]);
-        let judge = ScriptedJudge::new(
-            "steady",
-            Profile {
-                accuracy: 1.0,
-                bias_side: None,
-                bias: 0.0,
-                position_bias: 0.0,
-                inert_relevance: None,
-                noise: 0.0,
-                seed: 1,
-            },
-        )
-        .unwrap();
+        let judge = ScriptedJudge::new("steady", Profile::exact(1)).unwrap();
         let arbiter =
             Arbiter::new(key.clone(), Some(Arc::new(judge)), Default::default()).with_clock(clock);
         let peers = PeerBook {

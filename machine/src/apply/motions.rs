@@ -275,15 +275,7 @@ fn conclude(
     rulings: Vec<WireRuling>,
     rationales: &[String],
 ) -> Decided {
-    let mut reply = Decided {
-        motion_id: motion_id.to_owned(),
-        verdict: verdict.clone(),
-        settled: None,
-        opened: None,
-        prior_check: None,
-        run: None,
-        recalibration: None,
-    };
+    let mut reply = Decided::bare(motion_id, verdict.clone());
     let Some(motion) = state.motions.get_mut(motion_id) else {
         return reply;
     };

@@ -54,6 +54,21 @@ fn one() -> f64 {
     1.0
 }
 
+impl Profile {
+    /// A judge without bias or noise that always gives the expected answer.
+    pub fn exact(seed: u64) -> Self {
+        Self {
+            accuracy: 1.0,
+            bias_side: None,
+            bias: 0.0,
+            position_bias: 0.0,
+            inert_relevance: None,
+            noise: 0.0,
+            seed,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ProfileFile {
@@ -346,19 +361,7 @@ mod tests {
     }
 
     fn perfect() -> ScriptedJudge {
-        ScriptedJudge::new(
-            "perfect",
-            Profile {
-                accuracy: 1.0,
-                bias_side: None,
-                bias: 0.0,
-                position_bias: 0.0,
-                inert_relevance: None,
-                noise: 0.0,
-                seed: 3,
-            },
-        )
-        .unwrap()
+        ScriptedJudge::new("perfect", Profile::exact(3)).unwrap()
     }
 
     #[test]
