@@ -20,6 +20,10 @@ use crate::record::Bundle;
 use crate::reply::to_value;
 use crate::runs::RunRecord;
 
+// The replies that carry the state's own rows take the row type as a parameter: the
+// replica serializes borrowed rows (`ArbitersReply<&Arbiter>`, no copy of the state), and
+// readers decode owned ones under the default (`ArbitersReply`).
+
 /// `Query::Get` (test table): `None` for an unknown key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GetReply {
@@ -28,24 +32,24 @@ pub struct GetReply {
 
 /// `Query::Notes` (test table): empty for an unknown topic.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NotesReply {
-    pub notes: Vec<NoteRecord>,
+pub struct NotesReply<N = NoteRecord> {
+    pub notes: Vec<N>,
 }
 
 /// `Query::Arbiter`: `None` for an unknown id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArbiterReply {
-    pub arbiter: Option<Arbiter>,
+pub struct ArbiterReply<A = Arbiter> {
+    pub arbiter: Option<A>,
 }
 
 /// `Query::Motion`: `None` for an unknown id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MotionReply {
-    pub motion: Option<Motion>,
+pub struct MotionReply<M = Motion> {
+    pub motion: Option<M>,
 }
 
-/// `Query::Export`: the record for `panel verify`, without checkpoints (the serving
-/// replica adds them) and without runs.
+/// `Query::Export`: the record for `panel verify`, as `record::export` builds it with no
+/// log key (a serving replica answers with its export signed by the log key instead).
 pub type ExportReply = Bundle;
 
 /// One row of `Query::Debates`.
@@ -66,27 +70,27 @@ pub struct DebatesReply {
 
 /// `Query::Debate`: `None` for an unknown id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DebateReply {
-    pub debate: Option<DebateRecord>,
+pub struct DebateReply<D = DebateRecord> {
+    pub debate: Option<D>,
 }
 
 /// `Query::Arbiters`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArbitersReply {
-    pub arbiters: Vec<Arbiter>,
+pub struct ArbitersReply<A = Arbiter> {
+    pub arbiters: Vec<A>,
 }
 
 /// `Query::Motions`: `motions` in opening order, the latest `limit` of `total`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MotionsReply {
+pub struct MotionsReply<M = Motion> {
     pub total: usize,
-    pub motions: Vec<Motion>,
+    pub motions: Vec<M>,
 }
 
 /// `Query::DebateMotions`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DebateMotionsReply {
-    pub motions: Vec<Motion>,
+pub struct DebateMotionsReply<M = Motion> {
+    pub motions: Vec<M>,
 }
 
 /// One row of `Query::Runs`.
@@ -109,8 +113,8 @@ pub struct RunsReply {
 /// `Query::Run`: `run` is `None` (and the rest absent) for an unknown id; `awaiting` is
 /// the input the run's roles must still supply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunReply {
-    pub run: Option<RunRecord>,
+pub struct RunReply<R = RunRecord> {
+    pub run: Option<R>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -146,16 +150,19 @@ pub fn query(state: &State, q: &Query) -> Value {
             value: state.kv.get(key).cloned(),
         }),
         Query::Notes { topic } => to_value(&NotesReply {
-            notes: state.notes.get(topic).cloned().unwrap_or_default(),
+            notes: state
+                .notes
+                .get(topic)
+                .map_or(Vec::new(), |n| n.iter().collect()),
         }),
         Query::Arbiter { arbiter_id } => to_value(&ArbiterReply {
-            arbiter: state.arbiters.get(arbiter_id).cloned(),
+            arbiter: state.arbiters.get(arbiter_id),
         }),
         Query::Arbiters => to_value(&ArbitersReply {
-            arbiters: state.arbiters.iter().map(|(_, a)| a.clone()).collect(),
+            arbiters: state.arbiters.iter().map(|(_, a)| a).collect(),
         }),
         Query::Motion { motion_id } => to_value(&MotionReply {
-            motion: state.motions.get(motion_id).cloned(),
+            motion: state.motions.get(motion_id),
         }),
         Query::Stats => {
             let rows: BTreeMap<String, usize> = [
@@ -179,7 +186,7 @@ pub fn query(state: &State, q: &Query) -> Value {
             })
         }
         Query::Debate { debate_id } => to_value(&DebateReply {
-            debate: state.debates.get(debate_id).cloned(),
+            debate: state.debates.get(debate_id),
         }),
         Query::Debates => to_value(&DebatesReply {
             debates: state
@@ -195,12 +202,11 @@ pub fn query(state: &State, q: &Query) -> Value {
                 .collect(),
         }),
         Query::DebateMotions { debate_id } => {
-            let mut motions: Vec<Motion> = state
+            let mut motions: Vec<&Motion> = state
                 .motions
                 .iter()
                 .map(|(_, m)| m)
                 .filter(|m| &m.spec.debate_id == debate_id)
-                .cloned()
                 .collect();
             motions.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
             to_value(&DebateMotionsReply { motions })
@@ -211,7 +217,7 @@ pub fn query(state: &State, q: &Query) -> Value {
             let total = ms.len();
             to_value(&MotionsReply {
                 total,
-                motions: latest(ms, *limit).into_iter().cloned().collect(),
+                motions: latest(ms, *limit),
             })
         }
         Query::Runs => to_value(&RunsReply {
@@ -230,7 +236,7 @@ pub fn query(state: &State, q: &Query) -> Value {
         }),
         Query::Run { run_id } => to_value(&match state.runs.get(run_id) {
             Some(r) => RunReply {
-                run: Some(r.clone()),
+                run: Some(r),
                 summary: Some(r.run.summary()),
                 finished: Some(r.run.finished()),
                 awaiting: Some(r.run.awaiting()),
@@ -248,19 +254,7 @@ pub fn query(state: &State, q: &Query) -> Value {
             let reply: CheckpointsReply = crate::checkpoints::reply(state, *limit);
             to_value(&reply)
         }
-        Query::Export => to_value(&ExportReply {
-            format: crate::record::FORMAT.into(),
-            entries: state.record.iter().map(|(_, e)| e.clone()).collect(),
-            debates: state
-                .debates
-                .iter()
-                .map(|(id, r)| (id.clone(), r.debate.to_json()))
-                .collect(),
-            arbiters: state.arbiters.iter().map(|(_, a)| to_value(a)).collect(),
-            checkpoint: None,
-            checkpoints: Vec::new(),
-            runs: BTreeMap::new(),
-        }),
+        Query::Export => to_value(&crate::record::export(state, None)),
     }
 }
 

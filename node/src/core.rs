@@ -222,8 +222,9 @@ impl NodeCore {
         self.shutdown.notify_waiters();
     }
 
-    pub(crate) fn fp(&self) -> &str {
-        &self.arbiter.identity().fingerprint
+    /// The span every request about one motion runs in.
+    pub(crate) fn motion_span(&self, debate: &str, motion: &str) -> tracing::Span {
+        info_span!("motion", debate = %debate, motion = %motion, arbiter = %self.arbiter.identity().fingerprint)
     }
 
     fn waiter(&self, motion_id: &str) -> Arc<Notify> {
@@ -532,7 +533,7 @@ impl NodeCore {
         let m = blocking(move || store.pending_get(&id))
             .await?
             .ok_or_else(|| CoreError::NotPending(h.motion_id.clone()))?;
-        let span = info_span!("motion", debate = %m.debate_id, motion = %m.motion_id, arbiter = %self.fp());
+        let span = self.motion_span(&m.debate_id, &m.motion_id);
         async {
             self.arbiter.check_motion(&m, self.now_ms())?;
             let decision = known_decision(h.decision)?;

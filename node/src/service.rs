@@ -18,7 +18,7 @@ use panel_proto::pb::{
 };
 use panel_proto::signing::VerifyError;
 use tonic::{Request, Response, Status, Streaming};
-use tracing::{Instrument, info_span};
+use tracing::Instrument;
 
 use crate::arbiter::ArbiterError;
 pub use crate::core::{CoreError, NodeCore};
@@ -99,10 +99,6 @@ pub struct NodeService(pub Arc<NodeCore>);
 
 type Boxed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
-fn motion_span(core: &NodeCore, debate: &str, motion: &str) -> tracing::Span {
-    info_span!("motion", debate = %debate, motion = %motion, arbiter = %core.fp())
-}
-
 #[tonic::async_trait]
 impl ArbiterNode for NodeService {
     async fn identity(
@@ -115,14 +111,14 @@ impl ArbiterNode for NodeService {
     async fn commit(&self, req: Request<Motion>) -> Result<Response<Commitment>, Status> {
         self.0.coordinators.check(&req)?;
         let m = req.into_inner();
-        let span = motion_span(&self.0, &m.debate_id, &m.motion_id);
+        let span = self.0.motion_span(&m.debate_id, &m.motion_id);
         Ok(Response::new(self.0.commit(m).instrument(span).await?))
     }
 
     async fn reveal(&self, req: Request<RevealRequest>) -> Result<Response<Reveal>, Status> {
         self.0.coordinators.check(&req)?;
         let r = req.into_inner();
-        let span = motion_span(&self.0, "", &r.motion_id);
+        let span = self.0.motion_span("", &r.motion_id);
         Ok(Response::new(
             self.0
                 .reveal(r.motion_id, &r.motion_digest)
@@ -159,7 +155,7 @@ impl ArbiterNode for NodeService {
                 async move {
                     let m = item?;
                     let id = m.motion_id.clone();
-                    let span = motion_span(&core, &m.debate_id, &m.motion_id);
+                    let span = core.motion_span(&m.debate_id, &m.motion_id);
                     Ok(match core.commit(m).instrument(span).await {
                         Ok(c) => CommitResult {
                             motion_id: id,

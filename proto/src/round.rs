@@ -279,13 +279,13 @@ impl Round {
         self.window
     }
 
-    /// What to do at `now_ms`.
-    pub fn poll(&mut self, now_ms: i64) -> Step {
-        if let Some(t) = self.not_before {
-            if now_ms < t {
-                return Step::WaitUntil(t);
-            }
-            self.not_before = None;
+    /// What to do at `now_ms`. Asking changes nothing: only the `on_*` reports move the
+    /// round on, so a shell may poll as often as it likes.
+    pub fn poll(&self, now_ms: i64) -> Step {
+        if let Some(t) = self.not_before
+            && now_ms < t
+        {
+            return Step::WaitUntil(t);
         }
         let phase = self.window.phase(now_ms);
         match (self.progress, self.kind) {
@@ -352,8 +352,7 @@ impl Round {
 
     /// The next instant this round needs the driver, if it is waiting at `now_ms`.
     pub fn poll_timeout(&self, now_ms: i64) -> Option<i64> {
-        let mut probe = self.clone();
-        match probe.poll(now_ms) {
+        match self.poll(now_ms) {
             Step::WaitUntil(t) => Some(t),
             _ => None,
         }
@@ -495,7 +494,7 @@ mod tests {
     fn a_resumed_round_never_asks_for_commitments_again() {
         let steps = run(Round::resumed(w(), 0), C + 5, 0);
         assert_eq!(steps, [Step::Finish, Step::Done]);
-        let mut early = Round::resumed(w(), 1);
+        let early = Round::resumed(w(), 1);
         assert_eq!(early.poll(C - 5), Step::WaitUntil(C + 1));
         assert_eq!(early.poll(C + 1), Step::AskReveals);
     }

@@ -230,6 +230,27 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                     .expect_err("a reserved client id must be refused");
                 assert_eq!(st.code(), tonic::Code::PermissionDenied, "{st:?}");
                 assert!(st.message().contains("reserved"), "{}", st.message());
+                // The typed API hands its command to the replica without the JSON decode,
+                // so it checks the reserved ids on its own path: refused there too.
+                let ch = tonic::transport::Channel::from_shared(format!("http://{addr}"))
+                    .expect("url")
+                    .connect()
+                    .await
+                    .expect("connect");
+                let st = pb::debates_client::DebatesClient::new(ch)
+                    .create_debate(pb::CreateDebateRequest {
+                        client_id: reserved.into(),
+                        request_id: 8,
+                        convener: "conv".into(),
+                        resolution: "A squatted id opens nothing".into(),
+                        pos_a: "yes".into(),
+                        pos_b: "no".into(),
+                        ..Default::default()
+                    })
+                    .await
+                    .expect_err("a reserved client id must be refused by the typed API");
+                assert_eq!(st.code(), tonic::Code::PermissionDenied, "{st:?}");
+                assert!(st.message().contains("reserved"), "{}", st.message());
             }
 
             // Nothing the attacker tried reached the state: the fake is not admitted and
@@ -243,6 +264,8 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
             let stats = read(&mut leader, "\"Stats\"").await;
             assert_eq!(stats["rows"]["motions"], 0, "{stats}");
             assert_eq!(stats["rows"]["notes"], 0, "{stats}");
+            let debates = read(&mut leader, "\"Debates\"").await;
+            assert_eq!(debates["debates"], serde_json::json!([]), "{debates}");
         }
     });
 }

@@ -13,7 +13,7 @@ use crate::command::Query;
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::coordinator_server::Coordinator;
 use crate::raft;
-use crate::service::replica::{Replica, local_query, signed_export, submit};
+use crate::service::replica::{Replica, local_query, signed_export_at, submit};
 
 pub(crate) struct CoordinatorService(pub(crate) Arc<Replica>);
 
@@ -91,11 +91,15 @@ impl Coordinator for CoordinatorService {
         let consistency = pb::ReadConsistency::try_from(req.consistency)
             .unwrap_or(pb::ReadConsistency::Linearizable);
         let linearizable = self.0.read_barrier(consistency).await?;
-        let (mut value, applied) = local_query(&self.0, &query);
-        if matches!(query, Query::Export) {
-            value = serde_json::to_value(signed_export(&self.0))
+        // The export is answered signed by the log key, built once at one applied index.
+        let (value, applied) = if matches!(query, Query::Export) {
+            let (bundle, applied) = signed_export_at(&self.0);
+            let value = serde_json::to_value(bundle)
                 .map_err(|e| Status::internal(format!("export: {e}")))?;
-        }
+            (value, applied)
+        } else {
+            local_query(&self.0, &query)
+        };
         Ok(Response::new(pb::ReadReply {
             result_json: value.to_string(),
             applied_index: applied,

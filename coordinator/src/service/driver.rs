@@ -867,10 +867,10 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
                 ask_reveals(s, &motion_id, &seats, &logged).await?;
                 round.on_reveals(s.now_ms(), awaiting(s, &motion_id));
             }
-            Step::Recheck => match is_open(s, &motion_id) {
-                true => round.on_reveals(s.now_ms(), awaiting(s, &motion_id)),
-                false => round.on_finished(),
-            },
+            Step::Recheck if is_open(s, &motion_id) => {
+                round.on_reveals(s.now_ms(), awaiting(s, &motion_id));
+            }
+            Step::Recheck => round.on_finished(),
             Step::Finish => {
                 if !is_open(s, &motion_id) {
                     round.on_finished();
@@ -1209,7 +1209,11 @@ async fn close(s: &Shared, motion_id: &str, attempt: u32) -> Result<Close, Drive
 /// The deduplication id of an arbiter's exam submission (one per arbiter, as the log has
 /// always named it).
 fn exam_request_id(arbiter_id: &str) -> u64 {
-    let digest = Sha256::digest(format!("exam:{arbiter_id}").as_bytes());
+    leading_u64(&Sha256::digest(format!("exam:{arbiter_id}").as_bytes()))
+}
+
+/// The first eight bytes of a digest, big-endian: a deduplication id.
+fn leading_u64(digest: &[u8]) -> u64 {
     let mut rid = [0u8; 8];
     rid.copy_from_slice(&digest[..8]);
     u64::from_be_bytes(rid)
@@ -1222,10 +1226,7 @@ fn request_id(parts: &[&str]) -> u64 {
         h.update((p.len() as u64).to_be_bytes());
         h.update(p.as_bytes());
     }
-    let d = h.finalize();
-    let mut rid = [0u8; 8];
-    rid.copy_from_slice(&d[..8]);
-    u64::from_be_bytes(rid)
+    leading_u64(&h.finalize())
 }
 
 /// Refuses a reveal whose ruling is not bound to the signed motion this round sent.
