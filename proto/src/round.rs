@@ -141,10 +141,20 @@ impl Window {
     /// `None` once the round is over: when a shell waiting on this round should wake.
     pub fn next_deadline(&self, now_ms: i64) -> Option<i64> {
         match self.phase(now_ms) {
-            Phase::Commit => Some(self.commit_deadline_ms.saturating_add(1)),
-            Phase::Reveal => Some(self.reveal_deadline_ms.saturating_add(1)),
+            Phase::Commit => Some(self.reveal_opens_ms()),
+            Phase::Reveal => Some(self.over_ms()),
             Phase::Over => None,
         }
+    }
+
+    /// The first instant of the reveal phase.
+    pub fn reveal_opens_ms(&self) -> i64 {
+        self.commit_deadline_ms.saturating_add(1)
+    }
+
+    /// The first instant after the reveal phase.
+    pub fn over_ms(&self) -> i64 {
+        self.reveal_deadline_ms.saturating_add(1)
     }
 
     /// Milliseconds left to commit at `now_ms` (0 once the commit window has closed).
@@ -291,12 +301,12 @@ impl Round {
         match (self.progress, self.kind) {
             (Progress::Fresh, _) => Step::AskCommitments,
             (Progress::Committed, _) if phase == Phase::Commit => {
-                Step::WaitUntil(self.window.commit_deadline_ms.saturating_add(1))
+                Step::WaitUntil(self.window.reveal_opens_ms())
             }
             (Progress::Committed, RoundKind::Logged) => Step::LogCommitments,
             (Progress::Committed, RoundKind::Exam) => Step::AskReveals,
             (Progress::Logged, _) if phase == Phase::Commit => {
-                Step::WaitUntil(self.window.commit_deadline_ms.saturating_add(1))
+                Step::WaitUntil(self.window.reveal_opens_ms())
             }
             (Progress::Logged, _) if self.awaiting > 0 && phase == Phase::Reveal => {
                 Step::AskReveals
@@ -333,7 +343,7 @@ impl Round {
         self.progress = Progress::RevealsAsked;
         self.awaiting = awaiting;
         if awaiting > 0 && self.kind == RoundKind::Logged {
-            let end = self.window.reveal_deadline_ms.saturating_add(1);
+            let end = self.window.over_ms();
             self.not_before = Some(now_ms.saturating_add(RECHECK_MS).min(end));
         }
     }
