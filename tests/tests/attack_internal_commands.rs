@@ -123,6 +123,31 @@ async fn read(c: &mut CoordinatorClient<tonic::transport::Channel>, query: &str)
     serde_json::from_str(&r.result_json).expect("read json")
 }
 
+/// The number of debates in one replica's own applied state (a plain read), polled for
+/// up to 20 s until it reaches `want`; the last count seen otherwise.
+async fn local_debates_reaching(
+    c: &mut CoordinatorClient<tonic::transport::Channel>,
+    want: usize,
+) -> usize {
+    let t = Instant::now();
+    loop {
+        let seen = c
+            .read(pb::ReadRequest {
+                query_json: "\"Debates\"".into(),
+                linearizable: false,
+                ..Default::default()
+            })
+            .await
+            .ok()
+            .and_then(|r| serde_json::from_str::<Value>(&r.into_inner().result_json).ok())
+            .map_or(0, |v| v["debates"].as_array().map_or(0, Vec::len));
+        if seen >= want || t.elapsed() > Duration::from_secs(20) {
+            return seen;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 fn assert_denied(r: Result<pb::WriteReply, tonic::Status>, kind: &str, rule: &str) {
     let st = r.expect_err("an internal or test command must be refused");
     assert_eq!(st.code(), tonic::Code::PermissionDenied, "{kind}: {st:?}");
@@ -320,12 +345,13 @@ fn an_oversized_command_is_refused_and_the_cluster_keeps_serving() {
                 .expect("small write after the refusal");
             assert!(small.applied, "{}", small.result_json);
         }
-        // Every replica holds the same debates: the near-cap entries replicated.
+        // Every replica holds the same debates: the near-cap entries replicated. Each
+        // replica's own state is read (not the leader's, which a leadership change under
+        // load could move between reads), waiting for it to catch up.
         let mut counts = Vec::new();
         for a in &addrs {
-            let (_, mut leader) = client(a).await;
-            let stats = read(&mut leader, "\"Debates\"").await;
-            counts.push(stats["debates"].as_array().map_or(0, Vec::len));
+            let (mut replica, _) = client(a).await;
+            counts.push(local_debates_reaching(&mut replica, 6).await);
         }
         assert_eq!(counts, vec![6, 6, 6]);
     });
