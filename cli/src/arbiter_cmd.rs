@@ -1,4 +1,4 @@
-//! Arbiters on a running cluster: `panel arbiter register|list|show`. A registered arbiter
+//! Arbiters on a running cluster: `panel arbiter register|declare|list|show`. A registered arbiter
 //! takes the calibration exam through its node and is admitted or refused by the recorded
 //! decision (calibration-digest: Brier skill, log score, Cooke's calibration, inertness);
 //! `show` prints the scores and any failed bar, and the post-admission track record
@@ -12,7 +12,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
 use panel_coordinator::acceptance::Stance;
 use panel_coordinator::admission::ExamRecord;
-use panel_coordinator::command::{ArbiterRegistration, ClientCommand as Write, Query};
+use panel_coordinator::command::{ArbiterRegistration, ClientCommand as Write, Lineage, Query};
 use panel_coordinator::model::Arbiter;
 use panel_coordinator::query::{ArbiterReply, ArbitersReply};
 use serde::Deserialize;
@@ -69,6 +69,33 @@ enum ArbiterCmd {
         /// (proof of possession). A chartered group refuses registrations without both.
         #[arg(long, value_name = "PATH", requires = "key_file")]
         org_key: Option<PathBuf>,
+        #[command(flatten)]
+        lineage: LineageArgs,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+    /// Declare the arbiter's stance for one debate, signed by its key. Under a debate
+    /// policy with declared stances (the default of `Policy::independent`), panels seat an
+    /// arbiter under a stance only by such a declaration, and it cannot change later
+    /// (docs/COORDINATOR.md "Declared priors").
+    Declare {
+        /// The arbiter's id.
+        #[arg(long)]
+        id: String,
+        /// The arbiter's key file (`panel node keygen`), which signs the declaration.
+        #[arg(long, value_name = "PATH")]
+        key_file: PathBuf,
+        /// The debate the stance is about.
+        #[arg(long)]
+        debate: String,
+        /// The side the arbiter leans to in this debate.
+        #[arg(long, value_enum, ignore_case = true)]
+        stance: StanceArg,
+        /// The arbiter's credence in that side, in [0, 1].
+        #[arg(long, default_value_t = 0.7)]
+        credence: f64,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -90,6 +117,55 @@ enum ArbiterCmd {
         #[command(flatten)]
         cluster: ClusterArgs,
     },
+}
+
+/// Where the arbiter's model comes from, signed with the registration (docs/WIRE.md
+/// "Registration"): an arbiter of a contributor's lineage is kept off motions about its
+/// work, and supporters of one lineage count once.
+#[derive(clap::Args)]
+struct LineageArgs {
+    /// The base model the arbiter runs or was tuned from (declaring a lineage needs it).
+    #[arg(long, value_name = "NAME")]
+    base_model: Option<String>,
+    /// Who trained or serves the model.
+    #[arg(long, value_name = "NAME", requires = "base_model")]
+    provider: Option<String>,
+    /// The fine-tune, where there is one.
+    #[arg(long, value_name = "NAME", requires = "base_model")]
+    fine_tune: Option<String>,
+    /// The tuning data's source, where known.
+    #[arg(long, value_name = "NAME", requires = "base_model")]
+    data_source: Option<String>,
+}
+
+impl LineageArgs {
+    fn lineage(self) -> Option<Lineage> {
+        let base_model = self.base_model?;
+        Some(Lineage {
+            provider: self.provider.unwrap_or_default(),
+            base_model,
+            fine_tune: self.fine_tune.unwrap_or_default(),
+            data_source: self.data_source.unwrap_or_default(),
+        })
+    }
+}
+
+impl StanceArg {
+    fn stance(self) -> Stance {
+        match self {
+            StanceArg::A => Stance::A,
+            StanceArg::B => Stance::B,
+            StanceArg::None => Stance::None,
+        }
+    }
+}
+
+/// `--credence` in thousandths, refused outside [0, 1].
+fn credence_permille(credence: f64) -> Result<u16> {
+    if !(0.0..=1.0).contains(&credence) {
+        bail!("--credence {credence} must lie in [0, 1] (0.7 means 70% confident in the side)");
+    }
+    Ok((credence * 1000.0).round() as u16)
 }
 
 /// The hex public key from `--public-key` or the key file, checked to be a valid
@@ -150,6 +226,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             stance,
             endpoint,
             org_key,
+            lineage,
             json,
             cluster,
         } => {
@@ -160,13 +237,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 public_key,
                 organisation,
                 model_family,
-                stance: match stance {
-                    StanceArg::A => Stance::A,
-                    StanceArg::B => Stance::B,
-                    StanceArg::None => Stance::None,
-                },
+                stance: stance.stance(),
                 endpoint,
                 attestation: None,
+                lineage: lineage.lineage(),
             };
             if let (Some(org), Some(own)) = (&org_key, &key_file) {
                 let organisation = panel_transport::pki::read_seed_key(org)
@@ -190,6 +264,48 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         } else {
                             println!(
                                 "registered arbiter {id}; the leader now gives it the calibration exam (`panel arbiter show {id}`)"
+                            );
+                        }
+                        Ok(ExitCode::SUCCESS)
+                    }
+                }
+            })
+        }
+        ArbiterCmd::Declare {
+            id,
+            key_file,
+            debate,
+            stance,
+            credence,
+            json,
+            cluster,
+        } => {
+            let key = panel_node::keyfile::load_key(&key_file)
+                .with_context(|| format!("--key-file {}", key_file.display()))?;
+            let declaration = panel_coordinator::declared_priors::sign(
+                &key,
+                &id,
+                &debate,
+                stance.stance(),
+                credence_permille(credence)?,
+            )
+            .context("signing the declaration")?;
+            let mut c = Cluster::connect(&cluster)?;
+            runtime()?.block_on(async move {
+                match c.write(&Write::DeclareStance(declaration)).await? {
+                    WriteOutcome::Refused { code, message } => report_refusal(
+                        &format!("declaring {id}'s stance for {debate}"),
+                        &code,
+                        &message,
+                        json,
+                    ),
+                    WriteOutcome::Applied(v) => {
+                        if json {
+                            print_json(&v)?;
+                        } else {
+                            println!(
+                                "arbiter {id} declared stance {} for debate {debate}; its panels seat it under that stance",
+                                stance_name(stance.stance())
                             );
                         }
                         Ok(ExitCode::SUCCESS)

@@ -38,6 +38,7 @@ mod sim_cmd;
 mod source_server;
 mod up;
 mod up_procedures;
+mod up_stances;
 mod user_cmd;
 mod verify_cmd;
 mod verify_proof_cmd;

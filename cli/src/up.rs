@@ -395,6 +395,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             stance: spec.stance,
             endpoint: format!("https://127.0.0.1:{port}"),
             attestation: None,
+            lineage: None,
         };
         // The arbiter signs its registration (proof of possession) and its organisation
         // endorses it with its roster key: the charter refuses anything less.
@@ -510,6 +511,18 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     let debate_id = decode_reply::<CreateDebateReply>("the new debate", created)?.debate_id;
     say!("\nDebate {debate_id}: {}", scenario.resolution);
     say!("  A: {}\n  B: {}", scenario.pos_a, scenario.pos_b);
+    // Stances are declared per debate, each signed by the arbiter's key: the registered
+    // label seats nobody under this debate's policy.
+    let stances: Vec<(&str, Stance)> = ARBITERS.iter().map(|a| (a.id, a.stance)).collect();
+    crate::up_stances::declare(&mut panel.coordinators, &state, &debate_id, &stances).await?;
+    say!(
+        "each arbiter signed its stance for {debate_id}: {}",
+        stances
+            .iter()
+            .map(|(id, s)| format!("{id} {}", crate::rulings::stance_name(*s)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     // The example's contributors: under the charter a name is bound to a key only by a
     // registration its organisation endorses, and each contribution is signed by that key.
     let mut contributor_keys = BTreeMap::new();

@@ -5,9 +5,9 @@
 //! client ([`client`]) and the bench ([`bench`]).
 
 pub use panel_machine::{
-    acceptance, admission, apply, authorship, charter, checkpoints, command, debates, draw,
-    entry_proof, limits, model, priors, query, recalibration, record, reply, ruling, run_roles,
-    runs, signed_motion, transparency,
+    acceptance, admission, apply, authorship, charter, checkpoints, command, debates,
+    declared_priors, draw, entry_proof, limits, model, priors, query, recalibration, record, reply,
+    ruling, run_roles, runs, signed_motion, transparency,
 };
 
 pub mod backup;

@@ -6,7 +6,9 @@
 
 use panel_federation::{Charter, Floors, Organisation};
 use panel_proto::organisation::{self as admission, OrganisationClaim};
-use panel_proto::registration::{self, Attestation, AttestationError, RegistrationClaim};
+use panel_proto::registration::{
+    self, Attestation, AttestationError, LineageClaim, RegistrationClaim,
+};
 use panel_proto::{SigningKey, VerifyingKey};
 use thiserror::Error;
 
@@ -65,7 +67,7 @@ pub enum CharterRuleError {
     },
 }
 
-fn stance_label(s: Stance) -> &'static str {
+pub(crate) fn stance_label(s: Stance) -> &'static str {
     match s {
         Stance::A => "A",
         Stance::B => "B",
@@ -131,6 +133,12 @@ fn claim<'a>(reg: &'a ArbiterRegistration, public_key: &'a [u8]) -> Registration
         model_family: &reg.model_family,
         stance: stance_label(reg.stance),
         endpoint: &reg.endpoint,
+        lineage: reg.lineage.as_ref().map(|l| LineageClaim {
+            provider: &l.provider,
+            base_model: &l.base_model,
+            fine_tune: &l.fine_tune,
+            data_source: &l.data_source,
+        }),
     }
 }
 

@@ -69,7 +69,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 25] = [
+const KINDS: [&str; 26] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -84,6 +84,7 @@ const KINDS: [&str; 25] = [
     "StartRun",
     "SubmitRunInput",
     "RotateMotionKey",
+    "DeclareStance",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
@@ -96,8 +97,8 @@ const KINDS: [&str; 25] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..14;
-const INTERNAL_KINDS: std::ops::Range<usize> = 14..21;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..15;
+const INTERNAL_KINDS: std::ops::Range<usize> = 15..22;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -246,6 +247,9 @@ pub enum ClientCommand {
     /// of member organisations and signed by the new key (docs/WIRE.md "Motion-key
     /// rotation"; docs/SECURITY.md). Motions opened from then on must be signed by it.
     RotateMotionKey(MotionKeyRotation),
+    /// An arbiter's signed stance for one debate (docs/WIRE.md "Stance declaration"); once
+    /// declared it cannot change for that debate.
+    DeclareStance(StanceDeclaration),
 }
 
 /// A motion-key rotation as submitted: the key it rotates from is the one in force.
@@ -368,6 +372,7 @@ impl ClientCommand {
             ClientCommand::StartRun(_) => "StartRun",
             ClientCommand::SubmitRunInput(_) => "SubmitRunInput",
             ClientCommand::RotateMotionKey(_) => "RotateMotionKey",
+            ClientCommand::DeclareStance(_) => "DeclareStance",
         }
     }
 }
@@ -457,6 +462,71 @@ pub struct ArbiterRegistration {
     /// unchartered debug groups, and then omitted from the JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attestation: Option<WireAttestation>,
+    /// Where the arbiter's model comes from, when known (docs/COORDINATOR.md "Declared
+    /// priors"). Signed with the registration (layout v2); absent in registrations
+    /// written before it, whose lineage is their model family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<Lineage>,
+}
+
+/// An arbiter's declared model lineage. Every part names the lineage the arbiter shares
+/// errors with: two arbiters, or an arbiter and a contributor, that share any named part
+/// are related (`Lineage::names`). Unknown parts are empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lineage {
+    /// Who trained or serves the model (an organisation, not the arbiter's organisation).
+    #[serde(default)]
+    pub provider: String,
+    /// The base model the arbiter runs or was tuned from.
+    pub base_model: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fine_tune: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub data_source: String,
+}
+
+impl ArbiterRegistration {
+    /// The lineage key panels count supporters under (rule 4) and the draw keeps apart:
+    /// the declared base model, else the model family.
+    pub fn lineage_key(&self) -> &str {
+        match &self.lineage {
+            Some(l) if !l.base_model.trim().is_empty() => &l.base_model,
+            _ => &self.model_family,
+        }
+    }
+
+    /// Every name of the arbiter's lineage, lower-cased: the model family and each
+    /// declared part. An author of any of these lineages is related to the arbiter.
+    pub fn lineage_names(&self) -> Vec<String> {
+        let mut names = vec![self.model_family.trim().to_lowercase()];
+        if let Some(l) = &self.lineage {
+            names.extend(
+                [&l.provider, &l.base_model, &l.fine_tune, &l.data_source]
+                    .into_iter()
+                    .map(|p| p.trim().to_lowercase()),
+            );
+        }
+        names.retain(|n| !n.is_empty());
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+/// An arbiter's stance for one debate, signed by the arbiter's key (docs/WIRE.md
+/// "Stance declaration"). Under a policy with `declared_stances`, a debate's panels seat
+/// an arbiter under a stance only by such a declaration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StanceDeclaration {
+    pub arbiter_id: String,
+    pub debate_id: String,
+    pub stance: Stance,
+    /// The arbiter's credence in its side, in thousandths (0..=1000).
+    pub credence_permille: u16,
+    /// Hex of the 64-byte ed25519 signature by the arbiter's current key.
+    pub signature: String,
 }
 
 /// The two signatures of a registration, hex.
@@ -834,6 +904,13 @@ mod tests {
                 to: "00".into(),
                 possession: "00".into(),
                 endorsements: vec![],
+            }),
+            ClientCommand::DeclareStance(StanceDeclaration {
+                arbiter_id: "a".into(),
+                debate_id: "deb_1".into(),
+                stance: Stance::A,
+                credence_permille: 700,
+                signature: "00".into(),
             }),
         ];
         let internal = [

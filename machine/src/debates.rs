@@ -17,7 +17,7 @@ use crucible::{Protocol, Refusal};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::acceptance::{self, Decision, MotionKind, Policy};
+use crate::acceptance::{self, Decision, MotionKind, Policy, Stance};
 
 /// The environment a debate's writers consume: the entry's stamped time (advanced by one
 /// millisecond per tick so log order stays visible) and per-prefix id counters.
@@ -80,6 +80,18 @@ pub struct DebateRecord {
     /// reason (`fresh_panel`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub exhausted: BTreeMap<String, String>,
+    /// Arbiter id -> its signed stance for this debate (`ClientCommand::DeclareStance`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub declared_stances: BTreeMap<String, DeclaredStance>,
+}
+
+/// An arbiter's stance for one debate, as its signed declaration set it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredStance {
+    pub stance: Stance,
+    pub credence_permille: u16,
+    /// Log index of the `DeclareStance` entry.
+    pub log_index: u64,
 }
 
 /// Why a debate write was refused; nothing changed.
@@ -338,6 +350,54 @@ impl DebateRecord {
         self.author_families.get(&author).cloned()
     }
 
+    /// The declared model families of every author a question is about: the authors of
+    /// every version of the thread it concerns, of a challenge and its response and of
+    /// the challenged thread, of an appeal and of everything it contests. The draw keeps
+    /// arbiters of these lineages off the question's panel (docs/COORDINATOR.md
+    /// "Declared priors"), so no author's relatives judge any part of its work.
+    pub fn involved_author_families(&self, q: &Question) -> BTreeSet<String> {
+        let doc = &self.debate;
+        let mut authors: BTreeSet<String> = BTreeSet::new();
+        let thread_authors = |thread_id: &str, out: &mut BTreeSet<String>| {
+            if let Some(t) = doc.thread(thread_id) {
+                out.extend(t.versions.iter().filter_map(|v| v.author.clone()));
+            }
+        };
+        let challenge_authors = |c: &crucible::document::Challenge, out: &mut BTreeSet<String>| {
+            out.extend(c.author.clone());
+            out.extend(c.response.as_ref().and_then(|r| r.author.clone()));
+        };
+        match q {
+            Question::Merge { thread_id, .. }
+            | Question::AssignRelevance { thread_id, .. }
+            | Question::VerifyTier { thread_id, .. } => thread_authors(thread_id, &mut authors),
+            Question::ResolveChallenge { challenge_id } => {
+                if let Some(c) = doc.challenge(challenge_id) {
+                    challenge_authors(c, &mut authors);
+                    thread_authors(&c.thread_id, &mut authors);
+                }
+            }
+            Question::AdmitAppeal { appeal_id } => {
+                if let Some(a) = doc.appeal(appeal_id) {
+                    authors.extend(a.author.clone());
+                    for t in &a.target_thread_ids {
+                        thread_authors(t, &mut authors);
+                        for c in doc.challenges.iter().filter(|c| &c.thread_id == t) {
+                            challenge_authors(c, &mut authors);
+                        }
+                    }
+                }
+            }
+            Question::CertifySteelman { .. } | Question::AdvancePhase { .. } => {}
+        }
+        authors
+            .into_iter()
+            .filter_map(|a| self.author_families.get(&a))
+            .map(|f| f.trim().to_lowercase())
+            .filter(|f| !f.is_empty())
+            .collect()
+    }
+
     /// Issues a fresh verdict from the current ledger (SPEC 3.7: a new verdict, the
     /// earlier ones untouched).
     pub fn reissue_verdict(&mut self, time_ms: u64, actor: &str) -> u32 {
@@ -387,6 +447,7 @@ pub fn create(
         requests: 0,
         deadlocks: BTreeMap::new(),
         exhausted: BTreeMap::new(),
+        declared_stances: BTreeMap::new(),
     }
 }
 

@@ -30,6 +30,12 @@ pub struct Independence {
     /// from the leader's batch seed (`crate::draw_seed`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsteerable_draw: bool,
+    /// Declared priors are per debate (docs/COORDINATOR.md "Declared priors"): a debate's
+    /// panels seat an arbiter under a stance only by its signed declaration for that
+    /// debate ([`crate::command::StanceDeclaration`]), and keep off every motion an
+    /// arbiter related by lineage to any author the motion is about.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub declared_stances: bool,
 }
 
 impl Independence {
@@ -38,6 +44,7 @@ impl Independence {
         without_any_organisation: true,
         one_per_lineage: true,
         unsteerable_draw: true,
+        declared_stances: true,
     };
 
     /// True when no rule is on (the behaviour of policies written before these rules).
@@ -147,8 +154,104 @@ pub(crate) fn outcome_survives(full: &Outcome, reduced: Option<&Outcome>) -> boo
     }
 }
 
+/// Measured independence over decided motions (docs/CALIBRATION.md, measured
+/// independence): for every pair of arbiters, how often both ruled against an accepted
+/// yes/no outcome on the motions both ruled on. An accepted outcome is the best truth the
+/// record holds; motions that deadlocked or answer a value are skipped.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MeasuredErrors {
+    /// Decided yes/no motions counted.
+    pub motions: usize,
+    /// Keyed by the two arbiter ids, in order.
+    pub pairs: BTreeMap<(String, String), calibration::independence::ErrorCoincidence>,
+}
+
+impl MeasuredErrors {
+    /// Counts `motions`; `arbiter_of` names the arbiter holding a ruling's key (hex).
+    pub fn from_motions<'a>(
+        motions: impl IntoIterator<Item = &'a crate::model::Motion>,
+        arbiter_of: impl Fn(&str) -> Option<String>,
+    ) -> Self {
+        use crate::acceptance::{Acceptance, Decision};
+        let mut out = MeasuredErrors::default();
+        for m in motions {
+            let crate::model::MotionStatus::Decided(Acceptance::Accepted {
+                outcome: Outcome::Decided(accepted),
+                ..
+            }) = &m.status
+            else {
+                continue;
+            };
+            let wrong: BTreeMap<String, bool> = m
+                .rulings
+                .iter()
+                .filter_map(|w| w.decode().ok()?.ruling)
+                .filter_map(|r| {
+                    let id = arbiter_of(&hex::encode(&r.arbiter_key))?;
+                    let d = panel_proto::pb::Decision::try_from(r.decision).ok()?;
+                    let yes = panel_proto::ruling_check::is_affirmative(d);
+                    Some((id, yes != (*accepted == Decision::Yes)))
+                })
+                .collect();
+            if wrong.len() < 2 {
+                continue;
+            }
+            out.motions += 1;
+            for (i, (a, wa)) in wrong.iter().enumerate() {
+                for (b, wb) in wrong.iter().skip(i + 1) {
+                    out.pairs
+                        .entry((a.clone(), b.clone()))
+                        .or_default()
+                        .add(*wa, *wb);
+                }
+            }
+        }
+        out
+    }
+
+    /// The error correlation of two arbiters; 0 where it is undefined (no motion in
+    /// common, or one of them never erred), so the figure never invents dependence.
+    pub fn correlation(&self, a: &str, b: &str) -> f64 {
+        let key = if a <= b {
+            (a.to_owned(), b.to_owned())
+        } else {
+            (b.to_owned(), a.to_owned())
+        };
+        self.pairs
+            .get(&key)
+            .and_then(|c| c.correlation())
+            .unwrap_or(0.0)
+    }
+
+    /// Kish's effective number of independent members of `panel`
+    /// (`calibration::independence::kish_n_eff`).
+    pub fn n_eff(&self, panel: &[&str]) -> f64 {
+        calibration::independence::kish_n_eff(panel.len(), |i, j| {
+            self.correlation(panel[i], panel[j])
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    /// Two arbiters that err together count as one; an arbiter that never erred has no
+    /// defined correlation and is counted as independent.
+    #[test]
+    fn shared_errors_lower_the_measured_n_eff() {
+        let mut m = MeasuredErrors::default();
+        let mut together = calibration::independence::ErrorCoincidence::default();
+        for k in 0..10 {
+            together.add(k < 3, k < 3);
+        }
+        m.pairs.insert(("a".into(), "b".into()), together);
+        assert!((m.correlation("b", "a") - 1.0).abs() < 1e-12);
+        assert_eq!(m.correlation("a", "c"), 0.0);
+        assert!((m.n_eff(&["a", "b"]) - 1.0).abs() < 1e-12);
+        assert!((m.n_eff(&["a", "c"]) - 2.0).abs() < 1e-12);
+        let three = m.n_eff(&["a", "b", "c"]);
+        assert!((three - 9.0 / 5.0).abs() < 1e-12, "{three}");
+    }
     use super::*;
 
     fn seat(id: &str, stance: Stance, lineage: &str) -> Seat {

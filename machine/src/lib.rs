@@ -17,6 +17,7 @@ pub mod charter;
 pub mod checkpoints;
 pub mod command;
 pub mod debates;
+pub mod declared_priors;
 pub mod draw;
 pub mod draw_seed;
 pub mod entry_proof;

@@ -132,6 +132,7 @@ mod tests {
                     stance,
                     endpoint: String::new(),
                     attestation: None,
+                    lineage: None,
                 },
                 admitted: true,
                 score_milli: 0,

@@ -33,6 +33,17 @@ pub struct RegisterArbiterReply {
     pub arbiter_id: String,
 }
 
+/// `DeclareStance`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeclareStanceReply {
+    pub arbiter_id: String,
+    pub debate_id: String,
+    pub stance: crate::acceptance::Stance,
+    /// True when the same declaration was already on the record (nothing changed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repeated: bool,
+}
+
 /// `SetAdmission` (test command).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SetAdmissionReply {

@@ -54,6 +54,7 @@ fn registration(n: usize, id: &str, stance: Stance, org: &str) -> Command {
         stance,
         endpoint: String::new(),
         attestation: None,
+        lineage: None,
     })
     .into()
 }

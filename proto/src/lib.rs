@@ -31,6 +31,7 @@ pub mod registration;
 pub mod round;
 pub mod ruling_check;
 pub mod signing;
+pub mod stance_declaration;
 
 /// Generated messages and services of package `crucible.panel.v1`.
 pub mod pb {

@@ -13,6 +13,11 @@ use crate::signing::CanonicalWriter;
 /// Domain tag of registration canonical bytes, layout version 1.
 pub const REGISTRATION_TAG_V1: &[u8] = b"crucible-panel/arbiter-registration/v1\0";
 
+/// Domain tag of registration canonical bytes, layout version 2: version 1's fields, then
+/// the declared lineage (docs/WIRE.md, "Registration"). Used only when a lineage is
+/// declared, so registrations without one keep their version 1 bytes.
+pub const REGISTRATION_TAG_V2: &[u8] = b"crucible-panel/arbiter-registration/v2\0";
+
 /// Longest text field a registration may carry, in bytes.
 pub const MAX_REGISTRATION_TEXT: usize = 1024;
 
@@ -27,6 +32,20 @@ pub struct RegistrationClaim<'a> {
     /// `A`, `B` or `none`.
     pub stance: &'a str,
     pub endpoint: &'a str,
+    /// The model lineage the arbiter declares, when it declares one (layout v2).
+    pub lineage: Option<LineageClaim<'a>>,
+}
+
+/// Where an arbiter's model comes from, as far as it is known: two arbiters of one lineage
+/// tend to share their errors, and an arbiter of a contributor's lineage is not seated on
+/// motions about that contribution (docs/COORDINATOR.md "Declared priors"). Unknown parts
+/// are empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineageClaim<'a> {
+    pub provider: &'a str,
+    pub base_model: &'a str,
+    pub fine_tune: &'a str,
+    pub data_source: &'a str,
 }
 
 /// Why a registration's attestation is refused.
@@ -139,14 +158,24 @@ pub fn registration_canonical_bytes(
     c: &RegistrationClaim<'_>,
 ) -> Result<Vec<u8>, AttestationError> {
     let key = parse_public_key(c.public_key)?;
-    let mut w = CanonicalWriter::new(REGISTRATION_TAG_V1);
+    let lineage = c.lineage.map(|l| {
+        [
+            ("lineage.provider", l.provider),
+            ("lineage.base_model", l.base_model),
+            ("lineage.fine_tune", l.fine_tune),
+            ("lineage.data_source", l.data_source),
+        ]
+    });
     for (field, text) in [
         ("arbiter_id", c.arbiter_id),
         ("organisation", c.organisation),
         ("model_family", c.model_family),
         ("stance", c.stance),
         ("endpoint", c.endpoint),
-    ] {
+    ]
+    .into_iter()
+    .chain(lineage.into_iter().flatten())
+    {
         if text.len() > MAX_REGISTRATION_TEXT {
             return Err(AttestationError::TooLong {
                 field,
@@ -154,12 +183,20 @@ pub fn registration_canonical_bytes(
             });
         }
     }
+    let mut w = CanonicalWriter::new(if lineage.is_some() {
+        REGISTRATION_TAG_V2
+    } else {
+        REGISTRATION_TAG_V1
+    });
     w.text(c.arbiter_id);
     w.fixed(key.as_bytes());
     w.text(c.organisation);
     w.text(c.model_family);
     w.text(c.stance);
     w.text(c.endpoint);
+    for (_, text) in lineage.into_iter().flatten() {
+        w.text(text);
+    }
     Ok(w.finish())
 }
 
@@ -205,6 +242,45 @@ mod tests {
             model_family: "family-x",
             stance: "A",
             endpoint: "https://127.0.0.1:7401",
+            lineage: None,
+        }
+    }
+
+    #[test]
+    fn a_declared_lineage_is_bound_and_changes_the_layout() {
+        let arbiter = SigningKey::from_bytes(&[1; 32]);
+        let org = SigningKey::from_bytes(&[2; 32]);
+        let pk = arbiter.verifying_key().to_bytes();
+        let lineage = LineageClaim {
+            provider: "acme",
+            base_model: "acme-7",
+            fine_tune: "",
+            data_source: "",
+        };
+        let with = RegistrationClaim {
+            lineage: Some(lineage),
+            ..claim(&pk)
+        };
+        let v1 = registration_canonical_bytes(&claim(&pk)).unwrap();
+        let v2 = registration_canonical_bytes(&with).unwrap();
+        assert!(v1.starts_with(REGISTRATION_TAG_V1) && v2.starts_with(REGISTRATION_TAG_V2));
+        let a = attest(&with, &arbiter, &org).unwrap();
+        assert!(verify_attestation(&with, &a, &org.verifying_key()).is_ok());
+        // Dropping or altering the lineage breaks both signatures' layout.
+        for c in [
+            claim(&pk),
+            RegistrationClaim {
+                lineage: Some(LineageClaim {
+                    base_model: "other-9",
+                    ..lineage
+                }),
+                ..claim(&pk)
+            },
+        ] {
+            assert_eq!(
+                verify_attestation(&c, &a, &org.verifying_key()),
+                Err(AttestationError::BadProof)
+            );
         }
     }
 

@@ -88,6 +88,7 @@ fn registration_claim(pk: &[u8]) -> RegistrationClaim<'_> {
         model_family: "family-x",
         stance: "A",
         endpoint: "https://10.0.0.7:7401",
+        lineage: None,
     }
 }
 

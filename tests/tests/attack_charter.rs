@@ -142,6 +142,7 @@ fn registrations_need_possession_and_the_organisations_endorsement() {
         stance: Stance::B,
         endpoint: "link".into(),
         attestation: None,
+        lineage: None,
     };
     stolen.attestation = Some(attest(&stolen, &thief, &roster).unwrap());
     let json =

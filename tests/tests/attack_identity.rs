@@ -212,6 +212,7 @@ fn registration(
         stance,
         endpoint: "link".into(),
         attestation: None,
+        lineage: None,
     };
     reg.attestation = Some(attest(&reg, arbiter, roster).expect("attest"));
     ClientCommand::RegisterArbiter(reg)

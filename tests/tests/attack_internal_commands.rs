@@ -107,6 +107,7 @@ fn registration(id: &str, seed: u8, stance: Stance) -> ArbiterRegistration {
         stance,
         endpoint: String::new(),
         attestation: None,
+        lineage: None,
     }
 }
 

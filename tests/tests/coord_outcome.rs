@@ -132,6 +132,7 @@ fn coord_signed_outcomes_accept_across_stances_and_refuse_attacks() {
             stance: STANCES[i as usize],
             endpoint: String::new(),
             attestation: None,
+            lineage: None,
         };
         assert_eq!(
             write(&all, next(), &ClientCommand::RegisterArbiter(reg)).unwrap()["applied"],

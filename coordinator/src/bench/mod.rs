@@ -207,6 +207,7 @@ fn arbiter(i: usize, federation: Option<&Federation>) -> (SigningKey, ArbiterReg
         stance,
         endpoint: String::new(),
         attestation: None,
+        lineage: None,
     };
     if let Some(f) = federation.filter(|f| !f.rosters.is_empty()) {
         let (org, roster) = &f.rosters[i % f.rosters.len()];

@@ -56,6 +56,24 @@ pub(super) fn register(
     }))
 }
 
+/// An arbiter's signed stance for one debate (`declared_priors`).
+pub(super) fn declare_stance(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    d: &crate::command::StanceDeclaration,
+) -> Result<Value, ApplyError> {
+    let declared = crate::declared_priors::check(state, d)?;
+    if declared == crate::declared_priors::Declared::New {
+        crate::declared_priors::record(state, d, ctx.log_index);
+    }
+    Ok(to_value(&crate::reply::DeclareStanceReply {
+        arbiter_id: d.arbiter_id.clone(),
+        debate_id: d.debate_id.clone(),
+        stance: d.stance,
+        repeated: declared == crate::declared_priors::Declared::Repeated,
+    }))
+}
+
 /// Records an admission decision directly (test and operations command; see
 /// `TestCommand::SetAdmission`).
 pub(super) fn set_admission(

@@ -143,6 +143,7 @@ mod tests {
             stance: Stance::A,
             endpoint: "link".into(),
             attestation: None,
+            lineage: None,
         }
     }
 

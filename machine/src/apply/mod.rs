@@ -143,6 +143,8 @@ pub enum ApplyError {
         "no panel disjoint from the {contested_sitters} arbiter(s) who sat on what this question contests can be drawn; admit more arbiters (docs/PANEL.md, \"Fresh panels\")"
     )]
     NoFreshPanel { contested_sitters: usize },
+    #[error("stance declaration refused: {0}")]
+    Declaration(#[from] crate::declared_priors::DeclarationRefusal),
 }
 
 impl ApplyError {
@@ -178,6 +180,7 @@ impl ApplyError {
             ApplyError::TooManyRuns { .. } => "too_many_runs",
             ApplyError::RunRole(_) => "run_role",
             ApplyError::NoFreshPanel { .. } => "no_fresh_panel",
+            ApplyError::Declaration(_) => "declaration_refused",
             ApplyError::Procedure(e) => match e {
                 panel_procedures::ProcedureError::Contract(_) => "malformed",
                 panel_procedures::ProcedureError::Refused(_) => "procedure_refused",
@@ -421,6 +424,7 @@ fn apply_client(
             runs::submit_input(state, ctx, client_id, request_id, sub)
         }
         ClientCommand::RotateMotionKey(rot) => federation::rotate_motion_key(state, ctx, rot),
+        ClientCommand::DeclareStance(d) => arbiters::declare_stance(state, ctx, d),
     }
 }
 
@@ -518,6 +522,7 @@ mod tests {
             stance,
             endpoint: String::new(),
             attestation: None,
+            lineage: None,
         })
         .into()
     }

@@ -91,12 +91,20 @@ fn draw_seats(
     ctx: &ApplyCtx,
     spec: &MotionSpec,
 ) -> Result<(Vec<Seat>, u64), ApplyError> {
+    // Under declared stances, the debate's declarations seat the stances and every
+    // involved author's relatives stay off (`declared_priors`).
+    let debate = crate::declared_priors::governing_debate(state, spec);
+    let related_families = match (debate, &spec.question) {
+        (Some(d), Some(q)) => d.involved_author_families(q),
+        _ => Default::default(),
+    };
     let pool: Vec<Candidate> = state
         .arbiters
         .iter()
+        .filter(|(_, a)| !crate::declared_priors::related(a, &related_families))
         .map(|(id, a)| Candidate {
             id: id.clone(),
-            stance: a.seated_stance(),
+            stance: crate::declared_priors::seating_stance(id, a, debate),
             organisation: a.registration.organisation.clone(),
             model_family: a.registration.model_family.clone(),
             admitted: a.admitted && !a.recalibration.is_flagged(),
@@ -115,11 +123,18 @@ fn draw_seats(
     let panel = draw::draw(&pool, &draw_spec, draw_seed)?;
     let seats = panel
         .into_iter()
-        .map(|c| Seat {
-            arbiter_id: c.id,
-            stance: c.stance,
-            organisation: c.organisation,
-            lineage: crate::independence::seated_lineage(spec.policy.as_ref(), c.model_family),
+        .map(|c| {
+            // Rule 4 counts the declared lineage where there is one (`lineage_key`).
+            let lineage = state
+                .arbiters
+                .get(&c.id)
+                .map_or(c.model_family, |a| a.registration.lineage_key().to_owned());
+            Seat {
+                arbiter_id: c.id,
+                stance: c.stance,
+                organisation: c.organisation,
+                lineage: crate::independence::seated_lineage(spec.policy.as_ref(), lineage),
+            }
         })
         .collect();
     Ok((seats, draw_seed))
@@ -971,6 +986,7 @@ mod tests {
                     stance: *stance,
                     endpoint: String::new(),
                     attestation: None,
+                    lineage: None,
                 })
                 .into(),
             ));

@@ -62,6 +62,7 @@ pub(crate) async fn setup(
             stance: *stance,
             endpoint: String::new(),
             attestation: None,
+            lineage: None,
         };
         reg.attestation = Some(
             panel_coordinator::charter::attest(&reg, &key(i), &roster).map_err(|e| {
