@@ -37,6 +37,7 @@ mod rulings;
 mod sim_cmd;
 mod source_server;
 mod up;
+mod up_dissent;
 mod up_procedures;
 mod up_stances;
 mod user_cmd;

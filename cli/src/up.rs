@@ -62,34 +62,84 @@ struct ArbiterSpec {
     organisation: &'static str,
     model_family: &'static str,
     stance: Stance,
+    /// The scripted judge profile in `profiles.toml`.
+    profile: &'static str,
 }
 
-const ARBITERS: [ArbiterSpec; 4] = [
+const fn arbiter(
+    id: &'static str,
+    organisation: &'static str,
+    model_family: &'static str,
+    stance: Stance,
+    profile: &'static str,
+) -> ArbiterSpec {
     ArbiterSpec {
-        id: "arb-north-a",
-        organisation: "northwind",
-        model_family: "family-x",
-        stance: Stance::A,
-    },
-    ArbiterSpec {
-        id: "arb-south-a",
-        organisation: "southbank",
-        model_family: "family-y",
-        stance: Stance::A,
-    },
-    ArbiterSpec {
-        id: "arb-north-b",
-        organisation: "northwind",
-        model_family: "family-y",
-        stance: Stance::B,
-    },
-    ArbiterSpec {
-        id: "arb-south-b",
-        organisation: "southbank",
-        model_family: "family-x",
-        stance: Stance::B,
-    },
+        id,
+        organisation,
+        model_family,
+        stance,
+        profile,
+    }
+}
+
+/// The worked example's four arbiters (the first four, who alone declare stances for its
+/// debate), then the four more the contested question needs (`up_dissent`): three
+/// calibrated judges and `arb-north-p`, whose judge leans to side B.
+const ARBITERS: [ArbiterSpec; 8] = [
+    arbiter(
+        "arb-north-a",
+        "northwind",
+        "family-x",
+        Stance::A,
+        "calibrated",
+    ),
+    arbiter(
+        "arb-south-a",
+        "southbank",
+        "family-y",
+        Stance::A,
+        "calibrated",
+    ),
+    arbiter(
+        "arb-north-b",
+        "northwind",
+        "family-y",
+        Stance::B,
+        "calibrated",
+    ),
+    arbiter(
+        "arb-south-b",
+        "southbank",
+        "family-x",
+        Stance::B,
+        "calibrated",
+    ),
+    arbiter("arb-north-p", "northwind", "family-z", Stance::B, "leans-b"),
+    arbiter(
+        "arb-north-c",
+        "northwind",
+        "family-x",
+        Stance::A,
+        "calibrated",
+    ),
+    arbiter(
+        "arb-south-c",
+        "southbank",
+        "family-y",
+        Stance::A,
+        "calibrated",
+    ),
+    arbiter(
+        "arb-south-d",
+        "southbank",
+        "family-x",
+        Stance::B,
+        "calibrated",
+    ),
 ];
+
+/// How many of [`ARBITERS`] judge the worked example.
+const WORKED_EXAMPLE_ARBITERS: usize = 4;
 
 /// Child processes, stopped (SIGTERM, then SIGKILL after a grace period) on drop.
 struct Cluster {
@@ -174,12 +224,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 /// The coordinators as `panel up` talks to them: the CLI's client, refusals as errors.
-struct Panel {
-    coordinators: Coordinators,
+pub(crate) struct Panel {
+    pub(crate) coordinators: Coordinators,
 }
 
 impl Panel {
-    async fn write(&mut self, command: ClientCommand) -> Result<Value> {
+    pub(crate) async fn write(&mut self, command: ClientCommand) -> Result<Value> {
         match self.coordinators.write(&command).await? {
             WriteOutcome::Applied(v) => Ok(v),
             WriteOutcome::Refused { code, message } => {
@@ -348,7 +398,7 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     let profiles = state.join("profiles.toml");
     fs::write(
         &profiles,
-        "# Scripted judge used by `panel up`: answers as the simulation hint says.\n[profiles.calibrated]\naccuracy = 1.0\nseed = 7\n",
+        "# Scripted judges used by `panel up`: `calibrated` answers as the simulation hint says;\n# `leans-b` does too, unless a yes would favour side A, which it then refuses.\n[profiles.calibrated]\naccuracy = 1.0\nseed = 7\n\n[profiles.leans-b]\naccuracy = 1.0\nbias_side = \"B\"\nbias = 0.6\nseed = 11\n",
     )?;
     // Nodes also write their own reveals to the replicas (docs/COORDINATOR.md "The
     // commit-reveal round").
@@ -369,10 +419,11 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
             Stance::None => "none",
         };
         let config = format!(
-            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\ncoordinators = [{reveal_to}]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"calibrated\"\n\n# The demo's sources are served on loopback; retrieval reads only public\n# addresses unless a host is listed (docs/JUDGES.md).\n[retrieval]\nallow_hosts = [\"127.0.0.1\"]\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
+            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\ncoordinators = [{reveal_to}]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"{}\"\n\n# The demo's sources are served on loopback; retrieval reads only public\n# addresses unless a host is listed (docs/JUDGES.md).\n[retrieval]\nallow_hosts = [\"127.0.0.1\"]\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
             spec.organisation,
             spec.model_family,
             profiles.display(),
+            spec.profile,
             issued.dir(&pki::node_dir_name(spec.id)).display(),
             issued.charter_path().display()
         );
@@ -484,7 +535,10 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         );
     }
     if arbiters.iter().any(|a| !a.admitted) {
-        bail!("not every arbiter was admitted; the worked example needs all four");
+        bail!(
+            "not every arbiter was admitted; the demo needs all {}",
+            ARBITERS.len()
+        );
     }
     let names = crate::rulings::names_from_arbiters(&arbiters);
 
@@ -513,7 +567,10 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     say!("  A: {}\n  B: {}", scenario.pos_a, scenario.pos_b);
     // Stances are declared per debate, each signed by the arbiter's key: the registered
     // label seats nobody under this debate's policy.
-    let stances: Vec<(&str, Stance)> = ARBITERS.iter().map(|a| (a.id, a.stance)).collect();
+    let stances: Vec<(&str, Stance)> = ARBITERS[..WORKED_EXAMPLE_ARBITERS]
+        .iter()
+        .map(|a| (a.id, a.stance))
+        .collect();
     crate::up_stances::declare(&mut panel.coordinators, &state, &debate_id, &stances).await?;
     say!(
         "each arbiter signed its stance for {debate_id}: {}",
@@ -574,27 +631,24 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
                 let (doc, _) = panel.debate(&debate_id).await?;
                 let resolved = labels.resolve(&doc, contribution)?;
                 let c: Contribution = serde_json::from_value(resolved)?;
-                let mut sub = ContributionSubmission {
-                    debate_id: debate_id.clone(),
-                    author: author.clone(),
-                    side: side.as_str().into(),
-                    model_family: None,
-                    contribution: c.clone(),
-                    hints: SubmissionHints {
-                        answer: *hint,
-                        verify: *verify,
-                        relevance: *relevance,
-                    },
-                    signature: None,
+                let hints = SubmissionHints {
+                    answer: *hint,
+                    verify: *verify,
+                    relevance: *relevance,
                 };
-                if let Some(key) = contributor_keys.get(author) {
-                    let (client_id, request_id) = panel.coordinators.next_ids();
-                    sub.signature = Some(panel_coordinator::authorship::sign(
-                        key, &sub, &client_id, request_id,
-                    )?);
-                }
-                let v = panel.write(ClientCommand::Contribute(sub)).await?;
-                let v: ContributeReply = decode_reply("the contribution", v)?;
+                let who = Contributor {
+                    name: author,
+                    key: contributor_keys.get(author),
+                };
+                let v = submit(
+                    &mut panel,
+                    &debate_id,
+                    &who,
+                    side.as_str(),
+                    c.clone(),
+                    hints,
+                )
+                .await?;
                 say!("  {author} (side {side}) {}", describe_contribution(&c));
                 if let (Some(l), Some(id)) = (label, v.created.as_deref()) {
                     labels.bind(l, id);
@@ -686,6 +740,35 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         "prior-consistency check over the ruling history: {flagged} arbiter(s) flagged as ruling with the other camp"
     );
 
+    let (author, key) = contributor_keys
+        .iter()
+        .next()
+        .context("the worked example registered no contributor")?;
+    let shown = crate::up_dissent::run(
+        &mut panel,
+        &state,
+        &Contributor {
+            name: author,
+            key: Some(key),
+        },
+        &names,
+    )
+    .await?;
+    say!(
+        "  the panel earned its keep in {}: {} deadlocked with stance B split, the fresh panel accepted {}",
+        shown.debate_id,
+        shown.deadlocked,
+        shown.accepted
+    );
+    say!(
+        "  measured independence over {} decided yes/no motions: n_eff {:.2} of {} on the fresh panel, {:.2} of {} in the admitted pool (Kish, from pairwise error correlation)",
+        shown.motions_measured,
+        shown.n_eff_panel,
+        up_dissent_panel_size(),
+        shown.n_eff_pool,
+        shown.pool
+    );
+
     let runs = crate::up_procedures::run(&mut panel.coordinators, args.procedure).await?;
     if !runs.is_empty() {
         say!(
@@ -774,6 +857,45 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A contributor of the demo: its name and the key its registration bound to it.
+pub(crate) struct Contributor<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) key: Option<&'a panel_proto::SigningKey>,
+}
+
+/// Submits one contribution, signed by its author's key (the charter refuses unsigned
+/// writes under a registered name).
+pub(crate) async fn submit(
+    panel: &mut Panel,
+    debate_id: &str,
+    author: &Contributor<'_>,
+    side: &str,
+    contribution: Contribution,
+    hints: SubmissionHints,
+) -> Result<ContributeReply> {
+    let mut sub = ContributionSubmission {
+        debate_id: debate_id.to_owned(),
+        author: author.name.to_owned(),
+        side: side.to_owned(),
+        model_family: None,
+        contribution,
+        hints,
+        signature: None,
+    };
+    if let Some(key) = author.key {
+        let (client_id, request_id) = panel.coordinators.next_ids();
+        sub.signature = Some(panel_coordinator::authorship::sign(
+            key, &sub, &client_id, request_id,
+        )?);
+    }
+    let v = panel.write(ClientCommand::Contribute(sub)).await?;
+    Ok(decode_reply("the contribution", v)?)
+}
+
+fn up_dissent_panel_size() -> usize {
+    crate::up_dissent::FRESH.len()
+}
+
 fn crucible_exam_items() -> usize {
     panel_coordinator::admission::default_exam().map_or(0, |e| e.items.len())
 }
@@ -817,7 +939,7 @@ where
 }
 
 /// Waits until the debate has no open motion, printing each decided motion once.
-async fn settle(
+pub(crate) async fn settle(
     panel: &Panel,
     debate_id: &str,
     names: &BTreeMap<String, (String, String)>,
@@ -874,7 +996,16 @@ async fn print_new_motions(
         );
         let mut by_stance: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in &m.rulings {
-            if let Some((stance, arb, val)) = ruling_line(&r.0, names) {
+            if let Some((registered, arb, val)) = ruling_line(&r.0, names) {
+                // The stance the seat counted under: a debate's declaration, not the
+                // registered label (docs/COORDINATOR.md "Declared priors").
+                let stance = m
+                    .seats
+                    .iter()
+                    .find(|s| s.arbiter_id == arb)
+                    .map_or(registered, |s| {
+                        crate::rulings::stance_name(s.stance).to_string()
+                    });
                 by_stance
                     .entry(stance)
                     .or_default()

@@ -728,10 +728,27 @@ pub fn wire_projection(
     });
     pb::ContentProjection {
         question: p.question.clone(),
+        affirmative_favours: wire_side(affirmative_favours(p, kind)),
         items,
         resolution: p.resolution.clone(),
         expected,
         ..Default::default()
+    }
+}
+
+/// The side a yes helps (docs/WIRE.md "Motion, layout v1", `affirmative_favours`):
+/// merging or verifying a claim helps the claim's side, upholding a challenge helps the
+/// challenger's; other questions help neither. A judge that leans to a side, or a reader
+/// checking for bias, needs to know which way a yes cuts.
+fn affirmative_favours(p: &Projection, kind: MotionKind) -> Option<crucible::Side> {
+    match kind {
+        MotionKind::Merge | MotionKind::TierVerification => p.items.iter().find_map(|i| i.side),
+        MotionKind::Challenge => p
+            .items
+            .iter()
+            .find(|i| i.label.starts_with("Challenge"))
+            .and_then(|i| i.side),
+        _ => None,
     }
 }
 
