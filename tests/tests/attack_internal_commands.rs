@@ -404,3 +404,93 @@ fn a_debate_flood_under_rotating_names_is_bounded() {
         );
     });
 }
+
+/// Over real sockets: a stance declaration signed by another key, or replayed onto another
+/// debate, is refused by name and records nothing; the arbiter's own declaration is
+/// recorded once, and a later switch of camp for the same debate is refused.
+#[test]
+fn a_forged_or_switched_stance_declaration_is_refused() {
+    use panel_coordinator::acceptance::Policy;
+    use panel_coordinator::declared_priors;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_guards, addrs) = start(dir.path());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let (mut c, mut leader) = client(&addrs[0]).await;
+        let reg: Command =
+            ClientCommand::RegisterArbiter(registration("arb-d", 41, Stance::A)).into();
+        let w = write_through_elections(&mut c, "decl", 1, &reg)
+            .await
+            .expect("register");
+        assert!(w.applied, "{}", w.result_json);
+        let mut ids = Vec::new();
+        for (n, resolution) in ["first", "second"].into_iter().enumerate() {
+            let mut spec = debate(format!("declarations {resolution}"));
+            if let Command::Client(ClientCommand::CreateDebate(s)) = &mut spec {
+                s.policy = Some(Policy::independent());
+            }
+            let w = write_through_elections(&mut c, "decl", 2 + n as u64, &spec)
+                .await
+                .expect("debate");
+            assert!(w.applied, "{}", w.result_json);
+            let v: Value = serde_json::from_str(&w.result_json).expect("json");
+            ids.push(v["debate_id"].as_str().expect("id").to_owned());
+        }
+        let own = SigningKey::from_bytes(&[41; 32]);
+        let thief = SigningKey::from_bytes(&[42; 32]);
+        let declare = |key: &SigningKey, debate: &str, stance: Stance| -> Command {
+            ClientCommand::DeclareStance(
+                declared_priors::sign(key, "arb-d", debate, stance, 700).expect("sign"),
+            )
+            .into()
+        };
+        let refused = |w: pb::WriteReply, needle: &str| {
+            assert!(!w.applied, "{}", w.result_json);
+            assert!(
+                w.result_json.contains("declaration_refused") && w.result_json.contains(needle),
+                "{}",
+                w.result_json
+            );
+        };
+        let forged =
+            write_through_elections(&mut c, "decl", 10, &declare(&thief, &ids[0], Stance::B))
+                .await
+                .expect("write");
+        refused(forged, "does not verify");
+        let mut replayed =
+            declared_priors::sign(&own, "arb-d", &ids[0], Stance::A, 700).expect("sign");
+        replayed.debate_id = ids[1].clone();
+        let w = write_through_elections(
+            &mut c,
+            "decl",
+            11,
+            &ClientCommand::DeclareStance(replayed).into(),
+        )
+        .await
+        .expect("write");
+        refused(w, "does not verify");
+        let w = write_through_elections(&mut c, "decl", 12, &declare(&own, &ids[0], Stance::A))
+            .await
+            .expect("write");
+        assert!(w.applied, "{}", w.result_json);
+        let w = write_through_elections(&mut c, "decl", 13, &declare(&own, &ids[0], Stance::B))
+            .await
+            .expect("write");
+        refused(w, "cannot change");
+        let d = read(
+            &mut leader,
+            &format!("{{\"Debate\":{{\"debate_id\":\"{}\"}}}}", ids[0]),
+        )
+        .await;
+        assert_eq!(
+            d["debate"]["declared_stances"]["arb-d"]["stance"], "A",
+            "{d}"
+        );
+        let other = read(
+            &mut leader,
+            &format!("{{\"Debate\":{{\"debate_id\":\"{}\"}}}}", ids[1]),
+        )
+        .await;
+        assert!(other["debate"]["declared_stances"].is_null(), "{other}");
+    });
+}

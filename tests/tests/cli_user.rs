@@ -1,5 +1,5 @@
 //! The user's CLI against a real running panel: `panel up --keep` starts 3 coordinator
-//! and 4 arbiter node processes and runs the worked example; then every read command
+//! and 8 arbiter node processes and runs the worked example (and the contested question); then every read command
 //! (debate, motion, arbiter, verdict, export) is exercised in text and JSON, a new debate
 //! is opened and advanced through the panel, the Gate refuses an abusive claim with the
 //! rule, excerpt and fix before anything is sent, a clean claim is accepted, and bad
@@ -51,7 +51,7 @@ fn thread_args<'a>(assertion: &'a str, title: &'a str, key: &'a str) -> Vec<&'a 
         "--key",
         key,
         "--debate",
-        "deb_2",
+        "deb_3",
         "--author",
         "cara",
         "--side",
@@ -196,7 +196,8 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     // Arbiters.
     let arbs = json(st, &["arbiter", "list", "--json"]);
     let arbs = arbs["arbiters"].as_array().expect("arbiters");
-    assert_eq!(arbs.len(), 4);
+    // The worked example's four and the contested question's four more (`up_dissent`).
+    assert_eq!(arbs.len(), 8);
     assert!(arbs.iter().all(|a| a["admitted"] == true));
     let a = ok(st, &["arbiter", "show", "arb-north-a"]);
     assert!(
@@ -260,7 +261,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         json(st, &["arbiter", "list", "--json"])["arbiters"]
             .as_array()
             .map(Vec::len),
-        Some(4),
+        Some(8),
         "a refused registration must not register anything"
     );
 
@@ -300,14 +301,15 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
             "--json",
         ],
     );
-    assert_eq!(created["debate_id"], "deb_2");
+    // deb_1 is the worked example, deb_2 the contested question (`panel up`).
+    assert_eq!(created["debate_id"], "deb_3");
     let adv = ok(
         st,
-        &["ask", "--debate", "deb_2", "--advance", "framing", "--wait"],
+        &["ask", "--debate", "deb_3", "--advance", "framing", "--wait"],
     );
     assert!(adv.contains("ACCEPTED"), "{adv}");
     assert_eq!(
-        json(st, &["debate", "show", "deb_2", "--json"])["phase"],
+        json(st, &["debate", "show", "deb_3", "--json"])["phase"],
         "construction"
     );
 
@@ -335,7 +337,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
             .is_some_and(|v| v.iter().any(|x| x["rule"] == "G4" && x["fix"].is_string()))
     );
     assert_eq!(
-        json(st, &["debate", "show", "deb_2", "--json"])["threads"]
+        json(st, &["debate", "show", "deb_3", "--json"])["threads"]
             .as_array()
             .map(Vec::len),
         Some(0),
@@ -355,7 +357,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         accepted.contains("ver_1") && accepted.contains("thr_1"),
         "{accepted}"
     );
-    let doc = json(st, &["debate", "show", "deb_2", "--json"]);
+    let doc = json(st, &["debate", "show", "deb_3", "--json"]);
     assert_eq!(doc["threads"][0]["versions"][0]["author"], "cara");
 
     // A protocol refusal prints the code and the message.
@@ -366,7 +368,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
             "--key",
             &cara,
             "--debate",
-            "deb_2",
+            "deb_3",
             "--author",
             "cara",
             "--side",
@@ -389,7 +391,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         &[
             "ask",
             "--debate",
-            "deb_2",
+            "deb_3",
             "--verify-tier",
             "ver_1",
             "--thread",

@@ -268,10 +268,10 @@ fn the_dashboard_shows_every_view_in_a_real_browser() {
             "--json",
         ],
     );
-    assert!(created.contains("deb_2"), "{created}");
+    assert!(created.contains("deb_3"), "{created}");
     let adv = ok(
         &st,
-        &["ask", "--debate", "deb_2", "--advance", "framing", "--wait"],
+        &["ask", "--debate", "deb_3", "--advance", "framing", "--wait"],
     );
     assert!(adv.contains("ACCEPTED"), "{adv}");
 
