@@ -761,12 +761,14 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
         shown.accepted
     );
     say!(
-        "  measured independence over {} decided yes/no motions: n_eff {:.2} of {} on the fresh panel, {:.2} of {} in the admitted pool (Kish, from pairwise error correlation)",
+        "  measured independence (Kish n_eff, from {} decided yes/no motions): the fresh panel is worth {:.2} of {} votes ({} of {} pairs measured, the rest by declared lineage; the rule needs 2); the admitted pool's measured errors make its {} arbiters worth {:.2}",
         shown.motions_measured,
         shown.n_eff_panel,
         up_dissent_panel_size(),
-        shown.n_eff_pool,
-        shown.pool
+        shown.pairs_measured,
+        shown.pairs,
+        shown.pool,
+        shown.n_eff_pool
     );
 
     let runs = crate::up_procedures::run(&mut panel.coordinators, args.procedure).await?;

@@ -5,7 +5,7 @@
 //! arbiters then declare; the question goes again to a fresh panel disjoint from the first
 //! (the pool is too small for the two extra seats, so it keeps the debate's size), which
 //! accepts it across both stances and both organisations. The summary measures the
-//! panels' independence from the record's rulings (`MeasuredErrors`).
+//! panels' independence from the record's rulings (`ErrorHistory`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -18,7 +18,7 @@ use panel_coordinator::command::{ClientCommand, DebateSpec, PanelRequest, Query}
 use panel_coordinator::debates::SubmissionHints;
 use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::query::{ArbitersReply, DebateMotionsReply, MotionsReply};
-use panel_machine::independence::MeasuredErrors;
+use panel_machine::independence::ErrorHistory;
 use panel_machine::reply::CreateDebateReply;
 use serde_json::json;
 
@@ -49,11 +49,15 @@ pub struct Shown {
     pub debate_id: String,
     pub deadlocked: String,
     pub accepted: String,
-    /// Kish's n_eff of the panel that accepted, and of the whole pool.
+    /// Kish's n_eff of the panel that accepted (as the rule counts it), and of the whole
+    /// pool by measured correlation alone.
     pub n_eff_panel: f64,
     pub n_eff_pool: f64,
+    /// Pairs of the fresh panel judged by measured correlation, of all its pairs.
+    pub pairs_measured: usize,
+    pub pairs: usize,
     pub pool: usize,
-    pub motions_measured: usize,
+    pub motions_measured: u64,
 }
 
 pub async fn run(
@@ -177,12 +181,11 @@ pub async fn run(
         .await?;
     let arbiters: ArbitersReply = panel.coordinators.read_as(&Query::Arbiters).await?;
     let measured =
-        MeasuredErrors::from_motions(&all.motions, |key| names.get(key).map(|(id, _)| id.clone()));
-    let panel_ids: Vec<&str> = accepted
-        .seats
-        .iter()
-        .map(|s| s.arbiter_id.as_str())
-        .collect();
+        ErrorHistory::from_motions(&all.motions, |key| names.get(key).map(|(id, _)| id.clone()));
+    // The figure the record keeps beside the verdict: measured correlation where there
+    // is enough history, declared lineage otherwise.
+    let fresh_seats: Vec<&panel_coordinator::acceptance::Seat> = accepted.seats.iter().collect();
+    let figures = panel_machine::independence::support_independence(&fresh_seats, &measured);
     let pool_ids: Vec<&str> = arbiters
         .arbiters
         .iter()
@@ -193,7 +196,9 @@ pub async fn run(
         debate_id,
         deadlocked: deadlocked.spec.motion_id.clone(),
         accepted: accepted.spec.motion_id.clone(),
-        n_eff_panel: measured.n_eff(&panel_ids),
+        n_eff_panel: f64::from(figures.n_eff_milli) / 1000.0,
+        pairs_measured: figures.pairs_measured,
+        pairs: figures.pairs,
         n_eff_pool: measured.n_eff(&pool_ids),
         pool: pool_ids.len(),
         motions_measured: measured.motions,

@@ -201,6 +201,12 @@ pub enum DeadlockReason {
     DependsOnOrganisation {
         organisation: String,
     },
+    /// The supporters' measured (or lineage-implied) error correlation leaves them worth
+    /// fewer than the needed independent votes (`independence::require_independent_support`).
+    CorrelatedSupport {
+        n_eff_milli: u32,
+        needed_milli: u32,
+    },
 }
 
 impl std::fmt::Display for Stance {
@@ -265,6 +271,15 @@ impl std::fmt::Display for DeadlockReason {
             DeadlockReason::DependsOnOrganisation { organisation } => write!(
                 f,
                 "without {organisation}'s rulings the outcome would not stand, so one organisation would carry it"
+            ),
+            DeadlockReason::CorrelatedSupport {
+                n_eff_milli,
+                needed_milli,
+            } => write!(
+                f,
+                "the supporters share their errors: they are worth {:.2} independent votes, fewer than the {:.2} needed",
+                f64::from(*n_eff_milli) / 1000.0,
+                f64::from(*needed_milli) / 1000.0
             ),
         }
     }

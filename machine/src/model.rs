@@ -314,6 +314,13 @@ pub struct State {
     /// The highest rule set a batch was stamped with (`rules.rs`); 0 before stamping.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rules: u32,
+    /// Pairwise error history of accepted yes/no outcomes, counted from rule set
+    /// `MEASURED_ERRORS` on (`independence::ErrorHistory`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::independence::ErrorHistory::is_empty"
+    )]
+    pub error_history: crate::independence::ErrorHistory,
 }
 
 /// One motion-key rotation on the record.

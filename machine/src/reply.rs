@@ -206,6 +206,9 @@ pub struct Decided {
     pub run: Option<RunSettledReply>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recalibration: Option<RecalibrationReply>,
+    /// The supporters' measured independence, under a policy with `measured_n_eff`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub independence: Option<crate::independence::SupportIndependence>,
 }
 
 impl Decided {
@@ -219,6 +222,7 @@ impl Decided {
             prior_check: None,
             run: None,
             recalibration: None,
+            independence: None,
         }
     }
 }
@@ -641,6 +645,7 @@ mod tests {
                 ambiguous_challenges: vec![],
                 flagged: vec![],
             }),
+            independence: None,
         };
         let absent = Absent {
             committed_not_revealed: vec!["b1".into()],

@@ -15,12 +15,18 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = EXAM_MOTIONS;
+pub const CURRENT: u32 = MEASURED_ERRORS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
 /// (`admission::check_exam_motions`; docs/SECURITY.md "Arbiter node caller").
 pub const EXAM_MOTIONS: u32 = 1;
+
+/// From this level on, apply counts every accepted yes/no outcome into the pairwise error
+/// history (`State::error_history`) that the measured-independence rule reads
+/// (`independence::require_independent_support`). Counting from a stamped level means
+/// every replica, and `panel verify`, starts counting at the same entry.
+pub const MEASURED_ERRORS: u32 = 2;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -262,21 +262,52 @@ pub(super) fn record_outcome(
         revealed.extend(checked.revealed);
         receipts.extend(checked.receipt);
     }
-    let policy = motion.spec.policy.clone().unwrap_or_default();
-    let verdict = acceptance::decide(
-        motion.spec.kind,
-        &motion.seats,
-        &revealed,
-        &receipts,
-        &policy,
-    );
+    let (verdict, independence) = judge(state, motion, &revealed, &receipts);
     let mut all = sub.rulings.clone();
     all.extend(from_reveals.iter().map(WireRuling::encode));
-    let decided = conclude(state, ctx, &sub.motion_id, verdict, all, &rationales);
+    let mut decided = conclude(state, ctx, &sub.motion_id, verdict, all, &rationales);
+    decided.independence = independence;
+    count_errors(state, &decided.verdict, &revealed);
     Ok(to_value(&OutcomeReply {
         decided,
         motion_digest: motion_digest.map(hex::encode),
     }))
+}
+
+/// The acceptance rule over a motion's counted rulings, then, under a policy with
+/// `measured_n_eff`, the measured-independence rule over its supporters (docs/COORDINATOR.md
+/// "The acceptance rule", "Measured independence").
+fn judge(
+    state: &State,
+    motion: &crate::model::Motion,
+    revealed: &[acceptance::RevealedRuling],
+    receipts: &[acceptance::RetrievalReceipt],
+) -> (
+    acceptance::Acceptance,
+    Option<crate::independence::SupportIndependence>,
+) {
+    let policy = motion.spec.policy.clone().unwrap_or_default();
+    let verdict = acceptance::decide(motion.spec.kind, &motion.seats, revealed, receipts, &policy);
+    crate::independence::require_independent_support(
+        verdict,
+        &motion.seats,
+        revealed,
+        &state.error_history,
+        &policy,
+    )
+}
+
+/// Counts an accepted outcome into the error history, from rule set `MEASURED_ERRORS` on.
+fn count_errors(
+    state: &mut State,
+    verdict: &acceptance::Acceptance,
+    revealed: &[acceptance::RevealedRuling],
+) {
+    if state.rules >= crate::rules::MEASURED_ERRORS
+        && let acceptance::Acceptance::Accepted { outcome, .. } = verdict
+    {
+        state.error_history.record(outcome, revealed);
+    }
 }
 
 /// Decides a motion: records the verdict with every counted ruling, settles the debate's
@@ -891,14 +922,7 @@ pub(super) fn close_motion(
         .filter(|(_, s)| s.equivocation.is_some())
         .map(|(id, _)| id)
         .collect();
-    let policy = motion.spec.policy.clone().unwrap_or_default();
-    let verdict = acceptance::decide(
-        motion.spec.kind,
-        &motion.seats,
-        &revealed,
-        &receipts,
-        &policy,
-    );
+    let (verdict, independence) = judge(state, motion, &revealed, &receipts);
     let digest = round.motion_digest.clone();
     let equivocated: Vec<String> = equivocated.into_iter().cloned().collect();
     if let Some(r) = state
@@ -908,7 +932,9 @@ pub(super) fn close_motion(
     {
         r.absent = Some(absent.clone());
     }
-    let decided = conclude(state, ctx, motion_id, verdict, rulings, &rationales);
+    let mut decided = conclude(state, ctx, motion_id, verdict, rulings, &rationales);
+    decided.independence = independence;
+    count_errors(state, &decided.verdict, &revealed);
     Ok(to_value(&CloseReply {
         decided,
         motion_digest: digest,
