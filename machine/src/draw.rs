@@ -107,6 +107,74 @@ pub enum DrawError {
     NotEnoughOrganisations { needed: usize, reached: usize },
 }
 
+/// The candidates `spec` may seat: admitted, not contributors, not of the author's model
+/// family; sorted by id, each once.
+fn eligible<'a>(pool: &'a [Candidate], spec: &DrawSpec) -> Vec<&'a Candidate> {
+    let mut eligible: Vec<&Candidate> = pool
+        .iter()
+        .filter(|c| c.admitted && !spec.contributors.contains(&c.id))
+        .filter(|c| spec.author_model_family.as_deref() != Some(c.model_family.as_str()))
+        .collect();
+    eligible.sort_by(|a, b| a.id.cmp(&b.id));
+    eligible.dedup_by(|a, b| a.id == b.id);
+    eligible
+}
+
+/// Prefers low-correlation panels among equally eligible arbiters (docs/COORDINATOR.md
+/// "Measured independence"): while some seat can go to an unseated eligible arbiter of
+/// the same stance without losing an organisation, and that lowers the panel's summed
+/// pairwise correlation `rho`, the best such swap is made (ties: the earliest seat, then
+/// the lowest id). Deterministic from the drawn panel and `rho`, which the record fixes,
+/// so it steers nothing; it only moves the draw away from arbiters that share errors.
+pub fn prefer_independent(
+    mut panel: Vec<Candidate>,
+    pool: &[Candidate],
+    spec: &DrawSpec,
+    rho: impl Fn(&Candidate, &Candidate) -> f64,
+) -> Vec<Candidate> {
+    let eligible = eligible(pool, spec);
+    let orgs = |p: &[Candidate]| {
+        p.iter()
+            .map(|c| c.organisation.as_str())
+            .collect::<BTreeSet<_>>()
+            .len()
+    };
+    // Each seat can change at most once per pass and every swap strictly lowers the sum,
+    // so this ends; the bound only guards against float surprises.
+    for _ in 0..panel.len() * eligible.len().max(1) {
+        let floor = orgs(&panel).min(spec.min_organisations);
+        let mut best: Option<(f64, usize, &Candidate)> = None;
+        for (i, seated) in panel.iter().enumerate() {
+            let others = || {
+                panel
+                    .iter()
+                    .enumerate()
+                    .filter(move |(j, _)| *j != i)
+                    .map(|(_, c)| c)
+            };
+            let now: f64 = others().map(|o| rho(seated, o)).sum();
+            for c in eligible
+                .iter()
+                .filter(|c| c.stance == seated.stance && !panel.iter().any(|p| p.id == c.id))
+            {
+                let delta = others().map(|o| rho(c, o)).sum::<f64>() - now;
+                if delta < -1e-9 && best.as_ref().is_none_or(|(d, _, _)| delta < *d) {
+                    let mut trial = panel.clone();
+                    trial[i] = (*c).clone();
+                    if orgs(&trial) >= floor {
+                        best = Some((delta, i, c));
+                    }
+                }
+            }
+        }
+        match best {
+            Some((_, i, c)) => panel[i] = c.clone(),
+            None => break,
+        }
+    }
+    panel
+}
+
 /// Draw a panel. Returns the chosen candidates in seating order.
 pub fn draw(pool: &[Candidate], spec: &DrawSpec, seed: u64) -> Result<Vec<Candidate>, DrawError> {
     if spec.seats < 2 * spec.min_per_stance {
@@ -115,13 +183,7 @@ pub fn draw(pool: &[Candidate], spec: &DrawSpec, seed: u64) -> Result<Vec<Candid
             min_per_stance: spec.min_per_stance,
         });
     }
-    let mut eligible: Vec<&Candidate> = pool
-        .iter()
-        .filter(|c| c.admitted && !spec.contributors.contains(&c.id))
-        .filter(|c| spec.author_model_family.as_deref() != Some(c.model_family.as_str()))
-        .collect();
-    eligible.sort_by(|a, b| a.id.cmp(&b.id));
-    eligible.dedup_by(|a, b| a.id == b.id);
+    let mut eligible = eligible(pool, spec);
 
     for stance in [Stance::A, Stance::B] {
         let available = eligible.iter().filter(|c| c.stance == stance).count();
@@ -222,6 +284,36 @@ mod tests {
             model_family: family.into(),
             admitted: true,
         }
+    }
+
+    /// Among equally eligible arbiters the panel moves off shared lineages: plain draws
+    /// sometimes seat two arbiters of one family, the preferred ones never, and every
+    /// preferred panel keeps its stance seats and its organisations.
+    #[test]
+    fn the_draw_prefers_arbiters_that_do_not_share_errors() {
+        let pool = [
+            cand("a1", Stance::A, "o1", "x"),
+            cand("a2", Stance::A, "o2", "y"),
+            cand("b1", Stance::B, "o3", "x"),
+            cand("b2", Stance::B, "o4", "z"),
+        ];
+        let spec = DrawSpec::new(2);
+        let rho =
+            |a: &Candidate, b: &Candidate| f64::from(u8::from(a.model_family == b.model_family));
+        let shared = |p: &[Candidate]| p[0].model_family == p[1].model_family;
+        let mut plain_shared = 0;
+        for seed in 0..64 {
+            let plain = draw(&pool, &spec, seed).unwrap();
+            plain_shared += usize::from(shared(&plain));
+            let preferred = prefer_independent(plain.clone(), &pool, &spec, rho);
+            assert!(!shared(&preferred), "seed {seed}: {preferred:?}");
+            let stances: BTreeSet<Stance> = preferred.iter().map(|c| c.stance).collect();
+            assert_eq!(stances.len(), 2);
+            if !shared(&plain) {
+                assert_eq!(preferred, plain, "an independent panel is left as drawn");
+            }
+        }
+        assert!(plain_shared > 0, "the plain draw never paired one family");
     }
 
     fn pool() -> Vec<Candidate> {

@@ -120,7 +120,16 @@ fn draw_seats(
         author_model_family: spec.author_model_family.clone(),
     };
     let draw_seed = crate::draw_seed::for_motion(state, ctx, spec);
-    let panel = draw::draw(&pool, &draw_spec, draw_seed)?;
+    let mut panel = draw::draw(&pool, &draw_spec, draw_seed)?;
+    if spec
+        .policy
+        .as_ref()
+        .is_some_and(|p| p.independence.measured_n_eff)
+    {
+        panel = draw::prefer_independent(panel, &pool, &draw_spec, |a, b| {
+            pair_correlation(state, a, b)
+        });
+    }
     let seats = panel
         .into_iter()
         .map(|c| {
@@ -138,6 +147,21 @@ fn draw_seats(
         })
         .collect();
     Ok((seats, draw_seed))
+}
+
+/// Two candidates' error correlation as the measured-independence rule counts it:
+/// measured where the history has enough, else 1 for one declared lineage and 0 otherwise.
+fn pair_correlation(state: &State, a: &Candidate, b: &Candidate) -> f64 {
+    fn lineage<'a>(state: &'a State, c: &'a Candidate) -> &'a str {
+        state
+            .arbiters
+            .get(&c.id)
+            .map_or(c.model_family.as_str(), |x| x.registration.lineage_key())
+    }
+    state
+        .error_history
+        .measured(&a.id, &b.id, crate::independence::MIN_SHARED_MOTIONS)
+        .unwrap_or_else(|| f64::from(u8::from(lineage(state, a) == lineage(state, b))))
 }
 
 /// Whether `spec` could be seated from the admitted pool now.
