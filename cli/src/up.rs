@@ -20,6 +20,7 @@ use crucible::scenario::{Labels, Step, parse_request, worked_example};
 use crucible::verdict::js_to_fixed;
 use panel_coordinator::acceptance::{Policy, Stance};
 use panel_coordinator::client;
+use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::command::{
     ArbiterRegistration, ClientCommand, ContributionSubmission, DebateSpec, PanelRequest, Query,
 };
@@ -35,7 +36,7 @@ use serde_json::Value;
 use panel_transport::{Transport, pki};
 
 use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster as Coordinators, WriteOutcome, decode_reply};
+use crate::cluster_client::Cluster as Coordinators;
 use crate::rulings::ruling_line;
 use crate::source_server::SourceServer;
 
