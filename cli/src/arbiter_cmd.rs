@@ -12,13 +12,14 @@ use anyhow::{Context, Result, anyhow, bail};
 use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
 use panel_coordinator::acceptance::Stance;
 use panel_coordinator::admission::ExamRecord;
+use panel_coordinator::client::failover::WriteOutcome;
 use panel_coordinator::command::{ArbiterRegistration, ClientCommand as Write, Lineage, Query};
 use panel_coordinator::model::Arbiter;
 use panel_coordinator::query::{ArbiterReply, ArbitersReply};
 use serde::Deserialize;
 
 use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, WriteOutcome, print_json, report_refusal, runtime};
+use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
 use crate::rulings::stance_name;
 
 #[derive(clap::Args)]

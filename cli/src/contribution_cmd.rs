@@ -12,15 +12,14 @@ use clap::builder::PossibleValuesParser;
 use crucible::contribution::{ClaimInput, Contribution};
 use crucible::document::{Citation, Side};
 use crucible::gate::{self, Violation};
+use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::command::{ClientCommand as Write, ContributionSubmission, Query};
 use panel_coordinator::query::DebateReply;
 use panel_machine::reply::ContributeReply;
 use serde_json::json;
 
 use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{
-    Cluster, WriteOutcome, decode_reply, print_json, report_refusal, runtime,
-};
+use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
 
 /// A side of the debate as typed on the command line.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]

@@ -12,6 +12,7 @@ use crucible::document::{Debate, phase};
 use crucible::motion::{Answer, Question};
 use crucible::report::ledger_report;
 use crucible::verdict::js_to_fixed;
+use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::command::{ClientCommand as Write, DebateSpec, PanelRequest, Query};
 use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::query::{DebatesReply, MotionReply};
@@ -19,9 +20,7 @@ use panel_machine::reply::{AskPanelReply, CreateDebateReply, ReissueVerdictReply
 use serde_json::{Value, json};
 
 use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{
-    Cluster, WriteOutcome, decode_reply, print_json, report_refusal, runtime,
-};
+use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
 
 #[derive(clap::Args)]
 pub struct Args {

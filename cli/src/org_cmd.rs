@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use panel_coordinator::client::failover::WriteOutcome;
 use panel_coordinator::command::{
     ClientCommand, ContributorRegistration, Endorsement, MotionKeyRotation, OrganisationAdmission,
     WireAttestation,
@@ -19,7 +20,7 @@ use panel_coordinator::command::{
 use panel_federation::{Fingerprint, Organisation};
 
 use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, WriteOutcome, print_json, runtime};
+use crate::cluster_client::{Cluster, print_json, runtime};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use ed25519_dalek::SigningKey;
+use panel_coordinator::client::failover::WriteOutcome;
 use panel_coordinator::command::{ClientCommand, Query};
 use panel_coordinator::runs::{RunInputSubmission, RunRecord, RunRequest};
 use panel_procedures::{Awaited, RunInput, RunStart};
 use serde::Deserialize;
 
-use crate::cluster_client::{Cluster, WriteOutcome};
+use crate::cluster_client::Cluster;
 
 /// The `Run` query's answer, decoded once.
 #[derive(Debug, Deserialize)]

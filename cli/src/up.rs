@@ -9,7 +9,7 @@ use crate::output::say;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command as Process, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -19,13 +19,13 @@ use crucible::motion::Question;
 use crucible::scenario::{Labels, Step, parse_request, worked_example};
 use crucible::verdict::js_to_fixed;
 use panel_coordinator::acceptance::{Policy, Stance};
-use panel_coordinator::client;
+use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::command::{
     ArbiterRegistration, ClientCommand, ContributionSubmission, DebateSpec, PanelRequest, Query,
 };
 use panel_coordinator::debates::SubmissionHints;
+use panel_coordinator::local::{self, LocalCluster, ReplicaLaunch, Supervisor, free_port};
 use panel_coordinator::model::{Motion, MotionStatus};
-use panel_coordinator::pb::coordinator as cpb;
 use panel_coordinator::query::ArbitersReply;
 use panel_coordinator::record::{self, Bundle};
 use panel_machine::reply::{CheckPriorsReply, ContributeReply, CreateDebateReply, Decided};
@@ -35,7 +35,7 @@ use serde_json::Value;
 use panel_transport::{Transport, pki};
 
 use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster as Coordinators, WriteOutcome, decode_reply};
+use crate::cluster_client::Cluster as Coordinators;
 use crate::rulings::ruling_line;
 use crate::source_server::SourceServer;
 
@@ -141,67 +141,11 @@ const ARBITERS: [ArbiterSpec; 8] = [
 /// How many of [`ARBITERS`] judge the worked example.
 const WORKED_EXAMPLE_ARBITERS: usize = 4;
 
-/// Child processes, stopped (SIGTERM, then SIGKILL after a grace period) on drop.
-struct Cluster {
-    children: Vec<(String, Child)>,
-}
-
-impl Cluster {
-    fn spawn(&mut self, name: &str, args: &[String], log: &Path) -> Result<()> {
-        let out = fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
-        let err = out.try_clone()?;
-        let child = Process::new(std::env::current_exe()?)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .with_context(|| format!("starting {name}"))?;
-        self.children.push((name.to_string(), child));
-        Ok(())
-    }
-
-    fn stop(&mut self) {
-        for (_, c) in &mut self.children {
-            let _ = Process::new("kill")
-                .args(["-TERM", &c.id().to_string()])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        for (_, c) in &mut self.children {
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = c.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        self.children.clear();
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
 pub fn run(args: Args) -> Result<ExitCode> {
     crate::output::set_json(args.json);
     let rt = tokio::runtime::Runtime::new()?;
-    let mut cluster = Cluster {
-        children: Vec::new(),
-    };
+    // Every process of the panel: stopped when `panel up` ends, however it ends.
+    let mut cluster = Supervisor::new(std::env::current_exe()?);
     let outcome = rt.block_on(async {
         // SIGTERM (kill, service managers, test harnesses) stops the children like Ctrl-C;
         // without this the replicas and nodes would outlive `panel up`.
@@ -250,7 +194,7 @@ impl Panel {
     }
 }
 
-async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
+async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
     let state = &args.state;
     if state.exists() {
         fs::remove_dir_all(state).with_context(|| format!("clearing {}", state.display()))?;
@@ -294,39 +238,12 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
 
     // One witness per organisation, each with its own key: they cosign the log's
     // checkpoints, so no single organisation can publish another history of the record.
-    let log_vkey = issued
-        .charter
-        .log
-        .as_ref()
-        .map(|l| l.vkey.clone())
-        .context("the issued charter names no log")?;
-    let mut witness_urls = Vec::new();
-    for org in pki::LOCAL_ORGANISATIONS {
-        let listen = format!("127.0.0.1:{}", free_port()?);
-        let a: Vec<String> = [
-            "witness",
-            "run",
-            "--listen",
-            &listen,
-            "--data",
-            &state.join("witnesses").join(org).display().to_string(),
-            "--key",
-            &issued.witness_key_path(org).display().to_string(),
-            "--name",
-            &pki::witness_name(org),
-            "--log",
-            &log_vkey,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        cluster.spawn(
-            &format!("witness {org}"),
-            &a,
-            &state.join("logs").join(format!("witness-{org}.log")),
-        )?;
-        witness_urls.push(format!("http://{listen}"));
-    }
+    let witness_urls = local::witnesses::spawn(
+        cluster,
+        &issued,
+        &state.join("witnesses"),
+        &state.join("logs"),
+    )?;
     say!(
         "started {} witnesses, one per organisation: {}",
         witness_urls.len(),
@@ -337,57 +254,20 @@ async fn up(args: &Args, cluster: &mut Cluster) -> Result<ExitCode> {
     // every replica's config; every node trusts its public key (docs/WIRE.md "Motion,
     // layout v1").
     let motion_public = issued.charter.motion_key.clone();
-    // Three coordinator replicas.
-    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect::<Result<_>>()?;
-    let addrs: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
-    for (i, addr) in addrs.iter().enumerate() {
-        let id = i + 1;
-        let config = write_replica_config(&state, id as u64, addr, &issued, &witness_urls)?;
-        let a = [
-            "coordinator".to_owned(),
-            "run".to_owned(),
-            "--config".to_owned(),
-            config.display().to_string(),
-        ];
-        cluster.spawn(
-            &format!("coordinator {id}"),
-            &a,
-            &state.join("logs").join(format!("coordinator-{id}.log")),
-        )?;
-    }
+    // Three coordinator replicas, each from its config file in the state folder, made one
+    // Raft group.
+    let replicas =
+        LocalCluster::spawn(cluster, local::loopback_addrs(3)?, operator, |id, addr| {
+            let config = write_replica_config(&state, id, addr, &issued, &witness_urls)?;
+            let log = state.join("logs").join(format!("coordinator-{id}.log"));
+            Ok(ReplicaLaunch::config_file(&config, log))
+        })?;
+    let addrs = replicas.addrs().to_vec();
     say!("started 3 coordinator replicas: {}", addrs.join(", "));
     crate::cluster_addr::write_cluster_file(&state, &addrs, Some(&client_tls))?;
-    wait_for("replicas answer", Duration::from_secs(30), || async {
-        for a in &addrs {
-            if client::status(&operator, a).await.is_err() {
-                return false;
-            }
-        }
-        true
-    })
-    .await?;
-    let mut admin = client::admin_on_leader(&operator, &addrs[0]).await?;
-    admin
-        .init(cpb::InitRequest {
-            members: addrs
-                .iter()
-                .enumerate()
-                .map(|(i, a)| cpb::Member {
-                    id: i as u64 + 1,
-                    addr: a.clone(),
-                })
-                .collect(),
-        })
-        .await
-        .map_err(|e| anyhow!("initialising the group: {}", e.message()))?;
-    wait_for("a leader is elected", Duration::from_secs(30), || async {
-        client::status(&operator, &addrs[0])
-            .await
-            .map(|s| s.has_leader)
-            .unwrap_or(false)
-    })
-    .await?;
-    let leader = client::status(&operator, &addrs[0]).await?;
+    replicas.wait_answering(Duration::from_secs(30)).await?;
+    replicas.init(Duration::from_secs(30)).await?;
+    let leader = replicas.wait_for_leader(Duration::from_secs(30)).await?;
     say!(
         "raft group formed: leader is replica {} at {}",
         leader.leader_id,
@@ -925,21 +805,6 @@ fn describe_contribution(c: &Contribution) -> String {
     }
 }
 
-async fn wait_for<F, Fut>(what: &str, limit: Duration, mut f: F) -> Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let start = Instant::now();
-    while !f().await {
-        if start.elapsed() > limit {
-            bail!("timed out after {} s waiting until {what}", limit.as_secs());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Ok(())
-}
-
 /// Waits until the debate has no open motion, printing each decided motion once.
 pub(crate) async fn settle(
     panel: &Panel,
@@ -1030,46 +895,15 @@ fn write_replica_config(
     addr: &str,
     issued: &pki::Issued,
     witness_urls: &[String],
-) -> Result<PathBuf> {
-    use panel_coordinator::config::{
-        CheckpointsSection, KeysSection, ReplicaConfig, TlsSection, WindowsSection,
-    };
-    let config = ReplicaConfig {
-        id: Some(id),
-        listen: Some(addr.parse().context("a replica address")?),
-        data_dir: Some(state.join("coordinators").join(format!("c{id}"))),
-        // The demo's exam carries gold answers for its scripted judges.
-        simulation: Some(true),
-        tls: TlsSection {
-            dir: Some(issued.dir(&pki::replica_dir_name(id))),
-            charter: Some(issued.charter_path()),
-            insecure_loopback: None,
-        },
-        keys: KeysSection {
-            motion_key: Some(issued.motion_key_path()),
-            next_motion_key: None,
-            log_key: Some(issued.log_key_path()),
-        },
-        windows: WindowsSection {
-            commit_ms: Some(300),
-            exam_ms: Some(3000),
-            ..Default::default()
-        },
-        checkpoints: CheckpointsSection {
-            witnesses: Some(witness_urls.to_vec()),
-            ..Default::default()
-        },
+) -> Result<PathBuf, local::LocalClusterError> {
+    let data = state.join("coordinators").join(format!("c{id}"));
+    let mut config = local::config::chartered(id, addr, data, issued, witness_urls)?;
+    // The demo's exam carries gold answers for its scripted judges.
+    config.simulation = Some(true);
+    config.windows = panel_coordinator::config::WindowsSection {
+        commit_ms: Some(300),
+        exam_ms: Some(3000),
         ..Default::default()
     };
-    let dir = state.join("config");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let path = dir.join(format!("replica-{id}.toml"));
-    let text = format!(
-        "# Replica {id} of `panel up` (docs/COORDINATOR.md, \"Configuration file\").\n\
-         # `panel coordinator run --config {}`; flags given override these keys.\n\n{}",
-        path.display(),
-        config.to_toml()
-    );
-    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    Ok(path)
+    local::config::write(&state.join("config"), id, &config, "`panel up`")
 }

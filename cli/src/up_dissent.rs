@@ -22,10 +22,10 @@ use panel_machine::independence::ErrorHistory;
 use panel_machine::reply::CreateDebateReply;
 use serde_json::json;
 
-use crate::cluster_client::decode_reply;
 use crate::output::say;
 use crate::rulings::Names;
 use crate::up::{Contributor, Panel};
+use panel_coordinator::client::failover::decode_reply;
 
 /// The first panel: two arbiters per stance, both organisations on each side; the
 /// partisan `arb-north-p` leans to B whatever the evidence.

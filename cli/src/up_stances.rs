@@ -8,7 +8,8 @@ use anyhow::{Context, Result, bail};
 use panel_coordinator::acceptance::Stance;
 use panel_coordinator::command::ClientCommand;
 
-use crate::cluster_client::{Cluster, WriteOutcome};
+use crate::cluster_client::Cluster;
+use panel_coordinator::client::failover::WriteOutcome;
 
 /// Declares `stance` for `debate_id` for each `(arbiter id, stance)`, signed by the key in
 /// `STATE/nodes/ID/arbiter.key`, with the credence the node's config declares (0.7).

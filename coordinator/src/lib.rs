@@ -2,7 +2,8 @@
 //! an openraft group on redb ([`raft`]) around the pure state machine of `panel-machine`
 //! (re-exported below, so callers name one crate), the replica process and its gRPC
 //! services, the leader's drivers and the outbound arbiter link ([`service`]), a failover
-//! client ([`client`]) and the bench ([`bench`]).
+//! client ([`client`]), a local cluster as child processes ([`local`]: `panel up`, the
+//! bench and the cross-process tests start one) and the bench ([`bench`]).
 
 pub use panel_machine::{
     acceptance, admission, apply, authorship, charter, checkpoints, command, debates,
@@ -15,6 +16,7 @@ pub mod bench;
 pub mod client;
 pub mod clock;
 pub mod config;
+pub mod local;
 pub mod raft;
 pub mod service;
 

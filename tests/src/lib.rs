@@ -1,13 +1,19 @@
 //! Shared harness for the cross-process tests in `tests/tests/`: locate the real `panel`
-//! binary, start it as a child process, and make sure no child outlives its test.
+//! binary, start it as a child process, and make sure no child outlives its test. The
+//! processes, ports, replica flags and group init are the coordinator's local cluster
+//! (`panel_coordinator::local`, as `panel up` and the bench start theirs); what is here
+//! panics instead of returning errors, as a test harness may.
 
 pub mod local_panel;
 pub mod run_folder;
 pub mod tls;
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command};
+use std::time::Duration;
+
+use panel_coordinator::local::{self, LocalCluster, Process, ReplicaFlags, Security};
+use panel_transport::Transport;
 
 /// Path of the `panel` binary built by the same `cargo test --workspace` run.
 ///
@@ -36,67 +42,40 @@ pub fn panel() -> Command {
 
 /// A loopback port that was free a moment ago.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("bind an ephemeral loopback port")
+    local::free_port().expect("bind an ephemeral loopback port")
 }
 
-/// A child process that is killed and reaped when dropped, so a failing test leaves
-/// nothing running.
+/// A child process that is stopped (SIGTERM, SIGKILL after 5 s) and reaped when dropped,
+/// so a failing test leaves nothing running; SIGTERM first, so a process that supervises
+/// children of its own (`panel up`) stops them too.
 pub struct ChildGuard {
     pub name: String,
-    child: Option<Child>,
+    process: Process,
 }
 
 impl ChildGuard {
     pub fn spawn(name: impl Into<String>, mut cmd: Command) -> Self {
         let name = name.into();
-        let child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("could not start {name}: {e}"));
-        Self {
-            name,
-            child: Some(child),
-        }
+        let process = Process::spawn(name.clone(), &mut cmd).unwrap_or_else(|e| panic!("{e}"));
+        Self { name, process }
     }
 
     pub fn id(&self) -> u32 {
-        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
+        self.process.id()
     }
 
     /// Kill with SIGKILL (the `kill -9` of fault tests) and reap.
     pub fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        self.process.kill();
+    }
+
+    /// Ask the process to stop (SIGTERM), as a service manager does.
+    pub fn terminate(&mut self) {
+        self.process.terminate();
     }
 
     pub fn child_mut(&mut self) -> Option<&mut Child> {
-        self.child.as_mut()
-    }
-}
-
-impl Drop for ChildGuard {
-    /// SIGTERM first, so a process that supervises children of its own (`panel up`) stops
-    /// them too instead of leaving them running after a failed test; SIGKILL after 5 s.
-    fn drop(&mut self) {
-        if let Some(c) = self.child.as_mut() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &c.id().to_string()])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status();
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-            while std::time::Instant::now() < deadline {
-                if let Ok(Some(_)) = c.try_wait() {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        }
-        self.kill();
+        self.process.child_mut()
     }
 }
 
@@ -105,32 +84,41 @@ impl Drop for ChildGuard {
 /// and test commands on (`Note`, `SetAdmission`, raw motions). Output goes nowhere unless
 /// the caller sets it.
 pub fn replica_command(root: &std::path::Path, id: usize, addr: &str) -> Command {
-    let mut cmd = production_replica_command(root, id, addr);
-    cmd.arg("--test-commands");
-    cmd
+    loopback_replica(root, id, addr, true)
 }
 
 /// [`replica_command`] as a production replica runs: clients may send client commands
 /// only. Attack tests use it. Plaintext on loopback (`--insecure-loopback`): the transport
 /// attacks (`attack_transport.rs`) start TLS clusters of their own.
 pub fn production_replica_command(root: &std::path::Path, id: usize, addr: &str) -> Command {
+    loopback_replica(root, id, addr, false)
+}
+
+/// Raft timeouts short enough for a test to elect a leader in well under a second.
+pub const FAST_RAFT: [&str; 6] = [
+    "--heartbeat-ms",
+    "50",
+    "--election-min-ms",
+    "300",
+    "--election-max-ms",
+    "600",
+];
+
+fn loopback_replica(root: &std::path::Path, id: usize, addr: &str, test_commands: bool) -> Command {
+    let flags = ReplicaFlags {
+        id: id as u64,
+        listen: addr.to_owned(),
+        data_dir: root.join(format!("r{id}")),
+        security: Security::Loopback {
+            motion_key: Some(test_motion_key_file(root)),
+        },
+        test_commands,
+    };
     let mut cmd = panel();
-    cmd.args([
-        "coordinator",
-        "run",
-        "--insecure-loopback",
-        "--id",
-        &id.to_string(),
-    ])
-    .arg("--motion-key")
-    .arg(test_motion_key_file(root))
-    .args(["--listen", addr])
-    .arg("--data-dir")
-    .arg(root.join(format!("r{id}")))
-    .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
-    .args(["--election-max-ms", "600"])
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null());
+    cmd.args(flags.args())
+        .args(FAST_RAFT)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
     cmd
 }
 
@@ -164,23 +152,19 @@ pub fn spawn_replicas(
         .collect()
 }
 
-/// Runs `panel coordinator init` over `addrs` until it succeeds (replicas take a moment to
-/// listen), for at most 30 seconds.
+/// Makes the plaintext replicas at `addrs` one group (`Admin.Init` at the first, as
+/// `panel coordinator init` does), asking again while they start listening, for at most
+/// 30 seconds.
 pub fn init_cluster(addrs: &[String]) {
-    let t = std::time::Instant::now();
-    while !panel()
-        .args(init_args(addrs))
-        .output()
-        .expect("run panel")
-        .status
-        .success()
-    {
-        assert!(
-            t.elapsed() < std::time::Duration::from_secs(30),
-            "cluster init over {addrs:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    init_cluster_over(addrs, Transport::InsecureLoopback);
+}
+
+/// [`init_cluster`] dialling over `transport` (an operator's identity under TLS).
+pub fn init_cluster_over(addrs: &[String], transport: Transport) {
+    let cluster = LocalCluster::new(addrs.to_vec(), transport);
+    local::block_on(cluster.init(Duration::from_secs(30)))
+        .and_then(|r| r)
+        .unwrap_or_else(|e| panic!("cluster init over {addrs:?}: {e}"));
 }
 
 /// Production replicas (no test commands) at `addrs`, initialised as one group.
@@ -201,9 +185,7 @@ pub fn start_production_cluster(root: &std::path::Path, addrs: &[String]) -> Vec
 
 /// `n` loopback addresses with ports that were free a moment ago.
 pub fn loopback_addrs(n: usize) -> Vec<String> {
-    (0..n)
-        .map(|_| format!("127.0.0.1:{}", free_port()))
-        .collect()
+    local::loopback_addrs(n).expect("bind ephemeral loopback ports")
 }
 
 /// Seed of the motion key every replica the harness starts signs motions with

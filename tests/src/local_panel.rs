@@ -125,8 +125,7 @@ impl Cluster {
     /// SIGTERM first (panel up stops its children), SIGKILL only as a fallback; then no
     /// process of this test may remain.
     pub fn stop(mut self) {
-        let pid = self.guard.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        self.guard.terminate();
         let start = Instant::now();
         while self.exited().is_none() && start.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(100));

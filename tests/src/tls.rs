@@ -3,12 +3,12 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
+use panel_coordinator::local::{ReplicaFlags, Security};
 use panel_transport::Transport;
 use panel_transport::pki::{self, Issued};
 
-use crate::{ChildGuard, init_args, loopback_addrs, panel};
+use crate::{ChildGuard, FAST_RAFT, init_cluster_over, loopback_addrs, panel};
 
 /// A running TLS group: its replica processes, their addresses, the issued material.
 pub struct TlsCluster {
@@ -37,29 +37,18 @@ pub fn reader(root: &Path, issued: &Issued) -> Transport {
 
 /// `panel coordinator run` for TLS replica `id` with the charter and its motion key.
 pub fn replica_command(root: &Path, issued: &Issued, id: u64, addr: &str) -> std::process::Command {
+    let flags = ReplicaFlags {
+        id,
+        listen: addr.to_owned(),
+        data_dir: root.join(format!("r{id}")),
+        security: Security::issued(issued, id),
+        test_commands: false,
+    };
     let mut cmd = panel();
-    cmd.args([
-        "coordinator",
-        "run",
-        "--id",
-        &id.to_string(),
-        "--listen",
-        addr,
-    ])
-    .arg("--data-dir")
-    .arg(root.join(format!("r{id}")))
-    .arg("--tls")
-    .arg(issued.dir(&pki::replica_dir_name(id)))
-    .arg("--charter")
-    .arg(issued.charter_path())
-    .arg("--motion-key")
-    .arg(issued.motion_key_path())
-    .arg("--log-key")
-    .arg(issued.log_key_path())
-    .args(["--heartbeat-ms", "50", "--election-min-ms", "300"])
-    .args(["--election-max-ms", "600"])
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
+    cmd.args(flags.args())
+        .args(FAST_RAFT)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     cmd
 }
 
@@ -83,24 +72,7 @@ pub fn start_issued(root: &Path, issued: Issued, extra: &[String]) -> TlsCluster
         })
         .collect();
     let operator = issued.dir(&pki::operator_dir_name("northwind"));
-    let t = Instant::now();
-    loop {
-        let out = panel()
-            .args(init_args(&addrs))
-            .arg("--tls")
-            .arg(&operator)
-            .output()
-            .expect("run panel");
-        if out.status.success() {
-            break;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "TLS cluster init: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    init_cluster_over(&addrs, tls(&operator));
     TlsCluster {
         replicas,
         addrs,

@@ -13,21 +13,21 @@
 pub mod soak;
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::SigningKey;
 use sha2::{Digest, Sha256};
-use tokio::process::{Child, Command as Proc};
 
 use crate::acceptance::{Decision, MotionKind, Stance};
 use crate::client::{self, ClientError};
 use crate::command::{
     ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
 };
-use crate::pb::coordinator as pb;
+use crate::local::{
+    self, LocalCluster, LocalClusterError, ReplicaFlags, ReplicaLaunch, Security, Supervisor,
+};
 use crate::ruling::{self, Binding};
 use panel_proto::commit_reveal;
 use panel_transport::{Transport, pki};
@@ -68,8 +68,8 @@ pub enum BenchError {
     Setup(String),
     #[error(transparent)]
     Transport(#[from] panel_transport::TransportError),
-    #[error("witness: {0}")]
-    Witness(#[from] panel_witness::StartError),
+    #[error(transparent)]
+    Local(#[from] LocalClusterError),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -257,21 +257,18 @@ fn verify_rate() -> f64 {
     n as f64 / start.elapsed().as_secs_f64()
 }
 
+/// How long the bench lets the replicas take to listen and to elect a leader.
+const INIT_PATIENCE: Duration = Duration::from_secs(10);
+const LEADER_PATIENCE: Duration = Duration::from_secs(10);
+
 struct Cluster {
-    children: Vec<Child>,
-    addrs: Vec<String>,
-    /// How the bench's clients dial the replicas (an operator's identity under TLS).
-    transport: Transport,
+    /// The replica processes, stopped when the cluster is dropped.
+    _processes: Supervisor,
+    /// Their addresses, pids, and how the bench's clients dial them (an operator's
+    /// identity under TLS).
+    replicas: LocalCluster,
     /// The charter's keys, for a chartered (TLS) cluster.
     federation: Option<Arc<Federation>>,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.start_kill();
-        }
-    }
 }
 
 /// utime + stime of a process in seconds, from /proc (0 where unavailable). Linux's
@@ -292,42 +289,7 @@ fn cpu_secs(pid: Option<u32>) -> f64 {
 }
 
 fn cluster_cpu(c: &Cluster) -> f64 {
-    c.children.iter().map(|ch| cpu_secs(ch.id())).sum()
-}
-
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
-/// One witness per organisation of the bench federation, served by this process.
-async fn start_witnesses(
-    p: &pki::Issued,
-    dir: &std::path::Path,
-) -> Result<Vec<String>, BenchError> {
-    let log = p
-        .charter
-        .log
-        .as_ref()
-        .map(|l| l.vkey.clone())
-        .ok_or_else(|| BenchError::Setup("the bench charter names no log".into()))?;
-    let mut urls = Vec::new();
-    for org in pki::LOCAL_ORGANISATIONS {
-        let config = panel_witness::Config::from_files(
-            "127.0.0.1:0"
-                .parse()
-                .map_err(|e| BenchError::Setup(format!("{e}")))?,
-            dir.join(format!("witness-{org}")),
-            &pki::witness_name(org),
-            &p.witness_key_path(org),
-            std::slice::from_ref(&log),
-        )?;
-        let server = panel_witness::Server::bind(config, panel_witness::SystemClock).await?;
-        urls.push(format!("http://{}", server.local_addr()?));
-        tokio::spawn(server.run(std::future::pending()));
-    }
-    Ok(urls)
+    c.replicas.pids().iter().map(|p| cpu_secs(Some(*p))).sum()
 }
 
 async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Cluster, BenchError> {
@@ -353,105 +315,55 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
         })),
         None => None,
     };
-    let mut cluster = Cluster {
-        children: Vec::new(),
-        addrs: Vec::new(),
-        transport,
-        federation,
-    };
     let witness_urls = match (&pki, opts.witnesses) {
-        (Some(p), true) => start_witnesses(p, dir).await?,
+        (Some(p), true) => local::witnesses::serve_here(p, dir).await?,
         _ => Vec::new(),
     };
-    for id in 1..=3u64 {
-        let addr = format!("127.0.0.1:{}", free_port()?);
-        let mut cmd = Proc::new(&opts.panel_bin);
-        cmd.args([
-            "coordinator",
-            "run",
-            "--id",
-            &id.to_string(),
-            "--listen",
-            &addr,
-            // Raw motions and client outcomes: the bench measures the log and apply.
-            "--test-commands",
-        ])
-        .arg("--data-dir")
-        .arg(dir.join(format!("r{id}")));
-        match &pki {
-            Some(p) => cmd
-                .arg("--tls")
-                .arg(p.dir(&pki::replica_dir_name(id)))
-                .arg("--charter")
-                .arg(p.charter_path())
-                .arg("--motion-key")
-                .arg(p.motion_key_path())
-                .arg("--log-key")
-                .arg(p.log_key_path()),
-            None => cmd.arg("--insecure-loopback"),
-        };
-        cmd.arg("--checkpoint-every-entries")
-            .arg(opts.checkpoint_every_entries.to_string())
-            .arg("--checkpoint-every-ms")
-            .arg(opts.checkpoint_every_ms.to_string());
-        for url in &witness_urls {
-            cmd.arg("--witness").arg(url);
-        }
-        if let Some(n) = opts.snapshot_logs {
-            cmd.arg("--snapshot-logs").arg(n.to_string());
-        }
-        if let Some(n) = opts.keep_logs {
-            cmd.arg("--keep-logs").arg(n.to_string());
-        }
-        let child = cmd
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()?;
-        cluster.children.push(child);
-        cluster.addrs.push(addr);
-    }
-    let members = cluster
-        .addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| pb::Member {
-            id: i as u64 + 1,
-            addr: a.clone(),
-        })
-        .collect();
-    let mut admin =
-        pb::admin_client::AdminClient::new(client::channel(&cluster.transport, &cluster.addrs[0])?);
-    let mut tries = 0;
-    loop {
-        match admin
-            .init(pb::InitRequest {
-                members: Vec::clone(&members),
-            })
-            .await
-        {
-            Ok(_) => break,
-            Err(e) if tries < 50 => {
-                tries += 1;
-                let _ = e;
-                tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut processes = Supervisor::new(&opts.panel_bin);
+    let replicas = LocalCluster::spawn(
+        &mut processes,
+        local::loopback_addrs(3)?,
+        transport,
+        |id, addr| {
+            let mut args = ReplicaFlags {
+                id,
+                listen: addr.to_owned(),
+                data_dir: dir.join(format!("r{id}")),
+                security: match &pki {
+                    Some(p) => Security::issued(p, id),
+                    None => Security::Loopback { motion_key: None },
+                },
+                // Raw motions and client outcomes: the bench measures the log and apply.
+                test_commands: true,
             }
-            Err(e) => return Err(BenchError::Setup(format!("init: {e}"))),
-        }
-    }
-    Ok(cluster)
-}
-
-async fn leader_addr(t: &Transport, addr: &str) -> Result<String, BenchError> {
-    for _ in 0..100 {
-        if let Ok(s) = client::status(t, addr).await
-            && s.has_leader
-        {
-            return Ok(s.leader_addr);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Err(BenchError::Setup("no leader elected within 10 s".into()))
+            .args();
+            let mut flag = |name: &str, value: String| args.extend([name.into(), value.into()]);
+            flag(
+                "--checkpoint-every-entries",
+                opts.checkpoint_every_entries.to_string(),
+            );
+            flag(
+                "--checkpoint-every-ms",
+                opts.checkpoint_every_ms.to_string(),
+            );
+            for url in &witness_urls {
+                flag("--witness", url.clone());
+            }
+            if let Some(n) = opts.snapshot_logs {
+                flag("--snapshot-logs", n.to_string());
+            }
+            if let Some(n) = opts.keep_logs {
+                flag("--keep-logs", n.to_string());
+            }
+            Ok(ReplicaLaunch { args, log: None })
+        },
+    )?;
+    replicas.init(INIT_PATIENCE).await?;
+    Ok(Cluster {
+        _processes: processes,
+        replicas,
+        federation,
+    })
 }
 
 /// The two commands of decision `n`, rulings already signed. With a motion key the motion
@@ -582,8 +494,8 @@ async fn one_decision(
 /// The highest Raft term any replica reports.
 async fn term(c: &Cluster) -> u64 {
     let mut t = 0;
-    for a in &c.addrs {
-        if let Ok(s) = client::status(&c.transport, a).await {
+    for a in c.replicas.addrs() {
+        if let Ok(s) = client::status(c.replicas.transport(), a).await {
             t = t.max(s.term);
         }
     }
@@ -627,8 +539,12 @@ async fn prepare(opts: &BenchOptions) -> Result<Prepared, BenchError> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let cluster = start_cluster(opts, &dir).await?;
-    let t = cluster.transport.clone();
-    let leader = leader_addr(&t, &cluster.addrs[0]).await?;
+    let t = cluster.replicas.transport().clone();
+    let leader = cluster
+        .replicas
+        .wait_for_leader(LEADER_PATIENCE)
+        .await?
+        .leader_addr;
     let term = term(&cluster).await;
     let mut setup_client = client::coordinator(&t, &leader)?;
     let setup = client::StreamWriter::open(&mut setup_client).await?;
@@ -690,7 +606,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
         ..
     } = prepared;
     let leader = leader.clone();
-    let t = cluster.transport.clone();
+    let t = cluster.replicas.transport().clone();
     let federation = cluster.federation.clone();
 
     // Pre-sign on every core: enough decisions for 2,500/s over the full phase (a phase

@@ -66,8 +66,7 @@ pub struct SoakReport {
 /// cluster makes the soak shed load (and say so) instead of growing without bound.
 pub const IN_FLIGHT_SECS: u64 = 10;
 
-fn rss_kib(pid: Option<u32>) -> u64 {
-    let Some(pid) = pid else { return 0 };
+fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
@@ -84,13 +83,14 @@ fn file_len(p: &std::path::Path) -> u64 {
 
 fn sample_replicas(cluster: &Cluster, dir: &std::path::Path) -> Vec<ReplicaSample> {
     cluster
-        .children
+        .replicas
+        .pids()
         .iter()
         .enumerate()
-        .map(|(i, child)| {
+        .map(|(i, pid)| {
             let data = dir.join(format!("r{}", i + 1));
             ReplicaSample {
-                rss_kib: rss_kib(child.id()),
+                rss_kib: rss_kib(*pid),
                 log_bytes: file_len(&data.join("log.redb")),
                 state_bytes: file_len(&data.join("state.redb")),
             }
@@ -109,7 +109,7 @@ pub async fn run(opts: BenchOptions, soak: SoakOptions) -> Result<SoakReport, Be
         terms: (prepared.term, 0),
         ..SoakReport::default()
     };
-    let t = prepared.cluster.transport.clone();
+    let t = prepared.cluster.replicas.transport().clone();
     let windows_n = soak.secs.div_ceil(report.sample_secs).max(1) as usize;
     let windows = Arc::new(Mutex::new(vec![Window::default(); windows_n]));
 
@@ -216,7 +216,9 @@ fn lock(w: &Mutex<Vec<Window>>) -> std::sync::MutexGuard<'_, Vec<Window>> {
 async fn close_window(p: &Prepared, windows: &Mutex<Vec<Window>>, w: usize, cpu: f64) -> u64 {
     let replicas = sample_replicas(&p.cluster, &p.dir);
     let largest = replicas.iter().map(|r| r.rss_kib).max().unwrap_or(0);
-    let status = client::status(&p.cluster.transport, &p.leader).await.ok();
+    let status = client::status(p.cluster.replicas.transport(), &p.leader)
+        .await
+        .ok();
     let mut g = lock(windows);
     let win = &mut g[w];
     win.replicas = replicas;

@@ -1,6 +1,9 @@
 //! Client side of the coordinator API, used by the `panel coordinator` commands and the
 //! bench: connect, write with retries (same request id, so at most once), read, status and
-//! membership admin routed to the leader.
+//! membership admin routed to the leader; [`failover`] is the whole cluster as one
+//! client, for the user's commands.
+
+pub mod failover;
 
 use std::time::Duration;
 
