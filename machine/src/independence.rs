@@ -540,33 +540,21 @@ mod tests {
         );
 
         // Too little history: judged by lineage still.
-        let short = history(
-            &[
-                ("a", "b"),
-                ("a", "c"),
-                ("a", "d"),
-                ("b", "c"),
-                ("b", "d"),
-                ("c", "d"),
-            ],
-            5,
-        );
+        let every_pair = [
+            ("a", "b"),
+            ("a", "c"),
+            ("a", "d"),
+            ("b", "c"),
+            ("b", "d"),
+            ("c", "d"),
+        ];
+        let short = history(&every_pair, 5);
         let (v, fig) = require_independent_support(accepted(), &seats, &rulings, &short, &policy);
         assert!(v.is_accepted());
         assert_eq!(fig.expect("figures").pairs_measured, 0);
 
         // All four err together: one vote's worth, deadlocked by name.
-        let all = history(
-            &[
-                ("a", "b"),
-                ("a", "c"),
-                ("a", "d"),
-                ("b", "c"),
-                ("b", "d"),
-                ("c", "d"),
-            ],
-            60,
-        );
+        let all = history(&every_pair, 60);
         let (v, fig) = require_independent_support(accepted(), &seats, &rulings, &all, &policy);
         let fig = fig.expect("figures");
         assert_eq!(fig.pairs_measured, 6);

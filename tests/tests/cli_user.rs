@@ -45,6 +45,10 @@ fn register_cara(st: &Path) {
     );
 }
 
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
 fn thread_args<'a>(assertion: &'a str, title: &'a str, key: &'a str) -> Vec<&'a str> {
     vec![
         "thread",
@@ -312,6 +316,60 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         json(st, &["debate", "show", "deb_3", "--json"])["phase"],
         "construction"
     );
+
+    // Stances are declared per debate, signed with the arbiter's own key file: accepted
+    // once, refused when signed by another arbiter's key or when the camp switches.
+    let key_of = |id: &str| {
+        st.join("nodes")
+            .join(id)
+            .join("arbiter.key")
+            .display()
+            .to_string()
+    };
+    let declare = |id: &str, key: &str, stance: &str| {
+        vec![
+            "arbiter".to_string(),
+            "declare".into(),
+            "--id".into(),
+            id.into(),
+            "--key-file".into(),
+            key.into(),
+            "--debate".into(),
+            "deb_3".into(),
+            "--stance".into(),
+            stance.into(),
+        ]
+    };
+    let own = declare("arb-north-c", &key_of("arb-north-c"), "A");
+    let said = ok(st, &strs(&own));
+    assert!(
+        said.contains("declared stance A for debate deb_3"),
+        "{said}"
+    );
+    let stolen = declare("arb-south-c", &key_of("arb-north-c"), "B");
+    let e = fails(st, &strs(&stolen));
+    assert!(e.contains("does not verify"), "{e}");
+    let switched = declare("arb-north-c", &key_of("arb-north-c"), "B");
+    let e = fails(st, &strs(&switched));
+    assert!(e.contains("cannot change"), "{e}");
+    let e = fails(
+        st,
+        &[
+            "arbiter",
+            "declare",
+            "--id",
+            "arb-north-c",
+            "--key-file",
+            &key_of("arb-north-c"),
+            "--debate",
+            "deb_3",
+            "--stance",
+            "A",
+            "--credence",
+            "1.5",
+        ],
+    );
+    assert!(e.contains("--credence 1.5 must lie in [0, 1]"), "{e}");
 
     register_cara(st);
     let cara = cara_key(st);

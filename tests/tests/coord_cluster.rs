@@ -46,14 +46,7 @@ impl Replica {
         .args(["--listen", &self.addr])
         .arg("--data-dir")
         .arg(&self.dir)
-        .args([
-            "--heartbeat-ms",
-            "50",
-            "--election-min-ms",
-            "300",
-            "--election-max-ms",
-            "600",
-        ])
+        .args(panel_tests::FAST_RAFT)
         .args(&self.extra)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());

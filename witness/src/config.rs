@@ -66,7 +66,10 @@ pub enum StartError {
         "the witness state file {} is corrupt: {problem}; restore it from a backup, or move it away deliberately (starting from nothing lets this witness cosign a log that was rolled back)",
         path.display()
     )]
-    CorruptState { path: PathBuf, problem: String },
+    CorruptState {
+        path: PathBuf,
+        problem: Box<crate::store::StateFileError>,
+    },
     #[error(
         "cannot listen on {addr} (--listen): {source}; choose another address or stop what holds it"
     )]

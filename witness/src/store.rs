@@ -85,7 +85,7 @@ impl Store {
         let logs = match std::fs::read(&path) {
             Ok(bytes) => load(&bytes, witness).map_err(|problem| StartError::CorruptState {
                 path: path.clone(),
-                problem,
+                problem: Box::new(problem),
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => return Err(io(e)),
@@ -115,7 +115,11 @@ impl Store {
     }
 
     /// The whole state file as it will be once `entry` replaces the one for `origin`.
-    pub fn serialize_with(&self, origin: &str, entry: &Entry) -> Result<Vec<u8>, String> {
+    pub fn serialize_with(
+        &self,
+        origin: &str,
+        entry: &Entry,
+    ) -> Result<Vec<u8>, serde_json::Error> {
         let mut logs: Vec<DiskLog> = self
             .logs
             .iter()
@@ -128,7 +132,7 @@ impl Store {
             format: FORMAT.to_string(),
             logs,
         };
-        let mut bytes = serde_json::to_vec_pretty(&disk).map_err(|e| e.to_string())?;
+        let mut bytes = serde_json::to_vec_pretty(&disk)?;
         bytes.push(b'\n');
         Ok(bytes)
     }
@@ -148,28 +152,68 @@ fn disk_log(origin: &str, e: &Entry) -> DiskLog {
     }
 }
 
-fn load(bytes: &[u8], witness: &VerifierKey) -> Result<BTreeMap<String, Entry>, String> {
-    let disk: Disk = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+/// Why the witness's state file cannot be loaded; each names the part that is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum StateFileError {
+    #[error("it is not the witness state JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("format {found:?}, expected {FORMAT:?}")]
+    Format { found: String },
+    #[error("log {origin:?}: the root is not a base64 hash")]
+    Root { origin: String },
+    #[error("log {origin:?}: {source}")]
+    Note {
+        origin: String,
+        source: panel_tlog::NoteError,
+    },
+    #[error("log {origin:?}: {source}")]
+    Checkpoint {
+        origin: String,
+        source: panel_tlog::checkpoint::CheckpointError,
+    },
+    #[error(
+        "log {origin:?}: the stored checkpoint does not match the stored origin, size and root"
+    )]
+    Mismatch { origin: String },
+    #[error(
+        "log {origin:?}: the stored checkpoint carries no valid cosignature by this witness ({witness}): {source}"
+    )]
+    NotCosigned {
+        origin: String,
+        witness: String,
+        source: panel_tlog::NoteError,
+    },
+    #[error("log {origin:?} is listed twice")]
+    Duplicate { origin: String },
+}
+
+fn load(bytes: &[u8], witness: &VerifierKey) -> Result<BTreeMap<String, Entry>, StateFileError> {
+    let disk: Disk = serde_json::from_slice(bytes)?;
     if disk.format != FORMAT {
-        return Err(format!("format {:?}, expected {FORMAT:?}", disk.format));
+        return Err(StateFileError::Format { found: disk.format });
     }
     let mut logs = BTreeMap::new();
     for l in disk.logs {
-        let what = |p: String| format!("log {:?}: {p}", l.origin);
-        let root =
-            decode_hash(&l.root).ok_or_else(|| what("the root is not a base64 hash".into()))?;
-        let note = Note::parse(l.checkpoint.as_bytes()).map_err(|e| what(e.to_string()))?;
-        let cp = Checkpoint::parse_body(&note.text).map_err(|e| what(e.to_string()))?;
-        if cp.origin != l.origin || cp.size != l.size || cp.root != root {
-            return Err(what(
-                "the stored checkpoint does not match the stored origin, size and root".into(),
-            ));
-        }
-        note.verify(std::slice::from_ref(witness)).map_err(|e| {
-            what(format!(
-                "the stored checkpoint carries no valid cosignature by this witness ({witness}): {e}"
-            ))
+        let origin = || l.origin.clone();
+        let root = decode_hash(&l.root).ok_or_else(|| StateFileError::Root { origin: origin() })?;
+        let note = Note::parse(l.checkpoint.as_bytes()).map_err(|source| StateFileError::Note {
+            origin: origin(),
+            source,
         })?;
+        let cp =
+            Checkpoint::parse_body(&note.text).map_err(|source| StateFileError::Checkpoint {
+                origin: origin(),
+                source,
+            })?;
+        if cp.origin != l.origin || cp.size != l.size || cp.root != root {
+            return Err(StateFileError::Mismatch { origin: origin() });
+        }
+        note.verify(std::slice::from_ref(witness))
+            .map_err(|source| StateFileError::NotCosigned {
+                origin: origin(),
+                witness: witness.to_string(),
+                source,
+            })?;
         if logs
             .insert(
                 l.origin.clone(),
@@ -183,7 +227,7 @@ fn load(bytes: &[u8], witness: &VerifierKey) -> Result<BTreeMap<String, Entry>, 
             )
             .is_some()
         {
-            return Err(format!("log {:?} is listed twice", l.origin));
+            return Err(StateFileError::Duplicate { origin: origin() });
         }
     }
     Ok(logs)
@@ -252,17 +296,21 @@ mod tests {
         let other = Cosigner::new("w.example/1", SigningKey::from_bytes(&[3; 32])).expect("o");
         assert!(matches!(
             Store::open(dir.path(), &other.verifier()),
-            Err(StartError::CorruptState { .. })
+            Err(StartError::CorruptState { problem, .. }) if matches!(*problem, StateFileError::NotCosigned { .. })
         ));
         let path = dir.path().join(STATE_FILE);
         let text = std::fs::read_to_string(&path).expect("read");
         std::fs::write(&path, text.replace("\"size\": 7", "\"size\": 3")).expect("edit");
         assert!(matches!(
             Store::open(dir.path(), &w.verifier()),
-            Err(StartError::CorruptState { .. })
+            Err(StartError::CorruptState { problem, .. }) if matches!(*problem, StateFileError::Mismatch { .. })
         ));
         std::fs::write(&path, "").expect("truncate");
         let err = Store::open(dir.path(), &w.verifier()).unwrap_err();
         assert!(err.to_string().contains(STATE_FILE), "{err}");
+        assert!(
+            matches!(&err, StartError::CorruptState { problem, .. } if matches!(**problem, StateFileError::Json(_))),
+            "{err}"
+        );
     }
 }

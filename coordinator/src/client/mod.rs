@@ -116,6 +116,21 @@ fn retryable(s: &tonic::Status) -> bool {
     )
 }
 
+/// A client's write as the `Write` RPC and the write stream carry it.
+fn write_request(
+    client_id: &str,
+    request_id: u64,
+    command: &(impl serde::Serialize + ?Sized),
+) -> Result<pb::WriteRequest, ClientError> {
+    Ok(pb::WriteRequest {
+        client_id: client_id.into(),
+        request_id,
+        command_json: serde_json::to_string(command)?,
+        forwarded: false,
+        ..Default::default()
+    })
+}
+
 /// Write one command, trying `addrs` in turn until one answers or `patience` runs out.
 /// Every try uses the same `(client_id, request_id)`, so the command applies at most once
 /// however many tries reach the log.
@@ -126,13 +141,7 @@ pub async fn write_with_retry(
     command: &(impl serde::Serialize + ?Sized),
     patience: Duration,
 ) -> Result<pb::WriteReply, ClientError> {
-    let req = pb::WriteRequest {
-        client_id: client_id.into(),
-        request_id,
-        command_json: serde_json::to_string(command)?,
-        forwarded: false,
-        ..Default::default()
-    };
+    let req = write_request(client_id, request_id, command)?;
     let start = tokio::time::Instant::now();
     let mut tries = 0u32;
     loop {
@@ -211,13 +220,7 @@ impl StreamWriter {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert((client_id.to_owned(), request_id), done);
-        let req = pb::WriteRequest {
-            client_id: client_id.into(),
-            request_id,
-            command_json: serde_json::to_string(command)?,
-            forwarded: false,
-            ..Default::default()
-        };
+        let req = write_request(client_id, request_id, command)?;
         let closed = || {
             tonic::Status::unavailable("the write stream closed; retry with the same request_id")
         };

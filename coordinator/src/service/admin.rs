@@ -61,9 +61,7 @@ type BackupStream = Pin<Box<dyn Stream<Item = Result<pb::BackupChunk, Status>> +
 async fn backup_bytes(replica: &Replica, linearizable: bool) -> Result<Vec<u8>, Status> {
     let (state, last) = replica.sm.read(|a| (a.state.clone(), a.last_applied));
     let id = replica.id;
-    let taken_at_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let taken_at_ms = crate::clock::now_ms();
     tokio::task::spawn_blocking(move || {
         let json = serde_json::to_vec(&state)
             .map_err(|e| Status::internal(format!("the state does not encode: {e}")))?;

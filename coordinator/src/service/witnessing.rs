@@ -7,7 +7,7 @@
 //! cosignatures, never forge one.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use panel_machine::checkpoints::{self, Cadence, Cosignatures};
 use panel_tlog::NoteSigner;
@@ -46,12 +46,6 @@ struct WitnessView {
     cosigned: u64,
     /// Not before this instant after a failure.
     retry_at: Option<Instant>,
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Starts the loop; it acts only while this replica leads.
@@ -93,7 +87,7 @@ async fn tick(w: &Witnessing, proposed_at_size: &mut u64) {
             a.state.record.len() as u64,
         )
     });
-    if due.is_some_and(|t| now_ms() >= t) && size > *proposed_at_size {
+    if due.is_some_and(|t| crate::clock::now_ms() >= t) && size > *proposed_at_size {
         *proposed_at_size = size;
         propose(w, InternalCommand::IssueCheckpoint).await;
     }
