@@ -9,10 +9,10 @@
 //!   correlation ρ it is `n / (1 + (n - 1) ρ)`: nine judges with ρ = 0.45 are two votes.
 //!   Negative correlations are counted as 0, so `1 <= n_eff <= n`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Running counts of two arbiters' errors on the motions both ruled on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorCoincidence {
     pub motions: u64,
     pub first_wrong: u64,

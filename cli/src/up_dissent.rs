@@ -174,7 +174,8 @@ pub async fn run(
         );
     }
 
-    // Measured independence from every decided motion on the record.
+    // The pool's measured independence, rebuilt from every decided motion as a reader of
+    // the record would.
     let all: MotionsReply = panel
         .coordinators
         .read_as(&Query::Motions { limit: None })
@@ -182,10 +183,13 @@ pub async fn run(
     let arbiters: ArbitersReply = panel.coordinators.read_as(&Query::Arbiters).await?;
     let measured =
         ErrorHistory::from_motions(&all.motions, |key| names.get(key).map(|(id, _)| id.clone()));
-    // The figure the record keeps beside the verdict: measured correlation where there
-    // is enough history, declared lineage otherwise.
-    let fresh_seats: Vec<&panel_coordinator::acceptance::Seat> = accepted.seats.iter().collect();
-    let figures = panel_machine::independence::support_independence(&fresh_seats, &measured);
+    // The figure apply reached the verdict with, as the record keeps it beside it.
+    let figures = accepted.independence.as_ref().with_context(|| {
+        format!(
+            "{} carries no measured independence, though its policy asks for it",
+            accepted.spec.motion_id
+        )
+    })?;
     let pool_ids: Vec<&str> = arbiters
         .arbiters
         .iter()

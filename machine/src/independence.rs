@@ -264,6 +264,21 @@ impl ErrorHistory {
             .and_then(|c| c.correlation())
     }
 
+    /// The correlation the measured-independence rule counts for two arbiters of the
+    /// given lineages: measured where the pair shares at least [`MIN_SHARED_MOTIONS`]
+    /// motions and it is defined, else 1 for one lineage and 0 otherwise. The flag says
+    /// whether it was measured.
+    pub fn rule_correlation(
+        &self,
+        (a, a_lineage): (&str, &str),
+        (b, b_lineage): (&str, &str),
+    ) -> (f64, bool) {
+        match self.measured(a, b, MIN_SHARED_MOTIONS) {
+            Some(r) => (r, true),
+            None => (f64::from(u8::from(a_lineage == b_lineage)), false),
+        }
+    }
+
     /// The error correlation of two arbiters; 0 where it is undefined, so the figure
     /// never invents dependence.
     pub fn correlation(&self, a: &str, b: &str) -> f64 {
@@ -293,15 +308,7 @@ mod pair_table {
         a: String,
         b: String,
         #[serde(flatten)]
-        counts: Counts,
-    }
-
-    #[derive(Serialize, Deserialize)]
-    struct Counts {
-        motions: u64,
-        first_wrong: u64,
-        second_wrong: u64,
-        both_wrong: u64,
+        counts: ErrorCoincidence,
     }
 
     pub fn serialize<S: Serializer>(t: &Table, s: S) -> Result<S::Ok, S::Error> {
@@ -310,12 +317,7 @@ mod pair_table {
             .map(|((a, b), c)| Row {
                 a: a.clone(),
                 b: b.clone(),
-                counts: Counts {
-                    motions: c.motions,
-                    first_wrong: c.first_wrong,
-                    second_wrong: c.second_wrong,
-                    both_wrong: c.both_wrong,
-                },
+                counts: *c,
             })
             .collect();
         rows.serialize(s)
@@ -323,20 +325,7 @@ mod pair_table {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Table, D::Error> {
         let rows = Vec::<Row>::deserialize(d)?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                (
-                    (r.a, r.b),
-                    ErrorCoincidence {
-                        motions: r.counts.motions,
-                        first_wrong: r.counts.first_wrong,
-                        second_wrong: r.counts.second_wrong,
-                        both_wrong: r.counts.both_wrong,
-                    },
-                )
-            })
-            .collect())
+        Ok(rows.into_iter().map(|r| ((r.a, r.b), r.counts)).collect())
     }
 }
 
@@ -363,13 +352,11 @@ pub fn support_independence(members: &[&Seat], history: &ErrorHistory) -> Suppor
     for (i, a) in members.iter().enumerate() {
         for (j, b) in members.iter().enumerate().skip(i + 1) {
             pairs += 1;
-            let r = match history.measured(&a.arbiter_id, &b.arbiter_id, MIN_SHARED_MOTIONS) {
-                Some(r) => {
-                    measured += 1;
-                    r
-                }
-                None => f64::from(u8::from(lineage_key(a) == lineage_key(b))),
-            };
+            let (r, was_measured) = history.rule_correlation(
+                (&a.arbiter_id, lineage_key(a)),
+                (&b.arbiter_id, lineage_key(b)),
+            );
+            measured += usize::from(was_measured);
             rho[i][j] = r;
             rho[j][i] = r;
         }
@@ -490,7 +477,8 @@ mod tests {
         }
     }
 
-    /// A history in which `a` and `b` err on the same motions, and `c` and `d` on their own.
+    /// A history of `motions` motions over arbiters `a` to `d`: each errs on some motions
+    /// of its own, and every pair in `shared` errs together on every fifth motion.
     fn history(shared: &[(&str, &str)], motions: u64) -> ErrorHistory {
         let mut h = ErrorHistory::default();
         for k in 0..motions {

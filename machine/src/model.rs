@@ -169,6 +169,10 @@ pub struct Motion {
     /// a `RecordOutcome` (raw test motions, records from before rounds were logged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<Round>,
+    /// The supporters' measured independence the verdict was reached with, as its
+    /// record entry gives it (`Decided::independence`), under a policy with `measured_n_eff`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub independence: Option<crate::independence::SupportIndependence>,
 }
 
 /// One commit-reveal round as the log holds it (docs/COORDINATOR.md "The commit-reveal

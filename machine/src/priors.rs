@@ -199,6 +199,7 @@ mod tests {
                 reveals: vec![],
                 decided_log_index: Some(n as u64),
                 round: None,
+                independence: None,
             },
         );
     }

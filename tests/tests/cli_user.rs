@@ -352,23 +352,9 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     let switched = declare("arb-north-c", &key_of("arb-north-c"), "B");
     let e = fails(st, &strs(&switched));
     assert!(e.contains("cannot change"), "{e}");
-    let e = fails(
-        st,
-        &[
-            "arbiter",
-            "declare",
-            "--id",
-            "arb-north-c",
-            "--key-file",
-            &key_of("arb-north-c"),
-            "--debate",
-            "deb_3",
-            "--stance",
-            "A",
-            "--credence",
-            "1.5",
-        ],
-    );
+    let mut overconfident = declare("arb-north-c", &key_of("arb-north-c"), "A");
+    overconfident.extend(["--credence".to_string(), "1.5".to_string()]);
+    let e = fails(st, &strs(&overconfident));
     assert!(e.contains("--credence 1.5 must lie in [0, 1]"), "{e}");
 
     register_cara(st);

@@ -551,6 +551,7 @@ mod tests {
             reveals: vec![],
             decided_log_index: Some(5),
             round: None,
+            independence: None,
         }
     }
 

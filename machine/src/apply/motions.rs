@@ -59,6 +59,7 @@ pub(super) fn open_motion(
             reveals: Vec::new(),
             decided_log_index: None,
             round: None,
+            independence: None,
         },
     );
     Ok(reply)
@@ -149,8 +150,8 @@ fn draw_seats(
     Ok((seats, draw_seed))
 }
 
-/// Two candidates' error correlation as the measured-independence rule counts it:
-/// measured where the history has enough, else 1 for one declared lineage and 0 otherwise.
+/// Two candidates' error correlation as the measured-independence rule counts it
+/// (`ErrorHistory::rule_correlation`), each under its declared lineage.
 fn pair_correlation(state: &State, a: &Candidate, b: &Candidate) -> f64 {
     fn lineage<'a>(state: &'a State, c: &'a Candidate) -> &'a str {
         state
@@ -160,8 +161,8 @@ fn pair_correlation(state: &State, a: &Candidate, b: &Candidate) -> f64 {
     }
     state
         .error_history
-        .measured(&a.id, &b.id, crate::independence::MIN_SHARED_MOTIONS)
-        .unwrap_or_else(|| f64::from(u8::from(lineage(state, a) == lineage(state, b))))
+        .rule_correlation((&a.id, lineage(state, a)), (&b.id, lineage(state, b)))
+        .0
 }
 
 /// Whether `spec` could be seated from the admitted pool now.
@@ -286,16 +287,29 @@ pub(super) fn record_outcome(
         revealed.extend(checked.revealed);
         receipts.extend(checked.receipt);
     }
-    let (verdict, independence) = judge(state, motion, &revealed, &receipts);
+    let judged = judge(state, motion, &revealed, &receipts);
     let mut all = sub.rulings.clone();
     all.extend(from_reveals.iter().map(WireRuling::encode));
-    let mut decided = conclude(state, ctx, &sub.motion_id, verdict, all, &rationales);
-    decided.independence = independence;
-    count_errors(state, &decided.verdict, &revealed);
+    let decided = conclude(
+        state,
+        ctx,
+        &sub.motion_id,
+        judged,
+        all,
+        &revealed,
+        &rationales,
+    );
     Ok(to_value(&OutcomeReply {
         decided,
         motion_digest: motion_digest.map(hex::encode),
     }))
+}
+
+/// A motion's verdict and, under a policy with `measured_n_eff`, its supporters'
+/// measured independence.
+struct Judged {
+    verdict: Acceptance,
+    independence: Option<crate::independence::SupportIndependence>,
 }
 
 /// The acceptance rule over a motion's counted rulings, then, under a policy with
@@ -306,31 +320,19 @@ fn judge(
     motion: &crate::model::Motion,
     revealed: &[acceptance::RevealedRuling],
     receipts: &[acceptance::RetrievalReceipt],
-) -> (
-    acceptance::Acceptance,
-    Option<crate::independence::SupportIndependence>,
-) {
+) -> Judged {
     let policy = motion.spec.policy.clone().unwrap_or_default();
     let verdict = acceptance::decide(motion.spec.kind, &motion.seats, revealed, receipts, &policy);
-    crate::independence::require_independent_support(
+    let (verdict, independence) = crate::independence::require_independent_support(
         verdict,
         &motion.seats,
         revealed,
         &state.error_history,
         &policy,
-    )
-}
-
-/// Counts an accepted outcome into the error history, from rule set `MEASURED_ERRORS` on.
-fn count_errors(
-    state: &mut State,
-    verdict: &acceptance::Acceptance,
-    revealed: &[acceptance::RevealedRuling],
-) {
-    if state.rules >= crate::rules::MEASURED_ERRORS
-        && let acceptance::Acceptance::Accepted { outcome, .. } = verdict
-    {
-        state.error_history.record(outcome, revealed);
+    );
+    Judged {
+        verdict,
+        independence,
     }
 }
 
@@ -341,17 +343,24 @@ fn conclude(
     state: &mut State,
     ctx: &ApplyCtx,
     motion_id: &str,
-    verdict: Acceptance,
+    judged: Judged,
     rulings: Vec<WireRuling>,
+    revealed: &[acceptance::RevealedRuling],
     rationales: &[String],
 ) -> Decided {
+    let Judged {
+        verdict,
+        independence,
+    } = judged;
     let mut reply = Decided::bare(motion_id, verdict.clone());
+    reply.independence = independence.clone();
     let Some(motion) = state.motions.get_mut(motion_id) else {
         return reply;
     };
     motion.status = MotionStatus::Decided(verdict.clone());
     motion.rulings = rulings;
     motion.decided_log_index = Some(ctx.log_index);
+    motion.independence = independence;
     let question = motion.spec.question.clone();
     let debate_id = motion.spec.debate_id.clone();
     if let Some(q) = question
@@ -390,6 +399,13 @@ fn conclude(
     }
     reply.run = super::runs::settle_motion(state, ctx, motion_id, &verdict);
     reply.recalibration = crate::recalibration::on_outcome(state, motion_id);
+    // Counted last, so the panels this decision opened were drawn on the history before
+    // it; from rule set `MEASURED_ERRORS` on.
+    if state.rules >= crate::rules::MEASURED_ERRORS
+        && let Acceptance::Accepted { outcome, .. } = &verdict
+    {
+        state.error_history.record(outcome, revealed);
+    }
     reply
 }
 
@@ -946,7 +962,7 @@ pub(super) fn close_motion(
         .filter(|(_, s)| s.equivocation.is_some())
         .map(|(id, _)| id)
         .collect();
-    let (verdict, independence) = judge(state, motion, &revealed, &receipts);
+    let judged = judge(state, motion, &revealed, &receipts);
     let digest = round.motion_digest.clone();
     let equivocated: Vec<String> = equivocated.into_iter().cloned().collect();
     if let Some(r) = state
@@ -956,9 +972,15 @@ pub(super) fn close_motion(
     {
         r.absent = Some(absent.clone());
     }
-    let mut decided = conclude(state, ctx, motion_id, verdict, rulings, &rationales);
-    decided.independence = independence;
-    count_errors(state, &decided.verdict, &revealed);
+    let decided = conclude(
+        state,
+        ctx,
+        motion_id,
+        judged,
+        rulings,
+        &revealed,
+        &rationales,
+    );
     Ok(to_value(&CloseReply {
         decided,
         motion_digest: digest,
