@@ -31,7 +31,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
@@ -68,7 +68,7 @@ impl LineError {
 }
 
 /// Evidence tier (SPEC section 5): T1 strongest (weight 5) to T5 (weight 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Tier {
     T1,
     T2,
@@ -145,7 +145,7 @@ pub struct ExamItem {
 }
 
 /// How a probe item presents its group's question (docs/CALIBRATION.md, "Bias probes").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeVariant {
     /// The question as written; every group has exactly one.
@@ -183,7 +183,7 @@ impl ProbeVariant {
 }
 
 /// An item's place in a probe group.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Probe {
     pub group: String,
     pub variant: ProbeVariant,

@@ -17,7 +17,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use crate::exam::{Exam, ExamItem, Gold, LineError};
+use crate::exam::{Exam, ExamItem, LineError};
+use crate::public_pool::{ItemKind, PoolError, PublicItem, PublicPool};
 use crate::seeded_rng::SplitMix64;
 
 /// Domain tag of the presentation hash.
@@ -48,7 +49,7 @@ impl DrawCounts {
 }
 
 /// Why a draw cannot be made.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Error)]
 pub enum DrawError {
     #[error("the pool has {available} {what} but the draw asks for {requested}: ask for fewer")]
     NotEnough {
@@ -66,6 +67,8 @@ pub enum DrawError {
     },
     #[error("the pool's probe groups do not check: {0}")]
     Pool(#[from] LineError),
+    #[error("the published pool does not check: {0}")]
+    Public(#[from] PoolError),
 }
 
 /// Draw one arbiter's items from `pool` with `seed`, as item ids in asking order.
@@ -74,7 +77,19 @@ pub enum DrawError {
 /// generator is consumed in a fixed order: probe groups, then plain binary items, then
 /// relevance, tier and quantity items, then the final shuffle.
 pub fn draw_items(pool: &Exam, seed: u64, counts: &DrawCounts) -> Result<Vec<String>, DrawError> {
-    let groups = pool.probe_groups()?;
+    pool.probe_groups()?;
+    draw_public(&PublicPool::of(pool), seed, counts)
+}
+
+/// [`draw_items`] on a pool's public half: the draw reads only kinds, probe groups and
+/// objective flags, so a coordinator can draw, and anyone can re-draw, before the answer
+/// key is revealed. `draw_items(exam, ..)` equals `draw_public(&PublicPool::of(exam), ..)`.
+pub fn draw_public(
+    pool: &PublicPool,
+    seed: u64,
+    counts: &DrawCounts,
+) -> Result<Vec<String>, DrawError> {
+    let groups = pool.groups()?;
     let mut rng = SplitMix64::new(seed);
     let mut drawn: Vec<String> = Vec::new();
 
@@ -86,7 +101,7 @@ pub fn draw_items(pool: &Exam, seed: u64, counts: &DrawCounts) -> Result<Vec<Str
         counts.probe_groups,
         "probe groups",
     )?;
-    let group_items: usize = chosen.iter().map(|g| g.members().count()).sum();
+    let group_items: usize = chosen.iter().map(|g| g.members.len()).sum();
     let plain_binary =
         counts
             .binary
@@ -96,12 +111,12 @@ pub fn draw_items(pool: &Exam, seed: u64, counts: &DrawCounts) -> Result<Vec<Str
                 groups: chosen.len(),
                 group_items,
             })?;
-    drawn.extend(chosen.iter().flat_map(|g| g.members().map(str::to_string)));
+    drawn.extend(chosen.iter().flat_map(|g| g.members.iter().cloned()));
 
-    let mut plain: Vec<&ExamItem> = pool
+    let mut plain: Vec<&PublicItem> = pool
         .items
         .iter()
-        .filter(|i| matches!(i.gold, Gold::Binary(_)) && i.probe.is_none())
+        .filter(|i| i.kind == ItemKind::Binary && i.probe.is_none())
         .collect();
     let taken = take_preferring(
         &mut rng,
@@ -113,15 +128,11 @@ pub fn draw_items(pool: &Exam, seed: u64, counts: &DrawCounts) -> Result<Vec<Str
     drawn.extend(taken.iter().map(|i| i.id.clone()));
 
     for (kind, what, n) in [
-        ("relevance", "relevance items", counts.relevance),
-        ("tier", "tier items", counts.tier),
-        ("quantity", "quantity items", counts.quantity),
+        (ItemKind::Relevance, "relevance items", counts.relevance),
+        (ItemKind::Tier, "tier items", counts.tier),
+        (ItemKind::Quantity, "quantity items", counts.quantity),
     ] {
-        let mut of_kind: Vec<&ExamItem> = pool
-            .items
-            .iter()
-            .filter(|i| i.gold.kind() == kind)
-            .collect();
+        let mut of_kind: Vec<&PublicItem> = pool.items.iter().filter(|i| i.kind == kind).collect();
         let taken = take_preferring(&mut rng, &mut of_kind, |i| i.objective, n, what)?;
         drawn.extend(taken.iter().map(|i| i.id.clone()));
     }

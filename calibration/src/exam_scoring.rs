@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agreement::{KappaWeights, cohen_kappa};
@@ -31,7 +31,7 @@ use crate::scoring_rules::{
 pub const LOG_CLIP: f64 = 0.01;
 
 /// One parsed answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum AnswerValue {
     Probability(f64),
     Relevance(f64),
@@ -40,7 +40,7 @@ pub enum AnswerValue {
 }
 
 /// One line of an answers file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
     pub arbiter: String,
     pub item: String,

@@ -23,6 +23,7 @@ pub mod exam_scoring;
 pub mod independence;
 pub mod inert;
 pub mod prior_consistency;
+pub mod public_pool;
 pub mod recalibration;
 pub mod reliability_svg;
 pub mod request;

@@ -10,6 +10,7 @@ use calibration::admission::{AdmissionDecision, AdmissionPolicy, assess};
 use calibration::exam::{Exam, ExamItem, Gold, LineError, Tier, load_exam};
 use calibration::exam_scoring::{Answer, AnswerValue, ArbiterScores, score_arbiter};
 use calibration::inert::InertPolicy;
+use calibration::public_pool::{ItemKind, PublicItem};
 use calibration::scoring_rules::ReliabilityBin;
 use ed25519_dalek::VerifyingKey;
 use panel_proto::commit_reveal::{check_opens, verify_commitment};
@@ -41,16 +42,18 @@ fn exam_hash_bytes(exam: &Exam) -> Vec<u8> {
     hex::decode(exam.content_hash.trim_start_matches("sha256:")).unwrap_or_else(|_| vec![0; 32])
 }
 
-fn answer_kind(g: &Gold) -> pb::AnswerKind {
-    match g {
-        Gold::Binary(_) => pb::AnswerKind::Binary,
-        Gold::Relevance(_) => pb::AnswerKind::Relevance,
-        Gold::Tier(_) => pb::AnswerKind::Tier,
-        Gold::Quantity { .. } => pb::AnswerKind::Quantiles,
+fn answer_kind(kind: ItemKind) -> pb::AnswerKind {
+    match kind {
+        ItemKind::Binary => pb::AnswerKind::Binary,
+        ItemKind::Relevance => pb::AnswerKind::Relevance,
+        ItemKind::Tier => pb::AnswerKind::Tier,
+        ItemKind::Quantity => pb::AnswerKind::Quantiles,
     }
 }
 
-fn expected(g: &Gold) -> pb::ExpectedAnswer {
+/// The truth hint of a gold answer, which simulation clusters put on exam motions for
+/// scripted judges.
+pub fn expected_answer(g: &Gold) -> pb::ExpectedAnswer {
     match g {
         Gold::Binary(b) => pb::ExpectedAnswer {
             decision: if *b {
@@ -78,24 +81,28 @@ fn expected(g: &Gold) -> pb::ExpectedAnswer {
     }
 }
 
-/// The exam motion for one item. `simulation` adds the truth hint for scripted judges.
-pub fn exam_motion(
-    exam: &Exam,
-    item: &ExamItem,
-    arbiter_id: &str,
-    commit_deadline_ms: i64,
-    reveal_deadline_ms: i64,
-    simulation: bool,
+/// Where an exam motion sits: its id, the hash it is judged against and its deadlines.
+pub struct Asking<'a> {
+    pub motion_id: String,
+    pub state_hash: Vec<u8>,
+    pub quantiles: &'a [f64],
+    pub commit_deadline_ms: i64,
+    pub reveal_deadline_ms: i64,
+}
+
+/// The exam motion that asks `item` (the default exam's and a sealed sitting's alike);
+/// `expected` is the simulation's truth hint.
+pub fn item_motion(
+    at: Asking<'_>,
+    item: &PublicItem,
+    expected: Option<pb::ExpectedAnswer>,
 ) -> pb::Motion {
-    let unit = match &item.gold {
-        Gold::Quantity { unit, .. } => unit.clone(),
-        _ => String::new(),
-    };
+    let quantity = item.kind == ItemKind::Quantity;
     pb::Motion {
-        motion_id: exam_motion_id(exam, arbiter_id, &item.id),
+        motion_id: at.motion_id,
         debate_id: EXAM_DEBATE.into(),
         kind: pb::MotionKind::Exam as i32,
-        state_hash: exam_hash_bytes(exam),
+        state_hash: at.state_hash,
         projection: Some(pb::ContentProjection {
             question: item.question.clone(),
             items: item
@@ -110,25 +117,48 @@ pub fn exam_motion(
             exam_item: Some(pb::ExamItem {
                 item_id: item.id.clone(),
                 question: item.question.clone(),
-                answer_kind: answer_kind(&item.gold) as i32,
-                quantile_levels: if matches!(item.gold, Gold::Quantity { .. }) {
-                    exam.quantiles.clone()
+                answer_kind: answer_kind(item.kind) as i32,
+                quantile_levels: if quantity {
+                    at.quantiles.to_vec()
                 } else {
                     Vec::new()
                 },
-                unit,
+                unit: item.unit.clone().unwrap_or_default(),
                 seed: true,
             }),
-            expected: simulation.then(|| expected(&item.gold)),
+            expected,
             ..Default::default()
         }),
-        commit_deadline_unix_ms: commit_deadline_ms,
-        reveal_deadline_unix_ms: reveal_deadline_ms,
+        commit_deadline_unix_ms: at.commit_deadline_ms,
+        reveal_deadline_unix_ms: at.reveal_deadline_ms,
         panel: Vec::new(),
         // Signed by the driver before it is sent (`sign_motion`).
         signer_key: Vec::new(),
         signature: Vec::new(),
     }
+}
+
+/// The default exam's motion for one item. `simulation` adds the truth hint for scripted
+/// judges.
+pub fn exam_motion(
+    exam: &Exam,
+    item: &ExamItem,
+    arbiter_id: &str,
+    commit_deadline_ms: i64,
+    reveal_deadline_ms: i64,
+    simulation: bool,
+) -> pb::Motion {
+    item_motion(
+        Asking {
+            motion_id: exam_motion_id(exam, arbiter_id, &item.id),
+            state_hash: exam_hash_bytes(exam),
+            quantiles: &exam.quantiles,
+            commit_deadline_ms,
+            reveal_deadline_ms,
+        },
+        &PublicItem::of(item),
+        simulation.then(|| expected_answer(&item.gold)),
+    )
 }
 
 /// Why an exam submission was refused.
@@ -201,6 +231,40 @@ pub fn check_exam_motions(
     wires: &[crate::signed_motion::WireMotion],
     pinned: Option<&VerifyingKey>,
 ) -> Result<std::collections::BTreeMap<String, [u8; 32]>, ExamMotionError> {
+    check_motions(wires, pinned, &exam.content_hash, |index, m| {
+        let item = exam
+            .items
+            .iter()
+            .find(|i| exam_motion_id(exam, arbiter_id, &i.id) == m.motion_id)
+            .ok_or_else(|| ExamMotionError::NotAnItem {
+                index,
+                motion_id: m.motion_id.clone(),
+                arbiter_id: arbiter_id.to_owned(),
+            })?;
+        // The only freedom a driver has: the deadlines, and (in simulation, for scripted
+        // judges) the truth hint, whose answers the exam file publishes anyway.
+        let hinted = m.projection.as_ref().is_some_and(|p| p.expected.is_some());
+        let expected = exam_motion(
+            exam,
+            item,
+            arbiter_id,
+            m.commit_deadline_unix_ms,
+            m.reveal_deadline_unix_ms,
+            hinted,
+        );
+        Ok((expected, item.id.clone()))
+    })
+}
+
+/// The shared check of carried exam motions: `expected(index, motion)` gives the motion
+/// the driver should have put (unsigned) and the item it asks, or refuses the motion;
+/// `exam_ref` names the exam (or pool) in a refusal.
+pub(crate) fn check_motions(
+    wires: &[crate::signed_motion::WireMotion],
+    pinned: Option<&VerifyingKey>,
+    exam_ref: &str,
+    expected: impl Fn(usize, &pb::Motion) -> Result<(pb::Motion, String), ExamMotionError>,
+) -> Result<std::collections::BTreeMap<String, [u8; 32]>, ExamMotionError> {
     use prost::Message;
     let mut digests = std::collections::BTreeMap::new();
     for (index, wire) in wires.iter().enumerate() {
@@ -219,33 +283,14 @@ pub fn check_exam_motions(
                 pinned: hex::encode(key.as_bytes()),
             }));
         }
-        let item = exam
-            .items
-            .iter()
-            .find(|i| exam_motion_id(exam, arbiter_id, &i.id) == m.motion_id)
-            .ok_or_else(|| ExamMotionError::NotAnItem {
-                index,
-                motion_id: m.motion_id.clone(),
-                arbiter_id: arbiter_id.to_owned(),
-            })?;
-        // The only freedom a driver has: the deadlines, and (in simulation, for scripted
-        // judges) the truth hint, whose answers the exam file publishes anyway.
-        let hinted = m.projection.as_ref().is_some_and(|p| p.expected.is_some());
-        let mut expected = exam_motion(
-            exam,
-            item,
-            arbiter_id,
-            m.commit_deadline_unix_ms,
-            m.reveal_deadline_unix_ms,
-            hinted,
-        );
-        expected.signer_key.clone_from(&m.signer_key);
-        expected.signature.clone_from(&m.signature);
-        if expected != m {
+        let (mut want, item) = expected(index, &m)?;
+        want.signer_key.clone_from(&m.signer_key);
+        want.signature.clone_from(&m.signature);
+        if want != m {
             return Err(ExamMotionError::Altered {
                 motion_id: m.motion_id,
-                item: item.id.clone(),
-                exam_hash: exam.content_hash.clone(),
+                item,
+                exam_hash: exam_ref.to_owned(),
             });
         }
         if digests.insert(m.motion_id.clone(), digest).is_some() {
@@ -270,74 +315,103 @@ pub fn answers_from_reveals(
     reveals: &[String],
     motions: Option<&std::collections::BTreeMap<String, [u8; 32]>>,
 ) -> Result<Vec<Answer>, ExamError> {
-    let mut out: Vec<Answer> = Vec::new();
-    for (index, hex_reveal) in reveals.iter().enumerate() {
-        let bad = |reason: String| ExamError::Answer { index, reason };
-        let crate::ruling::RevealParts {
-            signed,
-            salt,
-            commitment,
-        } = crate::ruling::decode_reveal(hex_reveal).map_err(|e| bad(e.to_string()))?;
-        let (sr, c) = (&signed, &commitment);
-        let signer = verify_commitment(c).map_err(|e| bad(e.to_string()))?;
-        if signer.as_bytes() != key.as_bytes() {
-            return Err(bad(format!(
-                "signed by a key that is not {arbiter_id}'s registered key"
-            )));
-        }
-        check_opens(c, sr, &salt).map_err(|e| bad(e.to_string()))?;
-        let r = sr.ruling.as_ref().ok_or_else(|| bad("no ruling".into()))?;
-        let item = exam
-            .items
-            .iter()
-            .find(|i| exam_motion_id(exam, arbiter_id, &i.id) == r.motion_id)
-            .ok_or_else(|| {
+    let sheet = Sheet {
+        arbiter_id,
+        key,
+        state_hash: &exam_hash_bytes(exam),
+        item_for: &|motion_id: &str| {
+            exam.items
+                .iter()
+                .find(|i| exam_motion_id(exam, arbiter_id, &i.id) == motion_id)
+                .map(|i| (i.id.clone(), ItemKind::of(&i.gold)))
+        },
+    };
+    sheet.answers(reveals, motions)
+}
+
+/// What an arbiter was asked, for turning its reveals into answers: the motion id of each
+/// item and the hash every ruling must have judged.
+pub(crate) struct Sheet<'a> {
+    pub arbiter_id: &'a str,
+    pub key: &'a VerifyingKey,
+    pub state_hash: &'a [u8],
+    /// The item (and its kind) a motion id asks, if it is one of this arbiter's.
+    pub item_for: &'a dyn Fn(&str) -> Option<(String, ItemKind)>,
+}
+
+impl Sheet<'_> {
+    /// [`answers_from_reveals`] for this sheet.
+    pub fn answers(
+        &self,
+        reveals: &[String],
+        motions: Option<&std::collections::BTreeMap<String, [u8; 32]>>,
+    ) -> Result<Vec<Answer>, ExamError> {
+        let arbiter_id = self.arbiter_id;
+        let mut out: Vec<Answer> = Vec::new();
+        for (index, hex_reveal) in reveals.iter().enumerate() {
+            let bad = |reason: String| ExamError::Answer { index, reason };
+            let crate::ruling::RevealParts {
+                signed,
+                salt,
+                commitment,
+            } = crate::ruling::decode_reveal(hex_reveal).map_err(|e| bad(e.to_string()))?;
+            let (sr, c) = (&signed, &commitment);
+            let signer = verify_commitment(c).map_err(|e| bad(e.to_string()))?;
+            if signer.as_bytes() != self.key.as_bytes() {
+                return Err(bad(format!(
+                    "signed by a key that is not {arbiter_id}'s registered key"
+                )));
+            }
+            check_opens(c, sr, &salt).map_err(|e| bad(e.to_string()))?;
+            let r = sr.ruling.as_ref().ok_or_else(|| bad("no ruling".into()))?;
+            let (item, kind) = (self.item_for)(&r.motion_id).ok_or_else(|| {
                 bad(format!(
                     "motion {} is not an item of this arbiter's exam",
                     r.motion_id
                 ))
             })?;
-        if r.state_hash != exam_hash_bytes(exam) {
-            return Err(bad("the ruling judged another version of the exam".into()));
-        }
-        if let Some(digests) = motions {
-            let digest = digests.get(&r.motion_id).ok_or_else(|| {
-                bad(ExamMotionError::Missing {
-                    index,
-                    motion_id: r.motion_id.clone(),
-                }
-                .to_string())
-            })?;
-            crate::signed_motion::check_ruling(sr, arbiter_id, &r.motion_id, Some(digest))
-                .map_err(|e| bad(e.to_string()))?;
-        }
-        if out.iter().any(|a| a.item == item.id) {
-            return Err(bad(format!("item {} answered twice", item.id)));
-        }
-        let value = match &item.gold {
-            Gold::Binary(_) => AnswerValue::Probability(r.probability.clamp(0.0, 1.0)),
-            Gold::Relevance(_) => AnswerValue::Relevance(crate::debates::relevance_value(
-                r.relevance.unwrap_or(0).min(4) as u8,
-            )),
-            Gold::Tier(_) => AnswerValue::Tier(
-                Tier::parse(&format!("T{}", r.tier.unwrap_or(0)))
-                    .ok_or_else(|| bad("tier answer must be 1..5".into()))?,
-            ),
-            Gold::Quantity { .. } => {
-                let mut q: Vec<(f64, f64)> =
-                    r.quantiles.iter().map(|q| (q.level, q.value)).collect();
-                q.sort_by(|a, b| a.0.total_cmp(&b.0));
-                AnswerValue::Quantiles(q.into_iter().map(|(_, v)| v).collect())
+            if r.state_hash != self.state_hash {
+                return Err(bad("the ruling judged another version of the exam".into()));
             }
-        };
-        out.push(Answer {
-            arbiter: arbiter_id.to_string(),
-            item: item.id.clone(),
-            value,
-            line: index + 1,
-        });
+            if let Some(digests) = motions {
+                let digest = digests.get(&r.motion_id).ok_or_else(|| {
+                    bad(ExamMotionError::Missing {
+                        index,
+                        motion_id: r.motion_id.clone(),
+                    }
+                    .to_string())
+                })?;
+                crate::signed_motion::check_ruling(sr, arbiter_id, &r.motion_id, Some(digest))
+                    .map_err(|e| bad(e.to_string()))?;
+            }
+            if out.iter().any(|a| a.item == item) {
+                return Err(bad(format!("item {item} answered twice")));
+            }
+            let value = match kind {
+                ItemKind::Binary => AnswerValue::Probability(r.probability.clamp(0.0, 1.0)),
+                ItemKind::Relevance => AnswerValue::Relevance(crate::debates::relevance_value(
+                    r.relevance.unwrap_or(0).min(4) as u8,
+                )),
+                ItemKind::Tier => AnswerValue::Tier(
+                    Tier::parse(&format!("T{}", r.tier.unwrap_or(0)))
+                        .ok_or_else(|| bad("tier answer must be 1..5".into()))?,
+                ),
+                ItemKind::Quantity => {
+                    let mut q: Vec<(f64, f64)> =
+                        r.quantiles.iter().map(|q| (q.level, q.value)).collect();
+                    q.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    AnswerValue::Quantiles(q.into_iter().map(|(_, v)| v).collect())
+                }
+            };
+            out.push(Answer {
+                arbiter: arbiter_id.to_string(),
+                item,
+                value,
+                line: index + 1,
+            });
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
 /// What an arbiter's `exam` field holds (the `{scores, decision}` that `SubmitExam` writes
@@ -387,6 +461,9 @@ pub struct ExamDecision {
     pub admitted: bool,
     pub failed: Vec<ExamBar>,
     pub decided_at: i64,
+    /// Earliest retake (Unix seconds) when refused.
+    #[serde(default)]
+    pub reexam_not_before: Option<i64>,
     #[serde(default)]
     pub reexam_date: Option<String>,
 }

@@ -69,7 +69,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 26] = [
+const KINDS: [&str; 28] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -92,13 +92,15 @@ const KINDS: [&str; 26] = [
     "CloseMotion",
     "IssueCheckpoint",
     "AddCosignatures",
+    "SealExamPool",
+    "RevealExamKey",
     "Put",
     "Note",
     "SetAdmission",
     "OpenMotion",
 ];
 const CLIENT_KINDS: std::ops::Range<usize> = 0..15;
-const INTERNAL_KINDS: std::ops::Range<usize> = 15..22;
+const INTERNAL_KINDS: std::ops::Range<usize> = 15..24;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -311,7 +313,17 @@ pub enum InternalCommand {
         /// arbiter was examined on the exam's own items (docs/SECURITY.md).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         motions: Vec<crate::signed_motion::WireMotion>,
+        /// The sealed sitting the answers belong to; required from rule set
+        /// [`SEALED_EXAMS`](crate::rules::SEALED_EXAMS) on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sitting: Option<u32>,
     },
+    /// Opens an exam sitting: a pool's public half and the commitment to its answer key,
+    /// from the pool the replicas were configured with (`exam_sitting.rs`).
+    SealExamPool(Box<crate::exam_sitting::SealedPool>),
+    /// Closes the open sitting: the pool's exam file and the key's salt; apply checks them
+    /// against the seal and scores every held exam.
+    RevealExamKey(Box<crate::exam_sitting::KeyReveal>),
     /// The federation charter, proposed once by the replica that initialises the group
     /// (`Admin.Init`), from the charter it was started with: the first record entry. From
     /// then on every role-bearing entry is checked against it (docs/SECURITY.md).
@@ -383,6 +395,8 @@ impl InternalCommand {
         match self {
             InternalCommand::RecordOutcome(_) => "RecordOutcome",
             InternalCommand::SubmitExam { .. } => "SubmitExam",
+            InternalCommand::SealExamPool(_) => "SealExamPool",
+            InternalCommand::RevealExamKey(_) => "RevealExamKey",
             InternalCommand::AdoptCharter(_) => "AdoptCharter",
             InternalCommand::LogCommitments(_) => "LogCommitments",
             InternalCommand::CloseMotion { .. } => "CloseMotion",
@@ -919,6 +933,7 @@ mod tests {
                 arbiter_id: "a".into(),
                 reveals: vec![],
                 motions: vec![],
+                sitting: None,
             },
             InternalCommand::AdoptCharter(Box::new(crate::charter::tests::charter())),
             InternalCommand::LogCommitments(CommitmentLog {
@@ -934,6 +949,20 @@ mod tests {
                 size: 1,
                 lines: vec!["\u{2014} w AAAA".into()],
             }),
+            InternalCommand::SealExamPool(Box::new(crate::exam_sitting::SealedPool {
+                public: calibration::public_pool::PublicPool {
+                    name: "p".into(),
+                    version: "1".into(),
+                    quantiles: vec![0.5],
+                    items: vec![],
+                },
+                key_commitment: "00".into(),
+            })),
+            InternalCommand::RevealExamKey(Box::new(crate::exam_sitting::KeyReveal {
+                sitting: 1,
+                exam: "{}".into(),
+                salt: "00".into(),
+            })),
         ];
         let test = [
             TestCommand::Put {

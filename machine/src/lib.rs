@@ -21,6 +21,7 @@ pub mod declared_priors;
 pub mod draw;
 pub mod draw_seed;
 pub mod entry_proof;
+pub mod exam_sitting;
 pub mod fresh_panel;
 pub mod independence;
 pub mod limits;

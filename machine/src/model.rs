@@ -325,6 +325,9 @@ pub struct State {
         skip_serializing_if = "crate::independence::ErrorHistory::is_empty"
     )]
     pub error_history: crate::independence::ErrorHistory,
+    /// Sealed exam sittings, in order (`exam_sitting.rs`); the last may be open.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exam_sittings: Vec<crate::exam_sitting::Sitting>,
 }
 
 /// One motion-key rotation on the record.

@@ -1164,7 +1164,7 @@ mod tests {
     #[test]
     fn exam_answers_count_only_with_the_exam_motions_they_answer() {
         let mut sim = Sim::new(&SIX[..4]);
-        sim.rules = Some(crate::rules::CURRENT);
+        sim.rules = Some(crate::rules::MEASURED_ERRORS);
         let key = SigningKey::from_bytes(&[41; 32]);
         sim.ok(ClientCommand::RegisterArbiter(cmd(json!({
             "arbiter_id": "new", "public_key": hex::encode(key.verifying_key().to_bytes()),
@@ -1176,6 +1176,7 @@ mod tests {
             arbiter_id: "new".into(),
             reveals,
             motions,
+            sitting: None,
         };
 
         // Answers bound to the motions, but the motions left out.
@@ -1232,7 +1233,7 @@ mod tests {
         assert_eq!(v["admitted"], json!(true), "{}", v["exam"]["decision"]);
         // Every entry names the rule set it applied under, and the record replays.
         let last = sim.state.record.iter().last().expect("entry").1;
-        assert_eq!(last.rules, Some(crate::rules::CURRENT));
+        assert_eq!(last.rules, Some(crate::rules::MEASURED_ERRORS));
         let log_key = test_log_key();
         let bundle = record::export(&sim.state, Some(&log_key));
         record::verify(&bundle).expect("the record replays under its rule sets");
@@ -1360,6 +1361,7 @@ mod tests {
             arbiter_id: "a1".into(),
             reveals,
             motions: vec![],
+            sitting: None,
         });
         assert_eq!(v["admitted"], json!(true), "{}", v["exam"]["decision"]);
         let a1 = sim.state.arbiters.get("a1").expect("a1");

@@ -81,6 +81,55 @@ pub struct ExamReply {
 pub struct ExamWritten<'a> {
     pub scores: &'a calibration::exam_scoring::ArbiterScores,
     pub decision: &'a calibration::admission::AdmissionDecision,
+    /// The bias probes' scores (sealed sittings only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probes: Option<&'a calibration::bias_probes::ProbeScores>,
+    /// The sitting, seed and draw the exam was asked from (sealed sittings only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sitting: Option<&'a crate::exam_sitting::SittingRef>,
+}
+
+/// `SealExamPool`: the sitting it opened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SealPoolReply {
+    pub sitting: u32,
+    pub pool_id: String,
+    pub items: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<u32>,
+}
+
+/// `SubmitExam` in a sealed sitting: the answers are held until the key is revealed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamHeldReply {
+    pub arbiter_id: String,
+    pub sitting: u32,
+    pub asked: usize,
+    pub answered: usize,
+}
+
+/// `RevealExamKey`: who was scored, and any held exam that could not be.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevealKeyReply {
+    pub sitting: u32,
+    pub exam_hash: String,
+    pub examined: Vec<ExamOutcome>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unscored: Vec<Unscored>,
+}
+
+/// One arbiter's admission at a reveal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamOutcome {
+    pub arbiter_id: String,
+    pub admitted: bool,
+}
+
+/// A held exam the reveal could not score; the arbiter stays due an exam.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unscored {
+    pub arbiter_id: String,
+    pub reason: String,
 }
 
 /// `CheckPriors`, and the `result` of a scheduled check.

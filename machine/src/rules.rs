@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = MEASURED_ERRORS;
+pub const CURRENT: u32 = SEALED_EXAMS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -27,6 +27,12 @@ pub const EXAM_MOTIONS: u32 = 1;
 /// (`independence::require_independent_support`). Counting from a stamped level means
 /// every replica, and `panel verify`, starts counting at the same entry.
 pub const MEASURED_ERRORS: u32 = 2;
+
+/// From this level on, exams run in sealed sittings (`exam_sitting.rs`): the pool's
+/// questions and a commitment to its answer key are logged before anyone is asked, each
+/// arbiter answers its own seeded draw, answers are held until the key is revealed, then
+/// scored with the bias-probe bars; a refused arbiter may retake after its cooldown.
+pub const SEALED_EXAMS: u32 = 3;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

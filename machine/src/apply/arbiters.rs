@@ -217,27 +217,37 @@ pub(super) fn submit_exam(
     let (scores, decision) =
         crate::admission::admit(exam, arbiter_id, &answers, (ctx.time_ms / 1000) as i64)
             .map_err(ExamRefusal::from)?;
-    let brier_skill = scores
+    let written = ExamWritten {
+        scores: &scores,
+        decision: &decision,
+        probes: None,
+        sitting: None,
+    };
+    record_exam(state, arbiter_id, &written);
+    Ok(to_value(&ExamReply {
+        arbiter_id: arbiter_id.to_owned(),
+        admitted: decision.admitted,
+        exam: to_value(&written),
+    }))
+}
+
+/// Keeps a scored exam on the arbiter: the record, the admission (never for a revoked
+/// key), the headline score, and a fresh recalibration window. Returns the decision.
+pub(crate) fn record_exam(state: &mut State, arbiter_id: &str, written: &ExamWritten<'_>) -> bool {
+    let brier_skill = written
+        .scores
         .binary
         .as_ref()
         .map(|b| (1.0 - b.brier).clamp(0.0, 1.0))
         .unwrap_or(0.0);
-    let record = to_value(&ExamWritten {
-        scores: &scores,
-        decision: &decision,
-    });
     if let Some(a) = state.arbiters.get_mut(arbiter_id) {
         // A revoked key is never re-admitted by an exam.
-        a.admitted = decision.admitted && a.revoked.is_none();
+        a.admitted = written.decision.admitted && a.revoked.is_none();
         a.score_milli = (brier_skill * 1000.0).round() as u32;
-        a.exam = Some(record.clone());
+        a.exam = Some(to_value(written));
         a.recalibration.restart_after_exam();
     }
-    Ok(to_value(&ExamReply {
-        arbiter_id: arbiter_id.to_owned(),
-        admitted: decision.admitted,
-        exam: record,
-    }))
+    written.decision.admitted
 }
 
 /// Runs the prior-consistency check over the ruling history and records its findings; a

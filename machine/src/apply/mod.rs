@@ -9,7 +9,7 @@
 //! [`debates`] (debates, contributions, panel requests, verdicts), [`notes`] (test
 //! commands).
 
-mod arbiters;
+pub(crate) mod arbiters;
 mod debates;
 mod federation;
 mod motions;
@@ -92,6 +92,8 @@ pub enum ApplyError {
     Debate(#[from] DebateError),
     #[error("exam refused: {0}")]
     Exam(#[from] crate::admission::ExamRefusal),
+    #[error(transparent)]
+    Sitting(#[from] crate::exam_sitting::SittingError),
     #[error("prior-consistency check refused: {0}")]
     PriorCheck(#[from] crate::priors::PriorCheckError),
     #[error("revocation refused: {0}")]
@@ -162,6 +164,7 @@ impl ApplyError {
             ApplyError::BadStateHash(_) => "bad_state_hash",
             ApplyError::Debate(e) => e.code(),
             ApplyError::Exam(_) => "exam_refused",
+            ApplyError::Sitting(e) => e.code(),
             ApplyError::PriorCheck(_) => "prior_check_refused",
             ApplyError::Revocation(_) => "revocation_refused",
             ApplyError::Rotation(_) => "rotation_refused",
@@ -370,7 +373,22 @@ pub fn apply(
             arbiter_id,
             reveals,
             motions,
-        }) => arbiters::submit_exam(state, ctx, arbiter_id, reveals, motions),
+            sitting,
+        }) => {
+            if state.rules >= crate::rules::SEALED_EXAMS {
+                let at = (ctx.log_index, ctx.time_ms);
+                crate::exam_sitting::submit(state, at, arbiter_id, *sitting, reveals, motions)
+                    .map(|r| to_value(&r))
+            } else {
+                arbiters::submit_exam(state, ctx, arbiter_id, reveals, motions)
+            }
+        }
+        Command::Internal(InternalCommand::SealExamPool(sealed)) => Ok(to_value(
+            &crate::exam_sitting::seal(state, ctx.log_index, sealed)?,
+        )),
+        Command::Internal(InternalCommand::RevealExamKey(k)) => Ok(to_value(
+            &crate::exam_sitting::reveal(state, (ctx.log_index, ctx.time_ms), k)?,
+        )),
         Command::Internal(InternalCommand::AdoptCharter(charter)) => {
             federation::adopt_charter(state, charter)
         }

@@ -1,0 +1,967 @@
+//! Sealed exam sittings (rule set [`SEALED_EXAMS`](crate::rules::SEALED_EXAMS);
+//! docs/CALIBRATION.md "Sealed pools", docs/COORDINATOR.md "Sealed exams").
+//!
+//! Before, the exam was a file in the repository: every gold answer was public, so a judge
+//! that only looked answers up was admitted with a perfect score. Now an exam runs in
+//! sittings:
+//!
+//! 1. `SealExamPool` publishes a pool's public half ([`PublicPool`]: questions, no golds,
+//!    no sources) and a salted commitment to its answer key
+//!    ([`calibration::answer_key`]). It opens sitting `n`.
+//! 2. Each arbiter due an exam is asked its own draw from the pool
+//!    ([`calibration::exam_draw::draw_public`]), seeded by the pool, the sitting and the
+//!    arbiter's registered key, so the leader cannot choose who gets which items and anyone
+//!    re-draws them from the record. The asking order is the draw's.
+//! 3. `SubmitExam` checks the signed motions and the committed, revealed answers as
+//!    before, and holds them: nothing can be scored, since no replica knows the key.
+//! 4. `RevealExamKey` publishes the exam file and the salt. Apply checks that the file's
+//!    public half is the sealed pool and that it opens the commitment, then scores every
+//!    held exam with the bias probes' bars ([`AdmissionPolicy::with_bias_probes`]) and
+//!    closes the sitting. The record keeps both entries, so `panel verify` re-scores.
+//!
+//! An arbiter refused at a sitting may sit a later one once its cooldown has passed, and a
+//! flagged arbiter may sit again at once ([`exam_due`]); each sitting is a fresh draw. A
+//! pool sealed again after its key was revealed is marked [`Sitting::reused_from`]: its
+//! answers were public before that sitting, which the record then says.
+
+use std::collections::BTreeMap;
+
+use calibration::admission::{AdmissionDecision, AdmissionPolicy, assess_with_probes};
+use calibration::answer_key::verify_answer_key;
+use calibration::bias_probes::{ProbeScores, score_probes};
+use calibration::exam::{Exam, LineError, load_exam};
+use calibration::exam_draw::{DrawCounts, DrawError, draw_public};
+use calibration::exam_scoring::{Answer, ArbiterScores, score_arbiter};
+use calibration::inert::InertPolicy;
+use calibration::public_pool::{PoolError, PublicItem, PublicPool};
+use ed25519_dalek::VerifyingKey;
+use panel_proto::pb;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::admission::{Asking, ExamMotionError, ExamRecord, Sheet, item_motion};
+use crate::model::{Arbiter, State};
+
+/// How many items of each kind one arbiter is asked: enough binary items and quantity
+/// seeds for the admission bars (30 and 10), six whole probe groups, and a few relevance
+/// and tier items for the inert-factor bars.
+pub const DRAW: DrawCounts = DrawCounts {
+    binary: 40,
+    probe_groups: 6,
+    relevance: 6,
+    tier: 6,
+    quantity: 12,
+};
+
+/// Domain tag of an arbiter's draw seed.
+pub const DRAW_SEED_DOMAIN: &str = "crucible-panel/exam/draw-seed/v1\n";
+
+/// `SealExamPool`: the public half of a pool and the commitment to its answer key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SealedPool {
+    pub public: PublicPool,
+    /// Hex SHA-256 from [`calibration::answer_key::commit_answer_key`].
+    pub key_commitment: String,
+}
+
+/// `RevealExamKey`: the whole exam file of the open sitting's pool and the key's salt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyReveal {
+    pub sitting: u32,
+    /// The pool's JSONL text, golds and sources included.
+    pub exam: String,
+    /// Hex, 32 bytes.
+    pub salt: String,
+}
+
+/// One sitting, as the state keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sitting {
+    pub number: u32,
+    /// [`PublicPool::id`] of the sealed pool.
+    pub pool_id: String,
+    pub public: PublicPool,
+    pub key_commitment: String,
+    pub sealed_log_index: u64,
+    /// The earlier sitting whose reveal made this pool's answers public.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<u32>,
+    /// Checked answers by arbiter, held until the key is revealed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub held: BTreeMap<String, HeldExam>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revealed: Option<Revealed>,
+}
+
+/// One arbiter's checked answers in a sitting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldExam {
+    /// The items asked, in asking order (the draw).
+    pub asked: Vec<String>,
+    pub answers: Vec<Answer>,
+    pub submitted_log_index: u64,
+    pub submitted_at_ms: u64,
+}
+
+/// What the reveal left on a sitting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Revealed {
+    pub log_index: u64,
+    /// The revealed exam's content hash.
+    pub exam_hash: String,
+    /// Arbiters scored at the reveal, in id order.
+    pub examined: Vec<String>,
+}
+
+/// Where an exam record came from: the sitting, the draw seed and what was asked, in
+/// order (kept on the arbiter's exam record beside the scores).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SittingRef {
+    pub number: u32,
+    pub pool_id: String,
+    pub seed: u64,
+    pub asked: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<u32>,
+}
+
+/// Why a sitting command is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SittingError {
+    #[error("sitting {0} is still open: reveal its key before sealing another pool")]
+    StillOpen(u32),
+    #[error("the sealed pool does not check: {0}")]
+    Pool(#[from] PoolError),
+    #[error("{what} must be 32 bytes of hex")]
+    NotHex32 { what: &'static str },
+    #[error("no exam sitting is open: the driver seals a pool first")]
+    NoneOpen,
+    #[error("sitting {got} is not the open sitting ({open:?})")]
+    NotOpen { got: u32, open: Option<u32> },
+    #[error("exam answers name no sitting: from rule set 3 every exam belongs to a sealed sitting")]
+    NoSitting,
+    #[error("{arbiter_id} is not due an exam: {why}")]
+    NotDue { arbiter_id: String, why: String },
+    #[error("{0} already answered this sitting")]
+    AlreadyHeld(String),
+    #[error("the draw for {arbiter_id} failed: {source}")]
+    Draw {
+        arbiter_id: String,
+        source: DrawError,
+    },
+    #[error("the revealed exam does not load: {0}")]
+    Load(#[from] LineError),
+    #[error(
+        "the revealed exam's public half ({revealed}) is not the sealed pool ({sealed}): reveal the exam that was sealed"
+    )]
+    OtherPool { sealed: String, revealed: String },
+    #[error("the revealed exam and salt do not open the sealed key commitment")]
+    KeyMismatch,
+}
+
+impl SittingError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            SittingError::StillOpen(_)
+            | SittingError::Pool(_)
+            | SittingError::NotHex32 { .. }
+            | SittingError::Load(_)
+            | SittingError::OtherPool { .. }
+            | SittingError::KeyMismatch => "exam_pool_refused",
+            _ => "exam_refused",
+        }
+    }
+}
+
+/// The open sitting: the newest, if its key is not revealed.
+pub fn open_sitting(state: &State) -> Option<&Sitting> {
+    state.exam_sittings.last().filter(|s| s.revealed.is_none())
+}
+
+/// Whether an arbiter may sit an exam at `now_ms`: never examined; or refused, once the
+/// refusal's cooldown has passed; or flagged by recalibration. Never with a revoked key.
+/// The driver asks the same question before it examines anyone.
+pub fn exam_due(arbiter: &Arbiter, now_ms: u64) -> Result<(), String> {
+    if arbiter.revoked.is_some() {
+        return Err("its key is revoked".into());
+    }
+    let Some(record) = arbiter.exam_record() else {
+        return Ok(());
+    };
+    if arbiter.recalibration.is_flagged() {
+        return Ok(());
+    }
+    let record: ExamRecord = record.map_err(|e| format!("its exam record does not decode: {e}"))?;
+    if record.decision.admitted {
+        return Err("it is admitted and not flagged".into());
+    }
+    match record.decision.reexam_not_before {
+        Some(t) if (t.max(0) as u64).saturating_mul(1000) > now_ms => Err(format!(
+            "it was refused and may retake from {} (the cooldown)",
+            record.decision.reexam_date.as_deref().unwrap_or("later")
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The seed of an arbiter's draw in a sitting: the first 8 bytes (big-endian) of SHA-256
+/// over [`DRAW_SEED_DOMAIN`], the pool id, the sitting number and the arbiter's key. All
+/// three are fixed before the exam, and none is the leader's choice.
+pub fn draw_seed(pool_id: &str, number: u32, key: &VerifyingKey) -> u64 {
+    let mut h = Sha256::new();
+    h.update(DRAW_SEED_DOMAIN.as_bytes());
+    h.update((pool_id.len() as u64).to_be_bytes());
+    h.update(pool_id.as_bytes());
+    h.update(number.to_be_bytes());
+    h.update(key.as_bytes());
+    let d = h.finalize();
+    u64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+}
+
+impl Sitting {
+    /// What `arbiter_id` (with registered key `key`) is asked here, in asking order.
+    pub fn asked(&self, arbiter_id: &str, key: &VerifyingKey) -> Result<Vec<String>, SittingError> {
+        draw_public(&self.public, self.seed(key), &DRAW).map_err(|source| SittingError::Draw {
+            arbiter_id: arbiter_id.to_owned(),
+            source,
+        })
+    }
+
+    pub fn seed(&self, key: &VerifyingKey) -> u64 {
+        draw_seed(&self.pool_id, self.number, key)
+    }
+
+    /// Motion id of one item for one arbiter in this sitting.
+    pub fn motion_id(&self, arbiter_id: &str, item_id: &str) -> String {
+        format!("exam/s{}/{arbiter_id}/{item_id}", self.number)
+    }
+
+    /// The hash every ruling of the sitting judges: the pool id's digest.
+    pub fn state_hash(&self) -> Vec<u8> {
+        hex::decode(self.pool_id.trim_start_matches("sha256:")).unwrap_or_else(|_| vec![0; 32])
+    }
+
+    /// The motion that asks `item` of `arbiter_id`; `expected` is the simulation's hint.
+    pub fn motion(
+        &self,
+        arbiter_id: &str,
+        item: &PublicItem,
+        deadlines: (i64, i64),
+        expected: Option<pb::ExpectedAnswer>,
+    ) -> pb::Motion {
+        item_motion(
+            Asking {
+                motion_id: self.motion_id(arbiter_id, &item.id),
+                state_hash: self.state_hash(),
+                quantiles: &self.public.quantiles,
+                commit_deadline_ms: deadlines.0,
+                reveal_deadline_ms: deadlines.1,
+            },
+            item,
+            expected,
+        )
+    }
+}
+
+fn hex32(what: &'static str, s: &str) -> Result<[u8; 32], SittingError> {
+    hex::decode(s)
+        .ok()
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .ok_or(SittingError::NotHex32 { what })
+}
+
+/// `SealExamPool`: opens the next sitting.
+pub fn seal(
+    state: &mut State,
+    log_index: u64,
+    sealed: &SealedPool,
+) -> Result<crate::reply::SealPoolReply, SittingError> {
+    if let Some(open) = open_sitting(state) {
+        return Err(SittingError::StillOpen(open.number));
+    }
+    sealed.public.validate()?;
+    hex32("the key commitment", &sealed.key_commitment)?;
+    let pool_id = sealed.public.id();
+    let reused_from = state
+        .exam_sittings
+        .iter()
+        .find(|s| s.pool_id == pool_id && s.revealed.is_some())
+        .map(|s| s.number);
+    let number = state.exam_sittings.last().map_or(1, |s| s.number + 1);
+    state.exam_sittings.push(Sitting {
+        number,
+        pool_id: pool_id.clone(),
+        public: sealed.public.clone(),
+        key_commitment: sealed.key_commitment.clone(),
+        sealed_log_index: log_index,
+        reused_from,
+        held: BTreeMap::new(),
+        revealed: None,
+    });
+    Ok(crate::reply::SealPoolReply {
+        sitting: number,
+        pool_id,
+        items: sealed.public.items.len(),
+        reused_from,
+    })
+}
+
+/// `SubmitExam` in a sitting: checks the carried motions (exactly the arbiter's draw, as
+/// signed) and the answers, and holds them until the reveal.
+pub fn submit(
+    state: &mut State,
+    at: (u64, u64),
+    arbiter_id: &str,
+    sitting: Option<u32>,
+    reveals: &[String],
+    motions: &[crate::signed_motion::WireMotion],
+) -> Result<crate::reply::ExamHeldReply, crate::apply::ApplyError> {
+    use crate::apply::ApplyError;
+    let (log_index, time_ms) = at;
+    let number = sitting.ok_or(SittingError::NoSitting)?;
+    let open = open_sitting(state).ok_or(SittingError::NoneOpen)?;
+    if open.number != number {
+        return Err(SittingError::NotOpen {
+            got: number,
+            open: Some(open.number),
+        }
+        .into());
+    }
+    let arbiter = state
+        .arbiters
+        .get(arbiter_id)
+        .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_string()))?;
+    exam_due(arbiter, time_ms).map_err(|why| SittingError::NotDue {
+        arbiter_id: arbiter_id.to_owned(),
+        why,
+    })?;
+    if open.held.contains_key(arbiter_id) {
+        return Err(SittingError::AlreadyHeld(arbiter_id.to_owned()).into());
+    }
+    let key = crate::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
+    let asked = open.asked(arbiter_id, &key)?;
+    let pinned = crate::charter::current_motion_key(state);
+    let digests =
+        crate::admission::check_motions(motions, pinned.as_ref(), &open.pool_id, |index, m| {
+            let item = asked
+                .iter()
+                .find(|id| open.motion_id(arbiter_id, id) == m.motion_id)
+                .and_then(|id| open.public.item(id))
+                .ok_or_else(|| ExamMotionError::NotAnItem {
+                    index,
+                    motion_id: m.motion_id.clone(),
+                    arbiter_id: arbiter_id.to_owned(),
+                })?;
+            // The hint is a simulation's; apply cannot check it before the reveal.
+            let hint = m.projection.as_ref().and_then(|p| p.expected);
+            let deadlines = (m.commit_deadline_unix_ms, m.reveal_deadline_unix_ms);
+            Ok((
+                open.motion(arbiter_id, item, deadlines, hint),
+                item.id.clone(),
+            ))
+        })
+        .map_err(crate::admission::ExamRefusal::from)?;
+    let item_for = |motion_id: &str| {
+        asked
+            .iter()
+            .find(|id| open.motion_id(arbiter_id, id) == motion_id)
+            .and_then(|id| open.public.item(id))
+            .map(|i| (i.id.clone(), i.kind))
+    };
+    let answers = Sheet {
+        arbiter_id,
+        key: &key,
+        state_hash: &open.state_hash(),
+        item_for: &item_for,
+    }
+    .answers(reveals, Some(&digests))
+    .map_err(crate::admission::ExamRefusal::from)?;
+    let reply = crate::reply::ExamHeldReply {
+        arbiter_id: arbiter_id.to_owned(),
+        sitting: number,
+        asked: asked.len(),
+        answered: answers.len(),
+    };
+    if let Some(open) = state.exam_sittings.last_mut() {
+        open.held.insert(
+            arbiter_id.to_owned(),
+            HeldExam {
+                asked,
+                answers,
+                submitted_log_index: log_index,
+                submitted_at_ms: time_ms,
+            },
+        );
+    }
+    Ok(reply)
+}
+
+/// `RevealExamKey`: checks the key against the seal, scores every held exam and closes
+/// the sitting.
+pub fn reveal(
+    state: &mut State,
+    at: (u64, u64),
+    k: &KeyReveal,
+) -> Result<crate::reply::RevealKeyReply, SittingError> {
+    let (log_index, time_ms) = at;
+    let open = open_sitting(state).ok_or(SittingError::NoneOpen)?;
+    if open.number != k.sitting {
+        return Err(SittingError::NotOpen {
+            got: k.sitting,
+            open: Some(open.number),
+        });
+    }
+    let exam = load_exam(&k.exam)?;
+    let revealed = PublicPool::of(&exam).id();
+    if revealed != open.pool_id {
+        return Err(SittingError::OtherPool {
+            sealed: open.pool_id.clone(),
+            revealed,
+        });
+    }
+    let salt = hex32("the salt", &k.salt)?;
+    let commitment = hex32("the key commitment", &open.key_commitment)?;
+    if !verify_answer_key(&exam, salt, commitment) {
+        return Err(SittingError::KeyMismatch);
+    }
+    let now_s = (time_ms / 1000) as i64;
+    let mut outcomes = Vec::new();
+    let mut unscored = Vec::new();
+    let held: Vec<(String, HeldExam)> = open.held.clone().into_iter().collect();
+    let (number, pool_id, reused_from) = (open.number, open.pool_id.clone(), open.reused_from);
+    for (arbiter_id, h) in held {
+        let Some(key) = state.arbiters.get(&arbiter_id).and_then(|a| {
+            crate::ruling::parse_public_key(&arbiter_id, &a.registration.public_key).ok()
+        }) else {
+            continue;
+        };
+        match score(&exam, &arbiter_id, &h, now_s) {
+            Ok((scores, probes, decision)) => {
+                let sitting = SittingRef {
+                    number,
+                    pool_id: pool_id.clone(),
+                    seed: draw_seed(&pool_id, number, &key),
+                    asked: h.asked.clone(),
+                    reused_from,
+                };
+                let admitted = crate::apply::arbiters::record_exam(
+                    state,
+                    &arbiter_id,
+                    &crate::reply::ExamWritten {
+                        scores: &scores,
+                        decision: &decision,
+                        probes: Some(&probes),
+                        sitting: Some(&sitting),
+                    },
+                );
+                outcomes.push(crate::reply::ExamOutcome {
+                    arbiter_id,
+                    admitted,
+                });
+            }
+            Err(reason) => unscored.push(crate::reply::Unscored { arbiter_id, reason }),
+        }
+    }
+    if let Some(open) = state.exam_sittings.last_mut() {
+        open.revealed = Some(Revealed {
+            log_index,
+            exam_hash: exam.content_hash.clone(),
+            examined: outcomes.iter().map(|o| o.arbiter_id.clone()).collect(),
+        });
+    }
+    Ok(crate::reply::RevealKeyReply {
+        sitting: number,
+        exam_hash: exam.content_hash,
+        examined: outcomes,
+        unscored,
+    })
+}
+
+/// Scores one held exam on the items it was asked, with the probes and their bars.
+fn score(
+    exam: &Exam,
+    arbiter_id: &str,
+    h: &HeldExam,
+    now_s: i64,
+) -> Result<(ArbiterScores, ProbeScores, AdmissionDecision), String> {
+    let asked_exam = Exam {
+        items: exam
+            .items
+            .iter()
+            .filter(|i| h.asked.contains(&i.id))
+            .cloned()
+            .collect(),
+        ..exam.clone()
+    };
+    let refs: Vec<&Answer> = h.answers.iter().collect();
+    let scores = score_arbiter(&asked_exam, arbiter_id, &refs, &InertPolicy::default())
+        .map_err(|e| e.to_string())?;
+    let probes = score_probes(exam, Some(&h.asked), &refs).map_err(|e| e.to_string())?;
+    let decision = assess_with_probes(
+        &AdmissionPolicy::with_bias_probes(),
+        &scores,
+        Some(&probes),
+        now_s,
+    );
+    Ok((scores, probes, decision))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::{ClientCommand, Command, InternalCommand, ItemReply};
+    use calibration::answer_key::commit_answer_key;
+    use calibration::exam::{ExamItem, Gold, ProbeVariant};
+    use ed25519_dalek::SigningKey;
+    use prost::Message;
+    use serde_json::json;
+
+    const V2: &str = include_str!("../../exams/default-v2.jsonl");
+    const SALT: [u8; 32] = [9; 32];
+    const DAY_MS: u64 = 24 * 3600 * 1000;
+    /// Batch times: 2026-01-01 plus the entry number.
+    const T0: u64 = 1_767_225_600_000;
+
+    fn key(i: u8) -> SigningKey {
+        SigningKey::from_bytes(&[i + 1; 32])
+    }
+
+    fn motion_key() -> SigningKey {
+        SigningKey::from_bytes(&[77; 32])
+    }
+
+    /// One entry at `time_ms`, under the sealed-exam rules.
+    fn write(s: &mut State, n: u64, time_ms: u64, command: impl Into<Command>) -> ItemReply {
+        let batch = crate::command::Batch {
+            time_ms,
+            seed: n,
+            items: vec![crate::command::Item {
+                client_id: "exam-driver".into(),
+                request_id: n,
+                command: command.into(),
+                writer: None,
+            }],
+            limits: None,
+            checkpoints: None,
+            rules: Some(crate::rules::SEALED_EXAMS),
+        };
+        let r = crate::apply::apply_batch(s, n, &batch);
+        r.items.into_iter().next().expect("one item").reply
+    }
+
+    fn applied(r: ItemReply) -> serde_json::Value {
+        match r {
+            ItemReply::Applied(v) => v,
+            other => panic!("refused: {other:?}"),
+        }
+    }
+
+    fn refused(r: ItemReply, code: &str, needle: &str) {
+        match r {
+            ItemReply::Refused { code: c, message } => {
+                assert_eq!(c, code, "{message}");
+                assert!(message.contains(needle), "{message}");
+            }
+            other => panic!("applied, expected {code}: {other:?}"),
+        }
+    }
+
+    fn registered(ids: &[&str]) -> State {
+        let mut s = State::default();
+        for (i, id) in ids.iter().enumerate() {
+            let reg = json!({
+                "arbiter_id": id,
+                "public_key": hex::encode(key(i as u8).verifying_key().to_bytes()),
+                "organisation": format!("org-{i}"), "model_family": format!("fam-{id}"),
+                "stance": "A",
+            });
+            let c = ClientCommand::RegisterArbiter(serde_json::from_value(reg).expect("reg"));
+            applied(write(&mut s, i as u64 + 1, T0, c));
+        }
+        s
+    }
+
+    fn seal_cmd(exam: &Exam) -> InternalCommand {
+        InternalCommand::SealExamPool(Box::new(SealedPool {
+            public: PublicPool::of(exam),
+            key_commitment: hex::encode(commit_answer_key(exam, SALT)),
+        }))
+    }
+
+    fn reveal_cmd(sitting: u32, text: &str, salt: [u8; 32]) -> InternalCommand {
+        InternalCommand::RevealExamKey(Box::new(KeyReveal {
+            sitting,
+            exam: text.to_owned(),
+            salt: hex::encode(salt),
+        }))
+    }
+
+    /// How a test judge answers a binary item: the probability of yes.
+    type Judge<'a> = &'a dyn Fn(&ExamItem) -> f64;
+
+    /// An honest judge of `exam`'s golds.
+    fn by_gold(exam: &Exam) -> impl Fn(&ExamItem) -> f64 + '_ {
+        |item| match exam.item(&item.id).map(|i| &i.gold) {
+            Some(Gold::Binary(true)) => 0.9,
+            _ => 0.1,
+        }
+    }
+
+    /// The signed motions and revealed answers of arbiter `i` in the open sitting,
+    /// answered from `truth` (the golds the judge believes) by `judge` on binary items.
+    fn sit(s: &State, i: u8, id: &str, truth: &Exam, judge: Judge<'_>) -> InternalCommand {
+        let open = open_sitting(s).expect("open");
+        let k = key(i);
+        let asked = open.asked(id, &k.verifying_key()).expect("draw");
+        let (mut motions, mut reveals) = (Vec::new(), Vec::new());
+        for (n, item_id) in asked.iter().enumerate() {
+            let public = open.public.item(item_id).expect("item");
+            let m = panel_proto::sign_motion(
+                &motion_key(),
+                open.motion(id, public, (T0 as i64 + 10, T0 as i64 + 20), None),
+            );
+            let item = truth.item(item_id).expect("in the judge's exam");
+            let mut r = pb::Ruling {
+                motion_id: m.motion_id.clone(),
+                debate_id: crate::admission::EXAM_DEBATE.into(),
+                kind: pb::MotionKind::Exam as i32,
+                state_hash: open.state_hash(),
+                decision: pb::Decision::None as i32,
+                rationale: "exam answer".into(),
+                issued_at_unix_ms: 1,
+                motion_digest: panel_proto::motion_digest(&m).to_vec(),
+                ..Default::default()
+            };
+            match &item.gold {
+                Gold::Binary(_) => {
+                    r.probability = judge(item);
+                    r.decision = if r.probability >= 0.5 {
+                        pb::Decision::Accept
+                    } else {
+                        pb::Decision::Reject
+                    } as i32;
+                }
+                Gold::Relevance(x) => {
+                    r.relevance = Some(u32::from(crate::debates::relevance_step(*x)))
+                }
+                Gold::Tier(t) => r.tier = Some(t.index() as u32 + 1),
+                Gold::Quantity { value, .. } => {
+                    let v = *value;
+                    let shift = if n.is_multiple_of(2) { 0.01 } else { -0.01 };
+                    let q = if v > 0.0 {
+                        [v / 2.0, v * (1.0 + shift), v * 2.0]
+                    } else {
+                        let w = v.abs().max(1.0);
+                        [v - w, v + shift * w, v + w]
+                    };
+                    r.quantiles = open
+                        .public
+                        .quantiles
+                        .iter()
+                        .zip(q)
+                        .map(|(&level, value)| pb::Quantile { level, value })
+                        .collect();
+                }
+            }
+            let sr = panel_proto::sign_ruling(&k, r).expect("sign");
+            let salt = [n as u8; 32];
+            let c = panel_proto::commit_reveal::commit(&k, &sr, &salt, 1).expect("commit");
+            reveals.push(hex::encode(
+                pb::Reveal {
+                    signed_ruling: Some(sr),
+                    salt: salt.to_vec(),
+                    commitment: Some(c),
+                }
+                .encode_to_vec(),
+            ));
+            motions.push(crate::signed_motion::encode(&m));
+        }
+        InternalCommand::SubmitExam {
+            arbiter_id: id.into(),
+            reveals,
+            motions,
+            sitting: Some(open.number),
+        }
+    }
+
+    fn sit_in(
+        s: &mut State,
+        n: u64,
+        time_ms: u64,
+        i: u8,
+        id: &str,
+        truth: &Exam,
+        judge: Judge<'_>,
+    ) -> ItemReply {
+        let c = sit(s, i, id, truth, judge);
+        write(s, n, time_ms, c)
+    }
+
+    fn exam_of(s: &State, id: &str) -> ExamRecord {
+        let a = s.arbiters.get(id).expect("arbiter");
+        a.exam_record().expect("examined").expect("decodes")
+    }
+
+    /// The whole sitting: the pool is sealed with no gold on the record, each arbiter is
+    /// asked its own seeded draw, answers are held unscored, a wrong key or another exam is
+    /// refused without changing anything, and the true key scores everyone with the probes.
+    #[test]
+    fn answers_are_scored_only_once_the_sealed_key_is_revealed() {
+        let exam = load_exam(V2).expect("v2");
+        let mut s = registered(&["a", "b"]);
+        refused(
+            write(&mut s, 10, T0, sit_without_seal("a")),
+            "exam_refused",
+            "no exam sitting is open",
+        );
+        let sealed = applied(write(&mut s, 11, T0, seal_cmd(&exam)));
+        assert_eq!(sealed["sitting"], json!(1));
+        let on_record = serde_json::to_string(&s).expect("state");
+        for item in &exam.items {
+            assert!(
+                !on_record.contains(&item.source),
+                "{}'s source is public",
+                item.id
+            );
+        }
+        refused(
+            write(&mut s, 12, T0, seal_cmd(&exam)),
+            "exam_pool_refused",
+            "still open",
+        );
+        let open = open_sitting(&s).expect("open").clone();
+        let (ka, kb) = (key(0).verifying_key(), key(1).verifying_key());
+        let (da, db) = (open.asked("a", &ka).unwrap(), open.asked("b", &kb).unwrap());
+        assert_ne!(da, db, "each arbiter has its own draw");
+        assert_eq!(da.len(), 64);
+
+        let judge = by_gold(&exam);
+        let held = applied(sit_in(&mut s, 13, T0, 0, "a", &exam, &judge));
+        assert_eq!(held["answered"], json!(64));
+        applied(sit_in(&mut s, 14, T0, 1, "b", &exam, &judge));
+        assert!(
+            s.arbiters.get("a").unwrap().exam.is_none(),
+            "nothing scored yet"
+        );
+        refused(
+            sit_in(&mut s, 15, T0, 0, "a", &exam, &judge),
+            "exam_refused",
+            "already answered",
+        );
+
+        let before = serde_json::to_string(&s).unwrap();
+        refused(
+            write(&mut s, 16, T0, reveal_cmd(1, V2, [8; 32])),
+            "exam_pool_refused",
+            "do not open",
+        );
+        let reworded = V2.replacen("Should this challenge be upheld?", "Upheld?", 1);
+        refused(
+            write(&mut s, 17, T0, reveal_cmd(1, &reworded, SALT)),
+            "exam_pool_refused",
+            "is not the sealed pool",
+        );
+        let flipped = flip_binary_golds(V2);
+        refused(
+            write(&mut s, 18, T0, reveal_cmd(1, &flipped, SALT)),
+            "exam_pool_refused",
+            "do not open",
+        );
+        // The refused entries are on the record; the sitting did not move.
+        let after = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&before).unwrap()["exam_sittings"],
+            serde_json::from_str::<serde_json::Value>(&after).unwrap()["exam_sittings"]
+        );
+
+        let out = applied(write(&mut s, 19, T0, reveal_cmd(1, V2, SALT)));
+        assert_eq!(out["examined"].as_array().map(Vec::len), Some(2), "{out}");
+        let rec = exam_of(&s, "a");
+        assert!(rec.decision.admitted, "{:?}", rec.decision.failed);
+        assert!(s.arbiters.get("a").unwrap().admitted);
+        let stored = s.arbiters.get("a").unwrap().exam.clone().unwrap();
+        assert_eq!(
+            stored["sitting"]["asked"],
+            json!(da),
+            "the draw is on the record"
+        );
+        assert_eq!(stored["sitting"]["seed"], json!(open.seed(&ka)));
+        assert_eq!(
+            stored["probes"]["order_swapped"]["pairs"]
+                .as_u64()
+                .is_some(),
+            true
+        );
+        assert!(open_sitting(&s).is_none(), "the reveal closes the sitting");
+        refused(
+            write(&mut s, 20, T0, reveal_cmd(1, V2, SALT)),
+            "exam_refused",
+            "no exam sitting is open",
+        );
+        // The record replays: `panel verify` re-draws, re-checks and re-scores.
+        let log_key =
+            panel_tlog::NoteSigner::new("test.example/log", SigningKey::from_bytes(&[42; 32]))
+                .expect("log key");
+        let bundle = crate::record::export(&s, Some(&log_key));
+        crate::record::verify(&bundle).expect("the record replays");
+    }
+
+    fn sit_without_seal(id: &str) -> InternalCommand {
+        InternalCommand::SubmitExam {
+            arbiter_id: id.into(),
+            reveals: vec![],
+            motions: vec![],
+            sitting: Some(1),
+        }
+    }
+
+    /// A judge that looks answers up in the public default exam is refused on a private
+    /// pool whose golds differ: the answers it could look up are not the key.
+    #[test]
+    fn a_judge_that_looks_up_the_public_exam_fails_a_private_pool() {
+        let public = load_exam(V2).expect("v2");
+        let private_text = flip_binary_golds(V2);
+        let private = load_exam(&private_text).expect("private pool");
+        let mut s = registered(&["lookup", "honest"]);
+        applied(write(&mut s, 10, T0, seal_cmd(&private)));
+        let lookup = by_gold(&public);
+        applied(sit_in(&mut s, 11, T0, 0, "lookup", &public, &lookup));
+        let honest = by_gold(&private);
+        applied(sit_in(&mut s, 12, T0, 1, "honest", &private, &honest));
+        applied(write(&mut s, 13, T0, reveal_cmd(1, &private_text, SALT)));
+        let looked_up = exam_of(&s, "lookup");
+        assert!(!looked_up.decision.admitted);
+        assert!(
+            looked_up
+                .decision
+                .failed
+                .iter()
+                .any(|f| f.bar == "brier_skill"),
+            "{:?}",
+            looked_up.decision.failed
+        );
+        assert!(exam_of(&s, "honest").decision.admitted);
+    }
+
+    /// A private pool: every binary gold of `text` flipped (probe groups stay consistent).
+    fn flip_binary_golds(text: &str) -> String {
+        text.lines()
+            .map(|l| {
+                if l.contains("\"gold\": true") {
+                    l.replace("\"gold\": true", "\"gold\": false")
+                } else {
+                    l.replace("\"gold\": false", "\"gold\": true")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// An arbiter that answers the order-swapped variants the other way is refused on the
+    /// order-flip bar; it may retake only after the cooldown, at a later sitting with a new
+    /// draw, which the record marks as a reused pool.
+    #[test]
+    fn a_position_biased_arbiter_is_refused_and_retakes_after_the_cooldown() {
+        let exam = load_exam(V2).expect("v2");
+        let mut s = registered(&["biased"]);
+        applied(write(&mut s, 10, T0, seal_cmd(&exam)));
+        let honest = by_gold(&exam);
+        let biased = |item: &ExamItem| {
+            let p = honest(item);
+            match &item.probe {
+                Some(probe) if probe.variant == ProbeVariant::OrderSwapped => 1.0 - p,
+                _ => p,
+            }
+        };
+        applied(sit_in(&mut s, 11, T0, 0, "biased", &exam, &biased));
+        applied(write(&mut s, 12, T0, reveal_cmd(1, V2, SALT)));
+        let rec = exam_of(&s, "biased");
+        assert!(!rec.decision.admitted);
+        assert!(
+            rec.decision
+                .failed
+                .iter()
+                .any(|f| f.bar == "order_flip_rate"),
+            "{:?}",
+            rec.decision.failed
+        );
+        let first = s.exam_sittings[0].held["biased"].asked.clone();
+
+        // A second sitting, before the cooldown: refused by name.
+        let reused = applied(write(&mut s, 13, T0 + DAY_MS, seal_cmd(&exam)));
+        assert_eq!(reused["reused_from"], json!(1));
+        refused(
+            sit_in(&mut s, 14, T0 + DAY_MS, 0, "biased", &exam, &honest),
+            "exam_refused",
+            "may retake from",
+        );
+        // After it: a fresh draw, scored at the reveal, and admitted.
+        let later = T0 + 15 * DAY_MS;
+        applied(sit_in(&mut s, 15, later, 0, "biased", &exam, &honest));
+        assert_ne!(s.exam_sittings[1].held["biased"].asked, first, "a new draw");
+        applied(write(&mut s, 16, later, reveal_cmd(2, V2, SALT)));
+        let retaken = s.arbiters.get("biased").unwrap();
+        assert!(retaken.admitted);
+        assert_eq!(
+            retaken.exam.as_ref().unwrap()["sitting"]["reused_from"],
+            json!(1)
+        );
+        // Admitted and not flagged: no third exam.
+        applied(write(&mut s, 17, later, seal_cmd(&exam)));
+        refused(
+            sit_in(&mut s, 18, later, 0, "biased", &exam, &honest),
+            "exam_refused",
+            "admitted and not flagged",
+        );
+    }
+
+    /// Motions the leader was not given by the draw, or altered, are refused: the leader
+    /// cannot pick an arbiter's items.
+    #[test]
+    fn a_motion_outside_the_arbiters_draw_is_refused() {
+        let exam = load_exam(V2).expect("v2");
+        let mut s = registered(&["a", "b"]);
+        applied(write(&mut s, 10, T0, seal_cmd(&exam)));
+        let judge = by_gold(&exam);
+        // b's answers submitted as a's: every motion is b's, not a's.
+        let mut swapped = sit(&s, 1, "b", &exam, &judge);
+        if let InternalCommand::SubmitExam { arbiter_id, .. } = &mut swapped {
+            *arbiter_id = "a".into();
+        }
+        refused(
+            write(&mut s, 11, T0, swapped),
+            "exam_refused",
+            "is not an item",
+        );
+        // The wrong sitting number.
+        let mut wrong = sit(&s, 0, "a", &exam, &judge);
+        if let InternalCommand::SubmitExam { sitting, .. } = &mut wrong {
+            *sitting = Some(7);
+        }
+        refused(
+            write(&mut s, 12, T0, wrong),
+            "exam_refused",
+            "not the open sitting",
+        );
+        let mut none = sit(&s, 0, "a", &exam, &judge);
+        if let InternalCommand::SubmitExam { sitting, .. } = &mut none {
+            *sitting = None;
+        }
+        refused(
+            write(&mut s, 13, T0, none),
+            "exam_refused",
+            "name no sitting",
+        );
+        assert!(s.exam_sittings[0].held.is_empty());
+    }
+
+    #[test]
+    fn the_draw_seed_binds_pool_sitting_and_key() {
+        let (k1, k2) = (key(0).verifying_key(), key(1).verifying_key());
+        let s = draw_seed("sha256:aa", 1, &k1);
+        assert_eq!(s, draw_seed("sha256:aa", 1, &k1));
+        assert_ne!(s, draw_seed("sha256:aa", 2, &k1));
+        assert_ne!(s, draw_seed("sha256:ab", 1, &k1));
+        assert_ne!(s, draw_seed("sha256:aa", 1, &k2));
+    }
+}
