@@ -85,6 +85,11 @@ pub struct ReplicaConfig {
     pub simulation: Option<bool>,
     /// Accept test commands (test builds and test clusters only).
     pub test_commands: Option<bool>,
+    /// Private exam pools (exam files in the format of exams/default-v2.jsonl), each sealed
+    /// for one sitting, in order; every replica of the group needs the same list. Without
+    /// it the embedded public pool is used, which examines nobody in secret (docs/COORDINATOR.md
+    /// "Sealed exams").
+    pub exam_pools: Option<Vec<PathBuf>>,
     #[serde(default)]
     pub tls: TlsSection,
     #[serde(default)]
@@ -356,6 +361,7 @@ impl ReplicaConfig {
             },
             driver: DriverOptions {
                 simulation: self.simulation.unwrap_or(false),
+                exam_pools: self.exam_pools()?,
                 ..windows
             },
             test_commands: self.test_commands.unwrap_or(false),
@@ -452,7 +458,48 @@ impl ReplicaConfig {
             exam_window: ms("windows.exam_ms", w.exam_ms, 20000)?,
             exam_concurrency,
             simulation: false,
+            exam_pools: None,
         })
+    }
+
+    /// Loads `exam_pools`: each file must be a valid exam; none may repeat a pool.
+    fn exam_pools(
+        &self,
+    ) -> Result<Option<std::sync::Arc<panel_machine::exam_sitting::Pools>>, ConfigError> {
+        let Some(paths) = &self.exam_pools else {
+            return Ok(None);
+        };
+        let mut pools: Vec<panel_machine::exam_sitting::PrivatePool> = Vec::new();
+        for path in paths {
+            let shown = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: shown.clone(),
+                source,
+            })?;
+            let pool = panel_machine::exam_sitting::PrivatePool::load(&text)
+                .map_err(|e| invalid("exam_pools", &shown, e.to_string()))?;
+            if pools.iter().any(|p| p.public_id == pool.public_id) {
+                return Err(invalid(
+                    "exam_pools",
+                    &shown,
+                    "asks the same questions as an earlier pool: give each sitting fresh items",
+                ));
+            }
+            pools.push(pool);
+        }
+        if pools.is_empty() {
+            return Err(invalid(
+                "exam_pools",
+                "[]",
+                "list at least one exam file, or leave the key out for the embedded public pool",
+            ));
+        }
+        Ok(Some(std::sync::Arc::new(
+            panel_machine::exam_sitting::Pools {
+                pools,
+                reusable: false,
+            },
+        )))
     }
 }
 

@@ -506,6 +506,141 @@ fn score(
     Ok((scores, probes, decision))
 }
 
+/// Domain tag of a private pool's salt.
+pub const POOL_SALT_DOMAIN: &str = "crucible-panel/exam/pool-salt/v1\n";
+
+/// The shipped pool (exams/default-v2.jsonl). It is in the repository, so its answers are
+/// public: a panel that uses it (a local panel, the tests) examines nobody in secret, and
+/// may seal it again and again. Operators give replicas private pools (`exam_pools`).
+pub const EMBEDDED_POOL_TEXT: &str = include_str!("../../exams/default-v2.jsonl");
+
+/// A pool the leader holds in full: the exam file, parsed, and the salt of its key.
+#[derive(Debug, Clone)]
+pub struct PrivatePool {
+    pub exam: Exam,
+    pub text: String,
+    pub public_id: String,
+    salt: [u8; 32],
+}
+
+impl PrivatePool {
+    /// Loads a pool from its exam file. The salt is SHA-256 over [`POOL_SALT_DOMAIN`] and
+    /// the whole file, so every replica given the file derives the same one (any of them
+    /// may reveal after a failover) while nobody without the file can: the sources and
+    /// golds in it are unpublished.
+    pub fn load(text: &str) -> Result<Self, LineError> {
+        let exam = load_exam(text)?;
+        let mut h = Sha256::new();
+        h.update(POOL_SALT_DOMAIN.as_bytes());
+        h.update(text.as_bytes());
+        Ok(PrivatePool {
+            public_id: PublicPool::of(&exam).id(),
+            exam,
+            text: text.to_owned(),
+            salt: h.finalize().into(),
+        })
+    }
+
+    /// The `SealExamPool` payload.
+    pub fn sealed(&self) -> SealedPool {
+        SealedPool {
+            public: PublicPool::of(&self.exam),
+            key_commitment: hex::encode(calibration::answer_key::commit_answer_key(
+                &self.exam, self.salt,
+            )),
+        }
+    }
+
+    /// The `RevealExamKey` payload for sitting `number`.
+    pub fn reveal(&self, number: u32) -> KeyReveal {
+        KeyReveal {
+            sitting: number,
+            exam: self.text.clone(),
+            salt: hex::encode(self.salt),
+        }
+    }
+}
+
+/// The pools a leader may seal, in order. A private pool is sealed once; a reusable one
+/// (the embedded pool) whenever no other is left.
+#[derive(Debug, Clone)]
+pub struct Pools {
+    pub pools: Vec<PrivatePool>,
+    pub reusable: bool,
+}
+
+impl Pools {
+    /// The embedded public pool, reusable.
+    pub fn embedded() -> Result<Self, LineError> {
+        Ok(Pools {
+            pools: vec![PrivatePool::load(EMBEDDED_POOL_TEXT)?],
+            reusable: true,
+        })
+    }
+
+    /// The pool the next sitting should seal: the first never sealed, else (if reusable)
+    /// the first; `None` when every private pool is spent.
+    pub fn next(&self, state: &State) -> Option<&PrivatePool> {
+        let sealed =
+            |p: &&PrivatePool| state.exam_sittings.iter().any(|s| s.pool_id == p.public_id);
+        self.pools
+            .iter()
+            .find(|p| !sealed(p))
+            .or_else(|| self.pools.first().filter(|_| self.reusable))
+    }
+
+    /// The held pool a sitting sealed.
+    pub fn for_sitting(&self, sitting: &Sitting) -> Option<&PrivatePool> {
+        self.pools.iter().find(|p| p.public_id == sitting.pool_id)
+    }
+}
+
+/// What the leader's exam driver should do next about sittings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SittingStep {
+    /// Nobody is due an exam and no sitting is open.
+    Idle,
+    /// Seal this pool: arbiters are due and no sitting is open.
+    Seal(SealedPool),
+    /// Every private pool is spent: arbiters wait for the operator to add one.
+    NoPool,
+    /// Examine the due arbiters in this open sitting.
+    Examine(u32),
+    /// Reveal the open sitting's key (held exams wait, and no exam is in flight or the
+    /// oldest has waited `patience_ms`).
+    Reveal(KeyReveal),
+}
+
+/// The driver's next step, from the state alone (plus whether its exams are in flight and
+/// the time): pure, so both the rule and its tests live here.
+pub fn next_step(
+    state: &State,
+    pools: &Pools,
+    any_due: bool,
+    exams_in_flight: bool,
+    now_ms: u64,
+    patience_ms: u64,
+) -> SittingStep {
+    let Some(open) = open_sitting(state) else {
+        if !any_due {
+            return SittingStep::Idle;
+        }
+        return match pools.next(state) {
+            Some(p) => SittingStep::Seal(p.sealed()),
+            None => SittingStep::NoPool,
+        };
+    };
+    let oldest = open.held.values().map(|h| h.submitted_at_ms).min();
+    let waited_out = oldest.is_some_and(|t| now_ms.saturating_sub(t) >= patience_ms);
+    if oldest.is_some()
+        && (!exams_in_flight || waited_out)
+        && let Some(p) = pools.for_sitting(open)
+    {
+        return SittingStep::Reveal(p.reveal(open.number));
+    }
+    SittingStep::Examine(open.number)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -787,10 +922,9 @@ mod tests {
         );
         assert_eq!(stored["sitting"]["seed"], json!(open.seed(&ka)));
         assert_eq!(
-            stored["probes"]["order_swapped"]["pairs"]
-                .as_u64()
-                .is_some(),
-            true
+            stored["probes"]["order_swapped"]["pairs"],
+            json!(6),
+            "six whole groups"
         );
         assert!(open_sitting(&s).is_none(), "the reveal closes the sitting");
         refused(

@@ -43,6 +43,7 @@ use crate::runs::RunMotion;
 use crate::service::link::{LinkError, LinkRegistry, is_link_endpoint};
 use crate::service::motion_key::MotionKeys;
 use crate::service::proposer::Proposer;
+use panel_machine::exam_sitting::{Pools, SittingStep};
 use panel_procedures::AnswerShape;
 
 /// Timing of the commit-reveal rounds the driver runs.
@@ -69,6 +70,10 @@ pub struct DriverOptions {
     /// Simulation cluster: exam motions carry the gold answer as a truth hint for scripted
     /// judges. Never set this for real arbiters.
     pub simulation: bool,
+    /// The exam pools this replica may seal (`exam_pools` in the config; without it the
+    /// embedded public pool, reusable: demos and tests only). Every replica of a group
+    /// needs the same pools, so whichever leads can reveal a sitting's key.
+    pub exam_pools: Option<Arc<Pools>>,
 }
 
 /// Exam items sent to one node at once by default.
@@ -83,6 +88,7 @@ impl Default for DriverOptions {
             exam_window: Duration::from_secs(20),
             exam_concurrency: DEFAULT_EXAM_CONCURRENCY,
             simulation: false,
+            exam_pools: None,
         }
     }
 }
@@ -163,8 +169,12 @@ pub fn parse_kind_window(s: &str) -> Result<(MotionKind, Duration), KindWindowEr
 /// apply decides only from what is on the log.
 #[derive(Debug, thiserror::Error)]
 pub enum DriveError {
-    #[error("the default exam: {0}")]
-    Exam(&'static calibration::exam::LineError),
+    #[error("exam sitting {0} is no longer open; the arbiter is examined at the next")]
+    SittingClosed(u32),
+    #[error("the arbiter's registered key: {0}")]
+    Key(#[from] panel_machine::ruling::RulingError),
+    #[error(transparent)]
+    Draw(#[from] panel_machine::exam_sitting::SittingError),
     #[error(transparent)]
     MotionKey(#[from] crate::service::motion_key::MotionKeyError),
     #[error("arbiter endpoint {endpoint:?}: {reason}")]
@@ -233,6 +243,10 @@ struct Shared {
     /// The replica's clock (`crate::clock`), injected: every deadline the driver signs or
     /// waits for is read from it.
     clock: Arc<dyn Clock>,
+    /// The pools the exam driver seals (the options', else the embedded one).
+    pools: Arc<Pools>,
+    /// Set once "every exam pool is spent" has been logged, until a pool is sealed again.
+    no_pool_warned: std::sync::atomic::AtomicBool,
 }
 
 /// How the leader reaches one arbiter's node.
@@ -339,7 +353,18 @@ pub fn spawn(
     motion_keys: Arc<MotionKeys>,
     clock: Arc<dyn Clock>,
 ) {
+    let pools = opts.exam_pools.clone().unwrap_or_else(|| {
+        Arc::new(Pools::embedded().unwrap_or_else(|e| {
+            tracing::error!("the embedded exam pool does not load ({e}): no exam can be sealed");
+            Pools {
+                pools: Vec::new(),
+                reusable: false,
+            }
+        }))
+    });
     let shared = Arc::new(Shared {
+        pools,
+        no_pool_warned: std::sync::atomic::AtomicBool::new(false),
         clock,
         transport,
         id,
@@ -363,34 +388,7 @@ pub fn spawn(
             if shared.raft.metrics().borrow().current_leader != Some(shared.id) {
                 continue;
             }
-            for (arbiter_id, endpoint) in awaiting_exam(&shared) {
-                if is_link_endpoint(&endpoint) && !shared.linked(&arbiter_id) {
-                    continue;
-                }
-                let key = format!("exam:{arbiter_id}");
-                let fresh = shared
-                    .in_flight
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(key.clone());
-                if fresh {
-                    let s = shared.clone();
-                    let span = info_span!("exam", arbiter = %arbiter_id);
-                    tokio::spawn(
-                        async move {
-                            if let Err(e) = administer_exam(&s, &arbiter_id, &endpoint).await {
-                                warn!("exam not completed: {e}");
-                                tokio::time::sleep(Duration::from_secs(1)).await;
-                            }
-                            s.in_flight
-                                .lock()
-                                .unwrap_or_else(PoisonError::into_inner)
-                                .remove(&key);
-                        }
-                        .instrument(span),
-                    );
-                }
-            }
+            drive_sittings(&shared);
             for (motion, endpoints) in open_motions(&shared) {
                 let fresh = shared
                     .in_flight
@@ -443,27 +441,209 @@ impl Shared {
     }
 }
 
-/// Registered arbiters with a node endpoint that have not taken the exam yet.
-fn awaiting_exam(s: &Shared) -> Vec<(String, String)> {
+/// The in-flight key of the sitting task (a seal or a reveal being proposed).
+const SITTING_TASK: &str = "exam-sitting";
+
+/// One pass of the sealed exam sittings (`panel_machine::exam_sitting`): seal a pool when
+/// arbiters are due and none is open, examine the due arbiters in the open sitting, or
+/// reveal its key once the held exams are in. The decision is the machine's
+/// [`next_step`](panel_machine::exam_sitting::next_step); this only carries it out.
+fn drive_sittings(s: &Arc<Shared>) {
+    let in_flight = |key: &str| {
+        s.in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(key)
+    };
+    if in_flight(SITTING_TASK) {
+        return;
+    }
+    let now = s.now_ms().max(0) as u64;
+    let due = awaiting_exam(s, now);
+    let exams_in_flight = s
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .any(|k| k.starts_with("exam:"));
+    // A held exam waits at most this long for the others before the key is revealed.
+    let patience =
+        (s.opts.exam_window + s.opts.reveal_window + Duration::from_secs(30)).as_millis() as u64;
+    let step = s.sm.read(|a| {
+        panel_machine::exam_sitting::next_step(
+            &a.state,
+            &s.pools,
+            !due.is_empty(),
+            exams_in_flight,
+            now,
+            patience,
+        )
+    });
+    match step {
+        SittingStep::Idle => {}
+        SittingStep::NoPool => {
+            if !s
+                .no_pool_warned
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                warn!(
+                    waiting = due.len(),
+                    "every exam pool is spent: add a fresh pool to exam_pools on every replica (docs/COORDINATOR.md \"Sealed exams\")"
+                );
+            }
+        }
+        SittingStep::Seal(sealed) => {
+            s.no_pool_warned
+                .store(false, std::sync::atomic::Ordering::Relaxed);
+            let number =
+                s.sm.read(|a| a.state.exam_sittings.last().map_or(1, |x| x.number + 1));
+            let command = InternalCommand::SealExamPool(Box::new(sealed));
+            spawn_sitting_task(s, format!("seal:{number}"), command);
+        }
+        SittingStep::Reveal(reveal) => {
+            let request = format!("reveal:{}", reveal.sitting);
+            spawn_sitting_task(s, request, InternalCommand::RevealExamKey(Box::new(reveal)));
+        }
+        SittingStep::Examine(number) => {
+            for (arbiter_id, endpoint) in due {
+                spawn_exam(s, arbiter_id, endpoint, number);
+            }
+        }
+    }
+}
+
+/// Proposes a seal or a reveal under a request id derived from `request`, so a new
+/// leader repeating it applies it at most once.
+fn spawn_sitting_task(s: &Arc<Shared>, request: String, command: InternalCommand) {
+    s.in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(SITTING_TASK.to_owned());
+    let s = s.clone();
+    let span = info_span!("exam_sitting", step = %request);
+    tokio::spawn(
+        async move {
+            let bytes = serde_json::to_vec(&command).map_or(0, |b| b.len());
+            let item = Item {
+                client_id: "exam-driver".into(),
+                request_id: leading_u64(&Sha256::digest(request.as_bytes())),
+                command: command.into(),
+                writer: None,
+            };
+            match s.proposer.submit(item, bytes).await {
+                Ok(out) => match &out.reply {
+                    ItemReply::Refused { code, message } => {
+                        warn!(%code, "exam sitting step refused: {message}")
+                    }
+                    _ => info!(log_index = out.log_index, "exam sitting step applied"),
+                },
+                Err(e) => warn!("exam sitting step not proposed: {e}"),
+            }
+            s.in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(SITTING_TASK);
+        }
+        .instrument(span),
+    );
+}
+
+/// Examines one due arbiter in sitting `number`, unless its exam is already in flight.
+fn spawn_exam(s: &Arc<Shared>, arbiter_id: String, endpoint: String, number: u32) {
+    if is_link_endpoint(&endpoint) && !s.linked(&arbiter_id) {
+        return;
+    }
+    let key = format!("exam:{arbiter_id}");
+    let fresh = s
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key.clone());
+    if !fresh {
+        return;
+    }
+    let s = s.clone();
+    let span = info_span!("exam", arbiter = %arbiter_id, sitting = number);
+    tokio::spawn(
+        async move {
+            if let Err(e) = administer_exam(&s, &arbiter_id, &endpoint, number).await {
+                warn!("exam not completed: {e}");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            s.in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&key);
+        }
+        .instrument(span),
+    );
+}
+
+/// Registered arbiters with a node endpoint that are due an exam
+/// ([`exam_due`](panel_machine::exam_sitting::exam_due)) and have none held in the open
+/// sitting.
+fn awaiting_exam(s: &Shared, now_ms: u64) -> Vec<(String, String)> {
     s.sm.read(|a| {
+        let open = panel_machine::exam_sitting::open_sitting(&a.state);
         a.state
             .arbiters
             .iter()
-            .filter(|(_, arb)| arb.exam.is_none() && !arb.registration.endpoint.is_empty())
+            .filter(|(id, arb)| {
+                !arb.registration.endpoint.is_empty()
+                    && panel_machine::exam_sitting::exam_due(arb, now_ms).is_ok()
+                    && !open.is_some_and(|o| o.held.contains_key(id.as_str()))
+            })
             .map(|(id, arb)| (id.clone(), arb.registration.endpoint.clone()))
             .collect()
     })
 }
 
-/// Puts every item of the default exam to the arbiter's node (commit, then reveal after
-/// the window) and proposes the answers for scoring in apply. The round's schedule is
-/// [`Round`]'s ([`RoundKind::Exam`]); this function only does what it says.
+/// What one arbiter is asked in a sitting: the signed-to-be motions in asking order.
+fn exam_sheet(
+    s: &Shared,
+    arbiter_id: &str,
+    number: u32,
+    window: Window,
+) -> Result<Vec<pb::Motion>, DriveError> {
+    s.sm.read(|a| {
+        let open = panel_machine::exam_sitting::open_sitting(&a.state)
+            .filter(|o| o.number == number)
+            .ok_or(DriveError::SittingClosed(number))?;
+        let arbiter = a
+            .state
+            .arbiters
+            .get(arbiter_id)
+            .ok_or(DriveError::SittingClosed(number))?;
+        let key =
+            panel_machine::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
+        let asked = open.asked(arbiter_id, &key)?;
+        let pool = s.pools.for_sitting(open);
+        Ok(asked
+            .iter()
+            .filter_map(|id| open.public.item(id))
+            .map(|item| {
+                // Scripted judges in a simulation get the gold as a hint.
+                let hint = pool
+                    .filter(|_| s.opts.simulation)
+                    .and_then(|p| p.exam.item(&item.id))
+                    .map(|i| crate::admission::expected_answer(&i.gold));
+                let deadlines = (window.commit_deadline_ms, window.reveal_deadline_ms);
+                open.motion(arbiter_id, item, deadlines, hint)
+            })
+            .collect())
+    })
+}
+
+/// Puts the arbiter's draw of the open sitting to its node (commit, then reveal after the
+/// window) and proposes the answers, which apply holds until the key is revealed. The
+/// round's schedule is [`Round`]'s ([`RoundKind::Exam`]); this function only does what it
+/// says.
 async fn administer_exam(
     s: &Arc<Shared>,
     arbiter_id: &str,
     endpoint: &str,
+    number: u32,
 ) -> Result<(), DriveError> {
-    let exam = crate::admission::default_exam().map_err(DriveError::Exam)?;
     let mut c = s.route(arbiter_id, endpoint).await?;
     c.ready()
         .await
@@ -474,25 +654,19 @@ async fn administer_exam(
         s.opts.exam_window.as_millis() as i64,
         s.opts.reveal_window.as_millis() as i64,
     );
+    let sheet = exam_sheet(s, arbiter_id, number, window)?;
+    let asked = sheet.len();
     let mut round = Round::new(RoundKind::Exam, window);
     let mut committed: Vec<pb::Motion> = Vec::new();
     let mut answers = ExamAnswers::default();
+    let mut sheet = Some(sheet);
     loop {
         match round.poll(s.now_ms()) {
             Step::AskCommitments => {
-                let motions = exam
-                    .items
-                    .iter()
-                    .map(|item| {
-                        crate::admission::exam_motion(
-                            exam,
-                            item,
-                            arbiter_id,
-                            window.commit_deadline_ms,
-                            window.reveal_deadline_ms,
-                            s.opts.simulation,
-                        )
-                    })
+                let motions = sheet
+                    .take()
+                    .unwrap_or_default()
+                    .into_iter()
                     // Signed like debate motions: the node refuses anything else.
                     .map(|m| sign_motion(motion_key, m))
                     .collect();
@@ -508,14 +682,14 @@ async fn administer_exam(
                 round.on_reveals(s.now_ms(), 0);
             }
             Step::Finish => {
-                if answers.reveals.len() < exam.items.len() {
+                if answers.reveals.len() < asked {
                     warn!(
                         answered = answers.reveals.len(),
-                        items = exam.items.len(),
+                        items = asked,
                         "exam submitted with unanswered items (scored as missing)"
                     );
                 }
-                submit_exam(s, arbiter_id, std::mem::take(&mut answers)).await?;
+                submit_exam(s, arbiter_id, number, std::mem::take(&mut answers)).await?;
                 round.on_finished();
             }
             Step::Done => return Ok(()),
@@ -594,7 +768,12 @@ async fn reveal_exam_items(c: &Route, committed: &[pb::Motion]) -> ExamAnswers {
 }
 
 /// Proposes the exam's answers for scoring in apply (`SubmitExam`).
-async fn submit_exam(s: &Shared, arbiter_id: &str, answers: ExamAnswers) -> Result<(), DriveError> {
+async fn submit_exam(
+    s: &Shared,
+    arbiter_id: &str,
+    number: u32,
+    answers: ExamAnswers,
+) -> Result<(), DriveError> {
     let bytes = answers
         .reveals
         .iter()
@@ -606,11 +785,12 @@ async fn submit_exam(s: &Shared, arbiter_id: &str, answers: ExamAnswers) -> Resu
         .submit(
             Item {
                 client_id: "exam-driver".into(),
-                request_id: exam_request_id(arbiter_id),
+                request_id: exam_request_id(arbiter_id, number),
                 command: InternalCommand::SubmitExam {
                     arbiter_id: arbiter_id.to_string(),
                     reveals: answers.reveals,
                     motions: answers.motions,
+                    sitting: Some(number),
                 }
                 .into(),
                 writer: None,
@@ -1225,8 +1405,10 @@ async fn close(s: &Shared, motion_id: &str, attempt: u32) -> Result<Close, Drive
 
 /// The deduplication id of an arbiter's exam submission (one per arbiter, as the log has
 /// always named it).
-fn exam_request_id(arbiter_id: &str) -> u64 {
-    leading_u64(&Sha256::digest(format!("exam:{arbiter_id}").as_bytes()))
+fn exam_request_id(arbiter_id: &str, sitting: u32) -> u64 {
+    leading_u64(&Sha256::digest(
+        format!("exam:{arbiter_id}:s{sitting}").as_bytes(),
+    ))
 }
 
 /// The first eight bytes of a digest, big-endian: a deduplication id.

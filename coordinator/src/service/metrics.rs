@@ -305,13 +305,21 @@ impl ReplicaMetrics {
                     self.exam_decision("refused");
                 }
             }
+            ItemReply::Applied(v) if ev.kind == "RevealExamKey" => {
+                // A sealed sitting decides every held exam at its reveal.
+                let examined =
+                    serde_json::from_value::<panel_machine::reply::RevealKeyReply>(v.clone())
+                        .map(|r| r.examined)
+                        .unwrap_or_default();
+                for e in examined {
+                    self.exam_decision(if e.admitted { "admitted" } else { "refused" });
+                }
+            }
             ItemReply::Applied(v) if ev.kind == "SubmitExam" || ev.kind == "SetAdmission" => {
-                let admitted = v.get("admitted").and_then(serde_json::Value::as_bool);
-                self.exam_decision(if admitted == Some(true) {
-                    "admitted"
-                } else {
-                    "refused"
-                });
+                // Answers held in a sealed sitting are decided at the reveal.
+                if let Some(admitted) = v.get("admitted").and_then(serde_json::Value::as_bool) {
+                    self.exam_decision(if admitted { "admitted" } else { "refused" });
+                }
             }
             ItemReply::Applied(_) => {}
         }

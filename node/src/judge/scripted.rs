@@ -218,8 +218,16 @@ impl ScriptedJudge {
                     let width = scale * (0.02 + 0.5 * (1.0 - p.accuracy));
                     // A calibrated judge's truths land in the inter-quantile bins with
                     // probabilities 5/45/45/5 %, not all on the median (which Cooke's
-                    // calibration score rightly calls overconfident).
-                    let position = self.unit(&m.motion_id, "position");
+                    // calibration score rightly calls overconfident). An exam item's truth
+                    // lands just below or just above the median by its item id, so the
+                    // scripted judge's exam is the same in every sitting and draw: with
+                    // the 10-13 seeds an exam asks, drawing the tails by chance would fail
+                    // Cooke's bar for one calibrated arbiter in twenty.
+                    let exam_item = proj.exam_item.as_ref().map(|e| e.item_id.as_str());
+                    let position = match exam_item {
+                        Some(item) => 0.25 + 0.5 * self.unit(item, "position").round(),
+                        None => self.unit(&m.motion_id, "position"),
+                    };
                     let miss = if correct {
                         if position < 0.05 {
                             -1.5
