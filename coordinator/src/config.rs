@@ -276,6 +276,11 @@ impl ReplicaConfig {
         fix(&mut self.keys.motion_key);
         fix(&mut self.keys.next_motion_key);
         fix(&mut self.keys.log_key);
+        for pool in self.exam_pools.iter_mut().flatten() {
+            if pool.is_relative() {
+                *pool = base.join(&*pool);
+            }
+        }
     }
 
     /// The options a replica runs with: defaults for unset keys, every value checked.
@@ -533,6 +538,46 @@ mod tests {
         assert_eq!(o.raft.heartbeat_ms, 100);
         assert_eq!(o.driver.reveal_window, Duration::from_millis(5000));
         assert_eq!(o.checkpoints.every_entries, 256);
+    }
+
+    /// `exam_pools`: each file loads as an exam and asks fresh questions; a bad file is
+    /// named with the exam's own line error, and the replica does not start on it.
+    #[test]
+    fn exam_pools_load_private_pools_and_name_a_bad_file() {
+        let dir = std::env::temp_dir().join(format!("exam-pools-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let good = dir.join("pool-a.jsonl");
+        std::fs::write(&good, panel_machine::exam_sitting::EMBEDDED_POOL_TEXT).expect("write");
+        let bad = dir.join("pool-b.jsonl");
+        std::fs::write(&bad, "{\"exam\":\"x\"}\n{\"id\":1}\n").expect("write");
+        let with = |paths: &[&std::path::Path]| {
+            let mut c = minimal();
+            c.exam_pools = Some(paths.iter().map(|p| p.to_path_buf()).collect());
+            c.resolve().map(|o| o.driver.exam_pools)
+        };
+        let pools = with(&[&good]).expect("resolves").expect("pools");
+        assert_eq!(pools.pools.len(), 1);
+        assert!(!pools.reusable, "a private pool is sealed once");
+        let e = with(&[&good, &bad]).expect_err("bad").to_string();
+        assert!(
+            e.contains("exam_pools") && e.contains("pool-b.jsonl"),
+            "{e}"
+        );
+        let e = with(&[&good, &good]).expect_err("twice").to_string();
+        assert!(e.contains("same questions"), "{e}");
+        let e = with(&[&dir.join("missing.jsonl")])
+            .expect_err("missing")
+            .to_string();
+        assert!(e.contains("missing.jsonl"), "{e}");
+        assert!(
+            minimal()
+                .resolve()
+                .expect("default")
+                .driver
+                .exam_pools
+                .is_none()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

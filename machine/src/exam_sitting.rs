@@ -1089,6 +1089,70 @@ mod tests {
         assert!(s.exam_sittings[0].held.is_empty());
     }
 
+    /// The driver's rule: seal only when someone is due, never reuse a private pool,
+    /// reveal once the held exams are in (or the oldest has waited), else examine.
+    #[test]
+    fn the_driver_seals_examines_and_reveals_by_the_state() {
+        let embedded = Pools::embedded().expect("embedded pool");
+        let private = Pools {
+            pools: embedded.pools.clone(),
+            reusable: false,
+        };
+        let mut s = registered(&["a", "b"]);
+        assert_eq!(
+            next_step(&s, &embedded, false, false, T0, 1),
+            SittingStep::Idle
+        );
+        let SittingStep::Seal(sealed) = next_step(&s, &private, true, false, T0, 1) else {
+            panic!("due arbiters and no sitting: seal");
+        };
+        let exam = load_exam(EMBEDDED_POOL_TEXT).unwrap();
+        applied(write(
+            &mut s,
+            10,
+            T0,
+            InternalCommand::SealExamPool(Box::new(sealed)),
+        ));
+        assert_eq!(
+            next_step(&s, &private, true, false, T0, 1),
+            SittingStep::Examine(1)
+        );
+        let judge = by_gold(&exam);
+        applied(sit_in(&mut s, 11, T0, 0, "a", &exam, &judge));
+        // b is still being examined: the key waits, up to the patience.
+        assert_eq!(
+            next_step(&s, &private, true, true, T0 + 10, 60_000),
+            SittingStep::Examine(1)
+        );
+        let reveal = SittingStep::Reveal(private.pools[0].reveal(1));
+        assert_eq!(
+            next_step(&s, &private, true, true, T0 + 60_000, 60_000),
+            reveal
+        );
+        assert_eq!(
+            next_step(&s, &private, false, false, T0 + 10, 60_000),
+            reveal
+        );
+        let SittingStep::Reveal(k) = reveal else {
+            unreachable!()
+        };
+        applied(write(
+            &mut s,
+            12,
+            T0,
+            InternalCommand::RevealExamKey(Box::new(k)),
+        ));
+        // The private pool is spent; the embedded one may be sealed again.
+        assert_eq!(
+            next_step(&s, &private, true, false, T0, 1),
+            SittingStep::NoPool
+        );
+        assert!(matches!(
+            next_step(&s, &embedded, true, false, T0, 1),
+            SittingStep::Seal(_)
+        ));
+    }
+
     #[test]
     fn the_draw_seed_binds_pool_sitting_and_key() {
         let (k1, k2) = (key(0).verifying_key(), key(1).verifying_key());
