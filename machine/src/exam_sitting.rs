@@ -462,6 +462,7 @@ pub fn reveal(
             Err(reason) => unscored.push(crate::reply::Unscored { arbiter_id, reason }),
         }
     }
+    count_exam_errors(state, &exam);
     if let Some(open) = state.exam_sittings.last_mut() {
         open.revealed = Some(Revealed {
             log_index,
@@ -475,6 +476,42 @@ pub fn reveal(
         examined: outcomes,
         unscored,
     })
+}
+
+/// Counts the open sitting's binary items into the pairwise error history
+/// (docs/COORDINATOR.md "Measured independence"): every item two or more held exams
+/// answered, against the revealed gold, in item order.
+fn count_exam_errors(state: &mut State, exam: &Exam) {
+    // The fields, not `open_sitting(state)`: the sitting is read while the history is
+    // written.
+    let Some(open) = state.exam_sittings.last().filter(|s| s.revealed.is_none()) else {
+        return;
+    };
+    let mut items: Vec<(bool, Vec<(&str, f64)>)> = Vec::new();
+    for item in &exam.items {
+        let calibration::exam::Gold::Binary(gold) = item.gold else {
+            continue;
+        };
+        let answers: Vec<(&str, f64)> = open
+            .held
+            .iter()
+            .filter_map(|(arbiter, h)| {
+                h.answers
+                    .iter()
+                    .find(|a| a.item == item.id)
+                    .and_then(|a| match a.value {
+                        calibration::exam_scoring::AnswerValue::Probability(p) => {
+                            Some((arbiter.as_str(), p))
+                        }
+                        _ => None,
+                    })
+            })
+            .collect();
+        items.push((gold, answers));
+    }
+    for (gold, answers) in &items {
+        state.error_history.record_exam_item(*gold, answers);
+    }
 }
 
 /// Scores one held exam on the items it was asked, with the probes and their bars.
@@ -909,7 +946,17 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(&after).unwrap()["exam_sittings"]
         );
 
+        assert!(s.error_history.is_empty());
         let out = applied(write(&mut s, 19, T0, reveal_cmd(1, V2, SALT)));
+        // The binary items both were asked feed the pairwise error history.
+        let shared = da
+            .iter()
+            .filter(|i| db.contains(i) && matches!(exam.item(i).unwrap().gold, Gold::Binary(_)))
+            .count() as u64;
+        assert!(shared > 0);
+        assert_eq!(s.error_history.motions, shared);
+        let pair = &s.error_history.pairs[&("a".to_string(), "b".to_string())];
+        assert_eq!(pair.both_wrong, 0, "two honest judges share no error");
         assert_eq!(out["examined"].as_array().map(Vec::len), Some(2), "{out}");
         let rec = exam_of(&s, "a");
         assert!(rec.decision.admitted, "{:?}", rec.decision.failed);

@@ -175,7 +175,8 @@ pub const MIN_N_EFF_MILLI: u32 = 2000;
 /// record can build the same from the decided motions ([`ErrorHistory::from_motions`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ErrorHistory {
-    /// Decided yes/no motions counted.
+    /// Questions counted: decided yes/no motions, and the binary exam items of sealed
+    /// sittings that two or more arbiters answered.
     pub motions: u64,
     /// Keyed by the two arbiter ids, in order.
     #[serde(with = "pair_table")]
@@ -195,6 +196,17 @@ impl ErrorHistory {
         let wrong: BTreeMap<&str, bool> = rulings
             .iter()
             .map(|r| (r.arbiter_id.as_str(), r.decision != *accepted))
+            .collect();
+        self.count(wrong);
+    }
+
+    /// Counts one binary exam item of a sealed sitting against its revealed gold: the
+    /// arbiters asked it are wrong when their answer, thresholded at 0.5, differs. The
+    /// gold is a fact fixed before the exam, a firmer truth than an accepted outcome.
+    pub fn record_exam_item(&mut self, gold: bool, answers: &[(&str, f64)]) {
+        let wrong: BTreeMap<&str, bool> = answers
+            .iter()
+            .map(|(arbiter, p)| (*arbiter, (*p >= 0.5) != gold))
             .collect();
         self.count(wrong);
     }

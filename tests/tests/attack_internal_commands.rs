@@ -197,11 +197,31 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                 arbiter_id: id.clone(),
                 reveals: vec![],
                 motions: vec![],
+                sitting: Some(1),
             }
             .into();
             assert_denied(
                 write(&mut c, "attacker", base + 2, &exam).await,
                 "SubmitExam",
+                "only the leader's motion and exam drivers",
+            );
+            // A sitting sealed with a pool of the client's choosing (whose answers it
+            // knows), and a "reveal" of a key of its choosing: both are the exam
+            // driver's alone.
+            let pool = panel_coordinator::exam_sitting::PrivatePool::load(
+                panel_coordinator::exam_sitting::EMBEDDED_POOL_TEXT,
+            )
+            .expect("pool");
+            let sealed: Command = InternalCommand::SealExamPool(Box::new(pool.sealed())).into();
+            assert_denied(
+                write(&mut c, "attacker", base + 6, &sealed).await,
+                "SealExamPool",
+                "only the leader's motion and exam drivers",
+            );
+            let reveal: Command = InternalCommand::RevealExamKey(Box::new(pool.reveal(1))).into();
+            assert_denied(
+                write(&mut c, "attacker", base + 7, &reveal).await,
+                "RevealExamKey",
                 "only the leader's motion and exam drivers",
             );
             // A raw motion, and an outcome of the client's choosing.
