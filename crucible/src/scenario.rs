@@ -626,4 +626,29 @@ mod tests {
         assert_eq!(v2.winner, None);
         assert_eq!(d.phase, "closed");
     }
+
+    #[test]
+    fn a_verdict_other_than_the_papers_stops_the_engine_at_its_step() {
+        let mut s = worked_example("http://127.0.0.1:1");
+        let at = s
+            .steps
+            .iter()
+            .position(|st| matches!(st, Step::ExpectVerdict { .. }))
+            .expect("an expected verdict");
+        if let Step::ExpectVerdict { margin, .. } = &mut s.steps[at] {
+            *margin = "0.341".into();
+        }
+        let mut p = Protocol::new(FixedEnv::new(0, 1000));
+        let e = run_with_hinted_panel(&mut p, &s).unwrap_err();
+        assert!(
+            matches!(&e, EngineError::Scenario(ScenarioError::VerdictDiffers { step, n: 1, .. }) if *step == at),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "verdict 1 differs from the paper: expected winner Some(A), margin 0.341, band clear; got winner Some(A), margin 0.340, band clear (scenario step {at})"
+            )
+        );
+    }
 }
