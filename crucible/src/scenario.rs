@@ -81,25 +81,7 @@ impl Labels {
 
     pub fn resolve(&self, d: &Debate, v: &Value) -> Result<Value, LabelError> {
         Ok(match v {
-            Value::String(s) if s.starts_with('$') => {
-                let (label, thread) = match s[1..].strip_suffix(".thread") {
-                    Some(l) => (l, true),
-                    None => (&s[1..], false),
-                };
-                let id = self.ids.get(label).ok_or_else(|| LabelError::Unbound {
-                    label: label.to_string(),
-                })?;
-                if thread {
-                    let t = d
-                        .threads
-                        .iter()
-                        .find(|t| t.versions.iter().any(|v| &v.id == id))
-                        .ok_or_else(|| LabelError::NoThread { id: id.clone() })?;
-                    Value::String(t.id.clone())
-                } else {
-                    Value::String(id.clone())
-                }
-            }
+            Value::String(s) if s.starts_with('$') => Value::String(self.id(d, s)?),
             Value::Array(a) => Value::Array(
                 a.iter()
                     .map(|x| self.resolve(d, x))
@@ -114,12 +96,27 @@ impl Labels {
         })
     }
 
-    /// The id one reference (`$b1`, `$b1.thread`) names.
+    /// The id one reference names: `$label` the id it was bound to, `$label.thread` the
+    /// thread holding that version; anything else is itself.
     pub fn id(&self, d: &Debate, reference: &str) -> Result<String, LabelError> {
-        match self.resolve(d, &json!(reference))? {
-            Value::String(id) => Ok(id),
-            _ => unreachable!("a string resolves to a string"),
+        let Some(r) = reference.strip_prefix('$') else {
+            return Ok(reference.to_string());
+        };
+        let (label, thread) = match r.strip_suffix(".thread") {
+            Some(l) => (l, true),
+            None => (r, false),
+        };
+        let id = self.ids.get(label).ok_or_else(|| LabelError::Unbound {
+            label: label.to_string(),
+        })?;
+        if !thread {
+            return Ok(id.clone());
         }
+        d.threads
+            .iter()
+            .find(|t| t.versions.iter().any(|v| &v.id == id))
+            .map(|t| t.id.clone())
+            .ok_or_else(|| LabelError::NoThread { id: id.clone() })
     }
 }
 
