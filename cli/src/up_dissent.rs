@@ -60,6 +60,29 @@ pub struct Shown {
     pub motions_measured: u64,
 }
 
+impl Shown {
+    /// The demo's two summary lines: the deadlock the fresh panel resolved, and what its
+    /// votes were worth (docs/COORDINATOR.md "Measured independence").
+    pub fn say(&self) {
+        say!(
+            "  the panel earned its keep in {}: {} deadlocked with stance B split, the fresh panel accepted {}",
+            self.debate_id,
+            self.deadlocked,
+            self.accepted
+        );
+        say!(
+            "  measured independence (Kish n_eff, from {} decided yes/no motions): the fresh panel is worth {:.2} of {} votes ({} of {} pairs measured, the rest by declared lineage; the rule needs 2); the admitted pool's measured errors make its {} arbiters worth {:.2}",
+            self.motions_measured,
+            self.n_eff_panel,
+            FRESH.len(),
+            self.pairs_measured,
+            self.pairs,
+            self.pool,
+            self.n_eff_pool
+        );
+    }
+}
+
 pub async fn run(
     panel: &mut Panel,
     state: &Path,

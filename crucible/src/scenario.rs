@@ -1,25 +1,29 @@
 //! The paper's worked verdict (section 4) as a panel scenario: the submissions the
 //! contributors make, the requests they file, and, for simulation only, the answer each
-//! motion should get. `panel up` plays it through the distributed panel; the pure
-//! runner here plays it with a panel that always answers as hinted, which is what the
-//! engine-only path and the tests use.
+//! motion should get. One [`Player`] plays it on every target: the engine here (a panel
+//! that always answers as hinted, which the engine-only path and the tests use), the
+//! replicated state machine in its tests, and the live cluster of `panel up`.
 //!
 //! Ids are not known in advance: a step may carry a `label`, and later steps refer to
 //! `$label` (the version, challenge or appeal it created) or `$label.thread`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::contribution::Contribution;
 use crate::document::{Debate, Side};
 use crate::env::Env;
-use crate::error::{Code, Outcome, Refusal};
+use crate::error::Refusal;
 use crate::model::NewDebate;
 use crate::motion::{Answer, Question, pending, settle};
 use crate::protocol::Protocol;
-use std::collections::BTreeSet;
+
+mod player;
+pub use player::{
+    DecodeError, Figures, Player, ScenarioError, Submission, Target, VerdictCheck, parse_request,
+    play, play_now,
+};
 
 /// One step of a scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,45 +79,54 @@ impl Labels {
         self.ids.insert(label.to_string(), id.to_string());
     }
 
-    pub fn resolve(&self, d: &Debate, v: &Value) -> Outcome<Value> {
+    pub fn resolve(&self, d: &Debate, v: &Value) -> Result<Value, LabelError> {
         Ok(match v {
-            Value::String(s) if s.starts_with('$') => {
-                let (label, thread) = match s[1..].strip_suffix(".thread") {
-                    Some(l) => (l, true),
-                    None => (&s[1..], false),
-                };
-                let id = self.ids.get(label).ok_or_else(|| {
-                    Refusal::new(
-                        Code::VersionNotFound,
-                        format!("scenario label {label:?} is not bound yet"),
-                    )
-                })?;
-                if thread {
-                    let t = d
-                        .threads
-                        .iter()
-                        .find(|t| t.versions.iter().any(|v| &v.id == id))
-                        .ok_or_else(|| {
-                            Refusal::new(Code::ThreadNotFound, format!("no thread holds {id}"))
-                        })?;
-                    Value::String(t.id.clone())
-                } else {
-                    Value::String(id.clone())
-                }
-            }
+            Value::String(s) if s.starts_with('$') => Value::String(self.id(d, s)?),
             Value::Array(a) => Value::Array(
                 a.iter()
                     .map(|x| self.resolve(d, x))
-                    .collect::<Outcome<_>>()?,
+                    .collect::<Result<_, _>>()?,
             ),
             Value::Object(m) => Value::Object(
                 m.iter()
                     .map(|(k, x)| Ok((k.clone(), self.resolve(d, x)?)))
-                    .collect::<Outcome<_>>()?,
+                    .collect::<Result<_, _>>()?,
             ),
             other => other.clone(),
         })
     }
+
+    /// The id one reference names: `$label` the id it was bound to, `$label.thread` the
+    /// thread holding that version; anything else is itself.
+    pub fn id(&self, d: &Debate, reference: &str) -> Result<String, LabelError> {
+        let Some(r) = reference.strip_prefix('$') else {
+            return Ok(reference.to_string());
+        };
+        let (label, thread) = match r.strip_suffix(".thread") {
+            Some(l) => (l, true),
+            None => (r, false),
+        };
+        let id = self.ids.get(label).ok_or_else(|| LabelError::Unbound {
+            label: label.to_string(),
+        })?;
+        if !thread {
+            return Ok(id.clone());
+        }
+        d.threads
+            .iter()
+            .find(|t| t.versions.iter().any(|v| &v.id == id))
+            .map(|t| t.id.clone())
+            .ok_or_else(|| LabelError::NoThread { id: id.clone() })
+    }
+}
+
+/// A `$label` reference that names nothing.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LabelError {
+    #[error("scenario label {label:?} is not bound yet")]
+    Unbound { label: String },
+    #[error("no thread holds {id}")]
+    NoThread { id: String },
 }
 
 fn claim(
@@ -401,17 +414,6 @@ pub fn worked_example(source_base: &str) -> Scenario {
     }
 }
 
-/// A question as a scenario request names it; `reissue-verdict` asks for a fresh
-/// verdict after the ledger changed (SPEC section 3.6: new verdicts, never edits).
-pub fn parse_request(q: &Value) -> Outcome<Option<Question>> {
-    if q.get("kind").and_then(Value::as_str) == Some("reissue-verdict") {
-        return Ok(None);
-    }
-    serde_json::from_value(q.clone())
-        .map(Some)
-        .map_err(|e| Refusal::new(Code::PhaseForbids, format!("not a question: {e}")))
-}
-
 /// Simulation hints gathered from a scenario's steps, keyed by created id.
 #[derive(Debug, Default, Clone)]
 pub struct Hints {
@@ -441,35 +443,98 @@ impl Hints {
     }
 
     /// Records a submission's hints under the id it created.
-    pub fn record(&mut self, id: &str, step: &Step) {
-        if let Step::Submit {
-            hint,
-            relevance,
-            verify,
-            ..
-        } = step
-        {
-            if let Some(h) = hint {
-                self.answer.insert(id.to_string(), *h);
-            }
-            if let Some(r) = relevance {
-                self.relevance.insert(id.to_string(), *r);
-            }
-            if let Some(v) = verify {
-                self.verify.insert(id.to_string(), *v);
-            }
+    pub fn record(&mut self, id: &str, s: &Submission<'_>) {
+        if let Some(h) = s.hint {
+            self.answer.insert(id.to_string(), h);
+        }
+        if let Some(r) = s.relevance {
+            self.relevance.insert(id.to_string(), r);
+        }
+        if let Some(v) = s.verify {
+            self.verify.insert(id.to_string(), v);
         }
     }
 }
 
-/// A scenario being played by a panel that always answers as hinted: the debate, the
-/// labels bound so far, the hints and the questions already settled.
+/// Why the engine stopped a scenario: a writer refused, or the scenario itself is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error(transparent)]
+    Label(#[from] LabelError),
+}
+
+/// A scenario being played on the engine by a panel that always answers as hinted: the
+/// player and what the panel knows (the debate, the hints, the questions settled).
 #[derive(Debug, Clone)]
 pub struct HintedRun {
-    pub debate: Debate,
-    pub labels: Labels,
+    player: Player,
+    panel: HintedPanel,
+}
+
+#[derive(Debug, Clone)]
+struct HintedPanel {
+    debate: Debate,
     hints: Hints,
     settled: BTreeSet<String>,
+}
+
+/// The engine target: the writers of one [`Protocol`] over one debate.
+struct Engine<'a, E: Env> {
+    p: &'a mut Protocol<E>,
+    panel: &'a mut HintedPanel,
+}
+
+const RATIONALE: &str = "Panel answer (simulated).";
+
+impl<E: Env> Target for Engine<'_, E> {
+    type Error = EngineError;
+
+    async fn document(&mut self) -> Result<Debate, EngineError> {
+        Ok(self.panel.debate.clone())
+    }
+
+    async fn submit(&mut self, s: Submission<'_>) -> Result<Option<String>, EngineError> {
+        let d = &mut self.panel.debate;
+        let created = s.contribution.apply(self.p, d, s.author, s.side.as_str())?;
+        if let Some(id) = &created {
+            self.panel.hints.record(id, &s);
+        }
+        Ok(created)
+    }
+
+    async fn ask(&mut self, q: Question, hint: Answer) -> Result<(), EngineError> {
+        Ok(settle(
+            self.p,
+            &mut self.panel.debate,
+            &q,
+            hint,
+            RATIONALE,
+            "panel",
+        )?)
+    }
+
+    async fn reissue_verdict(&mut self) -> Result<(), EngineError> {
+        self.p
+            .issue_verdict(&mut self.panel.debate, None, None, Some("panel"));
+        Ok(())
+    }
+
+    async fn settle(&mut self) -> Result<(), EngineError> {
+        let HintedPanel {
+            debate: d,
+            hints,
+            settled,
+        } = &mut *self.panel;
+        while let Some(q) = pending(d, settled).into_iter().next() {
+            settle(self.p, d, &q, hints.answer_for(&q), RATIONALE, "panel")?;
+            settled.insert(q.key());
+        }
+        Ok(())
+    }
 }
 
 impl HintedRun {
@@ -483,65 +548,54 @@ impl HintedRun {
             claim_budget: s.claim_budget,
         });
         HintedRun {
-            debate,
-            labels: Labels::default(),
-            hints: Hints::default(),
-            settled: BTreeSet::new(),
+            player: Player::new(s.clone()),
+            panel: HintedPanel {
+                debate,
+                hints: Hints::default(),
+                settled: BTreeSet::new(),
+            },
         }
     }
 
-    /// Plays one step, then answers every question it leaves pending.
-    pub fn step<E: Env>(&mut self, p: &mut Protocol<E>, step: &Step) -> Outcome {
-        let rationale = "Panel answer (simulated).";
-        let d = &mut self.debate;
-        match step {
-            Step::Submit {
-                label,
-                author,
-                side,
-                contribution,
-                ..
-            } => {
-                let c: Contribution = serde_json::from_value(self.labels.resolve(d, contribution)?)
-                    .map_err(|e| {
-                        Refusal::new(
-                            Code::PhaseForbids,
-                            format!("bad scenario contribution: {e}"),
-                        )
-                    })?;
-                if let Some(id) = c.apply(p, d, author, side.as_str())? {
-                    if let Some(l) = label {
-                        self.labels.bind(l, &id);
-                    }
-                    self.hints.record(&id, step);
-                }
-            }
-            Step::Request { question, hint } => {
-                match parse_request(&self.labels.resolve(d, question)?)? {
-                    Some(q) => settle(p, d, &q, *hint, rationale, "panel")?,
-                    None => {
-                        p.issue_verdict(d, None, None, Some("panel"));
-                    }
-                }
-            }
-            Step::ExpectVerdict { .. } => {}
-        }
-        while let Some(q) = pending(d, &self.settled).into_iter().next() {
-            settle(p, d, &q, self.hints.answer_for(&q), rationale, "panel")?;
-            self.settled.insert(q.key());
-        }
-        Ok(())
+    pub fn debate(&self) -> &Debate {
+        &self.panel.debate
+    }
+
+    /// The debate the rest of the run writes to; a caller may swap in its own copy.
+    pub fn debate_mut(&mut self) -> &mut Debate {
+        &mut self.panel.debate
+    }
+
+    pub fn labels(&self) -> &Labels {
+        self.player.labels()
+    }
+
+    /// Plays the next step and returns it; `None` once the scenario is over.
+    pub fn step<E: Env>(&mut self, p: &mut Protocol<E>) -> Result<Option<&Step>, EngineError> {
+        self.player.step_now(&mut Engine {
+            p,
+            panel: &mut self.panel,
+        })
+    }
+
+    /// Plays every step left.
+    pub fn finish<E: Env>(&mut self, p: &mut Protocol<E>) -> Result<(), EngineError> {
+        self.player.finish_now(&mut Engine {
+            p,
+            panel: &mut self.panel,
+        })
     }
 }
 
 /// Plays a scenario with a panel that always answers as hinted: the engine-only path of
 /// the demo and the reference result the distributed panel must reproduce.
-pub fn run_with_hinted_panel<E: Env>(p: &mut Protocol<E>, s: &Scenario) -> Outcome<Debate> {
+pub fn run_with_hinted_panel<E: Env>(
+    p: &mut Protocol<E>,
+    s: &Scenario,
+) -> Result<Debate, EngineError> {
     let mut run = HintedRun::start(p, s);
-    for step in &s.steps {
-        run.step(p, step)?;
-    }
-    Ok(run.debate)
+    run.finish(p)?;
+    Ok(run.panel.debate)
 }
 
 #[cfg(test)]
@@ -568,5 +622,30 @@ mod tests {
         assert_eq!(v2.band.key, "unresolved");
         assert_eq!(v2.winner, None);
         assert_eq!(d.phase, "closed");
+    }
+
+    #[test]
+    fn a_verdict_other_than_the_papers_stops_the_engine_at_its_step() {
+        let mut s = worked_example("http://127.0.0.1:1");
+        let at = s
+            .steps
+            .iter()
+            .position(|st| matches!(st, Step::ExpectVerdict { .. }))
+            .expect("an expected verdict");
+        if let Step::ExpectVerdict { margin, .. } = &mut s.steps[at] {
+            *margin = "0.341".into();
+        }
+        let mut p = Protocol::new(FixedEnv::new(0, 1000));
+        let e = run_with_hinted_panel(&mut p, &s).unwrap_err();
+        assert!(
+            matches!(&e, EngineError::Scenario(ScenarioError::VerdictDiffers { step, n: 1, .. }) if *step == at),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "verdict 1 differs from the paper: expected winner Some(A), margin 0.341, band clear; got winner Some(A), margin 0.340, band clear (scenario step {at})"
+            )
+        );
     }
 }

@@ -298,8 +298,11 @@ mod tests {
     use crate::record;
     use crate::ruling::wire_kind;
     use calibration::exam::Gold;
+    use crucible::document::Debate;
     use crucible::motion::Answer;
-    use crucible::scenario::{Labels, Step, parse_request, worked_example};
+    use crucible::scenario::{
+        Labels, ScenarioError, Submission, Target, VerdictCheck, play_now, worked_example,
+    };
     use ed25519_dalek::SigningKey;
     use panel_proto::ruling_check::binary_pair;
     use prost::Message;
@@ -382,6 +385,62 @@ mod tests {
         ("b8", Stance::B, "o5"),
         ("b9", Stance::B, "o2"),
     ];
+
+    /// The state-machine target of the scenario player: every step a command through
+    /// `apply`, every motion answered by `judge`.
+    struct SimTarget<'s, 'j> {
+        sim: &'s mut Sim,
+        debate_id: String,
+        reverify: bool,
+        judge: Judge<'j>,
+    }
+
+    impl Target for SimTarget<'_, '_> {
+        type Error = ScenarioError;
+
+        async fn document(&mut self) -> Result<Debate, ScenarioError> {
+            Ok(self.sim.doc(&self.debate_id).clone())
+        }
+
+        async fn submit(&mut self, s: Submission<'_>) -> Result<Option<String>, ScenarioError> {
+            let c = serde_json::to_value(&s.contribution).expect("a contribution encodes");
+            let hints = SubmissionHints {
+                answer: s.hint,
+                verify: s.verify,
+                relevance: s.relevance,
+            };
+            let v = self
+                .sim
+                .contribute(&self.debate_id, s.author, s.side.as_str(), c, hints);
+            Ok(v["created"].as_str().map(str::to_string))
+        }
+
+        async fn ask(&mut self, q: Question, hint: Answer) -> Result<(), ScenarioError> {
+            if self.reverify || !matches!(q, Question::VerifyTier { .. }) {
+                self.sim.ask(&self.debate_id, &q, Some(hint));
+            }
+            Ok(())
+        }
+
+        async fn reissue_verdict(&mut self) -> Result<(), ScenarioError> {
+            self.sim.ok(ClientCommand::ReissueVerdict {
+                debate_id: self.debate_id.clone(),
+                author: "sim".into(),
+            });
+            Ok(())
+        }
+
+        async fn settle(&mut self) -> Result<(), ScenarioError> {
+            self.sim.answer_all(&self.debate_id, self.judge);
+            Ok(())
+        }
+
+        /// These judges and `reverify: false` may rule otherwise than the paper; each
+        /// test asserts the verdicts it needs.
+        fn verdict(&mut self, _: VerdictCheck<'_>) -> Result<(), ScenarioError> {
+            Ok(())
+        }
+    }
 
     /// A replicated state driven only through `apply_batch`, one command per entry, with
     /// every batch kept for replay.
@@ -564,54 +623,14 @@ mod tests {
         /// `judge` says. `reverify` keeps the step that verifies B1's source again.
         fn worked_example(&mut self, reverify: bool, judge: Judge<'_>) -> (String, Labels) {
             let debate_id = self.debate();
-            let mut labels = Labels::default();
-            for step in worked_example("http://source.test").steps {
-                match &step {
-                    Step::Submit {
-                        label,
-                        author,
-                        side,
-                        contribution,
-                        hint,
-                        relevance,
-                        verify,
-                    } => {
-                        let c = labels
-                            .resolve(self.doc(&debate_id), contribution)
-                            .expect("labels resolve");
-                        let hints = SubmissionHints {
-                            answer: *hint,
-                            verify: *verify,
-                            relevance: *relevance,
-                        };
-                        let v = self.contribute(&debate_id, author, side.as_str(), c, hints);
-                        if let (Some(l), Some(id)) = (label, v["created"].as_str()) {
-                            labels.bind(l, id);
-                        }
-                    }
-                    Step::Request { question, hint } => {
-                        let q = labels
-                            .resolve(self.doc(&debate_id), question)
-                            .expect("labels resolve");
-                        match parse_request(&q).expect("a request") {
-                            None => {
-                                self.ok(ClientCommand::ReissueVerdict {
-                                    debate_id: debate_id.clone(),
-                                    author: "sim".into(),
-                                });
-                            }
-                            Some(q @ Question::VerifyTier { .. }) if !reverify => {
-                                let _ = q;
-                            }
-                            Some(q) => {
-                                self.ask(&debate_id, &q, Some(*hint));
-                            }
-                        }
-                    }
-                    Step::ExpectVerdict { .. } => {}
-                }
-                self.answer_all(&debate_id, judge);
-            }
+            let mut target = SimTarget {
+                sim: self,
+                debate_id: debate_id.clone(),
+                reverify,
+                judge,
+            };
+            let labels = play_now(&worked_example("http://source.test"), &mut target)
+                .expect("the worked example plays");
             assert_eq!(
                 self.doc(&debate_id).phase,
                 "closed",

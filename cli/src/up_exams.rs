@@ -1,0 +1,92 @@
+//! `panel up` waits for the calibration exam the leader administers through each node's
+//! judge, prints every arbiter's scores and stops unless all are admitted
+//! (docs/CALIBRATION.md sections 6 and 7).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use panel_coordinator::command::Query;
+use panel_coordinator::query::ArbitersReply;
+
+use crate::output::say;
+use crate::rulings::Names;
+use crate::up::{ARBITERS, Panel};
+
+/// How long every arbiter's exam may take: eight exams share the machine's cores with
+/// the replicas, and a busy machine (a CI runner) is several times slower than a quiet one.
+const EXAM_PATIENCE: Duration = Duration::from_secs(300);
+
+/// Waits until every arbiter's exam is scored and all are admitted; returns the names
+/// rulings are printed with.
+pub async fn wait_for_admission(panel: &Panel, state: &Path) -> Result<Names> {
+    say!(
+        "\nCalibration exam (default exam, {} items) administered to every arbiter ...",
+        panel_coordinator::admission::default_exam().map_or(0, |e| e.items.len())
+    );
+    let started = Instant::now();
+    let mut progress = crate::progress::Progress::new(ARBITERS.len() as u64, "exams scored");
+    let arbiters = loop {
+        let v: ArbitersReply = panel.coordinators.read_as(&Query::Arbiters).await?;
+        let list = v.arbiters;
+        let done = list.iter().filter(|a| a.exam.is_some()).count();
+        progress.set(done as u64);
+        if done == ARBITERS.len() {
+            break list;
+        }
+        if started.elapsed() > EXAM_PATIENCE {
+            bail!(
+                "only {done} of {} arbiters finished the exam in {} s; see {}",
+                ARBITERS.len(),
+                EXAM_PATIENCE.as_secs(),
+                state.join("logs").display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    progress.finish();
+    say!("  all exams scored in {} s", started.elapsed().as_secs());
+    say!(
+        "  {:<12} {:<6} {:<10} {:>7} {:>8} {:>9} {:>6}  admitted",
+        "arbiter",
+        "stance",
+        "org",
+        "brier",
+        "base",
+        "log",
+        "C"
+    );
+    for a in &arbiters {
+        let exam = a.exam_record().and_then(Result::ok);
+        let s = exam.as_ref().map(|e| &e.scores);
+        let b = s.and_then(|s| s.binary.as_ref());
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.3}"));
+        say!(
+            "  {:<12} {:<6} {:<10} {:>7} {:>8} {:>9} {:>6}  {}",
+            a.registration.arbiter_id,
+            crate::rulings::stance_name(a.registration.stance),
+            a.registration.organisation,
+            f(b.map(|b| b.brier)),
+            f(b.map(|b| b.base_rate_brier)),
+            f(b.map(|b| b.log_score)),
+            f(s.and_then(|s| s.quantiles.as_ref()).map(|q| q.calibration)),
+            if a.admitted {
+                "yes".to_string()
+            } else {
+                format!(
+                    "no: {}",
+                    exam.as_ref()
+                        .and_then(|e| serde_json::to_string(&e.decision.failed).ok())
+                        .unwrap_or_else(|| "null".into())
+                )
+            }
+        );
+    }
+    if arbiters.iter().any(|a| !a.admitted) {
+        bail!(
+            "not every arbiter was admitted; the demo needs all {}",
+            ARBITERS.len()
+        );
+    }
+    Ok(crate::rulings::names_from_arbiters(&arbiters))
+}
