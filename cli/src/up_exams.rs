@@ -1,6 +1,6 @@
 //! `panel up` waits for the calibration exam the leader administers through each node's
 //! judge, prints every arbiter's scores and stops unless all are admitted
-//! (docs/CALIBRATION.md sections 6 and 7).
+//! (docs/CALIBRATION.md sections 6, 7 and "Sealed pools").
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -20,9 +20,16 @@ const EXAM_PATIENCE: Duration = Duration::from_secs(300);
 /// Waits until every arbiter's exam is scored and all are admitted; returns the names
 /// rulings are printed with.
 pub async fn wait_for_admission(panel: &Panel, state: &Path) -> Result<Names> {
+    let pool = panel_coordinator::exam_sitting::PrivatePool::load(
+        panel_coordinator::exam_sitting::EMBEDDED_POOL_TEXT,
+    )
+    .map_or(0, |p| p.exam.items.len());
+    let d = panel_coordinator::exam_sitting::DRAW;
     say!(
-        "\nCalibration exam (default exam, {} items) administered to every arbiter ...",
-        panel_coordinator::admission::default_exam().map_or(0, |e| e.items.len())
+        "\nCalibration exam in a sealed sitting: each arbiter answers its own draw of {} of the \
+         {pool} items of the shipped pool (public, so this demo examines nobody in secret); \
+         the answers are scored once the key is revealed ...",
+        d.binary + d.relevance + d.tier + d.quantity
     );
     let started = Instant::now();
     let mut progress = crate::progress::Progress::new(ARBITERS.len() as u64, "exams scored");
