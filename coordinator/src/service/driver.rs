@@ -169,6 +169,8 @@ pub fn parse_kind_window(s: &str) -> Result<(MotionKind, Duration), KindWindowEr
 /// apply decides only from what is on the log.
 #[derive(Debug, thiserror::Error)]
 pub enum DriveError {
+    #[error("apply refused the exam answers ({code}): {message}")]
+    ExamRefused { code: String, message: String },
     #[error("exam sitting {0} is no longer open; the arbiter is examined at the next")]
     SittingClosed(u32),
     #[error("the arbiter's registered key: {0}")]
@@ -247,7 +249,14 @@ struct Shared {
     pools: Arc<Pools>,
     /// Set once "every exam pool is spent" has been logged, until a pool is sealed again.
     no_pool_warned: std::sync::atomic::AtomicBool,
+    /// Arbiters whose last exam attempt failed: how often in a row, and when the next may
+    /// start. A node that cannot answer is tried again after 2, 4, 8 ... s, at most every
+    /// [`EXAM_RETRY_MAX`], not on every pass.
+    exam_backoff: Mutex<HashMap<String, (u32, tokio::time::Instant)>>,
 }
+
+/// The longest wait between two exam attempts on a failing node.
+const EXAM_RETRY_MAX: Duration = Duration::from_secs(600);
 
 /// How the leader reaches one arbiter's node.
 enum Route {
@@ -365,6 +374,7 @@ pub fn spawn(
     let shared = Arc::new(Shared {
         pools,
         no_pool_warned: std::sync::atomic::AtomicBool::new(false),
+        exam_backoff: Mutex::new(HashMap::new()),
         clock,
         transport,
         id,
@@ -553,6 +563,15 @@ fn spawn_exam(s: &Arc<Shared>, arbiter_id: String, endpoint: String, number: u32
     if is_link_endpoint(&endpoint) && !s.linked(&arbiter_id) {
         return;
     }
+    let backing_off = s
+        .exam_backoff
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&arbiter_id)
+        .is_some_and(|(_, next)| tokio::time::Instant::now() < *next);
+    if backing_off {
+        return;
+    }
     let key = format!("exam:{arbiter_id}");
     let fresh = s
         .in_flight
@@ -566,9 +585,29 @@ fn spawn_exam(s: &Arc<Shared>, arbiter_id: String, endpoint: String, number: u32
     let span = info_span!("exam", arbiter = %arbiter_id, sitting = number);
     tokio::spawn(
         async move {
-            if let Err(e) = administer_exam(&s, &arbiter_id, &endpoint, number).await {
-                warn!("exam not completed: {e}");
-                tokio::time::sleep(Duration::from_secs(1)).await;
+            let outcome = administer_exam(&s, &arbiter_id, &endpoint, number).await;
+            {
+                let mut backoff = s
+                    .exam_backoff
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                match outcome {
+                    Ok(()) => {
+                        backoff.remove(&arbiter_id);
+                    }
+                    Err(e) => {
+                        let failures = backoff.get(&arbiter_id).map_or(0, |(n, _)| *n) + 1;
+                        let wait =
+                            Duration::from_secs(1 << (failures - 1).min(10)).min(EXAM_RETRY_MAX);
+                        warn!(
+                            failures,
+                            retry_in_s = wait.as_secs(),
+                            "exam not completed: {e}"
+                        );
+                        let next = tokio::time::Instant::now() + wait;
+                        backoff.insert(arbiter_id.clone(), (failures, next));
+                    }
+                }
             }
             s.in_flight
                 .lock()
@@ -798,13 +837,16 @@ async fn submit_exam(
             bytes,
         )
         .await?;
-    match &out.reply {
-        crate::command::ItemReply::Refused { code, message } => {
-            warn!(%code, "exam answers refused: {message}")
+    match out.reply {
+        ItemReply::Refused { code, message } => Err(DriveError::ExamRefused { code, message }),
+        _ => {
+            info!(
+                log_index = out.log_index,
+                "exam answers held for the sitting's reveal"
+            );
+            Ok(())
         }
-        _ => info!(log_index = out.log_index, "exam answers applied"),
     }
-    Ok(())
 }
 
 /// Where a seat's node is reached, and its raw public key.

@@ -404,12 +404,22 @@ mod tests {
             answer_kind: AnswerKind::Quantiles as i32,
             ..Default::default()
         });
-        // Over many seed items a perfect profile puts about 5/45/45/5 % of the truths in
-        // the four inter-quantile bins: calibrated, not all on the median.
+        // Over many seed items a perfect profile puts the truths just below or just above
+        // the median, about half each, by item id: calibrated, not all on the median, and
+        // the same in every sitting (the motion id changes, the placement does not).
         let mut bins = [0usize; 4];
         for i in 0..400 {
             m.motion_id = format!("q{i}");
+            if let Some(e) = m.projection.as_mut().and_then(|p| p.exam_item.as_mut()) {
+                e.item_id = format!("item-{i}");
+            }
             let a = j.answer(&m).unwrap();
+            m.motion_id = format!("exam/s2/other/q{i}");
+            assert_eq!(
+                j.answer(&m).unwrap().quantiles,
+                a.quantiles,
+                "same item, same answer"
+            );
             let (q5, q50, q95) = (
                 a.quantiles[0].value,
                 a.quantiles[1].value,
