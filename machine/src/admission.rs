@@ -499,6 +499,25 @@ pub fn admit(
     Ok((scores, decision))
 }
 
+/// A test arbiter's answer to a quantity seed of realised value `value`: a median just
+/// below or just above the truth by the item's position `n`, and wide 5 and 95 %
+/// quantiles, so a run of such answers is calibrated.
+#[cfg(test)]
+pub(crate) fn calibrated_quantiles(value: f64, n: usize, levels: &[f64]) -> Vec<pb::Quantile> {
+    let shift = if n.is_multiple_of(2) { 0.01 } else { -0.01 };
+    let q = if value > 0.0 {
+        [value / 2.0, value * (1.0 + shift), value * 2.0]
+    } else {
+        let w = value.abs().max(1.0);
+        [value - w, value + shift * w, value + w]
+    };
+    levels
+        .iter()
+        .zip(q)
+        .map(|(&level, value)| pb::Quantile { level, value })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -818,21 +818,8 @@ mod tests {
                 }
                 Gold::Tier(t) => r.tier = Some(t.index() as u32 + 1),
                 Gold::Quantity { value, .. } => {
-                    let v = *value;
-                    let shift = if n.is_multiple_of(2) { 0.01 } else { -0.01 };
-                    let q = if v > 0.0 {
-                        [v / 2.0, v * (1.0 + shift), v * 2.0]
-                    } else {
-                        let w = v.abs().max(1.0);
-                        [v - w, v + shift * w, v + w]
-                    };
-                    r.quantiles = open
-                        .public
-                        .quantiles
-                        .iter()
-                        .zip(q)
-                        .map(|(&level, value)| pb::Quantile { level, value })
-                        .collect();
+                    r.quantiles =
+                        crate::admission::calibrated_quantiles(*value, n, &open.public.quantiles)
                 }
             }
             let sr = panel_proto::sign_ruling(&k, r).expect("sign");

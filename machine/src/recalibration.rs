@@ -1107,20 +1107,8 @@ mod tests {
                     Gold::Tier(t) => r.tier = Some(t.index() as u32 + 1),
                     Gold::Quantity { value, .. } => {
                         // Realisations alternate just below and just above the median.
-                        let v = *value;
-                        let shift = if i.is_multiple_of(2) { 0.01 } else { -0.01 };
-                        let q = if v > 0.0 {
-                            [v / 2.0, v * (1.0 + shift), v * 2.0]
-                        } else {
-                            let w = v.abs().max(1.0);
-                            [v - w, v + shift * w, v + w]
-                        };
-                        r.quantiles = exam
-                            .quantiles
-                            .iter()
-                            .zip(q)
-                            .map(|(&level, value)| pb::Quantile { level, value })
-                            .collect();
+                        r.quantiles =
+                            crate::admission::calibrated_quantiles(*value, i, &exam.quantiles)
                     }
                 }
                 let sr = panel_proto::sign_ruling(key, r).expect("sign");

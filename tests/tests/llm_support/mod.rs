@@ -9,7 +9,7 @@
 //!   of three ways: no answer before the client's timeout, an answer whose content is not
 //!   JSON, or a reply that is not JSON at all; the retry of the same body succeeds;
 //! * `usage` token counts, a `model` and a `system_fingerprint` in every reply;
-//! * a "model" that is well calibrated on the default exam (it knows the exam's gold
+//! * a "model" that is well calibrated on the shipped exam pool (it knows the pool's gold
 //!   answers, as a good model knows the facts), prefers the candidate in pairwise motions,
 //!   and verifies a tier only when the node gave it the source text.
 //!
@@ -314,7 +314,11 @@ fn model(user: &str) -> String {
 /// quantiles whose truths fall in the inter-quantile bins 5/45/45/5 % of the time.
 fn exam_answer(motion: &Value) -> String {
     let id = motion["exam_item"]["item_id"].as_str().unwrap_or("");
-    let exam = panel_coordinator::admission::default_exam().expect("the default exam loads");
+    let pool = panel_coordinator::exam_sitting::PrivatePool::load(
+        panel_coordinator::exam_sitting::EMBEDDED_POOL_TEXT,
+    )
+    .expect("the shipped pool loads");
+    let exam = &pool.exam;
     let Some(item) = exam.items.iter().find(|i| i.id == id) else {
         return json!({"decision": "ABSTAIN", "probability": 0.5, "rationale": "unknown item"})
             .to_string();
