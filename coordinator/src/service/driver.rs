@@ -253,6 +253,10 @@ struct Shared {
     /// start. A node that cannot answer is tried again after 2, 4, 8 ... s, at most every
     /// [`EXAM_RETRY_MAX`], not on every pass.
     exam_backoff: Mutex<HashMap<String, (u32, tokio::time::Instant)>>,
+    /// Seals and reveals apply refused (`seal:N`, `reveal:N`): never proposed again by this
+    /// leader, since a pool file that differs between replicas would otherwise put its whole
+    /// text on the log on every pass.
+    refused_sitting_steps: Mutex<BTreeSet<String>>,
 }
 
 /// The longest wait between two exam attempts on a failing node.
@@ -375,6 +379,7 @@ pub fn spawn(
         pools,
         no_pool_warned: std::sync::atomic::AtomicBool::new(false),
         exam_backoff: Mutex::new(HashMap::new()),
+        refused_sitting_steps: Mutex::new(BTreeSet::new()),
         clock,
         transport,
         id,
@@ -525,6 +530,14 @@ fn drive_sittings(s: &Arc<Shared>) {
 /// Proposes a seal or a reveal under a request id derived from `request`, so a new
 /// leader repeating it applies it at most once.
 fn spawn_sitting_task(s: &Arc<Shared>, request: String, command: InternalCommand) {
+    let refused_before = s
+        .refused_sitting_steps
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .contains(&request);
+    if refused_before {
+        return;
+    }
     s.in_flight
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -543,7 +556,14 @@ fn spawn_sitting_task(s: &Arc<Shared>, request: String, command: InternalCommand
             match s.proposer.submit(item, bytes).await {
                 Ok(out) => match &out.reply {
                     ItemReply::Refused { code, message } => {
-                        warn!(%code, "exam sitting step refused: {message}")
+                        tracing::error!(
+                            %code,
+                            "exam sitting step refused, not proposed again by this leader: {message}; check that every replica holds the same exam_pools"
+                        );
+                        s.refused_sitting_steps
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .insert(request.clone());
                     }
                     _ => info!(log_index = out.log_index, "exam sitting step applied"),
                 },
