@@ -518,6 +518,54 @@ pub(crate) fn calibrated_quantiles(value: f64, n: usize, levels: &[f64]) -> Vec<
         .collect()
 }
 
+/// A test arbiter's answer to one exam item, committed, signed with `key` and revealed
+/// (hex `Reveal`): `ruling` names the motion (id, state hash, digest); a binary item is
+/// answered `p_yes`, a relevance or tier item with its gold, a quantity seed by
+/// [`calibrated_quantiles`] at position `n`.
+#[cfg(test)]
+pub(crate) fn test_reveal(
+    key: &ed25519_dalek::SigningKey,
+    ruling: pb::Ruling,
+    gold: &Gold,
+    p_yes: f64,
+    n: usize,
+    levels: &[f64],
+) -> String {
+    use prost::Message;
+    let mut r = pb::Ruling {
+        debate_id: EXAM_DEBATE.into(),
+        kind: pb::MotionKind::Exam as i32,
+        decision: pb::Decision::None as i32,
+        rationale: "exam answer".into(),
+        issued_at_unix_ms: 1,
+        ..ruling
+    };
+    match gold {
+        Gold::Binary(_) => {
+            r.probability = p_yes;
+            r.decision = if p_yes >= 0.5 {
+                pb::Decision::Accept
+            } else {
+                pb::Decision::Reject
+            } as i32;
+        }
+        Gold::Relevance(x) => r.relevance = Some(u32::from(crate::debates::relevance_step(*x))),
+        Gold::Tier(t) => r.tier = Some(t.index() as u32 + 1),
+        Gold::Quantity { value, .. } => r.quantiles = calibrated_quantiles(*value, n, levels),
+    }
+    let sr = panel_proto::sign_ruling(key, r).expect("sign");
+    let salt = [n as u8; 32];
+    let c = panel_proto::commit_reveal::commit(key, &sr, &salt, 1).expect("commit");
+    hex::encode(
+        pb::Reveal {
+            signed_ruling: Some(sr),
+            salt: salt.to_vec(),
+            commitment: Some(c),
+        }
+        .encode_to_vec(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

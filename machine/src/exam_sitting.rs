@@ -39,7 +39,7 @@ use panel_proto::pb;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::admission::{Asking, ExamMotionError, ExamRecord, Sheet, item_motion};
+use crate::admission::{Asking, ExamMotionError, Sheet, item_motion};
 use crate::model::{Arbiter, State};
 
 /// How many items of each kind one arbiter is asked: enough binary items and quantity
@@ -96,6 +96,8 @@ pub struct Sitting {
 /// One arbiter's checked answers in a sitting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HeldExam {
+    /// The draw's seed, from the key the arbiter held when it answered.
+    pub seed: u64,
     /// The items asked, in asking order (the draw).
     pub asked: Vec<String>,
     pub answers: Vec<Answer>,
@@ -141,7 +143,7 @@ pub enum SittingError {
     #[error("exam answers name no sitting: from rule set 3 every exam belongs to a sealed sitting")]
     NoSitting,
     #[error("{arbiter_id} is not due an exam: {why}")]
-    NotDue { arbiter_id: String, why: String },
+    NotDue { arbiter_id: String, why: NotDue },
     #[error("{0} already answered this sitting")]
     AlreadyHeld(String),
     #[error("the draw for {arbiter_id} failed: {source}")]
@@ -178,28 +180,43 @@ pub fn open_sitting(state: &State) -> Option<&Sitting> {
     state.exam_sittings.last().filter(|s| s.revealed.is_none())
 }
 
+/// Why an arbiter is not due an exam ([`exam_due`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NotDue {
+    #[error("its key is revoked")]
+    Revoked,
+    #[error("it is admitted and not flagged")]
+    Admitted,
+    #[error("it was refused and may retake from {} (the cooldown)", .date.as_deref().unwrap_or("later"))]
+    Cooldown { date: Option<String> },
+    #[error("its exam record does not decode: {0}")]
+    Record(String),
+}
+
 /// Whether an arbiter may sit an exam at `now_ms`: never examined; or refused, once the
 /// refusal's cooldown has passed; or flagged by recalibration. Never with a revoked key.
-/// The driver asks the same question before it examines anyone.
-pub fn exam_due(arbiter: &Arbiter, now_ms: u64) -> Result<(), String> {
+/// The driver asks the same question of every arbiter on every pass, so only a refused
+/// arbiter's record is decoded.
+pub fn exam_due(arbiter: &Arbiter, now_ms: u64) -> Result<(), NotDue> {
     if arbiter.revoked.is_some() {
-        return Err("its key is revoked".into());
+        return Err(NotDue::Revoked);
     }
-    let Some(record) = arbiter.exam_record() else {
+    if arbiter.exam.is_none() || arbiter.recalibration.is_flagged() {
         return Ok(());
+    }
+    // Not revoked, so `admitted` is the last exam's decision (`record_exam`).
+    if arbiter.admitted {
+        return Err(NotDue::Admitted);
+    }
+    let record = match arbiter.exam_record() {
+        Some(Ok(record)) => record,
+        Some(Err(e)) => return Err(NotDue::Record(e.to_string())),
+        None => return Ok(()),
     };
-    if arbiter.recalibration.is_flagged() {
-        return Ok(());
-    }
-    let record: ExamRecord = record.map_err(|e| format!("its exam record does not decode: {e}"))?;
-    if record.decision.admitted {
-        return Err("it is admitted and not flagged".into());
-    }
     match record.decision.reexam_not_before {
-        Some(t) if (t.max(0) as u64).saturating_mul(1000) > now_ms => Err(format!(
-            "it was refused and may retake from {} (the cooldown)",
-            record.decision.reexam_date.as_deref().unwrap_or("later")
-        )),
+        Some(t) if (t.max(0) as u64).saturating_mul(1000) > now_ms => Err(NotDue::Cooldown {
+            date: record.decision.reexam_date,
+        }),
         _ => Ok(()),
     }
 }
@@ -229,6 +246,22 @@ impl Sitting {
 
     pub fn seed(&self, key: &VerifyingKey) -> u64 {
         draw_seed(&self.pool_id, self.number, key)
+    }
+
+    /// The item a motion id asks, if it is one of `asked` for `arbiter_id`.
+    fn asked_item(
+        &self,
+        arbiter_id: &str,
+        asked: &[String],
+        motion_id: &str,
+    ) -> Option<&PublicItem> {
+        let prefix = format!("exam/s{}/{arbiter_id}/", self.number);
+        let item_id = motion_id.strip_prefix(&prefix)?;
+        asked
+            .iter()
+            .any(|id| id == item_id)
+            .then(|| self.public.item(item_id))
+            .flatten()
     }
 
     /// Motion id of one item for one arbiter in this sitting.
@@ -343,10 +376,8 @@ pub fn submit(
     let pinned = crate::charter::current_motion_key(state);
     let digests =
         crate::admission::check_motions(motions, pinned.as_ref(), &open.pool_id, |index, m| {
-            let item = asked
-                .iter()
-                .find(|id| open.motion_id(arbiter_id, id) == m.motion_id)
-                .and_then(|id| open.public.item(id))
+            let item = open
+                .asked_item(arbiter_id, &asked, &m.motion_id)
                 .ok_or_else(|| ExamMotionError::NotAnItem {
                     index,
                     motion_id: m.motion_id.clone(),
@@ -362,10 +393,7 @@ pub fn submit(
         })
         .map_err(crate::admission::ExamRefusal::from)?;
     let item_for = |motion_id: &str| {
-        asked
-            .iter()
-            .find(|id| open.motion_id(arbiter_id, id) == motion_id)
-            .and_then(|id| open.public.item(id))
+        open.asked_item(arbiter_id, &asked, motion_id)
             .map(|i| (i.id.clone(), i.kind))
     };
     let answers = Sheet {
@@ -382,10 +410,12 @@ pub fn submit(
         asked: asked.len(),
         answered: answers.len(),
     };
+    let seed = open.seed(&key);
     if let Some(open) = state.exam_sittings.last_mut() {
         open.held.insert(
             arbiter_id.to_owned(),
             HeldExam {
+                seed,
                 asked,
                 answers,
                 submitted_log_index: log_index,
@@ -425,33 +455,41 @@ pub fn reveal(
         return Err(SittingError::KeyMismatch);
     }
     let now_s = (time_ms / 1000) as i64;
+    // Score first, from the held exams as they stand; then write.
+    let scored: Vec<(String, Result<Scored, ScoreError>)> = open
+        .held
+        .iter()
+        .map(|(arbiter_id, h)| {
+            let scored =
+                score(&exam, arbiter_id, h, now_s).map(|(scores, probes, decision)| Scored {
+                    scores,
+                    probes,
+                    decision,
+                    sitting: SittingRef {
+                        number: open.number,
+                        pool_id: open.pool_id.clone(),
+                        seed: h.seed,
+                        asked: h.asked.clone(),
+                        reused_from: open.reused_from,
+                    },
+                });
+            (arbiter_id.clone(), scored)
+        })
+        .collect();
+    let number = open.number;
     let mut outcomes = Vec::new();
     let mut unscored = Vec::new();
-    let held: Vec<(String, HeldExam)> = open.held.clone().into_iter().collect();
-    let (number, pool_id, reused_from) = (open.number, open.pool_id.clone(), open.reused_from);
-    for (arbiter_id, h) in held {
-        let Some(key) = state.arbiters.get(&arbiter_id).and_then(|a| {
-            crate::ruling::parse_public_key(&arbiter_id, &a.registration.public_key).ok()
-        }) else {
-            continue;
-        };
-        match score(&exam, &arbiter_id, &h, now_s) {
-            Ok((scores, probes, decision)) => {
-                let sitting = SittingRef {
-                    number,
-                    pool_id: pool_id.clone(),
-                    seed: draw_seed(&pool_id, number, &key),
-                    asked: h.asked.clone(),
-                    reused_from,
-                };
+    for (arbiter_id, result) in scored {
+        match result {
+            Ok(x) => {
                 let admitted = crate::apply::arbiters::record_exam(
                     state,
                     &arbiter_id,
                     &crate::reply::ExamWritten {
-                        scores: &scores,
-                        decision: &decision,
-                        probes: Some(&probes),
-                        sitting: Some(&sitting),
+                        scores: &x.scores,
+                        decision: &x.decision,
+                        probes: Some(&x.probes),
+                        sitting: Some(&x.sitting),
                     },
                 );
                 outcomes.push(crate::reply::ExamOutcome {
@@ -459,7 +497,10 @@ pub fn reveal(
                     admitted,
                 });
             }
-            Err(reason) => unscored.push(crate::reply::Unscored { arbiter_id, reason }),
+            Err(e) => unscored.push(crate::reply::Unscored {
+                arbiter_id,
+                reason: e.to_string(),
+            }),
         }
     }
     count_exam_errors(state, &exam);
@@ -487,7 +528,6 @@ fn count_exam_errors(state: &mut State, exam: &Exam) {
     let Some(open) = state.exam_sittings.last().filter(|s| s.revealed.is_none()) else {
         return;
     };
-    let mut items: Vec<(bool, Vec<(&str, f64)>)> = Vec::new();
     for item in &exam.items {
         let calibration::exam::Gold::Binary(gold) = item.gold else {
             continue;
@@ -496,22 +536,34 @@ fn count_exam_errors(state: &mut State, exam: &Exam) {
             .held
             .iter()
             .filter_map(|(arbiter, h)| {
-                h.answers
-                    .iter()
-                    .find(|a| a.item == item.id)
-                    .and_then(|a| match a.value {
-                        calibration::exam_scoring::AnswerValue::Probability(p) => {
-                            Some((arbiter.as_str(), p))
-                        }
-                        _ => None,
-                    })
+                let a = h.answers.iter().find(|a| a.item == item.id)?;
+                match a.value {
+                    calibration::exam_scoring::AnswerValue::Probability(p) => {
+                        Some((arbiter.as_str(), p))
+                    }
+                    _ => None,
+                }
             })
             .collect();
-        items.push((gold, answers));
+        state.error_history.record_exam_item(gold, &answers);
     }
-    for (gold, answers) in &items {
-        state.error_history.record_exam_item(*gold, answers);
-    }
+}
+
+/// A held exam, scored at the reveal.
+struct Scored {
+    scores: ArbiterScores,
+    probes: ProbeScores,
+    decision: AdmissionDecision,
+    sitting: SittingRef,
+}
+
+/// Why a held exam could not be scored (the arbiter stays due an exam).
+#[derive(Debug, thiserror::Error)]
+enum ScoreError {
+    #[error("scoring: {0}")]
+    Scores(#[from] calibration::CalibrationError),
+    #[error("bias probes: {0}")]
+    Probes(#[from] calibration::bias_probes::ProbeError),
 }
 
 /// Scores one held exam on the items it was asked, with the probes and their bars.
@@ -520,7 +572,7 @@ fn score(
     arbiter_id: &str,
     h: &HeldExam,
     now_s: i64,
-) -> Result<(ArbiterScores, ProbeScores, AdmissionDecision), String> {
+) -> Result<(ArbiterScores, ProbeScores, AdmissionDecision), ScoreError> {
     let asked_exam = Exam {
         items: exam
             .items
@@ -531,9 +583,8 @@ fn score(
         ..exam.clone()
     };
     let refs: Vec<&Answer> = h.answers.iter().collect();
-    let scores = score_arbiter(&asked_exam, arbiter_id, &refs, &InertPolicy::default())
-        .map_err(|e| e.to_string())?;
-    let probes = score_probes(exam, Some(&h.asked), &refs).map_err(|e| e.to_string())?;
+    let scores = score_arbiter(&asked_exam, arbiter_id, &refs, &InertPolicy::default())?;
+    let probes = score_probes(exam, Some(&h.asked), &refs)?;
     let decision = assess_with_probes(
         &AdmissionPolicy::with_bias_probes(),
         &scores,
@@ -681,11 +732,11 @@ pub fn next_step(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::ExamRecord;
     use crate::command::{ClientCommand, Command, InternalCommand, ItemReply};
     use calibration::answer_key::commit_answer_key;
     use calibration::exam::{ExamItem, Gold, ProbeVariant};
     use ed25519_dalek::SigningKey;
-    use prost::Message;
     use serde_json::json;
 
     const V2: &str = include_str!("../../exams/default-v2.jsonl");
@@ -793,45 +844,16 @@ mod tests {
                 open.motion(id, public, (T0 as i64 + 10, T0 as i64 + 20), None),
             );
             let item = truth.item(item_id).expect("in the judge's exam");
-            let mut r = pb::Ruling {
+            let ruling = pb::Ruling {
                 motion_id: m.motion_id.clone(),
-                debate_id: crate::admission::EXAM_DEBATE.into(),
-                kind: pb::MotionKind::Exam as i32,
                 state_hash: open.state_hash(),
-                decision: pb::Decision::None as i32,
-                rationale: "exam answer".into(),
-                issued_at_unix_ms: 1,
                 motion_digest: panel_proto::motion_digest(&m).to_vec(),
                 ..Default::default()
             };
-            match &item.gold {
-                Gold::Binary(_) => {
-                    r.probability = judge(item);
-                    r.decision = if r.probability >= 0.5 {
-                        pb::Decision::Accept
-                    } else {
-                        pb::Decision::Reject
-                    } as i32;
-                }
-                Gold::Relevance(x) => {
-                    r.relevance = Some(u32::from(crate::debates::relevance_step(*x)))
-                }
-                Gold::Tier(t) => r.tier = Some(t.index() as u32 + 1),
-                Gold::Quantity { value, .. } => {
-                    r.quantiles =
-                        crate::admission::calibrated_quantiles(*value, n, &open.public.quantiles)
-                }
-            }
-            let sr = panel_proto::sign_ruling(&k, r).expect("sign");
-            let salt = [n as u8; 32];
-            let c = panel_proto::commit_reveal::commit(&k, &sr, &salt, 1).expect("commit");
-            reveals.push(hex::encode(
-                pb::Reveal {
-                    signed_ruling: Some(sr),
-                    salt: salt.to_vec(),
-                    commitment: Some(c),
-                }
-                .encode_to_vec(),
+            let levels = &open.public.quantiles;
+            let p = judge(item);
+            reveals.push(crate::admission::test_reveal(
+                &k, ruling, &item.gold, p, n, levels,
             ));
             motions.push(crate::signed_motion::encode(&m));
         }

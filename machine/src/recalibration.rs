@@ -1081,47 +1081,21 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                let mut r = pb::Ruling {
-                    motion_id: crate::admission::exam_motion_id(exam, arbiter_id, &item.id),
-                    debate_id: crate::admission::EXAM_DEBATE.into(),
-                    kind: pb::MotionKind::Exam as i32,
+                let motion_id = crate::admission::exam_motion_id(exam, arbiter_id, &item.id);
+                let ruling = pb::Ruling {
+                    motion_digest: digests
+                        .get(&motion_id)
+                        .map(|d| d.to_vec())
+                        .unwrap_or_default(),
+                    motion_id,
                     state_hash: hash.clone(),
-                    decision: pb::Decision::None as i32,
-                    rationale: "exam answer".into(),
-                    issued_at_unix_ms: 1,
                     ..Default::default()
                 };
-                if let Some(d) = digests.get(&r.motion_id) {
-                    r.motion_digest = d.to_vec();
-                }
-                match &item.gold {
-                    Gold::Binary(b) => {
-                        r.decision = if *b {
-                            pb::Decision::Accept
-                        } else {
-                            pb::Decision::Reject
-                        } as i32;
-                        r.probability = if *b { 0.9 } else { 0.1 };
-                    }
-                    Gold::Relevance(x) => r.relevance = Some(u32::from(relevance_step(*x))),
-                    Gold::Tier(t) => r.tier = Some(t.index() as u32 + 1),
-                    Gold::Quantity { value, .. } => {
-                        // Realisations alternate just below and just above the median.
-                        r.quantiles =
-                            crate::admission::calibrated_quantiles(*value, i, &exam.quantiles)
-                    }
-                }
-                let sr = panel_proto::sign_ruling(key, r).expect("sign");
-                let salt = [i as u8; 32];
-                let c = panel_proto::commit_reveal::commit(key, &sr, &salt, 1).expect("commit");
-                hex::encode(
-                    pb::Reveal {
-                        signed_ruling: Some(sr),
-                        salt: salt.to_vec(),
-                        commitment: Some(c),
-                    }
-                    .encode_to_vec(),
-                )
+                let p_yes = match item.gold {
+                    Gold::Binary(true) => 0.9,
+                    _ => 0.1,
+                };
+                crate::admission::test_reveal(key, ruling, &item.gold, p_yes, i, &exam.quantiles)
             })
             .collect()
     }
