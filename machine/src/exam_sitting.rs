@@ -175,6 +175,11 @@ impl SittingError {
     }
 }
 
+/// The number the next sealed sitting takes: one past the newest, from 1.
+pub fn next_sitting_number(state: &State) -> u32 {
+    state.exam_sittings.last().map_or(1, |s| s.number + 1)
+}
+
 /// The open sitting: the newest, if its key is not revealed.
 pub fn open_sitting(state: &State) -> Option<&Sitting> {
     state.exam_sittings.last().filter(|s| s.revealed.is_none())
@@ -320,7 +325,7 @@ pub fn seal(
         .iter()
         .find(|s| s.pool_id == pool_id && s.revealed.is_some())
         .map(|s| s.number);
-    let number = state.exam_sittings.last().map_or(1, |s| s.number + 1);
+    let number = next_sitting_number(state);
     state.exam_sittings.push(Sitting {
         number,
         pool_id: pool_id.clone(),
@@ -688,8 +693,8 @@ impl Pools {
 pub enum SittingStep {
     /// Nobody is due an exam and no sitting is open.
     Idle,
-    /// Seal this pool: arbiters are due and no sitting is open.
-    Seal(SealedPool),
+    /// Seal this pool as sitting `number`: arbiters are due and no sitting is open.
+    Seal { number: u32, pool: SealedPool },
     /// Every private pool is spent: arbiters wait for the operator to add one.
     NoPool,
     /// Examine the due arbiters in this open sitting.
@@ -714,7 +719,10 @@ pub fn next_step(
             return SittingStep::Idle;
         }
         return match pools.next(state) {
-            Some(p) => SittingStep::Seal(p.sealed()),
+            Some(p) => SittingStep::Seal {
+                number: next_sitting_number(state),
+                pool: p.sealed(),
+            },
             None => SittingStep::NoPool,
         };
     };
@@ -1159,7 +1167,11 @@ mod tests {
             next_step(&s, &embedded, false, false, T0, 1),
             SittingStep::Idle
         );
-        let SittingStep::Seal(sealed) = next_step(&s, &private, true, false, T0, 1) else {
+        let SittingStep::Seal {
+            number: 1,
+            pool: sealed,
+        } = next_step(&s, &private, true, false, T0, 1)
+        else {
             panic!("due arbiters and no sitting: seal");
         };
         let exam = load_exam(EMBEDDED_POOL_TEXT).unwrap();
@@ -1205,7 +1217,7 @@ mod tests {
         );
         assert!(matches!(
             next_step(&s, &embedded, true, false, T0, 1),
-            SittingStep::Seal(_)
+            SittingStep::Seal { number: 2, .. }
         ));
     }
 

@@ -171,6 +171,8 @@ pub fn parse_kind_window(s: &str) -> Result<(MotionKind, Duration), KindWindowEr
 pub enum DriveError {
     #[error("apply refused the exam answers ({code}): {message}")]
     ExamRefused { code: String, message: String },
+    #[error("arbiter {0} is not registered")]
+    UnknownArbiter(String),
     #[error("exam sitting {0} is no longer open; the arbiter is examined at the next")]
     SittingClosed(u32),
     #[error("the arbiter's registered key: {0}")]
@@ -507,12 +509,10 @@ fn drive_sittings(s: &Arc<Shared>) {
                 );
             }
         }
-        SittingStep::Seal(sealed) => {
+        SittingStep::Seal { number, pool } => {
             s.no_pool_warned
                 .store(false, std::sync::atomic::Ordering::Relaxed);
-            let number =
-                s.sm.read(|a| a.state.exam_sittings.last().map_or(1, |x| x.number + 1));
-            let command = InternalCommand::SealExamPool(Box::new(sealed));
+            let command = InternalCommand::SealExamPool(Box::new(pool));
             spawn_sitting_task(s, format!("seal:{number}"), command);
         }
         SittingStep::Reveal(reveal) => {
@@ -672,7 +672,7 @@ fn exam_sheet(
             .state
             .arbiters
             .get(arbiter_id)
-            .ok_or(DriveError::SittingClosed(number))?;
+            .ok_or_else(|| DriveError::UnknownArbiter(arbiter_id.to_owned()))?;
         let key =
             panel_machine::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
         let asked = open.asked(arbiter_id, &key)?;
