@@ -36,6 +36,11 @@ pub struct DrawCounts {
 }
 
 impl DrawCounts {
+    /// Items one draw asks, every kind together.
+    pub fn items(&self) -> usize {
+        self.binary + self.relevance + self.tier + self.quantity
+    }
+
     /// The whole pool: every item, every group.
     pub fn all(pool: &Exam) -> Result<Self, DrawError> {
         Ok(Self {

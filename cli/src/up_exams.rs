@@ -20,16 +20,12 @@ const EXAM_PATIENCE: Duration = Duration::from_secs(300);
 /// Waits until every arbiter's exam is scored and all are admitted; returns the names
 /// rulings are printed with.
 pub async fn wait_for_admission(panel: &Panel, state: &Path) -> Result<Names> {
-    let pool = panel_coordinator::exam_sitting::PrivatePool::load(
-        panel_coordinator::exam_sitting::EMBEDDED_POOL_TEXT,
-    )
-    .map_or(0, |p| p.exam.items.len());
-    let d = panel_coordinator::exam_sitting::DRAW;
+    let pool = panel_coordinator::exam_sitting::embedded_pool().map_or(0, |p| p.exam.items.len());
     say!(
         "\nCalibration exam in a sealed sitting: each arbiter answers its own draw of {} of the \
          {pool} items of the shipped pool (public, so this demo examines nobody in secret); \
          the answers are scored once the key is revealed ...",
-        d.binary + d.relevance + d.tier + d.quantity
+        panel_coordinator::exam_sitting::DRAW.items()
     );
     let started = Instant::now();
     let mut progress = crate::progress::Progress::new(ARBITERS.len() as u64, "exams scored");

@@ -607,6 +607,14 @@ pub const POOL_SALT_DOMAIN: &str = "crucible-panel/exam/pool-salt/v1\n";
 /// may seal it again and again. Operators give replicas private pools (`exam_pools`).
 pub const EMBEDDED_POOL_TEXT: &str = include_str!("../../exams/default-v2.jsonl");
 
+static EMBEDDED_POOL: std::sync::LazyLock<Result<PrivatePool, LineError>> =
+    std::sync::LazyLock::new(|| PrivatePool::load(EMBEDDED_POOL_TEXT));
+
+/// The shipped pool, parsed once (a load error is the pool file's line error).
+pub fn embedded_pool() -> Result<&'static PrivatePool, &'static LineError> {
+    EMBEDDED_POOL.as_ref()
+}
+
 /// A pool the leader holds in full: the exam file, parsed, and the salt of its key.
 #[derive(Debug, Clone)]
 pub struct PrivatePool {
@@ -666,7 +674,7 @@ impl Pools {
     /// The embedded public pool, reusable.
     pub fn embedded() -> Result<Self, LineError> {
         Ok(Pools {
-            pools: vec![PrivatePool::load(EMBEDDED_POOL_TEXT)?],
+            pools: vec![embedded_pool().map_err(Clone::clone)?.clone()],
             reusable: true,
         })
     }

@@ -208,10 +208,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
             // A sitting sealed with a pool of the client's choosing (whose answers it
             // knows), and a "reveal" of a key of its choosing: both are the exam
             // driver's alone.
-            let pool = panel_coordinator::exam_sitting::PrivatePool::load(
-                panel_coordinator::exam_sitting::EMBEDDED_POOL_TEXT,
-            )
-            .expect("pool");
+            let pool = panel_coordinator::exam_sitting::embedded_pool().expect("pool");
             let sealed: Command = InternalCommand::SealExamPool(Box::new(pool.sealed())).into();
             assert_denied(
                 write(&mut c, "attacker", base + 6, &sealed).await,

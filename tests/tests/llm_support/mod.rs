@@ -314,11 +314,9 @@ fn model(user: &str) -> String {
 /// quantiles whose truths fall in the inter-quantile bins 5/45/45/5 % of the time.
 fn exam_answer(motion: &Value) -> String {
     let id = motion["exam_item"]["item_id"].as_str().unwrap_or("");
-    let pool = panel_coordinator::exam_sitting::PrivatePool::load(
-        panel_coordinator::exam_sitting::EMBEDDED_POOL_TEXT,
-    )
-    .expect("the shipped pool loads");
-    let exam = &pool.exam;
+    let exam = &panel_coordinator::exam_sitting::embedded_pool()
+        .expect("the shipped pool loads")
+        .exam;
     let Some(item) = exam.items.iter().find(|i| i.id == id) else {
         return json!({"decision": "ABSTAIN", "probability": 0.5, "rationale": "unknown item"})
             .to_string();
