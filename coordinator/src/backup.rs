@@ -81,7 +81,7 @@ pub fn encode(
         linearizable,
         state_bytes: state_json.len() as u64,
         state_sha256: hex::encode(Sha256::digest(&state_json)),
-        record_entries: state.record.len() as u64,
+        record_entries: state.record.len(),
         checkpoints: state.checkpoints.len() as u64,
     };
     let mut out = serde_json::to_vec(&header).map_err(|e| BackupError::Header(e.to_string()))?;

@@ -13,7 +13,7 @@
 //! lines that verify under a witness key of the charter over that checkpoint's body, so a
 //! leader can withhold cosignatures but never invent one.
 
-use crate::model::State;
+use crate::model::{RecordEntry, State};
 use crate::reply::CosignaturesReply;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -100,21 +100,23 @@ pub fn origin(state: &State) -> &str {
         .map_or(UNCHARTERED_ORIGIN, |l| l.origin.as_str())
 }
 
-/// Appends any record entries the tree does not hold yet (after a snapshot load, or for
-/// entries applied before the tree was kept).
+/// Appends the held record entries the tree does not hold yet (after a snapshot load, or
+/// for entries applied before the tree was kept). Entries a replica handed to its store
+/// are not here: the replica rebuilds the tree from its stored leaves instead
+/// (`raft::state_machine`), and this leaves a tree that ends before the held entries alone.
 pub fn sync_tree(state: &mut State) {
     let have = state.tree.len();
-    let want = state.record.len() as u64;
-    if have < want {
-        let missing: Vec<Vec<u8>> = state
-            .record
-            .iter()
-            .skip(have as usize)
-            .map(|(_, e)| e.leaf_bytes())
-            .collect();
-        for leaf in missing {
-            state.tree.append(&leaf);
-        }
+    if have >= state.record.len() || have < state.record.first_held() {
+        return;
+    }
+    let missing: Vec<Vec<u8>> = state
+        .record
+        .iter()
+        .filter(|e| e.seq >= have)
+        .map(RecordEntry::leaf_bytes)
+        .collect();
+    for leaf in missing {
+        state.tree.append(&leaf);
     }
 }
 
@@ -151,7 +153,7 @@ pub fn issue(state: &mut State, time_ms: u64) -> Option<u64> {
 /// After a batch: issues a checkpoint when the cadence says so.
 pub fn after_batch(state: &mut State, cadence: Option<&Cadence>, time_ms: u64, verdict: bool) {
     let Some(c) = cadence else { return };
-    let size = state.record.len() as u64;
+    let size = state.record.len();
     let (last_size, last_time) = latest(state).map_or((0, 0), |l| (l.size, l.time_ms));
     if size <= last_size {
         return;
@@ -167,7 +169,7 @@ pub fn after_batch(state: &mut State, cadence: Option<&Cadence>, time_ms: u64, v
 /// When (batch time) a checkpoint is due for entries not yet covered, if any: the leader's
 /// driver proposes `IssueCheckpoint` then, so a quiet log's tail is checkpointed too.
 pub fn due_at(state: &State, cadence: &Cadence) -> Option<u64> {
-    let size = state.record.len() as u64;
+    let size = state.record.len();
     let (last_size, last_time) = latest(state).map_or((0, 0), |l| (l.size, l.time_ms));
     (size > last_size).then(|| last_time.saturating_add(cadence.every_ms))
 }
@@ -309,7 +311,7 @@ pub fn reply(state: &State, limit: Option<usize>) -> CheckpointsReply {
     let skip = limit.map_or(0, |n| total.saturating_sub(n));
     CheckpointsReply {
         origin: origin(state).to_string(),
-        record_size: state.record.len() as u64,
+        record_size: state.record.len(),
         total,
         checkpoints: views.into_iter().skip(skip).collect(),
         witnesses: status,

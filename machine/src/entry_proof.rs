@@ -29,17 +29,33 @@ pub enum EntryProofError {
     Inclusion(String),
 }
 
-/// The proof of entry `seq` against the latest issued checkpoint that covers it.
+/// The proof of entry `seq` against the latest issued checkpoint that covers it, for a
+/// state that holds the entry (offline; a replica reads it from its store and calls
+/// [`prove_entry`]).
 pub fn prove(
     state: &State,
     seq: u64,
     log_key: Option<&NoteSigner>,
 ) -> Result<ProofBundle, EntryProofError> {
-    let len = state.record.len() as u64;
+    let len = state.record.len();
     let entry = state
         .record
-        .get(&format!("{seq:012}"))
+        .get(seq)
         .ok_or(EntryProofError::NoEntry { seq, len })?;
+    prove_entry(state, entry, log_key)
+}
+
+/// The proof of `entry` (one of `state`'s) against the latest checkpoint that covers it.
+pub fn prove_entry(
+    state: &State,
+    entry: &RecordEntry,
+    log_key: Option<&NoteSigner>,
+) -> Result<ProofBundle, EntryProofError> {
+    let seq = entry.seq;
+    let len = state.record.len();
+    if seq >= len {
+        return Err(EntryProofError::NoEntry { seq, len });
+    }
     let cp = state
         .checkpoints
         .iter()

@@ -30,6 +30,7 @@ pub mod priors;
 pub mod query;
 pub mod recalibration;
 pub mod record;
+pub mod record_log;
 pub mod reply;
 pub mod rules;
 pub mod ruling;

@@ -269,9 +269,10 @@ pub struct State {
     pub requests: Table<StoredReply>,
     /// Debates by id (the Crucible document and its panel bookkeeping).
     pub debates: Table<DebateRecord>,
-    /// The record: every applied registration, debate write and outcome, in order, keyed
-    /// by a zero-padded sequence number. `panel verify` replays it.
-    pub record: Table<RecordEntry>,
+    /// The record: every applied registration, debate write and outcome, in order.
+    /// `panel verify` replays it. A replica hands each new entry to its store after apply
+    /// (`record_log`), so this holds the count and the entries not yet stored.
+    pub record: crate::record_log::RecordLog,
     /// Author names bound to a contributor key by their first signed write.
     #[serde(default)]
     pub contributors: Table<crate::authorship::AuthorKey>,

@@ -398,7 +398,7 @@ mod tests {
                 },
             );
             let cps: CheckpointsReply = decode(&st, Query::Checkpoints { limit: None });
-            assert_eq!(cps.record_size, st.record.len() as u64);
+            assert_eq!(cps.record_size, st.record.len());
         }
     }
 

@@ -1050,7 +1050,7 @@ mod tests {
                 "an empty record is not serialised"
             );
         }
-        for (_, e) in sim.state.record.iter() {
+        for e in sim.state.record.iter() {
             if let ItemReply::Applied(v) = &e.reply {
                 assert!(v.get("recalibration").is_none(), "{v}");
             }
@@ -1213,7 +1213,7 @@ mod tests {
         ));
         assert_eq!(v["admitted"], json!(true), "{}", v["exam"]["decision"]);
         // Every entry names the rule set it applied under, and the record replays.
-        let last = sim.state.record.iter().last().expect("entry").1;
+        let last = sim.state.record.iter().last().expect("entry");
         assert_eq!(last.rules, Some(crate::rules::MEASURED_ERRORS));
         let log_key = test_log_key();
         let bundle = record::export(&sim.state, Some(&log_key));
@@ -1370,7 +1370,7 @@ mod tests {
             .state
             .record
             .iter()
-            .filter_map(|(_, e)| match &e.reply {
+            .filter_map(|e| match &e.reply {
                 ItemReply::Applied(v) => v.get("prior_check"),
                 _ => None,
             })
@@ -1386,7 +1386,7 @@ mod tests {
             !sim.state
                 .record
                 .iter()
-                .any(|(_, e)| e.command.kind() == "CheckPriors"),
+                .any(|e| e.command.kind() == "CheckPriors"),
             "nobody asked for a check"
         );
         assert!(
@@ -1407,7 +1407,7 @@ mod tests {
         // Without the schedule no check runs.
         let mut plain = Sim::new(&SIX);
         plain.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
-        assert!(plain.state.record.iter().all(|(_, e)| match &e.reply {
+        assert!(plain.state.record.iter().all(|e| match &e.reply {
             ItemReply::Applied(v) => v.get("prior_check").is_none(),
             _ => true,
         }));

@@ -58,7 +58,7 @@ pub struct Bundle {
 /// the same reason as every checkpoint (`checkpoints` module docs): its body is computed
 /// from the applied record alone.
 pub fn export(state: &State, log_key: Option<&NoteSigner>) -> Bundle {
-    let entries: Vec<RecordEntry> = state.record.iter().map(|(_, e)| e.clone()).collect();
+    let entries: Vec<RecordEntry> = state.record.iter().cloned().collect();
     let size = entries.len() as u64;
     let mut checkpoints: Vec<String> = state
         .checkpoints

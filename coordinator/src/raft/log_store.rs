@@ -37,6 +37,9 @@ pub(crate) enum StoreError {
     Json(#[from] serde_json::Error),
     #[error("blocking task failed: {0}")]
     Join(#[from] tokio::task::JoinError),
+    /// The stored record does not match the state (`record_store`).
+    #[error("the stored record: {detail}")]
+    Record { detail: String },
 }
 
 macro_rules! redb_from {
@@ -153,9 +156,11 @@ const FALLBACK_PROGRESS: std::ops::Range<f64> = 0.2..0.5;
 /// would drop them (docs/COORDINATOR.md, "Disk faults and recovery"). Commits are fsynced
 /// before anything counts on them, so a kill cannot tear one; only damage can, or a
 /// commit that failed (a full disk), which [`note_failed_commit`] records: then the roll
-/// back is what redb is for, and it is allowed.
+/// back is what redb is for, and it is allowed. `cache_bytes` bounds redb's page cache
+/// (`None`: redb's default).
 pub(crate) fn open_db(
     path: &Path,
+    cache_bytes: Option<usize>,
     create: impl FnOnce(&redb::WriteTransaction) -> Result<(), redb::TableError>,
 ) -> Result<Arc<Database>, RaftStartError> {
     let shown = path.display().to_string();
@@ -164,6 +169,9 @@ pub(crate) fn open_db(
     let fell_back = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut builder = Database::builder();
     builder.set_check_integrity_on_open(true);
+    if let Some(bytes) = cache_bytes {
+        builder.set_cache_size(bytes);
+    }
     {
         let fell_back = fell_back.clone();
         builder.set_repair_callback(move |session| {
@@ -262,7 +270,7 @@ impl CommitIndex {
 
 impl LogStore {
     pub fn open(path: &Path) -> Result<Self, RaftStartError> {
-        let db = open_db(path, |tx| {
+        let db = open_db(path, None, |tx| {
             tx.open_table(LOG)?;
             tx.open_table(META)?;
             Ok(())
@@ -557,7 +565,7 @@ mod tests {
     /// database is open (so its next open repairs it, as after `kill -9`).
     fn crashed_copy(dir: &Path) -> Vec<u8> {
         let path = dir.join("live.redb");
-        let db = open_db(&path, |tx| tx.open_table(T).map(|_| ())).unwrap();
+        let db = open_db(&path, None, |tx| tx.open_table(T).map(|_| ())).unwrap();
         put(&db, 1, b"older-entry");
         put(&db, 2, b"newest-entry-acknowledged");
         std::fs::read(&path).unwrap()
@@ -571,7 +579,7 @@ mod tests {
         // Undamaged: opens after a repair and holds both commits.
         let ok = dir.path().join("ok.redb");
         std::fs::write(&ok, &bytes).unwrap();
-        let db = open_db(&ok, |tx| tx.open_table(T).map(|_| ())).unwrap();
+        let db = open_db(&ok, None, |tx| tx.open_table(T).map(|_| ())).unwrap();
         let tx = db.begin_read().unwrap();
         let t = tx.open_table(T).unwrap();
         assert_eq!(
@@ -586,7 +594,7 @@ mod tests {
         assert!(flip(&mut damaged, b"newest-entry-acknowledged") > 0);
         let bad = dir.path().join("bad.redb");
         std::fs::write(&bad, &damaged).unwrap();
-        match open_db(&bad, |tx| tx.open_table(T).map(|_| ())) {
+        match open_db(&bad, None, |tx| tx.open_table(T).map(|_| ())) {
             Err(RaftStartError::Damaged { path, detail }) => {
                 assert!(path.ends_with("bad.redb"), "{path}");
                 assert!(detail.contains("roll"), "{detail}");
@@ -599,7 +607,7 @@ mod tests {
         // commit was never reported done, so redb's roll-back is allowed and the note goes.
         let note = failed_commit_note(&bad.display().to_string());
         std::fs::write(&note, "I/O error: No space left on device").unwrap();
-        let db = open_db(&bad, |tx| tx.open_table(T).map(|_| ())).unwrap();
+        let db = open_db(&bad, None, |tx| tx.open_table(T).map(|_| ())).unwrap();
         let tx = db.begin_read().unwrap();
         let t = tx.open_table(T).unwrap();
         assert_eq!(t.get(1).unwrap().unwrap().value(), b"older-entry");

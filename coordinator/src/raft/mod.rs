@@ -17,6 +17,7 @@ use crate::command::{Batch, BatchReply};
 pub mod log_store;
 pub mod network;
 pub mod quorum;
+mod record_store;
 pub mod restore;
 pub mod state_machine;
 

@@ -1,18 +1,22 @@
 //! The state machine adapter: runs the pure [`panel_machine::apply::apply_batch`] on a state held
-//! in memory, and keeps its durable form in redb (`state.redb`): snapshots.
+//! in memory, and keeps its durable form in redb (`state.redb`): snapshots, and the record's
+//! entries (`record_store`).
 //!
 //! The durable truth is the Raft log (fsynced before an entry counts toward a quorum) plus
 //! the latest snapshot, which is written with `Durability::Immediate` before openraft
 //! learns of it (openraft may purge the log right after). Apply is deterministic, so on
 //! restart the state is the snapshot, and openraft re-applies the log entries after it;
-//! the log is purged only behind a snapshot, so those entries are always there. Applying
-//! an entry therefore writes nothing to disk: the write path has one fsync per replica
-//! (the log append), and no per-entry serialization of state rows. Restart time grows
-//! with the entries since the last snapshot (`--snapshot-logs`, default 5000).
+//! the log is purged only behind a snapshot, so those entries are always there. After an
+//! apply, the record entries it appended move to the `record` table without an fsync
+//! (the snapshot's commit makes them durable), so the write path keeps one fsync per
+//! replica (the log append). Restart time grows with the entries since the last snapshot
+//! (`--snapshot-logs`, default 5000).
 //!
-//! Tables: `snapshot` (`meta`, `data`: the JSON of the whole [`State`] with its applied
-//! position and membership). Installing a received snapshot stores it in one durable
-//! transaction before the in-memory state is replaced.
+//! Tables: `snapshot` (`meta`, `data`: the JSON of the [`State`] without the record's
+//! stored entries, with its applied position and membership), `record` and
+//! `record_leaves`. A snapshot sent to a follower carries the whole record, and installing
+//! one stores its entries and state in one durable transaction before the in-memory state
+//! is replaced.
 
 use std::io::Cursor;
 use std::path::Path;
@@ -29,12 +33,18 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use super::log_store::{FileError, StoreError, open_db, write_durably};
+use super::record_store;
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
 use crate::apply::apply_batch;
 use crate::command::{BatchReply, ItemReply};
 use crate::model::State;
 
 const SNAPSHOT: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshot");
+
+/// redb's page cache for `state.redb`. Its default (1 GiB) would let the record's pages
+/// (read by exports, written by every apply) grow a replica's memory by that much; the
+/// state machine reads its state from memory, so the cache serves only those reads.
+const CACHE_BYTES: usize = 64 << 20;
 
 type StorageResult<T> = Result<T, StorageError<NodeId>>;
 
@@ -69,9 +79,9 @@ pub struct StateMachineStore {
 
 impl StateMachineStore {
     pub fn open(path: &Path) -> Result<Self, RaftStartError> {
-        let db = open_db(path, |tx| {
+        let db = open_db(path, Some(CACHE_BYTES), |tx| {
             tx.open_table(SNAPSHOT)?;
-            Ok(())
+            record_store::create(tx)
         })?;
         let (applied, snapshot_id) = load(&db).map_err(|e| RaftStartError::Damaged {
             path: path.display().to_string(),
@@ -98,6 +108,26 @@ impl StateMachineStore {
     /// Run `f` on the current state (a local, possibly stale read on a follower).
     pub fn read<T>(&self, f: impl FnOnce(&Applied) -> T) -> T {
         f(&self.shared.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// A copy of the applied state that holds the whole record (an export, a backup):
+    /// copied under the read lock, then given its stored entries outside it.
+    pub(crate) fn whole_copy(&self) -> Result<Applied, FileError> {
+        let mut copy = self.read(Applied::clone);
+        record_store::complete(&self.db, &mut copy.state).map_err(|e| self.at(e))?;
+        Ok(copy)
+    }
+
+    /// Record entry `seq` as applied, from memory or the store; `None` past the end.
+    pub(crate) fn record_entry(
+        &self,
+        seq: u64,
+    ) -> Result<Option<panel_machine::model::RecordEntry>, FileError> {
+        let (held, len) = self.read(|a| (a.state.record.get(seq).cloned(), a.state.record.len()));
+        if held.is_some() || seq >= len {
+            return Ok(held);
+        }
+        record_store::read_one(&self.db, seq).map_err(|e| self.at(e))
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<AppliedEvent> {
@@ -135,22 +165,37 @@ fn decode_state(bytes: &[u8]) -> Result<State, serde_json::Error> {
 }
 
 /// The state as of the stored snapshot (empty without one); openraft re-applies the log
-/// entries after it.
+/// entries after it. A snapshot that still holds record entries (written before entries
+/// were stored apart, or seeded from a backup) has them moved into the record tables.
 fn load(db: &Database) -> Result<(Applied, Option<String>), StoreError> {
     let tx = db.begin_read()?;
     let snap = tx.open_table(SNAPSHOT)?;
     let meta: Option<SnapshotMeta<NodeId, Member>> = read_json(&snap, "meta")?;
-    Ok(match (meta, snap.get("data")?) {
-        (Some(m), Some(data)) => (
-            Applied {
-                state: decode_state(data.value())?,
-                last_applied: m.last_log_id,
-                membership: m.last_membership,
-            },
-            Some(m.snapshot_id),
-        ),
-        _ => (Applied::default(), None),
-    })
+    let data = snap.get("data")?.map(|d| d.value().to_vec());
+    drop(snap);
+    drop(tx);
+    let (Some(m), Some(data)) = (meta, data) else {
+        return Ok((Applied::default(), None));
+    };
+    let mut state = decode_state(&data)?;
+    record_store::load_tree(db, &mut state)?;
+    if state.record.iter().next().is_some() {
+        let mut tx = db.begin_write()?;
+        tx.set_durability(redb::Durability::Immediate)?;
+        record_store::write_held(&tx, &state)?;
+        state.record.take_held();
+        let live = serde_json::to_vec(&state)?;
+        tx.open_table(SNAPSHOT)?.insert("data", live.as_slice())?;
+        tx.commit()?;
+    }
+    Ok((
+        Applied {
+            state,
+            last_applied: m.last_log_id,
+            membership: m.last_membership,
+        },
+        Some(m.snapshot_id),
+    ))
 }
 
 fn now_ms() -> u64 {
@@ -190,11 +235,25 @@ pub(crate) fn seed_snapshot(
     Ok(())
 }
 
-/// Applies entries to the shared state; returns the replies and the events to broadcast.
+/// A stored snapshot's state with the record entries it handed to the store given back, as
+/// a follower installing it needs them (`record_store::complete`).
+fn with_whole_record(db: &Database, live: &[u8]) -> Result<Vec<u8>, StoreError> {
+    let mut state: State = serde_json::from_slice(live)?;
+    if state.record.is_complete() {
+        return Ok(live.to_vec());
+    }
+    record_store::complete(db, &mut state)?;
+    Ok(serde_json::to_vec(&state)?)
+}
+
+/// Applies entries to the shared state and moves the record entries they appended into
+/// the store, under one write lock (a reader never sees a record count ahead of the store);
+/// returns the replies and the events to broadcast.
 fn apply_entries(
+    db: &Database,
     shared: &RwLock<Applied>,
     entries: impl IntoIterator<Item = openraft::Entry<TypeConfig>>,
-) -> (Vec<BatchReply>, Vec<AppliedEvent>) {
+) -> Result<(Vec<BatchReply>, Vec<AppliedEvent>), StoreError> {
     let mut g = shared.write().unwrap_or_else(PoisonError::into_inner);
     let mut replies = Vec::new();
     let mut events = Vec::new();
@@ -221,7 +280,8 @@ fn apply_entries(
             }
         }
     }
-    (replies, events)
+    record_store::store_new(db, &mut g.state)?;
+    Ok((replies, events))
 }
 
 impl RaftStateMachine<TypeConfig> for StateMachineStore {
@@ -241,7 +301,8 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         // In place on openraft's state-machine task: an entry's work is mostly the
         // followers' signature checks (~55 µs per ruling), less than what a hop to the
         // blocking pool costs on this kind of VM (a wake-up and two context switches).
-        let (replies, events) = apply_entries(&self.shared, entries);
+        let (replies, events) = apply_entries(&self.db, &self.shared, entries)
+            .map_err(|e| StorageIOError::write_state_machine(&self.at(e)))?;
         for ev in events {
             // No subscriber is fine.
             let _ = self.events.send(ev);
@@ -270,15 +331,28 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
     ) -> StorageResult<()> {
         let data = snapshot.into_inner();
         let sig = Some(meta.signature());
-        let state = decode_state(&data)
+        let mut state = decode_state(&data)
             .map_err(|e| StorageIOError::read_snapshot(sig.clone(), &self.at(e)))?;
+        drop(data);
+        if !state.record.is_complete() {
+            let e = StoreError::Record {
+                detail: "a snapshot from the leader must carry the whole record".into(),
+            };
+            return Err(StorageIOError::read_snapshot(sig, &self.at(e)).into());
+        }
         let meta_json = serde_json::to_vec(meta)
             .map_err(|e| StorageIOError::write_snapshot(sig.clone(), &self.at(e)))?;
-        write_durably(&self.db, &self.path, move |tx| {
+        // The entries go to the record tables and the live state to the snapshot, in one
+        // durable commit; what this replica stored before is replaced.
+        let state = write_durably(&self.db, &self.path, move |tx| {
+            record_store::truncate(tx, 0)?;
+            record_store::write_held(tx, &state)?;
+            state.record.take_held();
+            let live = serde_json::to_vec(&state)?;
             let mut s = tx.open_table(SNAPSHOT)?;
             s.insert("meta", meta_json.as_slice())?;
-            s.insert("data", data.as_slice())?;
-            Ok(())
+            s.insert("data", live.as_slice())?;
+            Ok(state)
         })
         .await
         .map_err(|e| StorageIOError::write_snapshot(sig, &self.at(e)))?;
@@ -299,13 +373,13 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             let t = tx.open_table(SNAPSHOT)?;
             let meta: Option<SnapshotMeta<NodeId, Member>> = read_json(&t, "meta")?;
             let data = t.get("data")?.map(|v| v.value().to_vec());
-            Ok(match (meta, data) {
-                (Some(meta), Some(data)) => Some(Snapshot {
-                    meta,
-                    snapshot: Box::new(Cursor::new(data)),
-                }),
-                _ => None,
-            })
+            let (Some(meta), Some(data)) = (meta, data) else {
+                return Ok(None);
+            };
+            Ok(Some(Snapshot {
+                meta,
+                snapshot: Box::new(Cursor::new(with_whole_record(&self.db, &data)?)),
+            }))
         };
         read().map_err(|e| StorageIOError::read_snapshot(None, &self.at(e)).into())
     }
@@ -359,5 +433,125 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             meta,
             snapshot: Box::new(Cursor::new(data)),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acceptance::Stance;
+    use crate::command::{ArbiterRegistration, Batch, ClientCommand, Item};
+    use openraft::CommittedLeaderId;
+
+    fn registration(i: u64) -> openraft::Entry<TypeConfig> {
+        let key = ed25519_dalek::SigningKey::from_bytes(&[i as u8 + 1; 32]);
+        let reg = ArbiterRegistration {
+            arbiter_id: format!("arb-{i}"),
+            public_key: hex::encode(key.verifying_key().to_bytes()),
+            organisation: format!("org-{}", i % 2),
+            model_family: format!("family-{i}"),
+            stance: Stance::A,
+            endpoint: String::new(),
+            attestation: None,
+            lineage: None,
+        };
+        openraft::Entry {
+            log_id: LogId::new(CommittedLeaderId::new(1, 1), i + 1),
+            payload: EntryPayload::Normal(Batch {
+                time_ms: 1_000 + i,
+                seed: i,
+                items: vec![Item {
+                    client_id: "c".into(),
+                    request_id: i,
+                    command: ClientCommand::RegisterArbiter(reg).into(),
+                    writer: None,
+                }],
+                limits: None,
+                checkpoints: None,
+                rules: None,
+            }),
+        }
+    }
+
+    fn root(sm: &StateMachineStore) -> (u64, panel_tlog::Hash) {
+        sm.read(|a| (a.state.record.len(), a.state.tree.root()))
+    }
+
+    /// The record leaves memory after each apply, yet exports, restarts and a snapshot
+    /// installed on another replica all see every entry and the same tree.
+    #[tokio::test]
+    async fn record_entries_live_in_the_store_not_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.redb");
+        let mut sm = StateMachineStore::open(&path).unwrap();
+        sm.apply((0..3).map(registration)).await.unwrap();
+        assert_eq!(sm.read(|a| a.state.record.iter().count()), 0);
+        let before = root(&sm);
+        assert_eq!(before.0, 3);
+
+        let whole = sm.whole_copy().unwrap();
+        let seqs: Vec<u64> = whole.state.record.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [0, 1, 2]);
+        assert_eq!(sm.record_entry(1).unwrap().unwrap().seq, 1);
+        assert!(sm.record_entry(3).unwrap().is_none());
+
+        sm.get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        sm.apply((3..5).map(registration)).await.unwrap();
+        let after = root(&sm);
+        drop(sm);
+
+        // A restart: the snapshot (3 entries) plus the stored leaves; openraft then applies
+        // entries 4 and 5 again, which overwrite their stored rows with the same bytes.
+        let mut again = StateMachineStore::open(&path).unwrap();
+        assert_eq!(root(&again), before);
+        again.apply((3..5).map(registration)).await.unwrap();
+        assert_eq!(root(&again), after);
+
+        // What a follower receives carries the whole record.
+        let shipped = again.get_current_snapshot().await.unwrap().unwrap();
+        let state: State = serde_json::from_slice(shipped.snapshot.get_ref()).unwrap();
+        assert!(state.record.is_complete());
+        assert_eq!(state.record.len(), 3);
+
+        let other_dir = tempfile::tempdir().unwrap();
+        let mut other = StateMachineStore::open(&other_dir.path().join("state.redb")).unwrap();
+        other
+            .install_snapshot(&shipped.meta, shipped.snapshot)
+            .await
+            .unwrap();
+        assert_eq!(root(&other), before);
+        assert_eq!(other.read(|a| a.state.record.iter().count()), 0);
+        assert_eq!(other.whole_copy().unwrap().state.record.iter().count(), 3);
+    }
+
+    /// A snapshot written before entries were stored apart holds them in the state; the
+    /// first start moves them into the tables and keeps the tree.
+    #[tokio::test]
+    async fn an_old_snapshot_with_the_record_inside_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut offline = State::default();
+        for i in 0..3 {
+            let EntryPayload::Normal(b) = registration(i).payload else {
+                unreachable!()
+            };
+            crate::apply::apply_batch(&mut offline, i + 1, &b);
+        }
+        let old_json = serde_json::to_vec(&offline).unwrap();
+        let meta = SnapshotMeta {
+            last_log_id: Some(LogId::new(CommittedLeaderId::new(1, 1), 3)),
+            last_membership: StoredMembership::default(),
+            snapshot_id: "1-3-0".into(),
+        };
+        let path = dir.path().join("state.redb");
+        seed_snapshot(&path, &meta, &old_json).unwrap();
+        let sm = StateMachineStore::open(&path).unwrap();
+        assert_eq!(root(&sm), (3, offline.tree.root()));
+        assert_eq!(sm.read(|a| a.state.record.iter().count()), 0);
+        let whole = sm.whole_copy().unwrap();
+        assert_eq!(whole.state.record, offline.record);
     }
 }

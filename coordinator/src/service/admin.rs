@@ -59,10 +59,14 @@ type BackupStream = Pin<Box<dyn Stream<Item = Result<pb::BackupChunk, Status>> +
 /// encoding of a large state takes a while). The copy is taken between two applies, as a
 /// snapshot's is, so it is one consistent state.
 async fn backup_bytes(replica: &Replica, linearizable: bool) -> Result<Vec<u8>, Status> {
-    let (state, last) = replica.sm.read(|a| (a.state.clone(), a.last_applied));
+    let sm = replica.sm.clone();
     let id = replica.id;
     let taken_at_ms = crate::clock::now_ms();
     tokio::task::spawn_blocking(move || {
+        let copy = sm
+            .whole_copy()
+            .map_err(|e| Status::internal(format!("backup: {e}")))?;
+        let (state, last) = (copy.state, copy.last_applied);
         let json = serde_json::to_vec(&state)
             .map_err(|e| Status::internal(format!("the state does not encode: {e}")))?;
         crate::backup::encode(id, last, taken_at_ms, linearizable, &state, json).map_err(

@@ -93,7 +93,7 @@ impl Coordinator for CoordinatorService {
         let linearizable = self.0.read_barrier(consistency).await?;
         // The export is answered signed by the log key, built once at one applied index.
         let (value, applied) = if matches!(query, Query::Export) {
-            let (bundle, applied) = signed_export_at(&self.0);
+            let (bundle, applied) = signed_export_at(&self.0)?;
             let value = serde_json::to_value(bundle)
                 .map_err(|e| Status::internal(format!("export: {e}")))?;
             (value, applied)

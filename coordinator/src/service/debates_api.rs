@@ -426,7 +426,7 @@ impl Debates for DebatesService {
         self.0
             .read_barrier(pb::ReadConsistency::Linearizable)
             .await?;
-        let bundle = crate::service::replica::signed_export(&self.0);
+        let bundle = crate::service::replica::signed_export(&self.0)?;
         let bundle_json =
             serde_json::to_string(&bundle).map_err(|e| Status::internal(format!("export: {e}")))?;
         Ok(Response::new(pb::RecordExport { bundle_json }))

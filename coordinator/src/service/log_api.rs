@@ -51,8 +51,18 @@ impl Log for LogService {
     ) -> Result<Response<pb::EntryProofReply>, Status> {
         let seq = request.into_inner().seq;
         let replica = &self.0;
+        let entry = replica
+            .sm
+            .record_entry(seq)
+            .map_err(|e| Status::internal(format!("entry {seq}: {e}")))?;
+        let len = replica.sm.read(|a| a.state.record.len());
+        let entry = entry.ok_or_else(|| {
+            Status::not_found(
+                panel_machine::entry_proof::EntryProofError::NoEntry { seq, len }.to_string(),
+            )
+        })?;
         replica.sm.read(|a| {
-            panel_machine::entry_proof::prove(&a.state, seq, Some(&replica.log_key))
+            panel_machine::entry_proof::prove_entry(&a.state, &entry, Some(&replica.log_key))
                 .map(|b| {
                     Response::new(pb::EntryProofReply {
                         bundle: b.to_text(),

@@ -312,18 +312,21 @@ pub(crate) fn local_query(replica: &Replica, q: &Query) -> (serde_json::Value, u
 
 /// The record of this replica's applied state with the log's checkpoints, signed with the
 /// log key and carrying the cosignatures received (`record::export`).
-pub(crate) fn signed_export(replica: &Replica) -> crate::record::Bundle {
-    signed_export_at(replica).0
+pub(crate) fn signed_export(replica: &Replica) -> Result<crate::record::Bundle, Status> {
+    Ok(signed_export_at(replica)?.0)
 }
 
-/// The signed export and the log index it was taken at, read together.
-pub(crate) fn signed_export_at(replica: &Replica) -> (crate::record::Bundle, u64) {
-    replica.sm.read(|a| {
-        (
-            crate::record::export(&a.state, Some(&replica.log_key)),
-            a.last_applied.map_or(0, |l| l.index),
-        )
-    })
+/// The signed export and the log index it was taken at, read together (a copy of the
+/// applied state with its stored record entries, `StateMachineStore::whole_copy`).
+pub(crate) fn signed_export_at(replica: &Replica) -> Result<(crate::record::Bundle, u64), Status> {
+    let copy = replica
+        .sm
+        .whole_copy()
+        .map_err(|e| Status::internal(format!("export: {e}")))?;
+    Ok((
+        crate::record::export(&copy.state, Some(&replica.log_key)),
+        copy.last_applied.map_or(0, |l| l.index),
+    ))
 }
 
 /// One write, as every write path (unary, stream, typed) handles it: a follower forwards

@@ -84,7 +84,7 @@ async fn tick(w: &Witnessing, proposed_at_size: &mut u64) {
     let (due, size) = w.sm.read(|a| {
         (
             checkpoints::due_at(&a.state, &w.cadence),
-            a.state.record.len() as u64,
+            a.state.record.len(),
         )
     });
     if due.is_some_and(|t| crate::clock::now_ms() >= t) && size > *proposed_at_size {

@@ -80,7 +80,7 @@ pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Valu
     }
     if !state.record.is_empty() {
         return Err(CharterRuleError::NotFirst {
-            entries: state.record.len(),
+            entries: state.record.len() as usize,
         }
         .into());
     }

@@ -319,9 +319,8 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
             limits::charge(state, policy, writer, &item.command, &reply, batch.time_ms);
         }
         if matches!(reply, ItemReply::Applied(_)) && on_record(&item.command) {
-            let seq = state.record.len() as u64;
             let entry = RecordEntry {
-                seq,
+                seq: state.record.len(),
                 log_index,
                 item_index: i as u32,
                 time_ms: batch.time_ms,
@@ -333,7 +332,7 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
                 rules: (state.rules > 0).then_some(state.rules),
             };
             state.tree.append(&entry.leaf_bytes());
-            state.record.insert(format!("{seq:012}"), entry);
+            state.record.push(entry);
         }
         if let Some(k) = key {
             state.requests.insert(

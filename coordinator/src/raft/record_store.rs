@@ -1,0 +1,141 @@
+//! The record's entries on a replica: two redb tables in `state.redb`, beside the snapshot.
+//!
+//! Apply appends entries to the state's [`RecordLog`]; after each apply the state machine
+//! moves them here (`record`: seq -> the entry's leaf bytes, `record_leaves`: seq -> its
+//! leaf hash) and drops them from memory, so neither a replica's memory nor its snapshots
+//! grow with the record (BENCHMARKS.md, "Soak"). Those writes are not fsynced: the log
+//! holds every entry until a snapshot covers it, and the snapshot's own durable commit in
+//! the same file makes every earlier commit durable with it (redb's `Durability::None`).
+//! After a crash, the entries past the snapshot are applied again and written again,
+//! identically. An export, a backup and a snapshot sent to a follower read the entries
+//! back ([`complete`]); the Merkle tree is rebuilt from the leaves at start ([`load_tree`]).
+//!
+//! [`RecordLog`]: panel_machine::record_log::RecordLog
+
+use redb::{Database, Durability, ReadableDatabase, TableDefinition};
+
+use super::log_store::StoreError;
+use crate::model::{RecordEntry, State};
+
+pub(crate) const RECORD: TableDefinition<u64, &[u8]> = TableDefinition::new("record");
+pub(crate) const LEAVES: TableDefinition<u64, &[u8]> = TableDefinition::new("record_leaves");
+
+/// Creates the tables (opening a file written before they existed).
+pub(crate) fn create(tx: &redb::WriteTransaction) -> Result<(), redb::TableError> {
+    tx.open_table(RECORD)?;
+    tx.open_table(LEAVES)?;
+    Ok(())
+}
+
+/// Writes the entries `state` holds into `tx` (each under its sequence number, so writing
+/// an entry again after a crash overwrites it with the same bytes). Drop them from the
+/// state with [`RecordLog::take_held`] once `tx` committed.
+///
+/// [`RecordLog::take_held`]: panel_machine::record_log::RecordLog::take_held
+pub(crate) fn write_held(tx: &redb::WriteTransaction, state: &State) -> Result<(), StoreError> {
+    let mut record = tx.open_table(RECORD)?;
+    let mut leaves = tx.open_table(LEAVES)?;
+    for e in state.record.iter() {
+        let bytes = e.leaf_bytes();
+        let leaf = state
+            .tree
+            .leaf(e.seq)
+            .unwrap_or_else(|| panel_tlog::merkle::leaf_hash(&bytes));
+        record.insert(e.seq, bytes.as_slice())?;
+        leaves.insert(e.seq, leaf.as_slice())?;
+    }
+    Ok(())
+}
+
+/// After an apply: moves the new entries into the tables, not fsynced (module docs).
+pub(crate) fn store_new(db: &Database, state: &mut State) -> Result<(), StoreError> {
+    if state.record.iter().next().is_none() {
+        return Ok(());
+    }
+    let mut tx = db.begin_write()?;
+    tx.set_durability(Durability::None)?;
+    write_held(&tx, state)?;
+    tx.commit()?;
+    state.record.take_held();
+    Ok(())
+}
+
+/// Removes every stored entry from `from` on (a snapshot installed from the leader replaces
+/// the record; entries past it are applied again from the log).
+pub(crate) fn truncate(tx: &redb::WriteTransaction, from: u64) -> Result<(), StoreError> {
+    tx.open_table(RECORD)?.retain_in(from.., |_, _| false)?;
+    tx.open_table(LEAVES)?.retain_in(from.., |_, _| false)?;
+    Ok(())
+}
+
+/// Builds the state's Merkle tree from the stored leaves of the entries it handed off,
+/// then from the entries it still holds.
+pub(crate) fn load_tree(db: &Database, state: &mut State) -> Result<(), StoreError> {
+    let stored = state.record.first_held();
+    if state.tree.len() < stored {
+        let tx = db.begin_read()?;
+        let leaves = tx.open_table(LEAVES)?;
+        let mut tree = panel_tlog::Log::new();
+        for row in leaves.range(0..stored)? {
+            let (seq, leaf) = row?;
+            let leaf: panel_tlog::merkle::Hash =
+                leaf.value().try_into().map_err(|_| StoreError::Record {
+                    detail: format!("the stored leaf of entry {} is not 32 bytes", seq.value()),
+                })?;
+            if seq.value() != tree.len() {
+                return Err(StoreError::Record {
+                    detail: format!(
+                        "entry {} is missing from the stored record (found {} next)",
+                        tree.len(),
+                        seq.value()
+                    ),
+                });
+            }
+            tree.append_leaf(leaf);
+        }
+        if tree.len() < stored {
+            return Err(StoreError::Record {
+                detail: format!(
+                    "the stored record ends at entry {}, but the snapshot counts {stored}",
+                    tree.len()
+                ),
+            });
+        }
+        state.tree = tree;
+    }
+    panel_machine::checkpoints::sync_tree(state);
+    Ok(())
+}
+
+/// The stored entry `seq`, if stored.
+pub(crate) fn read_one(db: &Database, seq: u64) -> Result<Option<RecordEntry>, StoreError> {
+    let tx = db.begin_read()?;
+    let record = tx.open_table(RECORD)?;
+    match record.get(seq)? {
+        Some(v) => Ok(Some(serde_json::from_slice(v.value())?)),
+        None => Ok(None),
+    }
+}
+
+/// Gives `state` back the entries it handed off, so it holds the whole record (an export,
+/// a backup, a snapshot sent to a follower). Reads entries `0..first_held` only: entries
+/// applied after `state` was copied may be stored already and are not its.
+pub(crate) fn complete(db: &Database, state: &mut State) -> Result<(), StoreError> {
+    let stored = state.record.first_held();
+    if stored == 0 {
+        return Ok(());
+    }
+    let tx = db.begin_read()?;
+    let record = tx.open_table(RECORD)?;
+    let mut earlier = Vec::with_capacity(usize::try_from(stored).unwrap_or(0));
+    for row in record.range(0..stored)? {
+        let (_, bytes) = row?;
+        earlier.push(serde_json::from_slice::<RecordEntry>(bytes.value())?);
+    }
+    state
+        .record
+        .restore(earlier)
+        .map_err(|e| StoreError::Record {
+            detail: e.to_string(),
+        })
+}
