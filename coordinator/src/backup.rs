@@ -43,7 +43,11 @@ pub enum BackupError {
         "the backup's first line is not a {FORMAT} header ({0}); is the file a backup made by \
          `panel coordinator backup`?"
     )]
-    Header(String),
+    Header(#[source] serde_json::Error),
+    #[error(
+        "the backup has no header line; is the file a backup made by `panel coordinator backup`?"
+    )]
+    NoHeader,
     #[error("the backup is format {found:?}; this panel reads {FORMAT} only")]
     Format { found: String },
     #[error(
@@ -57,7 +61,7 @@ pub enum BackupError {
     )]
     Digest,
     #[error("the backup's state does not decode: {0}")]
-    State(String),
+    State(#[source] serde_json::Error),
     #[error("the replica has applied nothing yet, so there is nothing to back up")]
     Empty,
 }
@@ -84,7 +88,7 @@ pub fn encode(
         record_entries: state.record.len(),
         checkpoints: state.checkpoints.len() as u64,
     };
-    let mut out = serde_json::to_vec(&header).map_err(|e| BackupError::Header(e.to_string()))?;
+    let mut out = serde_json::to_vec(&header).map_err(BackupError::Header)?;
     out.push(b'\n');
     out.extend_from_slice(&state_json);
     Ok(out)
@@ -96,9 +100,8 @@ pub fn decode(bytes: &[u8]) -> Result<(Header, &[u8]), BackupError> {
     let split = bytes
         .iter()
         .position(|b| *b == b'\n')
-        .ok_or_else(|| BackupError::Header("no header line".into()))?;
-    let header: Header =
-        serde_json::from_slice(&bytes[..split]).map_err(|e| BackupError::Header(e.to_string()))?;
+        .ok_or(BackupError::NoHeader)?;
+    let header: Header = serde_json::from_slice(&bytes[..split]).map_err(BackupError::Header)?;
     if header.format != FORMAT {
         return Err(BackupError::Format {
             found: header.format,
@@ -120,8 +123,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Header, &[u8]), BackupError> {
 /// The state of a checked backup, with the record's Merkle tree rebuilt (it is derived,
 /// so neither snapshots nor backups carry it).
 pub fn decode_state(state_json: &[u8]) -> Result<State, BackupError> {
-    let mut state: State =
-        serde_json::from_slice(state_json).map_err(|e| BackupError::State(e.to_string()))?;
+    let mut state: State = serde_json::from_slice(state_json).map_err(BackupError::State)?;
     panel_machine::checkpoints::sync_tree(&mut state);
     Ok(state)
 }

@@ -162,12 +162,12 @@ pub fn exam_motion(
 }
 
 /// Why an exam submission was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ExamError {
     #[error("exam answer {index}: {reason}")]
     Answer { index: usize, reason: String },
     #[error("scoring failed: {0}")]
-    Scoring(String),
+    Scoring(#[from] calibration::error::CalibrationError),
 }
 
 /// Why apply refuses an exam submission (`exam_refused`): the default exam does not
@@ -493,8 +493,7 @@ pub fn admit(
     now_s: i64,
 ) -> Result<(ArbiterScores, AdmissionDecision), ExamError> {
     let refs: Vec<&Answer> = answers.iter().collect();
-    let scores = score_arbiter(exam, arbiter_id, &refs, &InertPolicy::default())
-        .map_err(|e| ExamError::Scoring(e.to_string()))?;
+    let scores = score_arbiter(exam, arbiter_id, &refs, &InertPolicy::default())?;
     let decision = assess(&AdmissionPolicy::default(), &scores, now_s);
     Ok((scores, decision))
 }

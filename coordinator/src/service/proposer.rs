@@ -64,7 +64,16 @@ pub enum ProposeError {
         leader_addr: Option<String>,
     },
     #[error("raft refused the write: {0}")]
-    Raft(String),
+    Refused(Box<crate::raft::ClientWriteError>),
+    #[error(
+        "this replica stopped on a storage failure ({cause}); the write was not acknowledged \
+         here, try another replica"
+    )]
+    StorageStopped { cause: String },
+    #[error("raft dropped the write (shutting down or lost leadership)")]
+    Dropped,
+    #[error("raft has stopped: {0}")]
+    Fatal(Box<openraft::error::Fatal<NodeId>>),
     #[error("the proposer stopped; the replica is shutting down")]
     Closed,
 }
@@ -212,7 +221,7 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) 
                                     leader_id,
                                     leader_addr,
                                 },
-                                None => ProposeError::Raft(e.to_string()),
+                                None => ProposeError::Refused(Box::new(e)),
                             };
                             for reply in replies {
                                 let _ = reply.send(Err(err.clone()));
@@ -222,15 +231,11 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) 
                             // A write dropped because this replica's storage failed says
                             // so (docs/COORDINATOR.md, "Disk faults and recovery").
                             let why = match raft::stopped_cause(&raft).await {
-                                Some(cause) => format!(
-                                    "this replica stopped on a storage failure ({cause}); \
-                                     the write was not acknowledged here, try another replica"
-                                ),
-                                None => "raft dropped the write (shutting down or lost leadership)"
-                                    .into(),
+                                Some(cause) => ProposeError::StorageStopped { cause },
+                                None => ProposeError::Dropped,
                             };
                             for reply in replies {
-                                let _ = reply.send(Err(ProposeError::Raft(why.clone())));
+                                let _ = reply.send(Err(why.clone()));
                             }
                         }
                     }
@@ -238,7 +243,7 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) 
             }
             Err(fatal) => {
                 for reply in replies {
-                    let _ = reply.send(Err(ProposeError::Raft(fatal.to_string())));
+                    let _ = reply.send(Err(ProposeError::Fatal(Box::new(fatal.clone()))));
                 }
             }
         }
