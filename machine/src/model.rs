@@ -5,6 +5,7 @@
 //! `#[serde(default)]` for snapshots and records written before it to load.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -17,11 +18,13 @@ use crate::ruling::WireRuling;
 
 /// An ordered string-keyed table. The state machine lives in memory; its durable form is
 /// the Raft log plus snapshots (`raft::state_machine`), so tables need no row tracking.
+/// Rows are shared between clones and copied on write, so the copy a snapshot or an export
+/// takes between two applies costs the keys, not every row again (BENCHMARKS.md, "Soak").
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]
 #[serde(bound(serialize = "V: Serialize", deserialize = "V: DeserializeOwned"))]
 pub struct Table<V> {
-    rows: BTreeMap<String, V>,
+    rows: BTreeMap<String, Arc<V>>,
 }
 
 impl<V> Default for Table<V> {
@@ -32,24 +35,25 @@ impl<V> Default for Table<V> {
     }
 }
 
-impl<V> Table<V> {
+impl<V: Clone> Table<V> {
     pub fn get(&self, key: &str) -> Option<&V> {
-        self.rows.get(key)
+        self.rows.get(key).map(|v| &**v)
     }
     pub fn contains(&self, key: &str) -> bool {
         self.rows.contains_key(key)
     }
     pub fn insert(&mut self, key: String, value: V) {
-        self.rows.insert(key, value);
+        self.rows.insert(key, Arc::new(value));
     }
+    /// The row to change; copied first if a clone of the table still shares it.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
-        self.rows.get_mut(key)
+        self.rows.get_mut(key).map(Arc::make_mut)
     }
     pub fn remove(&mut self, key: &str) -> Option<V> {
-        self.rows.remove(key)
+        self.rows.remove(key).map(Arc::unwrap_or_clone)
     }
     pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
-        self.rows.iter()
+        self.rows.iter().map(|(k, v)| (k, &**v))
     }
     pub fn len(&self) -> usize {
         self.rows.len()
@@ -57,8 +61,9 @@ impl<V> Table<V> {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
-    pub fn retain(&mut self, keep: impl FnMut(&String, &mut V) -> bool) {
-        self.rows.retain(keep);
+    /// Keeps the rows `keep` says yes to (it reads them: no shared row is copied).
+    pub fn retain(&mut self, mut keep: impl FnMut(&String, &V) -> bool) {
+        self.rows.retain(|k, v| keep(k, v));
     }
 }
 

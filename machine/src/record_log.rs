@@ -74,6 +74,14 @@ impl RecordLog {
         std::mem::take(&mut self.held)
     }
 
+    /// Drops the held entries before `seq` (the caller stored them); the count stays.
+    pub fn forget_before(&mut self, seq: u64) {
+        let n = seq
+            .saturating_sub(self.first_held())
+            .min(self.held.len() as u64);
+        self.held.drain(..n as usize);
+    }
+
     /// Gives back the entries handed off before the held ones, `0..first_held()` in order,
     /// making the log complete (an export, a backup, a snapshot sent to a follower).
     pub fn restore(&mut self, earlier: Vec<RecordEntry>) -> Result<(), RecordLogError> {
@@ -199,6 +207,12 @@ mod tests {
         }
         let stored = log.take_held();
         log.push(entry(3));
+        let mut partly = log.clone();
+        partly.push(entry(4));
+        partly.forget_before(4);
+        assert_eq!((partly.len(), partly.first_held()), (5, 4));
+        partly.forget_before(99);
+        assert_eq!((partly.len(), partly.first_held()), (5, 5));
         assert_eq!((log.len(), log.first_held()), (4, 3));
         assert!(log.get(1).is_none());
         let v = serde_json::to_value(&log).unwrap();

@@ -1,9 +1,10 @@
 //! The record's entries on a replica: two redb tables in `state.redb`, beside the snapshot.
 //!
-//! Apply appends entries to the state's [`RecordLog`]; after each apply the state machine
-//! moves them here (`record`: seq -> the entry's leaf bytes, `record_leaves`: seq -> its
-//! leaf hash) and drops them from memory, so neither a replica's memory nor its snapshots
-//! grow with the record (BENCHMARKS.md, "Soak"). Those writes are not fsynced: the log
+//! Apply appends entries to the state's [`RecordLog`]; once [`STORE_BATCH`] are held, the
+//! state machine writes them here (`record`: seq -> the entry's leaf bytes,
+//! `record_leaves`: seq -> its leaf hash) on the blocking pool and then drops them from
+//! memory, and a snapshot writes the rest, so neither a replica's memory nor its snapshots
+//! grow with the record (BENCHMARKS.md, "Soak"). Batch writes are not fsynced: the log
 //! holds every entry until a snapshot covers it, and the snapshot's own durable commit in
 //! the same file makes every earlier commit durable with it (redb's `Durability::None`).
 //! After a crash, the entries past the snapshot are applied again and written again,
@@ -29,9 +30,7 @@ pub(crate) fn create(tx: &redb::WriteTransaction) -> Result<(), redb::TableError
 
 /// Writes the entries `state` holds into `tx` (each under its sequence number, so writing
 /// an entry again after a crash overwrites it with the same bytes). Drop them from the
-/// state with [`RecordLog::take_held`] once `tx` committed.
-///
-/// [`RecordLog::take_held`]: panel_machine::record_log::RecordLog::take_held
+/// state with `RecordLog::take_held` once `tx` committed.
 pub(crate) fn write_held(tx: &redb::WriteTransaction, state: &State) -> Result<(), StoreError> {
     let mut record = tx.open_table(RECORD)?;
     let mut leaves = tx.open_table(LEAVES)?;
@@ -47,17 +46,58 @@ pub(crate) fn write_held(tx: &redb::WriteTransaction, state: &State) -> Result<(
     Ok(())
 }
 
-/// After an apply: moves the new entries into the tables, not fsynced (module docs).
-pub(crate) fn store_new(db: &Database, state: &mut State) -> Result<(), StoreError> {
-    if state.record.iter().next().is_none() {
-        return Ok(());
+/// Held entries that make a batch write: one redb commit per batch rather than per apply
+/// (each commit copies the tables' upper pages, which a non-durable commit cannot free).
+pub(crate) const STORE_BATCH: usize = 1024;
+
+/// The held entries' rows, copied out so the write can run without the state's lock.
+pub(crate) struct Staged {
+    rows: Vec<(u64, Vec<u8>, panel_tlog::Hash)>,
+}
+
+impl Staged {
+    /// The held entries of `state` once there are at least `min` of them.
+    pub(crate) fn of(state: &State, min: usize) -> Option<Self> {
+        (state.record.iter().len() >= min.max(1)).then(|| Staged {
+            rows: state
+                .record
+                .iter()
+                .map(|e| {
+                    let bytes = e.leaf_bytes();
+                    let leaf = state
+                        .tree
+                        .leaf(e.seq)
+                        .unwrap_or_else(|| panel_tlog::merkle::leaf_hash(&bytes));
+                    (e.seq, bytes, leaf)
+                })
+                .collect(),
+        })
     }
-    let mut tx = db.begin_write()?;
-    tx.set_durability(Durability::None)?;
-    write_held(&tx, state)?;
-    tx.commit()?;
-    state.record.take_held();
-    Ok(())
+
+    /// The entry after the last one staged (forget the held entries before it once stored).
+    pub(crate) fn end(&self) -> u64 {
+        self.rows.last().map_or(0, |(seq, _, _)| seq + 1)
+    }
+
+    /// Writes the rows in one commit that is not fsynced (module docs).
+    pub(crate) fn write(&self, db: &Database) -> Result<(), StoreError> {
+        let mut tx = db.begin_write()?;
+        tx.set_durability(Durability::None)?;
+        self.write_in(&tx)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Writes the rows as part of `tx` (a snapshot's durable commit).
+    pub(crate) fn write_in(&self, tx: &redb::WriteTransaction) -> Result<(), StoreError> {
+        let mut record = tx.open_table(RECORD)?;
+        let mut leaves = tx.open_table(LEAVES)?;
+        for (seq, bytes, leaf) in &self.rows {
+            record.insert(*seq, bytes.as_slice())?;
+            leaves.insert(*seq, leaf.as_slice())?;
+        }
+        Ok(())
+    }
 }
 
 /// Removes every stored entry from `from` on (a snapshot installed from the leader replaces

@@ -110,6 +110,25 @@ impl StateMachineStore {
         f(&self.shared.read().unwrap_or_else(PoisonError::into_inner))
     }
 
+    /// Writes the held record entries to the store once at least `min` are held, on the
+    /// blocking pool, then drops them from memory; readers see them held until then, so
+    /// the state and the store together always hold every entry (`record_store`).
+    async fn store_record(&self, min: usize) -> Result<(), StoreError> {
+        let Some(staged) = self.read(|a| record_store::Staged::of(&a.state, min)) else {
+            return Ok(());
+        };
+        let db = self.db.clone();
+        let end = staged.end();
+        tokio::task::spawn_blocking(move || staged.write(&db)).await??;
+        self.shared
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .state
+            .record
+            .forget_before(end);
+        Ok(())
+    }
+
     /// A copy of the applied state that holds the whole record (an export, a backup):
     /// copied under the read lock, then given its stored entries outside it.
     pub(crate) fn whole_copy(&self) -> Result<Applied, FileError> {
@@ -246,14 +265,11 @@ fn with_whole_record(db: &Database, live: &[u8]) -> Result<Vec<u8>, StoreError> 
     Ok(serde_json::to_vec(&state)?)
 }
 
-/// Applies entries to the shared state and moves the record entries they appended into
-/// the store, under one write lock (a reader never sees a record count ahead of the store);
-/// returns the replies and the events to broadcast.
+/// Applies entries to the shared state; returns the replies and the events to broadcast.
 fn apply_entries(
-    db: &Database,
     shared: &RwLock<Applied>,
     entries: impl IntoIterator<Item = openraft::Entry<TypeConfig>>,
-) -> Result<(Vec<BatchReply>, Vec<AppliedEvent>), StoreError> {
+) -> (Vec<BatchReply>, Vec<AppliedEvent>) {
     let mut g = shared.write().unwrap_or_else(PoisonError::into_inner);
     let mut replies = Vec::new();
     let mut events = Vec::new();
@@ -280,8 +296,7 @@ fn apply_entries(
             }
         }
     }
-    record_store::store_new(db, &mut g.state)?;
-    Ok((replies, events))
+    (replies, events)
 }
 
 impl RaftStateMachine<TypeConfig> for StateMachineStore {
@@ -301,12 +316,14 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         // In place on openraft's state-machine task: an entry's work is mostly the
         // followers' signature checks (~55 µs per ruling), less than what a hop to the
         // blocking pool costs on this kind of VM (a wake-up and two context switches).
-        let (replies, events) = apply_entries(&self.db, &self.shared, entries)
-            .map_err(|e| StorageIOError::write_state_machine(&self.at(e)))?;
+        let (replies, events) = apply_entries(&self.shared, entries);
         for ev in events {
             // No subscriber is fine.
             let _ = self.events.send(ev);
         }
+        self.store_record(record_store::STORE_BATCH)
+            .await
+            .map_err(|e| StorageIOError::write_state_machine(&self.at(e)))?;
         Ok(replies)
     }
 
@@ -395,6 +412,10 @@ pub struct SnapshotBuilder {
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     async fn build_snapshot(&mut self) -> StorageResult<Snapshot<TypeConfig>> {
+        // The entries still held go to the record tables in the snapshot's own commit, and
+        // the stored state leaves them out (`record_store`).
+        let staged = record_store::Staged::of(&self.copy.state, 1);
+        self.copy.state.record.take_held();
         let data = serde_json::to_vec(&self.copy.state)
             .map_err(|e| StorageIOError::read_state_machine(&at(&self.path, e)))?;
         let nanos = std::time::SystemTime::now()
@@ -418,6 +439,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         let stored = data.clone();
         // Durable before openraft learns of it: openraft may purge the log right after.
         write_durably(&self.db, &self.path, move |tx| {
+            if let Some(rows) = &staged {
+                rows.write_in(tx)?;
+            }
             let mut s = tx.open_table(SNAPSHOT)?;
             s.insert("meta", meta_json.as_slice())?;
             s.insert("data", stored.as_slice())?;
@@ -485,6 +509,10 @@ mod tests {
         let path = dir.path().join("state.redb");
         let mut sm = StateMachineStore::open(&path).unwrap();
         sm.apply((0..3).map(registration)).await.unwrap();
+        // Fewer than a store batch: still held, and readable as held.
+        assert_eq!(sm.read(|a| a.state.record.iter().count()), 3);
+        assert_eq!(sm.record_entry(2).unwrap().unwrap().seq, 2);
+        sm.store_record(1).await.unwrap();
         assert_eq!(sm.read(|a| a.state.record.iter().count()), 0);
         let before = root(&sm);
         assert_eq!(before.0, 3);
@@ -525,7 +553,30 @@ mod tests {
             .unwrap();
         assert_eq!(root(&other), before);
         assert_eq!(other.read(|a| a.state.record.iter().count()), 0);
+        assert_eq!(other.record_entry(0).unwrap().unwrap().seq, 0);
         assert_eq!(other.whole_copy().unwrap().state.record.iter().count(), 3);
+    }
+
+    /// A snapshot built while entries are still held writes them in its own commit: a
+    /// restart from it finds every entry it counts.
+    #[tokio::test]
+    async fn a_snapshot_stores_the_entries_still_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.redb");
+        let mut sm = StateMachineStore::open(&path).unwrap();
+        sm.apply((0..4).map(registration)).await.unwrap();
+        assert_eq!(sm.read(|a| a.state.record.iter().count()), 4);
+        let want = root(&sm);
+        sm.get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        drop(sm);
+        let again = StateMachineStore::open(&path).unwrap();
+        assert_eq!(root(&again), want);
+        assert_eq!(again.whole_copy().unwrap().state.record.len(), 4);
+        assert_eq!(again.record_entry(3).unwrap().unwrap().seq, 3);
     }
 
     /// A snapshot written before entries were stored apart holds them in the state; the

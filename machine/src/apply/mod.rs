@@ -256,10 +256,19 @@ fn prune_requests(state: &mut State, now_ms: u64, log_index: u64) {
     {
         return;
     }
-    state.requests.retain(|_, r| {
-        if r.stored_at_ms == 0 {
+    // Entries from snapshots that predate `stored_at_ms` get their lease from now.
+    let unstamped: Vec<String> = state
+        .requests
+        .iter()
+        .filter(|(_, r)| r.stored_at_ms == 0)
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in unstamped {
+        if let Some(r) = state.requests.get_mut(&k) {
             r.stored_at_ms = now_ms;
         }
+    }
+    state.requests.retain(|_, r| {
         r.stored_at_ms.saturating_add(DEDUP_TTL_MS) > now_ms
             || r.log_index.saturating_add(DEDUP_MIN_KEEP_ENTRIES) > log_index
     });
