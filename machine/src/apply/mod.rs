@@ -796,6 +796,30 @@ mod tests {
         assert_eq!(a.motions.get("m1").unwrap().seats.len(), 4);
     }
 
+    /// The saving the memo exists for: a leader's intake verifies the rulings through the
+    /// memo its state machine applies with, and apply finds each one there (the memo gains
+    /// nothing); a replica applying with its own memo checks and remembers all of them.
+    #[test]
+    fn apply_reuses_what_intake_verified_through_the_same_memo() {
+        let rulings = all_yes();
+        let leader = VerifiedMemo::default();
+        crate::ruling::intake_check(&rulings, &[], &leader).unwrap();
+        assert_eq!(leader.len(), 4);
+        let entry = batch(vec![("t", 200, outcome(rulings))]);
+        let mut s = setup();
+        let r = apply_batch(&mut s, 2, &entry, &leader);
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        assert_eq!(
+            leader.len(),
+            4,
+            "apply verified a signature intake had verified"
+        );
+        let follower = VerifiedMemo::default();
+        let mut f = setup();
+        assert_eq!(apply_batch(&mut f, 2, &entry, &follower), r);
+        assert_eq!(follower.len(), 4);
+    }
+
     #[test]
     fn accepted_outcome_with_real_signatures() {
         let mut s = setup();
