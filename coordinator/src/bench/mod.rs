@@ -218,8 +218,8 @@ fn arbiter(i: usize, federation: Option<&Federation>) -> (SigningKey, ArbiterReg
 }
 
 /// Single-core strict verification rate: ed25519-dalek's `verify_strict` on the canonical
-/// bytes of 256 distinct rulings under 256 distinct keys, called directly so that the
-/// process-wide memo of verified signatures cannot flatter the figure.
+/// bytes of 256 distinct rulings under 256 distinct keys, called directly so that no
+/// memo of verified signatures ([`panel_proto::VerifiedMemo`]) can flatter the figure.
 fn verify_rate() -> f64 {
     let hash = [0xab; 32];
     let items: Vec<(
