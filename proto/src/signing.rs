@@ -250,7 +250,8 @@ fn prepare(sr: &SignedRuling) -> Result<(&Ruling, Vec<u8>, Signature), VerifyErr
 
 /// Verifies a signed ruling strictly under the key it names. Parses (and refuses weak)
 /// keys on every call; use [`verify_ruling_with_key`] with a cached key on hot paths.
-/// `memo` remembers the success (see [`VerifiedMemo`]).
+/// The check goes through the caller's `memo` ([`VerifiedMemo`]): a signature it holds as
+/// verified is not checked again, and a success is remembered.
 pub fn verify_ruling<'a>(
     sr: &'a SignedRuling,
     memo: &VerifiedMemo,
@@ -262,7 +263,8 @@ pub fn verify_ruling<'a>(
 }
 
 /// Verifies a signed ruling strictly under an already parsed (and weak-checked) key, e.g.
-/// one cached in an arbiter registry. Refuses a ruling that names another key.
+/// one cached in an arbiter registry. Refuses a ruling that names another key. Through
+/// `memo`, as [`verify_ruling`].
 pub fn verify_ruling_with_key<'a>(
     sr: &'a SignedRuling,
     key: &VerifyingKey,
@@ -309,7 +311,7 @@ const VERIFIED_MAX: usize = 1 << 17;
 /// The caller owns the memo and passes it to every verification that may use it (a
 /// replica shares one between its intake and its state machine; an offline check makes
 /// its own), so no verification in this crate depends on hidden process-wide state. At
-/// most 2^17 digests are held (4 MiB); the set is cleared when full.
+/// most 2^17 digests (4 MiB) are held; the set is cleared when full.
 #[derive(Default)]
 pub struct VerifiedMemo {
     verified: std::sync::Mutex<std::collections::HashSet<[u8; 32]>>,
