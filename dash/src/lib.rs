@@ -47,6 +47,7 @@ pub(crate) mod fixtures {
     /// An unchartered state after applying `commands`, one batch each.
     pub fn state(commands: Vec<ClientCommand>) -> State {
         let mut st = State::default();
+        let memo = panel_proto::VerifiedMemo::default();
         for (i, c) in commands.into_iter().enumerate() {
             let i = i as u64 + 1;
             let batch = Batch {
@@ -62,7 +63,7 @@ pub(crate) mod fixtures {
                 checkpoints: None,
                 rules: None,
             };
-            panel_machine::apply::apply_batch(&mut st, i, &batch);
+            panel_machine::apply::apply_batch(&mut st, i, &batch, &memo);
         }
         st
     }

@@ -14,7 +14,9 @@
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use panel_proto::pb::{self, Commitment, Motion, PanelSeat, Reveal, Ruling, SignedRuling};
-use panel_proto::{CommitRevealBook, MotionWindow, SigningKey, commit_reveal, ruling_check};
+use panel_proto::{
+    CommitRevealBook, MotionWindow, SigningKey, VerifiedMemo, commit_reveal, ruling_check,
+};
 
 const ARBITERS: usize = 4;
 
@@ -121,7 +123,10 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         signature: Vec::new(),
     };
     let m = panel_proto::sign_motion(&coordinator, unsigned);
-    let digest = panel_proto::verify_motion(&m, &[coordinator.verifying_key()])
+    // One memo for the run, as a coordinator holds one, so the checks below also cover
+    // the answers it gives from what it remembers.
+    let memo = VerifiedMemo::default();
+    let digest = panel_proto::verify_motion(&m, &[coordinator.verifying_key()], &memo)
         .expect("a motion the coordinator signed verifies");
     assert_eq!(digest, panel_proto::motion_digest(&m));
     let Ok(window) = MotionWindow::from_motion(&m) else {
@@ -148,15 +153,17 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         match panel_proto::sign_ruling(key, r) {
             Ok(sr) => {
                 assert!(shape_ok, "a ruling check_ruling refuses was signed");
-                panel_proto::verify_ruling(&sr).expect("a ruling the arbiter signed verifies");
+                panel_proto::verify_ruling(&sr, &memo)
+                    .expect("a ruling the arbiter signed verifies");
                 let _ = ruling_check::check_binding(sr.ruling.as_ref().expect("ruling"), &m);
                 match commit_reveal::commit(key, &sr, &salt, at) {
                     Ok(c) => {
-                        commit_reveal::verify_commitment(&c).expect("own commitment verifies");
-                        commit_reveal::check_opens(&c, &sr, &salt).expect("own salt opens");
+                        commit_reveal::verify_commitment(&c, &memo)
+                            .expect("own commitment verifies");
+                        commit_reveal::check_opens(&c, &sr, &salt, &memo).expect("own salt opens");
                         let mut wrong = salt;
                         wrong[0] ^= 1;
-                        assert!(commit_reveal::check_opens(&c, &sr, &wrong).is_err());
+                        assert!(commit_reveal::check_opens(&c, &sr, &wrong, &memo).is_err());
                         made.push(Some((sr, salt, c)));
                     }
                     Err(_) => made.push(None),
@@ -182,7 +189,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             if u.ratio(1, 4)? {
                 c.committed_at_unix_ms ^= 1;
             }
-            let ok = book.commit(&c, now).is_ok();
+            let ok = book.commit(&c, now, &memo).is_ok();
             if ok {
                 assert!(now <= window.commit_deadline_ms, "commit after the window");
                 assert!(!committed[i], "second commitment accepted");
@@ -209,7 +216,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 salt,
                 commitment: None,
             };
-            if book.reveal(&reveal, now).is_ok() {
+            if book.reveal(&reveal, now, &memo).is_ok() {
                 assert!(
                     now > window.commit_deadline_ms,
                     "reveal inside the commit window"

@@ -12,7 +12,9 @@
 use libfuzzer_sys::fuzz_target;
 use panel_machine::ruling::{self as log_ruling, WireRuling};
 use panel_proto::pb::{self, link_from_node, link_response, link_to_node};
-use panel_proto::{SigningKey, commit_reveal, keys, link, motion_signing, ruling_check, signing};
+use panel_proto::{
+    SigningKey, VerifiedMemo, commit_reveal, keys, link, motion_signing, ruling_check, signing,
+};
 use prost::Message;
 
 /// Decodes `bytes` as `M` and checks that its encoding is a fixed point.
@@ -39,8 +41,8 @@ fn motion(m: &pb::Motion) {
     let digest = motion_signing::motion_digest(m);
     assert_eq!(digest, motion_signing::motion_digest(m));
     let trusted = [node_key().verifying_key()];
-    let _ = motion_signing::verify_motion(m, &trusted);
-    let _ = motion_signing::verify_motion_self(m);
+    let _ = motion_signing::verify_motion(m, &trusted, &VerifiedMemo::default());
+    let _ = motion_signing::verify_motion_self(m, &VerifiedMemo::default());
     let hex = panel_machine::signed_motion::encode(m);
     let back = pb::Motion::decode(hex::decode(&hex).expect("hex").as_slice()).expect("decodes");
     assert_eq!(back.encode_to_vec(), m.encode_to_vec());
@@ -48,7 +50,7 @@ fn motion(m: &pb::Motion) {
 
 /// What a replica does with a bare signed ruling (intake), and the node with a peer's.
 fn signed_ruling(sr: &pb::SignedRuling) {
-    let _ = signing::verify_ruling(sr);
+    let _ = signing::verify_ruling(sr, &VerifiedMemo::default());
     if let Some(r) = &sr.ruling {
         let _ = ruling_check::check_ruling(r);
         let _ = signing::ruling_canonical_bytes_for(r, sr.envelope_version);
@@ -59,12 +61,12 @@ fn signed_ruling(sr: &pb::SignedRuling) {
     let wire = WireRuling::encode(sr);
     let back = wire.decode().expect("an encoded ruling decodes");
     assert_eq!(back.encode_to_vec(), sr.encode_to_vec());
-    let _ = log_ruling::intake_check(&[wire], &[]);
+    let _ = log_ruling::intake_check(&[wire], &[], &VerifiedMemo::default());
 }
 
 fn commitment(c: &pb::Commitment) {
     let _ = commit_reveal::commitment_canonical_bytes(c);
-    let _ = commit_reveal::verify_commitment(c);
+    let _ = commit_reveal::verify_commitment(c, &VerifiedMemo::default());
 }
 
 /// What a replica does with a reveal (intake), and a node with a delivered one.
@@ -75,15 +77,15 @@ fn reveal(r: &pb::Reveal) {
     if let Some(c) = &r.commitment {
         commitment(c);
         if let Some(sr) = &r.signed_ruling {
-            let _ = commit_reveal::check_opens(c, sr, &r.salt);
+            let _ = commit_reveal::check_opens(c, sr, &r.salt, &VerifiedMemo::default());
             let _ = commit_reveal::commitment_digest(sr, &r.salt);
         }
     }
     let hex = hex::encode(r.encode_to_vec());
     if let Ok(parts) = log_ruling::decode_reveal(&hex) {
-        let _ = log_ruling::intake_reveal(parts);
+        let _ = log_ruling::intake_reveal(parts, &VerifiedMemo::default());
     }
-    let _ = log_ruling::intake_check(&[], &[hex]);
+    let _ = log_ruling::intake_check(&[], &[hex], &VerifiedMemo::default());
 }
 
 fn hello(h: &pb::LinkHello) {

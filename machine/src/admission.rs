@@ -13,6 +13,7 @@ use calibration::inert::InertPolicy;
 use calibration::public_pool::{ItemKind, PublicItem};
 use calibration::scoring_rules::ReliabilityBin;
 use ed25519_dalek::VerifyingKey;
+use panel_proto::VerifiedMemo;
 use panel_proto::commit_reveal::{check_opens, verify_commitment};
 use panel_proto::pb;
 use serde::{Deserialize, Serialize};
@@ -224,14 +225,15 @@ pub enum ExamMotionError {
 /// [`EXAM_MOTIONS`](crate::rules::EXAM_MOTIONS) on): each is signed (by the charter's
 /// motion key when there is a charter) and is exactly the exam motion of one of the exam's
 /// items for this arbiter, with the deadlines it was put with. Returns each motion's digest
-/// by motion id, for the rulings to bind.
+/// by motion id, for the rulings to bind. Signatures are verified through `memo`.
 pub fn check_exam_motions(
     exam: &Exam,
     arbiter_id: &str,
     wires: &[crate::signed_motion::WireMotion],
     pinned: Option<&VerifyingKey>,
+    memo: &VerifiedMemo,
 ) -> Result<std::collections::BTreeMap<String, [u8; 32]>, ExamMotionError> {
-    check_motions(wires, pinned, &exam.content_hash, |index, m| {
+    check_motions(wires, pinned, &exam.content_hash, memo, |index, m| {
         let item = exam
             .items
             .iter()
@@ -263,6 +265,7 @@ pub(crate) fn check_motions(
     wires: &[crate::signed_motion::WireMotion],
     pinned: Option<&VerifyingKey>,
     exam_ref: &str,
+    memo: &VerifiedMemo,
     expected: impl Fn(usize, &pb::Motion) -> Result<(pb::Motion, String), ExamMotionError>,
 ) -> Result<std::collections::BTreeMap<String, [u8; 32]>, ExamMotionError> {
     use prost::Message;
@@ -273,8 +276,8 @@ pub(crate) fn check_motions(
         let m = pb::Motion::decode(bytes.as_slice()).map_err(|e| malformed(e.to_string()))?;
         let signed =
             |e: crate::signed_motion::MotionError| ExamMotionError::Signed { index, source: e };
-        let digest =
-            panel_proto::motion_signing::verify_motion_self(&m).map_err(|e| signed(e.into()))?;
+        let digest = panel_proto::motion_signing::verify_motion_self(&m, memo)
+            .map_err(|e| signed(e.into()))?;
         if let Some(key) = pinned
             && m.signer_key.as_slice() != key.as_bytes()
         {
@@ -307,13 +310,14 @@ pub(crate) fn check_motions(
 /// `motions` (the digests from [`check_exam_motions`]) every ruling must also bind the
 /// digest of the signed motion it answers; without (entries from before rule set
 /// [`EXAM_MOTIONS`](crate::rules::EXAM_MOTIONS)) the binding is not checked, as it was not
-/// when they applied.
+/// when they applied. Signatures are verified through `memo`.
 pub fn answers_from_reveals(
     exam: &Exam,
     arbiter_id: &str,
     key: &VerifyingKey,
     reveals: &[String],
     motions: Option<&std::collections::BTreeMap<String, [u8; 32]>>,
+    memo: &VerifiedMemo,
 ) -> Result<Vec<Answer>, ExamError> {
     let sheet = Sheet {
         arbiter_id,
@@ -326,7 +330,7 @@ pub fn answers_from_reveals(
                 .map(|i| (i.id.clone(), ItemKind::of(&i.gold)))
         },
     };
-    sheet.answers(reveals, motions)
+    sheet.answers(reveals, motions, memo)
 }
 
 /// What an arbiter was asked, for turning its reveals into answers: the motion id of each
@@ -345,6 +349,7 @@ impl Sheet<'_> {
         &self,
         reveals: &[String],
         motions: Option<&std::collections::BTreeMap<String, [u8; 32]>>,
+        memo: &VerifiedMemo,
     ) -> Result<Vec<Answer>, ExamError> {
         let arbiter_id = self.arbiter_id;
         let mut out: Vec<Answer> = Vec::new();
@@ -356,13 +361,13 @@ impl Sheet<'_> {
                 commitment,
             } = crate::ruling::decode_reveal(hex_reveal).map_err(|e| bad(e.to_string()))?;
             let (sr, c) = (&signed, &commitment);
-            let signer = verify_commitment(c).map_err(|e| bad(e.to_string()))?;
+            let signer = verify_commitment(c, memo).map_err(|e| bad(e.to_string()))?;
             if signer.as_bytes() != self.key.as_bytes() {
                 return Err(bad(format!(
                     "signed by a key that is not {arbiter_id}'s registered key"
                 )));
             }
-            check_opens(c, sr, &salt).map_err(|e| bad(e.to_string()))?;
+            check_opens(c, sr, &salt, memo).map_err(|e| bad(e.to_string()))?;
             let r = sr.ruling.as_ref().ok_or_else(|| bad("no ruling".into()))?;
             let (item, kind) = (self.item_for)(&r.motion_id).ok_or_else(|| {
                 bad(format!(

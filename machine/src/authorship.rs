@@ -14,6 +14,7 @@
 //! write (deduplicated), and new ids break the signature.
 
 use ed25519_dalek::{Signature, Signer, SigningKey};
+use panel_proto::VerifiedMemo;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
@@ -136,12 +137,13 @@ pub enum Authorship {
 }
 
 /// Checks a write's signature against the author's bound key, if any. Pure: the same
-/// write and binding give the same answer on every replica.
+/// write and binding give the same answer on every replica (`memo` changes no answer).
 pub fn check(
     sub: &ContributionSubmission,
     bound: Option<&AuthorKey>,
     client_id: &str,
     request_id: u64,
+    memo: &VerifiedMemo,
 ) -> Result<Authorship, AuthorshipError> {
     let Some(sig) = &sub.signature else {
         return match bound {
@@ -154,7 +156,7 @@ pub fn check(
     };
     let mut unsigned = sub.clone();
     unsigned.signature = None;
-    let key = verify(sig, &signed_bytes(&unsigned, client_id, request_id)?)?;
+    let key = verify(sig, &signed_bytes(&unsigned, client_id, request_id)?, memo)?;
     let public_key = hex::encode(key.to_bytes());
     match bound {
         Some(b) if b.public_key != public_key => Err(AuthorshipError::KeyMismatch {
@@ -173,11 +175,12 @@ pub fn check(
     }
 }
 
-/// Checks `sig` over `bytes` (strict ed25519) and returns the key that made it: the one
-/// check behind every key-signed write (contributions, run inputs).
+/// Checks `sig` over `bytes` (strict ed25519, remembered in `memo`) and returns the key
+/// that made it: the one check behind every key-signed write (contributions, run inputs).
 pub(crate) fn verify(
     sig: &ContributorSignature,
     bytes: &[u8],
+    memo: &VerifiedMemo,
 ) -> Result<ed25519_dalek::VerifyingKey, AuthorshipError> {
     let key_bytes =
         hex::decode(&sig.public_key).map_err(|_| AuthorshipError::BadKey("not hex".into()))?;
@@ -193,7 +196,7 @@ pub(crate) fn verify(
                 sig_bytes.len()
             ))
         })?;
-    if !panel_proto::signing::verify_strict_memo(&key, bytes, &signature) {
+    if !memo.verify_strict(&key, bytes, &signature) {
         return Err(AuthorshipError::BadSignature {
             fingerprint: panel_proto::fingerprint(&key),
         });
@@ -239,7 +242,7 @@ mod tests {
         let alice = SigningKey::from_bytes(&[1; 32]);
         let mallory = SigningKey::from_bytes(&[2; 32]);
         let w = signed(&alice, &sub("alice", "measurable injury"), 1);
-        let first = check(&w, None, "cli", 1).unwrap();
+        let first = check(&w, None, "cli", 1, &VerifiedMemo::default()).unwrap();
         let Authorship::Signed { public_key, bind } = first else {
             panic!("signed write")
         };
@@ -251,7 +254,7 @@ mod tests {
         // Same key again: accepted, no new binding.
         let w2 = signed(&alice, &sub("alice", "second text"), 2);
         assert_eq!(
-            check(&w2, Some(&bound), "cli", 2).unwrap(),
+            check(&w2, Some(&bound), "cli", 2, &VerifiedMemo::default()).unwrap(),
             Authorship::Signed {
                 public_key: bound.public_key.clone(),
                 bind: false
@@ -259,13 +262,19 @@ mod tests {
         );
         // Unsigned under the bound name: refused, naming the key to use.
         assert!(matches!(
-            check(&sub("alice", "x"), Some(&bound), "cli", 3),
+            check(
+                &sub("alice", "x"),
+                Some(&bound),
+                "cli",
+                3,
+                &VerifiedMemo::default()
+            ),
             Err(AuthorshipError::SignatureRequired { .. })
         ));
         // Signed by someone else under the bound name: refused.
         let forged = signed(&mallory, &sub("alice", "x"), 4);
         assert!(matches!(
-            check(&forged, Some(&bound), "cli", 4),
+            check(&forged, Some(&bound), "cli", 4, &VerifiedMemo::default()),
             Err(AuthorshipError::KeyMismatch { .. })
         ));
     }
@@ -281,7 +290,7 @@ mod tests {
             definition: "anything at all".into(),
         };
         assert!(matches!(
-            check(&t, None, "cli", 1),
+            check(&t, None, "cli", 1, &VerifiedMemo::default()),
             Err(AuthorshipError::BadSignature { .. })
         ));
         // Side, debate and author are signed too.
@@ -293,24 +302,24 @@ mod tests {
             let mut e = w.clone();
             edit(&mut e);
             assert!(matches!(
-                check(&e, None, "cli", 1),
+                check(&e, None, "cli", 1, &VerifiedMemo::default()),
                 Err(AuthorshipError::BadSignature { .. })
             ));
         }
         // Replayed as a new request: the request id is signed.
         assert!(matches!(
-            check(&w, None, "cli", 2),
+            check(&w, None, "cli", 2, &VerifiedMemo::default()),
             Err(AuthorshipError::BadSignature { .. })
         ));
         assert!(matches!(
-            check(&w, None, "other-client", 1),
+            check(&w, None, "other-client", 1, &VerifiedMemo::default()),
             Err(AuthorshipError::BadSignature { .. })
         ));
         // Malformed signature and weak key.
         let mut m = w.clone();
         m.signature.as_mut().unwrap().signature = "abcd".into();
         assert!(matches!(
-            check(&m, None, "cli", 1),
+            check(&m, None, "cli", 1, &VerifiedMemo::default()),
             Err(AuthorshipError::Malformed(_))
         ));
         let mut weak = w.clone();
@@ -318,7 +327,7 @@ mod tests {
         small_order[0] = 1;
         weak.signature.as_mut().unwrap().public_key = hex::encode(small_order);
         assert!(matches!(
-            check(&weak, None, "cli", 1),
+            check(&weak, None, "cli", 1, &VerifiedMemo::default()),
             Err(AuthorshipError::BadKey(_))
         ));
     }

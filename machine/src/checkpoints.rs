@@ -406,7 +406,7 @@ mod tests {
                 }),
                 rules: None,
             };
-            crate::apply::apply_batch(state, i, &batch);
+            crate::apply::apply_batch(state, i, &batch, &panel_proto::VerifiedMemo::default());
         }
     }
 

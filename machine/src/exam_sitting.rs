@@ -353,6 +353,7 @@ pub fn submit(
     sitting: Option<u32>,
     reveals: &[String],
     motions: &[crate::signed_motion::WireMotion],
+    memo: &panel_proto::VerifiedMemo,
 ) -> Result<crate::reply::ExamHeldReply, crate::apply::ApplyError> {
     use crate::apply::ApplyError;
     let (log_index, time_ms) = at;
@@ -379,8 +380,12 @@ pub fn submit(
     let key = crate::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
     let asked = open.asked(arbiter_id, &key)?;
     let pinned = crate::charter::current_motion_key(state);
-    let digests =
-        crate::admission::check_motions(motions, pinned.as_ref(), &open.pool_id, |index, m| {
+    let digests = crate::admission::check_motions(
+        motions,
+        pinned.as_ref(),
+        &open.pool_id,
+        memo,
+        |index, m| {
             let item = open
                 .asked_item(arbiter_id, &asked, &m.motion_id)
                 .ok_or_else(|| ExamMotionError::NotAnItem {
@@ -395,8 +400,9 @@ pub fn submit(
                 open.motion(arbiter_id, item, deadlines, hint),
                 item.id.clone(),
             ))
-        })
-        .map_err(crate::admission::ExamRefusal::from)?;
+        },
+    )
+    .map_err(crate::admission::ExamRefusal::from)?;
     let item_for = |motion_id: &str| {
         open.asked_item(arbiter_id, &asked, motion_id)
             .map(|i| (i.id.clone(), i.kind))
@@ -407,7 +413,7 @@ pub fn submit(
         state_hash: &open.state_hash(),
         item_for: &item_for,
     }
-    .answers(reveals, Some(&digests))
+    .answers(reveals, Some(&digests), memo)
     .map_err(crate::admission::ExamRefusal::from)?;
     let reply = crate::reply::ExamHeldReply {
         arbiter_id: arbiter_id.to_owned(),
@@ -784,7 +790,7 @@ mod tests {
             checkpoints: None,
             rules: Some(crate::rules::SEALED_EXAMS),
         };
-        let r = crate::apply::apply_batch(s, n, &batch);
+        let r = crate::apply::apply_batch(s, n, &batch, &panel_proto::VerifiedMemo::default());
         r.items.into_iter().next().expect("one item").reply
     }
 

@@ -605,7 +605,12 @@ mod tests {
                 checkpoints: None,
                 rules: None,
             };
-            let r = apply_batch(&mut self.state, self.log_index, &batch);
+            let r = apply_batch(
+                &mut self.state,
+                self.log_index,
+                &batch,
+                &panel_proto::VerifiedMemo::default(),
+            );
             r.items.into_iter().next().expect("one item").reply
         }
     }

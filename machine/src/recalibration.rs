@@ -502,7 +502,12 @@ mod tests {
                 checkpoints: None,
                 rules: self.rules,
             };
-            let r = apply_batch(&mut self.state, n, &batch);
+            let r = apply_batch(
+                &mut self.state,
+                n,
+                &batch,
+                &panel_proto::VerifiedMemo::default(),
+            );
             self.batches.push(batch);
             r.items.into_iter().next().expect("one item").reply
         }
@@ -1423,8 +1428,18 @@ mod tests {
         let mut a = State::default();
         let mut b = State::default();
         for (i, batch) in sim.batches.iter().enumerate() {
-            apply_batch(&mut a, i as u64 + 1, batch);
-            apply_batch(&mut b, i as u64 + 1, batch);
+            apply_batch(
+                &mut a,
+                i as u64 + 1,
+                batch,
+                &panel_proto::VerifiedMemo::default(),
+            );
+            apply_batch(
+                &mut b,
+                i as u64 + 1,
+                batch,
+                &panel_proto::VerifiedMemo::default(),
+            );
         }
         let json_of = |s: &State| serde_json::to_value(s).expect("json");
         assert_eq!(json_of(&a), json_of(&b));

@@ -9,6 +9,7 @@
 //! (stack-notes section 4).
 
 use ed25519_dalek::VerifyingKey;
+use panel_proto::VerifiedMemo;
 use panel_proto::pb;
 use panel_proto::ruling_check;
 use prost::Message;
@@ -90,18 +91,21 @@ pub struct Checked {
     pub receipt: Option<RetrievalReceipt>,
 }
 
-/// Verify one decoded ruling from the seated arbiter `arbiter_id` holding `key`.
+/// Verify one decoded ruling from the seated arbiter `arbiter_id` holding `key` (the
+/// signature through the caller's `memo`).
 pub fn check(
     sr: &pb::SignedRuling,
     arbiter_id: &str,
     key: &VerifyingKey,
     binding: &Binding<'_>,
+    memo: &VerifiedMemo,
 ) -> Result<Checked, RulingError> {
-    let ruling =
-        panel_proto::signing::verify_ruling_with_key(sr, key).map_err(|e| RulingError::Verify {
+    let ruling = panel_proto::signing::verify_ruling_with_key(sr, key, memo).map_err(|e| {
+        RulingError::Verify {
             arbiter: arbiter_id.into(),
             reason: e.to_string(),
-        })?;
+        }
+    })?;
     let motion = pb::Motion {
         motion_id: binding.motion_id.into(),
         debate_id: binding.debate_id.into(),
@@ -236,21 +240,21 @@ pub fn decode_reveal(hex_reveal: &str) -> Result<RevealParts, RevealError> {
 /// Intake of one reveal: the commitment's signature and the opening are verified, and the
 /// reveal is returned in its log form, without the commitment signature (see
 /// [`intake_check`]).
-pub fn intake_reveal(mut parts: RevealParts) -> Result<String, RevealError> {
+pub fn intake_reveal(mut parts: RevealParts, memo: &VerifiedMemo) -> Result<String, RevealError> {
     if parts.commitment.signature.is_empty() {
         return Err(RevealError::UnsignedCommitment);
     }
-    panel_proto::commit_reveal::verify_commitment(&parts.commitment)?;
-    panel_proto::commit_reveal::check_opens(&parts.commitment, &parts.signed, &parts.salt)?;
+    panel_proto::commit_reveal::verify_commitment(&parts.commitment, memo)?;
+    panel_proto::commit_reveal::check_opens(&parts.commitment, &parts.signed, &parts.salt, memo)?;
     parts.commitment.signature.clear();
     Ok(parts.encode())
 }
 
 /// Intake check on the leader, before proposal, so garbage never reaches the log.
 ///
-/// Every bare ruling and every reveal is decoded and verified strictly (the process-wide
-/// memo in `panel_proto::signing` then spares the leader's own `apply` a second check of
-/// the same signature). A reveal's commitment signature authenticates the commitment when
+/// Every bare ruling and every reveal is decoded and verified strictly through `memo`;
+/// a leader passes the memo its state machine applies with, so its own `apply` finds
+/// these signatures there instead of checking them a second time. A reveal's commitment signature authenticates the commitment when
 /// it is made: it is verified here, at the last point where the commitment is received,
 /// and removed from the entry, so the log carries what the record needs (the commitment
 /// digest, opened by the arbiter's signed ruling and salt) and each replica verifies one
@@ -258,12 +262,13 @@ pub fn intake_reveal(mut parts: RevealParts) -> Result<String, RevealError> {
 pub fn intake_check(
     rulings: &[WireRuling],
     reveals: &[String],
+    memo: &VerifiedMemo,
 ) -> Result<Vec<String>, IntakeError> {
     for (index, w) in rulings.iter().enumerate() {
         let sr = w
             .decode()
             .map_err(|error| IntakeError::RulingMalformed { index, error })?;
-        panel_proto::verify_ruling(&sr)
+        panel_proto::verify_ruling(&sr, memo)
             .map_err(|error| IntakeError::RulingSignature { index, error })?;
     }
     reveals
@@ -271,7 +276,7 @@ pub fn intake_check(
         .enumerate()
         .map(|(index, h)| {
             decode_reveal(h)
-                .and_then(intake_reveal)
+                .and_then(|parts| intake_reveal(parts, memo))
                 .map_err(|error| IntakeError::Reveal { index, error })
         })
         .collect()
@@ -345,31 +350,66 @@ mod tests {
         let key = SigningKey::from_bytes(&[7; 32]);
         let w = sign(&key, &binding(), Decision::Yes, 0.9, None);
         let sr = w.decode().unwrap();
-        let c = check(&sr, "a1", &key.verifying_key(), &binding()).unwrap();
+        let c = check(
+            &sr,
+            "a1",
+            &key.verifying_key(),
+            &binding(),
+            &VerifiedMemo::default(),
+        )
+        .unwrap();
         assert_eq!(c.revealed.unwrap().probability_milli, 900);
         // Flipping the decision after signing breaks the signature.
         let mut flipped = sr.clone();
         flipped.ruling.as_mut().unwrap().decision = pb::Decision::Reject as i32;
         assert!(matches!(
-            check(&flipped, "a1", &key.verifying_key(), &binding()),
+            check(
+                &flipped,
+                "a1",
+                &key.verifying_key(),
+                &binding(),
+                &VerifiedMemo::default()
+            ),
             Err(RulingError::Verify { .. })
         ));
         // Another arbiter's key: refused.
         let other = SigningKey::from_bytes(&[8; 32]);
-        assert!(check(&sr, "a1", &other.verifying_key(), &binding()).is_err());
+        assert!(
+            check(
+                &sr,
+                "a1",
+                &other.verifying_key(),
+                &binding(),
+                &VerifiedMemo::default()
+            )
+            .is_err()
+        );
         // Replayed onto another motion: refused by the binding.
         let mut b = binding();
         b.motion_id = "m2";
         assert!(matches!(
-            check(&sr, "a1", &key.verifying_key(), &b),
+            check(
+                &sr,
+                "a1",
+                &key.verifying_key(),
+                &b,
+                &VerifiedMemo::default()
+            ),
             Err(RulingError::Binding { .. })
         ));
         assert!(matches!(
             WireRuling("zz".into()).decode(),
             Err(RulingError::Malformed { .. })
         ));
-        assert!(intake_check(std::slice::from_ref(&w), &[]).is_ok());
-        assert!(intake_check(&[WireRuling::encode(&flipped)], &[]).is_err());
+        assert!(intake_check(std::slice::from_ref(&w), &[], &VerifiedMemo::default()).is_ok());
+        assert!(
+            intake_check(
+                &[WireRuling::encode(&flipped)],
+                &[],
+                &VerifiedMemo::default()
+            )
+            .is_err()
+        );
     }
 
     fn reveal_hex(
@@ -394,7 +434,8 @@ mod tests {
     fn intake_verifies_commitments_and_logs_them_without_their_signature() {
         let key = SigningKey::from_bytes(&[9; 32]);
         let (good, sr) = reveal_hex(&key, |_| {});
-        let logged = intake_check(&[], std::slice::from_ref(&good)).unwrap();
+        let logged =
+            intake_check(&[], std::slice::from_ref(&good), &VerifiedMemo::default()).unwrap();
         let back = pb::Reveal::decode(hex::decode(&logged[0]).unwrap().as_slice()).unwrap();
         let c = back.commitment.unwrap();
         assert!(
@@ -406,7 +447,8 @@ mod tests {
             sr,
             "the signed ruling is untouched"
         );
-        panel_proto::commit_reveal::check_opens(&c, &sr, &back.salt).unwrap();
+        panel_proto::commit_reveal::check_opens(&c, &sr, &back.salt, &VerifiedMemo::default())
+            .unwrap();
 
         // A commitment signed by another key, an unsigned one, a salt that does not open
         // it and a tampered ruling are each refused, naming the reveal.
@@ -443,7 +485,8 @@ mod tests {
         ];
         for (what, tweak) in cases {
             let (bad, _) = reveal_hex(&key, tweak);
-            let err = intake_check(&[], &[good.clone(), bad]).unwrap_err();
+            let err =
+                intake_check(&[], &[good.clone(), bad], &VerifiedMemo::default()).unwrap_err();
             assert!(
                 matches!(err, IntakeError::Reveal { index: 1, .. }),
                 "{what}: {err}"

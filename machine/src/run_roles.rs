@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 use ed25519_dalek::{Signer, SigningKey};
 use panel_procedures::{Run, RunInput};
+use panel_proto::VerifiedMemo;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
@@ -125,13 +126,15 @@ pub fn sign(
     })
 }
 
-/// Checks that the input is signed by its role's bound key. Inputs that speak for no
-/// role (a crux input) pass here and are refused by the procedure itself.
+/// Checks that the input is signed by its role's bound key (the signature is verified
+/// through `memo`). Inputs that speak for no role (a crux input) pass here and are
+/// refused by the procedure itself.
 pub fn check_input(
     keys: &BTreeMap<String, String>,
     sub: &RunInputSubmission,
     client_id: &str,
     request_id: u64,
+    memo: &VerifiedMemo,
 ) -> Result<(), RoleError> {
     let Some(role) = sub.input.role() else {
         return Ok(());
@@ -151,6 +154,7 @@ pub fn check_input(
     let key = verify(
         sig,
         &signed_bytes(&sub.run_id, &sub.input, client_id, request_id)?,
+        memo,
     )?;
     if &hex::encode(key.to_bytes()) != bound {
         return Err(RoleError::WrongKey {

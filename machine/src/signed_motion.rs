@@ -70,14 +70,16 @@ pub enum MotionError {
 ///
 /// `pinned` is the charter's motion key: with one, a motion signed by any other key is
 /// refused (the record says which key speaks for the cluster, so a leader cannot sign
-/// motions of its own making under a key of its choosing).
+/// motions of its own making under a key of its choosing). The signature is verified
+/// through the caller's `memo`.
 pub fn check(
     wire: &str,
     opened: &Binding<'_>,
     seat_keys: &BTreeSet<Vec<u8>>,
     pinned: Option<&panel_proto::VerifyingKey>,
+    memo: &panel_proto::VerifiedMemo,
 ) -> Result<[u8; 32], MotionError> {
-    check_round(wire, opened, seat_keys, pinned).map(|(digest, _)| digest)
+    check_round(wire, opened, seat_keys, pinned, memo).map(|(digest, _)| digest)
 }
 
 /// [`check`], also returning the decoded motion (its deadlines bound a logged round).
@@ -86,11 +88,12 @@ pub fn check_round(
     opened: &Binding<'_>,
     seat_keys: &BTreeSet<Vec<u8>>,
     pinned: Option<&panel_proto::VerifyingKey>,
+    memo: &panel_proto::VerifiedMemo,
 ) -> Result<([u8; 32], pb::Motion), MotionError> {
     let bytes = hex::decode(wire).map_err(|_| MotionError::Malformed("not hex".into()))?;
     let m =
         pb::Motion::decode(bytes.as_slice()).map_err(|e| MotionError::Malformed(e.to_string()))?;
-    let digest = motion_signing::verify_motion_self(&m)?;
+    let digest = motion_signing::verify_motion_self(&m, memo)?;
     if let Some(key) = pinned
         && m.signer_key.as_slice() != key.as_bytes()
     {

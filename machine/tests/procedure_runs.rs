@@ -26,7 +26,10 @@ fn write(state: &mut State, n: u64, command: Command) -> ItemReply {
         checkpoints: None,
         rules: None,
     };
-    apply_batch(state, n, &batch).items.remove(0).reply
+    apply_batch(state, n, &batch, &panel_proto::VerifiedMemo::default())
+        .items
+        .remove(0)
+        .reply
 }
 
 fn applied(r: ItemReply) -> Value {

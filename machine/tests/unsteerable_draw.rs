@@ -76,7 +76,12 @@ fn prefix() -> State {
         commands.push(registration(n, id, *stance, org));
         commands.push(admit(id));
     }
-    let r = apply_batch(&mut s, 1, &batch(1_000, 1, commands));
+    let r = apply_batch(
+        &mut s,
+        1,
+        &batch(1_000, 1, commands),
+        &panel_proto::VerifiedMemo::default(),
+    );
     assert!(
         r.items
             .iter()
@@ -107,7 +112,12 @@ fn open(id: &str, policy: Option<Policy>) -> Command {
 /// Opens motion `m1` at log index 2 in a batch the leader stamped with `seed`; returns the
 /// seed the draw used and the panel.
 fn open_with_seed(state: &mut State, seed: u64, policy: Option<Policy>) -> (u64, Vec<Seat>) {
-    let r = apply_batch(state, 2, &batch(2_000, seed, vec![open("m1", policy)]));
+    let r = apply_batch(
+        state,
+        2,
+        &batch(2_000, seed, vec![open("m1", policy)]),
+        &panel_proto::VerifiedMemo::default(),
+    );
     let ItemReply::Applied(_) = &r.items[0].reply else {
         panic!("open refused: {:?}", r.items[0].reply)
     };
@@ -146,6 +156,7 @@ fn motions_under_older_policies_draw_from_the_batch_seed_as_before() {
             item_index: 0,
             time_ms: 2_000,
             seed,
+            memo: &panel_proto::VerifiedMemo::default(),
         };
         assert_eq!(used, ctx.derive_seed("m1"));
         panels.insert(format!("{seats:?}"));
@@ -165,6 +176,7 @@ fn the_record_before_the_motion_fixes_the_seed() {
         &mut longer,
         2,
         &batch(1_500, 9, vec![registration(20, "n1", Stance::None, "o4")]),
+        &panel_proto::VerifiedMemo::default(),
     );
     assert!(matches!(r.items[0].reply, ItemReply::Applied(_)));
     let short = prefix();
@@ -181,6 +193,7 @@ fn the_record_before_the_motion_fixes_the_seed() {
         &mut s,
         2,
         &batch(2_000, 5, vec![open("m1", p.clone()), open("m2", p)]),
+        &panel_proto::VerifiedMemo::default(),
     );
     let m1 = s.motions.get("m1").expect("m1");
     let m2 = s.motions.get("m2").expect("m2");
@@ -199,11 +212,17 @@ fn the_record_before_the_motion_fixes_the_seed() {
 fn a_record_with_unsteerable_draws_verifies() {
     let mut s = prefix();
     let p = Some(Policy::independent());
-    apply_batch(&mut s, 2, &batch(2_000, 5, vec![open("m1", p.clone())]));
+    apply_batch(
+        &mut s,
+        2,
+        &batch(2_000, 5, vec![open("m1", p.clone())]),
+        &panel_proto::VerifiedMemo::default(),
+    );
     apply_batch(
         &mut s,
         3,
         &batch(3_000, 6, vec![open("m2", p), open("m3", None)]),
+        &panel_proto::VerifiedMemo::default(),
     );
     let origin = panel_machine::checkpoints::origin(&s).to_owned();
     let log_key =

@@ -115,7 +115,7 @@ fn write(state: &mut State, index: &mut u64, command: Command) {
         }),
         rules: None,
     };
-    let reply = apply_batch(state, *index, &batch);
+    let reply = apply_batch(state, *index, &batch, &panel_proto::VerifiedMemo::default());
     assert!(
         matches!(
             reply.items[0].reply,
@@ -304,7 +304,7 @@ fn cosignatures_by_strangers_never_reach_the_state() {
         checkpoints: None,
         rules: None,
     };
-    let r = apply_batch(&mut st, n, &batch);
+    let r = apply_batch(&mut st, n, &batch, &panel_proto::VerifiedMemo::default());
     assert!(
         matches!(&r.items[0].reply, panel_machine::command::ItemReply::Refused { code, .. } if code == "bad_cosignature"),
         "{:?}",

@@ -18,7 +18,7 @@ use panel_proto::round::{Window, WindowError};
 use panel_proto::ruling_check::{self, BindingError, RulingError, known_decision};
 use panel_proto::signing::VerifyError;
 use panel_proto::{
-    MotionSignatureError, VerifyingKey, motion_digest, verify_motion, verify_ruling,
+    MotionSignatureError, VerifiedMemo, VerifyingKey, motion_digest, verify_motion, verify_ruling,
 };
 use thiserror::Error;
 use tokio::sync::Notify;
@@ -166,6 +166,9 @@ pub struct NodeCore {
     shutdown: Notify,
     /// Counters and the judge latency of the metrics endpoint (`metrics.rs`).
     pub metrics: Arc<crate::metrics::NodeMetrics>,
+    /// This node's memo of verified signatures: a motion checked at Commit is not checked
+    /// again at Reveal, nor a peer's ruling that its opening re-verifies.
+    memo: VerifiedMemo,
 }
 
 impl NodeCore {
@@ -184,6 +187,7 @@ impl NodeCore {
             waiters: Mutex::new(HashMap::new()),
             shutdown: Notify::new(),
             metrics: Arc::default(),
+            memo: VerifiedMemo::default(),
         }
     }
 
@@ -211,7 +215,7 @@ impl NodeCore {
             self.metrics.motion_refused(MotionRefusal::NoTrustedKey);
             return Err(CoreError::NoTrustedKey(m.motion_id.clone()));
         }
-        verify_motion(m, &self.coordinator_keys).map_err(|e| {
+        verify_motion(m, &self.coordinator_keys, &self.memo).map_err(|e| {
             self.metrics.motion_refused(MotionRefusal::Signature);
             e.into()
         })
@@ -419,8 +423,8 @@ impl NodeCore {
             .signed_ruling
             .as_ref()
             .ok_or(CoreError::DeliveryWithoutRuling)?;
-        let ruling =
-            verify_ruling(sr).inspect_err(|_| self.metrics.signature_failed("delivered_ruling"))?;
+        let ruling = verify_ruling(sr, &self.memo)
+            .inspect_err(|_| self.metrics.signature_failed("delivered_ruling"))?;
         if ruling.arbiter_key.as_slice() == self.arbiter.verifying_key().to_bytes().as_slice() {
             return Err(CoreError::OwnRuling);
         }
@@ -464,7 +468,7 @@ impl NodeCore {
                 .commitment
                 .as_ref()
                 .ok_or(CoreError::DeliveryWithoutCommitment)?;
-            commit_reveal::verify_commitment(c)?;
+            commit_reveal::verify_commitment(c, &self.memo)?;
             if window
                 .check_commit(&motion.motion_id, c.committed_at_unix_ms)
                 .is_err()
@@ -474,7 +478,7 @@ impl NodeCore {
                     deadline_ms: window.commit_deadline_ms,
                 });
             }
-            commit_reveal::check_opens(c, sr, &d.salt)?;
+            commit_reveal::check_opens(c, sr, &d.salt, &self.memo)?;
             let record = RulingRecord {
                 source: RecordSource::Peer as i32,
                 motion: Some(motion),

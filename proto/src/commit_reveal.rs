@@ -21,7 +21,7 @@ use crate::keys::{self, KeyError};
 use crate::pb::{Commitment, Motion, MotionKind, Reveal, SignedRuling};
 use crate::round::{Window, WindowError};
 use crate::ruling_check::{self, BindingError, RulingError};
-use crate::signing::{self, CanonicalWriter, VerifyError};
+use crate::signing::{self, CanonicalWriter, VerifiedMemo, VerifyError};
 
 /// Salt length in bytes. Salts must be fresh random bytes per commitment: a guessable
 /// salt lets anyone test candidate rulings against the commitment before the reveal.
@@ -231,12 +231,16 @@ pub fn commit(
     Ok(c)
 }
 
-/// Verifies a commitment's signature strictly; returns the arbiter key.
-pub fn verify_commitment(c: &Commitment) -> Result<VerifyingKey, CommitRevealError> {
+/// Verifies a commitment's signature strictly (remembered in `memo`); returns the arbiter
+/// key.
+pub fn verify_commitment(
+    c: &Commitment,
+    memo: &VerifiedMemo,
+) -> Result<VerifyingKey, CommitRevealError> {
     let bytes = commitment_canonical_bytes(c)?;
     let key = keys::parse_public_key(&c.arbiter_key)?;
     let sig = keys::parse_signature(&c.signature)?;
-    if !signing::verify_strict_memo(&key, &bytes, &sig) {
+    if !memo.verify_strict(&key, &bytes, &sig) {
         return Err(CommitRevealError::BadCommitmentSignature(
             keys::fingerprint(&key),
         ));
@@ -251,8 +255,9 @@ pub fn check_opens(
     c: &Commitment,
     signed: &SignedRuling,
     salt: &[u8],
+    memo: &VerifiedMemo,
 ) -> Result<(), CommitRevealError> {
-    let ruling = signing::verify_ruling(signed)?;
+    let ruling = signing::verify_ruling(signed, memo)?;
     let arbiter = keys::fingerprint_bytes(&c.arbiter_key);
     if ruling.arbiter_key != c.arbiter_key
         || ruling.motion_id != c.motion_id
@@ -384,7 +389,12 @@ impl CommitRevealBook {
     /// Records a commitment made at `now_ms`. Refuses: unknown motion, wrong debate, bad
     /// signature or weak key, a key not on the panel, a commitment after the window, and a
     /// second commitment by the same arbiter (even an identical one).
-    pub fn commit(&mut self, c: &Commitment, now_ms: i64) -> Result<(), CommitRevealError> {
+    pub fn commit(
+        &mut self,
+        c: &Commitment,
+        now_ms: i64,
+        memo: &VerifiedMemo,
+    ) -> Result<(), CommitRevealError> {
         let book = self
             .motions
             .get_mut(&c.motion_id)
@@ -396,7 +406,7 @@ impl CommitRevealBook {
                 motion: book.window.debate_id.clone(),
             });
         }
-        let key = verify_commitment(c)?;
+        let key = verify_commitment(c, memo)?;
         let key_bytes = key.to_bytes();
         if let Some(panel) = &book.window.panel
             && !panel.contains(&key_bytes)
@@ -424,7 +434,12 @@ impl CommitRevealBook {
     /// closes, after the reveal window, without a commitment, one that does not match,
     /// a ruling that does not verify strictly, one bound to another motion, debate, kind
     /// or state hash, and a second reveal.
-    pub fn reveal(&mut self, reveal: &Reveal, now_ms: i64) -> Result<(), CommitRevealError> {
+    pub fn reveal(
+        &mut self,
+        reveal: &Reveal,
+        now_ms: i64,
+        memo: &VerifiedMemo,
+    ) -> Result<(), CommitRevealError> {
         let signed = reveal
             .signed_ruling
             .as_ref()
@@ -439,7 +454,7 @@ impl CommitRevealBook {
             .ok_or_else(|| CommitRevealError::UnknownMotion(ruling.motion_id.clone()))?;
         let w = &book.window;
         w.round().check_reveal(&w.motion_id, now_ms)?;
-        let ruling = signing::verify_ruling(signed)?;
+        let ruling = signing::verify_ruling(signed, memo)?;
         check_window_binding(ruling, w)?;
         let key_bytes: [u8; 32] = ruling
             .arbiter_key
@@ -459,7 +474,7 @@ impl CommitRevealBook {
                 arbiter,
             });
         }
-        check_opens(&entry.commitment, signed, &reveal.salt)?;
+        check_opens(&entry.commitment, signed, &reveal.salt, memo)?;
         entry.revealed = Some((signed.clone(), reveal.salt.clone()));
         Ok(())
     }

@@ -48,4 +48,4 @@ pub use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
 pub use keys::{KeyError, fingerprint, parse_public_key};
 pub use motion_signing::{MotionSignatureError, motion_digest, sign_motion, verify_motion};
 pub use ruling_check::{BindingError, RulingError};
-pub use signing::{VerifyError, sign_ruling, verify_ruling, verify_rulings_batch};
+pub use signing::{VerifiedMemo, VerifyError, sign_ruling, verify_ruling, verify_rulings_batch};

@@ -24,6 +24,7 @@ use thiserror::Error;
 
 use crate::keys::{self, KeyError};
 use crate::pb::{ContentProjection, ExamItem, ExpectedAnswer, Motion};
+use crate::signing::VerifiedMemo;
 
 /// Domain tag of motion canonical bytes, layout version 1.
 pub const MOTION_TAG_V1: &[u8] = b"crucible-panel/motion/v1\0";
@@ -215,10 +216,12 @@ pub fn sign_motion(key: &SigningKey, mut m: Motion) -> Motion {
 }
 
 /// Verifies a motion strictly under the key it names, which must be one of `trusted` (a
-/// node's configured coordinator keys). Returns the motion digest.
+/// node's configured coordinator keys). Returns the motion digest. The success is
+/// remembered in `memo`.
 pub fn verify_motion(
     m: &Motion,
     trusted: &[VerifyingKey],
+    memo: &VerifiedMemo,
 ) -> Result<[u8; 32], MotionSignatureError> {
     let signer = signer_of(m)?;
     if !trusted.iter().any(|k| k.as_bytes() == signer.as_bytes()) {
@@ -227,14 +230,17 @@ pub fn verify_motion(
             signer: keys::fingerprint(&signer),
         });
     }
-    verify_under(m, &signer)
+    verify_under(m, &signer, memo)
 }
 
 /// Verifies a motion strictly under the key it names, whichever it is (the state machine,
 /// which records the signer; a verifier compares it with its policy). Returns the digest.
-pub fn verify_motion_self(m: &Motion) -> Result<[u8; 32], MotionSignatureError> {
+pub fn verify_motion_self(
+    m: &Motion,
+    memo: &VerifiedMemo,
+) -> Result<[u8; 32], MotionSignatureError> {
     let signer = signer_of(m)?;
-    verify_under(m, &signer)
+    verify_under(m, &signer, memo)
 }
 
 fn signer_of(m: &Motion) -> Result<VerifyingKey, MotionSignatureError> {
@@ -249,7 +255,11 @@ fn signer_of(m: &Motion) -> Result<VerifyingKey, MotionSignatureError> {
     })
 }
 
-fn verify_under(m: &Motion, key: &VerifyingKey) -> Result<[u8; 32], MotionSignatureError> {
+fn verify_under(
+    m: &Motion,
+    key: &VerifyingKey,
+    memo: &VerifiedMemo,
+) -> Result<[u8; 32], MotionSignatureError> {
     let sig = keys::parse_signature(&m.signature).map_err(|source| {
         MotionSignatureError::MalformedSignature {
             motion_id: m.motion_id.clone(),
@@ -257,7 +267,7 @@ fn verify_under(m: &Motion, key: &VerifyingKey) -> Result<[u8; 32], MotionSignat
         }
     })?;
     let bytes = motion_canonical_bytes(m);
-    if !crate::signing::verify_strict_memo(key, &bytes, &sig) {
+    if !memo.verify_strict(key, &bytes, &sig) {
         return Err(MotionSignatureError::BadSignature {
             motion_id: m.motion_id.clone(),
             signer: keys::fingerprint(key),
@@ -399,9 +409,9 @@ mod tests {
     fn a_signed_motion_verifies_and_names_its_digest() {
         let k = key(1);
         let m = sign_motion(&k, motion());
-        let d = verify_motion(&m, &[k.verifying_key()]).unwrap();
+        let d = verify_motion(&m, &[k.verifying_key()], &VerifiedMemo::default()).unwrap();
         assert_eq!(d, motion_digest(&m));
-        assert_eq!(verify_motion_self(&m).unwrap(), d);
+        assert_eq!(verify_motion_self(&m, &VerifiedMemo::default()).unwrap(), d);
         assert!(motion_canonical_bytes(&m).starts_with(MOTION_TAG_V1));
     }
 
@@ -420,7 +430,8 @@ mod tests {
                 "{what}: same canonical bytes"
             );
             assert_ne!(motion_digest(&m), digest, "{what}: same digest");
-            let err = verify_motion(&m, &[k.verifying_key()]).unwrap_err();
+            let err =
+                verify_motion(&m, &[k.verifying_key()], &VerifiedMemo::default()).unwrap_err();
             assert!(
                 matches!(err, MotionSignatureError::BadSignature { .. }),
                 "{what}: {err}"
@@ -466,7 +477,7 @@ mod tests {
             let mut m = signed.clone();
             tamper(&mut m);
             assert!(
-                verify_motion(&m, &[k.verifying_key()]).is_err(),
+                verify_motion(&m, &[k.verifying_key()], &VerifiedMemo::default()).is_err(),
                 "{what}: still verifies"
             );
         }
@@ -475,10 +486,12 @@ mod tests {
     #[test]
     fn unsigned_unknown_signer_and_bad_signatures_are_refused_with_the_fix() {
         let k = key(1);
-        let err = verify_motion(&motion(), &[k.verifying_key()]).unwrap_err();
+        let err =
+            verify_motion(&motion(), &[k.verifying_key()], &VerifiedMemo::default()).unwrap_err();
         assert!(err.to_string().contains("--motion-key"), "{err}");
         let other = sign_motion(&key(2), motion());
-        let err = verify_motion(&other, &[k.verifying_key()]).unwrap_err();
+        let err =
+            verify_motion(&other, &[k.verifying_key()], &VerifiedMemo::default()).unwrap_err();
         assert!(
             matches!(err, MotionSignatureError::UnknownSigner { .. })
                 && err.to_string().contains("coordinator_keys"),
@@ -488,19 +501,19 @@ mod tests {
         let mut forged = other.clone();
         forged.signer_key = k.verifying_key().to_bytes().to_vec();
         assert!(matches!(
-            verify_motion(&forged, &[k.verifying_key()]).unwrap_err(),
+            verify_motion(&forged, &[k.verifying_key()], &VerifiedMemo::default()).unwrap_err(),
             MotionSignatureError::BadSignature { .. }
         ));
         let mut short = sign_motion(&k, motion());
         short.signature.truncate(10);
         assert!(matches!(
-            verify_motion(&short, &[k.verifying_key()]).unwrap_err(),
+            verify_motion(&short, &[k.verifying_key()], &VerifiedMemo::default()).unwrap_err(),
             MotionSignatureError::MalformedSignature { .. }
         ));
         let mut weak = sign_motion(&k, motion());
         weak.signer_key = vec![0; 32];
         assert!(matches!(
-            verify_motion(&weak, &[k.verifying_key()]).unwrap_err(),
+            verify_motion(&weak, &[k.verifying_key()], &VerifiedMemo::default()).unwrap_err(),
             MotionSignatureError::SignerKey { .. }
         ));
     }

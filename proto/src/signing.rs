@@ -9,7 +9,8 @@
 //!
 //! Every acceptance decision uses `verify_strict` (rejects small-order keys and `R`, and
 //! non-canonical `s`). Batch verification is offered for intake only; see
-//! [`verify_rulings_batch`].
+//! [`verify_rulings_batch`]. Verifications take the caller's [`VerifiedMemo`], which spares
+//! a second check of a signature that already verified for the same owner.
 
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
@@ -249,18 +250,25 @@ fn prepare(sr: &SignedRuling) -> Result<(&Ruling, Vec<u8>, Signature), VerifyErr
 
 /// Verifies a signed ruling strictly under the key it names. Parses (and refuses weak)
 /// keys on every call; use [`verify_ruling_with_key`] with a cached key on hot paths.
-pub fn verify_ruling(sr: &SignedRuling) -> Result<&Ruling, VerifyError> {
+/// The check goes through the caller's `memo` ([`VerifiedMemo`]): a signature it holds as
+/// verified is not checked again, and a success is remembered.
+pub fn verify_ruling<'a>(
+    sr: &'a SignedRuling,
+    memo: &VerifiedMemo,
+) -> Result<&'a Ruling, VerifyError> {
     let (ruling, bytes, sig) = prepare(sr)?;
     let key = keys::parse_public_key(&ruling.arbiter_key)?;
-    strict(&key, &bytes, &sig)?;
+    strict(memo, &key, &bytes, &sig)?;
     Ok(ruling)
 }
 
 /// Verifies a signed ruling strictly under an already parsed (and weak-checked) key, e.g.
-/// one cached in an arbiter registry. Refuses a ruling that names another key.
+/// one cached in an arbiter registry. Refuses a ruling that names another key. Through
+/// `memo`, as [`verify_ruling`].
 pub fn verify_ruling_with_key<'a>(
     sr: &'a SignedRuling,
     key: &VerifyingKey,
+    memo: &VerifiedMemo,
 ) -> Result<&'a Ruling, VerifyError> {
     let (ruling, bytes, sig) = prepare(sr)?;
     if ruling.arbiter_key.as_slice() != key.as_bytes() {
@@ -269,12 +277,17 @@ pub fn verify_ruling_with_key<'a>(
             actual: keys::fingerprint_bytes(&ruling.arbiter_key),
         });
     }
-    strict(key, &bytes, &sig)?;
+    strict(memo, key, &bytes, &sig)?;
     Ok(ruling)
 }
 
-fn strict(key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> Result<(), VerifyError> {
-    if verify_strict_memo(key, bytes, sig) {
+fn strict(
+    memo: &VerifiedMemo,
+    key: &VerifyingKey,
+    bytes: &[u8],
+    sig: &Signature,
+) -> Result<(), VerifyError> {
+    if memo.verify_strict(key, bytes, sig) {
         Ok(())
     } else {
         Err(VerifyError::BadSignature {
@@ -283,17 +296,71 @@ fn strict(key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> Result<(), Verif
     }
 }
 
-/// Digests of (key, signature, message) triples that passed `verify_strict` in this
-/// process. `verify_strict` is a pure function, so remembering its successes changes no
-/// result: it only spares a second ~55 µs check of the same signature, which happens when
-/// the leader's intake has verified a ruling that its own `apply` then re-checks, or when
-/// one reveal is checked as a commitment opening and as a ruling. Failures are never
-/// remembered, and a success cannot be forged into the set without a valid signature.
-static VERIFIED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<[u8; 32]>>> =
-    std::sync::LazyLock::new(Default::default);
-
 /// Bound on remembered successes (32 bytes each); the set is cleared when full.
 const VERIFIED_MAX: usize = 1 << 17;
+
+/// The (key, signature, message) triples that passed `verify_strict`, remembered by
+/// digest, for whoever owns this value.
+///
+/// `verify_strict` is a pure function, so remembering its successes changes no result: it
+/// only spares a second ~55 µs check of the same signature, which happens when a
+/// coordinator leader's intake has verified a ruling that its own `apply` then re-checks,
+/// or when one reveal is checked as a commitment opening and as a ruling. Failures are
+/// never remembered, and a success cannot be put in the set without a valid signature.
+///
+/// The caller owns the memo and passes it to every verification that may use it (a
+/// replica shares one between its intake and its state machine; an offline check makes
+/// its own), so no verification in this crate depends on hidden process-wide state. At
+/// most 2^17 digests (4 MiB) are held; the set is cleared when full.
+#[derive(Default)]
+pub struct VerifiedMemo {
+    verified: std::sync::Mutex<std::collections::HashSet<[u8; 32]>>,
+}
+
+impl VerifiedMemo {
+    /// `verify_strict` remembered in this memo: true if `sig` is a valid strict signature
+    /// of `bytes` under `key`, either checked now or found among this memo's successes.
+    pub fn verify_strict(&self, key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> bool {
+        let d = memo_digest(key, bytes, sig);
+        if self.lock().contains(&d) {
+            return true;
+        }
+        // Checked outside the lock: other verifications proceed meanwhile.
+        if key.verify_strict(bytes, sig).is_err() {
+            return false;
+        }
+        let mut set = self.lock();
+        if set.len() >= VERIFIED_MAX {
+            set.clear();
+        }
+        set.insert(d);
+        true
+    }
+
+    /// How many successes this memo holds.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether this memo holds no success.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<[u8; 32]>> {
+        self.verified
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for VerifiedMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifiedMemo")
+            .field("remembered", &self.len())
+            .finish()
+    }
+}
 
 fn memo_digest(key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> [u8; 32] {
     let mut h = Sha256::new();
@@ -305,30 +372,6 @@ fn memo_digest(key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// `verify_strict` with the process-wide memo of successes; true if the signature verifies.
-pub fn verify_strict_memo(key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> bool {
-    let d = memo_digest(key, bytes, sig);
-    let seen = |set: &std::collections::HashSet<[u8; 32]>| set.contains(&d);
-    if seen(
-        &VERIFIED
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    ) {
-        return true;
-    }
-    if key.verify_strict(bytes, sig).is_err() {
-        return false;
-    }
-    let mut set = VERIFIED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if set.len() >= VERIFIED_MAX {
-        set.clear();
-    }
-    set.insert(d);
-    true
-}
-
 /// Intake check of many signed rulings at once.
 ///
 /// Well-formed items are first checked together with ed25519 batch verification. The
@@ -338,8 +381,13 @@ pub fn verify_strict_memo(key: &VerifyingKey, bytes: &[u8], sig: &Signature) -> 
 /// not weak, canonical `s`, well-formed ruling). Acceptance into a record must still
 /// call [`verify_ruling`] (strict) — `CommitRevealBook::reveal` does — so no replica's
 /// decision depends on the batch outcome.
-pub fn verify_rulings_batch(items: &[SignedRuling]) -> Vec<Result<(), VerifyError>> {
-    batch_with(items, |_, ruling| {
+/// Successes of the strict re-checks are remembered in `memo`; the batch's own success is
+/// not (it is not strict).
+pub fn verify_rulings_batch(
+    items: &[SignedRuling],
+    memo: &VerifiedMemo,
+) -> Vec<Result<(), VerifyError>> {
+    batch_with(items, memo, |_, ruling| {
         Ok(keys::parse_public_key(&ruling.arbiter_key)?)
     })
 }
@@ -353,9 +401,10 @@ pub fn verify_rulings_batch(items: &[SignedRuling]) -> Vec<Result<(), VerifyErro
 pub fn verify_rulings_batch_with_keys(
     items: &[SignedRuling],
     keys: &[VerifyingKey],
+    memo: &VerifiedMemo,
 ) -> Vec<Result<(), VerifyError>> {
     assert_eq!(items.len(), keys.len(), "one expected key per item");
-    batch_with(items, |i, ruling| {
+    batch_with(items, memo, |i, ruling| {
         let key = keys[i];
         if ruling.arbiter_key.as_slice() != key.as_bytes() {
             return Err(VerifyError::WrongArbiter {
@@ -369,6 +418,7 @@ pub fn verify_rulings_batch_with_keys(
 
 fn batch_with(
     items: &[SignedRuling],
+    memo: &VerifiedMemo,
     key_of: impl Fn(usize, &Ruling) -> Result<VerifyingKey, VerifyError>,
 ) -> Vec<Result<(), VerifyError>> {
     let mut results: Vec<Result<(), VerifyError>> = Vec::with_capacity(items.len());
@@ -394,7 +444,7 @@ fn batch_with(
     let keys: Vec<VerifyingKey> = prepared.iter().map(|(_, p)| p.2).collect();
     if ed25519_dalek::verify_batch(&messages, &signatures, &keys).is_err() {
         for (i, (bytes, sig, key)) in &prepared {
-            results[*i] = strict(key, bytes, sig);
+            results[*i] = strict(memo, key, bytes, sig);
         }
     }
     results

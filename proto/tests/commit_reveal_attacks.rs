@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use panel_proto::commit_reveal::{self, CommitRevealBook, CommitRevealError, MotionWindow};
 use panel_proto::pb::{Commitment, Reveal, Ruling};
-use panel_proto::signing::VerifyError;
+use panel_proto::signing::{VerifiedMemo, VerifyError};
 use panel_proto::{SigningKey, sign_ruling};
 
 const COMMIT_AT: i64 = 500;
@@ -46,6 +46,7 @@ fn book_with_panel(labels: &[u8]) -> CommitRevealBook {
 #[test]
 fn three_arbiters_commit_then_reveal() {
     let mut book = book_with_panel(&[1, 2, 3]);
+    let memo = VerifiedMemo::default();
     let parties: Vec<Party> = [1u8, 2, 3]
         .iter()
         .map(|l| {
@@ -55,7 +56,7 @@ fn three_arbiters_commit_then_reveal() {
         })
         .collect();
     for p in &parties {
-        book.commit(&p.commitment, COMMIT_AT).unwrap();
+        book.commit(&p.commitment, COMMIT_AT, &memo).unwrap();
     }
     assert!(
         book.revealed("m-1").is_empty(),
@@ -63,7 +64,7 @@ fn three_arbiters_commit_then_reveal() {
     );
     assert_eq!(book.unrevealed("m-1").len(), 3);
     for p in &parties {
-        book.reveal(&p.reveal, REVEAL_AT).unwrap();
+        book.reveal(&p.reveal, REVEAL_AT, &memo).unwrap();
     }
     assert_eq!(book.revealed("m-1").len(), 3);
     assert!(book.unrevealed("m-1").is_empty());
@@ -73,10 +74,11 @@ fn three_arbiters_commit_then_reveal() {
 #[test]
 fn second_commitment_is_refused_even_if_identical() {
     let mut book = book_with_panel(&[1]);
+    let memo = VerifiedMemo::default();
     let p = party(1, merge_ruling());
-    book.commit(&p.commitment, COMMIT_AT).unwrap();
+    book.commit(&p.commitment, COMMIT_AT, &memo).unwrap();
     assert!(matches!(
-        book.commit(&p.commitment, COMMIT_AT),
+        book.commit(&p.commitment, COMMIT_AT, &memo),
         Err(CommitRevealError::SecondCommitment { .. })
     ));
     let mut changed = merge_ruling();
@@ -84,7 +86,7 @@ fn second_commitment_is_refused_even_if_identical() {
     changed.probability = 0.1;
     let q = party(1, changed);
     assert!(matches!(
-        book.commit(&q.commitment, COMMIT_AT),
+        book.commit(&q.commitment, COMMIT_AT, &memo),
         Err(CommitRevealError::SecondCommitment { .. })
     ));
 }
@@ -92,9 +94,10 @@ fn second_commitment_is_refused_even_if_identical() {
 #[test]
 fn reveal_without_commitment_is_refused() {
     let mut book = book_with_panel(&[1, 2]);
+    let memo = VerifiedMemo::default();
     let p = party(2, merge_ruling());
     assert!(matches!(
-        book.reveal(&p.reveal, REVEAL_AT),
+        book.reveal(&p.reveal, REVEAL_AT, &memo),
         Err(CommitRevealError::RevealWithoutCommitment { .. })
     ));
 }
@@ -102,14 +105,15 @@ fn reveal_without_commitment_is_refused() {
 #[test]
 fn mismatching_reveal_is_refused() {
     let mut book = book_with_panel(&[1]);
+    let memo = VerifiedMemo::default();
     let p = party(1, merge_ruling());
-    book.commit(&p.commitment, COMMIT_AT).unwrap();
+    book.commit(&p.commitment, COMMIT_AT, &memo).unwrap();
 
     // Same ruling, other salt.
     let mut wrong_salt = p.reveal.clone();
     wrong_salt.salt = vec![0xee; 32];
     assert!(matches!(
-        book.reveal(&wrong_salt, REVEAL_AT),
+        book.reveal(&wrong_salt, REVEAL_AT, &memo),
         Err(CommitRevealError::RevealMismatch { .. })
     ));
     // A different, validly signed ruling (changed its mind after seeing others).
@@ -119,7 +123,7 @@ fn mismatching_reveal_is_refused() {
     let mut other = p.reveal.clone();
     other.signed_ruling = Some(sign_ruling(&p.key, flipped).unwrap());
     assert!(matches!(
-        book.reveal(&other, REVEAL_AT),
+        book.reveal(&other, REVEAL_AT, &memo),
         Err(CommitRevealError::RevealMismatch { .. })
     ));
     // Same vote, rationale changed: the reason is committed with the vote.
@@ -128,20 +132,20 @@ fn mismatching_reveal_is_refused() {
     let mut other = p.reveal.clone();
     other.signed_ruling = Some(sign_ruling(&p.key, new_reason).unwrap());
     assert!(matches!(
-        book.reveal(&other, REVEAL_AT),
+        book.reveal(&other, REVEAL_AT, &memo),
         Err(CommitRevealError::RevealMismatch { .. })
     ));
     // Salt of the wrong length is named.
     let mut short = p.reveal.clone();
     short.salt.truncate(16);
     assert_eq!(
-        book.reveal(&short, REVEAL_AT),
+        book.reveal(&short, REVEAL_AT, &memo),
         Err(CommitRevealError::SaltLength(16))
     );
     // The honest reveal still goes through, once.
-    book.reveal(&p.reveal, REVEAL_AT).unwrap();
+    book.reveal(&p.reveal, REVEAL_AT, &memo).unwrap();
     assert!(matches!(
-        book.reveal(&p.reveal, REVEAL_AT),
+        book.reveal(&p.reveal, REVEAL_AT, &memo),
         Err(CommitRevealError::AlreadyRevealed { .. })
     ));
 }
@@ -149,35 +153,37 @@ fn mismatching_reveal_is_refused() {
 #[test]
 fn windows_are_enforced_with_time_passed_in() {
     let mut book = book_with_panel(&[1, 2]);
+    let memo = VerifiedMemo::default();
     let p = party(1, merge_ruling());
     // The motion's commit deadline is 1000 (common::motion_for); 1000 itself is inside.
-    book.commit(&p.commitment, 1_000).unwrap();
+    book.commit(&p.commitment, 1_000, &memo).unwrap();
     let late = party(2, merge_ruling());
     assert!(matches!(
-        book.commit(&late.commitment, 1_001),
+        book.commit(&late.commitment, 1_001, &memo),
         Err(CommitRevealError::CommitWindowClosed { .. })
     ));
     assert!(matches!(
-        book.reveal(&p.reveal, 1_000),
+        book.reveal(&p.reveal, 1_000, &memo),
         Err(CommitRevealError::RevealBeforeWindowCloses { .. })
     ));
     assert!(matches!(
-        book.reveal(&p.reveal, 2_001),
+        book.reveal(&p.reveal, 2_001, &memo),
         Err(CommitRevealError::RevealWindowClosed { .. })
     ));
-    book.reveal(&p.reveal, 2_000).unwrap();
+    book.reveal(&p.reveal, 2_000, &memo).unwrap();
 }
 
 #[test]
 fn replayed_ruling_on_another_state_is_refused() {
     // The motion m-1 is open on state 7 ... but the arbiter's ruling judged state 8.
     let mut book = book_with_panel(&[1]);
+    let memo = VerifiedMemo::default();
     let mut stale = merge_ruling();
     stale.state_hash = state_hash(8);
     let p = party(1, stale);
-    book.commit(&p.commitment, COMMIT_AT).unwrap();
+    book.commit(&p.commitment, COMMIT_AT, &memo).unwrap();
     assert!(matches!(
-        book.reveal(&p.reveal, REVEAL_AT),
+        book.reveal(&p.reveal, REVEAL_AT, &memo),
         Err(CommitRevealError::Binding(
             panel_proto::BindingError::StateHash { .. }
         ))
@@ -187,22 +193,23 @@ fn replayed_ruling_on_another_state_is_refused() {
 #[test]
 fn commitments_from_outsiders_or_forged_are_refused() {
     let mut book = book_with_panel(&[1, 2]);
+    let memo = VerifiedMemo::default();
     let outsider = party(9, merge_ruling());
     assert!(matches!(
-        book.commit(&outsider.commitment, COMMIT_AT),
+        book.commit(&outsider.commitment, COMMIT_AT, &memo),
         Err(CommitRevealError::NotOnPanel(_))
     ));
     // A commitment fabricated in arbiter 1's name by arbiter 2.
     let mut forged = party(2, merge_ruling()).commitment;
     forged.arbiter_key = key(1).verifying_key().to_bytes().to_vec();
     assert!(matches!(
-        book.commit(&forged, COMMIT_AT),
+        book.commit(&forged, COMMIT_AT, &memo),
         Err(CommitRevealError::BadCommitmentSignature(_))
     ));
     let mut unknown = party(1, merge_ruling()).commitment;
     unknown.motion_id = "nope".into();
     assert!(matches!(
-        book.commit(&unknown, COMMIT_AT),
+        book.commit(&unknown, COMMIT_AT, &memo),
         Err(CommitRevealError::UnknownMotion(_))
     ));
 }
@@ -210,12 +217,13 @@ fn commitments_from_outsiders_or_forged_are_refused() {
 #[test]
 fn reveal_with_forged_ruling_signature_is_refused() {
     let mut book = book_with_panel(&[1]);
+    let memo = VerifiedMemo::default();
     let p = party(1, merge_ruling());
-    book.commit(&p.commitment, COMMIT_AT).unwrap();
+    book.commit(&p.commitment, COMMIT_AT, &memo).unwrap();
     let mut bad = p.reveal.clone();
     bad.signed_ruling.as_mut().unwrap().signature[3] ^= 4;
     assert!(matches!(
-        book.reveal(&bad, REVEAL_AT),
+        book.reveal(&bad, REVEAL_AT, &memo),
         Err(CommitRevealError::Verify(VerifyError::BadSignature { .. }))
     ));
 }

@@ -7,7 +7,7 @@ use common::*;
 use panel_proto::keys::{self, KeyError};
 use panel_proto::pb::{Decision, MotionKind, Quantile, RetrievalReceipt, Ruling, SignedRuling};
 use panel_proto::ruling_check::{self, BindingError, RulingError};
-use panel_proto::signing::{self, VerifyError};
+use panel_proto::signing::{self, VerifiedMemo, VerifyError};
 use panel_proto::{sign_ruling, verify_ruling, verify_rulings_batch};
 use prost::Message;
 
@@ -17,48 +17,52 @@ fn signed(r: Ruling) -> SignedRuling {
 
 #[test]
 fn honest_rulings_verify() {
+    let memo = VerifiedMemo::default();
     for r in [merge_ruling(), verify_tier_ruling(), exam_quantile_ruling()] {
         let sr = signed(r);
-        let got = verify_ruling(&sr).expect("honest ruling verifies");
+        let got = verify_ruling(&sr, &memo).expect("honest ruling verifies");
         assert_eq!(got.arbiter_key, key(1).verifying_key().to_bytes().to_vec());
     }
 }
 
 #[test]
 fn forged_signature_is_refused() {
+    let memo = VerifiedMemo::default();
     let mut sr = signed(merge_ruling());
     sr.signature[10] ^= 0x01;
     assert!(matches!(
-        verify_ruling(&sr),
+        verify_ruling(&sr, &memo),
         Err(VerifyError::BadSignature { .. })
     ));
     // A signature made by someone else entirely.
     sr.signature = sign_ruling(&key(2), merge_ruling()).unwrap().signature;
     assert!(matches!(
-        verify_ruling(&sr),
+        verify_ruling(&sr, &memo),
         Err(VerifyError::BadSignature { .. })
     ));
 }
 
 #[test]
 fn ruling_claimed_under_another_key_is_refused() {
+    let memo = VerifiedMemo::default();
     // Arbiter 1 signs; the attacker relabels the ruling as arbiter 2's.
     let mut sr = signed(merge_ruling());
     sr.ruling.as_mut().unwrap().arbiter_key = key(2).verifying_key().to_bytes().to_vec();
     assert!(matches!(
-        verify_ruling(&sr),
+        verify_ruling(&sr, &memo),
         Err(VerifyError::BadSignature { .. })
     ));
     // Checked against a registry key that is not the signer's.
     let sr = signed(merge_ruling());
-    let err = signing::verify_ruling_with_key(&sr, &key(2).verifying_key()).unwrap_err();
+    let err = signing::verify_ruling_with_key(&sr, &key(2).verifying_key(), &memo).unwrap_err();
     assert!(matches!(err, VerifyError::WrongArbiter { .. }), "{err}");
-    assert!(signing::verify_ruling_with_key(&sr, &key(1).verifying_key()).is_ok());
+    assert!(signing::verify_ruling_with_key(&sr, &key(1).verifying_key(), &memo).is_ok());
 }
 
 /// Each mutation changes one signed field; every one must break the signature.
 #[test]
 fn every_signed_field_tampered_is_refused() {
+    let memo = VerifiedMemo::default();
     type Tamper = (&'static str, fn(&mut Ruling));
     let tampers: &[Tamper] = &[
         ("motion_id", |r| r.motion_id.push('x')),
@@ -94,11 +98,11 @@ fn every_signed_field_tampered_is_refused() {
     full.relevance = Some(2);
     full.quantiles = exam_quantile_ruling().quantiles;
     let base = signed(full);
-    verify_ruling(&base).expect("base verifies");
+    verify_ruling(&base, &memo).expect("base verifies");
     for (name, tamper) in tampers {
         let mut sr = base.clone();
         tamper(sr.ruling.as_mut().unwrap());
-        match verify_ruling(&sr) {
+        match verify_ruling(&sr, &memo) {
             Err(VerifyError::BadSignature { .. }) => {}
             other => panic!("tampered {name}: expected BadSignature, got {other:?}"),
         }
@@ -107,8 +111,9 @@ fn every_signed_field_tampered_is_refused() {
 
 #[test]
 fn replay_onto_another_motion_or_state_is_refused_by_binding() {
+    let memo = VerifiedMemo::default();
     let sr = signed(merge_ruling());
-    let r = verify_ruling(&sr).unwrap();
+    let r = verify_ruling(&sr, &memo).unwrap();
     let motion = motion_for(r, &[]);
     ruling_check::check_binding(r, &motion).expect("binds to its own motion");
 
@@ -140,6 +145,7 @@ fn replay_onto_another_motion_or_state_is_refused_by_binding() {
 
 #[test]
 fn malformed_rulings_are_refused_before_signing_and_verifying() {
+    let memo = VerifiedMemo::default();
     type Break = (&'static str, fn(&mut Ruling), fn(&RulingError) -> bool);
     let cases: &[Break] = &[
         (
@@ -222,7 +228,7 @@ fn malformed_rulings_are_refused_before_signing_and_verifying() {
         // The same field broken after signing is refused at verification.
         let mut sr = signed(merge_ruling());
         breaker(sr.ruling.as_mut().unwrap());
-        match verify_ruling(&sr) {
+        match verify_ruling(&sr, &memo) {
             Err(VerifyError::Malformed(e)) => assert!(expect(&e), "{name}: verify gave {e}"),
             other => panic!("{name}: expected Malformed, got {other:?}"),
         }
@@ -231,14 +237,18 @@ fn malformed_rulings_are_refused_before_signing_and_verifying() {
 
 #[test]
 fn envelope_framing_errors_are_named() {
+    let memo = VerifiedMemo::default();
     let mut sr = signed(merge_ruling());
     sr.envelope_version = 3;
-    assert_eq!(verify_ruling(&sr), Err(VerifyError::UnsupportedEnvelope(3)));
+    assert_eq!(
+        verify_ruling(&sr, &memo),
+        Err(VerifyError::UnsupportedEnvelope(3))
+    );
     // A v1 ruling relabelled as v2 has no motion digest to bind.
     let mut sr = signed(merge_ruling());
     sr.envelope_version = 2;
     assert_eq!(
-        verify_ruling(&sr),
+        verify_ruling(&sr, &memo),
         Err(VerifyError::Malformed(
             panel_proto::RulingError::MotionDigestLength(0)
         ))
@@ -248,10 +258,10 @@ fn envelope_framing_errors_are_named() {
     r.motion_digest = vec![9; 32];
     let mut sr = signed(r);
     assert_eq!(sr.envelope_version, 2);
-    assert!(verify_ruling(&sr).is_ok());
+    assert!(verify_ruling(&sr, &memo).is_ok());
     sr.envelope_version = 1;
     assert_eq!(
-        verify_ruling(&sr),
+        verify_ruling(&sr, &memo),
         Err(VerifyError::Malformed(
             panel_proto::RulingError::MotionDigestInV1
         ))
@@ -259,16 +269,17 @@ fn envelope_framing_errors_are_named() {
     let mut sr = signed(merge_ruling());
     sr.signature.pop();
     assert_eq!(
-        verify_ruling(&sr),
+        verify_ruling(&sr, &memo),
         Err(VerifyError::Key(KeyError::SignatureLength(63)))
     );
     let mut sr = signed(merge_ruling());
     sr.ruling = None;
-    assert_eq!(verify_ruling(&sr), Err(VerifyError::MissingRuling));
+    assert_eq!(verify_ruling(&sr, &memo), Err(VerifyError::MissingRuling));
 }
 
 #[test]
 fn weak_and_invalid_keys_are_refused() {
+    let memo = VerifiedMemo::default();
     // The identity point (small order): y = 1.
     let mut identity = [0u8; 32];
     identity[0] = 1;
@@ -284,24 +295,25 @@ fn weak_and_invalid_keys_are_refused() {
     let mut sr = signed(merge_ruling());
     sr.ruling.as_mut().unwrap().arbiter_key = identity.to_vec();
     assert!(matches!(
-        verify_ruling(&sr),
+        verify_ruling(&sr, &memo),
         Err(VerifyError::Key(KeyError::Weak(_)))
     ));
 }
 
 #[test]
 fn signature_does_not_depend_on_protobuf_encoding() {
+    let memo = VerifiedMemo::default();
     let sr = signed(verify_tier_ruling());
     let mut wire = sr.encode_to_vec();
     // Unknown field 99 (varint 7) appended inside the top-level message.
     wire.extend_from_slice(&[0x98, 0x06, 0x07]);
     let decoded = SignedRuling::decode(wire.as_slice()).expect("unknown fields are skipped");
-    verify_ruling(&decoded).expect("still verifies");
+    verify_ruling(&decoded, &memo).expect("still verifies");
     // Explicit default-valued optional field (relevance absent vs present) is distinct.
     let mut with_zero = decoded.clone();
     with_zero.ruling.as_mut().unwrap().relevance = Some(0);
     assert!(matches!(
-        verify_ruling(&with_zero),
+        verify_ruling(&with_zero, &memo),
         Err(VerifyError::Malformed(RulingError::RelevanceOutOfRange(0)))
     ));
     // -0.0 and +0.0 have one canonical form.
@@ -328,6 +340,7 @@ fn canonical_bytes_start_with_the_versioned_domain_tag() {
 
 #[test]
 fn batch_intake_isolates_the_bad_item() {
+    let memo = VerifiedMemo::default();
     let mut items: Vec<SignedRuling> = (0..8u8)
         .map(|i| {
             let mut r = merge_ruling();
@@ -335,11 +348,15 @@ fn batch_intake_isolates_the_bad_item() {
             sign_ruling(&key(i + 1), r).unwrap()
         })
         .collect();
-    assert!(verify_rulings_batch(&items).iter().all(|r| r.is_ok()));
+    assert!(
+        verify_rulings_batch(&items, &memo)
+            .iter()
+            .all(|r| r.is_ok())
+    );
     items[3].ruling.as_mut().unwrap().probability = 0.1;
     items[5].signature[0] ^= 0x80;
     items[6].envelope_version = 9;
-    let results = verify_rulings_batch(&items);
+    let results = verify_rulings_batch(&items, &memo);
     for (i, res) in results.iter().enumerate() {
         match i {
             3 | 5 => assert!(
@@ -354,19 +371,20 @@ fn batch_intake_isolates_the_bad_item() {
 
 #[test]
 fn batch_with_cached_keys_names_the_wrong_arbiter() {
+    let memo = VerifiedMemo::default();
     let items: Vec<SignedRuling> = (0..4u8)
         .map(|i| sign_ruling(&key(i + 1), merge_ruling()).unwrap())
         .collect();
     let mut keys: Vec<_> = (0..4u8).map(|i| key(i + 1).verifying_key()).collect();
     assert!(
-        signing::verify_rulings_batch_with_keys(&items, &keys)
+        signing::verify_rulings_batch_with_keys(&items, &keys, &memo)
             .iter()
             .all(|r| r.is_ok())
     );
     keys[2] = key(9).verifying_key();
     let mut tampered = items.clone();
     tampered[0].ruling.as_mut().unwrap().rationale.push('x');
-    let res = signing::verify_rulings_batch_with_keys(&tampered, &keys);
+    let res = signing::verify_rulings_batch_with_keys(&tampered, &keys, &memo);
     assert!(matches!(res[0], Err(VerifyError::BadSignature { .. })));
     assert!(res[1].is_ok() && res[3].is_ok());
     assert!(matches!(res[2], Err(VerifyError::WrongArbiter { .. })));
@@ -442,6 +460,7 @@ proptest::proptest! {
         issued in 0i64..4_000_000_000_000,
         accept in proptest::bool::ANY,
     ) {
+        let memo = VerifiedMemo::default();
         let mut r = merge_ruling();
         r.motion_id = motion;
         r.debate_id = debate;
@@ -451,7 +470,7 @@ proptest::proptest! {
         r.decision = if accept { Decision::Accept as i32 } else { Decision::Reject as i32 };
         let sr = signed(r);
         let back = SignedRuling::decode(sr.encode_to_vec().as_slice()).unwrap();
-        proptest::prop_assert!(verify_ruling(&back).is_ok());
+        proptest::prop_assert!(verify_ruling(&back, &memo).is_ok());
         proptest::prop_assert_eq!(
             signing::ruling_canonical_bytes(back.ruling.as_ref().unwrap()).unwrap(),
             signing::ruling_canonical_bytes(sr.ruling.as_ref().unwrap()).unwrap()
@@ -464,9 +483,10 @@ proptest::proptest! {
     /// verify.
     #[test]
     fn random_bytes_never_verify(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400)) {
+        let memo = VerifiedMemo::default();
         if let Ok(sr) = SignedRuling::decode(bytes.as_slice()) {
-            proptest::prop_assert!(verify_ruling(&sr).is_err());
-            let _ = verify_rulings_batch(std::slice::from_ref(&sr));
+            proptest::prop_assert!(verify_ruling(&sr, &memo).is_err());
+            let _ = verify_rulings_batch(std::slice::from_ref(&sr), &memo);
         }
     }
 
@@ -475,6 +495,7 @@ proptest::proptest! {
     /// is signed and the envelope version is checked.
     #[test]
     fn any_bit_flip_is_refused(pos in 0usize..10_000, bit in 0u8..8) {
+        let memo = VerifiedMemo::default();
         let sr = signed(verify_tier_ruling());
         let mut wire = sr.encode_to_vec();
         let i = pos % wire.len();
@@ -482,7 +503,7 @@ proptest::proptest! {
         if let Ok(back) = SignedRuling::decode(wire.as_slice())
             && back != sr
         {
-            proptest::prop_assert!(verify_ruling(&back).is_err(), "flip at byte {} bit {} verified", i, bit);
+            proptest::prop_assert!(verify_ruling(&back, &memo).is_err(), "flip at byte {} bit {} verified", i, bit);
         }
     }
 }
@@ -492,9 +513,10 @@ proptest::proptest! {
 /// flipped signature bit is still refused, every time.
 #[test]
 fn remembered_success_does_not_cover_altered_rulings() {
+    let memo = VerifiedMemo::default();
     let sr = signed(merge_ruling());
     for _ in 0..2 {
-        verify_ruling(&sr).expect("honest ruling verifies, first and second time");
+        verify_ruling(&sr, &memo).expect("honest ruling verifies, first and second time");
     }
     let mut tampered = sr.clone();
     tampered.ruling.as_mut().unwrap().probability = 0.01;
@@ -503,23 +525,77 @@ fn remembered_success_does_not_cover_altered_rulings() {
     let other_key = key(3).verifying_key();
     for _ in 0..2 {
         assert!(matches!(
-            verify_ruling(&tampered),
+            verify_ruling(&tampered, &memo),
             Err(VerifyError::BadSignature { .. })
         ));
-        assert!(verify_ruling(&flipped).is_err());
+        assert!(verify_ruling(&flipped, &memo).is_err());
         assert!(matches!(
-            signing::verify_ruling_with_key(&sr, &other_key),
+            signing::verify_ruling_with_key(&sr, &other_key, &memo),
             Err(VerifyError::WrongArbiter { .. })
         ));
         let bytes = signing::ruling_canonical_bytes(sr.ruling.as_ref().unwrap()).unwrap();
         let sig = keys::parse_signature(&sr.signature).unwrap();
-        assert!(!signing::verify_strict_memo(&other_key, &bytes, &sig));
-        assert!(signing::verify_strict_memo(
-            &key(1).verifying_key(),
-            &bytes,
-            &sig
-        ));
+        assert!(!memo.verify_strict(&other_key, &bytes, &sig));
+        assert!(memo.verify_strict(&key(1).verifying_key(), &bytes, &sig));
     }
+    assert_eq!(memo.len(), 1, "only the honest triple is remembered");
+}
+
+/// A signature that fails is never remembered, however often it is presented and through
+/// whichever entry point (single, batch fallback, raw), so it fails every time.
+#[test]
+fn a_failure_is_never_remembered() {
+    let memo = VerifiedMemo::default();
+    let sr = signed(merge_ruling());
+    let mut tampered = sr.clone();
+    tampered.ruling.as_mut().unwrap().probability = 0.01;
+    let mut flipped = sr.clone();
+    flipped.signature[0] ^= 0x80;
+    let bytes = signing::ruling_canonical_bytes(sr.ruling.as_ref().unwrap()).unwrap();
+    let sig = keys::parse_signature(&sr.signature).unwrap();
+    for _ in 0..3 {
+        assert!(verify_ruling(&tampered, &memo).is_err());
+        assert!(verify_ruling(&flipped, &memo).is_err());
+        assert!(!memo.verify_strict(&key(3).verifying_key(), &bytes, &sig));
+        let results = verify_rulings_batch(&[tampered.clone(), flipped.clone()], &memo);
+        assert!(results.iter().all(|r| r.is_err()), "{results:?}");
+        assert!(memo.is_empty(), "a failure was remembered");
+    }
+    // A batch that fails re-checks each item strictly: the honest one is remembered, the
+    // bad one is not.
+    let results = verify_rulings_batch(&[sr.clone(), tampered.clone()], &memo);
+    assert!(results[0].is_ok() && results[1].is_err(), "{results:?}");
+    assert_eq!(memo.len(), 1);
+    assert!(verify_ruling(&tampered, &memo).is_err());
+    assert_eq!(memo.len(), 1);
+}
+
+/// Each memo remembers only its own successes: a ruling verified through one memo is
+/// checked in full through another (which then remembers it too), and neither is global.
+#[test]
+fn two_memos_are_independent() {
+    let (a, b) = (VerifiedMemo::default(), VerifiedMemo::default());
+    let sr = signed(merge_ruling());
+    verify_ruling(&sr, &a).unwrap();
+    verify_ruling(&sr, &a).unwrap();
+    assert_eq!(
+        (a.len(), b.len()),
+        (1, 0),
+        "a success in one memo reached the other"
+    );
+    let other = signed(verify_tier_ruling());
+    verify_ruling(&other, &b).unwrap();
+    assert_eq!((a.len(), b.len()), (1, 1));
+    verify_ruling(&sr, &b).unwrap();
+    assert_eq!(
+        (a.len(), b.len()),
+        (1, 2),
+        "b checked and remembered sr itself"
+    );
+    // A fresh memo starts empty whatever others hold, and one can be shared by threads.
+    assert!(VerifiedMemo::default().is_empty());
+    fn shareable<T: Send + Sync>(_: &T) {}
+    shareable(&a);
 }
 
 fn provenance() -> panel_proto::pb::JudgeProvenance {
@@ -539,6 +615,7 @@ fn provenance() -> panel_proto::pb::JudgeProvenance {
 /// every provenance field is signed, in envelope v1 and v2 alike.
 #[test]
 fn judge_provenance_is_signed_when_present_and_absent_bytes_are_unchanged() {
+    let memo = VerifiedMemo::default();
     for base in [merge_ruling(), verify_tier_ruling(), exam_quantile_ruling()] {
         let mut plain = base.clone();
         plain.arbiter_key = key(1).verifying_key().to_bytes().to_vec();
@@ -558,7 +635,7 @@ fn judge_provenance_is_signed_when_present_and_absent_bytes_are_unchanged() {
 
         let sr = signed(v2);
         assert_eq!(sr.envelope_version, 2);
-        verify_ruling(&sr).expect("a ruling with provenance verifies");
+        verify_ruling(&sr, &memo).expect("a ruling with provenance verifies");
         type Tamper = (&'static str, fn(&mut panel_proto::pb::JudgeProvenance));
         let tampers: [Tamper; 7] = [
             ("kind", |p| p.judge_kind = "scripted".into()),
@@ -573,18 +650,21 @@ fn judge_provenance_is_signed_when_present_and_absent_bytes_are_unchanged() {
             let mut t = sr.clone();
             tamper(t.ruling.as_mut().unwrap().provenance.as_mut().unwrap());
             assert!(
-                matches!(verify_ruling(&t), Err(VerifyError::BadSignature { .. })),
+                matches!(
+                    verify_ruling(&t, &memo),
+                    Err(VerifyError::BadSignature { .. })
+                ),
                 "{what}: still verifies"
             );
         }
         // Stripping the provenance (an old reader re-encoding without it) breaks it too.
         let mut stripped = sr.clone();
         stripped.ruling.as_mut().unwrap().provenance = None;
-        assert!(verify_ruling(&stripped).is_err());
+        assert!(verify_ruling(&stripped, &memo).is_err());
         // And it survives the protobuf round trip that the record uses.
         let back = SignedRuling::decode(sr.encode_to_vec().as_slice()).unwrap();
         assert_eq!(back, sr);
-        verify_ruling(&back).unwrap();
+        verify_ruling(&back, &memo).unwrap();
     }
 }
 

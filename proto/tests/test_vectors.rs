@@ -166,7 +166,7 @@ fn vectors_verify_from_hex_alone() {
         );
         // The protobuf form decodes to a ruling that verifies.
         let sr = SignedRuling::decode(h(&r["signed_ruling_protobuf_hex"]).as_slice()).unwrap();
-        panel_proto::verify_ruling(&sr).unwrap();
+        panel_proto::verify_ruling(&sr, &panel_proto::VerifiedMemo::default()).unwrap();
     }
     let rot = &v["key_rotation"];
     strict(

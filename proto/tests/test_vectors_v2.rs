@@ -202,7 +202,7 @@ fn v2_vectors_verify_from_hex_alone() {
     assert_eq!(hasher.finalize().to_vec(), h(&m["digest_hex"]));
     let decoded = Motion::decode(h(&m["protobuf_hex"]).as_slice()).unwrap();
     assert_eq!(
-        motion_signing::verify_motion_self(&decoded)
+        motion_signing::verify_motion_self(&decoded, &panel_proto::VerifiedMemo::default())
             .unwrap()
             .to_vec(),
         h(&m["digest_hex"])
@@ -225,7 +225,7 @@ fn v2_vectors_verify_from_hex_alone() {
         &r["commitment_signature_hex"],
     );
     let sr = SignedRuling::decode(h(&r["signed_ruling_protobuf_hex"]).as_slice()).unwrap();
-    panel_proto::verify_ruling(&sr).unwrap();
+    panel_proto::verify_ruling(&sr, &panel_proto::VerifiedMemo::default()).unwrap();
 
     let reg = &v["registration"];
     let canonical = h(&reg["canonical_bytes_hex"]);

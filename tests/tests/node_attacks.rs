@@ -239,7 +239,7 @@ async fn pre_commit_on_a_predicted_motion_id_leaks_nothing() {
         .into_inner();
     let sr = reveal.signed_ruling.unwrap();
     assert_eq!(sr.envelope_version, 2);
-    let ruling = panel_proto::verify_ruling(&sr).unwrap();
+    let ruling = panel_proto::verify_ruling(&sr, &panel_proto::VerifiedMemo::default()).unwrap();
     assert_eq!(
         ruling.decision,
         Decision::Accept as i32,

@@ -22,6 +22,7 @@ async fn three_nodes_rule_and_exchange_rulings() {
     let panel: Vec<_> = nodes.iter().map(|n| n.seat()).collect();
     let motion = merge_motion("m-1", state(7), panel.clone(), 3_000);
     let mut book = CommitRevealBook::new();
+    let memo = panel_proto::VerifiedMemo::default();
     book.open(MotionWindow::from_motion(&motion).unwrap())
         .unwrap();
 
@@ -36,8 +37,8 @@ async fn three_nodes_rule_and_exchange_rulings() {
             .expect("commit")
             .into_inner();
         assert_eq!(c.arbiter_key, n.public_key());
-        commit_reveal::verify_commitment(&c).expect("commitment signature verifies");
-        book.commit(&c, c.committed_at_unix_ms)
+        commit_reveal::verify_commitment(&c, &memo).expect("commitment signature verifies");
+        book.commit(&c, c.committed_at_unix_ms, &memo)
             .expect("book accepts commitment");
         commitments.push(c);
     }
@@ -100,7 +101,8 @@ async fn three_nodes_rule_and_exchange_rulings() {
             "perfect judge follows the hint"
         );
         assert_eq!(ruling.state_hash, state(7));
-        book.reveal(&r, now_ms()).expect("book accepts the reveal");
+        book.reveal(&r, now_ms(), &memo)
+            .expect("book accepts the reveal");
     }
     assert_eq!(book.revealed("m-1").len(), 3);
 
@@ -133,9 +135,9 @@ async fn three_nodes_rule_and_exchange_rulings() {
         );
         for rec in &peers {
             let sr = rec.signed_ruling.as_ref().unwrap();
-            let r = panel_proto::verify_ruling(sr).expect("stored peer ruling verifies");
+            let r = panel_proto::verify_ruling(sr, &memo).expect("stored peer ruling verifies");
             assert_ne!(r.arbiter_key, n.public_key());
-            commit_reveal::check_opens(rec.commitment.as_ref().unwrap(), sr, &rec.salt)
+            commit_reveal::check_opens(rec.commitment.as_ref().unwrap(), sr, &rec.salt, &memo)
                 .expect("stored peer ruling opens its commitment");
         }
     }
@@ -244,7 +246,7 @@ async fn batches_health_and_reflection() {
         })
         .collect();
     assert!(
-        panel_proto::verify_rulings_batch(&signed)
+        panel_proto::verify_rulings_batch(&signed, &panel_proto::VerifiedMemo::default())
             .iter()
             .all(|r| r.is_ok())
     );

@@ -180,7 +180,11 @@ async fn human_answers_pending_motions_from_the_command_line() {
         .await
         .unwrap()
         .into_inner();
-    let r = panel_proto::verify_ruling(reveal.signed_ruling.as_ref().unwrap()).unwrap();
+    let r = panel_proto::verify_ruling(
+        reveal.signed_ruling.as_ref().unwrap(),
+        &panel_proto::VerifiedMemo::default(),
+    )
+    .unwrap();
     assert_eq!(r.decision, Decision::Uphold as i32);
     assert_eq!(r.probability, 0.85);
     assert_eq!(r.rationale, "The response concedes the counterexample.");

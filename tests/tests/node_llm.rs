@@ -190,9 +190,12 @@ async fn llm_judge_asks_both_orders_retries_and_signs() {
         .await
         .unwrap()
         .into_inner();
-    let ruling = panel_proto::verify_ruling(r.signed_ruling.as_ref().unwrap())
-        .unwrap()
-        .clone();
+    let ruling = panel_proto::verify_ruling(
+        r.signed_ruling.as_ref().unwrap(),
+        &panel_proto::VerifiedMemo::default(),
+    )
+    .unwrap()
+    .clone();
     // (0.9 + (1 - 0.3)) / 2: the position preference cancels, the content preference stays.
     assert!(
         (ruling.probability - 0.8).abs() < 1e-12,

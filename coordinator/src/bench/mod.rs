@@ -218,8 +218,8 @@ fn arbiter(i: usize, federation: Option<&Federation>) -> (SigningKey, ArbiterReg
 }
 
 /// Single-core strict verification rate: ed25519-dalek's `verify_strict` on the canonical
-/// bytes of 256 distinct rulings under 256 distinct keys, called directly so that the
-/// process-wide memo of verified signatures cannot flatter the figure.
+/// bytes of 256 distinct rulings under 256 distinct keys, called directly so that no
+/// memo of verified signatures ([`panel_proto::VerifiedMemo`]) can flatter the figure.
 fn verify_rate() -> f64 {
     let hash = [0xab; 32];
     let items: Vec<(
@@ -705,4 +705,81 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     report.terms.1 = term(cluster).await;
     prepared.finish(&opts);
     Ok(report)
+}
+
+/// Where a replica's memory goes per decision, in process (no cluster): prints the
+/// resident-set growth and each table's JSON size. `cargo test --release -p
+/// panel-coordinator --features test-commands --lib footprint -- --ignored --nocapture`.
+#[cfg(test)]
+mod footprint {
+    use super::*;
+    use crate::command::{Batch, Item};
+
+    fn rss_kib() -> u64 {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmRSS:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
+    #[test]
+    #[ignore = "prints figures; run on its own"]
+    fn state_bytes_per_decision() {
+        let keys: Vec<_> = (0..5).map(|i| arbiter(i, None)).collect();
+        let memo = panel_proto::VerifiedMemo::default();
+        let mut st = crate::model::State::default();
+        let mut idx = 0;
+        let mut apply = |st: &mut crate::model::State, c: Command| {
+            idx += 1;
+            let b = Batch {
+                time_ms: 1_000 + idx,
+                seed: idx,
+                items: vec![Item {
+                    client_id: "c".into(),
+                    request_id: idx,
+                    command: c,
+                    writer: None,
+                }],
+                limits: None,
+                checkpoints: None,
+                rules: Some(panel_machine::rules::CURRENT),
+            };
+            panel_machine::apply::apply_batch(st, idx, &b, &memo)
+        };
+        for (_, reg) in &keys {
+            apply(&mut st, ClientCommand::RegisterArbiter(reg.clone()).into());
+            let admit = TestCommand::SetAdmission {
+                arbiter_id: reg.arbiter_id.clone(),
+                admitted: true,
+                score_milli: 900,
+            };
+            apply(&mut st, admit.into());
+        }
+        let mk = SigningKey::from_bytes(&[7; 32]);
+        let n = 20_000;
+        let before = rss_kib();
+        for i in 0..n {
+            let (open, rec) = decision(i, &keys, Some(&mk));
+            apply(&mut st, open);
+            apply(&mut st, rec);
+            st.record.take_held();
+        }
+        let grown = rss_kib().saturating_sub(before);
+        let per = |bytes: usize| bytes as f64 / n as f64;
+        println!(
+            "RSS growth {:.0} B/decision",
+            grown as f64 * 1024.0 / n as f64
+        );
+        for (name, bytes) in [
+            ("motions", serde_json::to_vec(&st.motions).unwrap().len()),
+            ("requests", serde_json::to_vec(&st.requests).unwrap().len()),
+            ("whole state", serde_json::to_vec(&st).unwrap().len()),
+        ] {
+            println!("{name}: {:.0} B/decision as JSON", per(bytes));
+        }
+    }
 }

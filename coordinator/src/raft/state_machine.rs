@@ -38,6 +38,7 @@ use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
 use crate::apply::apply_batch;
 use crate::command::{BatchReply, ItemReply};
 use crate::model::State;
+use panel_proto::VerifiedMemo;
 
 const SNAPSHOT: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshot");
 
@@ -75,6 +76,10 @@ pub struct StateMachineStore {
     /// When the latest snapshot was built (Unix ms; 0: none), for the metrics endpoint's
     /// snapshot age (docs/COORDINATOR.md, "Metrics and readiness").
     snapshot_at_ms: Arc<AtomicU64>,
+    /// The replica's one memo of verified signatures: apply verifies through it, and the
+    /// leader's intake and driver check through the same one ([`Self::memo`]), so apply
+    /// finds what they verified instead of checking it again.
+    memo: Arc<VerifiedMemo>,
 }
 
 impl StateMachineStore {
@@ -96,7 +101,14 @@ impl StateMachineStore {
             snapshot_at_ms: Arc::new(AtomicU64::new(
                 snapshot_id.as_deref().map_or(0, built_at_ms),
             )),
+            memo: Arc::default(),
         })
+    }
+
+    /// The memo apply verifies signatures through: a check made through it before
+    /// proposing (intake, the driver) is not repeated by this replica's apply.
+    pub fn memo(&self) -> &Arc<VerifiedMemo> {
+        &self.memo
     }
 
     /// How long ago the latest snapshot was built; `None` without one.
@@ -268,6 +280,7 @@ fn with_whole_record(db: &Database, live: &[u8]) -> Result<Vec<u8>, StoreError> 
 /// Applies entries to the shared state; returns the replies and the events to broadcast.
 fn apply_entries(
     shared: &RwLock<Applied>,
+    memo: &VerifiedMemo,
     entries: impl IntoIterator<Item = openraft::Entry<TypeConfig>>,
 ) -> (Vec<BatchReply>, Vec<AppliedEvent>) {
     let mut g = shared.write().unwrap_or_else(PoisonError::into_inner);
@@ -278,7 +291,7 @@ fn apply_entries(
         match e.payload {
             EntryPayload::Blank => replies.push(BatchReply::default()),
             EntryPayload::Normal(batch) => {
-                let r = apply_batch(&mut g.state, e.log_id.index, &batch);
+                let r = apply_batch(&mut g.state, e.log_id.index, &batch, memo);
                 for (item, out) in batch.items.iter().zip(&r.items) {
                     if !out.duplicate {
                         events.push(AppliedEvent {
@@ -316,7 +329,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         // In place on openraft's state-machine task: an entry's work is mostly the
         // followers' signature checks (~55 µs per ruling), less than what a hop to the
         // blocking pool costs on this kind of VM (a wake-up and two context switches).
-        let (replies, events) = apply_entries(&self.shared, entries);
+        let (replies, events) = apply_entries(&self.shared, &self.memo, entries);
         for ev in events {
             // No subscriber is fine.
             let _ = self.events.send(ev);
@@ -589,7 +602,7 @@ mod tests {
             let EntryPayload::Normal(b) = registration(i).payload else {
                 unreachable!()
             };
-            crate::apply::apply_batch(&mut offline, i + 1, &b);
+            crate::apply::apply_batch(&mut offline, i + 1, &b, &VerifiedMemo::default());
         }
         let old_json = serde_json::to_vec(&offline).unwrap();
         let meta = SnapshotMeta {

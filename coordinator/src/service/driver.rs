@@ -1229,7 +1229,7 @@ async fn ask_commitments(
     for h in commits {
         match h.await {
             // Checked as apply will check it, so one bad commitment cannot sink the log.
-            Ok((arbiter, key, Ok(c))) => match usable_commitment(&c, &key, window) {
+            Ok((arbiter, key, Ok(c))) => match usable_commitment(&c, &key, window, s.sm.memo()) {
                 Ok(()) => commitments.push(hex::encode(c.encode_to_vec())),
                 Err(e) => warn!(%arbiter, "commitment refused by the driver: {e}"),
             },
@@ -1327,12 +1327,14 @@ async fn ask_reveals(
 }
 
 /// The commitment as apply checks it: signed by the seat's key, by the commit deadline.
+/// Verified through the state machine's memo, which apply then finds it in.
 fn usable_commitment(
     c: &pb::Commitment,
     seat_key: &[u8],
     window: Window,
+    memo: &panel_proto::VerifiedMemo,
 ) -> Result<(), CommitmentError> {
-    let key = panel_proto::commit_reveal::verify_commitment(c)?;
+    let key = panel_proto::commit_reveal::verify_commitment(c, memo)?;
     if key.as_bytes().as_slice() != seat_key {
         return Err(CommitmentError::OtherKey);
     }

@@ -420,10 +420,12 @@ async fn submit_decoded(
             intake_status(e)
         })?;
     // Intake: refuse undecodable or badly signed rulings before they reach the log. The
-    // signature checks are CPU work: off the async workers.
+    // signature checks are CPU work: off the async workers. They go through the state
+    // machine's memo, so this replica's apply of the entry does not repeat them.
     if let Command::Test(TestCommand::RecordOutcome(sub)) = command {
+        let memo = replica.sm.memo().clone();
         let checked = tokio::task::spawn_blocking(move || {
-            crate::ruling::intake_check(&sub.rulings, &sub.reveals)
+            crate::ruling::intake_check(&sub.rulings, &sub.reveals, &memo)
                 .map(|reveals| OutcomeSubmission { reveals, ..sub })
         })
         .await

@@ -205,15 +205,27 @@ pub(super) fn submit_exam(
     let digests = if state.rules >= crate::rules::EXAM_MOTIONS {
         let pinned = crate::charter::current_motion_key(state);
         Some(
-            crate::admission::check_exam_motions(exam, arbiter_id, motions, pinned.as_ref())
-                .map_err(ExamRefusal::from)?,
+            crate::admission::check_exam_motions(
+                exam,
+                arbiter_id,
+                motions,
+                pinned.as_ref(),
+                ctx.memo,
+            )
+            .map_err(ExamRefusal::from)?,
         )
     } else {
         None
     };
-    let answers =
-        crate::admission::answers_from_reveals(exam, arbiter_id, &key, reveals, digests.as_ref())
-            .map_err(ExamRefusal::from)?;
+    let answers = crate::admission::answers_from_reveals(
+        exam,
+        arbiter_id,
+        &key,
+        reveals,
+        digests.as_ref(),
+        ctx.memo,
+    )
+    .map_err(ExamRefusal::from)?;
     let (scores, decision) =
         crate::admission::admit(exam, arbiter_id, &answers, (ctx.time_ms / 1000) as i64)
             .map_err(ExamRefusal::from)?;

@@ -60,6 +60,7 @@ pub(super) fn contribute(
         state.contributors.get(&sub.author),
         client_id,
         request_id,
+        ctx.memo,
     )?;
     // Under a charter a name is never claimed on first use: it must be registered
     // (RegisterContributor) and the write signed by its key.

@@ -31,19 +31,23 @@ use crate::limits;
 use crate::model::{RecordEntry, State, StoredReply};
 use crate::reply::to_value;
 use crate::ruling::RulingError;
+use panel_proto::VerifiedMemo;
 
 /// Deterministic context of one applied item: no clock, no randomness beyond this.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ApplyCtx {
+#[derive(Debug, Clone, Copy)]
+pub struct ApplyCtx<'a> {
     pub log_index: u64,
     pub item_index: u32,
     /// The leader's stamped time for the batch (ms since the Unix epoch).
     pub time_ms: u64,
     /// The leader's stamped seed for the batch.
     pub seed: u64,
+    /// The caller's memo of verified signatures (a replica shares its intake's). It
+    /// changes no result, only spares re-checking a signature that already verified.
+    pub memo: &'a VerifiedMemo,
 }
 
-impl ApplyCtx {
+impl ApplyCtx<'_> {
     /// A seed for one purpose (e.g. the draw of one motion): SHA-256 over the batch seed,
     /// the item's position and the label, first 8 bytes big-endian. Re-derivable offline.
     pub fn derive_seed(&self, label: &str) -> u64 {
@@ -228,8 +232,6 @@ fn dedup_key(item: &crate::command::Item) -> String {
     }
 }
 
-/// Apply one Raft entry's batch. Items with a known `(client_id, request_id)` return their
-/// stored reply and change nothing.
 /// How long a write's reply is kept for deduplication: a retry within this much batch
 /// time returns the stored reply; the table of replies stays bounded by the write rate.
 pub const DEDUP_TTL_MS: u64 = 24 * 60 * 60 * 1000;
@@ -275,7 +277,15 @@ fn prune_requests(state: &mut State, now_ms: u64, log_index: u64) {
     state.requests_pruned_at_ms = now_ms;
 }
 
-pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchReply {
+/// Apply one Raft entry's batch. Items with a known `(client_id, request_id)` return their
+/// stored reply and change nothing. `memo` is the caller's memo of verified signatures
+/// ([`ApplyCtx::memo`]).
+pub fn apply_batch(
+    state: &mut State,
+    log_index: u64,
+    batch: &Batch,
+    memo: &VerifiedMemo,
+) -> BatchReply {
     crate::checkpoints::sync_tree(state);
     state.rules = crate::rules::after_stamp(state.rules, batch.rules);
     let verdicts_before = batch.checkpoints.map(|_| verdict_count(state));
@@ -299,6 +309,7 @@ pub fn apply_batch(state: &mut State, log_index: u64, batch: &Batch) -> BatchRep
             item_index: i as u32,
             time_ms: batch.time_ms,
             seed: batch.seed,
+            memo,
         };
         // Limits per identity and organisation (docs/SECURITY.md, "Floods"): checked from
         // the stamped writer and batch time before the command runs, charged after, so
@@ -385,8 +396,10 @@ pub fn apply(
         }) => {
             if state.rules >= crate::rules::SEALED_EXAMS {
                 let at = (ctx.log_index, ctx.time_ms);
-                crate::exam_sitting::submit(state, at, arbiter_id, *sitting, reveals, motions)
-                    .map(|r| to_value(&r))
+                crate::exam_sitting::submit(
+                    state, at, arbiter_id, *sitting, reveals, motions, ctx.memo,
+                )
+                .map(|r| to_value(&r))
             } else {
                 arbiters::submit_exam(state, ctx, arbiter_id, reveals, motions)
             }
@@ -501,7 +514,7 @@ pub(crate) fn write_one(state: &mut State, n: u64, command: Command) -> ItemRepl
         checkpoints: None,
         rules: None,
     };
-    let r = apply_batch(state, n, &batch);
+    let r = apply_batch(state, n, &batch, &VerifiedMemo::default());
     r.items.into_iter().next().expect("one item").reply
 }
 
@@ -579,7 +592,7 @@ mod tests {
             ));
         }
         items.push(("t", 100, open("m1")));
-        let r = apply_batch(&mut s, 1, &batch(items));
+        let r = apply_batch(&mut s, 1, &batch(items), &VerifiedMemo::default());
         assert!(
             r.items
                 .iter()
@@ -668,15 +681,18 @@ mod tests {
         let mut s = State::default();
         let at = note_at;
         let t0 = 10 * DEDUP_PRUNE_EVERY_MS;
-        assert!(!apply_batch(&mut s, 1, &at(t0, 1)).items[0].duplicate);
+        assert!(!apply_batch(&mut s, 1, &at(t0, 1), &VerifiedMemo::default()).items[0].duplicate);
         // A retry within the lease is a duplicate.
-        assert!(apply_batch(&mut s, 2, &at(t0 + 1_000, 1)).items[0].duplicate);
+        assert!(
+            apply_batch(&mut s, 2, &at(t0 + 1_000, 1), &VerifiedMemo::default()).items[0].duplicate
+        );
         // After the lease another write's batch prunes it: the table does not grow for good.
         let far = 1 + DEDUP_MIN_KEEP_ENTRIES;
         apply_batch(
             &mut s,
             far,
             &at(t0 + DEDUP_TTL_MS + DEDUP_PRUNE_EVERY_MS, 2),
+            &VerifiedMemo::default(),
         );
         assert!(s.requests.get("cli#1").is_none());
         assert!(s.requests.get("cli#2").is_some());
@@ -690,12 +706,14 @@ mod tests {
         let mut s = State::default();
         let at = note_at;
         let t0 = 10 * DEDUP_PRUNE_EVERY_MS;
-        assert!(!apply_batch(&mut s, 1, &at(t0, 1)).items[0].duplicate);
+        assert!(!apply_batch(&mut s, 1, &at(t0, 1), &VerifiedMemo::default()).items[0].duplicate);
         // The next leader's clock is 25 h ahead: a prune runs, and a retry is still a
         // duplicate.
         let jumped = t0 + 25 * 60 * 60 * 1000;
-        apply_batch(&mut s, 2, &at(jumped, 2));
-        assert!(apply_batch(&mut s, 3, &at(jumped + 1, 1)).items[0].duplicate);
+        apply_batch(&mut s, 2, &at(jumped, 2), &VerifiedMemo::default());
+        assert!(
+            apply_batch(&mut s, 3, &at(jumped + 1, 1), &VerifiedMemo::default()).items[0].duplicate
+        );
         assert_eq!(s.notes.get("t").map(Vec::len), Some(2));
     }
 
@@ -729,6 +747,7 @@ mod tests {
                 checkpoints: None,
                 rules: None,
             },
+            &VerifiedMemo::default(),
         );
         assert!(r.items.iter().all(|o| !o.duplicate), "{r:?}");
         assert_eq!(s.arbiters.len(), 2);
@@ -744,6 +763,7 @@ mod tests {
                 checkpoints: None,
                 rules: None,
             },
+            &VerifiedMemo::default(),
         );
         assert!(again.items[0].duplicate);
     }
@@ -756,11 +776,17 @@ mod tests {
             text: "x".into(),
         }
         .into();
-        apply_batch(&mut s, 1, &batch(vec![("c", 1, note.clone())]));
+        apply_batch(
+            &mut s,
+            1,
+            &batch(vec![("c", 1, note.clone())]),
+            &VerifiedMemo::default(),
+        );
         let r = apply_batch(
             &mut s,
             2,
             &batch(vec![("c", 1, note.clone()), ("c", 2, note)]),
+            &VerifiedMemo::default(),
         );
         assert!(r.items[0].duplicate);
         assert_eq!(r.items[0].log_index, 1);
@@ -779,16 +805,50 @@ mod tests {
         assert_eq!(a.motions.get("m1").unwrap().seats.len(), 4);
     }
 
+    /// The saving the memo exists for: a leader's intake verifies the rulings through the
+    /// memo its state machine applies with, and apply finds each one there (the memo gains
+    /// nothing); a replica applying with its own memo checks and remembers all of them.
+    #[test]
+    fn apply_reuses_what_intake_verified_through_the_same_memo() {
+        let rulings = all_yes();
+        let leader = VerifiedMemo::default();
+        crate::ruling::intake_check(&rulings, &[], &leader).unwrap();
+        assert_eq!(leader.len(), 4);
+        let entry = batch(vec![("t", 200, outcome(rulings))]);
+        let mut s = setup();
+        let r = apply_batch(&mut s, 2, &entry, &leader);
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        assert_eq!(
+            leader.len(),
+            4,
+            "apply verified a signature intake had verified"
+        );
+        let follower = VerifiedMemo::default();
+        let mut f = setup();
+        assert_eq!(apply_batch(&mut f, 2, &entry, &follower), r);
+        assert_eq!(follower.len(), 4);
+    }
+
     #[test]
     fn accepted_outcome_with_real_signatures() {
         let mut s = setup();
-        let r = apply_batch(&mut s, 2, &batch(vec![("t", 200, outcome(all_yes()))]));
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("t", 200, outcome(all_yes()))]),
+            &VerifiedMemo::default(),
+        );
         let ItemReply::Applied(v) = &r.items[0].reply else {
             panic!("{r:?}")
         };
         assert!(v["verdict"]["Accepted"].is_object(), "{v}");
         // Counting the same rulings again is refused.
-        let r = apply_batch(&mut s, 3, &batch(vec![("t", 201, outcome(all_yes()))]));
+        let r = apply_batch(
+            &mut s,
+            3,
+            &batch(vec![("t", 201, outcome(all_yes()))]),
+            &VerifiedMemo::default(),
+        );
         assert!(
             matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "motion_closed")
         );
@@ -853,6 +913,7 @@ mod tests {
             &mut s,
             2,
             &batch(vec![("t", 200, outcome_with(rulings, Some(&m)))]),
+            &VerifiedMemo::default(),
         );
         let ItemReply::Applied(v) = &r.items[0].reply else {
             panic!("{r:?}")
@@ -888,6 +949,7 @@ mod tests {
                 &mut s,
                 2,
                 &batch(vec![("t", 200, outcome_with(rulings, Some(&m)))]),
+                &VerifiedMemo::default(),
             );
             let code = refused_code(&r);
             assert!(
@@ -913,6 +975,7 @@ mod tests {
             &mut s,
             2,
             &batch(vec![("t", 200, outcome_with(rulings, Some(&m)))]),
+            &VerifiedMemo::default(),
         );
         assert!(
             refused_code(&r).contains("does not verify"),
@@ -934,6 +997,7 @@ mod tests {
             &mut s,
             2,
             &batch(vec![("t", 200, outcome_with(rulings, Some(&m)))]),
+            &VerifiedMemo::default(),
         );
         let code = refused_code(&r);
         assert!(
@@ -947,6 +1011,7 @@ mod tests {
             &mut s,
             3,
             &batch(vec![("t", 201, outcome_with(rulings, Some(&m)))]),
+            &VerifiedMemo::default(),
         );
         assert!(
             refused_code(&r).contains("envelope v1"),
@@ -959,6 +1024,7 @@ mod tests {
             &mut s,
             4,
             &batch(vec![("t", 202, outcome_with(rulings, None))]),
+            &VerifiedMemo::default(),
         );
         assert!(
             refused_code(&r).contains("carries no signed motion"),
@@ -974,7 +1040,12 @@ mod tests {
         let mut rulings = all_yes();
         rulings[3] = signed("b2", 9, Decision::Yes); // a key that holds no seat
         let before = serde_json::to_value(&s.motions).unwrap();
-        let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("u", 1, outcome(rulings))]),
+            &VerifiedMemo::default(),
+        );
         assert!(refused_code(&r).starts_with("bad_ruling"), "{r:?}");
         assert_eq!(before, serde_json::to_value(&s.motions).unwrap());
     }
@@ -987,7 +1058,12 @@ mod tests {
         let mut sr = rulings[0].decode().unwrap();
         sr.ruling.as_mut().unwrap().decision = panel_proto::pb::Decision::Reject as i32;
         rulings[0] = WireRuling::encode(&sr);
-        let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("u", 1, outcome(rulings))]),
+            &VerifiedMemo::default(),
+        );
         assert!(refused_code(&r).contains("fails verification"), "{r:?}");
         // Signed over another state of the debate.
         let mut rulings = all_yes();
@@ -996,18 +1072,29 @@ mod tests {
             ..binding()
         };
         rulings[1] = ruling::sign(&key(2), &stale, Decision::Yes, 0.8, None);
-        let r = apply_batch(&mut s, 3, &batch(vec![("u", 2, outcome(rulings))]));
+        let r = apply_batch(
+            &mut s,
+            3,
+            &batch(vec![("u", 2, outcome(rulings))]),
+            &VerifiedMemo::default(),
+        );
         assert!(refused_code(&r).contains("not bound"), "{r:?}");
         // The same arbiter twice (a replay to pad the count).
         let mut rulings = all_yes();
         rulings[3] = rulings[0].clone();
-        let r = apply_batch(&mut s, 4, &batch(vec![("u", 3, outcome(rulings))]));
+        let r = apply_batch(
+            &mut s,
+            4,
+            &batch(vec![("u", 3, outcome(rulings))]),
+            &VerifiedMemo::default(),
+        );
         assert!(refused_code(&r).starts_with("duplicate_ruling"), "{r:?}");
         // Garbage.
         let r = apply_batch(
             &mut s,
             5,
             &batch(vec![("u", 4, outcome(vec![WireRuling("00ff".into())]))]),
+            &VerifiedMemo::default(),
         );
         assert!(refused_code(&r).starts_with("bad_ruling"), "{r:?}");
         assert_eq!(s.motions.get("m1").unwrap().status, MotionStatus::Open);
@@ -1021,7 +1108,12 @@ mod tests {
             signed("a2", 2, Decision::Yes),
             signed("b1", 3, Decision::No),
         ];
-        let r = apply_batch(&mut s, 2, &batch(vec![("u", 1, outcome(rulings))]));
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("u", 1, outcome(rulings))]),
+            &VerifiedMemo::default(),
+        );
         let ItemReply::Applied(v) = &r.items[0].reply else {
             panic!("{r:?}")
         };
@@ -1032,7 +1124,12 @@ mod tests {
     #[test]
     fn draw_failure_is_a_clear_refusal() {
         let mut s = State::default();
-        let r = apply_batch(&mut s, 1, &batch(vec![("t", 1, open("m9"))]));
+        let r = apply_batch(
+            &mut s,
+            1,
+            &batch(vec![("t", 1, open("m9"))]),
+            &VerifiedMemo::default(),
+        );
         assert!(
             matches!(&r.items[0].reply, ItemReply::Refused { code, message } if code == "draw_failed" && message.contains("stance A"))
         );
@@ -1067,20 +1164,40 @@ mod tests {
     fn a_signed_rotation_moves_the_arbiter_to_its_new_key() {
         let mut s = setup();
         // Authorised by a key that is not the old key: the old-key signature fails.
-        let r = apply_batch(&mut s, 2, &batch(vec![("t", 400, rotate(1, 21, 9))]));
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("t", 400, rotate(1, 21, 9))]),
+            &VerifiedMemo::default(),
+        );
         assert!(refused(&r, "rotation_refused"), "{r:?}");
         // Onto a key another arbiter holds.
-        let r = apply_batch(&mut s, 3, &batch(vec![("t", 401, rotate(1, 2, 1))]));
+        let r = apply_batch(
+            &mut s,
+            3,
+            &batch(vec![("t", 401, rotate(1, 2, 1))]),
+            &VerifiedMemo::default(),
+        );
         assert!(refused(&r, "rotation_refused"), "{r:?}");
         // From a key nobody registered.
-        let r = apply_batch(&mut s, 4, &batch(vec![("t", 402, rotate(30, 31, 30))]));
+        let r = apply_batch(
+            &mut s,
+            4,
+            &batch(vec![("t", 402, rotate(30, 31, 30))]),
+            &VerifiedMemo::default(),
+        );
         assert!(refused(&r, "rotation_refused"), "{r:?}");
         assert_eq!(
             s.arbiters.get("a1").unwrap().registration.public_key,
             hex::encode(key(1).verifying_key().to_bytes())
         );
         // The holder's own rotation: recorded, old key kept in the history.
-        let r = apply_batch(&mut s, 5, &batch(vec![("t", 403, rotate(1, 21, 1))]));
+        let r = apply_batch(
+            &mut s,
+            5,
+            &batch(vec![("t", 403, rotate(1, 21, 1))]),
+            &VerifiedMemo::default(),
+        );
         assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
         let a1 = s.arbiters.get("a1").unwrap();
         assert_eq!(
@@ -1092,22 +1209,43 @@ mod tests {
             hex::encode(key(1).verifying_key().to_bytes())
         );
         // A ruling under the old key no longer counts; the new key's does.
-        let r = apply_batch(&mut s, 6, &batch(vec![("t", 404, outcome(all_yes()))]));
+        let r = apply_batch(
+            &mut s,
+            6,
+            &batch(vec![("t", 404, outcome(all_yes()))]),
+            &VerifiedMemo::default(),
+        );
         assert!(refused(&r, "bad_ruling"), "{r:?}");
         let mut rulings = all_yes();
         rulings[0] = signed("a1", 21, Decision::Yes);
-        let r = apply_batch(&mut s, 7, &batch(vec![("t", 405, outcome(rulings))]));
+        let r = apply_batch(
+            &mut s,
+            7,
+            &batch(vec![("t", 405, outcome(rulings))]),
+            &VerifiedMemo::default(),
+        );
         assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
         // A revoked key cannot rotate.
-        let r = apply_batch(&mut s, 8, &batch(vec![("t", 406, revoke(2, 2))]));
+        let r = apply_batch(
+            &mut s,
+            8,
+            &batch(vec![("t", 406, revoke(2, 2))]),
+            &VerifiedMemo::default(),
+        );
         assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
-        let r = apply_batch(&mut s, 9, &batch(vec![("t", 407, rotate(2, 22, 2))]));
+        let r = apply_batch(
+            &mut s,
+            9,
+            &batch(vec![("t", 407, rotate(2, 22, 2))]),
+            &VerifiedMemo::default(),
+        );
         assert!(refused(&r, "rotation_refused"), "{r:?}");
         // A rotated-away key cannot be registered again by anyone.
         let r = apply_batch(
             &mut s,
             10,
             &batch(vec![("t", 408, register("x1", 1, Stance::A, "o9"))]),
+            &VerifiedMemo::default(),
         );
         assert!(refused(&r, "key_in_use"), "{r:?}");
     }
@@ -1116,25 +1254,45 @@ mod tests {
     fn a_revoked_key_is_not_drawn_and_its_rulings_are_refused() {
         let mut s = setup();
         // A revocation signed by someone else is refused and changes nothing.
-        let r = apply_batch(&mut s, 2, &batch(vec![("t", 300, revoke(1, 9))]));
+        let r = apply_batch(
+            &mut s,
+            2,
+            &batch(vec![("t", 300, revoke(1, 9))]),
+            &VerifiedMemo::default(),
+        );
         assert!(
             matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "revocation_refused"),
             "{r:?}"
         );
         assert!(s.arbiters.get("a1").unwrap().revoked.is_none());
         // The holder's own signed revocation is recorded.
-        let r = apply_batch(&mut s, 3, &batch(vec![("t", 301, revoke(1, 1))]));
+        let r = apply_batch(
+            &mut s,
+            3,
+            &batch(vec![("t", 301, revoke(1, 1))]),
+            &VerifiedMemo::default(),
+        );
         assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
         let a1 = s.arbiters.get("a1").unwrap();
         assert!(a1.revoked.is_some() && !a1.admitted);
         // Its ruling on a motion it was seated on no longer counts: the submission is refused.
-        let r = apply_batch(&mut s, 4, &batch(vec![("t", 302, outcome(all_yes()))]));
+        let r = apply_batch(
+            &mut s,
+            4,
+            &batch(vec![("t", 302, outcome(all_yes()))]),
+            &VerifiedMemo::default(),
+        );
         assert!(
             matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "bad_ruling"),
             "{r:?}"
         );
         // And it is never drawn again: four seats cannot be filled from three arbiters.
-        let r = apply_batch(&mut s, 5, &batch(vec![("t", 303, open("m2"))]));
+        let r = apply_batch(
+            &mut s,
+            5,
+            &batch(vec![("t", 303, open("m2"))]),
+            &VerifiedMemo::default(),
+        );
         assert!(
             matches!(&r.items[0].reply, ItemReply::Refused { code, .. } if code == "draw_failed"),
             "{r:?}"

@@ -219,6 +219,7 @@ pub(super) fn record_outcome(
                 &binding,
                 &seat_keys,
                 pinned.as_ref(),
+                ctx.memo,
             )?)
         }
         // Under a charter every outcome answers a motion signed by its motion key.
@@ -251,9 +252,11 @@ pub(super) fn record_outcome(
         // A commitment signature is checked at intake and removed from the entry
         // (`ruling::intake_check`); one still present is verified like any signature.
         if !c.signature.is_empty() {
-            panel_proto::commit_reveal::verify_commitment(&c).map_err(|e| bad(e.into()))?;
+            panel_proto::commit_reveal::verify_commitment(&c, ctx.memo)
+                .map_err(|e| bad(e.into()))?;
         }
-        panel_proto::commit_reveal::check_opens(&c, &sr, &salt).map_err(|e| bad(e.into()))?;
+        panel_proto::commit_reveal::check_opens(&c, &sr, &salt, ctx.memo)
+            .map_err(|e| bad(e.into()))?;
         if c.motion_id != motion.spec.motion_id {
             return Err(bad(ruling::RevealError::OtherMotion(c.motion_id.clone())));
         }
@@ -282,7 +285,7 @@ pub(super) fn record_outcome(
         if !seen.insert(arbiter_id.as_str()) {
             return Err(ApplyError::DuplicateRuling(arbiter_id.clone()));
         }
-        let checked = ruling::check(sr, arbiter_id, key, &binding)?;
+        let checked = ruling::check(sr, arbiter_id, key, &binding, ctx.memo)?;
         signed_motion::check_ruling(sr, arbiter_id, &sub.motion_id, motion_digest.as_ref())?;
         revealed.extend(checked.revealed);
         receipts.extend(checked.receipt);
@@ -637,7 +640,7 @@ pub(super) fn log_commitments(
     let (seated, all_keys) = seat_keys(state, motion)?;
     let pinned = crate::charter::motion_key_at(state, motion.opened_log_index);
     let (digest, signed) =
-        signed_motion::check_round(&log.motion, &binding, &all_keys, pinned.as_ref())?;
+        signed_motion::check_round(&log.motion, &binding, &all_keys, pinned.as_ref(), ctx.memo)?;
     let now = batch_time(ctx);
     let window = Window::of(&signed);
     if window.phase(now) == Phase::Over {
@@ -658,8 +661,8 @@ pub(super) fn log_commitments(
         let bytes = hex::decode(hex_c).map_err(|_| bad("not hex".into()))?;
         let c = pb::Commitment::decode(bytes.as_slice())
             .map_err(|e| bad(format!("not a protobuf Commitment: {e}")))?;
-        let key =
-            panel_proto::commit_reveal::verify_commitment(&c).map_err(|e| bad(e.to_string()))?;
+        let key = panel_proto::commit_reveal::verify_commitment(&c, ctx.memo)
+            .map_err(|e| bad(e.to_string()))?;
         let (arbiter_id, _) =
             seated
                 .get(key.as_bytes().as_slice())
@@ -787,7 +790,7 @@ pub(super) fn submit_reveal(
         kind: motion.spec.kind,
         state_hash: &state_hash,
     };
-    let checked = ruling::check(&sr, arbiter_id, key, &binding)?;
+    let checked = ruling::check(&sr, arbiter_id, key, &binding, ctx.memo)?;
     let mut digest = [0u8; 32];
     hex::decode_to_slice(&round.motion_digest, &mut digest)
         .map_err(|_| bad(ruling::RevealError::LoggedDigest))?;
@@ -843,13 +846,13 @@ pub(super) fn submit_reveal(
             .as_slice(),
     )
     .map_err(|e| bad(ruling::RevealError::LoggedCommitment(e)))?;
-    panel_proto::commit_reveal::check_opens(&commitment, &sr, &reveal.salt).map_err(|e| {
-        RoundError::Mismatch {
+    panel_proto::commit_reveal::check_opens(&commitment, &sr, &reveal.salt, ctx.memo).map_err(
+        |e| RoundError::Mismatch {
             motion: motion_id.to_owned(),
             arbiter: arbiter_id.clone(),
             reason: e.to_string(),
-        }
-    })?;
+        },
+    )?;
     let pending: Vec<&String> = round
         .commitments
         .iter()
@@ -1093,7 +1096,12 @@ mod tests {
             }))
             .into(),
         ));
-        let r = apply_batch(&mut s, 1, &at(1_000, items));
+        let r = apply_batch(
+            &mut s,
+            1,
+            &at(1_000, items),
+            &panel_proto::VerifiedMemo::default(),
+        );
         assert!(
             r.items
                 .iter()
@@ -1212,7 +1220,12 @@ mod tests {
     /// One item at `time_ms`, with a fresh request id.
     fn one(s: &mut State, time_ms: u64, who: &str, c: Command) -> BatchReply {
         let n = s.requests.len() as u64 + 1_000;
-        apply_batch(s, n, &at(time_ms, vec![(who, n, c)]))
+        apply_batch(
+            s,
+            n,
+            &at(time_ms, vec![(who, n, c)]),
+            &panel_proto::VerifiedMemo::default(),
+        )
     }
 
     /// Three seats agree, b2 dissents. Its reveal is stored, so the close (which names no

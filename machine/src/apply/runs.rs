@@ -92,7 +92,7 @@ pub(super) fn submit_input(
     sub: &RunInputSubmission,
 ) -> Result<Value, ApplyError> {
     let rec = run_mut(state, &sub.run_id)?;
-    crate::run_roles::check_input(&rec.role_keys, sub, client_id, request_id)?;
+    crate::run_roles::check_input(&rec.role_keys, sub, client_id, request_id, ctx.memo)?;
     // A refused input leaves the run as it was: submit on a copy, keep it only if taken.
     let mut run = rec.run.clone();
     run.submit(sub.input.clone())?;
