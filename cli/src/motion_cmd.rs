@@ -106,7 +106,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let decoded: Vec<Result<RulingView, rulings::DecodeError>> = m
                 .rulings
                 .iter()
-                .map(|r| rulings::decode(&r.0, &names))
+                .map(|r| rulings::decode(&r.to_hex(), &names))
                 .collect();
             if json {
                 let views: Vec<Value> = decoded

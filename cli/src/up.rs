@@ -373,7 +373,7 @@ async fn print_new_motions(
         );
         let mut by_stance: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in &m.rulings {
-            if let Some((registered, arb, val)) = ruling_line(&r.0, names) {
+            if let Some((registered, arb, val)) = ruling_line(&r.to_hex(), names) {
                 // The stance the seat counted under: a debate's declaration, not the
                 // registered label (docs/COORDINATOR.md "Declared priors").
                 let stance = m

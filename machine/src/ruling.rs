@@ -18,23 +18,80 @@ use thiserror::Error;
 
 use crate::acceptance::{Decision, MotionKind, RetrievalReceipt, RevealedRuling};
 
-/// Hex of a protobuf-encoded `crucible.panel.v1.SignedRuling`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct WireRuling(pub String);
+/// A protobuf-encoded `crucible.panel.v1.SignedRuling`, hex in JSON (commands, replies,
+/// the record). Held as bytes: a decided motion keeps its rulings, and as hex text they
+/// were twice the memory (BENCHMARKS.md, "Soak"). A string that is not lowercase hex is
+/// kept as it came, so it serialises back unchanged (upper-case hex still decodes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireRuling(Repr);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Repr {
+    Bytes(Box<[u8]>),
+    Text(String),
+}
 
 impl WireRuling {
     pub fn encode(sr: &pb::SignedRuling) -> Self {
-        Self(hex::encode(sr.encode_to_vec()))
+        Self(Repr::Bytes(sr.encode_to_vec().into_boxed_slice()))
+    }
+
+    /// A wire ruling as JSON carries it (hex); anything else decodes to an error.
+    pub fn from_hex(text: impl Into<String>) -> Self {
+        let text = text.into();
+        match hex::decode(&text) {
+            Ok(bytes) if hex::encode(&bytes) == text => Self(Repr::Bytes(bytes.into())),
+            _ => Self(Repr::Text(text)),
+        }
+    }
+
+    /// The hex JSON carries.
+    pub fn to_hex(&self) -> String {
+        match &self.0 {
+            Repr::Bytes(b) => hex::encode(b),
+            Repr::Text(t) => t.clone(),
+        }
     }
 
     pub fn decode(&self) -> Result<pb::SignedRuling, RulingError> {
-        let bytes = hex::decode(&self.0).map_err(|_| RulingError::Malformed {
-            reason: "not hex".into(),
-        })?;
-        pb::SignedRuling::decode(bytes.as_slice()).map_err(|e| RulingError::Malformed {
+        let from_text;
+        let bytes: &[u8] = match &self.0 {
+            Repr::Bytes(b) => b,
+            // Upper-case hex decodes as before; it is only held as the text it came as.
+            Repr::Text(t) => {
+                from_text = hex::decode(t).map_err(|_| RulingError::Malformed {
+                    reason: "not hex".into(),
+                })?;
+                &from_text
+            }
+        };
+        pb::SignedRuling::decode(bytes).map_err(|e| RulingError::Malformed {
             reason: e.to_string(),
         })
+    }
+}
+
+impl Serialize for WireRuling {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Repr::Bytes(b) => s.collect_str(&HexOf(b)),
+            Repr::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for WireRuling {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Self::from_hex(String::deserialize(d)?))
+    }
+}
+
+/// Lowercase hex of bytes, written without an intermediate string.
+struct HexOf<'a>(&'a [u8]);
+
+impl std::fmt::Display for HexOf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
     }
 }
 
@@ -325,13 +382,31 @@ pub fn sign_answering(
     match panel_proto::sign_ruling(key, ruling) {
         Ok(sr) => WireRuling::encode(&sr),
         // An ill-formed ruling cannot be signed; an empty wire ruling fails decoding.
-        Err(_) => WireRuling(String::new()),
+        Err(_) => WireRuling::from_hex(""),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// JSON carries a wire ruling exactly as it came: lowercase hex as bytes, anything else
+    /// as its text (upper-case hex still decodes; non-hex names itself on decoding).
+    #[test]
+    fn wire_rulings_serialise_back_as_they_came() {
+        let key = SigningKey::from_bytes(&[3; 32]);
+        let sr = sign_answering(&key, &binding(), Decision::Yes, 0.7, None, None)
+            .decode()
+            .unwrap();
+        let lower = hex::encode(sr.encode_to_vec());
+        for text in [lower.clone(), lower.to_uppercase(), "zz".to_string()] {
+            let w: WireRuling = serde_json::from_value(serde_json::json!(text)).unwrap();
+            assert_eq!(serde_json::to_value(&w).unwrap(), serde_json::json!(text));
+            assert_eq!(w.to_hex(), text);
+            assert_eq!(w.decode().is_ok(), text != "zz", "{text}");
+        }
+        assert_eq!(WireRuling::encode(&sr).to_hex(), lower);
+    }
     use ed25519_dalek::{Signer, SigningKey};
 
     const HASH: [u8; 32] = [0xab; 32];
@@ -398,7 +473,7 @@ mod tests {
             Err(RulingError::Binding { .. })
         ));
         assert!(matches!(
-            WireRuling("zz".into()).decode(),
+            WireRuling::from_hex("zz").decode(),
             Err(RulingError::Malformed { .. })
         ));
         assert!(intake_check(std::slice::from_ref(&w), &[], &VerifiedMemo::default()).is_ok());

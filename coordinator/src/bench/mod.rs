@@ -726,6 +726,29 @@ mod footprint {
             .unwrap_or(0)
     }
 
+    /// Counts the bytes live on the heap, so a table's share is its heap, not a guess.
+    struct Counting;
+    static LIVE: AtomicUsize = AtomicUsize::new(0);
+    unsafe impl std::alloc::GlobalAlloc for Counting {
+        unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+            LIVE.fetch_add(l.size(), Ordering::Relaxed);
+            unsafe { std::alloc::System.alloc(l) }
+        }
+        unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+            LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+            unsafe { std::alloc::System.dealloc(p, l) }
+        }
+    }
+    #[global_allocator]
+    static COUNTING: Counting = Counting;
+
+    /// Heap bytes `f` frees (what the value it drops held).
+    fn held_by(f: impl FnOnce()) -> usize {
+        let before = LIVE.load(Ordering::Relaxed);
+        f();
+        before.saturating_sub(LIVE.load(Ordering::Relaxed))
+    }
+
     #[test]
     #[ignore = "prints figures; run on its own"]
     fn state_bytes_per_decision() {
@@ -781,5 +804,28 @@ mod footprint {
         ] {
             println!("{name}: {:.0} B/decision as JSON", per(bytes));
         }
+        let rulings = held_by(|| {
+            for id in (0..n).map(|i| format!("bench-m{i}")) {
+                if let Some(m) = st.motions.get_mut(&id) {
+                    m.rulings = Vec::new();
+                }
+            }
+        });
+        println!(
+            "motions' rulings: {:.0} B/decision on the heap",
+            per(rulings)
+        );
+        let motions = held_by(|| st.motions = Default::default());
+        println!(
+            "motions without rulings: {:.0} B/decision on the heap",
+            per(motions)
+        );
+        let requests = held_by(|| st.requests = Default::default());
+        println!("requests: {:.0} B/decision on the heap", per(requests));
+        let rest = held_by(|| drop(st));
+        println!(
+            "the rest of the state: {:.0} B/decision on the heap",
+            per(rest)
+        );
     }
 }

@@ -607,7 +607,7 @@ mod tests {
     #[test]
     fn unknown_keys_and_garbage_rulings_are_said_not_hidden() {
         let mut m = motion("q", MotionStatus::Open);
-        m.rulings.push(WireRuling("zz".into()));
+        m.rulings.push(WireRuling::from_hex("zz"));
         let html = render(&[m], 1, &[], &Filter::default());
         assert!(html.contains("unregistered key 010101010101"));
         assert!(html.contains("does not decode"));

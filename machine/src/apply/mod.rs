@@ -298,7 +298,7 @@ pub fn apply_batch(
         let key = (!item.client_id.is_empty()).then(|| dedup_key(item));
         if let Some(stored) = key.as_deref().and_then(|k| state.requests.get(k)) {
             items.push(ItemOutcome {
-                reply: stored.reply.clone(),
+                reply: stored.reply.reply(),
                 duplicate: true,
                 log_index: stored.log_index,
             });
@@ -358,7 +358,7 @@ pub fn apply_batch(
             state.requests.insert(
                 k,
                 StoredReply {
-                    reply: reply.clone(),
+                    reply: crate::model::ReplyText::of(&reply),
                     log_index,
                     stored_at_ms: batch.time_ms,
                 },
@@ -1093,7 +1093,7 @@ mod tests {
         let r = apply_batch(
             &mut s,
             5,
-            &batch(vec![("u", 4, outcome(vec![WireRuling("00ff".into())]))]),
+            &batch(vec![("u", 4, outcome(vec![WireRuling::from_hex("00ff")]))]),
             &VerifiedMemo::default(),
         );
         assert!(refused_code(&r).starts_with("bad_ruling"), "{r:?}");
