@@ -1458,6 +1458,6 @@ mod tests {
             .expect("a scored arbiter");
         row["recalibration"]["items"][0]["probability"] = json!(0.5);
         let e = record::verify(&forged).unwrap_err();
-        assert!(matches!(e, record::Failure::Arbiters(_)), "{e}");
+        assert!(matches!(e, record::Failure::Arbiters { .. }), "{e}");
     }
 }

@@ -146,14 +146,97 @@ pub enum Failure {
         path: String,
         reason: String,
     },
-    #[error("arbiters: {0}")]
-    Arbiters(String),
+    #[error("arbiters: {path} {reason}")]
+    Arbiters { path: String, reason: String },
     #[error("checkpoint: {0}")]
-    Checkpoint(String),
+    Checkpoint(#[from] CheckpointFailure),
     #[error("charter: {0}")]
-    Charter(String),
+    Charter(#[from] CharterFailure),
     #[error("policy: {0}")]
-    Policy(String),
+    Policy(#[from] PolicyFailure),
+}
+
+/// Why a record's checkpoints do not bind its entries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckpointFailure {
+    #[error("the record carries no signed checkpoint")]
+    NoneSigned,
+    #[error("{0}")]
+    Legacy(#[from] crate::transparency::LegacyCheckpointError),
+    #[error("it covers {covers} entries but the record has {entries}")]
+    LegacySize { covers: u64, entries: u64 },
+    #[error(
+        "the Merkle root of the entries differs from the signed root: an entry was changed, added, dropped or reordered"
+    )]
+    LegacyRoot,
+    #[error("checkpoints[{index}]: {problem}")]
+    At {
+        index: usize,
+        problem: CheckpointProblem,
+    },
+    #[error("the record carries no checkpoint")]
+    None,
+    #[error(
+        "the last checkpoint covers {covers} of the record's {entries} entries; entries after it are not bound"
+    )]
+    LastShort { covers: u64, entries: u64 },
+}
+
+/// What is wrong with one checkpoint of a record (`CheckpointFailure::At`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckpointProblem {
+    #[error("{0}")]
+    Note(panel_tlog::NoteError),
+    #[error("{0}")]
+    Body(#[from] panel_tlog::checkpoint::CheckpointError),
+    #[error("its origin is {found:?}, but this record's log is {expected:?}")]
+    Origin { found: String, expected: String },
+    #[error("checkpoints must be non-empty and grow in size")]
+    NotGrowing,
+    #[error("it covers {covers} entries but the record has {entries}")]
+    BeyondEntries { covers: u64, entries: u64 },
+    #[error("the log key of the record's charter: {0}")]
+    LogKey(panel_tlog::NoteError),
+    #[error(
+        "its root is not the Merkle root of the first {size} entries: an entry was changed, added, dropped or reordered"
+    )]
+    Root { size: u64 },
+}
+
+/// Why a record does not satisfy the verifier's trust policy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyFailure {
+    #[error(
+        "a {format} record carries no log-signed checkpoints; only {FORMAT} and {FORMAT_V2} records can be checked against a policy"
+    )]
+    Unsigned { format: String },
+    #[error("checkpoints[{index}]: {error}")]
+    Note {
+        index: usize,
+        error: panel_tlog::NoteError,
+    },
+    #[error("checkpoints[{index}] is not signed by a log key of the policy: {error}")]
+    NotByPolicyLog {
+        index: usize,
+        error: panel_tlog::NoteError,
+    },
+    #[error("the record carries no checkpoint")]
+    NoCheckpoint,
+    #[error("the checkpoint covering the whole record does not satisfy the policy: {0}")]
+    Unsatisfied(#[from] panel_tlog::policy::PolicyError),
+    #[error("the record's charter names log key {key}, which the policy does not list")]
+    CharterLogKey { key: String },
+}
+
+/// Why a record is not the trusted federation's (`panel verify --charter`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CharterFailure {
+    #[error(
+        "the record adopts charter {adopted}, not the trusted charter {trusted}: another federation's record, or a rewritten one"
+    )]
+    Other { adopted: String, trusted: String },
+    #[error("the record's first entry adopts no charter; it is not a chartered group's record")]
+    NotChartered,
 }
 
 /// What a successful verification established.
@@ -395,7 +478,7 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
         .map(|(_, a)| serde_json::to_value(a).unwrap_or(Value::Null))
         .collect();
     if let Some((path, why)) = first_difference("$", &json!(bundle.arbiters), &json!(arbiters)) {
-        return Err(Failure::Arbiters(format!("{path} {why}")));
+        return Err(Failure::Arbiters { path, reason: why });
     }
     // The checkpoints bind the exact sequence of entries.
     let bound = if bundle.format == FORMAT_V1 {
@@ -460,21 +543,17 @@ fn v1_checkpoint(bundle: &Bundle, log: &crate::transparency::Log) -> Result<Boun
     let cp = bundle
         .checkpoint
         .as_ref()
-        .ok_or_else(|| Failure::Checkpoint("the record carries no signed checkpoint".into()))?;
-    let root = cp
-        .verify()
-        .map_err(|e| Failure::Checkpoint(e.to_string()))?;
+        .ok_or(CheckpointFailure::NoneSigned)?;
+    let root = cp.verify().map_err(CheckpointFailure::from)?;
     if cp.size != log.len() {
-        return Err(Failure::Checkpoint(format!(
-            "it covers {} entries but the record has {}",
-            cp.size,
-            log.len()
-        )));
+        return Err(CheckpointFailure::LegacySize {
+            covers: cp.size,
+            entries: log.len(),
+        }
+        .into());
     }
     if root != log.root() {
-        return Err(Failure::Checkpoint(
-            "the Merkle root of the entries differs from the signed root: an entry was changed, added, dropped or reordered".into(),
-        ));
+        return Err(CheckpointFailure::LegacyRoot.into());
     }
     Ok(Bound {
         size: cp.size,
@@ -498,39 +577,39 @@ fn v2_checkpoints(bundle: &Bundle, st: &State) -> Result<Bound, Failure> {
         .and_then(|l| l.verifier());
     let mut parsed: Vec<panel_tlog::Checkpoint> = Vec::new();
     for (i, text) in bundle.checkpoints.iter().enumerate() {
-        let at = |why: String| Failure::Checkpoint(format!("checkpoints[{i}]: {why}"));
-        let note = Note::parse(text.as_bytes()).map_err(|e| at(e.to_string()))?;
-        let cp = panel_tlog::Checkpoint::parse_body(&note.text).map_err(|e| at(e.to_string()))?;
+        let at = |problem: CheckpointProblem| CheckpointFailure::At { index: i, problem };
+        let note = Note::parse(text.as_bytes()).map_err(|e| at(CheckpointProblem::Note(e)))?;
+        let cp = panel_tlog::Checkpoint::parse_body(&note.text).map_err(|e| at(e.into()))?;
         if cp.origin != origin {
-            return Err(at(format!(
-                "its origin is {:?}, but this record's log is {origin:?}",
-                cp.origin
-            )));
+            return Err(at(CheckpointProblem::Origin {
+                found: cp.origin,
+                expected: origin,
+            })
+            .into());
         }
         if parsed.last().is_some_and(|l| l.size >= cp.size) || cp.size == 0 {
-            return Err(at("checkpoints must be non-empty and grow in size".into()));
+            return Err(at(CheckpointProblem::NotGrowing).into());
         }
         if cp.size > entries {
-            return Err(at(format!(
-                "it covers {} entries but the record has {entries}",
-                cp.size
-            )));
+            return Err(at(CheckpointProblem::BeyondEntries {
+                covers: cp.size,
+                entries,
+            })
+            .into());
         }
         if let Some(k) = &log_key {
             note.verify(std::slice::from_ref(k))
-                .map_err(|e| at(format!("the log key of the record's charter: {e}")))?;
+                .map_err(|e| at(CheckpointProblem::LogKey(e)))?;
         }
         parsed.push(cp);
     }
-    let last = parsed
-        .last()
-        .cloned()
-        .ok_or_else(|| Failure::Checkpoint("the record carries no checkpoint".into()))?;
+    let last = parsed.last().cloned().ok_or(CheckpointFailure::None)?;
     if last.size != entries {
-        return Err(Failure::Checkpoint(format!(
-            "the last checkpoint covers {} of the record's {entries} entries; entries after it are not bound",
-            last.size
-        )));
+        return Err(CheckpointFailure::LastShort {
+            covers: last.size,
+            entries,
+        }
+        .into());
     }
     // Roots at each checkpoint's size, from one pass over the entries (O(log n) each).
     let mut tree = crate::transparency::Log::new();
@@ -539,10 +618,11 @@ fn v2_checkpoints(bundle: &Bundle, st: &State) -> Result<Bound, Failure> {
         tree.append(&e.leaf_bytes());
         while let Some((i, cp)) = next.next_if(|(_, cp)| cp.size == tree.len()) {
             if cp.root != tree.root() {
-                return Err(Failure::Checkpoint(format!(
-                    "checkpoints[{i}]: its root is not the Merkle root of the first {} entries: an entry was changed, added, dropped or reordered",
-                    cp.size
-                )));
+                return Err(CheckpointFailure::At {
+                    index: i,
+                    problem: CheckpointProblem::Root { size: cp.size },
+                }
+                .into());
             }
         }
     }
@@ -570,30 +650,23 @@ pub struct PolicyReport {
 /// rewritten cannot carry cosignatures over its new roots without the witnesses.
 pub fn check_policy(bundle: &Bundle, policy: &Policy) -> Result<PolicyReport, Failure> {
     if bundle.format == FORMAT_V1 {
-        return Err(Failure::Policy(format!(
-            "a {} record carries no log-signed checkpoints; only {FORMAT} and {FORMAT_V2} records can be checked against a policy",
-            bundle.format
-        )));
+        return Err(PolicyFailure::Unsigned {
+            format: bundle.format.clone(),
+        }
+        .into());
     }
     let log_keys: Vec<panel_tlog::VerifierKey> =
         policy.logs.iter().map(|l| l.vkey.clone()).collect();
     let mut last = None;
     for (i, text) in bundle.checkpoints.iter().enumerate() {
         let note = Note::parse(text.as_bytes())
-            .map_err(|e| Failure::Policy(format!("checkpoints[{i}]: {e}")))?;
-        note.verify(&log_keys).map_err(|e| {
-            Failure::Policy(format!(
-                "checkpoints[{i}] is not signed by a log key of the policy: {e}"
-            ))
-        })?;
+            .map_err(|error| PolicyFailure::Note { index: i, error })?;
+        note.verify(&log_keys)
+            .map_err(|error| PolicyFailure::NotByPolicyLog { index: i, error })?;
         last = Some(note);
     }
-    let note = last.ok_or_else(|| Failure::Policy("the record carries no checkpoint".into()))?;
-    let v = policy.check(&note).map_err(|e| {
-        Failure::Policy(format!(
-            "the checkpoint covering the whole record does not satisfy the policy: {e}"
-        ))
-    })?;
+    let note = last.ok_or(PolicyFailure::NoCheckpoint)?;
+    let v = policy.check(&note).map_err(PolicyFailure::from)?;
     if let Some(charter_log) = bundle.entries.first().and_then(|e| match &e.command {
         crate::command::Command::Internal(crate::command::InternalCommand::AdoptCharter(c)) => {
             c.log.as_ref().and_then(|l| l.verifier())
@@ -601,9 +674,10 @@ pub fn check_policy(bundle: &Bundle, policy: &Policy) -> Result<PolicyReport, Fa
         _ => None,
     }) && !log_keys.contains(&charter_log)
     {
-        return Err(Failure::Policy(format!(
-            "the record's charter names log key {charter_log}, which the policy does not list"
-        )));
+        return Err(PolicyFailure::CharterLogKey {
+            key: charter_log.to_string(),
+        }
+        .into());
     }
     Ok(PolicyReport {
         origin: v.checkpoint.origin,
@@ -621,17 +695,11 @@ pub fn check_charter(bundle: &Bundle, trusted: &panel_federation::Charter) -> Re
     let first = bundle.entries.first().map(|e| &e.command);
     match first {
         Some(Command::Internal(InternalCommand::AdoptCharter(c))) if **c == *trusted => Ok(()),
-        Some(Command::Internal(InternalCommand::AdoptCharter(c))) => {
-            Err(Failure::Charter(format!(
-                "the record adopts charter {}, not the trusted charter {}: another federation's \
-             record, or a rewritten one",
-                hex::encode(c.digest()),
-                hex::encode(trusted.digest())
-            )))
+        Some(Command::Internal(InternalCommand::AdoptCharter(c))) => Err(CharterFailure::Other {
+            adopted: hex::encode(c.digest()),
+            trusted: hex::encode(trusted.digest()),
         }
-        _ => Err(Failure::Charter(
-            "the record's first entry adopts no charter; it is not a chartered group's record"
-                .into(),
-        )),
+        .into()),
+        _ => Err(CharterFailure::NotChartered.into()),
     }
 }

@@ -94,6 +94,36 @@ pub(super) fn set_admission(
     }))
 }
 
+/// Why a signed revocation is refused (`revocation_refused`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RevocationError {
+    #[error("not hex")]
+    NotHex,
+    #[error("not a protobuf KeyRevocation: {0}")]
+    NotProtobuf(#[from] prost::DecodeError),
+    #[error("{0}")]
+    Signature(#[from] panel_proto::keys::KeyError),
+    #[error("no registered arbiter holds key {key}")]
+    UnknownKey { key: String },
+}
+
+/// Why a signed key rotation is refused (`rotation_refused`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RotationError {
+    #[error("not hex")]
+    NotHex,
+    #[error("not a protobuf KeyRotation: {0}")]
+    NotProtobuf(#[from] prost::DecodeError),
+    #[error("{0}")]
+    Signature(#[from] panel_proto::keys::KeyError),
+    #[error("the new key is (or was) arbiter {other}'s; generate a fresh key")]
+    KeyTaken { other: String },
+    #[error("no registered arbiter holds the old key {fingerprint}")]
+    UnknownOldKey { fingerprint: String },
+    #[error("arbiter {arbiter}'s key was revoked; a revoked key cannot authorise a rotation")]
+    Revoked { arbiter: String },
+}
+
 /// Records a signed revocation (signed by the revoked key): the arbiter is no longer
 /// drawn and its rulings no longer count.
 pub(super) fn revoke_key(
@@ -101,19 +131,18 @@ pub(super) fn revoke_key(
     ctx: &ApplyCtx,
     revocation: &str,
 ) -> Result<Value, ApplyError> {
-    let bytes = hex::decode(revocation).map_err(|_| ApplyError::Revocation("not hex".into()))?;
+    let bytes = hex::decode(revocation).map_err(|_| RevocationError::NotHex)?;
     let doc = <panel_proto::pb::KeyRevocation as prost::Message>::decode(bytes.as_slice())
-        .map_err(|e| ApplyError::Revocation(format!("not a protobuf KeyRevocation: {e}")))?;
-    let key = panel_proto::keys::verify_revocation(&doc)
-        .map_err(|e| ApplyError::Revocation(e.to_string()))?;
+        .map_err(RevocationError::from)?;
+    let key = panel_proto::keys::verify_revocation(&doc).map_err(RevocationError::from)?;
     let key_hex = hex::encode(key.as_bytes());
     let id = state
         .arbiters
         .iter()
         .find(|(_, a)| a.registration.public_key == key_hex)
         .map(|(id, _)| id.clone())
-        .ok_or_else(|| {
-            ApplyError::Revocation(format!("no registered arbiter holds key {key_hex}"))
+        .ok_or_else(|| RevocationError::UnknownKey {
+            key: key_hex.clone(),
         })?;
     if let Some(a) = state.arbiters.get_mut(&id) {
         a.admitted = false;
@@ -139,11 +168,10 @@ pub(super) fn rotate_key(
     ctx: &ApplyCtx,
     rotation: &str,
 ) -> Result<Value, ApplyError> {
-    let bytes = hex::decode(rotation).map_err(|_| ApplyError::Rotation("not hex".into()))?;
+    let bytes = hex::decode(rotation).map_err(|_| RotationError::NotHex)?;
     let doc = <panel_proto::pb::KeyRotation as prost::Message>::decode(bytes.as_slice())
-        .map_err(|e| ApplyError::Rotation(format!("not a protobuf KeyRotation: {e}")))?;
-    let (old, new) = panel_proto::keys::verify_rotation(&doc)
-        .map_err(|e| ApplyError::Rotation(e.to_string()))?;
+        .map_err(RotationError::from)?;
+    let (old, new) = panel_proto::keys::verify_rotation(&doc).map_err(RotationError::from)?;
     let (old_hex, new_hex) = (hex::encode(old.as_bytes()), hex::encode(new.as_bytes()));
     // One key, one arbiter, ever: the same rule as registration.
     if let Some((other, _)) = state
@@ -151,28 +179,24 @@ pub(super) fn rotate_key(
         .iter()
         .find(|(_, a)| a.holds_or_held(&new_hex))
     {
-        return Err(ApplyError::Rotation(format!(
-            "the new key is (or was) arbiter {other}'s; generate a fresh key"
-        )));
+        return Err(RotationError::KeyTaken {
+            other: other.clone(),
+        }
+        .into());
     }
     let id = state
         .arbiters
         .iter()
         .find(|(_, a)| a.registration.public_key == old_hex)
         .map(|(id, _)| id.clone())
-        .ok_or_else(|| {
-            ApplyError::Rotation(format!(
-                "no registered arbiter holds the old key {}",
-                panel_proto::fingerprint(&old)
-            ))
+        .ok_or_else(|| RotationError::UnknownOldKey {
+            fingerprint: panel_proto::fingerprint(&old),
         })?;
     let Some(a) = state.arbiters.get_mut(&id) else {
         return Err(ApplyError::UnknownArbiter(id));
     };
     if a.revoked.is_some() {
-        return Err(ApplyError::Rotation(format!(
-            "arbiter {id}'s key was revoked; a revoked key cannot authorise a rotation"
-        )));
+        return Err(RotationError::Revoked { arbiter: id }.into());
     }
     a.key_history.push(RotatedKey {
         public_key: old_hex,

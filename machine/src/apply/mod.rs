@@ -10,6 +10,7 @@
 //! commands).
 
 pub(crate) mod arbiters;
+pub use arbiters::{RevocationError, RotationError};
 mod debates;
 mod federation;
 mod motions;
@@ -101,9 +102,9 @@ pub enum ApplyError {
     #[error("prior-consistency check refused: {0}")]
     PriorCheck(#[from] crate::priors::PriorCheckError),
     #[error("revocation refused: {0}")]
-    Revocation(String),
+    Revocation(#[from] arbiters::RevocationError),
     #[error("key rotation refused: {0}")]
-    Rotation(String),
+    Rotation(#[from] arbiters::RotationError),
     #[error("this public key is (or was) arbiter {0}'s; every arbiter needs its own key")]
     KeyInUse(String),
     #[error("arbiter {0}'s key was revoked; its rulings no longer count")]
