@@ -8,16 +8,18 @@
 //! appends and counts; nothing in it reads an old entry, so both forms apply identically.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::model::RecordEntry;
 
-/// Entries `0..len`, of which `held` are the last ones, in order.
+/// Entries `0..len`, of which `held` are the last ones, in order. Shared, so a replica
+/// copies the held entries out for its store without copying them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RecordLog {
     len: u64,
-    held: Vec<RecordEntry>,
+    held: Vec<Arc<RecordEntry>>,
 }
 
 /// Why entries handed back to a log do not fit it.
@@ -55,23 +57,36 @@ impl RecordLog {
     pub fn push(&mut self, mut entry: RecordEntry) {
         entry.seq = self.len;
         self.len += 1;
-        self.held.push(entry);
+        self.held.push(Arc::new(entry));
     }
 
     /// Entry `seq`, if held.
     pub fn get(&self, seq: u64) -> Option<&RecordEntry> {
         let i = seq.checked_sub(self.first_held())?;
-        self.held.get(usize::try_from(i).ok()?)
+        self.held.get(usize::try_from(i).ok()?).map(|e| &**e)
+    }
+
+    /// How many entries are held.
+    pub fn held_count(&self) -> usize {
+        self.held.len()
+    }
+
+    /// The held entries, shared (a replica's store serialises them off the apply path).
+    pub fn held_shared(&self) -> Vec<Arc<RecordEntry>> {
+        self.held.clone()
     }
 
     /// The held entries, in order (all of them when complete).
-    pub fn iter(&self) -> std::slice::Iter<'_, RecordEntry> {
-        self.held.iter()
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &RecordEntry> {
+        self.held.iter().map(|e| &**e)
     }
 
     /// Hands the held entries to the caller (a replica's store); the count stays.
     pub fn take_held(&mut self) -> Vec<RecordEntry> {
         std::mem::take(&mut self.held)
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect()
     }
 
     /// Drops the held entries before `seq` (the caller stored them); the count stays.
@@ -100,7 +115,7 @@ impl RecordLog {
                 want,
             });
         }
-        let mut all = earlier;
+        let mut all: Vec<Arc<RecordEntry>> = earlier.into_iter().map(Arc::new).collect();
         all.append(&mut self.held);
         self.held = all;
         Ok(())
@@ -115,16 +130,22 @@ impl Serialize for RecordLog {
         if self.is_complete() {
             s.collect_map(self.held.iter().map(|e| (format!("{:012}", e.seq), e)))
         } else {
-            Handed {
+            HandedOut {
                 len: self.len,
-                held: self.held.clone(),
+                held: &self.held,
             }
             .serialize(s)
         }
     }
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
+struct HandedOut<'a> {
+    len: u64,
+    held: &'a [Arc<RecordEntry>],
+}
+
+#[derive(Deserialize)]
 struct Handed {
     len: u64,
     #[serde(default)]
@@ -145,7 +166,10 @@ impl<'de> Deserialize<'de> for RecordLog {
             Stored::Handed(h) => (h.len, h.held),
             Stored::Table(t) => (t.len() as u64, t.into_values().collect()),
         };
-        let log = RecordLog { len, held };
+        let log = RecordLog {
+            len,
+            held: held.into_iter().map(Arc::new).collect(),
+        };
         let first = len
             .checked_sub(log.held.len() as u64)
             .ok_or_else(|| D::Error::custom("the record holds more entries than it counts"))?;

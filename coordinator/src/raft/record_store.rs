@@ -2,8 +2,8 @@
 //!
 //! Apply appends entries to the state's [`RecordLog`]; once [`STORE_BATCH`] are held, the
 //! state machine writes them here (`record`: seq -> the entry's leaf bytes,
-//! `record_leaves`: seq -> its leaf hash) on the blocking pool and then drops them from
-//! memory, and a snapshot writes the rest, so neither a replica's memory nor its snapshots
+//! `record_leaves`: seq -> its leaf hash) in the background, one write at a time, without
+//! holding up apply, and then drops them from memory, and a snapshot writes the rest, so neither a replica's memory nor its snapshots
 //! grow with the record (BENCHMARKS.md, "Soak"). Batch writes are not fsynced: the log
 //! holds every entry until a snapshot covers it, and the snapshot's own durable commit in
 //! the same file makes every earlier commit durable with it (redb's `Durability::None`).
@@ -50,25 +50,23 @@ pub(crate) fn write_held(tx: &redb::WriteTransaction, state: &State) -> Result<(
 /// (each commit copies the tables' upper pages, which a non-durable commit cannot free).
 pub(crate) const STORE_BATCH: usize = 1024;
 
-/// The held entries' rows, copied out so the write can run without the state's lock.
+/// The held entries, shared out of the state (no copy, no encoding under its lock), with
+/// their leaf hashes; encoded and written off the apply path.
 pub(crate) struct Staged {
-    rows: Vec<(u64, Vec<u8>, panel_tlog::Hash)>,
+    rows: Vec<(std::sync::Arc<RecordEntry>, Option<panel_tlog::Hash>)>,
 }
 
 impl Staged {
     /// The held entries of `state` once there are at least `min` of them.
     pub(crate) fn of(state: &State, min: usize) -> Option<Self> {
-        (state.record.iter().len() >= min.max(1)).then(|| Staged {
+        (state.record.held_count() >= min.max(1)).then(|| Staged {
             rows: state
                 .record
-                .iter()
+                .held_shared()
+                .into_iter()
                 .map(|e| {
-                    let bytes = e.leaf_bytes();
-                    let leaf = state
-                        .tree
-                        .leaf(e.seq)
-                        .unwrap_or_else(|| panel_tlog::merkle::leaf_hash(&bytes));
-                    (e.seq, bytes, leaf)
+                    let leaf = state.tree.leaf(e.seq);
+                    (e, leaf)
                 })
                 .collect(),
         })
@@ -76,7 +74,7 @@ impl Staged {
 
     /// The entry after the last one staged (forget the held entries before it once stored).
     pub(crate) fn end(&self) -> u64 {
-        self.rows.last().map_or(0, |(seq, _, _)| seq + 1)
+        self.rows.last().map_or(0, |(e, _)| e.seq + 1)
     }
 
     /// Writes the rows in one commit that is not fsynced (module docs).
@@ -92,9 +90,11 @@ impl Staged {
     pub(crate) fn write_in(&self, tx: &redb::WriteTransaction) -> Result<(), StoreError> {
         let mut record = tx.open_table(RECORD)?;
         let mut leaves = tx.open_table(LEAVES)?;
-        for (seq, bytes, leaf) in &self.rows {
-            record.insert(*seq, bytes.as_slice())?;
-            leaves.insert(*seq, leaf.as_slice())?;
+        for (e, leaf) in &self.rows {
+            let bytes = e.leaf_bytes();
+            let leaf = leaf.unwrap_or_else(|| panel_tlog::merkle::leaf_hash(&bytes));
+            record.insert(e.seq, bytes.as_slice())?;
+            leaves.insert(e.seq, leaf.as_slice())?;
         }
         Ok(())
     }
