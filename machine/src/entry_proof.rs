@@ -24,9 +24,9 @@ pub enum EntryProofError {
     #[error("the entry says it is number {entry} but the proof is for index {index}")]
     IndexMismatch { entry: u64, index: u64 },
     #[error("the checkpoint: {0}")]
-    Policy(String),
+    Policy(#[from] panel_tlog::policy::PolicyError),
     #[error("the inclusion proof does not hold: {0}")]
-    Inclusion(String),
+    Inclusion(#[from] panel_tlog::ProofError),
 }
 
 /// The proof of entry `seq` against the latest issued checkpoint that covers it, for a
@@ -62,10 +62,7 @@ pub fn prove_entry(
         .rev()
         .find(|c| c.size > seq && c.size <= state.tree.len())
         .ok_or(EntryProofError::NotCovered { seq })?;
-    let inclusion = state
-        .tree
-        .inclusion_proof(seq, cp.size)
-        .map_err(|e| EntryProofError::Inclusion(e.to_string()))?;
+    let inclusion = state.tree.inclusion_proof(seq, cp.size)?;
     Ok(ProofBundle {
         extra: Some(entry.leaf_bytes()),
         index: seq,
@@ -98,17 +95,14 @@ pub fn check(bundle: &ProofBundle, policy: &Policy) -> Result<Proven, EntryProof
             index: bundle.index,
         });
     }
-    let v = policy
-        .check(&bundle.checkpoint)
-        .map_err(|e| EntryProofError::Policy(e.to_string()))?;
+    let v = policy.check(&bundle.checkpoint)?;
     verify_inclusion(
         &leaf_hash(extra),
         bundle.index,
         v.checkpoint.size,
         &bundle.inclusion,
         &v.checkpoint.root,
-    )
-    .map_err(|e| EntryProofError::Inclusion(e.to_string()))?;
+    )?;
     Ok(Proven {
         entry,
         size: v.checkpoint.size,
