@@ -6,9 +6,9 @@
 //! the latest snapshot, which is written with `Durability::Immediate` before openraft
 //! learns of it (openraft may purge the log right after). Apply is deterministic, so on
 //! restart the state is the snapshot, and openraft re-applies the log entries after it;
-//! the log is purged only behind a snapshot, so those entries are always there. After an
-//! apply, the record entries it appended move to the `record` table without an fsync
-//! (the snapshot's commit makes them durable), so the write path keeps one fsync per
+//! the log is purged only behind a snapshot, so those entries are always there. The record
+//! entries apply appends move to the `record` table in background batches without an
+//! fsync (the snapshot's commit makes them durable), so the write path keeps one fsync per
 //! replica (the log append). Restart time grows with the entries since the last snapshot
 //! (`--snapshot-logs`, default 5000).
 //!
@@ -125,8 +125,8 @@ impl StateMachineStore {
         f(&self.shared.read().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Writes the held record entries to the store once at least `min` are held, on the
-    /// blocking pool, then drops them from memory; readers see them held until then, so
+    /// Writes the held record entries to the store once at least `min` are held (encoded
+    /// and written on the blocking pool), then drops them from memory; readers see them held until then, so
     /// the state and the store together always hold every entry (`record_store`).
     async fn store_record(&self, min: usize) -> Result<(), StoreError> {
         let Some(staged) = self.read(|a| record_store::Staged::of(&a.state, min)) else {
