@@ -60,14 +60,20 @@ pub enum AuthorshipError {
         bound: String,
         signer: String,
     },
+    #[error("contributor public key is not hex")]
+    KeyNotHex,
     #[error("contributor public key is not a valid, non-weak ed25519 key: {0}")]
-    BadKey(String),
+    BadKey(panel_proto::KeyError),
     #[error(
         "contributor signature does not verify (strict ed25519) for key {fingerprint}: the write was altered after signing, or its client_id/request_id differ from the signed ones"
     )]
     BadSignature { fingerprint: String },
-    #[error("contributor signature is malformed: {0}")]
-    Malformed(String),
+    #[error("contributor signature is malformed: signature is not hex")]
+    SignatureNotHex,
+    #[error(
+        "contributor signature is malformed: signature is {0} bytes; ed25519 signatures are 64"
+    )]
+    SignatureLength(usize),
     #[error("a {field} longer than 65535 bytes cannot be signed")]
     TooLong { field: &'static str },
 }
@@ -182,20 +188,12 @@ pub(crate) fn verify(
     bytes: &[u8],
     memo: &VerifiedMemo,
 ) -> Result<ed25519_dalek::VerifyingKey, AuthorshipError> {
-    let key_bytes =
-        hex::decode(&sig.public_key).map_err(|_| AuthorshipError::BadKey("not hex".into()))?;
-    let key = panel_proto::keys::parse_public_key(&key_bytes)
-        .map_err(|e| AuthorshipError::BadKey(e.to_string()))?;
-    let sig_bytes = hex::decode(&sig.signature)
-        .map_err(|_| AuthorshipError::Malformed("signature is not hex".into()))?;
+    let key_bytes = hex::decode(&sig.public_key).map_err(|_| AuthorshipError::KeyNotHex)?;
+    let key = panel_proto::keys::parse_public_key(&key_bytes).map_err(AuthorshipError::BadKey)?;
+    let sig_bytes = hex::decode(&sig.signature).map_err(|_| AuthorshipError::SignatureNotHex)?;
     let signature = <[u8; 64]>::try_from(sig_bytes.as_slice())
         .map(|b| Signature::from_bytes(&b))
-        .map_err(|_| {
-            AuthorshipError::Malformed(format!(
-                "signature is {} bytes; ed25519 signatures are 64",
-                sig_bytes.len()
-            ))
-        })?;
+        .map_err(|_| AuthorshipError::SignatureLength(sig_bytes.len()))?;
     if !memo.verify_strict(&key, bytes, &signature) {
         return Err(AuthorshipError::BadSignature {
             fingerprint: panel_proto::fingerprint(&key),
@@ -320,7 +318,7 @@ mod tests {
         m.signature.as_mut().unwrap().signature = "abcd".into();
         assert!(matches!(
             check(&m, None, "cli", 1, &VerifiedMemo::default()),
-            Err(AuthorshipError::Malformed(_))
+            Err(AuthorshipError::SignatureLength(2))
         ));
         let mut weak = w.clone();
         let mut small_order = [0u8; 32];

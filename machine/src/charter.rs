@@ -5,6 +5,7 @@
 //! motion key, and no debate policy goes below the charter's floors.
 
 use panel_federation::{Charter, Floors, Organisation};
+use panel_proto::motion_key_rotation::RotationSignatureError;
 use panel_proto::organisation::{self as admission, OrganisationClaim};
 use panel_proto::registration::{
     self, Attestation, AttestationError, LineageClaim, RegistrationClaim,
@@ -30,7 +31,7 @@ pub enum CharterRuleError {
     )]
     NotFirst { entries: usize },
     #[error("the charter is not valid: {0}")]
-    Invalid(String),
+    Invalid(#[from] panel_federation::CharterError),
     #[error(
         "organisation {0:?} is not in the federation charter; an arbiter belongs to one of \
          the charter's organisations (a new organisation is admitted by the others first)"
@@ -45,9 +46,9 @@ pub enum CharterRuleError {
     #[error("registration of {arbiter}: {problem}")]
     BadAttestation { arbiter: String, problem: String },
     #[error("organisation admission refused: {0}")]
-    Admission(String),
+    Admission(#[from] AdmissionError),
     #[error("motion-key rotation refused: {0}")]
-    Rotation(String),
+    Rotation(#[from] MotionKeyRotationError),
     #[error(
         "contributor name {0:?} is not registered: under a charter a name is bound to a key by \
          RegisterContributor (signed by that key, endorsed by its organisation), and every \
@@ -65,6 +66,76 @@ pub enum CharterRuleError {
         value: usize,
         floor: usize,
     },
+}
+
+/// Why an organisation's admission (or an endorsement of one) is refused
+/// (docs/SECURITY.md, "Charter and registrations").
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum AdmissionError {
+    #[error("the group has no charter to admit organisations into")]
+    Unchartered,
+    #[error("organisation.name is empty")]
+    EmptyName,
+    #[error("organisation.signing_key is not hex")]
+    KeyNotHex,
+    #[error("organisation.signing_key: {0}")]
+    Key(panel_proto::KeyError),
+    #[error("organisation {0:?} is already a member")]
+    AlreadyMember(String),
+    #[error(
+        "organisation {0:?} already holds this roster key or authority; every organisation \
+         has its own"
+    )]
+    SharedIdentity(String),
+    #[error(transparent)]
+    Endorsement(#[from] EndorsementError<admission::EndorsementError>),
+    #[error(
+        "{found} distinct member organisation(s) endorse {name:?}; the charter requires \
+         {required}"
+    )]
+    TooFewEndorsers {
+        name: String,
+        found: usize,
+        required: usize,
+    },
+    #[error("the admission cannot be signed: {0}")]
+    Signing(admission::EndorsementError),
+}
+
+/// Why a rotation of the federation's motion key (or a signature over one) is refused.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum MotionKeyRotationError {
+    #[error("the group has no charter, so it has no motion key to rotate")]
+    Unchartered,
+    #[error(
+        "seq is {seq}, but the next rotation of this federation is {expected}; sign the \
+         rotation again with seq {expected}"
+    )]
+    WrongSeq { seq: u64, expected: u64 },
+    #[error("the charter's motion key is not a valid key")]
+    CurrentKeyInvalid,
+    #[error("to is not hex")]
+    ToNotHex,
+    #[error("to: {0}")]
+    To(panel_proto::KeyError),
+    #[error(
+        "to is a motion key this federation has used before; rotate to a fresh key \
+         (`panel coordinator motion-keygen FILE`)"
+    )]
+    Reused,
+    #[error("possession is not hex")]
+    PossessionNotHex,
+    #[error("possession: {0}; the new motion key must sign the rotation it is named in")]
+    Possession(RotationSignatureError),
+    #[error(transparent)]
+    Endorsement(#[from] EndorsementError<RotationSignatureError>),
+    #[error(
+        "{found} distinct member organisation(s) endorse the rotation; the charter requires \
+         {required}"
+    )]
+    TooFewEndorsers { found: usize, required: usize },
+    #[error("the rotation cannot be signed: {0}")]
+    Signing(RotationSignatureError),
 }
 
 pub(crate) fn stance_label(s: Stance) -> &'static str {
@@ -210,8 +281,7 @@ pub fn check_contributor(
 
 /// The signature (hex) of `endorser`'s roster key on a newcomer's entry.
 pub fn endorse(newcomer: &Organisation, endorser: &SigningKey) -> Result<String, CharterRuleError> {
-    let key = hex::decode(&newcomer.signing_key)
-        .map_err(|_| CharterRuleError::Admission("signing_key is not hex".into()))?;
+    let key = hex::decode(&newcomer.signing_key).map_err(|_| AdmissionError::KeyNotHex)?;
     let claim = OrganisationClaim {
         name: &newcomer.name,
         ca_sha256: &newcomer.ca_sha256.0,
@@ -219,7 +289,7 @@ pub fn endorse(newcomer: &Organisation, endorser: &SigningKey) -> Result<String,
     };
     admission::endorse(&claim, endorser)
         .map(hex::encode)
-        .map_err(|e| CharterRuleError::Admission(e.to_string()))
+        .map_err(|e| AdmissionError::Signing(e).into())
 }
 
 /// Signs the rotation of `charter`'s federation's motion key from `from` to `to` as the
@@ -241,7 +311,7 @@ pub fn sign_rotation(
     };
     panel_proto::motion_key_rotation::sign_rotation(&claim, key)
         .map(hex::encode)
-        .map_err(|e| CharterRuleError::Rotation(e.to_string()))
+        .map_err(|e| MotionKeyRotationError::Signing(e).into())
 }
 
 /// Why one endorsement of an entry is refused; `E` is why its signature does not verify
@@ -289,33 +359,20 @@ fn distinct_endorsers<E>(
 /// Checks an admission: a chartered group, a new name, key and authority, and at least
 /// `admission_threshold` distinct existing organisations' valid endorsements.
 pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(), CharterRuleError> {
-    let charter = state.charter.as_ref().ok_or_else(|| {
-        CharterRuleError::Admission("the group has no charter to admit organisations into".into())
-    })?;
+    let charter = state.charter.as_ref().ok_or(AdmissionError::Unchartered)?;
     let new = &adm.organisation;
     if new.name.trim().is_empty() {
-        return Err(CharterRuleError::Admission(
-            "organisation.name is empty".into(),
-        ));
+        return Err(AdmissionError::EmptyName.into());
     }
-    let key = hex::decode(&new.signing_key)
-        .map_err(|_| CharterRuleError::Admission("organisation.signing_key is not hex".into()))?;
-    let roster = panel_proto::parse_public_key(&key)
-        .map_err(|e| CharterRuleError::Admission(format!("organisation.signing_key: {e}")))?;
+    let key = hex::decode(&new.signing_key).map_err(|_| AdmissionError::KeyNotHex)?;
+    let roster = panel_proto::parse_public_key(&key).map_err(AdmissionError::Key)?;
     for o in organisations(state) {
         if o.name == new.name {
-            return Err(CharterRuleError::Admission(format!(
-                "organisation {:?} is already a member",
-                new.name
-            )));
+            return Err(AdmissionError::AlreadyMember(new.name.clone()).into());
         }
         // Keys compared as keys, not as hex text (upper-case hex names the same key).
         if o.roster_key() == Some(roster) || o.ca_sha256 == new.ca_sha256 {
-            return Err(CharterRuleError::Admission(format!(
-                "organisation {:?} already holds this roster key or authority; every \
-                 organisation has its own",
-                o.name
-            )));
+            return Err(AdmissionError::SharedIdentity(o.name.clone()).into());
         }
     }
     let claim = OrganisationClaim {
@@ -323,15 +380,17 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
         ca_sha256: &new.ca_sha256.0,
         signing_key: &key,
     };
-    let endorsers = distinct_endorsers(state, &adm.endorsements, |sig, by| {
+    let found = distinct_endorsers(state, &adm.endorsements, |sig, by| {
         admission::verify_endorsement(&claim, sig, by)
     })
-    .map_err(|e| CharterRuleError::Admission(e.to_string()))?;
-    if endorsers < charter.admission_threshold {
-        return Err(CharterRuleError::Admission(format!(
-            "{} distinct member organisation(s) endorse {:?}; the charter requires {}",
-            endorsers, new.name, charter.admission_threshold
-        )));
+    .map_err(AdmissionError::from)?;
+    if found < charter.admission_threshold {
+        return Err(AdmissionError::TooFewEndorsers {
+            name: new.name.clone(),
+            found,
+            required: charter.admission_threshold,
+        }
+        .into());
     }
     Ok(())
 }
@@ -364,33 +423,31 @@ pub fn check_rotation(
     state: &State,
     rot: &crate::command::MotionKeyRotation,
 ) -> Result<VerifyingKey, CharterRuleError> {
+    rotation_key(state, rot).map_err(CharterRuleError::from)
+}
+
+fn rotation_key(
+    state: &State,
+    rot: &crate::command::MotionKeyRotation,
+) -> Result<VerifyingKey, MotionKeyRotationError> {
     use panel_proto::motion_key_rotation::{RotationClaim, verify_rotation};
-    let bad = |why: String| CharterRuleError::Rotation(why);
-    let charter = state
-        .charter
-        .as_ref()
-        .ok_or_else(|| bad("the group has no charter, so it has no motion key to rotate".into()))?;
+    type E = MotionKeyRotationError;
+    let charter = state.charter.as_ref().ok_or(E::Unchartered)?;
     let expected = state.motion_keys.len() as u64 + 1;
     if rot.seq != expected {
-        return Err(bad(format!(
-            "seq is {}, but the next rotation of this federation is {expected}; sign the \
-             rotation again with seq {expected}",
-            rot.seq
-        )));
+        return Err(E::WrongSeq {
+            seq: rot.seq,
+            expected,
+        });
     }
-    let from = current_motion_key(state)
-        .ok_or_else(|| bad("the charter's motion key is not a valid key".into()))?;
-    let to_bytes = hex::decode(&rot.to).map_err(|_| bad("to is not hex".into()))?;
-    let to = panel_proto::parse_public_key(&to_bytes).map_err(|e| bad(format!("to: {e}")))?;
+    let from = current_motion_key(state).ok_or(E::CurrentKeyInvalid)?;
+    let to_bytes = hex::decode(&rot.to).map_err(|_| E::ToNotHex)?;
+    let to = panel_proto::parse_public_key(&to_bytes).map_err(E::To)?;
     let used = std::iter::once(charter.motion_key.as_str())
         .chain(state.motion_keys.iter().map(|k| k.key.as_str()))
         .any(|k| hex::decode(k).ok().as_deref() == Some(to.as_bytes().as_slice()));
     if used {
-        return Err(bad(
-            "to is a motion key this federation has used before; rotate to a fresh key \
-             (`panel coordinator motion-keygen FILE`)"
-                .into(),
-        ));
+        return Err(E::Reused);
     }
     let digest = charter.digest();
     let claim = RotationClaim {
@@ -399,21 +456,16 @@ pub fn check_rotation(
         from: from.as_bytes(),
         to: to.as_bytes(),
     };
-    let sig = hex::decode(&rot.possession).map_err(|_| bad("possession is not hex".into()))?;
-    verify_rotation(&claim, &sig, &to).map_err(|e| {
-        bad(format!(
-            "possession: {e}; the new motion key must sign the rotation it is named in"
-        ))
-    })?;
-    let endorsers = distinct_endorsers(state, &rot.endorsements, |sig, by| {
+    let sig = hex::decode(&rot.possession).map_err(|_| E::PossessionNotHex)?;
+    verify_rotation(&claim, &sig, &to).map_err(E::Possession)?;
+    let found = distinct_endorsers(state, &rot.endorsements, |sig, by| {
         verify_rotation(&claim, sig, by)
-    })
-    .map_err(|e| bad(e.to_string()))?;
-    if endorsers < charter.admission_threshold {
-        return Err(bad(format!(
-            "{} distinct member organisation(s) endorse the rotation; the charter requires {}",
-            endorsers, charter.admission_threshold
-        )));
+    })?;
+    if found < charter.admission_threshold {
+        return Err(E::TooFewEndorsers {
+            found,
+            required: charter.admission_threshold,
+        });
     }
     Ok(to)
 }

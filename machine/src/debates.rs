@@ -103,8 +103,8 @@ pub enum DebateError {
     Gate(#[from] GateRefusal),
     #[error("{0}")]
     Protocol(#[from] Refusal),
-    #[error("the contribution is malformed: {0}")]
-    Malformed(String),
+    #[error("motion {0} asks no debate question")]
+    NoQuestion(String),
 }
 
 impl DebateError {
@@ -113,7 +113,7 @@ impl DebateError {
             DebateError::UnknownDebate(_) => "unknown_debate",
             DebateError::Gate(_) => "gate_refused",
             DebateError::Protocol(r) => r.code.as_str(),
-            DebateError::Malformed(_) => "malformed",
+            DebateError::NoQuestion(_) => "no_question",
         }
     }
 }
@@ -260,9 +260,11 @@ impl DebateRecord {
         answer: Answer,
         rationale: &str,
     ) -> Result<(), DebateError> {
-        let q = self.questions.get(motion_id).cloned().ok_or_else(|| {
-            DebateError::Malformed(format!("motion {motion_id} asks no debate question"))
-        })?;
+        let q = self
+            .questions
+            .get(motion_id)
+            .cloned()
+            .ok_or_else(|| DebateError::NoQuestion(motion_id.to_owned()))?;
         self.settle_question(time_ms, &q, answer, rationale)
     }
 

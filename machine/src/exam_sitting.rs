@@ -194,8 +194,15 @@ pub enum NotDue {
     Admitted,
     #[error("it was refused and may retake from {} (the cooldown)", .date.as_deref().unwrap_or("later"))]
     Cooldown { date: Option<String> },
-    #[error("its exam record does not decode: {0}")]
-    Record(String),
+    #[error(
+        "its exam record does not decode ({category:?} error at line {line} column {column}); \
+         the state is damaged: restore the replica from a backup or a peer's snapshot"
+    )]
+    Record {
+        category: serde_json::error::Category,
+        line: usize,
+        column: usize,
+    },
 }
 
 /// Whether an arbiter may sit an exam at `now_ms`: never examined; or refused, once the
@@ -215,7 +222,13 @@ pub fn exam_due(arbiter: &Arbiter, now_ms: u64) -> Result<(), NotDue> {
     }
     let record = match arbiter.exam_record() {
         Some(Ok(record)) => record,
-        Some(Err(e)) => return Err(NotDue::Record(e.to_string())),
+        Some(Err(e)) => {
+            return Err(NotDue::Record {
+                category: e.classify(),
+                line: e.line(),
+                column: e.column(),
+            });
+        }
         None => return Ok(()),
     };
     match record.decision.reexam_not_before {

@@ -25,10 +25,15 @@ pub type WireMotion = String;
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum MotionError {
     #[error(
+        "the outcome's motion is not a hex-encoded protobuf Motion (not hex); send the motion \
+         exactly as the driver signed it"
+    )]
+    NotHex,
+    #[error(
         "the outcome's motion is not a hex-encoded protobuf Motion ({0}); send the motion \
          exactly as the driver signed it"
     )]
-    Malformed(String),
+    Decode(prost::DecodeError),
     #[error("the outcome's motion signature is refused: {0}")]
     Signature(#[from] MotionSignatureError),
     #[error(
@@ -90,9 +95,8 @@ pub fn check_round(
     pinned: Option<&panel_proto::VerifyingKey>,
     memo: &panel_proto::VerifiedMemo,
 ) -> Result<([u8; 32], pb::Motion), MotionError> {
-    let bytes = hex::decode(wire).map_err(|_| MotionError::Malformed("not hex".into()))?;
-    let m =
-        pb::Motion::decode(bytes.as_slice()).map_err(|e| MotionError::Malformed(e.to_string()))?;
+    let bytes = hex::decode(wire).map_err(|_| MotionError::NotHex)?;
+    let m = pb::Motion::decode(bytes.as_slice()).map_err(MotionError::Decode)?;
     let digest = motion_signing::verify_motion_self(&m, memo)?;
     if let Some(key) = pinned
         && m.signer_key.as_slice() != key.as_bytes()

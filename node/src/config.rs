@@ -16,10 +16,11 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("config {path}: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("config: {0}")]
-    Invalid(String),
+    #[error("config {path}: {source}")]
+    Parse {
+        path: PathBuf,
+        source: toml::de::Error,
+    },
 }
 
 /// A declared stance in the config (`[[stances]]`).
@@ -269,9 +270,9 @@ impl NodeConfig {
             path: path.to_owned(),
             source,
         })?;
-        let mut cfg: NodeConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        let mut cfg: NodeConfig = toml::from_str(&text).map_err(|source| ConfigError::Parse {
             path: path.to_owned(),
-            message: e.to_string(),
+            source,
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
         let resolve = |p: &mut PathBuf| {

@@ -64,8 +64,10 @@ pub enum BenchError {
     Spawn(#[from] std::io::Error),
     #[error(transparent)]
     Client(#[from] ClientError),
-    #[error("cluster setup failed: {0}")]
-    Setup(String),
+    #[error("cluster setup failed: the state machine refused an arbiter's registration: {0}")]
+    Registration(String),
+    #[error("cluster setup failed: a blocking task did not finish: {0}")]
+    Task(#[from] tokio::task::JoinError),
     #[error(transparent)]
     Transport(#[from] panel_transport::TransportError),
     #[error(transparent)]
@@ -559,10 +561,7 @@ async fn prepare(opts: &BenchOptions) -> Result<Prepared, BenchError> {
             match setup.write("bench-setup", 2 * i as u64, &register).await {
                 Ok(r) if r.applied => break,
                 Ok(r) => {
-                    return Err(BenchError::Setup(format!(
-                        "registration: {}",
-                        r.result_json
-                    )));
+                    return Err(BenchError::Registration(r.result_json));
                 }
                 Err(_) if tries < 100 => {
                     tries += 1;
@@ -590,9 +589,7 @@ async fn prepare(opts: &BenchOptions) -> Result<Prepared, BenchError> {
 
 pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
     let mut report = Report {
-        verify_strict_per_sec: tokio::task::spawn_blocking(verify_rate)
-            .await
-            .map_err(|e| BenchError::Setup(e.to_string()))?,
+        verify_strict_per_sec: tokio::task::spawn_blocking(verify_rate).await?,
         clients: opts.clients,
         paced_rate: opts.paced_rate,
         ..Report::default()
@@ -619,8 +616,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
             let motion_key = federation.as_ref().map(|f| f.motion_key.clone());
             move || presign(full_n + paced_n, &keys, motion_key.as_ref())
         })
-        .await
-        .map_err(|e| BenchError::Setup(e.to_string()))?,
+        .await?,
     );
 
     // Full load: `clients` writers back to back until the deadline.

@@ -84,9 +84,7 @@ pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Valu
         }
         .into());
     }
-    charter
-        .check()
-        .map_err(|e| CharterRuleError::Invalid(e.to_string()))?;
+    charter.check().map_err(CharterRuleError::Invalid)?;
     state.charter = Some(charter.clone());
     Ok(to_value(&AdoptCharterReply {
         charter: hex::encode(charter.digest()),
