@@ -16,6 +16,7 @@ use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::command::{ClientCommand as Write, DebateSpec, PanelRequest, Query};
 use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::query::{DebatesReply, MotionReply};
+use panel_machine::acceptance::Policy;
 use panel_machine::reply::{AskPanelReply, CreateDebateReply, ReissueVerdictReply};
 use serde_json::{Value, json};
 
@@ -53,6 +54,13 @@ enum DebateCmd {
         /// Least seats per declared stance on every panel.
         #[arg(long, default_value_t = 2)]
         min_per_stance: usize,
+        /// The acceptance rule: `independent` (the default) seats arbiters under the stance
+        /// each declared for this debate (`panel arbiter declare`) and adds the lineage,
+        /// organisation, measured-independence and unsteerable-draw rules; `head-count` is
+        /// the older rule, stances from registration and two agreeing stances enough
+        /// (docs/COORDINATOR.md "The acceptance rule").
+        #[arg(long, value_enum, default_value_t = AcceptanceRule::Independent)]
+        policy: AcceptanceRule,
         /// Motions carry the expected answer for scripted judges (demos and tests only).
         #[arg(long)]
         simulation: bool,
@@ -134,6 +142,22 @@ pub struct VerdictArgs {
     cluster: ClusterArgs,
 }
 
+/// `panel debate new --policy`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum AcceptanceRule {
+    Independent,
+    HeadCount,
+}
+
+impl AcceptanceRule {
+    fn policy(self) -> Policy {
+        match self {
+            Self::Independent => Policy::independent(),
+            Self::HeadCount => Policy::default(),
+        }
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         DebateCmd::New {
@@ -144,6 +168,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             claim_budget,
             seats,
             min_per_stance,
+            policy,
             simulation,
             convener,
             json,
@@ -164,7 +189,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 claim_budget,
                 seats,
                 min_per_stance,
-                policy: None,
+                policy: Some(policy.policy()),
                 simulation,
                 convener,
             };

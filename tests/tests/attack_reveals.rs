@@ -259,6 +259,9 @@ fn a_seats_own_reveal_counts_when_the_driver_does_not_deliver_it() {
         "Remote work raises output",
         "--pos-b",
         "Remote work does not raise output",
+        // What this test exercises does not depend on declared stances.
+        "--policy",
+        "head-count",
         "--json",
         "--addr",
         &all,

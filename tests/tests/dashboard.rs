@@ -264,6 +264,9 @@ fn the_dashboard_shows_every_view_in_a_real_browser() {
             "<b>bold</b> is text too",
             "--pos-b",
             "it is not",
+            // The views are under test here, not the acceptance rule.
+            "--policy",
+            "head-count",
             "--simulation",
             "--json",
         ],

@@ -282,6 +282,9 @@ fn a_panel_of_llm_judges_over_https_takes_the_exam_rules_and_records_provenance(
         "Hybrid work raises output per hour",
         "--pos-b",
         "Hybrid work does not raise output per hour",
+        // What this test exercises does not depend on declared stances.
+        "--policy",
+        "head-count",
         "--json",
         "--addr",
         &all,

@@ -12,6 +12,7 @@ use panel_proto::pb as wire;
 use prost::Message;
 use tonic::{Request, Response, Status};
 
+use crate::acceptance::Policy;
 use crate::authorship::ContributorSignature;
 use crate::command::{ClientCommand, ContributionSubmission, DebateSpec};
 use crate::model::{self, Motion, MotionStatus};
@@ -160,7 +161,16 @@ impl Debates for DebatesService {
             } else {
                 r.min_per_stance as usize
             },
-            policy: None,
+            policy: Some(match pb::AcceptanceRule::try_from(r.rule) {
+                Ok(pb::AcceptanceRule::HeadCount) => Policy::default(),
+                Ok(pb::AcceptanceRule::Independent) => Policy::independent(),
+                Err(_) => {
+                    return Err(Status::invalid_argument(format!(
+                        "rule: {} is not an AcceptanceRule (0 independent, 1 head count)",
+                        r.rule
+                    )));
+                }
+            }),
             simulation: false,
             convener: r.convener,
         };
