@@ -16,7 +16,7 @@ use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::command::{ClientCommand as Write, DebateSpec, PanelRequest, Query};
 use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::query::{DebatesReply, MotionReply};
-use panel_machine::acceptance::Policy;
+use panel_machine::acceptance::Rule;
 use panel_machine::reply::{AskPanelReply, CreateDebateReply, ReissueVerdictReply};
 use serde_json::{Value, json};
 
@@ -149,11 +149,11 @@ enum AcceptanceRule {
     HeadCount,
 }
 
-impl AcceptanceRule {
-    fn policy(self) -> Policy {
-        match self {
-            Self::Independent => Policy::independent(),
-            Self::HeadCount => Policy::default(),
+impl From<AcceptanceRule> for Rule {
+    fn from(r: AcceptanceRule) -> Self {
+        match r {
+            AcceptanceRule::Independent => Rule::Independent,
+            AcceptanceRule::HeadCount => Rule::HeadCount,
         }
     }
 }
@@ -189,7 +189,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 claim_budget,
                 seats,
                 min_per_stance,
-                policy: Some(policy.policy()),
+                policy: Some(Rule::from(policy).policy()),
                 simulation,
                 convener,
             };
@@ -545,4 +545,58 @@ pub fn verdict(args: VerdictArgs) -> Result<ExitCode> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn rule_of(extra: &[&str]) -> Rule {
+        let mut argv = vec![
+            "panel",
+            "new",
+            "--resolution",
+            "r",
+            "--pos-a",
+            "a",
+            "--pos-b",
+            "b",
+        ];
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).expect("parses").args.cmd {
+            DebateCmd::New { policy, .. } => policy.into(),
+            _ => unreachable!("parsed `new`"),
+        }
+    }
+
+    /// A debate opened without `--policy` gets the independent rule (docs/SECURITY.md,
+    /// "Organisation"); the older rule only when asked for by name.
+    #[test]
+    fn new_debates_ask_for_the_independent_rule_unless_told_otherwise() {
+        assert_eq!(rule_of(&[]), Rule::Independent);
+        assert_eq!(rule_of(&["--policy", "head-count"]), Rule::HeadCount);
+        assert!(
+            Cli::try_parse_from([
+                "panel",
+                "new",
+                "--resolution",
+                "r",
+                "--pos-a",
+                "a",
+                "--pos-b",
+                "b",
+                "--policy",
+                "lenient",
+            ])
+            .is_err()
+        );
+    }
 }

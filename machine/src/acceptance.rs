@@ -143,6 +143,25 @@ impl Policy {
     }
 }
 
+/// The acceptance rule a new debate asks for by name (`panel debate new --policy`,
+/// `CreateDebateRequest.rule`); each front end maps its own spelling to this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// [`Policy::independent`]: the default for new debates.
+    Independent,
+    /// [`Policy::default`]: stances from registration, two agreeing stances enough.
+    HeadCount,
+}
+
+impl Rule {
+    pub fn policy(self) -> Policy {
+        match self {
+            Rule::Independent => Policy::independent(),
+            Rule::HeadCount => Policy::default(),
+        }
+    }
+}
+
 /// Tally of one stance group.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupTally {

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use crucible::contribution::Contribution;
 use ed25519_dalek::SigningKey;
+use panel_coordinator::acceptance::{Policy, Rule};
 use panel_coordinator::authorship;
-use panel_coordinator::command::{ContributionSubmission, TestCommand};
+use panel_coordinator::command::{ContributionSubmission, Query, TestCommand};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_coordinator::pb::coordinator::debates_client::DebatesClient;
@@ -131,6 +132,64 @@ fn typed_api_signed_writes_and_write_stream() {
             .into_inner();
         assert!(created.applied, "{}", created.result_json);
         let debate = result(&created)["debate_id"].as_str().unwrap().to_string();
+        // A request that does not name a rule gets the independent one; the older rule only
+        // by name; a rule that does not exist is refused and creates nothing.
+        let mut reads = CoordinatorClient::new(ch.clone());
+        let policy_of = |debate_id: String| {
+            let mut reads = reads.clone();
+            async move {
+                let q = serde_json::to_string(&Query::Debate { debate_id }).unwrap();
+                let r = reads
+                    .read(pb::ReadRequest {
+                        query_json: q,
+                        ..Default::default()
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                serde_json::from_str::<Value>(&r.result_json).unwrap()["debate"]["policy"].clone()
+            }
+        };
+        let as_json = |p: Policy| serde_json::to_value(p).unwrap();
+        assert_eq!(
+            policy_of(debate.clone()).await,
+            as_json(Rule::Independent.policy())
+        );
+        let ask = |request_id: u64, rule: i32| pb::CreateDebateRequest {
+            client_id: "typed-test".into(),
+            request_id,
+            convener: "conv".into(),
+            resolution: "A four-day week raises output".into(),
+            pos_a: "It does".into(),
+            pos_b: "It does not".into(),
+            rule,
+            ..Default::default()
+        };
+        let old = api
+            .create_debate(ask(50, pb::AcceptanceRule::HeadCount as i32))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(old.applied, "{}", old.result_json);
+        let old_id = result(&old)["debate_id"].as_str().unwrap().to_string();
+        assert_eq!(policy_of(old_id).await, as_json(Rule::HeadCount.policy()));
+        let err = api.create_debate(ask(51, 7)).await.unwrap_err();
+        assert_eq!(err.code(), tonic::Code::InvalidArgument);
+        assert!(err.message().contains("rule: 7"), "{}", err.message());
+        let listed = reads
+            .read(pb::ReadRequest {
+                query_json: serde_json::to_string(&Query::Debates).unwrap(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let listed: Value = serde_json::from_str(&listed.result_json).unwrap();
+        assert_eq!(
+            listed["debates"].as_array().map(Vec::len),
+            Some(2),
+            "{listed}"
+        );
 
         // An unsigned write through a typed call (the debate is in framing: definitions).
         let claim = |assertion: &str| pb::Claim {

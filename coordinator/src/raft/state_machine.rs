@@ -126,8 +126,9 @@ impl StateMachineStore {
     }
 
     /// Writes the held record entries to the store once at least `min` are held (encoded
-    /// and written on the blocking pool), then drops them from memory; readers see them held until then, so
-    /// the state and the store together always hold every entry (`record_store`).
+    /// and written on the blocking pool), then drops them from memory; readers see them
+    /// held until then, so the state and the store together always hold every entry
+    /// (`record_store`).
     async fn store_record(&self, min: usize) -> Result<(), StoreError> {
         let Some(staged) = self.read(|a| record_store::Staged::of(&a.state, min)) else {
             return Ok(());

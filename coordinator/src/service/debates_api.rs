@@ -12,7 +12,7 @@ use panel_proto::pb as wire;
 use prost::Message;
 use tonic::{Request, Response, Status};
 
-use crate::acceptance::Policy;
+use crate::acceptance::Rule;
 use crate::authorship::ContributorSignature;
 use crate::command::{ClientCommand, ContributionSubmission, DebateSpec};
 use crate::model::{self, Motion, MotionStatus};
@@ -141,6 +141,17 @@ fn rulings(m: &Motion, arbiters: &model::Table<model::Arbiter>) -> Vec<pb::Rulin
         .collect()
 }
 
+/// `CreateDebateRequest.rule`, refused by name when it is no `AcceptanceRule`.
+fn acceptance_rule(rule: i32) -> Result<Rule, Status> {
+    match pb::AcceptanceRule::try_from(rule) {
+        Ok(pb::AcceptanceRule::Independent) => Ok(Rule::Independent),
+        Ok(pb::AcceptanceRule::HeadCount) => Ok(Rule::HeadCount),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "rule: {rule} is not an AcceptanceRule (0 independent, 1 head count)"
+        ))),
+    }
+}
+
 #[tonic::async_trait]
 impl Debates for DebatesService {
     async fn create_debate(
@@ -161,16 +172,7 @@ impl Debates for DebatesService {
             } else {
                 r.min_per_stance as usize
             },
-            policy: Some(match pb::AcceptanceRule::try_from(r.rule) {
-                Ok(pb::AcceptanceRule::HeadCount) => Policy::default(),
-                Ok(pb::AcceptanceRule::Independent) => Policy::independent(),
-                Err(_) => {
-                    return Err(Status::invalid_argument(format!(
-                        "rule: {} is not an AcceptanceRule (0 independent, 1 head count)",
-                        r.rule
-                    )));
-                }
-            }),
+            policy: Some(acceptance_rule(r.rule)?.policy()),
             simulation: false,
             convener: r.convener,
         };
