@@ -44,17 +44,113 @@ pub enum NodeError {
     Store(#[from] StoreError),
     #[error("judge setup: {0}")]
     Judge(#[from] JudgeError),
-    #[error("{0}")]
-    Missing(String),
+    #[error(transparent)]
+    Setup(#[from] SetupError),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,
     },
     #[error("gRPC server: {0}")]
-    Serve(String),
+    Serve(#[from] tonic::transport::Error),
+    #[error("gRPC reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
     #[error(transparent)]
     Metrics(#[from] panel_ops::OpsError),
+}
+
+/// A node config that cannot run: each names the setting and the fix.
+#[derive(Debug, Error)]
+pub enum SetupError {
+    #[error("stance side {0:?} must be \"A\", \"B\" or \"none\"")]
+    StanceSide(String),
+    #[error("stance credence {credence} for debate {debate_id:?} must lie in [0, 1]")]
+    StanceCredence { credence: f64, debate_id: String },
+    #[error(
+        "{from} is empty; put the endpoint's API key there, or remove the setting for an \
+         endpoint without keys"
+    )]
+    EmptyApiKey { from: String },
+    #[error(
+        "{from}: the key contains spaces, control or non-ASCII characters (not shown); give \
+         the key alone, on one line"
+    )]
+    ApiKeyCharacters { from: String },
+    #[error(
+        "judge.api_key_file = {:?} cannot be read ({source}); create it with the key alone \
+         (mode 600) or fix the path", .path.display()
+    )]
+    ApiKeyFileUnreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "judge.api_key_file = {:?} is readable by every user of this machine; restrict it \
+         (chmod 600 {}) and start the node again", .path.display(), .path.display()
+    )]
+    ApiKeyFileWorldReadable { path: PathBuf },
+    #[error(
+        "judge.api_key_file = {:?} is {bytes} bytes, more than a key ({MAX_KEY_FILE_BYTES} at \
+         most); it must hold the key alone", .path.display()
+    )]
+    ApiKeyFileTooLarge { path: PathBuf, bytes: u64 },
+    #[error(
+        "judge.api_key_file = {:?} cannot be read as text ({source})", .path.display()
+    )]
+    ApiKeyFileNotText {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "judge.max_retries = {0} is above {MAX_LLM_RETRIES}; retries are bounded so a failing \
+         endpoint cannot hold a motion: lower it"
+    )]
+    TooManyRetries(u32),
+    #[error("judge.api_key_env and judge.api_key_file are both set; keep one")]
+    TwoApiKeySources,
+    #[error(
+        "judge.api_key_env names {0:?}, but that environment variable is not set; export it \
+         before starting the node"
+    )]
+    ApiKeyEnvUnset(String),
+    #[error("no key file: set key_file in the config or pass --key")]
+    NoKeyFile,
+    #[error("no data directory: set data_dir or pass --data-dir")]
+    NoDataDir,
+    #[error("no [judge] section in the config")]
+    NoJudge,
+    #[error("peer public_key {0:?} is not hex")]
+    PeerKeyNotHex(String),
+    #[error("peer {endpoint}: {source}")]
+    PeerKey {
+        endpoint: String,
+        source: panel_proto::KeyError,
+    },
+    #[error(
+        "max_concurrent_judgements = {0} must lie in 1..={MAX_CONCURRENT_JUDGEMENTS}; it is how \
+         many judge calls run at once (default {default})",
+        default = crate::arbiter::DEFAULT_MAX_CONCURRENT_JUDGEMENTS
+    )]
+    Concurrency(usize),
+    #[error(transparent)]
+    Retrieval(#[from] crate::retrieval::RetrievalSetupError),
+    #[error(
+        "coordinator_keys entry {0:?} is not hex; give the 64 hex digits of the coordinator's \
+         motion public key"
+    )]
+    CoordinatorKeyNotHex(String),
+    #[error("coordinator_keys entry {entry:?}: {source}")]
+    CoordinatorKey {
+        entry: String,
+        source: panel_proto::KeyError,
+    },
+    #[error(
+        "connecting out needs the arbiter's id: set arbiter_id in the config or pass \
+         --arbiter-id (the id given to `panel arbiter register --id`)"
+    )]
+    NoArbiterId,
+    #[error("no listen address: set listen or pass --listen")]
+    NoListen,
 }
 
 /// Command-line overrides of the config file.
@@ -75,9 +171,7 @@ fn side(s: &str) -> Result<Side, NodeError> {
         "A" | "a" => Ok(Side::A),
         "B" | "b" => Ok(Side::B),
         "none" | "NONE" | "None" => Ok(Side::None),
-        other => Err(NodeError::Missing(format!(
-            "stance side {other:?} must be \"A\", \"B\" or \"none\""
-        ))),
+        other => Err(SetupError::StanceSide(other.to_owned()).into()),
     }
 }
 
@@ -92,16 +186,10 @@ pub const MAX_CONCURRENT_JUDGEMENTS: usize = 256;
 /// error names where it came from, never the key.
 fn checked_key(key: &str, from: &str) -> Result<String, NodeError> {
     if key.is_empty() {
-        return Err(NodeError::Missing(format!(
-            "{from} is empty; put the endpoint's API key there, or remove the setting for an \
-             endpoint without keys"
-        )));
+        return Err(SetupError::EmptyApiKey { from: from.into() }.into());
     }
     if !key.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
-        return Err(NodeError::Missing(format!(
-            "{from}: the key contains spaces, control or non-ASCII characters (not shown); \
-             give the key alone, on one line"
-        )));
+        return Err(SetupError::ApiKeyCharacters { from: from.into() }.into());
     }
     Ok(key.to_owned())
 }
@@ -109,36 +197,35 @@ fn checked_key(key: &str, from: &str) -> Result<String, NodeError> {
 /// Reads `judge.api_key_file`: refused if every user of the machine may read it, or if it
 /// is larger than a key can be. The key is trimmed and never logged.
 fn read_api_key_file(path: &std::path::Path) -> Result<String, NodeError> {
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| {
-        NodeError::Missing(format!(
-            "judge.api_key_file = {shown:?} cannot be read ({e}); create it with the key alone \
-             (mode 600) or fix the path"
-        ))
+    let meta = std::fs::metadata(path).map_err(|source| SetupError::ApiKeyFileUnreadable {
+        path: path.to_owned(),
+        source,
     })?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         if meta.permissions().mode() & 0o004 != 0 {
-            return Err(NodeError::Missing(format!(
-                "judge.api_key_file = {shown:?} is readable by every user of this machine; \
-                 restrict it (chmod 600 {shown}) and start the node again"
-            )));
+            return Err(SetupError::ApiKeyFileWorldReadable {
+                path: path.to_owned(),
+            }
+            .into());
         }
     }
     if meta.len() > MAX_KEY_FILE_BYTES {
-        return Err(NodeError::Missing(format!(
-            "judge.api_key_file = {shown:?} is {} bytes, more than a key ({MAX_KEY_FILE_BYTES} \
-             at most); it must hold the key alone",
-            meta.len()
-        )));
+        return Err(SetupError::ApiKeyFileTooLarge {
+            path: path.to_owned(),
+            bytes: meta.len(),
+        }
+        .into());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        NodeError::Missing(format!(
-            "judge.api_key_file = {shown:?} cannot be read as text ({e})"
-        ))
+    let text = std::fs::read_to_string(path).map_err(|source| SetupError::ApiKeyFileNotText {
+        path: path.to_owned(),
+        source,
     })?;
-    checked_key(text.trim(), &format!("judge.api_key_file ({shown})"))
+    checked_key(
+        text.trim(),
+        &format!("judge.api_key_file ({})", path.display()),
+    )
 }
 
 /// Builds the judge named by the config (`None` for a human judge).
@@ -172,25 +259,16 @@ pub fn build_judge(cfg: &JudgeConfig) -> Result<Option<Arc<dyn Judge>>, NodeErro
             backoff_ms,
         } => {
             if *max_retries > MAX_LLM_RETRIES {
-                return Err(NodeError::Missing(format!(
-                    "judge.max_retries = {max_retries} is above {MAX_LLM_RETRIES}; retries are \
-                     bounded so a failing endpoint cannot hold a motion: lower it"
-                )));
+                return Err(SetupError::TooManyRetries(*max_retries).into());
             }
             let api_key = match (api_key_env, api_key_file) {
                 (Some(_), Some(_)) => {
-                    return Err(NodeError::Missing(
-                        "judge.api_key_env and judge.api_key_file are both set; keep one".into(),
-                    ));
+                    return Err(SetupError::TwoApiKeySources.into());
                 }
                 (None, None) => None,
                 (Some(var), None) => {
-                    let v = std::env::var(var).map_err(|_| {
-                        NodeError::Missing(format!(
-                            "judge.api_key_env names {var:?}, but that environment variable is \
-                             not set; export it before starting the node"
-                        ))
-                    })?;
+                    let v =
+                        std::env::var(var).map_err(|_| SetupError::ApiKeyEnvUnset(var.clone()))?;
                     Some(checked_key(
                         v.trim(),
                         &format!("judge.api_key_env ({var})"),
@@ -221,25 +299,19 @@ pub fn build_judge(cfg: &JudgeConfig) -> Result<Option<Arc<dyn Judge>>, NodeErro
 
 /// Assembles the node from its config (no sockets yet).
 pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
-    let key_file = cfg.key_file.clone().ok_or_else(|| {
-        NodeError::Missing("no key file: set key_file in the config or pass --key".into())
-    })?;
+    let key_file = cfg.key_file.clone().ok_or(SetupError::NoKeyFile)?;
     let key = load_key(&key_file)?;
-    let data_dir = cfg.data_dir.clone().ok_or_else(|| {
-        NodeError::Missing("no data directory: set data_dir or pass --data-dir".into())
-    })?;
-    let judge_cfg = cfg
-        .judge
-        .as_ref()
-        .ok_or_else(|| NodeError::Missing("no [judge] section in the config".into()))?;
+    let data_dir = cfg.data_dir.clone().ok_or(SetupError::NoDataDir)?;
+    let judge_cfg = cfg.judge.as_ref().ok_or(SetupError::NoJudge)?;
     let judge = build_judge(judge_cfg)?;
     let mut stances = Vec::new();
     for s in &cfg.stances {
         if !(0.0..=1.0).contains(&s.credence) {
-            return Err(NodeError::Missing(format!(
-                "stance credence {} for debate {:?} must lie in [0, 1]",
-                s.credence, s.debate_id
-            )));
+            return Err(SetupError::StanceCredence {
+                credence: s.credence,
+                debate_id: s.debate_id.clone(),
+            }
+            .into());
         }
         stances.push(Stance {
             debate_id: s.debate_id.clone(),
@@ -263,24 +335,19 @@ pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
     };
     let mut configured = BTreeMap::new();
     for p in &cfg.peers {
-        let bytes = hex::decode(&p.public_key).map_err(|_| {
-            NodeError::Missing(format!("peer public_key {:?} is not hex", p.public_key))
+        let bytes = hex::decode(&p.public_key)
+            .map_err(|_| SetupError::PeerKeyNotHex(p.public_key.clone()))?;
+        let vk = parse_public_key(&bytes).map_err(|source| SetupError::PeerKey {
+            endpoint: p.endpoint.clone(),
+            source,
         })?;
-        let vk = parse_public_key(&bytes)
-            .map_err(|e| NodeError::Missing(format!("peer {}: {e}", p.endpoint)))?;
         configured.insert(vk.to_bytes(), p.endpoint.clone());
     }
     let coordinator_keys = coordinator_keys(&cfg.coordinator_keys)?;
     if !(1..=MAX_CONCURRENT_JUDGEMENTS).contains(&cfg.max_concurrent_judgements) {
-        return Err(NodeError::Missing(format!(
-            "max_concurrent_judgements = {} must lie in 1..={MAX_CONCURRENT_JUDGEMENTS}; it is \
-             how many judge calls run at once (default {})",
-            cfg.max_concurrent_judgements,
-            crate::arbiter::DEFAULT_MAX_CONCURRENT_JUDGEMENTS
-        )));
+        return Err(SetupError::Concurrency(cfg.max_concurrent_judgements).into());
     }
-    let retriever =
-        Retriever::from_config(&cfg.retrieval).map_err(|e| NodeError::Missing(e.to_string()))?;
+    let retriever = Retriever::from_config(&cfg.retrieval).map_err(SetupError::from)?;
     let store = Arc::new(Store::open(&data_dir)?);
     let arbiter = Arc::new(Arbiter::new(key, judge, identity).with_limits(
         retriever,
@@ -314,14 +381,15 @@ fn coordinator_keys(hex_keys: &[String]) -> Result<Vec<panel_proto::VerifyingKey
     hex_keys
         .iter()
         .map(|h| {
-            let bytes = hex::decode(h.trim()).map_err(|_| {
-                NodeError::Missing(format!(
-                    "coordinator_keys entry {h:?} is not hex; give the 64 hex digits of the \
-                     coordinator's motion public key"
-                ))
-            })?;
-            parse_public_key(&bytes)
-                .map_err(|e| NodeError::Missing(format!("coordinator_keys entry {h:?}: {e}")))
+            let bytes =
+                hex::decode(h.trim()).map_err(|_| SetupError::CoordinatorKeyNotHex(h.clone()))?;
+            parse_public_key(&bytes).map_err(|source| {
+                SetupError::CoordinatorKey {
+                    entry: h.clone(),
+                    source,
+                }
+                .into()
+            })
         })
         .collect()
 }
@@ -394,19 +462,13 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
         (_, true) => None,
         (Some(id), false) if !id.trim().is_empty() => Some(id.trim().to_owned()),
         (_, false) => {
-            return Err(NodeError::Missing(
-                "connecting out needs the arbiter's id: set arbiter_id in the config or pass \
-                 --arbiter-id (the id given to `panel arbiter register --id`)"
-                    .into(),
-            ));
+            return Err(SetupError::NoArbiterId.into());
         }
     };
     for addr in &cfg.connect {
         crate::link::coordinator_url(addr)?;
     }
-    let addr = cfg.listen.ok_or_else(|| {
-        NodeError::Missing("no listen address: set listen or pass --listen".into())
-    })?;
+    let addr = cfg.listen.ok_or(SetupError::NoListen)?;
     let core = build_core(&cfg)?;
     let limit = cfg.max_message_bytes;
     let metrics_endpoint = match cfg.metrics_addr {
@@ -421,8 +483,7 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
-        .map_err(|e| NodeError::Serve(e.to_string()))?;
+        .build_v1()?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| NodeError::Bind { addr, source })?;
@@ -482,8 +543,7 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
                 core.begin_shutdown();
             }
         })
-        .await
-        .map_err(|e| NodeError::Serve(e.to_string()))?;
+        .await?;
     let _ = stop_metrics.send(());
     for l in links {
         l.abort();
