@@ -83,6 +83,14 @@ pub struct DebateRecord {
     /// Arbiter id -> its signed stance for this debate (`ClientCommand::DeclareStance`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub declared_stances: BTreeMap<String, DeclaredStance>,
+    /// Arbiter id -> the prior-consistency check's last finding on its declaration for
+    /// this debate (rule set `DECLARED_CAMPS`; `priors::run_by_claim`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prior_checks: BTreeMap<String, crate::reply::PriorFinding>,
+    /// Arbiter id -> the camp it is seated under in this debate because the check
+    /// confirmed that it rules against its declaration.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fitted_stances: BTreeMap<String, Stance>,
 }
 
 /// An arbiter's stance for one debate, as its signed declaration set it.
@@ -450,6 +458,8 @@ pub fn create(
         deadlocks: BTreeMap::new(),
         exhausted: BTreeMap::new(),
         declared_stances: BTreeMap::new(),
+        prior_checks: BTreeMap::new(),
+        fitted_stances: BTreeMap::new(),
     }
 }
 

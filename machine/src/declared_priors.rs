@@ -158,8 +158,8 @@ pub fn governing_debate<'a>(state: &'a State, spec: &MotionSpec) -> Option<&'a D
 }
 
 /// The stance `arbiter` is seated under on a motion of `debate` (None: the registered
-/// one): a confirmed impostor's fitted camp first, then its declaration for the debate,
-/// else no stance.
+/// one): the camp the prior check fitted to its declaration for this debate, then a
+/// confirmed impostor's fitted camp, then its declaration for the debate, else no stance.
 pub fn seating_stance(
     arbiter_id: &str,
     arbiter: &Arbiter,
@@ -167,11 +167,16 @@ pub fn seating_stance(
 ) -> Stance {
     match debate {
         None => arbiter.seated_stance(),
-        Some(d) => arbiter.fitted_stance.unwrap_or_else(|| {
-            d.declared_stances
-                .get(arbiter_id)
-                .map_or(Stance::None, |s| s.stance)
-        }),
+        Some(d) => d
+            .fitted_stances
+            .get(arbiter_id)
+            .copied()
+            .or(arbiter.fitted_stance)
+            .unwrap_or_else(|| {
+                d.declared_stances
+                    .get(arbiter_id)
+                    .map_or(Stance::None, |s| s.stance)
+            }),
     }
 }
 

@@ -10,11 +10,11 @@
 use std::collections::BTreeMap;
 
 use calibration::bridging::{BridgingConfig, fit_matrix};
-use calibration::prior_consistency::{Camp, PriorCheckPolicy, check_priors};
+use calibration::prior_consistency::{Camp, PriorCheck, PriorCheckPolicy, check_priors};
 use serde_json::Value;
 
 use crate::acceptance::Stance;
-use crate::model::{MotionStatus, State};
+use crate::model::{Motion, MotionStatus, State};
 use crate::reply::{PriorFinding, to_value};
 
 /// Why the prior-consistency check could not run.
@@ -26,7 +26,52 @@ pub enum PriorCheckError {
     Fit(#[from] calibration::error::CalibrationError),
 }
 
-/// Runs the check and returns `(arbiter id, finding)` for every arbiter with history.
+/// The binary votes on one decided motion: `(arbiter id, yes)` for every ruling of a
+/// registered key on a yes/no kind; anything else on the record is passed over.
+fn binary_votes<'a>(
+    m: &'a Motion,
+    key_to_id: &'a BTreeMap<String, String>,
+) -> impl Iterator<Item = (&'a str, bool)> + 'a {
+    m.rulings.iter().filter_map(move |w| {
+        let r = w.decode().ok()?.ruling?;
+        let id = key_to_id.get(&hex::encode(&r.arbiter_key))?;
+        let d = panel_proto::pb::Decision::try_from(r.decision).ok()?;
+        let kind = panel_proto::pb::MotionKind::try_from(r.kind)
+            .unwrap_or(panel_proto::pb::MotionKind::Unspecified);
+        panel_proto::ruling_check::binary_pair(kind)?;
+        Some((id.as_str(), panel_proto::ruling_check::is_affirmative(d)))
+    })
+}
+
+fn key_to_id(state: &State) -> BTreeMap<String, String> {
+    state
+        .arbiters
+        .iter()
+        .map(|(id, a)| (a.registration.public_key.clone(), id.clone()))
+        .collect()
+}
+
+fn camp(stance: Stance) -> Option<Camp> {
+    match stance {
+        Stance::A => Some(Camp::A),
+        Stance::B => Some(Camp::B),
+        Stance::None => None,
+    }
+}
+
+/// The camp a flagged check's arbiter is reseated under: the other one.
+fn fitted(c: &PriorCheck) -> Option<Stance> {
+    match (c.flagged, c.declared) {
+        (true, Some(Camp::A)) => Some(Stance::B),
+        (true, Some(Camp::B)) => Some(Stance::A),
+        _ => None,
+    }
+}
+
+/// Runs the check as rule sets below [`DECLARED_CAMPS`](crate::rules::DECLARED_CAMPS) ran it, and returns `(arbiter id,
+/// finding, fitted camp)` for every registered arbiter: one rater per arbiter, its
+/// registered stance as its camp, every decided debate motion in motion-id order. Kept
+/// exactly so records applied under those rule sets replay.
 pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorCheckError> {
     let ids: Vec<String> = state.arbiters.iter().map(|(id, _)| id.clone()).collect();
     let index: BTreeMap<&str, usize> = ids
@@ -34,11 +79,7 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorC
         .enumerate()
         .map(|(i, id)| (id.as_str(), i))
         .collect();
-    let key_to_id: BTreeMap<String, String> = state
-        .arbiters
-        .iter()
-        .map(|(id, a)| (a.registration.public_key.clone(), id.clone()))
-        .collect();
+    let key_to_id = key_to_id(state);
     // One column per decided debate motion with binary rulings: 1 yes, 0 no.
     let mut columns: Vec<Vec<Option<f64>>> = Vec::new();
     for (_, m) in state.motions.iter() {
@@ -46,27 +87,9 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorC
             continue;
         }
         let mut col = vec![None; ids.len()];
-        for w in &m.rulings {
-            let Ok(sr) = w.decode() else { continue };
-            let Some(r) = sr.ruling else { continue };
-            let Some(id) = key_to_id.get(&hex::encode(&r.arbiter_key)) else {
-                continue;
-            };
-            let Ok(d) = panel_proto::pb::Decision::try_from(r.decision) else {
-                continue;
-            };
-            if let Some(&u) = index.get(id.as_str())
-                && panel_proto::ruling_check::binary_pair(
-                    panel_proto::pb::MotionKind::try_from(r.kind)
-                        .unwrap_or(panel_proto::pb::MotionKind::Unspecified),
-                )
-                .is_some()
-            {
-                col[u] = Some(if panel_proto::ruling_check::is_affirmative(d) {
-                    1.0
-                } else {
-                    0.0
-                });
+        for (id, yes) in binary_votes(m, &key_to_id) {
+            if let Some(&u) = index.get(id) {
+                col[u] = Some(if yes { 1.0 } else { 0.0 });
             }
         }
         if col.iter().filter(|x| x.is_some()).count() >= 2 {
@@ -82,22 +105,14 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorC
     let camps: Vec<Option<Camp>> = state
         .arbiters
         .iter()
-        .map(|(_, a)| match a.registration.stance {
-            Stance::A => Some(Camp::A),
-            Stance::B => Some(Camp::B),
-            Stance::None => None,
-        })
+        .map(|(_, a)| camp(a.registration.stance))
         .collect();
     let fit = fit_matrix(&ratings, &BridgingConfig::default())?;
     let checks = check_priors(&ratings, &camps, &fit, &PriorCheckPolicy::default())?;
     Ok(checks
         .into_iter()
         .map(|c| {
-            let fitted = match (c.flagged, c.declared) {
-                (true, Some(Camp::A)) => Some(Stance::B),
-                (true, Some(Camp::B)) => Some(Stance::A),
-                _ => None,
-            };
+            let fitted = fitted(&c);
             (
                 ids[c.arbiter].clone(),
                 to_value(&PriorFinding {
@@ -108,6 +123,124 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorC
             )
         })
         .collect())
+}
+
+/// How many of the most recently decided debate motions the check reads from rule set
+/// [`DECLARED_CAMPS`](crate::rules::DECLARED_CAMPS) on: its cost in apply stays bounded however long the record grows,
+/// and a claim is judged on recent conduct.
+pub const PRIOR_CHECK_WINDOW: usize = 1000;
+
+/// Whose claim a rater's rulings are measured against: an arbiter's registered stance
+/// (debates that seat by registration), or its signed declaration for one debate.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Claim {
+    Registered {
+        arbiter_id: String,
+    },
+    Declared {
+        arbiter_id: String,
+        debate_id: String,
+    },
+}
+
+/// One claim's finding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimFinding {
+    pub claim: Claim,
+    pub finding: PriorFinding,
+    /// The camp the claim's arbiter is reseated under, when the check confirmed that it
+    /// rules with the other one.
+    pub fitted: Option<Stance>,
+}
+
+/// Runs the check from rule set [`DECLARED_CAMPS`](crate::rules::DECLARED_CAMPS) on: one rater per claim (an
+/// arbiter's registered stance, or its declaration for a debate that seats by
+/// declarations), over the last [`PRIOR_CHECK_WINDOW`] decided debate motions in the
+/// order they were decided. A declared rater's camp is its signed stance for that debate
+/// (none if it declared none); it is judged only on that debate's motions.
+pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError> {
+    let key_to_id = key_to_id(state);
+    let mut decided: Vec<(u64, &str, &Motion)> = state
+        .motions
+        .iter()
+        .filter(|(_, m)| matches!(m.status, MotionStatus::Decided(_)))
+        .filter(|(_, m)| m.spec.question.is_some())
+        .map(|(id, m)| (m.decided_log_index.unwrap_or(0), id.as_str(), m))
+        .collect();
+    decided.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let recent = &decided[decided.len().saturating_sub(PRIOR_CHECK_WINDOW)..];
+    // Each motion's votes by claim, then one rater index per claim in claim order.
+    let mut votes: Vec<Vec<(Claim, bool)>> = Vec::new();
+    for (_, _, m) in recent {
+        let declared = crate::declared_priors::governing_debate(state, &m.spec).is_some();
+        let col: Vec<(Claim, bool)> = binary_votes(m, &key_to_id)
+            .map(|(id, yes)| {
+                let claim = if declared {
+                    Claim::Declared {
+                        arbiter_id: id.to_owned(),
+                        debate_id: m.spec.debate_id.clone(),
+                    }
+                } else {
+                    Claim::Registered {
+                        arbiter_id: id.to_owned(),
+                    }
+                };
+                (claim, yes)
+            })
+            .collect();
+        if col.len() >= 2 {
+            votes.push(col);
+        }
+    }
+    if votes.is_empty() {
+        return Err(PriorCheckError::NoHistory);
+    }
+    let mut raters: BTreeMap<Claim, usize> = BTreeMap::new();
+    for (claim, _) in votes.iter().flatten() {
+        raters.entry(claim.clone()).or_insert(0);
+    }
+    for (u, slot) in raters.values_mut().enumerate() {
+        *slot = u;
+    }
+    let mut ratings = vec![vec![None; votes.len()]; raters.len()];
+    for (j, col) in votes.iter().enumerate() {
+        for (claim, yes) in col {
+            ratings[raters[claim]][j] = Some(if *yes { 1.0 } else { 0.0 });
+        }
+    }
+    let claims: Vec<Claim> = raters.into_keys().collect();
+    let camps: Vec<Option<Camp>> = claims.iter().map(|c| claimed_camp(state, c)).collect();
+    let fit = fit_matrix(&ratings, &BridgingConfig::default())?;
+    let checks = check_priors(&ratings, &camps, &fit, &PriorCheckPolicy::default())?;
+    Ok(checks
+        .into_iter()
+        .map(|c| ClaimFinding {
+            claim: claims[c.arbiter].clone(),
+            fitted: fitted(&c),
+            finding: PriorFinding {
+                motions: ratings[c.arbiter].iter().flatten().count(),
+                check: to_value(&c),
+            },
+        })
+        .collect())
+}
+
+/// The camp a claim states: the registered stance, or the signed declaration.
+fn claimed_camp(state: &State, claim: &Claim) -> Option<Camp> {
+    match claim {
+        Claim::Registered { arbiter_id } => state
+            .arbiters
+            .get(arbiter_id)
+            .and_then(|a| camp(a.registration.stance)),
+        Claim::Declared {
+            arbiter_id,
+            debate_id,
+        } => state
+            .debates
+            .get(debate_id)
+            .and_then(|d| d.declared_stances.get(arbiter_id))
+            .and_then(|s| camp(s.stance)),
+    }
 }
 
 #[cfg(test)]
@@ -244,10 +377,140 @@ mod tests {
         }
     }
 
+    /// Motion `n` of `debate`, decided with `votes` (key, yes).
+    fn debate_motion(state: &mut State, debate: &str, n: usize, votes: &[(u8, bool)]) {
+        motion(state, n, votes);
+        let id = format!("m{n:03}");
+        if let Some(m) = state.motions.get_mut(&id) {
+            m.spec.debate_id = debate.into();
+            m.spec.policy = state.debates.get(debate).map(|d| d.policy.clone());
+        }
+    }
+
+    fn declaring_debate(state: &mut State, id: &str, declared: &[(&str, Stance)]) {
+        let mut d = crate::debates::create(
+            id,
+            0,
+            crucible::model::NewDebate {
+                resolution: "r".into(),
+                pos_a: "a".into(),
+                pos_b: "b".into(),
+                burden: None,
+                claim_budget: None,
+            },
+            crate::acceptance::Policy::independent(),
+            7,
+            1,
+            false,
+        );
+        for (arbiter, stance) in declared {
+            d.declared_stances.insert(
+                (*arbiter).into(),
+                crate::debates::DeclaredStance {
+                    stance: *stance,
+                    credence_permille: 900,
+                    log_index: 1,
+                },
+            );
+        }
+        state.debates.insert(id.into(), d);
+    }
+
+    /// From rule set DECLARED_CAMPS each declaration is its own claim: "x" declares A in
+    /// both debates, rules with A in deb_1 and with B in deb_2; only its deb_2 declaration
+    /// is found false, and it is reseated under B there only. Its registered label (B)
+    /// is never read on a debate that seats by declarations.
+    #[test]
+    fn each_declaration_is_checked_on_its_own_debate() {
+        let mut s = State::default();
+        let pool = [
+            ("a1", 1, Stance::A),
+            ("a2", 2, Stance::A),
+            ("a3", 3, Stance::A),
+            ("b1", 5, Stance::B),
+            ("b2", 6, Stance::B),
+            ("b3", 7, Stance::B),
+            ("x", 4, Stance::B),
+        ];
+        for (id, key, _) in pool {
+            arbiter(&mut s, id, key, Stance::B);
+        }
+        let declared: Vec<(&str, Stance)> = pool
+            .iter()
+            .map(|(id, _, st)| (*id, if *id == "x" { Stance::A } else { *st }))
+            .collect();
+        declaring_debate(&mut s, "deb_1", &declared);
+        declaring_debate(&mut s, "deb_2", &declared);
+        for n in 0..100 {
+            let debate = if n < 50 { "deb_1" } else { "deb_2" };
+            let a_yes = n % 2 == 0;
+            let contested = n % 5 != 0;
+            let b_yes = if contested { !a_yes } else { a_yes };
+            let x_yes = if n < 50 { a_yes } else { b_yes };
+            let votes = [
+                (1, a_yes),
+                (2, a_yes),
+                (3, a_yes),
+                (4, x_yes),
+                (5, b_yes),
+                (6, b_yes),
+                (7, b_yes),
+            ];
+            debate_motion(&mut s, debate, n, &votes);
+        }
+        let findings = run_by_claim(&s).expect("check runs");
+        let flagged: Vec<&Claim> = findings
+            .iter()
+            .filter(|f| f.fitted.is_some())
+            .map(|f| &f.claim)
+            .collect();
+        assert_eq!(
+            flagged,
+            [&Claim::Declared {
+                arbiter_id: "x".into(),
+                debate_id: "deb_2".into()
+            }],
+            "{findings:?}"
+        );
+        assert!(
+            findings
+                .iter()
+                .all(|f| matches!(f.claim, Claim::Declared { .. })),
+            "no registered label is read on debates that seat by declarations"
+        );
+
+        // Applied: reseated under B in deb_2 only, on the record's reply.
+        s.rules = crate::rules::DECLARED_CAMPS;
+        let reply = crate::apply::arbiters::check_priors(&mut s).expect("check applies");
+        assert!(reply.flagged.is_empty(), "{reply:?}");
+        assert_eq!(reply.flagged_declarations.len(), 1, "{reply:?}");
+        let x = &s.arbiters.get("x").expect("registered").clone();
+        let seat = |d: &str| crate::declared_priors::seating_stance("x", x, s.debates.get(d));
+        assert_eq!(seat("deb_1"), Stance::A);
+        assert_eq!(seat("deb_2"), Stance::B);
+    }
+
+    /// The window: only the last PRIOR_CHECK_WINDOW decided motions are read.
+    #[test]
+    fn the_check_reads_a_bounded_window_of_recent_motions() {
+        let mut s = State::default();
+        for (id, key) in [("a1", 1), ("a2", 2), ("b1", 5), ("b2", 6)] {
+            arbiter(&mut s, id, key, if key < 5 { Stance::A } else { Stance::B });
+        }
+        for n in 0..PRIOR_CHECK_WINDOW + 30 {
+            motion(&mut s, n, &[(1, true), (2, true), (5, false), (6, false)]);
+        }
+        let findings = run_by_claim(&s).expect("check runs");
+        for f in &findings {
+            assert_eq!(f.finding.motions, PRIOR_CHECK_WINDOW, "{f:?}");
+        }
+    }
+
     #[test]
     fn no_history_is_a_clear_refusal() {
         let mut s = State::default();
         arbiter(&mut s, "a1", 1, Stance::A);
         assert_eq!(run(&s).unwrap_err(), PriorCheckError::NoHistory);
+        assert_eq!(run_by_claim(&s).unwrap_err(), PriorCheckError::NoHistory);
     }
 }

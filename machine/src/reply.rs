@@ -133,9 +133,21 @@ pub struct Unscored {
 }
 
 /// `CheckPriors`, and the `result` of a scheduled check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CheckPriorsReply {
     pub flagged: Vec<String>,
+    /// Declarations the check found false, from rule set `DECLARED_CAMPS` on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flagged_declarations: Vec<FlaggedDeclaration>,
+}
+
+/// A stance declaration the prior-consistency check found false: the arbiter rules with
+/// the other camp on that debate's motions, and is seated under `fitted` there from now on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlaggedDeclaration {
+    pub arbiter_id: String,
+    pub debate_id: String,
+    pub fitted: crate::acceptance::Stance,
 }
 
 /// One arbiter's prior-consistency finding, kept on the arbiter (`prior_check`): the
@@ -495,6 +507,7 @@ mod tests {
         pins(
             CheckPriorsReply {
                 flagged: vec!["b2".into()],
+                flagged_declarations: Vec::new(),
             },
             json!({ "flagged": ["b2"] }),
         );
@@ -734,7 +747,7 @@ mod tests {
         pins(
             ScheduledPriorCheck::Ran {
                 after_decided_motions: 8,
-                result: CheckPriorsReply { flagged: vec![] },
+                result: CheckPriorsReply::default(),
             },
             json!({ "after_decided_motions": 8, "result": { "flagged": [] } }),
         );

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = SEALED_EXAMS;
+pub const CURRENT: u32 = DECLARED_CAMPS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -33,6 +33,13 @@ pub const MEASURED_ERRORS: u32 = 2;
 /// arbiter answers its own seeded draw, answers are held until the key is revealed, then
 /// scored with the bias-probe bars; a refused arbiter may retake after its cooldown.
 pub const SEALED_EXAMS: u32 = 3;
+
+/// From this level on, the prior-consistency check (`priors.rs`) measures each signed
+/// per-debate stance declaration as its own claim: on a debate whose policy seats by
+/// declarations, an arbiter's rulings are checked against the camp it declared for that
+/// debate (not its registered label), a confirmed mismatch reseats it in that debate only,
+/// and the check reads a bounded window of the most recently decided motions.
+pub const DECLARED_CAMPS: u32 = 4;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

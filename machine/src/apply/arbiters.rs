@@ -7,9 +7,10 @@ use super::{ApplyCtx, ApplyError, non_empty};
 use crate::admission::ExamRefusal;
 use crate::command::ArbiterRegistration;
 use crate::model::{Arbiter, Revocation, RotatedKey, State};
+use crate::priors::Claim;
 use crate::reply::{
-    CheckPriorsReply, ExamReply, ExamWritten, RegisterArbiterReply, RevokeKeyReply, RotateKeyReply,
-    SetAdmissionReply, to_value,
+    CheckPriorsReply, ExamReply, ExamWritten, FlaggedDeclaration, RegisterArbiterReply,
+    RevokeKeyReply, RotateKeyReply, SetAdmissionReply, to_value,
 };
 use crate::ruling;
 
@@ -288,7 +289,10 @@ pub(crate) fn record_exam(state: &mut State, arbiter_id: &str, written: &ExamWri
 
 /// Runs the prior-consistency check over the ruling history and records its findings; a
 /// confirmed arbiter is seated under its fitted camp from then on.
-pub(super) fn check_priors(state: &mut State) -> Result<CheckPriorsReply, ApplyError> {
+pub(crate) fn check_priors(state: &mut State) -> Result<CheckPriorsReply, ApplyError> {
+    if state.rules >= crate::rules::DECLARED_CAMPS {
+        return Ok(check_claims(state)?);
+    }
     let findings = crate::priors::run(state)?;
     let mut flagged = Vec::new();
     for (id, finding, fitted) in findings {
@@ -300,5 +304,52 @@ pub(super) fn check_priors(state: &mut State) -> Result<CheckPriorsReply, ApplyE
             }
         }
     }
-    Ok(CheckPriorsReply { flagged })
+    Ok(CheckPriorsReply {
+        flagged,
+        flagged_declarations: Vec::new(),
+    })
+}
+
+/// The check from rule set `DECLARED_CAMPS` on (`priors::run_by_claim`): a registered
+/// claim's finding goes on the arbiter as before; a declaration's on its debate, where a
+/// confirmed mismatch reseats the arbiter under its fitted camp for that debate only.
+/// Claims the window does not reach keep their last finding.
+fn check_claims(state: &mut State) -> Result<CheckPriorsReply, crate::priors::PriorCheckError> {
+    let mut reply = CheckPriorsReply::default();
+    for f in crate::priors::run_by_claim(state)? {
+        match f.claim {
+            Claim::Registered { arbiter_id } => {
+                if let Some(a) = state.arbiters.get_mut(&arbiter_id) {
+                    a.prior_check = Some(to_value(&f.finding));
+                    a.fitted_stance = f.fitted;
+                    if f.fitted.is_some() {
+                        reply.flagged.push(arbiter_id);
+                    }
+                }
+            }
+            Claim::Declared {
+                arbiter_id,
+                debate_id,
+            } => {
+                let Some(d) = state.debates.get_mut(&debate_id) else {
+                    continue;
+                };
+                d.prior_checks.insert(arbiter_id.clone(), f.finding);
+                match f.fitted {
+                    Some(fitted) => {
+                        d.fitted_stances.insert(arbiter_id.clone(), fitted);
+                        reply.flagged_declarations.push(FlaggedDeclaration {
+                            arbiter_id,
+                            debate_id,
+                            fitted,
+                        });
+                    }
+                    None => {
+                        d.fitted_stances.remove(&arbiter_id);
+                    }
+                }
+            }
+        }
+    }
+    Ok(reply)
 }
