@@ -25,7 +25,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{CalibrationError, Result};
+use crate::error::{CalibrationError, ReferenceError, Result};
 use crate::seeded_rng::SplitMix64;
 
 /// Which loss is minimised.
@@ -314,10 +314,14 @@ fn validate(
     }
     for (k, r) in ratings.iter().enumerate() {
         if r.rater >= n_raters || r.item >= n_items {
-            return Err(CalibrationError::Reference(format!(
-                "rating {k} refers to rater {} / item {} beyond {n_raters} raters / {n_items} items",
-                r.rater, r.item
-            )));
+            return Err(ReferenceError::RatingOutOfRange {
+                index: k,
+                rater: r.rater,
+                item: r.item,
+                raters: n_raters,
+                items: n_items,
+            }
+            .into());
         }
         if !r.value.is_finite() {
             return Err(CalibrationError::NotFinite {

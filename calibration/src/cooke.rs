@@ -21,7 +21,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::chi_square::chi_square_sf;
-use crate::error::{CalibrationError, Result};
+use crate::error::{CalibrationError, ReferenceError, Result};
 
 /// The standard 5/50/95 quantile levels.
 pub const LEVELS_5_50_95: [f64; 3] = [0.05, 0.5, 0.95];
@@ -263,10 +263,7 @@ impl CookeModel {
         let mut frozen = Vec::with_capacity(items.len());
         for (j, item) in items.iter().enumerate() {
             if items[..j].iter().any(|other| other.id == item.id) {
-                return Err(CalibrationError::Reference(format!(
-                    "item id `{}` appears twice: give every item a distinct id",
-                    item.id
-                )));
+                return Err(ReferenceError::DuplicateItem(item.id.clone()).into());
             }
             realizations.push(match item.realization {
                 Some(x) => Some(
@@ -300,18 +297,15 @@ impl CookeModel {
         let mut values = Vec::with_capacity(experts.len());
         for expert in experts {
             if ids.contains(&expert.id) {
-                return Err(CalibrationError::Reference(format!(
-                    "expert id `{}` appears twice: give every expert a distinct id",
-                    expert.id
-                )));
+                return Err(ReferenceError::DuplicateExpert(expert.id.clone()).into());
             }
             if expert.values.len() != items.len() {
-                return Err(CalibrationError::Reference(format!(
-                    "expert `{}` has {} answer slots for {} items",
-                    expert.id,
-                    expert.values.len(),
-                    items.len()
-                )));
+                return Err(ReferenceError::AnswerSlots {
+                    expert: expert.id.clone(),
+                    slots: expert.values.len(),
+                    items: items.len(),
+                }
+                .into());
             }
             let mut row = Vec::with_capacity(items.len());
             for (item, answer) in items.iter().zip(expert.values) {
@@ -644,10 +638,12 @@ fn to_background_quantiles(
     owner: &str,
 ) -> Result<Vec<f64>> {
     if q.len() != n_levels {
-        return Err(CalibrationError::Reference(format!(
-            "{owner}: {} quantile values for {n_levels} levels",
-            q.len()
-        )));
+        return Err(ReferenceError::QuantileCount {
+            owner: owner.to_owned(),
+            values: q.len(),
+            levels: n_levels,
+        }
+        .into());
     }
     let mut out = Vec::with_capacity(q.len());
     for &v in q {

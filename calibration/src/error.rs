@@ -76,9 +76,42 @@ pub enum CalibrationError {
     #[error("{what}: {reason}")]
     Degenerate { what: &'static str, reason: String },
 
-    /// A Cooke's-model input refers to an item or expert that does not exist, or lacks one.
-    #[error("{0}")]
-    Reference(String),
+    /// A Cooke's-model or bridging input refers to an item, expert or rater that does not
+    /// exist, or lacks one.
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+}
+
+/// What a reference in a request gets wrong.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ReferenceError {
+    #[error("item id `{0}` appears twice: give every item a distinct id")]
+    DuplicateItem(String),
+    #[error("expert id `{0}` appears twice: give every expert a distinct id")]
+    DuplicateExpert(String),
+    #[error("expert `{expert}` has {slots} answer slots for {items} items")]
+    AnswerSlots {
+        expert: String,
+        slots: usize,
+        items: usize,
+    },
+    #[error("{owner}: {values} quantile values for {levels} levels")]
+    QuantileCount {
+        owner: String,
+        values: usize,
+        levels: usize,
+    },
+    #[error(
+        "rating {index} refers to rater {rater} / item {item} beyond {raters} raters / {items} \
+         items"
+    )]
+    RatingOutOfRange {
+        index: usize,
+        rater: usize,
+        item: usize,
+        raters: usize,
+        items: usize,
+    },
 }
 
 /// Shorthand used across the crate.
