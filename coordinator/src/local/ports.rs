@@ -91,8 +91,18 @@ mod tests {
         if top > LOWEST + 1_000 {
             assert!(ports.iter().all(|p| (LOWEST..top).contains(p)), "{ports:?}");
         }
-        for p in ports {
-            std::net::TcpListener::bind(("127.0.0.1", p)).expect("still free");
+    }
+
+    /// No port is handed out twice in one process, so two processes of one local panel
+    /// never race for a port. (Whether a handed-out port is *still* free later depends on
+    /// every other process on the machine, so no test can assert it: such a check failed
+    /// CI runs while other test processes were binding ports.)
+    #[test]
+    fn no_port_is_handed_out_twice() {
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..256 {
+            let p = free_port().expect("port");
+            assert!(seen.insert(p), "{p} handed out twice");
         }
     }
 }
