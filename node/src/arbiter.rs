@@ -39,7 +39,11 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 #[derive(Debug, Error)]
 pub enum ArbiterError {
     #[error("motion is malformed: {0}")]
-    BadMotion(String),
+    BadMotion(#[source] CommitRevealError),
+    #[error("this arbiter is backed by a human; answer with `panel node rule`")]
+    HumanJudge,
+    #[error("the node is shutting down")]
+    ShuttingDown,
     #[error("this arbiter ({0}) is not on the motion's panel")]
     NotOnPanel(String),
     #[error(
@@ -215,7 +219,7 @@ impl Arbiter {
     /// Checks that a motion is well formed, still open for commitments at `now_ms`, and
     /// that this arbiter sits on its panel (an empty panel list means any arbiter).
     pub fn check_motion(&self, m: &Motion, now_ms: i64) -> Result<MotionWindow, ArbiterError> {
-        let w = MotionWindow::from_motion(m).map_err(|e| ArbiterError::BadMotion(e.to_string()))?;
+        let w = MotionWindow::from_motion(m).map_err(ArbiterError::BadMotion)?;
         if let Some(panel) = &w.panel
             && !panel.contains(&self.key.verifying_key().to_bytes())
         {
@@ -237,9 +241,7 @@ impl Arbiter {
     /// arbiter has no judge to ask.
     pub async fn decide(&self, m: &Motion) -> Result<JudgeAnswer, ArbiterError> {
         let Some(j) = &self.judge else {
-            return Err(ArbiterError::BadMotion(
-                "this arbiter is backed by a human; answer with `panel node rule`".into(),
-            ));
+            return Err(ArbiterError::HumanJudge);
         };
         let window_ms = m.commit_deadline_unix_ms.saturating_sub(self.now_ms());
         if let Some(declared) = self.declared_latency
@@ -262,7 +264,7 @@ impl Arbiter {
                     self.judgements
                         .acquire()
                         .await
-                        .map_err(|_| ArbiterError::BadMotion("the node is shutting down".into()))?
+                        .map_err(|_| ArbiterError::ShuttingDown)?
                 }
             };
             let retrieval = self.retriever.retrieve_for(m, || self.now_ms()).await;

@@ -72,7 +72,7 @@ pub enum TlsSetupError {
     )]
     NoSystemRoots { key: &'static str, detail: String },
     #[error("TLS setup: {0}")]
-    Rustls(String),
+    Rustls(#[from] rustls::Error),
 }
 
 /// Why one request gave no response.
@@ -198,8 +198,7 @@ fn system_roots(key: &'static str) -> Result<RootCertStore, TlsSetupError> {
 fn client_config(store: RootCertStore) -> Result<Arc<rustls::ClientConfig>, TlsSetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| TlsSetupError::Rustls(e.to_string()))?
+        .with_safe_default_protocol_versions()?
         .with_root_certificates(store)
         .with_no_client_auth();
     cfg.alpn_protocols = vec![b"http/1.1".to_vec()];

@@ -40,13 +40,13 @@ pub enum KeyFileError {
     #[error("key file {path} is malformed: {problem}")]
     Malformed { path: PathBuf, problem: String },
     #[error("no randomness from the operating system: {0}")]
-    Random(String),
+    Random(getrandom::Error),
 }
 
 /// Fresh 32 random bytes from the OS.
 pub fn random_32() -> Result<[u8; 32], KeyFileError> {
     let mut b = [0u8; 32];
-    getrandom::fill(&mut b).map_err(|e| KeyFileError::Random(e.to_string()))?;
+    getrandom::fill(&mut b).map_err(KeyFileError::Random)?;
     Ok(b)
 }
 

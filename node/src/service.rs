@@ -29,7 +29,10 @@ const BATCH_CONCURRENCY: usize = 64;
 fn arbiter_status(e: &ArbiterError) -> tonic::Code {
     use tonic::Code;
     match e {
-        ArbiterError::BadMotion(_) | ArbiterError::Ruling(_) => Code::InvalidArgument,
+        ArbiterError::BadMotion(_) | ArbiterError::HumanJudge | ArbiterError::Ruling(_) => {
+            Code::InvalidArgument
+        }
+        ArbiterError::ShuttingDown => Code::Unavailable,
         ArbiterError::NotOnPanel(_) => Code::PermissionDenied,
         ArbiterError::CommitWindowClosed { .. } => Code::FailedPrecondition,
         ArbiterError::Judge(_) => Code::Unavailable,

@@ -37,6 +37,20 @@ impl CommandJudge {
         parse_answer(&text, motion)
     }
 
+    fn no_pipe(&self, pipe: &'static str) -> JudgeError {
+        JudgeError::NoPipe {
+            program: self.name(),
+            pipe,
+        }
+    }
+
+    fn io(&self, source: std::io::Error) -> JudgeError {
+        JudgeError::Io {
+            program: self.name(),
+            source,
+        }
+    }
+
     /// Runs the program once with `input` on stdin and returns its stdout, bounded in time
     /// and size; shared by judges and advocates (`crate::advocate`).
     pub async fn exchange(&self, input: &str) -> Result<String, JudgeError> {
@@ -51,18 +65,9 @@ impl CommandJudge {
                 program: self.name(),
                 source,
             })?;
-        let mut stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| JudgeError::Io("no stdin pipe".into()))?;
-        let mut stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| JudgeError::Io("no stdout pipe".into()))?;
-        let mut stderr = child
-            .stderr
-            .take()
-            .ok_or_else(|| JudgeError::Io("no stderr pipe".into()))?;
+        let mut stdin = child.stdin.take().ok_or_else(|| self.no_pipe("stdin"))?;
+        let mut stdout = child.stdout.take().ok_or_else(|| self.no_pipe("stdout"))?;
+        let mut stderr = child.stderr.take().ok_or_else(|| self.no_pipe("stderr"))?;
         let limit = self.max_output_bytes;
         let work = async {
             // A program that never reads stdin must not block us: ignore a broken pipe.
@@ -74,7 +79,7 @@ impl CommandJudge {
                 let n = stdout
                     .read(&mut buf)
                     .await
-                    .map_err(|e| JudgeError::Io(e.to_string()))?;
+                    .map_err(|source| self.io(source))?;
                 if n == 0 {
                     break;
                 }
@@ -88,10 +93,7 @@ impl CommandJudge {
             }
             let mut err = Vec::new();
             let _ = (&mut stderr).take(4096).read_to_end(&mut err).await;
-            let status = child
-                .wait()
-                .await
-                .map_err(|e| JudgeError::Io(e.to_string()))?;
+            let status = child.wait().await.map_err(|source| self.io(source))?;
             Ok((out, err, status))
         };
         let (out, err, status) = match tokio::time::timeout(self.timeout, work).await {

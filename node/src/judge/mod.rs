@@ -74,8 +74,13 @@ pub enum JudgeError {
     OutputTooLarge { program: String, limit: usize },
     #[error("judge answer is not valid: {0}")]
     BadAnswer(String),
-    #[error("judge I/O: {0}")]
-    Io(String),
+    #[error("judge I/O: no {pipe} pipe to {program}")]
+    NoPipe { program: String, pipe: &'static str },
+    #[error("judge I/O with {program}: {source}")]
+    Io {
+        program: String,
+        source: std::io::Error,
+    },
     #[error("LLM endpoint {url}: {problem}")]
     Endpoint { url: String, problem: String },
     #[error("LLM endpoint {url} failed after {attempts} attempts; last error: {last}")]
