@@ -121,6 +121,12 @@ pub struct Policy {
     pub prior_check_every: Option<u32>,
 }
 
+/// How often [`Policy::independent`] schedules the prior-consistency check: after every
+/// this many decided motions of a debate. The check needs about 15-20 contested rulings
+/// per arbiter to confirm anything (docs/CALIBRATION.md), so checking more often would
+/// mostly record "not yet"; much less often would leave an impostor seated for long.
+pub const PRIOR_CHECK_EVERY: u32 = 20;
+
 impl Default for Policy {
     fn default() -> Self {
         Self {
@@ -135,9 +141,12 @@ impl Default for Policy {
 impl Policy {
     /// The project default for new debates: the default rule with every independence rule
     /// on (docs/COORDINATOR.md "The acceptance rule").
+    /// The prior-consistency check runs by itself every [`PRIOR_CHECK_EVERY`] decided
+    /// motions, so measuring declared priors needs nobody to ask.
     pub fn independent() -> Self {
         Self {
             independence: Independence::ALL,
+            prior_check_every: Some(PRIOR_CHECK_EVERY),
             ..Self::default()
         }
     }
@@ -936,5 +945,19 @@ mod tests {
                 prop_assert!(!decide(MotionKind::Merge, &seats, &without_b, &[], &Policy::default()).is_accepted());
             }
         }
+    }
+
+    /// New debates measure declared priors without anyone asking (issue: the check ran
+    /// only on request); older policies keep what they said.
+    #[test]
+    fn the_independent_rule_schedules_the_prior_check() {
+        assert_eq!(
+            Policy::independent().prior_check_every,
+            Some(PRIOR_CHECK_EVERY)
+        );
+        assert_eq!(Policy::default().prior_check_every, None);
+        let old: Policy =
+            serde_json::from_str(r#"{"quorum":null,"min_net_support_per_side":1}"#).unwrap();
+        assert_eq!(old.prior_check_every, None);
     }
 }
