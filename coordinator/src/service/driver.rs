@@ -184,7 +184,7 @@ pub enum DriveError {
     #[error("arbiter endpoint {endpoint:?}: {reason}")]
     Endpoint { endpoint: String, reason: String },
     #[error("the arbiter's node does not answer yet ({0}); the exam waits")]
-    NodeNotReady(String),
+    NodeNotReady(#[source] ReachError),
     #[error("the node committed to no exam item")]
     NoExamItem,
     #[error("motion {motion}: its state hash {state_hash:?} is not hex")]
@@ -277,7 +277,7 @@ enum Route {
 
 /// Why a seat gave no commitment or reveal.
 #[derive(Debug, thiserror::Error)]
-enum ReachError {
+pub enum ReachError {
     #[error("{}", .0.message())]
     Grpc(tonic::Status),
     #[error(transparent)]
@@ -706,7 +706,7 @@ async fn administer_exam(
     let mut c = s.route(arbiter_id, endpoint).await?;
     c.ready()
         .await
-        .map_err(|e| DriveError::NodeNotReady(e.to_string()))?;
+        .map_err(DriveError::NodeNotReady)?;
     let motion_key = s.motion_key_for(u64::MAX)?;
     let window = Window::starting(
         s.now_ms(),
