@@ -130,6 +130,11 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorC
 /// and a claim is judged on recent conduct.
 pub const PRIOR_CHECK_WINDOW: usize = 1000;
 
+/// Fewest yes/no rulings in the window for a claim to be checked: below it the
+/// confirmation cannot reach significance (docs/CALIBRATION.md), and each rater left out
+/// keeps the check's matrix, and its cost in apply, small.
+pub const MIN_CLAIM_RULINGS: usize = 10;
+
 /// Whose claim a rater's rulings are measured against: an arbiter's registered stance
 /// (debates that seat by registration), or its signed declaration for one debate.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -188,19 +193,28 @@ pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError>
                 (claim, yes)
             })
             .collect();
-        if col.len() >= 2 {
-            votes.push(col);
-        }
+        votes.push(col);
     }
-    if votes.is_empty() {
-        return Err(PriorCheckError::NoHistory);
-    }
-    let mut raters: BTreeMap<Claim, usize> = BTreeMap::new();
+    // A claim with too few rulings in the window can confirm nothing; leaving it out
+    // bounds the matrix (raters x motions) however many debates the window spans.
+    let mut counts: BTreeMap<&Claim, usize> = BTreeMap::new();
     for (claim, _) in votes.iter().flatten() {
-        raters.entry(claim.clone()).or_insert(0);
+        *counts.entry(claim).or_insert(0) += 1;
     }
+    let mut raters: BTreeMap<Claim, usize> = counts
+        .into_iter()
+        .filter(|(_, n)| *n >= MIN_CLAIM_RULINGS)
+        .map(|(claim, _)| (claim.clone(), 0))
+        .collect();
     for (u, slot) in raters.values_mut().enumerate() {
         *slot = u;
+    }
+    for col in &mut votes {
+        col.retain(|(claim, _)| raters.contains_key(claim));
+    }
+    votes.retain(|col| col.len() >= 2);
+    if votes.is_empty() {
+        return Err(PriorCheckError::NoHistory);
     }
     let mut ratings = vec![vec![None; votes.len()]; raters.len()];
     for (j, col) in votes.iter().enumerate() {
@@ -497,10 +511,17 @@ mod tests {
         for (id, key) in [("a1", 1), ("a2", 2), ("b1", 5), ("b2", 6)] {
             arbiter(&mut s, id, key, if key < 5 { Stance::A } else { Stance::B });
         }
+        arbiter(&mut s, "rare", 9, Stance::A);
         for n in 0..PRIOR_CHECK_WINDOW + 30 {
-            motion(&mut s, n, &[(1, true), (2, true), (5, false), (6, false)]);
+            let mut votes = vec![(1, true), (2, true), (5, false), (6, false)];
+            // "rare" rules on too few of the window's motions to be checked at all.
+            if n + MIN_CLAIM_RULINGS > PRIOR_CHECK_WINDOW + 30 {
+                votes.push((9, true));
+            }
+            motion(&mut s, n, &votes);
         }
         let findings = run_by_claim(&s).expect("check runs");
+        assert_eq!(findings.len(), 4, "{findings:?}");
         for f in &findings {
             assert_eq!(f.finding.motions, PRIOR_CHECK_WINDOW, "{f:?}");
         }
