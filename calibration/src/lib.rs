@@ -23,6 +23,7 @@ pub mod exam_scoring;
 pub mod independence;
 pub mod inert;
 pub mod prior_consistency;
+pub mod prior_consistency_v2;
 pub mod public_pool;
 pub mod recalibration;
 pub mod reliability_svg;

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::bridging::BridgingFit;
 use crate::chi_square::ln_gamma;
 use crate::error::{CalibrationError, Result};
+pub use crate::prior_consistency_v2::{PriorCheckPolicyV2, PriorCheckV2, check_priors_v2};
 
 /// A declared camp (stance on the resolution).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +66,10 @@ pub struct PriorCheck {
     pub confirmed: bool,
     /// Both the screen and the confirmation fire.
     pub flagged: bool,
+    /// The evidence of version 2 (`check_priors_v2`); absent from version-1 results, whose
+    /// serialisation is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v2: Option<PriorCheckV2>,
 }
 
 /// `P(X <= k)` for `X ~ Binomial(n, 1/2)`, exact, summed in log space.
@@ -156,6 +161,7 @@ pub fn check_priors(
                 p_value: 1.0,
                 confirmed: false,
                 flagged: false,
+                v2: None,
             });
             continue;
         };
@@ -198,6 +204,7 @@ pub fn check_priors(
             p_value,
             confirmed,
             flagged: screen && confirmed,
+            v2: None,
         });
     }
     Ok(out)
@@ -246,4 +253,51 @@ mod tests {
             assert!(!c.flagged, "{c:?}");
         }
     }
+
+    /// Version 1's output, serialised, byte for byte as before `PriorCheck` gained the
+    /// optional `v2` evidence (captured from the code before that change): records on the
+    /// record replay identically.
+    #[test]
+    fn version_1_serialisation_is_unchanged() {
+        let mut ratings = Vec::new();
+        let mut camps = Vec::new();
+        for u in 0..10 {
+            let votes_as_a = (1..5).contains(&u);
+            camps.push(if u == 9 {
+                None
+            } else {
+                Some(if u < 5 { Camp::A } else { Camp::B })
+            });
+            let row: Vec<Option<f64>> = (0..30)
+                .map(|m| {
+                    if (m + u) % 7 == 0 {
+                        return None;
+                    }
+                    let partisan = m % 3 != 0;
+                    let approves = !partisan || (m % 2 == 0) == votes_as_a;
+                    Some(if approves { 0.9 } else { 0.1 })
+                })
+                .collect();
+            ratings.push(row);
+        }
+        let fit = BridgingFit {
+            loss: 0.0,
+            mu: 0.0,
+            rater_intercepts: vec![0.0; 10],
+            rater_factors: vec![-0.7, 0.8, 0.75, 0.5, 0.9, -0.6, -0.8, 0.1, -0.75, 0.0],
+            item_intercepts: vec![0.0; 30],
+            item_factors: vec![0.0; 30],
+            sweeps: 0,
+            converged: true,
+            gradient_norm: 0.0,
+        };
+        let checks = check_priors(&ratings, &camps, &fit, &PriorCheckPolicy::default()).unwrap();
+        assert_eq!(serde_json::to_string(&checks).unwrap(), GOLDEN_V1);
+        assert_eq!(
+            serde_json::to_string(&PriorCheckPolicy::default()).unwrap(),
+            r#"{"significance":0.05}"#
+        );
+    }
+
+    const GOLDEN_V1: &str = r#"[{"arbiter":0,"declared":"A","factor":-0.7,"own_camp_factor":0.7374999999999999,"other_camp_factor":-0.5125,"screen":true,"contested":17,"agreements":0,"p_value":7.629394531250002e-6,"confirmed":true,"flagged":true},{"arbiter":1,"declared":"A","factor":0.8,"own_camp_factor":0.36250000000000004,"other_camp_factor":-0.5125,"screen":false,"contested":18,"agreements":18,"p_value":1.0,"confirmed":false,"flagged":false},{"arbiter":2,"declared":"A","factor":0.75,"own_camp_factor":0.375,"other_camp_factor":-0.5125,"screen":false,"contested":17,"agreements":17,"p_value":1.0,"confirmed":false,"flagged":false},{"arbiter":3,"declared":"A","factor":0.5,"own_camp_factor":0.4375,"other_camp_factor":-0.5125,"screen":false,"contested":17,"agreements":17,"p_value":1.0,"confirmed":false,"flagged":false},{"arbiter":4,"declared":"A","factor":0.9,"own_camp_factor":0.3375,"other_camp_factor":-0.5125,"screen":false,"contested":18,"agreements":18,"p_value":1.0,"confirmed":false,"flagged":false},{"arbiter":5,"declared":"B","factor":-0.6,"own_camp_factor":-0.4833333333333334,"other_camp_factor":0.45,"screen":false,"contested":17,"agreements":17,"p_value":1.0,"confirmed":false,"flagged":false},{"arbiter":6,"declared":"B","factor":-0.8,"own_camp_factor":-0.4166666666666667,"other_camp_factor":0.45,"screen":false,"contested":16,"agreements":16,"p_value":1.0,"confirmed":false,"flagged":false},{"arbiter":7,"declared":"B","factor":0.1,"own_camp_factor":-0.7166666666666667,"other_camp_factor":0.45,"screen":true,"contested":17,"agreements":17,"p_value":1.0,"confirmed":false,"flagged":false},{"arbiter":8,"declared":"B","factor":-0.75,"own_camp_factor":-0.4333333333333333,"other_camp_factor":0.45,"screen":false,"contested":18,"agreements":18,"p_value":1.0,"confirmed":false,"flagged":false},{"arbiter":9,"declared":null,"factor":0.0,"own_camp_factor":null,"other_camp_factor":null,"screen":false,"contested":0,"agreements":0,"p_value":1.0,"confirmed":false,"flagged":false}]"#;
 }
