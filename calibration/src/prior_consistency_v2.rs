@@ -469,7 +469,7 @@ impl Run<'_> {
 
     /// The camp effect: the median consistency (`-z`) of the declared judges, scaled by its
     /// standard error under no effect, `sqrt(pi / 2) / sqrt(k)`; and whether the median
-    /// judge of each camp on its own sides with its camp. Both must: an accurate camp
+    /// scored judge of each camp sides with its camp. Both must: an accurate camp
     /// agrees with itself more than a less accurate one does, which is no stance, and then
     /// the less accurate camp's median judge leans to the other camp.
     fn camp_effect(&self, pass: &[Option<Stance>]) -> (f64, bool) {
@@ -484,9 +484,10 @@ impl Run<'_> {
         let k = all.len() as f64;
         let scaled =
             median(all).map_or(0.0, |m| m * k.sqrt() / (0.5 * std::f64::consts::PI).sqrt());
+        // A camp too small for its judges to be scored cannot object.
         let both = [Camp::A, Camp::B]
             .iter()
-            .all(|&c| median(consistency(Some(c))).is_some_and(|m| m > 0.0));
+            .all(|&c| median(consistency(Some(c))).is_none_or(|m| m > 0.0));
         (scaled, both)
     }
 }
