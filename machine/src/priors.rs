@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use calibration::bridging::{BridgingConfig, fit_matrix};
 use calibration::prior_consistency::{Camp, PriorCheck, PriorCheckPolicy, check_priors};
+use calibration::prior_consistency_v2::{PriorCheckPolicyV2, check_priors_v2};
 use serde_json::Value;
 
 use crate::acceptance::Stance;
@@ -158,7 +159,10 @@ pub struct ClaimFinding {
     pub fitted: Option<Stance>,
 }
 
-/// Runs the check from rule set [`DECLARED_CAMPS`](crate::rules::DECLARED_CAMPS) on: one rater per claim (an
+/// Runs the check from rule set [`DECLARED_CAMPS`](crate::rules::DECLARED_CAMPS) on, with the calibration crate's
+/// version-2 rule (`prior_consistency_v2`: pairwise agreement with every judge of each
+/// camp, clones counted once, suspects set aside, false discoveries controlled across
+/// claims; docs/SIMULATION.md "Impostors"): one rater per claim (an
 /// arbiter's registered stance, or its declaration for a debate that seats by
 /// declarations), over the last [`PRIOR_CHECK_WINDOW`] decided debate motions in the
 /// order they were decided. A declared rater's camp is its signed stance for that debate
@@ -225,7 +229,7 @@ pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError>
     let claims: Vec<Claim> = raters.into_keys().collect();
     let camps: Vec<Option<Camp>> = claims.iter().map(|c| claimed_camp(state, c)).collect();
     let fit = fit_matrix(&ratings, &BridgingConfig::default())?;
-    let checks = check_priors(&ratings, &camps, &fit, &PriorCheckPolicy::default())?;
+    let checks = check_priors_v2(&ratings, &camps, &fit, &PriorCheckPolicyV2::default())?;
     Ok(checks
         .into_iter()
         .map(|c| ClaimFinding {
@@ -461,14 +465,19 @@ mod tests {
             let contested = n % 5 != 0;
             let b_yes = if contested { !a_yes } else { a_yes };
             let x_yes = if n < 50 { a_yes } else { b_yes };
+            // Each judge errs on its own tenth of the motions: distinct judges, not clones.
+            let own = |k: u8, yes: bool| {
+                (n * 7 + usize::from(k) * 13) % 10 == 0 && !yes
+                    || (n * 7 + usize::from(k) * 13) % 10 != 0 && yes
+            };
             let votes = [
-                (1, a_yes),
-                (2, a_yes),
-                (3, a_yes),
-                (4, x_yes),
-                (5, b_yes),
-                (6, b_yes),
-                (7, b_yes),
+                (1, own(1, a_yes)),
+                (2, own(2, a_yes)),
+                (3, own(3, a_yes)),
+                (4, own(4, x_yes)),
+                (5, own(5, b_yes)),
+                (6, own(6, b_yes)),
+                (7, own(7, b_yes)),
             ];
             debate_motion(&mut s, debate, n, &votes);
         }
@@ -525,6 +534,54 @@ mod tests {
         for f in &findings {
             assert_eq!(f.finding.motions, PRIOR_CHECK_WINDOW, "{f:?}");
         }
+    }
+
+    /// What one scheduled check costs in apply at the window's size: 1,000 motions over
+    /// 20 debates, 10 declared arbiters each, 7 seats a motion (200 claims). Prints the
+    /// time; run with `cargo test --release -p panel-machine -- --ignored --nocapture
+    /// prior_check_cost` (BENCHMARKS.md "Prior-consistency check").
+    #[test]
+    #[ignore = "prints a cost figure; run on demand"]
+    fn prior_check_cost() {
+        let mut s = State::default();
+        for k in 0..40u8 {
+            arbiter(&mut s, &format!("j{k}"), k + 1, Stance::None);
+        }
+        for d in 0..20usize {
+            let pool: Vec<u8> = (0..10).map(|i| ((d * 3 + i) % 40) as u8).collect();
+            let declared: Vec<(String, Stance)> = pool
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    (
+                        format!("j{k}"),
+                        if i % 2 == 0 { Stance::A } else { Stance::B },
+                    )
+                })
+                .collect();
+            let declared: Vec<(&str, Stance)> =
+                declared.iter().map(|(id, st)| (id.as_str(), *st)).collect();
+            declaring_debate(&mut s, &format!("deb_{d}"), &declared);
+            for m in 0..50usize {
+                let n = d * 50 + m;
+                let votes: Vec<(u8, bool)> = (0..7)
+                    .map(|seat| {
+                        let i = (m + seat * 3) % 10;
+                        let side_a = i % 2 == 0;
+                        let noise = (n * 7 + i * 13) % 10 == 0;
+                        (pool[i] + 1, (side_a == (m % 2 == 0)) != noise)
+                    })
+                    .collect();
+                debate_motion(&mut s, &format!("deb_{d}"), n, &votes);
+            }
+        }
+        let t = std::time::Instant::now();
+        let findings = run_by_claim(&s).expect("check runs");
+        println!(
+            "prior check by claim: {} claims over {PRIOR_CHECK_WINDOW} motions in {:.1} ms",
+            findings.len(),
+            t.elapsed().as_secs_f64() * 1e3
+        );
     }
 
     #[test]
