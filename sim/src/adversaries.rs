@@ -71,7 +71,8 @@ pub fn coalitions(
         .collect()
 }
 
-/// The prior-consistency check over the history windows.
+/// The prior-consistency check over the history windows: version 2 (the rule measured)
+/// and version 1 on the same windows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ImpostorFigures {
     pub windows: usize,
@@ -81,6 +82,9 @@ pub struct ImpostorFigures {
     pub recall: Interval,
     pub false_flag_rate: Interval,
     pub colluders_flagged: usize,
+    pub recall_v1: Interval,
+    pub false_flag_rate_v1: Interval,
+    pub colluders_flagged_v1: usize,
     pub failed_windows: usize,
 }
 
@@ -102,27 +106,35 @@ pub fn impostors(
     let mut t = Table::default();
     let col =
         |f: &dyn Fn(&WindowFlags) -> usize| flags.iter().map(|x| f(x) as f64).collect::<Vec<f64>>();
-    let (imp, impf) = (
-        t.column(col(&|f| f.impostors)),
-        t.column(col(&|f| f.impostors_flagged)),
+    let imp = t.column(col(&|f| f.impostors));
+    let hon = t.column(col(&|f| f.honest));
+    let (impf, honf) = (
+        t.column(col(&|f| f.v2.impostors_flagged)),
+        t.column(col(&|f| f.v2.honest_flagged)),
     );
-    let (hon, honf) = (
-        t.column(col(&|f| f.honest)),
-        t.column(col(&|f| f.honest_flagged)),
+    let (impf1, honf1) = (
+        t.column(col(&|f| f.v1.impostors_flagged)),
+        t.column(col(&|f| f.v1.honest_flagged)),
     );
     t.ratio(impf, imp);
     t.ratio(honf, hon);
+    t.ratio(impf1, imp);
+    t.ratio(honf1, hon);
     let iv = t.intervals(resamples, seed);
     let sum = |f: &dyn Fn(&WindowFlags) -> usize| flags.iter().map(f).sum::<usize>();
     let honest = sum(&|f| f.honest);
-    (honest + sum(&|f| f.impostors) > 0).then(|| ImpostorFigures {
+    let impostors = sum(&|f| f.impostors);
+    (honest + impostors > 0).then(|| ImpostorFigures {
         windows: flags.len(),
         window_motions: window,
-        impostors: sum(&|f| f.impostors),
+        impostors,
         honest,
         recall: iv[0],
         false_flag_rate: iv[1],
-        colluders_flagged: sum(&|f| f.colluders_flagged),
+        colluders_flagged: sum(&|f| f.v2.colluders_flagged),
+        recall_v1: iv[2],
+        false_flag_rate_v1: iv[3],
+        colluders_flagged_v1: sum(&|f| f.v1.colluders_flagged),
         failed_windows: flags.iter().filter(|f| f.failed).count(),
     })
 }

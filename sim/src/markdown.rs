@@ -138,15 +138,24 @@ fn impostors(s: &mut String, r: &Report) {
     let _ = writeln!(s, "### Impostors (prior-consistency check)\n");
     let _ = writeln!(
         s,
-        "{} windows of {} motions; {} impostor checks and {} honest checks in all. Recall {}; false-flag rate {} (goal: recall at least 0.90 at at most 0.05 false flags). Colluders flagged: {}. Windows the fit refused: {}.\n",
-        i.windows,
-        i.window_motions,
-        i.impostors,
-        i.honest,
+        "{} windows of {} motions; {} impostor checks and {} honest checks in all (goal: recall at least 0.90 at at most 0.05 false flags). Windows the fit refused: {}.\n",
+        i.windows, i.window_motions, i.impostors, i.honest, i.failed_windows
+    );
+    let _ = writeln!(s, "| rule | recall | false-flag rate | colluders flagged |");
+    let _ = writeln!(s, "|---|---|---|---|");
+    let _ = writeln!(
+        s,
+        "| version 2 (`check_priors_v2`) | {} | {} | {} |",
         i.recall.show(),
         i.false_flag_rate.show(),
-        i.colluders_flagged,
-        i.failed_windows
+        i.colluders_flagged
+    );
+    let _ = writeln!(
+        s,
+        "| version 1 (`check_priors`) | {} | {} | {} |\n",
+        i.recall_v1.show(),
+        i.false_flag_rate_v1.show(),
+        i.colluders_flagged_v1
     );
 }
 

@@ -206,3 +206,34 @@ fn a_small_run_renders_its_report_and_plots() {
     );
     assert!(serde_json::to_string(&r).is_ok());
 }
+
+/// Version 2 of the prior-consistency check on a few 400-motion windows: it finds the
+/// false declarations, and flags neither lineages that straddle the stances (version 1
+/// flags 30% of the nine judges) nor the honest half of a stance a colluding camp shares.
+#[test]
+fn version_2_of_the_prior_check_finds_impostors_and_spares_lineages_and_camps() {
+    let windows = |name: &str, n: usize| {
+        let mut s = shipped(name);
+        s.analysis.bootstrap = 20;
+        s.analysis.history_motions = 400;
+        s.analysis.history_windows = n;
+        let r = run(
+            &s,
+            Options {
+                motions: Some(400 * n),
+                sweeps: false,
+            },
+        );
+        r.impostors.expect("declared camps")
+    };
+    let fp = windows("false-priors", 4);
+    assert!(fp.recall.estimate >= 0.75, "{fp:?}");
+    assert_eq!(fp.false_flag_rate.estimate, 0.0, "{fp:?}");
+    let sy = windows("sybils", 3);
+    assert_eq!(sy.recall.estimate, 1.0, "{sy:?}");
+    for name in ["nine-judges", "coalition-one-stance"] {
+        let f = windows(name, 3);
+        assert_eq!(f.false_flag_rate.estimate, 0.0, "{name}: {f:?}");
+        assert!(f.false_flag_rate_v1.estimate > 0.2, "{name}: {f:?}");
+    }
+}
