@@ -123,13 +123,12 @@ fn camp_majority(
     }
 }
 
-/// Run the screen and the confirmation for every arbiter with a declared camp.
-pub fn check_priors(
+/// Both versions' inputs: one camp and one fitted factor per rater.
+pub(crate) fn check_raters(
     ratings: &[Vec<Option<f64>>],
     camps: &[Option<Camp>],
     fit: &BridgingFit,
-    policy: &PriorCheckPolicy,
-) -> Result<Vec<PriorCheck>> {
+) -> Result<()> {
     if ratings.len() != camps.len() || ratings.len() != fit.rater_factors.len() {
         return Err(CalibrationError::LengthMismatch {
             left: "ratings (raters)",
@@ -138,6 +137,17 @@ pub fn check_priors(
             right_len: camps.len().min(fit.rater_factors.len()),
         });
     }
+    Ok(())
+}
+
+/// Run the screen and the confirmation for every arbiter with a declared camp.
+pub fn check_priors(
+    ratings: &[Vec<Option<f64>>],
+    camps: &[Option<Camp>],
+    fit: &BridgingFit,
+    policy: &PriorCheckPolicy,
+) -> Result<Vec<PriorCheck>> {
+    check_raters(ratings, camps, fit)?;
     let n_items = ratings.first().map_or(0, Vec::len);
     let mean_factor = |camp: Camp, skip: usize| -> Option<f64> {
         let xs: Vec<f64> = (0..camps.len())

@@ -524,14 +524,7 @@ pub fn check_priors_v2(
     fit: &BridgingFit,
     policy: &PriorCheckPolicyV2,
 ) -> Result<Vec<PriorCheck>> {
-    if ratings.len() != camps.len() || ratings.len() != fit.rater_factors.len() {
-        return Err(CalibrationError::LengthMismatch {
-            left: "ratings (raters)",
-            left_len: ratings.len(),
-            right: "camps / fitted raters",
-            right_len: camps.len().min(fit.rater_factors.len()),
-        });
-    }
+    crate::prior_consistency::check_raters(ratings, camps, fit)?;
     let items = ratings.first().map_or(0, Vec::len);
     if let Some(row) = ratings.iter().find(|r| r.len() != items) {
         return Err(CalibrationError::LengthMismatch {
