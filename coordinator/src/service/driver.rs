@@ -704,9 +704,7 @@ async fn administer_exam(
     number: u32,
 ) -> Result<(), DriveError> {
     let mut c = s.route(arbiter_id, endpoint).await?;
-    c.ready()
-        .await
-        .map_err(DriveError::NodeNotReady)?;
+    c.ready().await.map_err(DriveError::NodeNotReady)?;
     let motion_key = s.motion_key_for(u64::MAX)?;
     let window = Window::starting(
         s.now_ms(),
