@@ -166,7 +166,11 @@ pub struct ClaimFinding {
 /// arbiter's registered stance, or its declaration for a debate that seats by
 /// declarations), over the last [`PRIOR_CHECK_WINDOW`] decided debate motions in the
 /// order they were decided. A declared rater's camp is its signed stance for that debate
-/// (none if it declared none); it is judged only on that debate's motions.
+/// (none if it declared none); it is judged only on that debate's motions, against that
+/// debate's other declarations: each declaring debate is checked on its own (its camps
+/// are about its own resolution), and the registered labels together on the motions
+/// that seat by them. Checking per debate also keeps the pairwise work linear in the
+/// number of debates.
 pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError> {
     let key_to_id = key_to_id(state);
     let mut decided: Vec<(u64, &str, &Motion)> = state
@@ -178,8 +182,10 @@ pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError>
         .collect();
     decided.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
     let recent = &decided[decided.len().saturating_sub(PRIOR_CHECK_WINDOW)..];
-    // Each motion's votes by claim, then one rater index per claim in claim order.
-    let mut votes: Vec<Vec<(Claim, bool)>> = Vec::new();
+    // Each motion's votes by claim, in blocks: a declaring debate's motions test that
+    // debate's declarations (its camps are about its resolution), the other motions the
+    // registered labels. Claims of different blocks never rule on the same motion.
+    let mut blocks: BTreeMap<Option<&str>, Vec<Vec<(Claim, bool)>>> = BTreeMap::new();
     for (_, _, m) in recent {
         let declared = crate::declared_priors::governing_debate(state, &m.spec).is_some();
         let col: Vec<(Claim, bool)> = binary_votes(m, &key_to_id)
@@ -197,10 +203,29 @@ pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError>
                 (claim, yes)
             })
             .collect();
-        votes.push(col);
+        let block = declared.then_some(m.spec.debate_id.as_str());
+        blocks.entry(block).or_default().push(col);
     }
-    // A claim with too few rulings in the window can confirm nothing; leaving it out
-    // bounds the matrix (raters x motions) however many debates the window spans.
+    let mut findings = Vec::new();
+    let mut checked = false;
+    for (_, votes) in blocks {
+        if let Some(block) = check_block(state, votes)? {
+            findings.extend(block);
+            checked = true;
+        }
+    }
+    if !checked {
+        return Err(PriorCheckError::NoHistory);
+    }
+    Ok(findings)
+}
+
+/// Checks one block's claims (`None`: too little history in it). A claim with too few
+/// rulings in the window can confirm nothing; leaving it out bounds the matrix.
+fn check_block(
+    state: &State,
+    mut votes: Vec<Vec<(Claim, bool)>>,
+) -> Result<Option<Vec<ClaimFinding>>, PriorCheckError> {
     let mut counts: BTreeMap<&Claim, usize> = BTreeMap::new();
     for (claim, _) in votes.iter().flatten() {
         *counts.entry(claim).or_insert(0) += 1;
@@ -218,7 +243,7 @@ pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError>
     }
     votes.retain(|col| col.len() >= 2);
     if votes.is_empty() {
-        return Err(PriorCheckError::NoHistory);
+        return Ok(None);
     }
     let mut ratings = vec![vec![None; votes.len()]; raters.len()];
     for (j, col) in votes.iter().enumerate() {
@@ -230,17 +255,19 @@ pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError>
     let camps: Vec<Option<Camp>> = claims.iter().map(|c| claimed_camp(state, c)).collect();
     let fit = fit_matrix(&ratings, &BridgingConfig::default())?;
     let checks = check_priors_v2(&ratings, &camps, &fit, &PriorCheckPolicyV2::default())?;
-    Ok(checks
-        .into_iter()
-        .map(|c| ClaimFinding {
-            claim: claims[c.arbiter].clone(),
-            fitted: fitted(&c),
-            finding: PriorFinding {
-                motions: ratings[c.arbiter].iter().flatten().count(),
-                check: to_value(&c),
-            },
-        })
-        .collect())
+    Ok(Some(
+        checks
+            .into_iter()
+            .map(|c| ClaimFinding {
+                claim: claims[c.arbiter].clone(),
+                fitted: fitted(&c),
+                finding: PriorFinding {
+                    motions: ratings[c.arbiter].iter().flatten().count(),
+                    check: to_value(&c),
+                },
+            })
+            .collect(),
+    ))
 }
 
 /// The camp a claim states: the registered stance, or the signed declaration.
