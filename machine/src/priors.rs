@@ -185,7 +185,7 @@ pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError>
     // Each motion's votes by claim, in blocks: a declaring debate's motions test that
     // debate's declarations (its camps are about its resolution), the other motions the
     // registered labels. Claims of different blocks never rule on the same motion.
-    let mut blocks: BTreeMap<Option<&str>, Vec<Vec<(Claim, bool)>>> = BTreeMap::new();
+    let mut blocks: BTreeMap<Option<&str>, Vec<MotionVotes>> = BTreeMap::new();
     for (_, _, m) in recent {
         let declared = crate::declared_priors::governing_debate(state, &m.spec).is_some();
         let col: Vec<(Claim, bool)> = binary_votes(m, &key_to_id)
@@ -220,11 +220,14 @@ pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError>
     Ok(findings)
 }
 
+/// One motion's yes/no votes, by the claim each tests.
+type MotionVotes = Vec<(Claim, bool)>;
+
 /// Checks one block's claims (`None`: too little history in it). A claim with too few
 /// rulings in the window can confirm nothing; leaving it out bounds the matrix.
 fn check_block(
     state: &State,
-    mut votes: Vec<Vec<(Claim, bool)>>,
+    mut votes: Vec<MotionVotes>,
 ) -> Result<Option<Vec<ClaimFinding>>, PriorCheckError> {
     let mut counts: BTreeMap<&Claim, usize> = BTreeMap::new();
     for (claim, _) in votes.iter().flatten() {
