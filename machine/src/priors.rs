@@ -52,7 +52,8 @@ fn key_to_id(state: &State) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn camp(stance: Stance) -> Option<Camp> {
+/// The calibration crate's camp for a stance (none for no stance).
+pub fn camp(stance: Stance) -> Option<Camp> {
     match stance {
         Stance::A => Some(Camp::A),
         Stance::B => Some(Camp::B),
@@ -180,8 +181,16 @@ pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError>
         .filter(|(_, m)| m.spec.question.is_some())
         .map(|(id, m)| (m.decided_log_index.unwrap_or(0), id.as_str(), m))
         .collect();
-    decided.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-    let recent = &decided[decided.len().saturating_sub(PRIOR_CHECK_WINDOW)..];
+    // The window in decided order: select it in linear time (every check runs in apply
+    // and the history only grows), then order just those motions.
+    let by_decision =
+        |a: &(u64, &str, &Motion), b: &(u64, &str, &Motion)| (a.0, a.1).cmp(&(b.0, b.1));
+    let first = decided.len().saturating_sub(PRIOR_CHECK_WINDOW);
+    if first > 0 {
+        decided.select_nth_unstable_by(first, by_decision);
+    }
+    let recent = &mut decided[first..];
+    recent.sort_unstable_by(by_decision);
     // Each motion's votes by claim, in blocks: a declaring debate's motions test that
     // debate's declarations (its camps are about its resolution), the other motions the
     // registered labels. Claims of different blocks never rule on the same motion.
