@@ -10,7 +10,7 @@ use calibration::bridging::{BridgingConfig, fit_matrix};
 use calibration::prior_consistency::{
     Camp, PriorCheck, PriorCheckPolicy, PriorCheckPolicyV2, check_priors, check_priors_v2,
 };
-use panel_machine::acceptance::Stance;
+use panel_machine::priors::camp;
 use serde::Serialize;
 
 use crate::population::Population;
@@ -37,14 +37,6 @@ pub struct WindowFlags {
     pub v1: RuleFlags,
     /// The fit or check refused the window (too little history).
     pub failed: bool,
-}
-
-fn camp(s: Stance) -> Option<Camp> {
-    match s {
-        Stance::A => Some(Camp::A),
-        Stance::B => Some(Camp::B),
-        Stance::None => None,
-    }
 }
 
 /// Count one rule's flags by what each arbiter really is.
