@@ -26,6 +26,7 @@ pub mod fresh_panel;
 pub mod independence;
 pub mod limits;
 pub mod model;
+pub mod motion_table;
 pub mod priors;
 pub mod query;
 pub mod recalibration;

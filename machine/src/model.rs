@@ -298,7 +298,7 @@ pub struct State {
     pub kv: Table<String>,
     pub notes: Table<Vec<NoteRecord>>,
     pub arbiters: Table<Arbiter>,
-    pub motions: Table<Motion>,
+    pub motions: crate::motion_table::MotionTable,
     /// Replies by `client_id#request_id`, so a retried write applies at most once.
     pub requests: Table<StoredReply>,
     /// Debates by id (the Crucible document and its panel bookkeeping).

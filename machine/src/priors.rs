@@ -83,10 +83,11 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorC
         .collect();
     let key_to_id = key_to_id(state);
     // One column per decided debate motion with binary rulings: 1 yes, 0 no.
-    let mut columns: Vec<Vec<Option<f64>>> = Vec::new();
-    for (_, m) in state.motions.iter() {
+    // In motion-id order, held and retired alike (these rule sets read the whole history).
+    let mut by_id: BTreeMap<String, Vec<Option<f64>>> = BTreeMap::new();
+    state.motions.for_each(|m| {
         if !matches!(m.status, MotionStatus::Decided(_)) || m.spec.question.is_none() {
-            continue;
+            return;
         }
         let mut col = vec![None; ids.len()];
         for (id, yes) in binary_votes(m, &key_to_id) {
@@ -95,9 +96,10 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorC
             }
         }
         if col.iter().filter(|x| x.is_some()).count() >= 2 {
-            columns.push(col);
+            by_id.insert(m.spec.motion_id.clone(), col);
         }
-    }
+    });
+    let columns: Vec<Vec<Option<f64>>> = by_id.into_values().collect();
     if columns.is_empty() {
         return Err(PriorCheckError::NoHistory);
     }
@@ -174,9 +176,11 @@ pub struct ClaimFinding {
 /// number of debates.
 pub fn run_by_claim(state: &State) -> Result<Vec<ClaimFinding>, PriorCheckError> {
     let key_to_id = key_to_id(state);
+    // Held motions only: a replica never retires a motion inside the window
+    // (`MotionTable::retirable`), so this is the window of the whole history.
     let mut decided: Vec<(u64, &str, &Motion)> = state
         .motions
-        .iter()
+        .iter_held()
         .filter(|(_, m)| matches!(m.status, MotionStatus::Decided(_)))
         .filter(|(_, m)| m.spec.question.is_some())
         .map(|(id, m)| (m.decided_log_index.unwrap_or(0), id.as_str(), m))

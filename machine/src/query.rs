@@ -132,17 +132,6 @@ pub struct StatsReply {
     pub accepted_motions: usize,
 }
 
-/// The latest `limit` of `items` (all without a limit).
-fn latest<T>(items: Vec<T>, limit: Option<usize>) -> Vec<T> {
-    match limit {
-        Some(n) if n < items.len() => {
-            let skip = items.len() - n;
-            items.into_iter().skip(skip).collect()
-        }
-        _ => items,
-    }
-}
-
 /// Answer a read-only query.
 pub fn query(state: &State, q: &Query) -> Value {
     match q {
@@ -175,11 +164,13 @@ pub fn query(state: &State, q: &Query) -> Value {
             .into_iter()
             .map(|(k, n)| (k.to_owned(), n))
             .collect();
-            let accepted_motions = state
+            let held_accepted = state
                 .motions
-                .iter()
+                .iter_held()
                 .filter(|(_, m)| matches!(&m.status, MotionStatus::Decided(v) if v.is_accepted()))
                 .count();
+            let accepted_motions = held_accepted
+                + usize::try_from(state.motions.retired().accepted()).unwrap_or(usize::MAX);
             to_value(&StatsReply {
                 rows,
                 accepted_motions,
@@ -202,22 +193,15 @@ pub fn query(state: &State, q: &Query) -> Value {
                 .collect(),
         }),
         Query::DebateMotions { debate_id } => {
-            let mut motions: Vec<&Motion> = state
-                .motions
-                .iter()
-                .map(|(_, m)| m)
-                .filter(|m| &m.spec.debate_id == debate_id)
-                .collect();
-            motions.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
+            let motions = state.motions.of_debate(debate_id);
             to_value(&DebateMotionsReply { motions })
         }
         Query::Motions { limit } => {
-            let mut ms: Vec<&Motion> = state.motions.iter().map(|(_, m)| m).collect();
-            ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
-            let total = ms.len();
+            let total = state.motions.len();
+            let n = limit.unwrap_or(total);
             to_value(&MotionsReply {
                 total,
-                motions: latest(ms, *limit),
+                motions: state.motions.latest_opened(n),
             })
         }
         Query::Runs => to_value(&RunsReply {
@@ -415,8 +399,5 @@ mod tests {
         ] {
             assert_eq!(serde_json::from_str::<Query>(text).expect(text), want);
         }
-        assert_eq!(latest(vec![1, 2, 3], Some(2)), vec![2, 3]);
-        assert_eq!(latest(vec![1, 2, 3], Some(9)), vec![1, 2, 3]);
-        assert_eq!(latest(vec![1, 2, 3], None), vec![1, 2, 3]);
     }
 }

@@ -244,7 +244,7 @@ pub fn on_outcome(state: &mut State, motion_id: &str) -> Option<RecalibrationRep
         let forecasts = state
             .motions
             .get(&r.motion_id)
-            .map(|m| signed_forecasts(state, m))
+            .map(|m| signed_forecasts(state, &m))
             .unwrap_or_default();
         let mut scored = Vec::new();
         for (arbiter_id, forecast) in forecasts {
@@ -292,9 +292,10 @@ mod tests {
     use crate::acceptance::{MotionKind, Stance};
     use crate::apply::apply_batch;
     use crate::command::{
-        Batch, ClientCommand, Command, InternalCommand, Item, ItemReply, TestCommand,
+        Batch, ClientCommand, Command, InternalCommand, Item, ItemReply, Query, TestCommand,
     };
     use crate::debates::{SubmissionHints, relevance_step};
+    use crate::motion_table::{MemoryArchive, MotionArchive};
     use crate::record;
     use crate::ruling::wire_kind;
     use calibration::exam::Gold;
@@ -309,6 +310,7 @@ mod tests {
     use serde::de::DeserializeOwned;
     use serde_json::{Value, json};
     use sha2::{Digest, Sha256};
+    use std::sync::Arc;
 
     /// How one seated arbiter answers one motion.
     #[derive(Debug, Clone, Copy)]
@@ -452,6 +454,11 @@ mod tests {
         policy: Option<Value>,
         /// The rule set stamped into every batch (`None`: unstamped, as before `rules.rs`).
         rules: Option<u32>,
+        /// Retire decided motions into this archive after every entry, keeping only the
+        /// given number of the latest decided debate motions held (`motion_table`).
+        retiring: Option<(Arc<MemoryArchive>, usize)>,
+        /// Every entry's reply, in order.
+        replies: Vec<ItemReply>,
     }
 
     impl Sim {
@@ -462,6 +469,8 @@ mod tests {
                 keys: BTreeMap::new(),
                 policy: None,
                 rules: None,
+                retiring: None,
+                replies: Vec::new(),
             };
             for (id, stance, org) in pool {
                 s.add_arbiter(id, *stance, org);
@@ -509,7 +518,23 @@ mod tests {
                 &panel_proto::VerifiedMemo::default(),
             );
             self.batches.push(batch);
-            r.items.into_iter().next().expect("one item").reply
+            if let Some((archive, window)) = &self.retiring {
+                let retired = self.state.motions.retirable_beyond(*window);
+                archive.put(&retired);
+                self.state.motions.forget(&retired);
+            }
+            let reply = r.items.into_iter().next().expect("one item").reply;
+            self.replies.push(reply.clone());
+            reply
+        }
+
+        /// From now on, retires decided motions after every entry as a replica's
+        /// snapshots do (more eagerly with a `window` below the prior check's).
+        fn retire_into(&mut self, window: usize) -> Arc<MemoryArchive> {
+            let archive = Arc::new(MemoryArchive::default());
+            self.state.motions.attach(archive.clone());
+            self.retiring = Some((archive.clone(), window));
+            archive
         }
 
         fn ok(&mut self, command: impl Into<Command>) -> Value {
@@ -607,7 +632,7 @@ mod tests {
                 let next = self
                     .state
                     .motions
-                    .iter()
+                    .iter_held()
                     .find(|(_, m)| m.status == MotionStatus::Open && m.spec.debate_id == debate_id)
                     .map(|(id, _)| id.clone());
                 match next {
@@ -938,6 +963,71 @@ mod tests {
         );
     }
 
+    /// Every read a query or an apply makes answers the same whether decided motions are
+    /// held or retired to the archive (`motion_table`): the same replies entry by entry,
+    /// the same query answers, and the same state once the archive is read back.
+    #[test]
+    fn retired_motions_read_and_apply_as_held_ones() {
+        fn play(retire: Option<usize>) -> (Sim, String, Option<Arc<MemoryArchive>>) {
+            let mut sim = Sim::new(&EIGHTEEN);
+            let archive = retire.map(|w| sim.retire_into(w));
+            let (d, labels) = sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
+            sim.appeal(&d, &labels, "bo", "B", &["a1", "a2"], false);
+            (sim, d, archive)
+        }
+        let (plain, d, _) = play(None);
+        // The prior check's window as a replica keeps it, and nothing held at all: the
+        // scenario runs no prior check, so even that must answer the same.
+        for window in [crate::priors::PRIOR_CHECK_WINDOW, 0] {
+            let (mut retired, d2, archive) = play(Some(window));
+            let archive = archive.expect("archive");
+            assert_eq!(d, d2);
+            assert_eq!(plain.replies, retired.replies, "window {window}");
+            if window == 0 {
+                assert!(
+                    retired.state.motions.held_count() < plain.state.motions.len() / 4,
+                    "{} of {} held",
+                    retired.state.motions.held_count(),
+                    plain.state.motions.len()
+                );
+            }
+            let mut ids = Vec::new();
+            plain
+                .state
+                .motions
+                .for_each(|m| ids.push(m.spec.motion_id.clone()));
+            let mut queries = vec![
+                Query::Stats,
+                Query::Debates,
+                Query::Debate {
+                    debate_id: d.clone(),
+                },
+                Query::DebateMotions {
+                    debate_id: d.clone(),
+                },
+                Query::Motions { limit: None },
+                Query::Motions { limit: Some(3) },
+                Query::Export,
+                Query::Runs,
+            ];
+            queries.extend(ids.into_iter().map(|motion_id| Query::Motion { motion_id }));
+            for q in &queries {
+                assert_eq!(
+                    crate::query::query(&plain.state, q),
+                    crate::query::query(&retired.state, q),
+                    "{q:?}"
+                );
+            }
+            let mut all = Vec::new();
+            archive.for_each(&mut |m| all.push(m));
+            retired.state.motions.restore(all);
+            assert_eq!(
+                serde_json::to_value(&plain.state).expect("state"),
+                serde_json::to_value(&retired.state).expect("state")
+            );
+        }
+    }
+
     #[test]
     fn a_denied_appeal_confirms_the_challenge_outcomes_it_contests() {
         let mut sim = Sim::new(&EIGHTEEN);
@@ -1030,7 +1120,7 @@ mod tests {
         let accepted = sim
             .state
             .motions
-            .iter()
+            .iter_held()
             .filter(|(_, m)| matches!(&m.status, MotionStatus::Decided(v) if v.is_accepted()))
             .count();
         assert!(accepted >= 20, "{accepted} accepted motions");

@@ -487,13 +487,11 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
         v2_checkpoints(bundle, &st)?
     };
     let (mut accepted, mut deadlocked) = (0, 0);
-    for (_, m) in st.motions.iter() {
-        match &m.status {
-            MotionStatus::Decided(v) if v.is_accepted() => accepted += 1,
-            MotionStatus::Decided(_) => deadlocked += 1,
-            _ => {}
-        }
-    }
+    st.motions.for_each(|m| match &m.status {
+        MotionStatus::Decided(v) if v.is_accepted() => accepted += 1,
+        MotionStatus::Decided(_) => deadlocked += 1,
+        _ => {}
+    });
     let runs = st
         .runs
         .iter()

@@ -172,7 +172,7 @@ impl Report {
 /// What a chartered (TLS) bench cluster needs from the bench: the charter's motion key,
 /// to sign each motion as the driver does, and the organisations' roster keys, to endorse
 /// the bench's arbiters.
-struct Federation {
+pub(crate) struct Federation {
     motion_key: SigningKey,
     rosters: Vec<(String, SigningKey)>,
 }
@@ -197,7 +197,10 @@ impl Federation {
 
 /// Arbiter `i` of the bench: key from a fixed derivation, stance and organisation spread;
 /// in a chartered cluster of the charter's organisations, attested as registrations must be.
-fn arbiter(i: usize, federation: Option<&Federation>) -> (SigningKey, ArbiterRegistration) {
+pub(crate) fn arbiter(
+    i: usize,
+    federation: Option<&Federation>,
+) -> (SigningKey, ArbiterRegistration) {
     let seed: [u8; 32] = Sha256::digest(format!("bench-arbiter-{i}").as_bytes()).into();
     let key = SigningKey::from_bytes(&seed);
     let stance = [Stance::A, Stance::A, Stance::B, Stance::B, Stance::None][i % 5];
@@ -371,7 +374,7 @@ async fn start_cluster(opts: &BenchOptions, dir: &std::path::Path) -> Result<Clu
 /// The two commands of decision `n`, rulings already signed. With a motion key the motion
 /// is signed as the driver signs it and every ruling binds its digest (envelope v2), as a
 /// chartered cluster requires.
-fn decision(
+pub(crate) fn decision(
     n: usize,
     keys: &[(SigningKey, ArbiterRegistration)],
     motion_key: Option<&SigningKey>,

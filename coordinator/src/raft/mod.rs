@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::command::{Batch, BatchReply};
 
 pub mod log_store;
+mod motion_store;
 pub mod network;
 pub mod quorum;
 mod record_store;

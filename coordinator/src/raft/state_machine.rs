@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use super::log_store::{FileError, StoreError, open_db, write_durably};
+use super::motion_store::{self, RedbArchive};
 use super::record_store;
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
 use crate::apply::apply_batch;
@@ -82,18 +83,29 @@ pub struct StateMachineStore {
     memo: Arc<VerifiedMemo>,
     /// Set while a background write of record entries runs (`store_record_in_background`).
     storing: Arc<AtomicBool>,
+    /// Where the state reads its retired motions (`motion_store`).
+    archive: Arc<RedbArchive>,
 }
 
 impl StateMachineStore {
     pub fn open(path: &Path) -> Result<Self, RaftStartError> {
         let db = open_db(path, Some(CACHE_BYTES), |tx| {
             tx.open_table(SNAPSHOT)?;
-            record_store::create(tx)
+            record_store::create(tx)?;
+            motion_store::create(tx)
         })?;
-        let (applied, snapshot_id) = load(&db).map_err(|e| RaftStartError::Damaged {
+        let (mut applied, snapshot_id) = load(&db).map_err(|e| RaftStartError::Damaged {
             path: path.display().to_string(),
             detail: format!("the stored snapshot does not decode: {e}"),
         })?;
+        let archive = RedbArchive::new(db.clone());
+        applied.state.motions.attach(archive.clone());
+        if let Some(e) = archive.take_failure() {
+            return Err(RaftStartError::Damaged {
+                path: path.display().to_string(),
+                detail: format!("the retired motions' tally does not read: {e}"),
+            });
+        }
         let (events, _) = broadcast::channel(4096);
         Ok(Self {
             db,
@@ -105,6 +117,7 @@ impl StateMachineStore {
             )),
             memo: Arc::default(),
             storing: Arc::default(),
+            archive,
         })
     }
 
@@ -173,6 +186,8 @@ impl StateMachineStore {
     pub(crate) fn whole_copy(&self) -> Result<Applied, FileError> {
         let mut copy = self.read(Applied::clone);
         record_store::complete(&self.db, &mut copy.state).map_err(|e| self.at(e))?;
+        let applied = copy.last_applied.map_or(0, |l| l.index);
+        motion_store::complete(&self.db, &mut copy.state, applied).map_err(|e| self.at(e))?;
         Ok(copy)
     }
 
@@ -293,14 +308,13 @@ pub(crate) fn seed_snapshot(
     Ok(())
 }
 
-/// A stored snapshot's state with the record entries it handed to the store given back, as
-/// a follower installing it needs them (`record_store::complete`).
-fn with_whole_record(db: &Database, live: &[u8]) -> Result<Vec<u8>, StoreError> {
+/// A stored snapshot's state with the record entries and the motions it handed to the
+/// store given back, as a follower installing it needs them (`record_store::complete`,
+/// `motion_store::complete`); `applied` is the last log index the snapshot covers.
+fn with_whole_record(db: &Database, live: &[u8], applied: u64) -> Result<Vec<u8>, StoreError> {
     let mut state: State = serde_json::from_slice(live)?;
-    if state.record.is_complete() {
-        return Ok(live.to_vec());
-    }
     record_store::complete(db, &mut state)?;
+    motion_store::complete(db, &mut state, applied)?;
     Ok(serde_json::to_vec(&state)?)
 }
 
@@ -357,6 +371,11 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         // followers' signature checks (~55 µs per ruling), less than what a hop to the
         // blocking pool costs on this kind of VM (a wake-up and two context switches).
         let (replies, events) = apply_entries(&self.shared, &self.memo, entries);
+        if let Some(e) = self.archive.take_failure() {
+            // A retired motion did not read: the apply may have answered wrongly, so it
+            // must not count (openraft stops the replica on a storage error).
+            return Err(StorageIOError::read_state_machine(&self.at(e)).into());
+        }
         for ev in events {
             // No subscriber is fine.
             let _ = self.events.send(ev);
@@ -372,6 +391,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             path: self.path.clone(),
             copy: self.read(Applied::clone),
             built_at_ms: self.snapshot_at_ms.clone(),
+            shared: self.shared.clone(),
         }
     }
 
@@ -399,8 +419,9 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             .map_err(|e| StorageIOError::write_snapshot(sig.clone(), &self.at(e)))?;
         // The entries go to the record tables and the live state to the snapshot, in one
         // durable commit; what this replica stored before is replaced.
-        let state = write_durably(&self.db, &self.path, move |tx| {
+        let mut state = write_durably(&self.db, &self.path, move |tx| {
             record_store::truncate(tx, 0)?;
+            motion_store::truncate(tx)?;
             record_store::write_held(tx, &state)?;
             state.record.take_held();
             let live = serde_json::to_vec(&state)?;
@@ -411,6 +432,8 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         })
         .await
         .map_err(|e| StorageIOError::write_snapshot(sig, &self.at(e)))?;
+        // Every motion is held now; the next snapshot built here retires again.
+        state.motions.attach(self.archive.clone());
         let mut g = self.shared.write().unwrap_or_else(PoisonError::into_inner);
         *g = Applied {
             state,
@@ -431,9 +454,10 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             let (Some(meta), Some(data)) = (meta, data) else {
                 return Ok(None);
             };
+            let applied = meta.last_log_id.map_or(0, |l| l.index);
             Ok(Some(Snapshot {
                 meta,
-                snapshot: Box::new(Cursor::new(with_whole_record(&self.db, &data)?)),
+                snapshot: Box::new(Cursor::new(with_whole_record(&self.db, &data, applied)?)),
             }))
         };
         read().map_err(|e| StorageIOError::read_snapshot(None, &self.at(e)).into())
@@ -446,6 +470,8 @@ pub struct SnapshotBuilder {
     path: Arc<str>,
     copy: Applied,
     built_at_ms: Arc<AtomicU64>,
+    /// The live state, which drops the motions this snapshot retired once it is durable.
+    shared: Arc<RwLock<Applied>>,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
@@ -454,6 +480,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         // the stored state leaves them out (`record_store`).
         let staged = record_store::Staged::of(&self.copy.state, 1);
         self.copy.state.record.take_held();
+        // So do the decided motions it retires (`motion_store`).
+        let retired = self.copy.state.motions.retirable();
+        self.copy.state.motions.forget(&retired);
         let data = serde_json::to_vec(&self.copy.state)
             .map_err(|e| StorageIOError::read_state_machine(&at(&self.path, e)))?;
         let nanos = std::time::SystemTime::now()
@@ -475,11 +504,13 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         // whole state, and a second copy doubled its peak (BENCHMARKS.md, "Soak").
         let data = Arc::new(data);
         let stored = data.clone();
+        let retired_rows = retired.clone();
         // Durable before openraft learns of it: openraft may purge the log right after.
         write_durably(&self.db, &self.path, move |tx| {
             if let Some(rows) = &staged {
                 rows.write_in(tx)?;
             }
+            motion_store::retire(tx, &retired_rows)?;
             let mut s = tx.open_table(SNAPSHOT)?;
             s.insert("meta", meta_json.as_slice())?;
             s.insert("data", stored.as_slice())?;
@@ -489,6 +520,12 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), &at(&self.path, e)))?;
         self.built_at_ms
             .store((nanos / 1_000_000) as u64, Ordering::Relaxed);
+        self.shared
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .state
+            .motions
+            .forget(&retired);
         // The write's closure (and its reference) is gone once the write returned.
         let data = Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone());
         Ok(Snapshot {
@@ -593,6 +630,145 @@ mod tests {
         assert_eq!(other.read(|a| a.state.record.iter().count()), 0);
         assert_eq!(other.record_entry(0).unwrap().unwrap().seq, 0);
         assert_eq!(other.whole_copy().unwrap().state.record.iter().count(), 3);
+    }
+
+    /// Entry `index` carrying `command` alone, under the current rule set.
+    fn entry(index: u64, command: crate::command::Command) -> openraft::Entry<TypeConfig> {
+        openraft::Entry {
+            log_id: LogId::new(CommittedLeaderId::new(1, 1), index),
+            payload: EntryPayload::Normal(Batch {
+                time_ms: 1_000 + index,
+                seed: index,
+                items: vec![Item {
+                    client_id: "c".into(),
+                    request_id: index,
+                    command,
+                    writer: None,
+                }],
+                limits: None,
+                checkpoints: None,
+                rules: Some(panel_machine::rules::CURRENT),
+            }),
+        }
+    }
+
+    /// Every answer about motions a client can ask for.
+    fn motion_answers(sm: &StateMachineStore, ids: &[String]) -> Vec<serde_json::Value> {
+        use crate::command::Query;
+        let mut qs = vec![
+            Query::Stats,
+            Query::Debates,
+            Query::DebateMotions {
+                debate_id: "bench".into(),
+            },
+            Query::Motions { limit: None },
+            Query::Motions { limit: Some(4) },
+        ];
+        qs.extend(ids.iter().map(|id| Query::Motion {
+            motion_id: id.clone(),
+        }));
+        sm.read(|a| {
+            qs.iter()
+                .map(|q| panel_machine::query::query(&a.state, q))
+                .collect()
+        })
+    }
+
+    /// Decided motions leave memory with a snapshot, written in its commit, and are read
+    /// back from the store: queries, exports, a restart, a snapshot shipped to another
+    /// replica and later applies all see every motion as before (`motion_store`).
+    #[tokio::test]
+    async fn a_snapshot_retires_decided_motions_to_the_store() {
+        use crate::command::{ClientCommand, TestCommand};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.redb");
+        let mut sm = StateMachineStore::open(&path).unwrap();
+        let keys: Vec<_> = (0..5).map(|i| crate::bench::arbiter(i, None)).collect();
+        let mk = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
+        let mut entries = Vec::new();
+        for (_, reg) in &keys {
+            entries.push(ClientCommand::RegisterArbiter(reg.clone()).into());
+            entries.push(
+                TestCommand::SetAdmission {
+                    arbiter_id: reg.arbiter_id.clone(),
+                    admitted: true,
+                    score_milli: 900,
+                }
+                .into(),
+            );
+        }
+        let decided = 30;
+        for n in 0..decided {
+            let (open, record) = crate::bench::decision(n, &keys, Some(&mk));
+            entries.extend([open, record]);
+        }
+        // One more left open, decided after the restart.
+        let (open, last_record) = crate::bench::decision(decided, &keys, Some(&mk));
+        entries.push(open);
+        let n_entries = entries.len() as u64;
+        sm.apply(entries.into_iter().zip(1..).map(|(c, i)| entry(i, c)))
+            .await
+            .unwrap();
+        let ids: Vec<String> = (0..=decided).map(|n| format!("bench-m{n}")).collect();
+        let before = motion_answers(&sm, &ids);
+        assert_eq!(sm.read(|a| a.state.motions.held_count()), decided + 1);
+        assert_eq!(
+            before[0]["accepted_motions"],
+            serde_json::json!(decided),
+            "{}",
+            before[0]
+        );
+
+        sm.get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        assert_eq!(
+            sm.read(|a| a.state.motions.held_count()),
+            1,
+            "only the open one"
+        );
+        assert_eq!(sm.read(|a| a.state.motions.len()), decided + 1);
+        assert_eq!(motion_answers(&sm, &ids), before);
+        let whole = sm.whole_copy().unwrap();
+        assert_eq!(whole.state.motions.held_count(), decided + 1);
+        drop(sm);
+
+        let mut again = StateMachineStore::open(&path).unwrap();
+        assert_eq!(again.read(|a| a.state.motions.held_count()), 1);
+        assert_eq!(motion_answers(&again, &ids), before);
+        let reply = again
+            .apply([entry(n_entries + 1, last_record)])
+            .await
+            .unwrap();
+        assert!(
+            format!("{reply:?}").contains("Accepted"),
+            "the open motion is decided after the restart: {reply:?}"
+        );
+        let after = motion_answers(&again, &ids);
+        assert_eq!(after[0]["accepted_motions"], serde_json::json!(decided + 1));
+
+        // What a follower receives carries every motion, and installing it holds them all
+        // until its own next snapshot.
+        let shipped = again.get_current_snapshot().await.unwrap().unwrap();
+        let state: State = serde_json::from_slice(shipped.snapshot.get_ref()).unwrap();
+        assert_eq!(state.motions.held_count(), decided + 1);
+        let other_dir = tempfile::tempdir().unwrap();
+        let mut other = StateMachineStore::open(&other_dir.path().join("state.redb")).unwrap();
+        other
+            .install_snapshot(&shipped.meta, shipped.snapshot)
+            .await
+            .unwrap();
+        assert_eq!(motion_answers(&other, &ids), before);
+        other
+            .get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        assert_eq!(other.read(|a| a.state.motions.held_count()), 1);
+        assert_eq!(motion_answers(&other, &ids), before);
     }
 
     /// A snapshot built while entries are still held writes them in its own commit: a

@@ -381,15 +381,10 @@ impl Debates for DebatesService {
             .await?;
         let debate_id = request.into_inner().debate_id;
         let motions = self.0.sm.read(|a| {
-            let mut ms: Vec<&Motion> = a
-                .state
+            a.state
                 .motions
+                .of_debate(&debate_id)
                 .iter()
-                .map(|(_, m)| m)
-                .filter(|m| m.spec.debate_id == debate_id)
-                .collect();
-            ms.sort_by_key(|m| (m.opened_log_index, m.spec.motion_id.clone()));
-            ms.into_iter()
                 .map(|m| pb::MotionView {
                     motion_id: m.spec.motion_id.clone(),
                     debate_id: m.spec.debate_id.clone(),
@@ -397,7 +392,7 @@ impl Debates for DebatesService {
                     status: status_name(m).to_string(),
                     question_json: serde_json::to_string(&m.spec.question).unwrap_or_default(),
                     rulings: rulings(m, &a.state.arbiters),
-                    motion_json: serde_json::to_string(m).unwrap_or_default(),
+                    motion_json: serde_json::to_string(&**m).unwrap_or_default(),
                 })
                 .collect()
         });

@@ -1358,7 +1358,8 @@ struct LoggedRound {
 
 fn logged_round(s: &Shared, motion_id: &str) -> Option<LoggedRound> {
     s.sm.read(|a| {
-        let round = a.state.motions.get(motion_id)?.round.as_ref()?;
+        // A logged round awaiting reveals is open, so held (`motion_table`).
+        let round = a.state.motions.held(motion_id)?.round.as_ref()?;
         let mut digest = [0u8; 32];
         hex::decode_to_slice(&round.motion_digest, &mut digest).ok()?;
         Some(LoggedRound {

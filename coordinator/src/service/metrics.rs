@@ -521,7 +521,13 @@ impl StateView {
             debates: state.debates.len() as i64,
             ..StateView::default()
         };
-        for (_, m) in state.motions.iter() {
+        // Retired motions are counted by the table; only held ones are read.
+        for (kind, t) in &state.motions.retired().by_kind {
+            for (status, n) in [("accepted", t.accepted), ("deadlocked", t.deadlocked)] {
+                *v.motions.entry((kind.clone(), status)).or_default() += n as i64;
+            }
+        }
+        for (_, m) in state.motions.iter_held() {
             let status = match &m.status {
                 MotionStatus::Open => "open",
                 MotionStatus::Decided(Acceptance::Accepted { .. }) => "accepted",

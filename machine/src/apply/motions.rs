@@ -179,13 +179,7 @@ pub(super) fn record_outcome(
     ctx: &ApplyCtx,
     sub: &OutcomeSubmission,
 ) -> Result<Value, ApplyError> {
-    let motion = state
-        .motions
-        .get(&sub.motion_id)
-        .ok_or_else(|| ApplyError::UnknownMotion(sub.motion_id.clone()))?;
-    if motion.status != MotionStatus::Open {
-        return Err(ApplyError::MotionClosed(sub.motion_id.clone()));
-    }
+    let motion = open_motion_ref(state, &sub.motion_id)?;
     let state_hash = hex::decode(&motion.spec.state_hash)
         .map_err(|_| ApplyError::BadStateHash(motion.spec.state_hash.clone()))?;
     let binding = Binding {
@@ -597,15 +591,17 @@ fn batch_time(ctx: &ApplyCtx) -> i64 {
     i64::try_from(ctx.time_ms).unwrap_or(i64::MAX)
 }
 
+/// Motion `motion_id` while it is open (an open motion is always held in memory; a
+/// retired one is decided, `motion_table`).
 fn open_motion_ref<'a>(state: &'a State, motion_id: &str) -> Result<&'a Motion, ApplyError> {
-    let motion = state
-        .motions
-        .get(motion_id)
-        .ok_or_else(|| ApplyError::UnknownMotion(motion_id.to_owned()))?;
-    if motion.status != MotionStatus::Open {
-        return Err(ApplyError::MotionClosed(motion_id.to_owned()));
+    match state.motions.held(motion_id) {
+        Some(m) if m.status == MotionStatus::Open => Ok(m),
+        Some(_) => Err(ApplyError::MotionClosed(motion_id.to_owned())),
+        None if state.motions.contains(motion_id) => {
+            Err(ApplyError::MotionClosed(motion_id.to_owned()))
+        }
+        None => Err(ApplyError::UnknownMotion(motion_id.to_owned())),
     }
-    Ok(motion)
 }
 
 fn decoded_state_hash(motion: &Motion) -> Result<Vec<u8>, ApplyError> {

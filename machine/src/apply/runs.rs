@@ -263,7 +263,7 @@ pub(super) fn settle_motion(
     let motion = state.motions.get(motion_id)?;
     let m = motion.spec.procedure.clone()?;
     let settlement = {
-        let views = ruling_views(state, motion);
+        let views = ruling_views(state, &motion);
         runs::settlement(&m, motion_id, motion.draw_seed, verdict, &views)
     };
     let v2_rules = state.v2_rules;
