@@ -505,27 +505,38 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         let data = Arc::new(data);
         let stored = data.clone();
         let retired_rows = retired.clone();
+        let ours = meta.last_log_id;
         // Durable before openraft learns of it: openraft may purge the log right after.
-        write_durably(&self.db, &self.path, move |tx| {
+        let stored_ours = write_durably(&self.db, &self.path, move |tx| {
+            // A snapshot installed from the leader while this one was built is newer:
+            // keep it (and the archive it emptied) rather than go back.
+            let mut s = tx.open_table(SNAPSHOT)?;
+            let newer = read_json::<SnapshotMeta<NodeId, Member>>(&s, "meta")?
+                .is_some_and(|m| m.last_log_id > ours);
+            if newer {
+                return Ok(false);
+            }
+            s.insert("meta", meta_json.as_slice())?;
+            s.insert("data", stored.as_slice())?;
+            drop(s);
             if let Some(rows) = &staged {
                 rows.write_in(tx)?;
             }
             motion_store::retire(tx, &retired_rows)?;
-            let mut s = tx.open_table(SNAPSHOT)?;
-            s.insert("meta", meta_json.as_slice())?;
-            s.insert("data", stored.as_slice())?;
-            Ok(())
+            Ok(true)
         })
         .await
         .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), &at(&self.path, e)))?;
-        self.built_at_ms
-            .store((nanos / 1_000_000) as u64, Ordering::Relaxed);
-        self.shared
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .state
-            .motions
-            .forget(&retired);
+        if stored_ours {
+            self.built_at_ms
+                .store((nanos / 1_000_000) as u64, Ordering::Relaxed);
+            self.shared
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .state
+                .motions
+                .forget(&retired);
+        }
         // The write's closure (and its reference) is gone once the write returned.
         let data = Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone());
         Ok(Snapshot {
@@ -769,6 +780,35 @@ mod tests {
             .unwrap();
         assert_eq!(other.read(|a| a.state.motions.held_count()), 1);
         assert_eq!(motion_answers(&other, &ids), before);
+    }
+
+    /// A snapshot built from a copy older than one installed from the leader meanwhile
+    /// does not replace it: the stored snapshot never goes back.
+    #[tokio::test]
+    async fn an_older_built_snapshot_does_not_replace_an_installed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sm = StateMachineStore::open(&dir.path().join("state.redb")).unwrap();
+        sm.apply((0..2).map(registration)).await.unwrap();
+        let mut stale = sm.get_snapshot_builder().await;
+        let leader_dir = tempfile::tempdir().unwrap();
+        let mut leader = StateMachineStore::open(&leader_dir.path().join("state.redb")).unwrap();
+        leader.apply((0..5).map(registration)).await.unwrap();
+        leader
+            .get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        let shipped = leader.get_current_snapshot().await.unwrap().unwrap();
+        sm.install_snapshot(&shipped.meta, shipped.snapshot)
+            .await
+            .unwrap();
+        stale.build_snapshot().await.unwrap();
+        let current = sm.get_current_snapshot().await.unwrap().unwrap();
+        assert_eq!(current.meta.last_log_id.map(|l| l.index), Some(5));
+        drop((sm, stale));
+        let again = StateMachineStore::open(&dir.path().join("state.redb")).unwrap();
+        assert_eq!(root(&again), root(&leader));
     }
 
     /// A snapshot built while entries are still held writes them in its own commit: a
