@@ -57,10 +57,16 @@ pub fn root_of(leaves: &[Hash]) -> Hash {
 
 /// An append-only log of leaf hashes. It keeps the roots of its perfect subtrees (the
 /// "frontier", one per set bit of the size) so the current root costs O(log n) however
-/// long the log grows; proofs at other sizes are computed from the leaves.
+/// long the log grows, and every aligned perfect subtree's root, so a proof or a root at
+/// another size costs O(log² n) hashes rather than one per leaf: a replica answers its
+/// witnesses a consistency proof every second, and hashing the whole log for each grew
+/// its CPU with the record (BENCHMARKS.md, "Soak"). Twice the leaves' memory.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Log {
     leaves: Vec<Hash>,
+    /// `inner[k - 1][i]`: the root of leaves `i << k .. (i + 1) << k`, for every such
+    /// subtree the log holds whole.
+    inner: Vec<Vec<Hash>>,
     /// Perfect subtrees covering the leaves, largest first: (root, number of leaves).
     frontier: Vec<(Hash, u64)>,
 }
@@ -99,6 +105,21 @@ impl Log {
     /// Appends a leaf hash (already `leaf_hash`ed) and returns its index.
     pub fn append_leaf(&mut self, leaf: Hash) -> u64 {
         self.leaves.push(leaf);
+        let (mut index, mut node, mut level) = (self.leaves.len() - 1, leaf, 0usize);
+        while index % 2 == 1 {
+            let left = if level == 0 {
+                self.leaves[index - 1]
+            } else {
+                self.inner[level - 1][index - 1]
+            };
+            node = node_hash(&left, &node);
+            index /= 2;
+            level += 1;
+            if self.inner.len() < level {
+                self.inner.push(Vec::new());
+            }
+            self.inner[level - 1].push(node);
+        }
         let mut node = (leaf, 1u64);
         while let Some(&(top, size)) = self.frontier.last() {
             if size != node.1 {
@@ -128,7 +149,26 @@ impl Log {
 
     /// Root of the first `size` leaves.
     pub fn root_at(&self, size: u64) -> Hash {
-        root_of(&self.leaves[..(size as usize).min(self.leaves.len())])
+        self.range_root(0, (size as usize).min(self.leaves.len()))
+    }
+
+    /// RFC 6962 MTH of leaves `lo..hi`, where `lo` is a multiple of the largest power of
+    /// two below `hi - lo` (as in every subtree the RFC's recursion visits): an aligned
+    /// perfect subtree is read from `inner`, the rest split as `root_of` splits.
+    fn range_root(&self, lo: usize, hi: usize) -> Hash {
+        let n = hi - lo;
+        match n {
+            0 => empty_root(),
+            1 => self.leaves[lo],
+            _ if n.is_power_of_two() && lo.is_multiple_of(n) => {
+                let k = n.trailing_zeros() as usize;
+                self.inner[k - 1][lo >> k]
+            }
+            _ => {
+                let k = split(n);
+                node_hash(&self.range_root(lo, lo + k), &self.range_root(lo + k, hi))
+            }
+        }
     }
 
     /// RFC 6962 audit path for leaf `index` in the tree of the first `size` leaves.
@@ -137,7 +177,7 @@ impl Log {
             return Err(ProofError::IndexOutOfRange { index, size });
         }
         let mut path = Vec::new();
-        audit_path(&self.leaves[..size as usize], index as usize, &mut path);
+        self.audit_path(0, size as usize, index as usize, &mut path);
         Ok(path)
     }
 
@@ -154,42 +194,44 @@ impl Log {
         }
         let mut proof = Vec::new();
         if old > 0 && old < new {
-            subproof(old as usize, &self.leaves[..new as usize], true, &mut proof);
+            self.subproof(old as usize, 0, new as usize, true, &mut proof);
         }
         Ok(proof)
     }
-}
 
-fn audit_path(leaves: &[Hash], m: usize, out: &mut Vec<Hash>) {
-    let n = leaves.len();
-    if n <= 1 {
-        return;
-    }
-    let k = split(n);
-    if m < k {
-        audit_path(&leaves[..k], m, out);
-        out.push(root_of(&leaves[k..]));
-    } else {
-        audit_path(&leaves[k..], m - k, out);
-        out.push(root_of(&leaves[..k]));
-    }
-}
-
-fn subproof(m: usize, leaves: &[Hash], complete: bool, out: &mut Vec<Hash>) {
-    let n = leaves.len();
-    if m == n {
-        if !complete {
-            out.push(root_of(leaves));
+    /// RFC 6962 PATH(m, D[lo:hi]), `m` counted from `lo`.
+    fn audit_path(&self, lo: usize, hi: usize, m: usize, out: &mut Vec<Hash>) {
+        let n = hi - lo;
+        if n <= 1 {
+            return;
         }
-        return;
+        let k = split(n);
+        if m < k {
+            self.audit_path(lo, lo + k, m, out);
+            out.push(self.range_root(lo + k, hi));
+        } else {
+            self.audit_path(lo + k, hi, m - k, out);
+            out.push(self.range_root(lo, lo + k));
+        }
     }
-    let k = split(n);
-    if m <= k {
-        subproof(m, &leaves[..k], complete, out);
-        out.push(root_of(&leaves[k..]));
-    } else {
-        subproof(m - k, &leaves[k..], false, out);
-        out.push(root_of(&leaves[..k]));
+
+    /// RFC 6962 SUBPROOF(m, D[lo:hi], complete), `m` counted from `lo`.
+    fn subproof(&self, m: usize, lo: usize, hi: usize, complete: bool, out: &mut Vec<Hash>) {
+        let n = hi - lo;
+        if m == n {
+            if !complete {
+                out.push(self.range_root(lo, hi));
+            }
+            return;
+        }
+        let k = split(n);
+        if m <= k {
+            self.subproof(m, lo, lo + k, complete, out);
+            out.push(self.range_root(lo + k, hi));
+        } else {
+            self.subproof(m - k, lo + k, hi, false, out);
+            out.push(self.range_root(lo, lo + k));
+        }
     }
 }
 
@@ -364,6 +406,58 @@ mod tests {
         for i in 0..300 {
             assert_eq!(l.root(), root_of(&l.leaves), "size {i}");
             l.append(format!("entry {i}").as_bytes());
+        }
+    }
+
+    /// The cached subtrees give the proofs and roots the leaves alone give (RFC 6962's
+    /// recursion over the leaf slice, written out here as the reference).
+    #[test]
+    fn cached_subtrees_answer_as_the_leaves_do() {
+        fn path(leaves: &[Hash], m: usize, out: &mut Vec<Hash>) {
+            if leaves.len() <= 1 {
+                return;
+            }
+            let k = split(leaves.len());
+            if m < k {
+                path(&leaves[..k], m, out);
+                out.push(root_of(&leaves[k..]));
+            } else {
+                path(&leaves[k..], m - k, out);
+                out.push(root_of(&leaves[..k]));
+            }
+        }
+        fn sub(m: usize, leaves: &[Hash], complete: bool, out: &mut Vec<Hash>) {
+            if m == leaves.len() {
+                if !complete {
+                    out.push(root_of(leaves));
+                }
+                return;
+            }
+            let k = split(leaves.len());
+            if m <= k {
+                sub(m, &leaves[..k], complete, out);
+                out.push(root_of(&leaves[k..]));
+            } else {
+                sub(m - k, &leaves[k..], false, out);
+                out.push(root_of(&leaves[..k]));
+            }
+        }
+        let l = log_of(70);
+        for size in 0..=70usize {
+            assert_eq!(l.root_at(size as u64), root_of(&l.leaves[..size]));
+            for i in 0..size {
+                let mut want = Vec::new();
+                path(&l.leaves[..size], i, &mut want);
+                assert_eq!(l.inclusion_proof(i as u64, size as u64).expect("p"), want);
+            }
+            for old in 1..size {
+                let mut want = Vec::new();
+                sub(old, &l.leaves[..size], true, &mut want);
+                assert_eq!(
+                    l.consistency_proof(old as u64, size as u64).expect("p"),
+                    want
+                );
+            }
         }
     }
 
