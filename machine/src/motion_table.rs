@@ -161,10 +161,7 @@ impl MotionTable {
     }
 
     fn retired_motion(&self, id: &str) -> Option<Motion> {
-        if self.retired.total() == 0 {
-            return None;
-        }
-        self.archive.as_ref()?.get(id)
+        self.archive()?.get(id)
     }
 
     /// Motion `id` if held: every open motion is.
@@ -207,7 +204,7 @@ impl MotionTable {
         for m in self.held.values() {
             f(m);
         }
-        if let Some(a) = self.archive.as_ref().filter(|_| self.retired.total() > 0) {
+        if let Some(a) = self.archive() {
             a.for_each(&mut |m| {
                 if !self.held.contains_key(&m.spec.motion_id) {
                     f(&m);
@@ -218,15 +215,36 @@ impl MotionTable {
 
     /// The motions of `debate_id`, held and retired, in opening order.
     pub fn of_debate(&self, debate_id: &str) -> Vec<MotionRef<'_>> {
+        self.merged(
+            |m| m.spec.debate_id == debate_id,
+            |a| a.of_debate(debate_id),
+        )
+    }
+
+    /// The `n` motions opened last, in opening order.
+    pub fn latest_opened(&self, n: usize) -> Vec<MotionRef<'_>> {
+        let mut ms = self.merged(|_| true, |a| a.latest_opened(n));
+        let skip = ms.len().saturating_sub(n);
+        ms.drain(..skip);
+        ms
+    }
+
+    /// The held motions `keep` selects and the retired ones `retired` reads (a motion
+    /// both held and archived counts as held), in opening order.
+    fn merged(
+        &self,
+        keep: impl Fn(&Motion) -> bool,
+        retired: impl FnOnce(&dyn MotionArchive) -> Vec<Motion>,
+    ) -> Vec<MotionRef<'_>> {
         let mut ms: Vec<MotionRef<'_>> = self
             .held
             .values()
-            .filter(|m| m.spec.debate_id == debate_id)
+            .filter(|m| keep(m))
             .map(|m| MotionRef::Held(m))
             .collect();
-        if let Some(a) = self.archive.as_ref().filter(|_| self.retired.total() > 0) {
+        if let Some(a) = self.archive() {
             ms.extend(
-                a.of_debate(debate_id)
+                retired(a)
                     .into_iter()
                     .filter(|m| !self.held.contains_key(&m.spec.motion_id))
                     .map(|m| MotionRef::Retired(Box::new(m))),
@@ -236,21 +254,9 @@ impl MotionTable {
         ms
     }
 
-    /// The `n` motions opened last, in opening order.
-    pub fn latest_opened(&self, n: usize) -> Vec<MotionRef<'_>> {
-        let mut ms: Vec<MotionRef<'_>> = self.held.values().map(|m| MotionRef::Held(m)).collect();
-        if let Some(a) = self.archive.as_ref().filter(|_| self.retired.total() > 0) {
-            ms.extend(
-                a.latest_opened(n)
-                    .into_iter()
-                    .filter(|m| !self.held.contains_key(&m.spec.motion_id))
-                    .map(|m| MotionRef::Retired(Box::new(m))),
-            );
-        }
-        ms.sort_by(|a, b| opening_order(a, b));
-        let skip = ms.len().saturating_sub(n);
-        ms.drain(..skip);
-        ms
+    /// The archive, when it holds anything (nothing to read otherwise).
+    fn archive(&self) -> Option<&dyn MotionArchive> {
+        self.archive.as_deref().filter(|_| self.retired.total() > 0)
     }
 
     /// Motions held and retired.

@@ -583,6 +583,20 @@ mod tests {
         }
     }
 
+    /// `from`'s current snapshot as a follower receives it, installed on a new replica:
+    /// the state shipped, the new replica's directory and the replica.
+    async fn ship(from: &mut StateMachineStore) -> (State, tempfile::TempDir, StateMachineStore) {
+        let shipped = from.get_current_snapshot().await.unwrap().unwrap();
+        let state: State = serde_json::from_slice(shipped.snapshot.get_ref()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut other = StateMachineStore::open(&dir.path().join("state.redb")).unwrap();
+        other
+            .install_snapshot(&shipped.meta, shipped.snapshot)
+            .await
+            .unwrap();
+        (state, dir, other)
+    }
+
     fn root(sm: &StateMachineStore) -> (u64, panel_tlog::Hash) {
         sm.read(|a| (a.state.record.len(), a.state.tree.root()))
     }
@@ -626,17 +640,9 @@ mod tests {
         assert_eq!(root(&again), after);
 
         // What a follower receives carries the whole record.
-        let shipped = again.get_current_snapshot().await.unwrap().unwrap();
-        let state: State = serde_json::from_slice(shipped.snapshot.get_ref()).unwrap();
+        let (state, _other_dir, other) = ship(&mut again).await;
         assert!(state.record.is_complete());
         assert_eq!(state.record.len(), 3);
-
-        let other_dir = tempfile::tempdir().unwrap();
-        let mut other = StateMachineStore::open(&other_dir.path().join("state.redb")).unwrap();
-        other
-            .install_snapshot(&shipped.meta, shipped.snapshot)
-            .await
-            .unwrap();
         assert_eq!(root(&other), before);
         assert_eq!(other.read(|a| a.state.record.iter().count()), 0);
         assert_eq!(other.record_entry(0).unwrap().unwrap().seq, 0);
@@ -762,15 +768,8 @@ mod tests {
 
         // What a follower receives carries every motion, and installing it holds them all
         // until its own next snapshot.
-        let shipped = again.get_current_snapshot().await.unwrap().unwrap();
-        let state: State = serde_json::from_slice(shipped.snapshot.get_ref()).unwrap();
+        let (state, _other_dir, mut other) = ship(&mut again).await;
         assert_eq!(state.motions.held_count(), decided + 1);
-        let other_dir = tempfile::tempdir().unwrap();
-        let mut other = StateMachineStore::open(&other_dir.path().join("state.redb")).unwrap();
-        other
-            .install_snapshot(&shipped.meta, shipped.snapshot)
-            .await
-            .unwrap();
         assert_eq!(motion_answers(&other, &ids), before);
         other
             .get_snapshot_builder()
