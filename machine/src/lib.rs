@@ -33,6 +33,7 @@ pub mod recalibration;
 pub mod record;
 pub mod record_log;
 pub mod reply;
+pub mod reply_table;
 pub mod rules;
 pub mod ruling;
 pub mod run_roles;

@@ -299,8 +299,9 @@ pub struct State {
     pub notes: Table<Vec<NoteRecord>>,
     pub arbiters: Table<Arbiter>,
     pub motions: crate::motion_table::MotionTable,
-    /// Replies by `client_id#request_id`, so a retried write applies at most once.
-    pub requests: Table<StoredReply>,
+    /// Replies by `client_id#request_id`, so a retried write applies at most once; a
+    /// replica retires them to disk with its snapshots (`reply_table.rs`).
+    pub requests: crate::reply_table::ReplyTable,
     /// Debates by id (the Crucible document and its panel bookkeeping).
     pub debates: Table<DebateRecord>,
     /// The record: every applied registration, debate write and outcome, in order.
@@ -320,6 +321,10 @@ pub struct State {
     /// Batch time of the last prune of expired deduplication entries.
     #[serde(default)]
     pub requests_pruned_at_ms: u64,
+    /// Log index of that prune; 0 in snapshots from before it was kept (the entry window
+    /// then keeps every retired reply until the next prune, as it kept every held one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub requests_pruned_at_index: u64,
     /// Write limits per identity and organisation (`limits.rs`, docs/SECURITY.md "Floods").
     #[serde(default)]
     pub limits: crate::limits::LimitsState,
@@ -376,8 +381,8 @@ pub struct MotionKeyChange {
     pub log_index: u64,
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// One applied command on the record, with everything needed to re-apply it offline.

@@ -19,6 +19,7 @@ mod motion_store;
 pub mod network;
 pub mod quorum;
 mod record_store;
+mod reply_store;
 pub mod restore;
 pub mod state_machine;
 

@@ -98,9 +98,10 @@ pub(crate) fn complete(db: &Database, state: &mut State, applied: u64) -> Result
     Ok(())
 }
 
-/// The archive a replica's state reads retired motions through. A failed read answers as
-/// if nothing were archived and is kept ([`Self::take_failure`]): the state machine checks
-/// after every apply and stops the replica rather than count an apply that read wrongly.
+/// The archive a replica's state reads retired motions through (and its retired
+/// deduplication replies, `reply_store`). A failed read answers as if nothing were
+/// archived and is kept ([`Self::take_failure`]): the state machine checks after every
+/// apply and stops the replica rather than count an apply that read wrongly.
 #[derive(Debug)]
 pub(crate) struct RedbArchive {
     db: Arc<Database>,
@@ -123,9 +124,13 @@ impl RedbArchive {
             .take()
     }
 
-    fn or_note<T: Default>(&self, r: Result<T, StoreError>) -> T {
+    pub(super) fn db(&self) -> &Database {
+        &self.db
+    }
+
+    pub(super) fn or_note<T: Default>(&self, r: Result<T, StoreError>) -> T {
         r.unwrap_or_else(|e| {
-            tracing::error!("reading retired motions: {e}");
+            tracing::error!("reading retired motions or replies: {e}");
             self.failure
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)

@@ -35,6 +35,7 @@ use tokio::sync::broadcast;
 use super::log_store::{FileError, StoreError, open_db, write_durably};
 use super::motion_store::{self, RedbArchive};
 use super::record_store;
+use super::reply_store;
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
 use crate::apply::apply_batch;
 use crate::command::{BatchReply, ItemReply};
@@ -92,6 +93,7 @@ impl StateMachineStore {
         let db = open_db(path, Some(CACHE_BYTES), |tx| {
             tx.open_table(SNAPSHOT)?;
             record_store::create(tx)?;
+            reply_store::create(tx)?;
             motion_store::create(tx)
         })?;
         let (mut applied, snapshot_id) = load(&db).map_err(|e| RaftStartError::Damaged {
@@ -100,6 +102,7 @@ impl StateMachineStore {
         })?;
         let archive = RedbArchive::new(db.clone());
         applied.state.motions.attach(archive.clone());
+        applied.state.requests.attach(archive.clone());
         if let Some(e) = archive.take_failure() {
             return Err(RaftStartError::Damaged {
                 path: path.display().to_string(),
@@ -184,10 +187,13 @@ impl StateMachineStore {
     /// A copy of the applied state that holds the whole record (an export, a backup):
     /// copied under the read lock, then given its stored entries outside it.
     pub(crate) fn whole_copy(&self) -> Result<Applied, FileError> {
-        let mut copy = self.read(Applied::clone);
+        // The archive is read as it stood when the copy was taken (`reply_store::complete`).
+        let (mut copy, tx) = self.read(|a| (a.clone(), self.db.begin_read()));
+        let tx = tx.map_err(|e| self.at(StoreError::from(e)))?;
         record_store::complete(&self.db, &mut copy.state).map_err(|e| self.at(e))?;
         let applied = copy.last_applied.map_or(0, |l| l.index);
         motion_store::complete(&self.db, &mut copy.state, applied).map_err(|e| self.at(e))?;
+        reply_store::complete(&tx, &mut copy.state, applied).map_err(|e| self.at(e))?;
         Ok(copy)
     }
 
@@ -308,13 +314,20 @@ pub(crate) fn seed_snapshot(
     Ok(())
 }
 
-/// A stored snapshot's state with the record entries and the motions it handed to the
-/// store given back, as a follower installing it needs them (`record_store::complete`,
-/// `motion_store::complete`); `applied` is the last log index the snapshot covers.
-fn with_whole_record(db: &Database, live: &[u8], applied: u64) -> Result<Vec<u8>, StoreError> {
+/// A stored snapshot's state with the record entries, motions and replies it handed to
+/// the store given back, as a follower installing it needs them (`record_store::complete`,
+/// `motion_store::complete`, `reply_store::complete`); `applied` is the last log index the
+/// snapshot covers, `tx` the transaction that read it.
+fn with_whole_record(
+    db: &Database,
+    tx: &redb::ReadTransaction,
+    live: &[u8],
+    applied: u64,
+) -> Result<Vec<u8>, StoreError> {
     let mut state: State = serde_json::from_slice(live)?;
     record_store::complete(db, &mut state)?;
     motion_store::complete(db, &mut state, applied)?;
+    reply_store::complete(tx, &mut state, applied)?;
     Ok(serde_json::to_vec(&state)?)
 }
 
@@ -422,6 +435,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         let mut state = write_durably(&self.db, &self.path, move |tx| {
             record_store::truncate(tx, 0)?;
             motion_store::truncate(tx)?;
+            reply_store::truncate(tx)?;
             record_store::write_held(tx, &state)?;
             state.record.take_held();
             let live = serde_json::to_vec(&state)?;
@@ -432,8 +446,9 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         })
         .await
         .map_err(|e| StorageIOError::write_snapshot(sig, &self.at(e)))?;
-        // Every motion is held now; the next snapshot built here retires again.
+        // Every motion and reply is held now; the next snapshot built here retires again.
         state.motions.attach(self.archive.clone());
+        state.requests.attach(self.archive.clone());
         let mut g = self.shared.write().unwrap_or_else(PoisonError::into_inner);
         *g = Applied {
             state,
@@ -457,7 +472,9 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             let applied = meta.last_log_id.map_or(0, |l| l.index);
             Ok(Some(Snapshot {
                 meta,
-                snapshot: Box::new(Cursor::new(with_whole_record(&self.db, &data, applied)?)),
+                snapshot: Box::new(Cursor::new(with_whole_record(
+                    &self.db, &tx, &data, applied,
+                )?)),
             }))
         };
         read().map_err(|e| StorageIOError::read_snapshot(None, &self.at(e)).into())
@@ -470,7 +487,8 @@ pub struct SnapshotBuilder {
     path: Arc<str>,
     copy: Applied,
     built_at_ms: Arc<AtomicU64>,
-    /// The live state, which drops the motions this snapshot retired once it is durable.
+    /// The live state, which drops the motions and replies this snapshot retired once it is
+    /// durable.
     shared: Arc<RwLock<Applied>>,
 }
 
@@ -483,6 +501,10 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         // So do the decided motions it retires (`motion_store`).
         let retired = self.copy.state.motions.retirable();
         self.copy.state.motions.forget(&retired);
+        // And its deduplication replies (`reply_store`).
+        let replies = self.copy.state.requests.retirable();
+        self.copy.state.requests.forget(&replies);
+        let horizon = panel_machine::apply::dedup_horizon(&self.copy.state);
         let data = serde_json::to_vec(&self.copy.state)
             .map_err(|e| StorageIOError::read_state_machine(&at(&self.path, e)))?;
         let nanos = std::time::SystemTime::now()
@@ -505,6 +527,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         let data = Arc::new(data);
         let stored = data.clone();
         let retired_rows = retired.clone();
+        let reply_rows = replies.clone();
         let ours = meta.last_log_id;
         // Durable before openraft learns of it: openraft may purge the log right after.
         let stored_ours = write_durably(&self.db, &self.path, move |tx| {
@@ -523,6 +546,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
                 rows.write_in(tx)?;
             }
             motion_store::retire(tx, &retired_rows)?;
+            reply_store::retire(tx, &reply_rows, horizon)?;
             Ok(true)
         })
         .await
@@ -530,12 +554,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         if stored_ours {
             self.built_at_ms
                 .store((nanos / 1_000_000) as u64, Ordering::Relaxed);
-            self.shared
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-                .state
-                .motions
-                .forget(&retired);
+            let mut live = self.shared.write().unwrap_or_else(PoisonError::into_inner);
+            live.state.motions.forget(&retired);
+            live.state.requests.forget(&replies);
         }
         // The write's closure (and its reference) is gone once the write returned.
         let data = Arc::try_unwrap(data).unwrap_or_else(|shared| shared.as_ref().clone());
@@ -779,6 +800,94 @@ mod tests {
             .unwrap();
         assert_eq!(other.read(|a| a.state.motions.held_count()), 1);
         assert_eq!(motion_answers(&other, &ids), before);
+    }
+
+    /// A note written at `index` and batch time `time_ms` with request id `request_id`.
+    fn note(index: u64, time_ms: u64, request_id: u64) -> openraft::Entry<TypeConfig> {
+        let mut e = entry(
+            index,
+            crate::command::TestCommand::Note {
+                topic: "t".into(),
+                text: format!("{request_id}"),
+            }
+            .into(),
+        );
+        if let EntryPayload::Normal(b) = &mut e.payload {
+            b.time_ms = time_ms;
+            b.items[0].request_id = request_id;
+        }
+        e
+    }
+
+    /// Whether each item of `replies` was a duplicate, and the log index it answers from.
+    fn dedup(replies: &[BatchReply]) -> Vec<(bool, u64)> {
+        replies
+            .iter()
+            .flat_map(|r| r.items.iter().map(|i| (i.duplicate, i.log_index)))
+            .collect()
+    }
+
+    /// Deduplication replies leave memory with a snapshot and still answer retries: after
+    /// a restart, in an export, on a replica the snapshot was shipped to; and a snapshot
+    /// whose prune dropped them deletes them from the store (`reply_store`).
+    #[tokio::test]
+    async fn a_snapshot_retires_replies_and_deletes_expired_ones() {
+        use panel_machine::apply::{DEDUP_MIN_KEEP_ENTRIES, DEDUP_TTL_MS};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.redb");
+        let mut sm = StateMachineStore::open(&path).unwrap();
+        let t0 = 3_600_000;
+        sm.apply((1..=5).map(|i| note(i, t0 + i, i))).await.unwrap();
+        sm.get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        assert_eq!(sm.read(|a| a.state.requests.held_count()), 0);
+        assert_eq!(sm.read(|a| a.state.requests.len()), 5);
+        let retry = sm.apply([note(6, t0 + 6, 3)]).await.unwrap();
+        assert_eq!(dedup(&retry), [(true, 3)]);
+        assert_eq!(
+            sm.whole_copy().unwrap().state.requests.held_count(),
+            5,
+            "an export carries the retired replies"
+        );
+        drop(sm);
+
+        let mut again = StateMachineStore::open(&path).unwrap();
+        let retry = again.apply([note(6, t0 + 6, 2)]).await.unwrap();
+        assert_eq!(dedup(&retry), [(true, 2)], "after a restart");
+        let (state, _other_dir, mut other) = ship(&mut again).await;
+        assert_eq!(state.requests.held_count(), 5, "shipped whole");
+        let retry = other.apply([note(7, t0 + 7, 5)]).await.unwrap();
+        assert_eq!(
+            dedup(&retry),
+            [(true, 5)],
+            "on the replica it was shipped to"
+        );
+
+        // A day and an entry window later a prune drops them: a retry applies anew, and
+        // the next snapshot deletes them from the store.
+        let far = 10 + DEDUP_MIN_KEEP_ENTRIES;
+        let later = t0 + DEDUP_TTL_MS + 120_000;
+        let replies = again
+            .apply([note(far, later, 100), note(far + 1, later + 1, 1)])
+            .await
+            .unwrap();
+        assert_eq!(dedup(&replies), [(false, far), (false, far + 1)]);
+        again
+            .get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        assert_eq!(
+            again.read(|a| a.state.requests.len()),
+            2,
+            "expired rows deleted"
+        );
+        let retry = again.apply([note(far + 2, later + 2, 1)]).await.unwrap();
+        assert_eq!(dedup(&retry), [(true, far + 1)], "the key's new reply");
     }
 
     /// A snapshot built from a copy older than one installed from the leader meanwhile

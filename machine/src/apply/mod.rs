@@ -31,6 +31,7 @@ use crate::draw::DrawError;
 use crate::limits;
 use crate::model::{RecordEntry, State, StoredReply};
 use crate::reply::to_value;
+use crate::reply_table::Horizon;
 use crate::ruling::RulingError;
 use panel_proto::VerifiedMemo;
 
@@ -233,24 +234,23 @@ fn dedup_key(item: &crate::command::Item) -> String {
     }
 }
 
-/// How long a write's reply is kept for deduplication: a retry within this much batch
-/// time returns the stored reply; the table of replies stays bounded by the write rate.
-pub const DEDUP_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+pub use crate::reply_table::{DEDUP_MIN_KEEP_ENTRIES, DEDUP_TTL_MS};
 /// How often (in batch time) expired replies are pruned.
 const DEDUP_PRUNE_EVERY_MS: u64 = 60 * 1000;
-/// Replies stored within this many log entries are kept whatever the batch time says.
-///
-/// Batch time is one leader's wall clock. When it jumped 25 h forward (the nemesis's
-/// `ClockJumpLeader`), the next prune dropped every stored reply at once, and a client
-/// retrying an acknowledged write with its own ids had it applied a second time. A clock
-/// cannot move log indexes, so the most recent replies, the ones a retry needs, survive
-/// any jump; the table stays bounded (by this many entries or by the lease, whichever
-/// keeps more).
-pub const DEDUP_MIN_KEEP_ENTRIES: u64 = 100_000;
+
+/// The horizon of the latest prune of the deduplication table.
+pub fn dedup_horizon(state: &State) -> Horizon {
+    Horizon {
+        ms: state.requests_pruned_at_ms,
+        index: state.requests_pruned_at_index,
+    }
+}
 
 /// Drops deduplication entries older than [`DEDUP_TTL_MS`] of batch time *and* more than
 /// [`DEDUP_MIN_KEEP_ENTRIES`] log entries behind `log_index`, at most once a minute of
-/// batch time; deterministic, so every replica keeps the same entries.
+/// batch time; deterministic, so every replica keeps the same entries. A prune runs only
+/// when batch time is past the last one's, so its horizon only moves forward, which the
+/// archive of retired replies relies on (`reply_table.rs`).
 fn prune_requests(state: &mut State, now_ms: u64, log_index: u64) {
     if now_ms
         < state
@@ -260,22 +260,13 @@ fn prune_requests(state: &mut State, now_ms: u64, log_index: u64) {
         return;
     }
     // Entries from snapshots that predate `stored_at_ms` get their lease from now.
-    let unstamped: Vec<String> = state
-        .requests
-        .iter()
-        .filter(|(_, r)| r.stored_at_ms == 0)
-        .map(|(k, _)| k.clone())
-        .collect();
-    for k in unstamped {
-        if let Some(r) = state.requests.get_mut(&k) {
-            r.stored_at_ms = now_ms;
-        }
-    }
-    state.requests.retain(|_, r| {
-        r.stored_at_ms.saturating_add(DEDUP_TTL_MS) > now_ms
-            || r.log_index.saturating_add(DEDUP_MIN_KEEP_ENTRIES) > log_index
+    state.requests.stamp_unstamped(now_ms);
+    state.requests.prune(Horizon {
+        ms: now_ms,
+        index: log_index,
     });
     state.requests_pruned_at_ms = now_ms;
+    state.requests_pruned_at_index = log_index;
 }
 
 /// Apply one Raft entry's batch. Items with a known `(client_id, request_id)` return their
@@ -297,7 +288,8 @@ pub fn apply_batch(
     let mut items = Vec::with_capacity(batch.items.len());
     for (i, item) in batch.items.iter().enumerate() {
         let key = (!item.client_id.is_empty()).then(|| dedup_key(item));
-        if let Some(stored) = key.as_deref().and_then(|k| state.requests.get(k)) {
+        let horizon = dedup_horizon(state);
+        if let Some(stored) = key.as_deref().and_then(|k| state.requests.get(k, horizon)) {
             items.push(ItemOutcome {
                 reply: stored.reply.reply(),
                 duplicate: true,
@@ -695,8 +687,8 @@ mod tests {
             &at(t0 + DEDUP_TTL_MS + DEDUP_PRUNE_EVERY_MS, 2),
             &VerifiedMemo::default(),
         );
-        assert!(s.requests.get("cli#1").is_none());
-        assert!(s.requests.get("cli#2").is_some());
+        assert!(s.requests.held("cli#1").is_none());
+        assert!(s.requests.held("cli#2").is_some());
     }
 
     /// Found by the nemesis: batch time is one leader's clock, and a leader whose clock
@@ -716,6 +708,56 @@ mod tests {
             apply_batch(&mut s, 3, &at(jumped + 1, 1), &VerifiedMemo::default()).items[0].duplicate
         );
         assert_eq!(s.notes.get("t").map(Vec::len), Some(2));
+    }
+
+    /// A replica that retires every stored reply after every entry (`reply_table.rs`)
+    /// answers every write, retry and prune exactly as one that holds them all: leases
+    /// running out, the entry window, a clock jumping ahead and back, a key written again
+    /// after it expired.
+    #[test]
+    fn retired_replies_deduplicate_as_held_ones() {
+        use crate::reply_table::MemoryArchive;
+        use std::sync::Arc;
+        let hour = 60 * 60 * 1000;
+        let step = DEDUP_MIN_KEEP_ENTRIES / 4;
+        // (log index, batch time, request id); ids repeat to retry.
+        let mut script = Vec::new();
+        let mut t = 10 * DEDUP_PRUNE_EVERY_MS;
+        for (i, id) in [1, 2, 1, 3, 2, 4, 1, 5, 3, 6, 2, 7, 1, 4, 8, 6, 5, 9, 1, 2]
+            .into_iter()
+            .enumerate()
+        {
+            t = match i {
+                7 => t + 30 * hour,         // jumps a day ahead
+                9 => t - 29 * hour,         // and back
+                13 => t + 2 * DEDUP_TTL_MS, // every lease runs out
+                _ => t + 7 * hour,
+            };
+            script.push((1 + i as u64 * step, t, id));
+        }
+        let run = |retire: bool| {
+            let mut s = State::default();
+            let archive = Arc::new(MemoryArchive::default());
+            if retire {
+                s.requests.attach(archive.clone());
+            }
+            let mut out = Vec::new();
+            for &(index, time, id) in &script {
+                let r = apply_batch(&mut s, index, &note_at(time, id), &VerifiedMemo::default());
+                out.push((r.items[0].duplicate, r.items[0].log_index));
+                if retire {
+                    let rows = s.requests.retirable();
+                    archive.put(&rows);
+                    s.requests.forget(&rows);
+                    assert_eq!(s.requests.held_count(), 0);
+                }
+            }
+            (out, s.notes.get("t").map(Vec::len))
+        };
+        let plain = run(false);
+        assert_eq!(plain, run(true));
+        let dups = plain.0.iter().filter(|(d, _)| *d).count();
+        assert!((1..plain.0.len() - 9).contains(&dups), "{plain:?}");
     }
 
     #[test]
