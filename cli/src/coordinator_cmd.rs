@@ -448,7 +448,11 @@ fn client_transport(tls: Option<&std::path::Path>) -> Result<Transport> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let rt = runtime()?;
+    let rt = match args.command {
+        Cmd::Run(_) => panel_coordinator::service::runtime::replica_runtime()
+            .context("cannot start the async runtime")?,
+        _ => runtime()?,
+    };
     let tls = args.tls;
     rt.block_on(async move {
         if let Cmd::Run(a) = args.command {

@@ -148,10 +148,8 @@ async fn main_async(args: Vec<String>) -> Result<(), Failure> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // The same runtime whether this process is the bench or a replica it started.
+    let rt = match panel_coordinator::service::runtime::replica_runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

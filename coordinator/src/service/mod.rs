@@ -15,5 +15,6 @@ pub mod metrics;
 pub mod motion_key;
 pub mod proposer;
 pub mod replica;
+pub mod runtime;
 pub mod serve;
 pub mod witnessing;

@@ -58,6 +58,10 @@ pub(crate) struct Replica {
     pub(crate) lease: std::time::Duration,
     /// Counters of the metrics endpoint (`service::metrics`).
     pub(crate) metrics: Arc<crate::service::metrics::ReplicaMetrics>,
+    /// Intake signature checks running at once, at most one per core: more only queue
+    /// on the same cores, and each extra thread of the blocking pool kept an allocator
+    /// arena of its own (`service::runtime`).
+    pub(crate) intake_checks: tokio::sync::Semaphore,
 }
 
 /// Organisations of client certificates found so far, kept at most (then forgotten and
@@ -424,6 +428,11 @@ async fn submit_decoded(
     // machine's memo, so this replica's apply of the entry does not repeat them.
     if let Command::Test(TestCommand::RecordOutcome(sub)) = command {
         let memo = replica.sm.memo().clone();
+        let _permit = replica
+            .intake_checks
+            .acquire()
+            .await
+            .map_err(|e| Status::internal(format!("intake check failed: {e}")))?;
         let checked = tokio::task::spawn_blocking(move || {
             crate::ruling::intake_check(&sub.rulings, &sub.reveals, &memo)
                 .map(|reveals| OutcomeSubmission { reveals, ..sub })

@@ -335,6 +335,9 @@ pub async fn serve(
             opts.raft.election_max_ms + 2 * opts.raft.heartbeat_ms,
         ),
         metrics: metrics.clone(),
+        intake_checks: tokio::sync::Semaphore::new(
+            std::thread::available_parallelism().map_or(2, |n| n.get()),
+        ),
     });
 
     let (reporter, health) = tonic_health::server::health_reporter();
