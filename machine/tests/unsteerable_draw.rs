@@ -199,11 +199,11 @@ fn the_record_before_the_motion_fixes_the_seed() {
     let m2 = s.motions.get("m2").expect("m2");
     assert_eq!(
         m1.draw_seed,
-        draw_seed::derive(size, &s.tree.root_at(size), "m1")
+        draw_seed::derive(size, &s.tree.root_at(size).expect("root"), "m1")
     );
     assert_eq!(
         m2.draw_seed,
-        draw_seed::derive(size + 1, &s.tree.root_at(size + 1), "m2")
+        draw_seed::derive(size + 1, &s.tree.root_at(size + 1).expect("root"), "m2")
     );
 }
 

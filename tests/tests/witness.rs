@@ -50,7 +50,7 @@ fn request(old: u64, log: &Log, signer: &NoteSigner, size: u64) -> AddCheckpoint
         } else {
             log.consistency_proof(old, size).unwrap()
         },
-        checkpoint: signed(signer, size, log.root_at(size)),
+        checkpoint: signed(signer, size, log.root_at(size).expect("root")),
     }
 }
 
@@ -240,7 +240,7 @@ fn a_witness_follows_a_log_and_answers_every_refusal_with_the_spec_status() {
     let rewritten = AddCheckpoint {
         old_size: 8,
         proof: forged.consistency_proof(8, 20).unwrap(),
-        checkpoint: signed(&s, 20, forged.root_at(20)),
+        checkpoint: signed(&s, 20, forged.root_at(20).expect("root")),
     };
     assert_eq!(submit(&w.addr, &rewritten).status, 422);
 
@@ -254,7 +254,7 @@ fn a_witness_follows_a_log_and_answers_every_refusal_with_the_spec_status() {
     let split = AddCheckpoint {
         old_size: 20,
         proof: vec![],
-        checkpoint: signed(&s, 20, forged.root_at(20)),
+        checkpoint: signed(&s, 20, forged.root_at(20).expect("root")),
     };
     let r = submit(&w.addr, &split);
     assert_eq!(r.status, 422, "{}", r.body);

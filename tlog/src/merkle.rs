@@ -55,20 +55,61 @@ pub fn root_of(leaves: &[Hash]) -> Hash {
     }
 }
 
+/// Where a [`Log`] reads the leaf hashes it paged out ([`Log::page_out`]): its owner's
+/// storage (a replica's `record_leaves` table). Reads only; the owner writes the leaves
+/// before it pages them out.
+pub trait LeafStore: Send + Sync + std::fmt::Debug {
+    /// The leaf hashes `lo..hi`, in order; an error says why they cannot be read.
+    fn leaves(&self, lo: u64, hi: u64) -> Result<Vec<Hash>, String>;
+}
+
+/// Levels below this are paged out with the leaves; the roots of aligned subtrees of
+/// `2^PAGE_LEVEL` leaves and up stay in memory (2 bytes per 32 leaves).
+pub const PAGE_LEVEL: usize = 10;
+
 /// An append-only log of leaf hashes. It keeps the roots of its perfect subtrees (the
 /// "frontier", one per set bit of the size) so the current root costs O(log n) however
 /// long the log grows, and every aligned perfect subtree's root, so a proof or a root at
 /// another size costs O(log² n) hashes rather than one per leaf: a replica answers its
 /// witnesses a consistency proof every second, and hashing the whole log for each grew
-/// its CPU with the record (BENCHMARKS.md, "Soak"). Twice the leaves' memory.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// its CPU with the record (BENCHMARKS.md, "Soak").
+///
+/// Held whole, that is twice the leaves' memory, which grew a replica's memory with the
+/// record. An owner that stores the leaves elsewhere attaches a [`LeafStore`] and pages
+/// out ([`Self::page_out`]) whole tiles of `2^PAGE_LEVEL` leaves with the subtrees below
+/// that level; a proof that reaches into a paged-out tile reads its leaves back (one read
+/// of at most a tile per level below [`PAGE_LEVEL`]). The root, appends and every answer
+/// stay the same.
+#[derive(Clone, Default)]
 pub struct Log {
+    size: u64,
+    /// Leaves `first..size`.
     leaves: Vec<Hash>,
-    /// `inner[k - 1][i]`: the root of leaves `i << k .. (i + 1) << k`, for every such
-    /// subtree the log holds whole.
+    /// The first leaf held: 0, or a multiple of `2^PAGE_LEVEL` once paged out.
+    first: u64,
+    /// `inner[k - 1][i - (first >> k)]` for `k < PAGE_LEVEL`, `inner[k - 1][i]` above: the
+    /// root of leaves `i << k .. (i + 1) << k`, for every such subtree the log holds whole.
     inner: Vec<Vec<Hash>>,
     /// Perfect subtrees covering the leaves, largest first: (root, number of leaves).
     frontier: Vec<(Hash, u64)>,
+    store: Option<std::sync::Arc<dyn LeafStore>>,
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Log")
+            .field("size", &self.size)
+            .field("first_held", &self.first)
+            .field("root", &self.root())
+            .finish()
+    }
+}
+
+/// Two logs are equal when they hold the same leaves, which their sizes and roots say.
+impl PartialEq for Log {
+    fn eq(&self, other: &Self) -> bool {
+        self.size == other.size && self.root() == other.root()
+    }
 }
 
 /// Why a proof or checkpoint does not hold.
@@ -82,6 +123,8 @@ pub enum ProofError {
     WrongLength,
     #[error("the proof does not reproduce the expected root")]
     RootMismatch,
+    #[error("leaves {lo}..{hi} are paged out and could not be read back: {detail}")]
+    Unavailable { lo: u64, hi: u64, detail: String },
 }
 
 impl Log {
@@ -90,11 +133,11 @@ impl Log {
     }
 
     pub fn len(&self) -> u64 {
-        self.leaves.len() as u64
+        self.size
     }
 
     pub fn is_empty(&self) -> bool {
-        self.leaves.is_empty()
+        self.size == 0
     }
 
     /// Appends an entry's bytes and returns its index.
@@ -104,14 +147,15 @@ impl Log {
 
     /// Appends a leaf hash (already `leaf_hash`ed) and returns its index.
     pub fn append_leaf(&mut self, leaf: Hash) -> u64 {
+        let at = self.size;
         self.leaves.push(leaf);
-        let (mut index, mut node, mut level) = (self.leaves.len() - 1, leaf, 0usize);
+        self.size += 1;
+        // A left sibling below PAGE_LEVEL lies in the new leaf's tile, which is held.
+        let (mut index, mut node, mut level) = (at, leaf, 0usize);
         while index % 2 == 1 {
-            let left = if level == 0 {
-                self.leaves[index - 1]
-            } else {
-                self.inner[level - 1][index - 1]
-            };
+            let left = self.held(level, index - 1);
+            debug_assert!(left.is_some(), "a left sibling is always held");
+            let left = left.unwrap_or_else(empty_root);
             node = node_hash(&left, &node);
             index /= 2;
             level += 1;
@@ -129,12 +173,55 @@ impl Log {
             node = (node_hash(&top, &node.0), size * 2);
         }
         self.frontier.push(node);
-        self.len() - 1
+        at
     }
 
-    /// The leaf hash at `index`.
+    /// Reads paged-out leaves through `store` from now on.
+    pub fn attach(&mut self, store: std::sync::Arc<dyn LeafStore>) {
+        self.store = Some(store);
+    }
+
+    /// Drops from memory the leaves below `below` (rounded down to a whole tile of
+    /// `2^PAGE_LEVEL`) and the subtrees under [`PAGE_LEVEL`] inside them. The owner has
+    /// stored them where its [`LeafStore`] reads; until one is attached, a proof that
+    /// needs them fails with [`ProofError::Unavailable`].
+    pub fn page_out(&mut self, below: u64) {
+        let cut = (below.min(self.size) >> PAGE_LEVEL) << PAGE_LEVEL;
+        if cut <= self.first {
+            return;
+        }
+        self.leaves.drain(..(cut - self.first) as usize);
+        for (k, level) in self.inner.iter_mut().enumerate().take(PAGE_LEVEL - 1) {
+            let k = k + 1;
+            let drop = ((cut >> k) - (self.first >> k)) as usize;
+            level.drain(..drop.min(level.len()));
+        }
+        self.first = cut;
+    }
+
+    /// Leaves held in memory.
+    pub fn held_leaves(&self) -> u64 {
+        self.size - self.first
+    }
+
+    /// The leaf hash at `index`, if held in memory.
     pub fn leaf(&self, index: u64) -> Option<Hash> {
-        self.leaves.get(index as usize).copied()
+        self.held(0, index)
+    }
+
+    /// The root of the aligned subtree `i` of `2^level` leaves (the leaf itself at level
+    /// 0), if held in memory.
+    fn held(&self, level: usize, i: u64) -> Option<Hash> {
+        let offset = if level < PAGE_LEVEL {
+            self.first >> level
+        } else {
+            0
+        };
+        let at = usize::try_from(i.checked_sub(offset)?).ok()?;
+        match level {
+            0 => self.leaves.get(at).copied(),
+            _ => self.inner.get(level - 1)?.get(at).copied(),
+        }
     }
 
     /// Root of the whole log: the frontier folded from the right, which is RFC 6962's
@@ -147,28 +234,49 @@ impl Log {
         }
     }
 
-    /// Root of the first `size` leaves.
-    pub fn root_at(&self, size: u64) -> Hash {
-        self.range_root(0, (size as usize).min(self.leaves.len()))
+    /// Root of the first `size` leaves (of all of them if `size` is larger).
+    pub fn root_at(&self, size: u64) -> Result<Hash, ProofError> {
+        self.range_root(0, size.min(self.size))
     }
 
     /// RFC 6962 MTH of leaves `lo..hi`, where `lo` is a multiple of the largest power of
     /// two below `hi - lo` (as in every subtree the RFC's recursion visits): an aligned
-    /// perfect subtree is read from `inner`, the rest split as `root_of` splits.
-    fn range_root(&self, lo: usize, hi: usize) -> Hash {
+    /// perfect subtree is read from memory or, paged out, from its leaves in the store;
+    /// the rest split as `root_of` splits.
+    fn range_root(&self, lo: u64, hi: u64) -> Result<Hash, ProofError> {
         let n = hi - lo;
-        match n {
-            0 => empty_root(),
-            1 => self.leaves[lo],
-            _ if n.is_power_of_two() && lo.is_multiple_of(n) => {
-                let k = n.trailing_zeros() as usize;
-                self.inner[k - 1][lo >> k]
-            }
-            _ => {
-                let k = split(n);
-                node_hash(&self.range_root(lo, lo + k), &self.range_root(lo + k, hi))
-            }
+        if n == 0 {
+            return Ok(empty_root());
         }
+        if n.is_power_of_two() && lo.is_multiple_of(n) {
+            let k = n.trailing_zeros() as usize;
+            return match self.held(k, lo >> k) {
+                Some(h) => Ok(h),
+                None => self.read_root(lo, hi),
+            };
+        }
+        let k = split(n as usize) as u64;
+        Ok(node_hash(
+            &self.range_root(lo, lo + k)?,
+            &self.range_root(lo + k, hi)?,
+        ))
+    }
+
+    /// The root of paged-out leaves `lo..hi`, from the store.
+    fn read_root(&self, lo: u64, hi: u64) -> Result<Hash, ProofError> {
+        let unavailable = |detail: String| ProofError::Unavailable { lo, hi, detail };
+        let store = self
+            .store
+            .as_deref()
+            .ok_or_else(|| unavailable("no leaf store is attached".into()))?;
+        let leaves = store.leaves(lo, hi).map_err(unavailable)?;
+        if leaves.len() as u64 != hi - lo {
+            return Err(unavailable(format!(
+                "the store gave {} leaves",
+                leaves.len()
+            )));
+        }
+        Ok(root_of(&leaves))
     }
 
     /// RFC 6962 audit path for leaf `index` in the tree of the first `size` leaves.
@@ -177,7 +285,7 @@ impl Log {
             return Err(ProofError::IndexOutOfRange { index, size });
         }
         let mut path = Vec::new();
-        self.audit_path(0, size as usize, index as usize, &mut path);
+        self.audit_path(0, size, index, &mut path)?;
         Ok(path)
     }
 
@@ -194,44 +302,53 @@ impl Log {
         }
         let mut proof = Vec::new();
         if old > 0 && old < new {
-            self.subproof(old as usize, 0, new as usize, true, &mut proof);
+            self.subproof(old, 0, new, true, &mut proof)?;
         }
         Ok(proof)
     }
 
     /// RFC 6962 PATH(m, D[lo:hi]), `m` counted from `lo`.
-    fn audit_path(&self, lo: usize, hi: usize, m: usize, out: &mut Vec<Hash>) {
+    fn audit_path(&self, lo: u64, hi: u64, m: u64, out: &mut Vec<Hash>) -> Result<(), ProofError> {
         let n = hi - lo;
         if n <= 1 {
-            return;
+            return Ok(());
         }
-        let k = split(n);
+        let k = split(n as usize) as u64;
         if m < k {
-            self.audit_path(lo, lo + k, m, out);
-            out.push(self.range_root(lo + k, hi));
+            self.audit_path(lo, lo + k, m, out)?;
+            out.push(self.range_root(lo + k, hi)?);
         } else {
-            self.audit_path(lo + k, hi, m - k, out);
-            out.push(self.range_root(lo, lo + k));
+            self.audit_path(lo + k, hi, m - k, out)?;
+            out.push(self.range_root(lo, lo + k)?);
         }
+        Ok(())
     }
 
     /// RFC 6962 SUBPROOF(m, D[lo:hi], complete), `m` counted from `lo`.
-    fn subproof(&self, m: usize, lo: usize, hi: usize, complete: bool, out: &mut Vec<Hash>) {
+    fn subproof(
+        &self,
+        m: u64,
+        lo: u64,
+        hi: u64,
+        complete: bool,
+        out: &mut Vec<Hash>,
+    ) -> Result<(), ProofError> {
         let n = hi - lo;
         if m == n {
             if !complete {
-                out.push(self.range_root(lo, hi));
+                out.push(self.range_root(lo, hi)?);
             }
-            return;
+            return Ok(());
         }
-        let k = split(n);
+        let k = split(n as usize) as u64;
         if m <= k {
-            self.subproof(m, lo, lo + k, complete, out);
-            out.push(self.range_root(lo + k, hi));
+            self.subproof(m, lo, lo + k, complete, out)?;
+            out.push(self.range_root(lo + k, hi)?);
         } else {
-            self.subproof(m - k, lo + k, hi, false, out);
-            out.push(self.range_root(lo, lo + k));
+            self.subproof(m - k, lo + k, hi, false, out)?;
+            out.push(self.range_root(lo, lo + k)?);
         }
+        Ok(())
     }
 }
 
@@ -382,8 +499,14 @@ mod tests {
         for new in 1..=33u64 {
             for old in 1..=new {
                 let proof = l.consistency_proof(old, new).expect("proof");
-                verify_consistency(old, new, &l.root_at(old), &l.root_at(new), &proof)
-                    .unwrap_or_else(|e| panic!("{old}->{new}: {e}"));
+                verify_consistency(
+                    old,
+                    new,
+                    &l.root_at(old).expect("root"),
+                    &l.root_at(new).expect("root"),
+                    &proof,
+                )
+                .unwrap_or_else(|e| panic!("{old}->{new}: {e}"));
             }
         }
         // A log whose entry 3 was edited cannot prove consistency with the original.
@@ -397,7 +520,16 @@ mod tests {
             forged.append(text.as_bytes());
         }
         let proof = forged.consistency_proof(10, 20).expect("proof");
-        assert!(verify_consistency(10, 20, &l.root_at(10), &forged.root_at(20), &proof).is_err());
+        assert!(
+            verify_consistency(
+                10,
+                20,
+                &l.root_at(10).expect("root"),
+                &forged.root_at(20).expect("root"),
+                &proof
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -444,7 +576,10 @@ mod tests {
         }
         let l = log_of(70);
         for size in 0..=70usize {
-            assert_eq!(l.root_at(size as u64), root_of(&l.leaves[..size]));
+            assert_eq!(
+                l.root_at(size as u64).expect("root"),
+                root_of(&l.leaves[..size])
+            );
             for i in 0..size {
                 let mut want = Vec::new();
                 path(&l.leaves[..size], i, &mut want);
@@ -459,6 +594,80 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Leaves in a store, as a replica's `record_leaves` table holds them.
+    #[derive(Debug)]
+    struct Stored(Vec<Hash>);
+
+    impl LeafStore for Stored {
+        fn leaves(&self, lo: u64, hi: u64) -> Result<Vec<Hash>, String> {
+            self.0
+                .get(lo as usize..hi as usize)
+                .map(<[Hash]>::to_vec)
+                .ok_or_else(|| format!("no leaves {lo}..{hi}"))
+        }
+    }
+
+    /// A log that paged its old tiles out answers every root and proof as the whole log
+    /// does, reading the leaves back; without a store it says which leaves it lacks; and
+    /// it keeps appending to the same roots.
+    #[test]
+    fn a_paged_log_answers_as_the_whole_log() {
+        let tile = 1u64 << PAGE_LEVEL;
+        let n = 3 * tile + 37;
+        let whole = log_of(n as usize);
+        let mut paged = whole.clone();
+        paged.page_out(2 * tile + 5);
+        assert_eq!(paged.held_leaves(), n - 2 * tile);
+        assert_eq!(paged.root(), whole.root());
+        assert!(matches!(
+            paged.inclusion_proof(3, n),
+            Err(ProofError::Unavailable { .. })
+        ));
+        paged.attach(std::sync::Arc::new(Stored(whole.leaves.clone())));
+        let sizes = [1, 2, 3, tile - 1, tile, tile + 1, 2 * tile + 3, n];
+        for &size in &sizes {
+            assert_eq!(paged.root_at(size), whole.root_at(size), "size {size}");
+            for i in [0, 1, tile - 1, tile, 2 * tile - 2, 2 * tile + 1, size - 1] {
+                if i < size {
+                    assert_eq!(
+                        paged.inclusion_proof(i, size),
+                        whole.inclusion_proof(i, size)
+                    );
+                }
+            }
+            for &old in &sizes {
+                if old <= size {
+                    assert_eq!(
+                        paged.consistency_proof(old, size),
+                        whole.consistency_proof(old, size),
+                        "{old} -> {size}"
+                    );
+                }
+            }
+        }
+        let mut both = (whole, paged);
+        for i in 0..2 * tile {
+            both.0.append(format!("more {i}").as_bytes());
+            both.1.append(format!("more {i}").as_bytes());
+            assert_eq!(both.0.root(), both.1.root());
+        }
+        both.1
+            .attach(std::sync::Arc::new(Stored(both.0.leaves.clone())));
+        both.1.page_out(both.1.len());
+        let size = both.0.len();
+        assert_eq!(both.1.held_leaves(), size % tile);
+        for old in [1, n - 1, n, 4 * tile, size - 1] {
+            assert_eq!(
+                both.1.consistency_proof(old, size),
+                both.0.consistency_proof(old, size)
+            );
+        }
+        assert_eq!(
+            both.1.inclusion_proof(n, size),
+            both.0.inclusion_proof(n, size)
+        );
     }
 
     #[test]

@@ -265,7 +265,7 @@ mod tests {
         let first = AddCheckpoint {
             old_size: 0,
             proof: vec![],
-            checkpoint: signed(&s, 8, l.root_at(8)),
+            checkpoint: signed(&s, 8, l.root_at(8).expect("root")),
         };
         let parsed = AddCheckpoint::parse(first.to_body().as_bytes()).expect("round trip");
         assert_eq!(parsed, first);
@@ -277,7 +277,7 @@ mod tests {
         let next = AddCheckpoint {
             old_size: 8,
             proof: l.consistency_proof(8, 20).expect("proof"),
-            checkpoint: signed(&s, 20, l.root_at(20)),
+            checkpoint: signed(&s, 20, l.root_at(20).expect("root")),
         };
         assert!(decide(&logs, Some(&held), &next).is_ok());
         // A stale old size: 409 with the size held.
@@ -304,7 +304,7 @@ mod tests {
         let rewritten = AddCheckpoint {
             old_size: 8,
             proof: forged.consistency_proof(8, 20).expect("proof"),
-            checkpoint: signed(&s, 20, forged.root_at(20)),
+            checkpoint: signed(&s, 20, forged.root_at(20).expect("root")),
         };
         assert_eq!(
             decide(&logs, Some(&held), &rewritten).map_err(|e| e.status()),
@@ -314,7 +314,7 @@ mod tests {
         let split = AddCheckpoint {
             old_size: 8,
             proof: vec![],
-            checkpoint: signed(&s, 8, forged.root_at(8)),
+            checkpoint: signed(&s, 8, forged.root_at(8).expect("root")),
         };
         assert_eq!(
             decide(&logs, Some(&held), &split).map_err(|e| e.status()),
@@ -324,7 +324,7 @@ mod tests {
         let other =
             NoteSigner::new("panel.example/log", SigningKey::from_bytes(&[5; 32])).expect("o");
         let foreign = AddCheckpoint {
-            checkpoint: signed(&other, 20, l.root_at(20)),
+            checkpoint: signed(&other, 20, l.root_at(20).expect("root")),
             ..next.clone()
         };
         assert_eq!(
@@ -334,7 +334,7 @@ mod tests {
         let unknown =
             NoteSigner::new("elsewhere.example/log", SigningKey::from_bytes(&[6; 32])).expect("u");
         let stranger = AddCheckpoint {
-            checkpoint: signed(&unknown, 20, l.root_at(20)),
+            checkpoint: signed(&unknown, 20, l.root_at(20).expect("root")),
             ..next.clone()
         };
         assert_eq!(

@@ -126,7 +126,7 @@ fn we_verify_a_note_signed_by_the_independent_library() {
 fn their_rfc6962_checks_accept_our_inclusion_and_consistency_proofs() {
     let l = log_of(70);
     for n in 1..=70u64 {
-        let root = tlog_tiles::Hash(l.root_at(n));
+        let root = tlog_tiles::Hash(l.root_at(n).expect("root"));
         for i in (0..n).step_by(3) {
             let proof: Vec<tlog_tiles::Hash> = l
                 .inclusion_proof(i, n)
@@ -145,8 +145,14 @@ fn their_rfc6962_checks_accept_our_inclusion_and_consistency_proofs() {
                 .into_iter()
                 .map(tlog_tiles::Hash)
                 .collect();
-            tlog_tiles::check_tree(&proof, n, root, old, tlog_tiles::Hash(l.root_at(old)))
-                .unwrap_or_else(|e| panic!("consistency {old} -> {n}: {e:?}"));
+            tlog_tiles::check_tree(
+                &proof,
+                n,
+                root,
+                old,
+                tlog_tiles::Hash(l.root_at(old).expect("root")),
+            )
+            .unwrap_or_else(|e| panic!("consistency {old} -> {n}: {e:?}"));
         }
     }
 }
@@ -171,7 +177,7 @@ fn vectors() -> Value {
         "about": "Crucible Panel transparency log vectors (docs/WIRE.md, \"Transparency log\"). Leaves are the UTF-8 strings \"entry 0\" .. \"entry 12\"; hashes per RFC 6962; keys from 32-byte seeds (byte i = start + i).",
         "log": {"name": log_signer().name(), "seed_start": 100, "vkey": log_signer().verifier().to_string()},
         "witness": {"name": w.name(), "seed_start": 200, "vkey": w.verifier().to_string(), "timestamp": 1_764_590_400u64},
-        "tree": {"size": 13, "root_b64": B64.encode(l.root()), "root_at_5_b64": B64.encode(l.root_at(5))},
+        "tree": {"size": 13, "root_b64": B64.encode(l.root()), "root_at_5_b64": B64.encode(l.root_at(5).expect("root"))},
         "checkpoint_text": note.text,
         "cosigned_checkpoint": note.to_text(),
         "inclusion": {"index": 6, "size": 13, "leaf": "entry 6", "proof_b64": proof},

@@ -108,14 +108,16 @@ pub(crate) fn truncate(tx: &redb::WriteTransaction, from: u64) -> Result<(), Sto
     Ok(())
 }
 
-/// Builds the state's Merkle tree from the stored leaves of the entries it handed off,
-/// then from the entries it still holds.
+/// Builds the state's Merkle tree from the stored leaves of the entries it handed off
+/// (keeping only what `panel_tlog::Log::page_out` keeps of them), then from the entries it
+/// still holds. Attach a leaf store before asking it for proofs.
 pub(crate) fn load_tree(db: &Database, state: &mut State) -> Result<(), StoreError> {
     let stored = state.record.first_held();
     if state.tree.len() < stored {
         let tx = db.begin_read()?;
         let leaves = tx.open_table(LEAVES)?;
         let mut tree = panel_tlog::Log::new();
+        let tile = 1u64 << panel_tlog::merkle::PAGE_LEVEL;
         for row in leaves.range(0..stored)? {
             let (seq, leaf) = row?;
             let leaf: panel_tlog::merkle::Hash =
@@ -132,6 +134,11 @@ pub(crate) fn load_tree(db: &Database, state: &mut State) -> Result<(), StoreErr
                 });
             }
             tree.append_leaf(leaf);
+            // Stored leaves are read back when a proof needs them: held whole, the tree
+            // grew a replica's memory with the record (`panel_tlog::Log::page_out`).
+            if tree.len().is_multiple_of(tile) {
+                tree.page_out(tree.len());
+            }
         }
         if tree.len() < stored {
             return Err(StoreError::Record {
@@ -178,4 +185,23 @@ pub(crate) fn complete(db: &Database, state: &mut State) -> Result<(), StoreErro
         .map_err(|e| StoreError::Record {
             detail: e.to_string(),
         })
+}
+
+impl panel_tlog::merkle::LeafStore for super::motion_store::RedbArchive {
+    fn leaves(&self, lo: u64, hi: u64) -> Result<Vec<panel_tlog::Hash>, String> {
+        let read = || -> Result<Vec<panel_tlog::Hash>, StoreError> {
+            let tx = self.db().begin_read()?;
+            let leaves = tx.open_table(LEAVES)?;
+            let mut out = Vec::with_capacity(usize::try_from(hi - lo).unwrap_or(0));
+            for row in leaves.range(lo..hi)? {
+                let (seq, leaf) = row?;
+                let leaf = leaf.value().try_into().map_err(|_| StoreError::Record {
+                    detail: format!("the stored leaf of entry {} is not 32 bytes", seq.value()),
+                })?;
+                out.push(leaf);
+            }
+            Ok(out)
+        };
+        read().map_err(|e| e.to_string())
+    }
 }

@@ -103,6 +103,7 @@ impl StateMachineStore {
         let archive = RedbArchive::new(db.clone());
         applied.state.motions.attach(archive.clone());
         applied.state.requests.attach(archive.clone());
+        applied.state.tree.attach(archive.clone());
         if let Some(e) = archive.take_failure() {
             return Err(RaftStartError::Damaged {
                 path: path.display().to_string(),
@@ -156,13 +157,12 @@ impl StateMachineStore {
         Ok(())
     }
 
+    /// Drops the entries before `end` from memory, and the tree's leaves with them, once
+    /// they are in the store (`record_store`).
     fn forget_stored(&self, end: u64) {
-        self.shared
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .state
-            .record
-            .forget_before(end);
+        let mut g = self.shared.write().unwrap_or_else(PoisonError::into_inner);
+        g.state.record.forget_before(end);
+        g.state.tree.page_out(end);
     }
 
     /// [`Self::store_record`] in the background, at most one at a time: awaited in apply,
@@ -449,6 +449,8 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         // Every motion and reply is held now; the next snapshot built here retires again.
         state.motions.attach(self.archive.clone());
         state.requests.attach(self.archive.clone());
+        state.tree.attach(self.archive.clone());
+        state.tree.page_out(state.record.first_held());
         let mut g = self.shared.write().unwrap_or_else(PoisonError::into_inner);
         *g = Applied {
             state,
@@ -651,7 +653,7 @@ mod tests {
             .unwrap();
         sm.apply((3..5).map(registration)).await.unwrap();
         let after = root(&sm);
-        drop(sm);
+        drop((sm, whole));
 
         // A restart: the snapshot (3 entries) plus the stored leaves; openraft then applies
         // entries 4 and 5 again, which overwrite their stored rows with the same bytes.
@@ -771,7 +773,8 @@ mod tests {
         assert_eq!(motion_answers(&sm, &ids), before);
         let whole = sm.whole_copy().unwrap();
         assert_eq!(whole.state.motions.held_count(), decided + 1);
-        drop(sm);
+        // A copy's tree reads paged-out leaves through the store, so it keeps it open.
+        drop((sm, whole));
 
         let mut again = StateMachineStore::open(&path).unwrap();
         assert_eq!(again.read(|a| a.state.motions.held_count()), 1);
@@ -800,6 +803,77 @@ mod tests {
             .unwrap();
         assert_eq!(other.read(|a| a.state.motions.held_count()), 1);
         assert_eq!(motion_answers(&other, &ids), before);
+    }
+
+    /// The tree pages out the leaves the store holds and reads them back for proofs: every
+    /// proof and root answers as a tree built from the whole record does, after a restart
+    /// too (`panel_tlog::Log::page_out`).
+    #[tokio::test]
+    async fn the_tree_pages_out_stored_leaves_and_proves_from_the_store() {
+        use panel_tlog::merkle::PAGE_LEVEL;
+        let n = (1u64 << PAGE_LEVEL) + 76;
+        let registration = |i: u64| {
+            let mut seed = [9u8; 32];
+            seed[..8].copy_from_slice(&i.to_le_bytes());
+            let key = ed25519_dalek::SigningKey::from_bytes(&seed);
+            let reg = ArbiterRegistration {
+                arbiter_id: format!("arb-{i}"),
+                public_key: hex::encode(key.verifying_key().to_bytes()),
+                organisation: format!("org-{}", i % 2),
+                model_family: format!("family-{i}"),
+                stance: Stance::A,
+                endpoint: String::new(),
+                attestation: None,
+                lineage: None,
+            };
+            entry(i + 1, ClientCommand::RegisterArbiter(reg).into())
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.redb");
+        let mut sm = StateMachineStore::open(&path).unwrap();
+        sm.apply((0..n).map(registration)).await.unwrap();
+        assert_eq!(sm.read(|a| a.state.record.len()), n);
+        sm.store_record(1).await.unwrap();
+        assert_eq!(
+            sm.read(|a| a.state.tree.held_leaves()),
+            n - (1 << PAGE_LEVEL)
+        );
+        let mut whole = panel_tlog::Log::new();
+        for e in sm.whole_copy().unwrap().state.record.iter() {
+            whole.append(&e.leaf_bytes());
+        }
+        let answers = |sm: &StateMachineStore| {
+            sm.read(|a| {
+                let t = &a.state.tree;
+                (
+                    t.root(),
+                    t.root_at(700),
+                    t.inclusion_proof(3, n),
+                    t.inclusion_proof(1_030, 1_040),
+                    t.consistency_proof(5, n),
+                    t.consistency_proof(1_000, 1_070),
+                )
+            })
+        };
+        let want = (
+            whole.root(),
+            whole.root_at(700),
+            whole.inclusion_proof(3, n),
+            whole.inclusion_proof(1_030, 1_040),
+            whole.consistency_proof(5, n),
+            whole.consistency_proof(1_000, 1_070),
+        );
+        assert!(want.2.is_ok() && want.4.is_ok());
+        assert_eq!(answers(&sm), want);
+        sm.get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        drop(sm);
+        let again = StateMachineStore::open(&path).unwrap();
+        assert!(again.read(|a| a.state.tree.held_leaves()) < 1 << PAGE_LEVEL);
+        assert_eq!(answers(&again), want);
     }
 
     /// A note written at `index` and batch time `time_ms` with request id `request_id`.
