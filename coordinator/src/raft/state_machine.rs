@@ -606,6 +606,15 @@ mod tests {
         }
     }
 
+    /// Builds a snapshot of `sm` now, as openraft does every `--snapshot-logs` entries.
+    async fn snapshot(sm: &mut StateMachineStore) {
+        sm.get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+    }
+
     /// `from`'s current snapshot as a follower receives it, installed on a new replica:
     /// the state shipped, the new replica's directory and the replica.
     async fn ship(from: &mut StateMachineStore) -> (State, tempfile::TempDir, StateMachineStore) {
@@ -646,11 +655,7 @@ mod tests {
         assert_eq!(sm.record_entry(1).unwrap().unwrap().seq, 1);
         assert!(sm.record_entry(3).unwrap().is_none());
 
-        sm.get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        snapshot(&mut sm).await;
         sm.apply((3..5).map(registration)).await.unwrap();
         let after = root(&sm);
         drop((sm, whole));
@@ -759,11 +764,7 @@ mod tests {
             before[0]
         );
 
-        sm.get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        snapshot(&mut sm).await;
         assert_eq!(
             sm.read(|a| a.state.motions.held_count()),
             1,
@@ -795,12 +796,7 @@ mod tests {
         let (state, _other_dir, mut other) = ship(&mut again).await;
         assert_eq!(state.motions.held_count(), decided + 1);
         assert_eq!(motion_answers(&other, &ids), before);
-        other
-            .get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        snapshot(&mut other).await;
         assert_eq!(other.read(|a| a.state.motions.held_count()), 1);
         assert_eq!(motion_answers(&other, &ids), before);
     }
@@ -865,11 +861,7 @@ mod tests {
         );
         assert!(want.2.is_ok() && want.4.is_ok());
         assert_eq!(answers(&sm), want);
-        sm.get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        snapshot(&mut sm).await;
         drop(sm);
         let again = StateMachineStore::open(&path).unwrap();
         assert!(again.read(|a| a.state.tree.held_leaves()) < 1 << PAGE_LEVEL);
@@ -912,11 +904,7 @@ mod tests {
         let mut sm = StateMachineStore::open(&path).unwrap();
         let t0 = 3_600_000;
         sm.apply((1..=5).map(|i| note(i, t0 + i, i))).await.unwrap();
-        sm.get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        snapshot(&mut sm).await;
         assert_eq!(sm.read(|a| a.state.requests.held_count()), 0);
         assert_eq!(sm.read(|a| a.state.requests.len()), 5);
         let retry = sm.apply([note(6, t0 + 6, 3)]).await.unwrap();
@@ -949,12 +937,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(dedup(&replies), [(false, far), (false, far + 1)]);
-        again
-            .get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        snapshot(&mut again).await;
         assert_eq!(
             again.read(|a| a.state.requests.len()),
             2,
@@ -975,12 +958,7 @@ mod tests {
         let leader_dir = tempfile::tempdir().unwrap();
         let mut leader = StateMachineStore::open(&leader_dir.path().join("state.redb")).unwrap();
         leader.apply((0..5).map(registration)).await.unwrap();
-        leader
-            .get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        snapshot(&mut leader).await;
         let shipped = leader.get_current_snapshot().await.unwrap().unwrap();
         sm.install_snapshot(&shipped.meta, shipped.snapshot)
             .await
@@ -1003,11 +981,7 @@ mod tests {
         sm.apply((0..4).map(registration)).await.unwrap();
         assert_eq!(sm.read(|a| a.state.record.iter().count()), 4);
         let want = root(&sm);
-        sm.get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        snapshot(&mut sm).await;
         drop(sm);
         let again = StateMachineStore::open(&path).unwrap();
         assert_eq!(root(&again), want);
