@@ -576,9 +576,10 @@ mod tests {
     use crate::command::{ArbiterRegistration, Batch, ClientCommand, Item};
     use openraft::CommittedLeaderId;
 
-    fn registration(i: u64) -> openraft::Entry<TypeConfig> {
-        let key = ed25519_dalek::SigningKey::from_bytes(&[i as u8 + 1; 32]);
-        let reg = ArbiterRegistration {
+    /// Arbiter `i`'s registration under the key `seed` makes.
+    fn arbiter_registration(i: u64, seed: [u8; 32]) -> ArbiterRegistration {
+        let key = ed25519_dalek::SigningKey::from_bytes(&seed);
+        ArbiterRegistration {
             arbiter_id: format!("arb-{i}"),
             public_key: hex::encode(key.verifying_key().to_bytes()),
             organisation: format!("org-{}", i % 2),
@@ -587,7 +588,11 @@ mod tests {
             endpoint: String::new(),
             attestation: None,
             lineage: None,
-        };
+        }
+    }
+
+    fn registration(i: u64) -> openraft::Entry<TypeConfig> {
+        let reg = arbiter_registration(i, [i as u8 + 1; 32]);
         openraft::Entry {
             log_id: LogId::new(CommittedLeaderId::new(1, 1), i + 1),
             payload: EntryPayload::Normal(Batch {
@@ -604,6 +609,15 @@ mod tests {
                 rules: None,
             }),
         }
+    }
+
+    /// A replica's state machine in a new directory: the directory (kept alive), the
+    /// `state.redb` path to reopen and the store.
+    fn fresh() -> (tempfile::TempDir, std::path::PathBuf, StateMachineStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.redb");
+        let sm = StateMachineStore::open(&path).unwrap();
+        (dir, path, sm)
     }
 
     /// Builds a snapshot of `sm` now, as openraft does every `--snapshot-logs` entries.
@@ -637,9 +651,7 @@ mod tests {
     /// installed on another replica all see every entry and the same tree.
     #[tokio::test]
     async fn record_entries_live_in_the_store_not_in_memory() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state.redb");
-        let mut sm = StateMachineStore::open(&path).unwrap();
+        let (_dir, path, mut sm) = fresh();
         sm.apply((0..3).map(registration)).await.unwrap();
         // Fewer than a store batch: still held, and readable as held.
         assert_eq!(sm.read(|a| a.state.record.iter().count()), 3);
@@ -725,9 +737,7 @@ mod tests {
     #[tokio::test]
     async fn a_snapshot_retires_decided_motions_to_the_store() {
         use crate::command::{ClientCommand, TestCommand};
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state.redb");
-        let mut sm = StateMachineStore::open(&path).unwrap();
+        let (_dir, path, mut sm) = fresh();
         let keys: Vec<_> = (0..5).map(|i| crate::bench::arbiter(i, None)).collect();
         let mk = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
         let mut entries = Vec::new();
@@ -811,22 +821,10 @@ mod tests {
         let registration = |i: u64| {
             let mut seed = [9u8; 32];
             seed[..8].copy_from_slice(&i.to_le_bytes());
-            let key = ed25519_dalek::SigningKey::from_bytes(&seed);
-            let reg = ArbiterRegistration {
-                arbiter_id: format!("arb-{i}"),
-                public_key: hex::encode(key.verifying_key().to_bytes()),
-                organisation: format!("org-{}", i % 2),
-                model_family: format!("family-{i}"),
-                stance: Stance::A,
-                endpoint: String::new(),
-                attestation: None,
-                lineage: None,
-            };
+            let reg = arbiter_registration(i, seed);
             entry(i + 1, ClientCommand::RegisterArbiter(reg).into())
         };
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state.redb");
-        let mut sm = StateMachineStore::open(&path).unwrap();
+        let (_dir, path, mut sm) = fresh();
         sm.apply((0..n).map(registration)).await.unwrap();
         assert_eq!(sm.read(|a| a.state.record.len()), n);
         sm.store_record(1).await.unwrap();
@@ -838,27 +836,18 @@ mod tests {
         for e in sm.whole_copy().unwrap().state.record.iter() {
             whole.append(&e.leaf_bytes());
         }
-        let answers = |sm: &StateMachineStore| {
-            sm.read(|a| {
-                let t = &a.state.tree;
-                (
-                    t.root(),
-                    t.root_at(700),
-                    t.inclusion_proof(3, n),
-                    t.inclusion_proof(1_030, 1_040),
-                    t.consistency_proof(5, n),
-                    t.consistency_proof(1_000, 1_070),
-                )
-            })
+        let of = |t: &panel_tlog::Log| {
+            (
+                t.root(),
+                t.root_at(700),
+                t.inclusion_proof(3, n),
+                t.inclusion_proof(1_030, 1_040),
+                t.consistency_proof(5, n),
+                t.consistency_proof(1_000, 1_070),
+            )
         };
-        let want = (
-            whole.root(),
-            whole.root_at(700),
-            whole.inclusion_proof(3, n),
-            whole.inclusion_proof(1_030, 1_040),
-            whole.consistency_proof(5, n),
-            whole.consistency_proof(1_000, 1_070),
-        );
+        let answers = |sm: &StateMachineStore| sm.read(|a| of(&a.state.tree));
+        let want = of(&whole);
         assert!(want.2.is_ok() && want.4.is_ok());
         assert_eq!(answers(&sm), want);
         snapshot(&mut sm).await;
@@ -899,9 +888,7 @@ mod tests {
     #[tokio::test]
     async fn a_snapshot_retires_replies_and_deletes_expired_ones() {
         use panel_machine::apply::{DEDUP_MIN_KEEP_ENTRIES, DEDUP_TTL_MS};
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state.redb");
-        let mut sm = StateMachineStore::open(&path).unwrap();
+        let (_dir, path, mut sm) = fresh();
         let t0 = 3_600_000;
         sm.apply((1..=5).map(|i| note(i, t0 + i, i))).await.unwrap();
         snapshot(&mut sm).await;
@@ -975,9 +962,7 @@ mod tests {
     /// restart from it finds every entry it counts.
     #[tokio::test]
     async fn a_snapshot_stores_the_entries_still_held() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state.redb");
-        let mut sm = StateMachineStore::open(&path).unwrap();
+        let (_dir, path, mut sm) = fresh();
         sm.apply((0..4).map(registration)).await.unwrap();
         assert_eq!(sm.read(|a| a.state.record.iter().count()), 4);
         let want = root(&sm);
