@@ -227,21 +227,24 @@ fn coord_health_service_reports_serving() {
     let tmp = tempfile::tempdir().unwrap();
     let (_guards, addrs) = start(tmp.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let status = rt.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", addrs[1]))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
-        let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
-        health
-            .check(tonic_health::pb::HealthCheckRequest {
-                service: "crucible.coordinator.v1.Coordinator".into(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .status
+    // Init answers once the first replica took it; the second may still be starting
+    // (a CI run under load refused the connection), so ask until it answers.
+    let status = poll("replica 2's health service", || {
+        rt.block_on(async {
+            let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", addrs[1]))
+                .ok()?
+                .connect()
+                .await
+                .ok()?;
+            let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+            let reply = health
+                .check(tonic_health::pb::HealthCheckRequest {
+                    service: "crucible.coordinator.v1.Coordinator".into(),
+                })
+                .await
+                .ok()?;
+            Some(reply.into_inner().status)
+        })
     });
     assert_eq!(
         status,
