@@ -67,10 +67,10 @@ pub trait LeafStore: Send + Sync + std::fmt::Debug {
 /// `2^PAGE_LEVEL` leaves and up stay in memory (2 bytes per 32 leaves).
 pub const PAGE_LEVEL: usize = 10;
 
-/// An append-only log of leaf hashes. It keeps the roots of its perfect subtrees (the
-/// "frontier", one per set bit of the size) so the current root costs O(log n) however
-/// long the log grows, and every aligned perfect subtree's root, so a proof or a root at
-/// another size costs O(log² n) hashes rather than one per leaf: a replica answers its
+/// An append-only log of leaf hashes. It keeps every aligned perfect subtree's root, so
+/// the current root costs O(log n) (the subtrees one per set bit of the size) however long
+/// the log grows, and a proof or a root at another size O(log² n) hashes rather than one
+/// per leaf: a replica answers its
 /// witnesses a consistency proof every second, and hashing the whole log for each grew
 /// its CPU with the record (BENCHMARKS.md, "Soak").
 ///
@@ -82,23 +82,20 @@ pub const PAGE_LEVEL: usize = 10;
 /// stay the same.
 #[derive(Clone, Default)]
 pub struct Log {
-    size: u64,
-    /// Leaves `first..size`.
+    /// Leaves `first..`, the last one the newest.
     leaves: Vec<Hash>,
     /// The first leaf held: 0, or a multiple of `2^PAGE_LEVEL` once paged out.
     first: u64,
     /// `inner[k - 1][i - (first >> k)]` for `k < PAGE_LEVEL`, `inner[k - 1][i]` above: the
     /// root of leaves `i << k .. (i + 1) << k`, for every such subtree the log holds whole.
     inner: Vec<Vec<Hash>>,
-    /// Perfect subtrees covering the leaves, largest first: (root, number of leaves).
-    frontier: Vec<(Hash, u64)>,
     store: Option<std::sync::Arc<dyn LeafStore>>,
 }
 
 impl std::fmt::Debug for Log {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Log")
-            .field("size", &self.size)
+            .field("size", &self.len())
             .field("first_held", &self.first)
             .field("root", &self.root())
             .finish()
@@ -108,7 +105,7 @@ impl std::fmt::Debug for Log {
 /// Two logs are equal when they hold the same leaves, which their sizes and roots say.
 impl PartialEq for Log {
     fn eq(&self, other: &Self) -> bool {
-        self.size == other.size && self.root() == other.root()
+        self.len() == other.len() && self.root() == other.root()
     }
 }
 
@@ -133,11 +130,11 @@ impl Log {
     }
 
     pub fn len(&self) -> u64 {
-        self.size
+        self.first + self.leaves.len() as u64
     }
 
     pub fn is_empty(&self) -> bool {
-        self.size == 0
+        self.len() == 0
     }
 
     /// Appends an entry's bytes and returns its index.
@@ -147,9 +144,8 @@ impl Log {
 
     /// Appends a leaf hash (already `leaf_hash`ed) and returns its index.
     pub fn append_leaf(&mut self, leaf: Hash) -> u64 {
-        let at = self.size;
+        let at = self.len();
         self.leaves.push(leaf);
-        self.size += 1;
         // A left sibling below PAGE_LEVEL lies in the new leaf's tile, which is held.
         let (mut index, mut node, mut level) = (at, leaf, 0usize);
         while index % 2 == 1 {
@@ -164,15 +160,6 @@ impl Log {
             }
             self.inner[level - 1].push(node);
         }
-        let mut node = (leaf, 1u64);
-        while let Some(&(top, size)) = self.frontier.last() {
-            if size != node.1 {
-                break;
-            }
-            self.frontier.pop();
-            node = (node_hash(&top, &node.0), size * 2);
-        }
-        self.frontier.push(node);
         at
     }
 
@@ -186,7 +173,7 @@ impl Log {
     /// stored them where its [`LeafStore`] reads; until one is attached, a proof that
     /// needs them fails with [`ProofError::Unavailable`].
     pub fn page_out(&mut self, below: u64) {
-        let cut = (below.min(self.size) >> PAGE_LEVEL) << PAGE_LEVEL;
+        let cut = (below.min(self.len()) >> PAGE_LEVEL) << PAGE_LEVEL;
         if cut <= self.first {
             return;
         }
@@ -201,7 +188,7 @@ impl Log {
 
     /// Leaves held in memory.
     pub fn held_leaves(&self) -> u64 {
-        self.size - self.first
+        self.leaves.len() as u64
     }
 
     /// The leaf hash at `index`, if held in memory.
@@ -224,19 +211,33 @@ impl Log {
         }
     }
 
-    /// Root of the whole log: the frontier folded from the right, which is RFC 6962's
-    /// split at the largest power of two below the size, applied recursively.
+    /// Root of the whole log: the perfect subtrees covering it (one per set bit of the size,
+    /// largest first) folded from the right, which is RFC 6962's split at the largest power
+    /// of two below the size, applied recursively. They are always held: those below
+    /// [`PAGE_LEVEL`] lie in the newest tile.
     pub fn root(&self) -> Hash {
-        let mut from_right = self.frontier.iter().rev();
+        let size = self.len();
+        let mut covering = Vec::new();
+        let mut lo = 0u64;
+        for k in (0..u64::BITS as usize)
+            .rev()
+            .filter(|&k| size >> k & 1 == 1)
+        {
+            let held = self.held(k, lo >> k);
+            debug_assert!(held.is_some(), "a covering subtree is always held");
+            covering.push(held.unwrap_or_else(empty_root));
+            lo += 1 << k;
+        }
+        let mut from_right = covering.iter().rev();
         match from_right.next() {
             None => empty_root(),
-            Some(&(last, _)) => from_right.fold(last, |acc, (left, _)| node_hash(left, &acc)),
+            Some(&last) => from_right.fold(last, |acc, left| node_hash(left, &acc)),
         }
     }
 
     /// Root of the first `size` leaves (of all of them if `size` is larger).
     pub fn root_at(&self, size: u64) -> Result<Hash, ProofError> {
-        self.range_root(0, size.min(self.size))
+        self.range_root(0, size.min(self.len()))
     }
 
     /// RFC 6962 MTH of leaves `lo..hi`, where `lo` is a multiple of the largest power of

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::command::{Batch, BatchReply};
 
+mod archive;
 pub mod log_store;
 mod motion_store;
 pub mod network;

@@ -16,10 +16,11 @@
 //!
 //! [`MotionTable::forget`]: panel_machine::motion_table::MotionTable::forget
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
+use super::archive::RedbArchive;
 use super::log_store::StoreError;
 use crate::model::{Motion, State};
 use panel_machine::motion_table::{MotionArchive, MotionTally};
@@ -83,8 +84,11 @@ pub(crate) fn truncate(tx: &redb::WriteTransaction) -> Result<(), StoreError> {
 /// snapshot sent to a follower, an export, a backup). A motion opened after `applied`
 /// (the last log index `state` applied) is not `state`'s and is left out: a later snapshot
 /// may have retired it already.
-pub(crate) fn complete(db: &Database, state: &mut State, applied: u64) -> Result<(), StoreError> {
-    let tx = db.begin_read()?;
+pub(crate) fn complete(
+    tx: &redb::ReadTransaction,
+    state: &mut State,
+    applied: u64,
+) -> Result<(), StoreError> {
     let archive = tx.open_table(ARCHIVE)?;
     let mut retired = Vec::new();
     for row in archive.iter()? {
@@ -98,55 +102,15 @@ pub(crate) fn complete(db: &Database, state: &mut State, applied: u64) -> Result
     Ok(())
 }
 
-/// The archive a replica's state reads retired motions through (and its retired
-/// deduplication replies, `reply_store`). A failed read answers as if nothing were
-/// archived and is kept ([`Self::take_failure`]): the state machine checks after every
-/// apply and stops the replica rather than count an apply that read wrongly.
-#[derive(Debug)]
-pub(crate) struct RedbArchive {
-    db: Arc<Database>,
-    failure: Mutex<Option<StoreError>>,
-}
-
 impl RedbArchive {
-    pub(crate) fn new(db: Arc<Database>) -> Arc<Self> {
-        Arc::new(Self {
-            db,
-            failure: Mutex::new(None),
-        })
-    }
-
-    /// The first read that failed since the last call.
-    pub(crate) fn take_failure(&self) -> Option<StoreError> {
-        self.failure
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-    }
-
-    pub(super) fn db(&self) -> &Database {
-        &self.db
-    }
-
-    pub(super) fn or_note<T: Default>(&self, r: Result<T, StoreError>) -> T {
-        r.unwrap_or_else(|e| {
-            tracing::error!("reading retired motions or replies: {e}");
-            self.failure
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get_or_insert(e);
-            T::default()
-        })
-    }
-
     fn read_one(&self, motion_id: &str) -> Result<Option<Motion>, StoreError> {
-        let tx = self.db.begin_read()?;
+        let tx = self.db().begin_read()?;
         let archive = tx.open_table(ARCHIVE)?;
         read_motion(&archive, motion_id)
     }
 
     fn read_debate(&self, debate_id: &str) -> Result<Vec<Motion>, StoreError> {
-        let tx = self.db.begin_read()?;
+        let tx = self.db().begin_read()?;
         let archive = tx.open_table(ARCHIVE)?;
         let by_debate = tx.open_table(BY_DEBATE)?;
         let mut out = Vec::new();
@@ -162,7 +126,7 @@ impl RedbArchive {
     }
 
     fn read_latest(&self, n: usize) -> Result<Vec<Motion>, StoreError> {
-        let tx = self.db.begin_read()?;
+        let tx = self.db().begin_read()?;
         let archive = tx.open_table(ARCHIVE)?;
         let by_opening = tx.open_table(BY_OPENING)?;
         let mut out = Vec::new();
@@ -174,7 +138,7 @@ impl RedbArchive {
     }
 
     fn read_all(&self, f: &mut dyn FnMut(Motion)) -> Result<(), StoreError> {
-        let tx = self.db.begin_read()?;
+        let tx = self.db().begin_read()?;
         let archive = tx.open_table(ARCHIVE)?;
         for row in archive.iter()? {
             let (_, json) = row?;
@@ -184,7 +148,7 @@ impl RedbArchive {
     }
 
     fn read_tally(&self) -> Result<MotionTally, StoreError> {
-        let tx = self.db.begin_read()?;
+        let tx = self.db().begin_read()?;
         let t = tx.open_table(TALLY)?;
         match t.get("tally")? {
             Some(v) => Ok(serde_json::from_slice(v.value())?),

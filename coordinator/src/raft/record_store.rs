@@ -120,10 +120,7 @@ pub(crate) fn load_tree(db: &Database, state: &mut State) -> Result<(), StoreErr
         let tile = 1u64 << panel_tlog::merkle::PAGE_LEVEL;
         for row in leaves.range(0..stored)? {
             let (seq, leaf) = row?;
-            let leaf: panel_tlog::merkle::Hash =
-                leaf.value().try_into().map_err(|_| StoreError::Record {
-                    detail: format!("the stored leaf of entry {} is not 32 bytes", seq.value()),
-                })?;
+            let leaf = stored_leaf(seq.value(), leaf.value())?;
             if seq.value() != tree.len() {
                 return Err(StoreError::Record {
                     detail: format!(
@@ -167,12 +164,11 @@ pub(crate) fn read_one(db: &Database, seq: u64) -> Result<Option<RecordEntry>, S
 /// Gives `state` back the entries it handed off, so it holds the whole record (an export,
 /// a backup, a snapshot sent to a follower). Reads entries `0..first_held` only: entries
 /// applied after `state` was copied may be stored already and are not its.
-pub(crate) fn complete(db: &Database, state: &mut State) -> Result<(), StoreError> {
+pub(crate) fn complete(tx: &redb::ReadTransaction, state: &mut State) -> Result<(), StoreError> {
     let stored = state.record.first_held();
     if stored == 0 {
         return Ok(());
     }
-    let tx = db.begin_read()?;
     let record = tx.open_table(RECORD)?;
     let mut earlier = Vec::with_capacity(usize::try_from(stored).unwrap_or(0));
     for row in record.range(0..stored)? {
@@ -187,7 +183,14 @@ pub(crate) fn complete(db: &Database, state: &mut State) -> Result<(), StoreErro
         })
 }
 
-impl panel_tlog::merkle::LeafStore for super::motion_store::RedbArchive {
+/// The leaf hash stored for entry `seq`.
+fn stored_leaf(seq: u64, bytes: &[u8]) -> Result<panel_tlog::Hash, StoreError> {
+    bytes.try_into().map_err(|_| StoreError::Record {
+        detail: format!("the stored leaf of entry {seq} is not 32 bytes"),
+    })
+}
+
+impl panel_tlog::merkle::LeafStore for super::archive::RedbArchive {
     fn leaves(&self, lo: u64, hi: u64) -> Result<Vec<panel_tlog::Hash>, String> {
         let read = || -> Result<Vec<panel_tlog::Hash>, StoreError> {
             let tx = self.db().begin_read()?;
@@ -195,10 +198,7 @@ impl panel_tlog::merkle::LeafStore for super::motion_store::RedbArchive {
             let mut out = Vec::with_capacity(usize::try_from(hi - lo).unwrap_or(0));
             for row in leaves.range(lo..hi)? {
                 let (seq, leaf) = row?;
-                let leaf = leaf.value().try_into().map_err(|_| StoreError::Record {
-                    detail: format!("the stored leaf of entry {} is not 32 bytes", seq.value()),
-                })?;
-                out.push(leaf);
+                out.push(stored_leaf(seq.value(), leaf.value())?);
             }
             Ok(out)
         };

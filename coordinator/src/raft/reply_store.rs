@@ -19,8 +19,8 @@ use redb::{
     ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition,
 };
 
+use super::archive::RedbArchive;
 use super::log_store::StoreError;
-use super::motion_store::RedbArchive;
 use crate::model::{State, StoredReply};
 use panel_machine::apply::dedup_horizon;
 use panel_machine::reply_table::{Horizon, ReplyArchive};

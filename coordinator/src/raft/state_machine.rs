@@ -32,8 +32,9 @@ use redb::{Database, ReadableDatabase, TableDefinition};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+use super::archive::RedbArchive;
 use super::log_store::{FileError, StoreError, open_db, write_durably};
-use super::motion_store::{self, RedbArchive};
+use super::motion_store;
 use super::record_store;
 use super::reply_store;
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
@@ -101,9 +102,7 @@ impl StateMachineStore {
             detail: format!("the stored snapshot does not decode: {e}"),
         })?;
         let archive = RedbArchive::new(db.clone());
-        applied.state.motions.attach(archive.clone());
-        applied.state.requests.attach(archive.clone());
-        applied.state.tree.attach(archive.clone());
+        attach(&mut applied.state, &archive);
         if let Some(e) = archive.take_failure() {
             return Err(RaftStartError::Damaged {
                 path: path.display().to_string(),
@@ -187,13 +186,11 @@ impl StateMachineStore {
     /// A copy of the applied state that holds the whole record (an export, a backup):
     /// copied under the read lock, then given its stored entries outside it.
     pub(crate) fn whole_copy(&self) -> Result<Applied, FileError> {
-        // The archive is read as it stood when the copy was taken (`reply_store::complete`).
+        // The store is read as it stood when the copy was taken (`reply_store::complete`).
         let (mut copy, tx) = self.read(|a| (a.clone(), self.db.begin_read()));
         let tx = tx.map_err(|e| self.at(StoreError::from(e)))?;
-        record_store::complete(&self.db, &mut copy.state).map_err(|e| self.at(e))?;
         let applied = copy.last_applied.map_or(0, |l| l.index);
-        motion_store::complete(&self.db, &mut copy.state, applied).map_err(|e| self.at(e))?;
-        reply_store::complete(&tx, &mut copy.state, applied).map_err(|e| self.at(e))?;
+        complete(&tx, &mut copy.state, applied).map_err(|e| self.at(e))?;
         Ok(copy)
     }
 
@@ -314,20 +311,32 @@ pub(crate) fn seed_snapshot(
     Ok(())
 }
 
-/// A stored snapshot's state with the record entries, motions and replies it handed to
-/// the store given back, as a follower installing it needs them (`record_store::complete`,
-/// `motion_store::complete`, `reply_store::complete`); `applied` is the last log index the
-/// snapshot covers, `tx` the transaction that read it.
+/// Makes `state` read what it retired or paged out through `archive` (motions, replies,
+/// the tree's leaves).
+fn attach(state: &mut State, archive: &Arc<RedbArchive>) {
+    state.motions.attach(archive.clone());
+    state.requests.attach(archive.clone());
+    state.tree.attach(archive.clone());
+}
+
+/// Gives `state` (applied up to log index `applied`) back the record entries, motions and
+/// replies it handed to the store, all read in `tx`, which began before anything newer
+/// than `state` could change the store (`reply_store::complete`).
+fn complete(tx: &redb::ReadTransaction, state: &mut State, applied: u64) -> Result<(), StoreError> {
+    record_store::complete(tx, state)?;
+    motion_store::complete(tx, state, applied)?;
+    reply_store::complete(tx, state, applied)
+}
+
+/// A stored snapshot's state made whole ([`complete`]), as a follower installing it needs
+/// it; `tx` is the transaction that read it.
 fn with_whole_record(
-    db: &Database,
     tx: &redb::ReadTransaction,
     live: &[u8],
     applied: u64,
 ) -> Result<Vec<u8>, StoreError> {
     let mut state: State = serde_json::from_slice(live)?;
-    record_store::complete(db, &mut state)?;
-    motion_store::complete(db, &mut state, applied)?;
-    reply_store::complete(tx, &mut state, applied)?;
+    complete(tx, &mut state, applied)?;
     Ok(serde_json::to_vec(&state)?)
 }
 
@@ -447,9 +456,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         .await
         .map_err(|e| StorageIOError::write_snapshot(sig, &self.at(e)))?;
         // Every motion and reply is held now; the next snapshot built here retires again.
-        state.motions.attach(self.archive.clone());
-        state.requests.attach(self.archive.clone());
-        state.tree.attach(self.archive.clone());
+        attach(&mut state, &self.archive);
         state.tree.page_out(state.record.first_held());
         let mut g = self.shared.write().unwrap_or_else(PoisonError::into_inner);
         *g = Applied {
@@ -474,9 +481,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             let applied = meta.last_log_id.map_or(0, |l| l.index);
             Ok(Some(Snapshot {
                 meta,
-                snapshot: Box::new(Cursor::new(with_whole_record(
-                    &self.db, &tx, &data, applied,
-                )?)),
+                snapshot: Box::new(Cursor::new(with_whole_record(&tx, &data, applied)?)),
             }))
         };
         read().map_err(|e| StorageIOError::read_snapshot(None, &self.at(e)).into())

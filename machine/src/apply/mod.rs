@@ -285,10 +285,11 @@ pub fn apply_batch(
     if let Some(policy) = &batch.limits {
         limits::prune(state, policy, batch.time_ms);
     }
+    // Fixed for the batch: the prune above is the only one it runs.
+    let horizon = dedup_horizon(state);
     let mut items = Vec::with_capacity(batch.items.len());
     for (i, item) in batch.items.iter().enumerate() {
         let key = (!item.client_id.is_empty()).then(|| dedup_key(item));
-        let horizon = dedup_horizon(state);
         if let Some(stored) = key.as_deref().and_then(|k| state.requests.get(k, horizon)) {
             items.push(ItemOutcome {
                 reply: stored.reply.reply(),
