@@ -17,7 +17,7 @@ pub enum Tokenizer {
     /// `llama`: SentencePiece BPE (Gemma 3).
     SentencePiece(Box<SentencePiece>),
     /// `gpt2`: byte-level BPE (Qwen 2).
-    ByteLevel(ByteLevel),
+    ByteLevel(Box<ByteLevel>),
 }
 
 impl Tokenizer {
@@ -26,7 +26,7 @@ impl Tokenizer {
             "llama" => Ok(Self::SentencePiece(Box::new(SentencePiece::new(
                 &md.tokenizer,
             )?))),
-            "gpt2" => Ok(Self::ByteLevel(ByteLevel::from_gguf(ct)?)),
+            "gpt2" => Ok(Self::ByteLevel(Box::new(ByteLevel::from_gguf(ct)?))),
             other => Err(LmError::TokenizerKind(other.into())),
         }
     }
