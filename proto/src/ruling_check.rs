@@ -328,6 +328,50 @@ fn check_provenance(p: &crate::pb::JudgeProvenance) -> Result<(), RulingError> {
             });
         }
     }
+    match &p.reading {
+        Some(r) => check_reading(r),
+        None => Ok(()),
+    }
+}
+
+/// The reading methods a model judge may name (docs/WIRE.md "Judge reading").
+pub const READING_METHODS: [&str; 2] = ["next-token", "stated"];
+/// The presentation orders a reading may name.
+pub const READING_ORDERS: [&str; 2] = ["as-given", "swapped"];
+
+/// A reading: a known method, a 32-byte prompt digest, one or two distinct known orders,
+/// each with a probability and an answer mass in [0, 1].
+fn check_reading(r: &crate::pb::JudgeReading) -> Result<(), RulingError> {
+    if !READING_METHODS.contains(&r.method.as_str()) {
+        return Err(RulingError::BadProvenance(
+            "provenance.reading.method must be \"next-token\" or \"stated\"",
+        ));
+    }
+    if r.prompt_sha256.len() != 32 {
+        return Err(RulingError::BadProvenance(
+            "provenance.reading.prompt_sha256 must be 32 bytes (SHA-256 of the instructions)",
+        ));
+    }
+    if r.orders.is_empty() || r.orders.len() > READING_ORDERS.len() {
+        return Err(RulingError::BadProvenance(
+            "provenance.reading.orders must hold one or two orders",
+        ));
+    }
+    for (i, o) in r.orders.iter().enumerate() {
+        if !READING_ORDERS.contains(&o.order.as_str())
+            || r.orders[..i].iter().any(|p| p.order == o.order)
+        {
+            return Err(RulingError::BadProvenance(
+                "provenance.reading.orders[].order must be \"as-given\" or \"swapped\", each at most once",
+            ));
+        }
+        let unit = |x: f64| x.is_finite() && (0.0..=1.0).contains(&x);
+        if !unit(o.p_affirmative) || !unit(o.answer_mass) {
+            return Err(RulingError::BadProvenance(
+                "provenance.reading.orders[].p_affirmative and answer_mass must be in [0, 1]",
+            ));
+        }
+    }
     Ok(())
 }
 

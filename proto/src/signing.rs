@@ -212,6 +212,18 @@ fn layout(
         w.opt_u64(p.prompt_tokens);
         w.opt_u64(p.completion_tokens);
         w.u32(p.requests);
+        // Appended the same way: provenance without a reading keeps its bytes.
+        if let Some(rd) = &p.reading {
+            w.u8(1);
+            w.text(&rd.method);
+            w.fixed(&rd.prompt_sha256);
+            w.u8(rd.orders.len() as u8);
+            for o in &rd.orders {
+                w.text(&o.order);
+                w.f64(o.p_affirmative);
+                w.f64(o.answer_mass);
+            }
+        }
     }
     Ok(w.finish())
 }

@@ -607,6 +607,100 @@ fn provenance() -> panel_proto::pb::JudgeProvenance {
         prompt_tokens: Some(912),
         completion_tokens: Some(77),
         requests: 2,
+        reading: None,
+    }
+}
+
+fn reading() -> panel_proto::pb::JudgeReading {
+    panel_proto::pb::JudgeReading {
+        method: "next-token".into(),
+        prompt_sha256: vec![7; 32],
+        orders: vec![
+            panel_proto::pb::OrderReading {
+                order: "as-given".into(),
+                p_affirmative: 0.58,
+                answer_mass: 0.97,
+            },
+            panel_proto::pb::OrderReading {
+                order: "swapped".into(),
+                p_affirmative: 0.66,
+                answer_mass: 0.95,
+            },
+        ],
+    }
+}
+
+/// A model judge's reading (method, prompt digest, both orders) is appended after the
+/// provenance only when present, and every part of it is signed.
+#[test]
+fn judge_reading_is_signed_when_present_and_provenance_without_it_keeps_its_bytes() {
+    let memo = VerifiedMemo::default();
+    let mut plain = merge_ruling();
+    plain.arbiter_key = key(1).verifying_key().to_bytes().to_vec();
+    plain.motion_digest = vec![9; 32];
+    plain.provenance = Some(provenance());
+    let before = signing::ruling_canonical_bytes_v2(&plain).unwrap();
+    let mut with = plain.clone();
+    with.provenance.as_mut().unwrap().reading = Some(reading());
+    let after = signing::ruling_canonical_bytes_v2(&with).unwrap();
+    assert_eq!(&after[..before.len()], before.as_slice());
+    assert_eq!(after[before.len()], 1);
+    let sr = signed(with);
+    verify_ruling(&sr, &memo).expect("a ruling with a reading verifies");
+    type Tamper = (&'static str, fn(&mut panel_proto::pb::JudgeReading));
+    let tampers: [Tamper; 5] = [
+        ("method", |r| r.method = "stated".into()),
+        ("digest", |r| r.prompt_sha256[0] ^= 1),
+        ("order", |r| r.orders.swap(0, 1)),
+        ("p", |r| r.orders[1].p_affirmative = 0.67),
+        ("dropped order", |r| {
+            r.orders.pop();
+        }),
+    ];
+    for (what, tamper) in tampers {
+        let mut t = sr.clone();
+        tamper(
+            t.ruling
+                .as_mut()
+                .unwrap()
+                .provenance
+                .as_mut()
+                .unwrap()
+                .reading
+                .as_mut()
+                .unwrap(),
+        );
+        assert!(
+            matches!(
+                verify_ruling(&t, &memo),
+                Err(VerifyError::BadSignature { .. })
+            ),
+            "{what}: still verifies"
+        );
+    }
+}
+
+#[test]
+fn malformed_readings_are_refused_with_the_field() {
+    type Break = fn(&mut panel_proto::pb::JudgeReading);
+    let breaks: [(&str, Break); 5] = [
+        ("method", |r| r.method = "vibes".into()),
+        ("prompt_sha256", |r| r.prompt_sha256.truncate(31)),
+        ("orders", |r| r.orders.clear()),
+        ("order", |r| r.orders[1].order = "as-given".into()),
+        ("p_affirmative", |r| r.orders[0].p_affirmative = f64::NAN),
+    ];
+    for (field, br) in breaks {
+        let mut r = merge_ruling();
+        let mut rd = reading();
+        br(&mut rd);
+        r.provenance = Some(panel_proto::pb::JudgeProvenance {
+            reading: Some(rd),
+            ..provenance()
+        });
+        let e = sign_ruling(&key(1), r).unwrap_err();
+        assert!(matches!(e, RulingError::BadProvenance(_)), "{field}: {e}");
+        assert!(e.to_string().contains(field), "{field}: {e}");
     }
 }
 

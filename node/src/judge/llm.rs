@@ -117,6 +117,7 @@ impl Tally {
             prompt_tokens: self.prompt_tokens,
             completion_tokens: self.completion_tokens,
             requests: self.requests,
+            reading: None,
         }
     }
 }
