@@ -1,7 +1,8 @@
 //! Calibration for the arbiter panel: proper scoring rules, Cooke's classical model,
 //! agreement statistics, inert-factor detection, the bridging model and the prior
 //! consistency check, the exam format and the admission policy, the bias probes, the
-//! per-arbiter exam draw and the answer-key commitment.
+//! per-arbiter exam draw and the answer-key commitment, and the simulated judge's formulas
+//! (`judge_model`, shared by the simulator and the node's `simulated` judge).
 //!
 //! Pure: no I/O, no clock, no randomness (the bridging fit and the exam draw take a seed
 //! for the crate's seeded generator; admission takes "now" and the commitment its salt as
@@ -22,6 +23,7 @@ pub mod exam_scoring;
 
 pub mod independence;
 pub mod inert;
+pub mod judge_model;
 pub mod prior_consistency;
 pub mod prior_consistency_v2;
 pub mod public_pool;

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::judge::simulated::SimulatedProfile;
+
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error("cannot read config {path}: {source}")]
@@ -68,6 +70,34 @@ pub enum JudgeConfig {
         profiles: PathBuf,
         profile: String,
     },
+    /// Declared noise by the simulator's judge model (docs/JUDGES.md "Simulated"): the
+    /// settings are [`SimulatedProfile`]'s, inline (`accuracy`, `lineage`, ...).
+    Simulated(SimulatedProfile),
+    /// A GGUF model in the node's own process, read by its next-token distribution
+    /// (docs/JUDGES.md "Local"; needs the binary built with the `local-judge` feature).
+    Local {
+        /// The model file (relative to the config file).
+        model: PathBuf,
+        /// Replaces the default system prompt.
+        #[serde(default)]
+        system_prompt: Option<String>,
+        /// Who this arbiter is, in the operator's words; with the declared stances it makes
+        /// two nodes on one model two different arbiters.
+        #[serde(default)]
+        persona: Option<String>,
+        /// Sampling temperature of the rationale (the probability does not depend on it).
+        #[serde(default)]
+        temperature: f64,
+        #[serde(default = "default_rationale_tokens")]
+        rationale_tokens: usize,
+        /// Weights candle multiplies on a scalar path (Q5_0, Q5_1): "q8" (re-quantized at
+        /// load), "f32" (fastest, most memory) or "as-file".
+        #[serde(default = "default_weights")]
+        weights: String,
+        /// Longest prompt and rationale of one ruling, in tokens.
+        #[serde(default = "default_local_context")]
+        context: usize,
+    },
     Command {
         program: PathBuf,
         #[serde(default)]
@@ -105,6 +135,15 @@ pub enum JudgeConfig {
     Human,
 }
 
+fn default_rationale_tokens() -> usize {
+    24
+}
+fn default_weights() -> String {
+    "q8".into()
+}
+fn default_local_context() -> usize {
+    2048
+}
 fn default_command_timeout() -> u64 {
     10_000
 }
@@ -297,6 +336,7 @@ impl NodeConfig {
         }
         match cfg.judge.as_mut() {
             Some(JudgeConfig::Scripted { profiles, .. }) => resolve(profiles),
+            Some(JudgeConfig::Local { model, .. }) => resolve(model),
             Some(JudgeConfig::Llm {
                 api_key_file,
                 ca_file,
@@ -311,6 +351,10 @@ impl NodeConfig {
             }
             Some(JudgeConfig::Command { program, .. }) if program.components().count() > 1 => {
                 resolve(program)
+            }
+            // A simulated judge errs with the lineage it declares unless told otherwise.
+            Some(JudgeConfig::Simulated(p)) if p.lineage.is_empty() => {
+                p.lineage.clone_from(&cfg.model_family);
             }
             _ => {}
         }
@@ -384,6 +428,30 @@ mod tests {
             e.to_string().contains("unknown field `allow_private`"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_simulated_judge_is_configured_inline_and_takes_the_declared_lineage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("node.toml");
+        std::fs::write(
+            &path,
+            "model_family = \"sim-lineage-x\"\n[judge]\nkind = \"simulated\"\naccuracy = 0.95\n\
+             position_bias = 0.05\nleaning = \"B\"\nstance_bias = 0.2\nseed = 3\n",
+        )
+        .unwrap();
+        let cfg = NodeConfig::load(&path).unwrap();
+        let Some(JudgeConfig::Simulated(p)) = cfg.judge else {
+            panic!("a simulated judge");
+        };
+        assert_eq!(p.lineage, "sim-lineage-x", "the node's declared lineage");
+        assert_eq!((p.accuracy, p.confidence, p.seed), (0.95, 1.0, 3));
+        assert_eq!(p.leaning.as_deref(), Some("B"));
+        let e = toml::from_str::<NodeConfig>(
+            "[judge]\nkind = \"simulated\"\naccuracy = 0.9\nskil = 2\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown field `skil`"), "{e}");
     }
 
     #[test]

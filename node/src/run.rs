@@ -17,12 +17,13 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tracing::info;
 
 use crate::arbiter::Arbiter;
-use crate::config::{ConfigError, JudgeConfig, NodeConfig};
+use crate::config::{ConfigError, JudgeConfig, NodeConfig, StanceConfig};
 use crate::exchange::PeerBook;
 use crate::http::TrustRoots;
 use crate::judge::command::CommandJudge;
 use crate::judge::llm::{LlmJudge, LlmSettings};
 use crate::judge::scripted::{ScriptedJudge, load_profile};
+use crate::judge::simulated::{ProfileError, SimulatedJudge};
 use crate::judge::{Judge, JudgeError};
 use crate::keyfile::{KeyFileError, load_key};
 use crate::retrieval::Retriever;
@@ -62,6 +63,17 @@ pub enum NodeError {
 /// A node config that cannot run: each names the setting and the fix.
 #[derive(Debug, Error)]
 pub enum SetupError {
+    #[error(
+        "judge.kind = \"local\" needs a binary built with the local judge: \
+         cargo build --release --features local-judge (docs/JUDGES.md \"Local\")"
+    )]
+    LocalJudgeNotBuilt,
+    #[error("judge.weights {0:?} must be \"q8\", \"f32\" or \"as-file\"")]
+    LocalWeights(String),
+    #[error("judge.model: {0}")]
+    LocalJudge(crate::judge::JudgeError),
+    #[error(transparent)]
+    Simulated(#[from] ProfileError),
     #[error("stance side {0:?} must be \"A\", \"B\" or \"none\"")]
     StanceSide(String),
     #[error("stance credence {credence} for debate {debate_id:?} must lie in [0, 1]")]
@@ -228,13 +240,49 @@ fn read_api_key_file(path: &std::path::Path) -> Result<String, NodeError> {
     )
 }
 
-/// Builds the judge named by the config (`None` for a human judge).
+/// Builds the judge named by the config (`None` for a human judge), for a node that
+/// declares no model family and no stances.
 pub fn build_judge(cfg: &JudgeConfig) -> Result<Option<Arc<dyn Judge>>, NodeError> {
+    build_judge_for(cfg, "", &[])
+}
+
+/// Builds the judge of a node that declares `model_family` and `stances`: a model judge is
+/// told the declared stance of each debate (docs/JUDGES.md "Declared priors in the
+/// prompt") and must run a model of the declared lineage.
+pub fn build_judge_for(
+    cfg: &JudgeConfig,
+    model_family: &str,
+    stances: &[StanceConfig],
+) -> Result<Option<Arc<dyn Judge>>, NodeError> {
     Ok(match cfg {
+        JudgeConfig::Local {
+            model,
+            system_prompt,
+            persona,
+            temperature,
+            rationale_tokens,
+            weights,
+            context,
+        } => Some(local_judge(
+            LocalJudgeConfig {
+                model,
+                system_prompt,
+                persona,
+                temperature: *temperature,
+                rationale_tokens: *rationale_tokens,
+                weights,
+                context: *context,
+            },
+            model_family,
+            stances,
+        )?),
         JudgeConfig::Scripted { profiles, profile } => Some(Arc::new(ScriptedJudge::new(
             profile.clone(),
             load_profile(profiles, profile)?,
         )?)),
+        JudgeConfig::Simulated(p) => Some(Arc::new(
+            SimulatedJudge::new(p.clone()).map_err(SetupError::from)?,
+        )),
         JudgeConfig::Command {
             program,
             args,
@@ -297,13 +345,85 @@ pub fn build_judge(cfg: &JudgeConfig) -> Result<Option<Arc<dyn Judge>>, NodeErro
     })
 }
 
+/// The fields of `[judge] kind = "local"`.
+struct LocalJudgeConfig<'a> {
+    model: &'a std::path::Path,
+    system_prompt: &'a Option<String>,
+    persona: &'a Option<String>,
+    temperature: f64,
+    rationale_tokens: usize,
+    weights: &'a str,
+    context: usize,
+}
+
+/// What an arbiter's judge is told of who it is.
+pub fn persona_of(
+    system: Option<String>,
+    persona: Option<String>,
+    stances: &[StanceConfig],
+) -> crate::judge::prompt::Persona {
+    use crate::judge::prompt::{DeclaredStance, Persona};
+    Persona {
+        system,
+        persona,
+        stances: stances
+            .iter()
+            .map(|s| {
+                (
+                    s.debate_id.clone(),
+                    DeclaredStance {
+                        side: s.side.clone(),
+                        credence: s.credence,
+                    },
+                )
+            })
+            .collect(),
+    }
+}
+
+#[cfg(feature = "local-judge")]
+fn local_judge(
+    c: LocalJudgeConfig<'_>,
+    model_family: &str,
+    stances: &[StanceConfig],
+) -> Result<Arc<dyn Judge>, NodeError> {
+    use crate::judge::local::{LocalJudge, LocalSettings};
+    use panel_lm::SlowFormats;
+    let slow_formats = match c.weights {
+        "q8" => SlowFormats::Q8,
+        "f32" => SlowFormats::F32,
+        "as-file" => SlowFormats::AsFile,
+        other => return Err(SetupError::LocalWeights(other.to_owned()).into()),
+    };
+    let judge = LocalJudge::load(LocalSettings {
+        model: c.model.to_owned(),
+        lineage: model_family.to_owned(),
+        persona: persona_of(c.system_prompt.clone(), c.persona.clone(), stances),
+        temperature: c.temperature,
+        rationale_tokens: c.rationale_tokens,
+        slow_formats,
+        context: c.context,
+    })
+    .map_err(SetupError::LocalJudge)?;
+    Ok(Arc::new(judge))
+}
+
+#[cfg(not(feature = "local-judge"))]
+fn local_judge(
+    _: LocalJudgeConfig<'_>,
+    _: &str,
+    _: &[StanceConfig],
+) -> Result<Arc<dyn Judge>, NodeError> {
+    Err(SetupError::LocalJudgeNotBuilt.into())
+}
+
 /// Assembles the node from its config (no sockets yet).
 pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
     let key_file = cfg.key_file.clone().ok_or(SetupError::NoKeyFile)?;
     let key = load_key(&key_file)?;
     let data_dir = cfg.data_dir.clone().ok_or(SetupError::NoDataDir)?;
     let judge_cfg = cfg.judge.as_ref().ok_or(SetupError::NoJudge)?;
-    let judge = build_judge(judge_cfg)?;
+    let judge = build_judge_for(judge_cfg, &cfg.model_family, &cfg.stances)?;
     let mut stances = Vec::new();
     for s in &cfg.stances {
         if !(0.0..=1.0).contains(&s.credence) {

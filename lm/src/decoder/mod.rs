@@ -74,6 +74,20 @@ impl Cache {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// Forgets every position from `len` on (a prompt that shares only a prefix with the
+    /// one this cache was built for).
+    pub fn truncate(&mut self, len: usize) -> Result<(), LmError> {
+        if len >= self.len {
+            return Ok(());
+        }
+        for (k, v) in self.kv.iter_mut().flatten() {
+            *k = k.narrow(2, 0, len)?;
+            *v = v.narrow(2, 0, len)?;
+        }
+        self.len = len;
+        Ok(())
+    }
 }
 
 /// A loaded decoder.

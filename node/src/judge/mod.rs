@@ -1,10 +1,15 @@
 //! Judges: what decides a motion, behind one trait.
 //!
 //! * [`scripted::ScriptedJudge`]: deterministic profiles (accuracy, stance bias, position
-//!   bias, inert relevance, noise, seed) for the demo, tests and simulations.
+//!   bias, inert relevance, noise, seed) for tests.
+//! * [`simulated::SimulatedJudge`]: declared noise by the simulator's judge model (skill,
+//!   lineage, biases, seed), labelled `simulated` on every ruling; the demo's arbiters.
 //! * [`command::CommandJudge`]: an external program, motion JSON on stdin, answer JSON
 //!   on stdout.
 //! * [`llm::LlmJudge`]: an OpenAI-compatible chat-completions endpoint.
+//! * `local::LocalJudge` (cargo feature `local-judge`): a GGUF model in the node's own
+//!   process, read by its next-token distribution; [`prompt`] is what both it and the
+//!   endpoint judge are asked.
 //! * Human: no `Judge` impl; motions wait in the durable pending queue until an operator
 //!   answers with `panel node rule` (see `service`).
 //!
@@ -13,7 +18,11 @@
 pub mod answer_json;
 pub mod command;
 pub mod llm;
+#[cfg(feature = "local-judge")]
+pub mod local;
+pub mod prompt;
 pub mod scripted;
+pub mod simulated;
 
 use futures::future::BoxFuture;
 use panel_proto::pb::{Decision, JudgeProvenance, Motion, Quantile, RetrievalReceipt};
@@ -89,6 +98,8 @@ pub enum JudgeError {
         attempts: u32,
         last: String,
     },
+    #[error("local model judge: {0}")]
+    Model(String),
     #[error("scripted judge: {0}")]
     Script(String),
 }
