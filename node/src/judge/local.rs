@@ -311,9 +311,13 @@ impl Inner {
                 .try_into()
                 .unwrap_or([0; 8]),
         );
+        // An exam answer is scored by its probability alone: no rationale is generated for
+        // it, which halves the time of a sitting.
         let text = match first {
-            Some((cache, answer)) => self.rationale(cache, answer, seed, work)?,
-            None => String::new(),
+            Some((cache, answer)) if kind != MotionKind::Exam => {
+                self.rationale(cache, answer, seed, work)?
+            }
+            _ => String::new(),
         };
         let shown: Vec<String> = readings
             .iter()
