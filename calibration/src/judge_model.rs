@@ -97,7 +97,10 @@ mod tests {
         assert!((p_yes(1.0, 1.0, 0.5) - sigmoid(1.0)).abs() < 1e-12);
         assert_eq!(p_yes(2.0, 1.0, 10.0), 0.999);
         assert_eq!(p_yes(2.0, 1.0, -10.0), 0.001);
-        assert!(p_yes(1.0, 0.5, 1.0) < p_yes(1.0, 1.0, 1.0), "confidence scales");
+        assert!(
+            p_yes(1.0, 0.5, 1.0) < p_yes(1.0, 1.0, 1.0),
+            "confidence scales"
+        );
     }
 
     #[test]

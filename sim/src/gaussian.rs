@@ -59,40 +59,9 @@ impl Rng {
     }
 }
 
-/// The standard normal distribution function, from the complementary error function of
-/// Numerical Recipes (`erfc` by Chebyshev fit, relative error below 1.2e-7).
-pub fn normal_cdf(x: f64) -> f64 {
-    let z = x.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let erfc = t * poly.exp();
-    if x >= 0.0 {
-        1.0 - 0.5 * erfc
-    } else {
-        0.5 * erfc
-    }
-}
-
-/// The `x` with `normal_cdf(x) = p`, by bisection (only run once per arbiter).
-pub fn normal_quantile(p: f64) -> f64 {
-    let (mut lo, mut hi) = (-10.0_f64, 10.0_f64);
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if normal_cdf(mid) < p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
-}
+/// The standard normal distribution function and its inverse: the judge model's, shared
+/// with the node's `simulated` judge (`calibration::judge_model`).
+pub use calibration::judge_model::{normal_cdf, normal_quantile};
 
 #[cfg(test)]
 mod tests {

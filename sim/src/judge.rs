@@ -10,7 +10,13 @@
 //! presented first, the more verbose one, yes when the author is of its own family, and
 //! the own stance's side on contested motions. A colluder rules for its coalition's
 //! target; a sybil copies its original.
+//!
+//! The probability of yes and the relevance step are `calibration::judge_model`'s, which
+//! the node's `simulated` judge (`node/src/judge/simulated.rs`) uses too, with the same
+//! error mix (`judge_model::error`, written out here term by term): a simulated arbiter on
+//! a live panel judges by the same model as a simulated pool here.
 
+use calibration::judge_model;
 use panel_machine::acceptance::Stance;
 
 use crate::population::{Arbiter, Population};
@@ -29,10 +35,6 @@ pub struct Ruling {
 
 fn sign(b: bool) -> f64 {
     if b { 1.0 } else { -1.0 }
-}
-
-fn sigmoid(x: f64) -> f64 {
-    1.0 / (1.0 + (-x).exp())
 }
 
 /// Everything but the arbiter's own error: truth, biases, shared errors.
@@ -64,9 +66,7 @@ pub fn rule(a: &Arbiter, pop: &Population, m: &Motion, shared: f64, own: f64) ->
         let step = if a.inert {
             4
         } else {
-            (f64::from(gold) + z / (2.0 * a.skill))
-                .round()
-                .clamp(1.0, 4.0) as u8
+            judge_model::noisy_step(f64::from(gold), z, a.skill, 1, 4)
         };
         return Ruling {
             yes: true,
@@ -75,7 +75,7 @@ pub fn rule(a: &Arbiter, pop: &Population, m: &Motion, shared: f64, own: f64) ->
         };
     }
     let z = latent_mean(a, pop, m, shared, sign(m.truth)) + own_share * own;
-    let p_yes = sigmoid(a.confidence * 2.0 * a.skill * z).clamp(0.001, 0.999) as f32;
+    let p_yes = judge_model::p_yes(a.skill, a.confidence, z) as f32;
     Ruling {
         yes: z > 0.0,
         p_yes,
