@@ -1,4 +1,5 @@
-//! Scripted judge: deterministic profiles for the demo, tests and simulations.
+//! Scripted judge: deterministic profiles for tests. (The demo's arbiters are simulated,
+//! `simulated.rs`: they aim at the truth hint through declared noise.)
 //!
 //! A profile (TOML, docs/WIRE.md "Scripted profiles") sets accuracy, a bias toward a side,
 //! a position bias, inert relevance, noise and a seed. Every draw is derived from

@@ -340,7 +340,11 @@ impl SimulatedJudge {
             out.push_str(&format!(", position {:.2}", p.position_bias));
         }
         if let Some(side) = p.leaning_side().filter(|_| p.stance_bias != 0.0) {
-            out.push_str(&format!(", stance {:.2} to {}", p.stance_bias, side_name(side)));
+            out.push_str(&format!(
+                ", stance {:.2} to {}",
+                p.stance_bias,
+                side_name(side)
+            ));
         }
         out.push(')');
         out
