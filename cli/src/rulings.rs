@@ -213,8 +213,8 @@ mod tests {
     fn the_signed_provenance_reads_as_one_line() {
         let j = JudgeView {
             kind: "llm".into(),
-            model: "qwen2.5-7b".into(),
-            model_version: "qwen2.5-7b-q4 system_fingerprint=fp_1".into(),
+            model: "fixture-model-a".into(),
+            model_version: "fixture-model-a-q4 system_fingerprint=fp_1".into(),
             latency_ms: Some(1840),
             prompt_tokens: Some(912),
             completion_tokens: None,
@@ -222,7 +222,7 @@ mod tests {
         };
         assert_eq!(
             j.line(),
-            "llm qwen2.5-7b (qwen2.5-7b-q4 system_fingerprint=fp_1), 1840 ms, tokens 912 in / ? out, 2 requests"
+            "llm fixture-model-a (fixture-model-a-q4 system_fingerprint=fp_1), 1840 ms, tokens 912 in / ? out, 2 requests"
         );
         let scripted = JudgeView {
             kind: "scripted".into(),

@@ -68,8 +68,8 @@ fn admit(s: &mut State, arbiters: &[(&str, &str, &str, &str)]) {
 }
 
 /// Four admitted arbiters: two stances, two organisations, families x and y (and one of
-/// family `claude`, an advocate's, when `with_claude`).
-fn pool(with_claude: bool) -> State {
+/// family `fixture-family-a`, an advocate's, when `with_advocate_family`).
+fn pool(with_advocate_family: bool) -> State {
     let mut s = State::default();
     let mut arbiters = vec![
         ("a1", "A", "north", "family-x"),
@@ -77,8 +77,8 @@ fn pool(with_claude: bool) -> State {
         ("b1", "B", "north", "family-y"),
         ("b2", "B", "south", "family-x"),
     ];
-    if with_claude {
-        arbiters.push(("c1", "A", "north", "claude"));
+    if with_advocate_family {
+        arbiters.push(("c1", "A", "north", "fixture-family-a"));
     }
     admit(&mut s, &arbiters);
     s
@@ -300,16 +300,16 @@ fn a_run_no_other_family_could_judge_is_refused() {
     admit(
         &mut s,
         &[
-            ("a1", "A", "north", "claude"),
-            ("a2", "A", "south", "gpt"),
-            ("b1", "B", "north", "claude"),
-            ("b2", "B", "south", "gpt"),
+            ("a1", "A", "north", "fixture-family-a"),
+            ("a2", "A", "south", "fixture-family-b"),
+            ("b1", "B", "north", "fixture-family-a"),
+            ("b2", "B", "south", "fixture-family-b"),
         ],
     );
     let r = start(&mut s, 100, RunStart::Crux(crux_start()), 4);
     assert!(
         matches!(&r, ItemReply::Refused { code, message }
-            if code == "procedure_refused" && message.contains("run.advocate_families") && message.contains("claude")),
+            if code == "procedure_refused" && message.contains("run.advocate_families") && message.contains("fixture-family-a")),
         "{r:?}"
     );
     assert!(s.runs.is_empty());

@@ -57,7 +57,9 @@ fn settle_with(
                 arbiter_id: id.to_string(),
                 prior: *prior,
                 organisation: format!("org-{}", i % 3),
-                model_family: Some(["gemini", "llama", "mistral"][i % 3].into()),
+                model_family: Some(
+                    ["fixture-family-c", "fixture-family-d", "fixture-family-e"][i % 3].into(),
+                ),
                 yes: *yes,
                 probability_milli: 700,
                 rationale: rationale.clone(),
@@ -311,7 +313,10 @@ fn a_simulation_run_without_a_script_is_refused() {
 #[test]
 fn advocate_families_are_exposed_and_required() {
     let run = crux::CruxRun::start(baseline(), &ctx(false)).unwrap();
-    assert_eq!(run.advocate_families(), ["claude", "gpt"]);
+    assert_eq!(
+        run.advocate_families(),
+        ["fixture-family-a", "fixture-family-b"]
+    );
     let mut s = baseline();
     s.advocates.retain(|a| a.side == Side::Optimist);
     let err = Run::start(RunStart::Crux(s), &ctx(false)).unwrap_err();

@@ -284,7 +284,13 @@ pub fn simulate(run: &mut CruxRun) -> Observed {
 /// The settlement five scripted arbiters (more when widened) would produce.
 pub fn scripted_settlement(seed: u64, q: &PanelQuestion, step: usize) -> Settlement {
     let priors = [Prior::A, Prior::B, Prior::None];
-    let families = ["gemini", "llama", "mistral", "qwen", "command"];
+    let families = [
+        "fixture-family-c",
+        "fixture-family-d",
+        "fixture-family-e",
+        "fixture-family-f",
+        "fixture-family-g",
+    ];
     let seats = 5 + q.extra_seats as usize;
     let labels: Vec<String> = q.items.iter().map(|i| i.label.clone()).collect();
     let rulings: Vec<PanelRuling> = (0..seats)
