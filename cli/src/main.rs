@@ -41,6 +41,7 @@ mod up_cluster;
 mod up_dissent;
 mod up_example;
 mod up_exams;
+mod up_judges;
 mod up_nodes;
 mod up_procedures;
 mod up_record;

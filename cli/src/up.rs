@@ -51,10 +51,44 @@ pub struct Args {
 pub(crate) struct ArbiterSpec {
     pub(crate) id: &'static str,
     pub(crate) organisation: &'static str,
+    /// The declared lineage (registered model family), which its simulated judge's
+    /// shared error follows.
     pub(crate) model_family: &'static str,
     pub(crate) stance: Stance,
-    /// The scripted judge profile in `profiles.toml`.
-    pub(crate) profile: &'static str,
+    /// Its simulated judge's declared noise (docs/JUDGES.md "Simulated").
+    pub(crate) noise: Noise,
+}
+
+/// A demo arbiter's simulated judge: the settings of its `[judge] kind = "simulated"`.
+pub(crate) struct Noise {
+    /// Probability of a right ruling without bias (skill = Φ⁻¹(accuracy)).
+    pub(crate) accuracy: f64,
+    /// Pull toward the first of two listed items.
+    pub(crate) position_bias: f64,
+    /// Pull toward `leaning`'s side on motions where a yes favours a side.
+    pub(crate) stance_bias: f64,
+    pub(crate) leaning: Option<&'static str>,
+    pub(crate) seed: u64,
+}
+
+/// Share of every demo arbiter's error variance its lineage has in common.
+pub(crate) const LINEAGE_SHARE: f64 = 0.3;
+
+impl ArbiterSpec {
+    /// The profile its node's simulated judge runs with.
+    pub(crate) fn profile(&self) -> panel_node::judge::simulated::SimulatedProfile {
+        let n = &self.noise;
+        panel_node::judge::simulated::SimulatedProfile {
+            accuracy: n.accuracy,
+            confidence: 1.0,
+            lineage: self.model_family.into(),
+            lineage_share: LINEAGE_SHARE,
+            position_bias: n.position_bias,
+            stance_bias: n.stance_bias,
+            leaning: n.leaning.map(str::to_owned),
+            seed: n.seed,
+        }
+    }
 }
 
 const fn arbiter(
@@ -62,70 +96,96 @@ const fn arbiter(
     organisation: &'static str,
     model_family: &'static str,
     stance: Stance,
-    profile: &'static str,
+    noise: Noise,
 ) -> ArbiterSpec {
     ArbiterSpec {
         id,
         organisation,
         model_family,
         stance,
-        profile,
+        noise,
+    }
+}
+
+/// An honest simulated judge: a slight lean to its own stance and to the first item.
+const fn honest(accuracy: f64, leaning: &'static str, seed: u64) -> Noise {
+    Noise {
+        accuracy,
+        position_bias: 0.05,
+        stance_bias: 0.1,
+        leaning: Some(leaning),
+        seed,
     }
 }
 
 /// The worked example's four arbiters (the first four, who alone declare stances for its
-/// debate), then the four more the contested question needs (`up_dissent`): three
-/// calibrated judges and `arb-north-p`, whose judge leans to side B.
+/// debate), then the four more the contested question needs (`up_dissent`): seven honest
+/// simulated judges of accuracy 0.92 to 0.97 in three lineages, and `arb-north-p`, whose
+/// judge leans to side B far more than any evidence moves it. The seeds are chosen so
+/// the story holds (tests in `up_judges`); every ruling still comes from the noisy
+/// judgement.
 pub(crate) const ARBITERS: [ArbiterSpec; 8] = [
     arbiter(
         "arb-north-a",
         "northwind",
-        "family-x",
+        "sim-lineage-x",
         Stance::A,
-        "calibrated",
+        honest(0.95, "A", 44),
     ),
     arbiter(
         "arb-south-a",
         "southbank",
-        "family-y",
+        "sim-lineage-y",
         Stance::A,
-        "calibrated",
+        honest(0.93, "A", 2554),
     ),
     arbiter(
         "arb-north-b",
         "northwind",
-        "family-y",
+        "sim-lineage-y",
         Stance::B,
-        "calibrated",
+        honest(0.96, "B", 29),
     ),
     arbiter(
         "arb-south-b",
         "southbank",
-        "family-x",
+        "sim-lineage-x",
         Stance::B,
-        "calibrated",
+        honest(0.94, "B", 470),
     ),
-    arbiter("arb-north-p", "northwind", "family-z", Stance::B, "leans-b"),
+    arbiter(
+        "arb-north-p",
+        "northwind",
+        "sim-lineage-z",
+        Stance::B,
+        Noise {
+            accuracy: 0.94,
+            position_bias: 0.0,
+            stance_bias: 4.0,
+            leaning: Some("B"),
+            seed: 2365,
+        },
+    ),
     arbiter(
         "arb-north-c",
         "northwind",
-        "family-x",
+        "sim-lineage-x",
         Stance::A,
-        "calibrated",
+        honest(0.95, "A", 387),
     ),
     arbiter(
         "arb-south-c",
         "southbank",
-        "family-y",
+        "sim-lineage-y",
         Stance::A,
-        "calibrated",
+        honest(0.92, "A", 28945),
     ),
     arbiter(
         "arb-south-d",
         "southbank",
-        "family-x",
+        "sim-lineage-x",
         Stance::B,
-        "calibrated",
+        honest(0.97, "B", 59),
     ),
 ];
 

@@ -100,7 +100,8 @@ fn write_replica_config(
 ) -> Result<PathBuf, local::LocalClusterError> {
     let data = state.join("coordinators").join(format!("c{id}"));
     let mut config = local::config::chartered(id, addr, data, issued, witness_urls)?;
-    // The demo's exam carries gold answers for its scripted judges.
+    // The demo's motions and exam carry the truth hint its simulated judges aim at
+    // through their declared noise (docs/JUDGES.md "Simulated").
     config.simulation = Some(true);
     config.windows = panel_coordinator::config::WindowsSection {
         commit_ms: Some(300),

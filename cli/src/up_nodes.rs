@@ -1,5 +1,6 @@
 //! `panel up`'s arbiter nodes: one process per [`ARBITERS`] entry, each with its own key,
-//! config and scripted judge, and the signed registration the charter admits it by.
+//! config and simulated judge (declared noise, docs/JUDGES.md "Simulated"), and the
+//! signed registration the charter admits it by.
 
 use std::fs;
 use std::path::Path;
@@ -11,7 +12,7 @@ use panel_coordinator::local::{Supervisor, free_port};
 use panel_transport::pki;
 
 use crate::output::say;
-use crate::up::ARBITERS;
+use crate::up::{ARBITERS, ArbiterSpec};
 
 /// Starts every arbiter node; returns their registrations, signed by each arbiter and
 /// endorsed by its organisation, for the caller to write once the panel is connected.
@@ -21,11 +22,6 @@ pub fn start(
     issued: &pki::Issued,
     addrs: &[String],
 ) -> Result<Vec<ArbiterRegistration>> {
-    let profiles = state.join("profiles.toml");
-    fs::write(
-        &profiles,
-        "# Scripted judges used by `panel up`: `calibrated` answers as the simulation hint says;\n# `leans-b` does too, unless a yes would favour side A, which it then refuses.\n[profiles.calibrated]\naccuracy = 1.0\nseed = 7\n\n[profiles.leans-b]\naccuracy = 1.0\nbias_side = \"B\"\nbias = 0.6\nseed = 11\n",
-    )?;
     // Every node trusts the cluster's motion key, which the charter names (docs/WIRE.md
     // "Motion, layout v1").
     let motion_public = &issued.charter.motion_key;
@@ -48,11 +44,10 @@ pub fn start(
             Stance::None => "none",
         };
         let config = format!(
-            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\ncoordinators = [{reveal_to}]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n[judge]\nkind = \"scripted\"\nprofiles = \"{}\"\nprofile = \"{}\"\n\n# The demo's sources are served on loopback; retrieval reads only public\n# addresses unless a host is listed (docs/JUDGES.md).\n[retrieval]\nallow_hosts = [\"127.0.0.1\"]\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
+            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\ncoordinators = [{reveal_to}]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n{}\n# The demo's sources are served on loopback; retrieval reads only public\n# addresses unless a host is listed (docs/JUDGES.md).\n[retrieval]\nallow_hosts = [\"127.0.0.1\"]\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
             spec.organisation,
             spec.model_family,
-            profiles.display(),
-            spec.profile,
+            judge_section(spec),
             issued.dir(&pki::node_dir_name(spec.id)).display(),
             issued.charter_path().display()
         );
@@ -83,12 +78,38 @@ pub fn start(
         reg.attestation = Some(panel_coordinator::charter::attest(&reg, &key, &roster)?);
         regs.push(reg);
         say!(
-            "started arbiter node {:<12} stance {side}, {}, {}, {}",
+            "started arbiter node {:<12} stance {side}, {}, {}, simulated judge of accuracy {:.2}{}, {}",
             spec.id,
             spec.organisation,
             spec.model_family,
+            spec.noise.accuracy,
+            if spec.noise.stance_bias > 1.0 {
+                format!(" leaning hard to {}", spec.noise.leaning.unwrap_or("none"))
+            } else {
+                String::new()
+            },
             format_args!("https://127.0.0.1:{port}")
         );
     }
     Ok(regs)
+}
+
+/// The node's `[judge]` section: a simulated judge with the arbiter's declared noise.
+pub(crate) fn judge_section(spec: &ArbiterSpec) -> String {
+    let p = spec.profile();
+    format!(
+        "# A simulated arbiter (docs/JUDGES.md \"Simulated\"): it aims at the simulation's\n\
+         # truth hint through declared noise; its rulings are labelled judge_kind = simulated.\n\
+         [judge]\nkind = \"simulated\"\naccuracy = {}\nlineage = \"{}\"\nlineage_share = {}\n\
+         position_bias = {}\nstance_bias = {}\n{}seed = {}\n",
+        p.accuracy,
+        p.lineage,
+        p.lineage_share,
+        p.position_bias,
+        p.stance_bias,
+        p.leaning
+            .as_ref()
+            .map_or(String::new(), |l| format!("leaning = \"{l}\"\n")),
+        p.seed
+    )
 }

@@ -1,7 +1,8 @@
 //! The other seeds' procedures in `panel up` (docs/PROCEDURES.md): after the Crucible
 //! example, one Crux decision, one falsification run and one decision dossier go through
-//! the same local panel with scripted judges and scripted role inputs, and each prints
-//! its report.
+//! the same local panel of simulated arbiters with scripted fixture role inputs, and each
+//! prints its report. The record says so: each run's convener is [`CONVENER`], and the
+//! crux fixture's advocates are `scripted-fixture` models.
 
 use crate::output::say;
 use std::collections::VecDeque;
@@ -30,6 +31,10 @@ impl Which {
         self == Which::All || self == one
     }
 }
+
+/// Who convenes the demo's runs, as the record (and `panel dash`) names them: the role
+/// inputs are fixture text written for a scripted run, not any advocate's or critic's work.
+pub const CONVENER: &str = "panel-up (scripted fixture role inputs)";
 
 /// How long one demo run may take on the local panel.
 const PATIENCE: Duration = Duration::from_secs(180);
@@ -101,7 +106,7 @@ pub async fn run(c: &mut Cluster, which: Which) -> Result<Vec<String>> {
                 min_per_stance: 1,
                 policy: d.policy,
                 simulation: true,
-                convener: "panel-up".into(),
+                convener: CONVENER.into(),
                 retry_of: None,
                 role_keys: keys.public(),
             },

@@ -192,7 +192,7 @@ fn expectations() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
             vec![
                 "arb-south-b",
                 "northwind",
-                "family-y",
+                "sim-lineage-y",
                 "Exam reliability: arb-north-a",
                 "Observed frequency of yes",
                 "Not flagged",

@@ -336,6 +336,48 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
     let record: Value =
         serde_json::from_slice(&std::fs::read(&path).expect("read record")).expect("json");
 
+    // Every ruling on the record comes from a simulated arbiter and says so, with the
+    // parameters behind it; no node of the demo is configured with a real product's model.
+    let reveals: Vec<pb::Reveal> = entries(&record)
+        .iter()
+        .filter_map(|e| e["command"]["SubmitReveal"]["reveal"].as_str())
+        .map(decode_reveal)
+        .collect();
+    assert!(reveals.len() > 100, "{} reveals", reveals.len());
+    for rv in &reveals {
+        let r = rv
+            .signed_ruling
+            .as_ref()
+            .and_then(|s| s.ruling.as_ref())
+            .expect("a ruling");
+        let p = r.provenance.as_ref().expect("provenance");
+        assert_eq!(
+            (p.judge_kind.as_str(), p.model.as_str()),
+            ("simulated", "simulated")
+        );
+        assert!(p.model_version.starts_with("simulated/skill-"), "{p:?}");
+        // A crux report's rationale is the report itself (JSON), a source the node could
+        // not retrieve is said so by the node; every other says what answered.
+        assert!(
+            r.rationale.starts_with("simulated arbiter")
+                || r.rationale.starts_with('{')
+                || r.rationale.starts_with("The source could not be retrieved"),
+            "{}",
+            r.rationale
+        );
+    }
+    for node in std::fs::read_dir(state.join("nodes")).expect("nodes") {
+        let toml = std::fs::read_to_string(node.expect("node").path().join("node.toml"))
+            .expect("node.toml")
+            .to_lowercase();
+        assert!(toml.contains("kind = \"simulated\""), "{toml}");
+        for name in [
+            "claude", "gpt", "gemini", "llama", "mistral", "qwen", "openai",
+        ] {
+            assert!(!toml.contains(name), "{name} in {toml}");
+        }
+    }
+
     // 1. A changed decision inside a submitted reveal: the signature no longer verifies.
     let (reveals, _close) = revealed_motion(&record);
     let i = reveals[0];
