@@ -2,9 +2,9 @@
 //! starts 3 replicas and 4 arbiter nodes; then a Crux decision, a falsification run and a
 //! decision dossier (and its retry) run through the CLI with simulated arbiters and
 //! scripted fixture role inputs; malformed and refused documents fail with the JSON path
-//! or the rule and leave nothing on the record; a refused role input (a critic shifting its goalposts)
-//! changes nothing; the exported record verifies offline with its runs, and a tampered
-//! run is caught.
+//! or the rule and leave nothing on the record; a refused role input (a critic shifting
+//! its goalposts) changes nothing; the exported record verifies offline with its runs, and
+//! a tampered run is caught.
 
 use std::path::{Path, PathBuf};
 
