@@ -45,6 +45,24 @@ pub struct Args {
     /// the narration goes to stderr.
     #[arg(long)]
     json: bool,
+    /// Who judges. `simulated` (the default): eight simulated arbiters with declared noise,
+    /// labelled simulated on every ruling, in seconds. `local`: the worked example's four
+    /// arbiters are real models in their nodes' processes (Gemma 3 270M and Qwen2.5 Coder
+    /// 0.5B, each on both declared priors), scored by the exam from their own answers; needs
+    /// `--features local-judge` and `scripts/models.sh`, and takes minutes.
+    #[arg(long, value_enum, default_value = "simulated")]
+    judge: JudgeChoice,
+    /// Folder of the model files for `--judge local` (default: $PANEL_MODELS, else
+    /// ~/.cache/crucible-panel/models).
+    #[arg(long)]
+    models: Option<PathBuf>,
+}
+
+/// `panel up --judge`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum JudgeChoice {
+    Simulated,
+    Local,
 }
 
 /// One arbiter node of the local panel.
@@ -225,7 +243,7 @@ pub(crate) struct Panel {
 
 impl Panel {
     /// The CLI's client of the local replicas, over the federation's client certificate.
-    fn connect(state: &Path, addrs: &[String], issued: &pki::Issued) -> Result<Panel> {
+    pub(crate) fn connect(state: &Path, addrs: &[String], issued: &pki::Issued) -> Result<Panel> {
         Ok(Panel {
             coordinators: Coordinators::connect(&ClusterArgs {
                 addr: addrs.to_vec(),
@@ -260,11 +278,28 @@ impl Panel {
 /// exam, the paper's worked example is played through the panel, then the contested
 /// question and the other procedures; the record is exported and verified offline.
 async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
+    if args.judge == JudgeChoice::Local {
+        return crate::up_local::run(&args.state, args.models.as_deref(), cluster).await;
+    }
     let state = up_cluster::fresh_state(&args.state)?;
     let (issued, operator) = up_cluster::certificates(&state)?;
     let sources = up_example::serve_sources(&state).await?;
-    let addrs = up_cluster::start_coordinators(cluster, &state, &issued, operator).await?;
-    let registrations = up_nodes::start(cluster, &state, &issued, &addrs)?;
+    let addrs = up_cluster::start_coordinators(
+        cluster,
+        &state,
+        &issued,
+        operator,
+        up_cluster::Judging::SIMULATED,
+    )
+    .await?;
+    let registrations = up_nodes::start(
+        cluster,
+        &state,
+        &issued,
+        &addrs,
+        &ARBITERS,
+        &up_nodes::simulated,
+    )?;
     let mut panel = Panel::connect(&state, &addrs, &issued)?;
     for r in registrations {
         panel.write(ClientCommand::RegisterArbiter(r)).await?;

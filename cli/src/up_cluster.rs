@@ -46,6 +46,33 @@ pub fn certificates(state: &Path) -> Result<(pki::Issued, Transport)> {
     Ok((issued, operator))
 }
 
+/// What the replicas are set up for: the judges the panel runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Judging {
+    /// Motions and the exam carry the truth hint simulated judges aim at through their
+    /// declared noise (docs/JUDGES.md "Simulated"); never for real judges.
+    pub simulation: bool,
+    pub commit_ms: u64,
+    pub exam_ms: u64,
+}
+
+impl Judging {
+    /// Simulated judges answer in microseconds.
+    pub const SIMULATED: Self = Self {
+        simulation: true,
+        commit_ms: 300,
+        exam_ms: 3000,
+    };
+    /// Local models: about 2 s per ruling and 4 s per two-order motion on a quiet core,
+    /// four nodes sharing two cores (BENCHMARKS.md "Local judge"); a sitting of 64 items
+    /// at about 8 s each under that sharing.
+    pub const LOCAL: Self = Self {
+        simulation: false,
+        commit_ms: 90_000,
+        exam_ms: 600_000,
+    };
+}
+
 /// Starts the witnesses, then three replicas from their config files, forms the Raft
 /// group and waits for a leader; returns the replicas' addresses.
 pub async fn start_coordinators(
@@ -53,6 +80,7 @@ pub async fn start_coordinators(
     state: &Path,
     issued: &pki::Issued,
     operator: Transport,
+    judging: Judging,
 ) -> Result<Vec<String>> {
     // One witness per organisation, each with its own key: they cosign the log's
     // checkpoints, so no single organisation can publish another history of the record.
@@ -69,7 +97,7 @@ pub async fn start_coordinators(
     );
     let replicas =
         LocalCluster::spawn(cluster, local::loopback_addrs(3)?, operator, |id, addr| {
-            let config = write_replica_config(state, id, addr, issued, &witness_urls)?;
+            let config = write_replica_config(state, id, addr, issued, &witness_urls, judging)?;
             let log = state.join("logs").join(format!("coordinator-{id}.log"));
             Ok(ReplicaLaunch::config_file(&config, log))
         })?;
@@ -97,15 +125,14 @@ fn write_replica_config(
     addr: &str,
     issued: &pki::Issued,
     witness_urls: &[String],
+    judging: Judging,
 ) -> Result<PathBuf, local::LocalClusterError> {
     let data = state.join("coordinators").join(format!("c{id}"));
     let mut config = local::config::chartered(id, addr, data, issued, witness_urls)?;
-    // The demo's motions and exam carry the truth hint its simulated judges aim at
-    // through their declared noise (docs/JUDGES.md "Simulated").
-    config.simulation = Some(true);
+    config.simulation = Some(judging.simulation);
     config.windows = panel_coordinator::config::WindowsSection {
-        commit_ms: Some(300),
-        exam_ms: Some(3000),
+        commit_ms: Some(judging.commit_ms),
+        exam_ms: Some(judging.exam_ms),
         ..Default::default()
     };
     local::config::write(&state.join("config"), id, &config, "`panel up`")

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use panel_coordinator::command::Query;
+use panel_coordinator::model::Arbiter as ArbiterView;
 use panel_coordinator::query::ArbitersReply;
 
 use crate::output::say;
@@ -27,21 +28,38 @@ pub async fn wait_for_admission(panel: &Panel, state: &Path) -> Result<Names> {
          the answers are scored once the key is revealed ...",
         panel_coordinator::exam_sitting::DRAW.items()
     );
+    let arbiters = wait_scored(panel, state, ARBITERS.len(), EXAM_PATIENCE).await?;
+    print_scores(&arbiters);
+    if arbiters.iter().any(|a| !a.admitted) {
+        bail!(
+            "not every arbiter was admitted; the demo needs all {}",
+            ARBITERS.len()
+        );
+    }
+    Ok(crate::rulings::names_from_arbiters(&arbiters))
+}
+
+/// Waits until `count` arbiters' exams are scored, with a progress bar; returns them.
+pub async fn wait_scored(
+    panel: &Panel,
+    state: &Path,
+    count: usize,
+    patience: Duration,
+) -> Result<Vec<ArbiterView>> {
     let started = Instant::now();
-    let mut progress = crate::progress::Progress::new(ARBITERS.len() as u64, "exams scored");
+    let mut progress = crate::progress::Progress::new(count as u64, "exams scored");
     let arbiters = loop {
         let v: ArbitersReply = panel.coordinators.read_as(&Query::Arbiters).await?;
         let list = v.arbiters;
         let done = list.iter().filter(|a| a.exam.is_some()).count();
         progress.set(done as u64);
-        if done == ARBITERS.len() {
+        if done == count {
             break list;
         }
-        if started.elapsed() > EXAM_PATIENCE {
+        if started.elapsed() > patience {
             bail!(
-                "only {done} of {} arbiters finished the exam in {} s; see {}",
-                ARBITERS.len(),
-                EXAM_PATIENCE.as_secs(),
+                "only {done} of {count} arbiters finished the exam in {} s; see {}",
+                patience.as_secs(),
                 state.join("logs").display()
             );
         }
@@ -49,6 +67,11 @@ pub async fn wait_for_admission(panel: &Panel, state: &Path) -> Result<Names> {
     };
     progress.finish();
     say!("  all exams scored in {} s", started.elapsed().as_secs());
+    Ok(arbiters)
+}
+
+/// Every arbiter's scores, one line each, with why it was refused.
+pub fn print_scores(arbiters: &[ArbiterView]) {
     say!(
         "  {:<12} {:<6} {:<10} {:>7} {:>8} {:>9} {:>6}  admitted",
         "arbiter",
@@ -59,7 +82,7 @@ pub async fn wait_for_admission(panel: &Panel, state: &Path) -> Result<Names> {
         "log",
         "C"
     );
-    for a in &arbiters {
+    for a in arbiters {
         let exam = a.exam_record().and_then(Result::ok);
         let s = exam.as_ref().map(|e| &e.scores);
         let b = s.and_then(|s| s.binary.as_ref());
@@ -85,11 +108,4 @@ pub async fn wait_for_admission(panel: &Panel, state: &Path) -> Result<Names> {
             }
         );
     }
-    if arbiters.iter().any(|a| !a.admitted) {
-        bail!(
-            "not every arbiter was admitted; the demo needs all {}",
-            ARBITERS.len()
-        );
-    }
-    Ok(crate::rulings::names_from_arbiters(&arbiters))
 }

@@ -12,15 +12,43 @@ use panel_coordinator::local::{Supervisor, free_port};
 use panel_transport::pki;
 
 use crate::output::say;
-use crate::up::{ARBITERS, ArbiterSpec};
+use crate::up::ArbiterSpec;
 
 /// Starts every arbiter node; returns their registrations, signed by each arbiter and
 /// endorsed by its organisation, for the caller to write once the panel is connected.
+/// What one node judges with: its `[judge]` section, the lineage it declares, and a line
+/// saying so.
+pub struct NodeJudge {
+    pub model_family: String,
+    pub section: String,
+    pub described: String,
+}
+
+/// The demo's simulated judge of `spec`.
+pub fn simulated(spec: &ArbiterSpec) -> Result<NodeJudge> {
+    Ok(NodeJudge {
+        model_family: spec.model_family.into(),
+        section: judge_section(spec),
+        described: format!(
+            "{}, simulated judge of accuracy {:.2}{}",
+            spec.model_family,
+            spec.noise.accuracy,
+            if spec.noise.stance_bias > 1.0 {
+                format!(" leaning hard to {}", spec.noise.leaning.unwrap_or("none"))
+            } else {
+                String::new()
+            }
+        ),
+    })
+}
+
 pub fn start(
     cluster: &mut Supervisor,
     state: &Path,
     issued: &pki::Issued,
     addrs: &[String],
+    specs: &[ArbiterSpec],
+    judge_of: &dyn Fn(&ArbiterSpec) -> Result<NodeJudge>,
 ) -> Result<Vec<ArbiterRegistration>> {
     // Every node trusts the cluster's motion key, which the charter names (docs/WIRE.md
     // "Motion, layout v1").
@@ -33,7 +61,8 @@ pub fn start(
         .collect::<Vec<_>>()
         .join(", ");
     let mut regs = Vec::new();
-    for spec in &ARBITERS {
+    for spec in specs {
+        let judge = judge_of(spec)?;
         let dir = state.join("nodes").join(spec.id);
         fs::create_dir_all(&dir)?;
         let key = panel_node::keyfile::keygen(&dir.join("arbiter.key"), true)?;
@@ -46,8 +75,8 @@ pub fn start(
         let config = format!(
             "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\norganisation = \"{}\"\nmodel_family = \"{}\"\ncoordinator_keys = [\"{motion_public}\"]\ncoordinators = [{reveal_to}]\n\n[[stances]]\ndebate_id = \"deb_1\"\nside = \"{side}\"\ncredence = 0.7\n\n{}\n# The demo's sources are served on loopback; retrieval reads only public\n# addresses unless a host is listed (docs/JUDGES.md).\n[retrieval]\nallow_hosts = [\"127.0.0.1\"]\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
             spec.organisation,
-            spec.model_family,
-            judge_section(spec),
+            judge.model_family,
+            judge.section,
             issued.dir(&pki::node_dir_name(spec.id)).display(),
             issued.charter_path().display()
         );
@@ -66,7 +95,7 @@ pub fn start(
             arbiter_id: spec.id.into(),
             public_key: hex::encode(key.verifying_key().as_bytes()),
             organisation: spec.organisation.into(),
-            model_family: spec.model_family.into(),
+            model_family: judge.model_family.clone(),
             stance: spec.stance,
             endpoint: format!("https://127.0.0.1:{port}"),
             attestation: None,
@@ -78,17 +107,10 @@ pub fn start(
         reg.attestation = Some(panel_coordinator::charter::attest(&reg, &key, &roster)?);
         regs.push(reg);
         say!(
-            "started arbiter node {:<12} stance {side}, {}, {}, simulated judge of accuracy {:.2}{}, {}",
+            "started arbiter node {:<12} stance {side}, {}, {}, https://127.0.0.1:{port}",
             spec.id,
             spec.organisation,
-            spec.model_family,
-            spec.noise.accuracy,
-            if spec.noise.stance_bias > 1.0 {
-                format!(" leaning hard to {}", spec.noise.leaning.unwrap_or("none"))
-            } else {
-                String::new()
-            },
-            format_args!("https://127.0.0.1:{port}")
+            judge.described,
         );
     }
     Ok(regs)

@@ -131,6 +131,17 @@ pub enum JudgeConfig {
         max_retries: u32,
         #[serde(default = "default_backoff")]
         backoff_ms: u64,
+        /// Replaces the default system prompt (as for `local`).
+        #[serde(default)]
+        system_prompt: Option<String>,
+        /// Who this arbiter is, in the operator's words; with the declared stances it goes
+        /// into the system message of every request.
+        #[serde(default)]
+        persona: Option<String>,
+        /// Sampling temperature of every request, in [0, 2]; a probability read from the
+        /// endpoint's log-probabilities does not depend on it.
+        #[serde(default)]
+        temperature: f64,
     },
     Human,
 }
@@ -452,6 +463,28 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("unknown field `skil`"), "{e}");
+    }
+
+    #[test]
+    fn an_llm_judge_takes_a_persona_a_system_prompt_and_a_temperature() {
+        let cfg: NodeConfig = toml::from_str(
+            "[judge]\nkind = \"llm\"\nbase_url = \"http://127.0.0.1:8081/v1\"\nmodel = \"m\"\n\
+             system_prompt = \"You judge debates.\"\npersona = \"A careful economist.\"\n\
+             temperature = 0.3\n",
+        )
+        .unwrap();
+        let Some(JudgeConfig::Llm {
+            system_prompt,
+            persona,
+            temperature,
+            ..
+        }) = cfg.judge
+        else {
+            panic!("an llm judge");
+        };
+        assert_eq!(system_prompt.as_deref(), Some("You judge debates."));
+        assert_eq!(persona.as_deref(), Some("A careful economist."));
+        assert_eq!(temperature, 0.3);
     }
 
     #[test]

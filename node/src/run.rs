@@ -305,6 +305,9 @@ pub fn build_judge_for(
             timeout_ms,
             max_retries,
             backoff_ms,
+            system_prompt,
+            persona,
+            temperature,
         } => {
             if *max_retries > MAX_LLM_RETRIES {
                 return Err(SetupError::TooManyRetries(*max_retries).into());
@@ -331,21 +334,28 @@ pub fn build_judge_for(
                 },
                 None => TrustRoots::System,
             };
-            Some(Arc::new(LlmJudge::new(LlmSettings {
-                base_url: base_url.clone(),
-                model: model.clone(),
-                api_key,
-                timeout: Duration::from_millis(*timeout_ms),
-                max_retries: *max_retries,
-                backoff: Duration::from_millis(*backoff_ms),
-                roots,
-            })?))
+            Some(Arc::new(
+                LlmJudge::new(LlmSettings {
+                    base_url: base_url.clone(),
+                    model: model.clone(),
+                    api_key,
+                    timeout: Duration::from_millis(*timeout_ms),
+                    max_retries: *max_retries,
+                    backoff: Duration::from_millis(*backoff_ms),
+                    roots,
+                })?
+                .with_persona(
+                    persona_of(system_prompt.clone(), persona.clone(), stances),
+                    *temperature,
+                )?,
+            ))
         }
         JudgeConfig::Human => None,
     })
 }
 
-/// The fields of `[judge] kind = "local"`.
+/// The fields of `[judge] kind = "local"` (read only by a build with the local judge).
+#[cfg_attr(not(feature = "local-judge"), allow(dead_code))]
 struct LocalJudgeConfig<'a> {
     model: &'a std::path::Path,
     system_prompt: &'a Option<String>,
@@ -686,6 +696,9 @@ mod tests {
             timeout_ms: 1000,
             max_retries: 1,
             backoff_ms: 10,
+            system_prompt: None,
+            persona: None,
+            temperature: 0.0,
         }
     }
 

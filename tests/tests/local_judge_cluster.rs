@@ -86,9 +86,12 @@ fn a_local_model_node_sits_the_sealed_exam_over_mutual_tls() {
         &["--exam-window-ms".into(), "300000".into()],
     );
     let none = root.path().join("none.log");
-    poll("the group is chartered", Duration::from_secs(60), &none, || {
-        json(&c, &["arbiter", "list", "--json"])
-    });
+    poll(
+        "the group is chartered",
+        Duration::from_secs(60),
+        &none,
+        || json(&c, &["arbiter", "list", "--json"]),
+    );
 
     let dir = root.path().join("node");
     std::fs::create_dir_all(&dir).unwrap();
@@ -122,7 +125,7 @@ fn a_local_model_node_sits_the_sealed_exam_over_mutual_tls() {
         .env("NO_COLOR", "1")
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap());
-    let _node = ChildGuard::spawn("local node", cmd);
+    let node = ChildGuard::spawn("local node", cmd);
 
     // Registered with the arbiter's own signature and the organisation's endorsement.
     let north = c.pki.signing_key_path("northwind");
@@ -154,11 +157,20 @@ fn a_local_model_node_sits_the_sealed_exam_over_mutual_tls() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    let mut node = node;
     let shown = poll(
         "the local node's exam is scored",
         Duration::from_secs(720),
         &log,
         || {
+            // A node that stopped (a binary without the local judge, a model that does not
+            // load) fails the test now, with its log.
+            if let Some(status) = node.child_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                panic!(
+                    "the local node exited ({status}):\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
             json(&c, &["arbiter", "show", "arb-gemma", "--json"])
                 .filter(|a| !a["exam"].is_null() && !a["exam"]["scores"].is_null())
         },

@@ -226,8 +226,14 @@ async fn llm_judge_asks_both_orders_retries_and_signs() {
             .all(|s| s.authorization.as_deref() == Some("Bearer sekrit"))
     );
     assert!(seen.iter().all(|s| s.path == "/v1/chat/completions"));
+    // The first question asked for token log-probabilities (the 503 and its retry); the
+    // double gives none, so every later request asked for the JSON answer.
+    let (probes, stated): (Vec<&Seen>, Vec<&Seen>) =
+        seen.iter().partition(|s| s.body["logprobs"] == true);
+    assert_eq!(probes.len(), 2, "{probes:?}");
     assert!(
-        seen.iter()
+        stated
+            .iter()
             .all(|s| s.body["response_format"]["type"] == "json_schema")
     );
     assert!(

@@ -28,6 +28,9 @@ use futures::future::BoxFuture;
 use panel_proto::pb::{Decision, JudgeProvenance, Motion, Quantile, RetrievalReceipt};
 use thiserror::Error;
 
+/// Whether this build carries the in-process model judge (cargo feature `local-judge`).
+pub const LOCAL_JUDGE_BUILT: bool = cfg!(feature = "local-judge");
+
 /// A judge's answer to a motion, before the arbiter binds it to the motion and signs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeAnswer {
