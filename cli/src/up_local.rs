@@ -6,7 +6,7 @@
 //! With the shipped small models the exam admits nobody (BENCHMARKS.md "Local judge"), and
 //! the run says so and why instead of pretending.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -24,17 +24,6 @@ use crate::{up_example, up_exams};
 /// The two model files, by lineage, as `scripts/models.sh` names them.
 const GEMMA: &str = "gemma3-270m-q4_k_m.gguf";
 const QWEN: &str = "qwen2.5-coder-0.5b-instruct.gguf";
-
-/// Where the model files are: `--models`, else `$PANEL_MODELS`, else
-/// `~/.cache/crucible-panel/models`.
-pub fn models_dir(flag: Option<&Path>) -> PathBuf {
-    flag.map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("PANEL_MODELS").map(PathBuf::from))
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
-                .join(".cache/crucible-panel/models")
-        })
-}
 
 /// The worked example's arbiters with their models: each lineage on stance A and B, one in
 /// each organisation.
@@ -72,7 +61,7 @@ pub async fn run(
              `cargo run --release --features local-judge -- up --judge local`"
         );
     }
-    let models = models_dir(models);
+    let models = panel_node::judge::models_dir(models);
     for file in [GEMMA, QWEN] {
         if !models.join(file).exists() {
             bail!(

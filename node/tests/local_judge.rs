@@ -17,12 +17,7 @@ use panel_proto::pb::{
 };
 
 fn gemma() -> Option<PathBuf> {
-    let dir = std::env::var_os("PANEL_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
-                .join(".cache/crucible-panel/models")
-        });
+    let dir = panel_node::judge::models_dir(None);
     let path = dir.join("gemma3-270m-q4_k_m.gguf");
     if path.exists() {
         return Some(path);

@@ -26,7 +26,9 @@ use panel_proto::pb::{
 use panel_proto::ruling_check::{MAX_MODEL_BYTES, MAX_RATIONALE_BYTES, binary_pair};
 use sha2::{Digest, Sha256};
 
-use super::prompt::{Instructions, Persona, Presentation, Question, Scale, question};
+use super::prompt::{
+    Instructions, Persona, Presentation, Question, Scale, question, read_binary, read_scale,
+};
 use super::{Judge, JudgeAnswer, JudgeError, Retrieved};
 
 /// Settings of the local judge (`[judge] kind = "local"`).
@@ -273,13 +275,6 @@ impl Inner {
             let tokens = self.prompt(ins, &p.user)?;
             let (cache, next) = self.feed(&tokens, work)?;
             let (y, n) = (next.mass(&self.yes), next.mass(&self.no));
-            let mass = (y + n).clamp(0.0, 1.0);
-            let p_yes = if y + n > 0.0 { y / (y + n) } else { 0.5 };
-            let p_aff = if p.yes_is_affirmative {
-                p_yes
-            } else {
-                1.0 - p_yes
-            };
             if first.is_none() {
                 let best = |ids: &[u32]| {
                     ids.iter()
@@ -298,11 +293,7 @@ impl Inner {
                     },
                 ));
             }
-            readings.push(OrderReading {
-                order: p.order.into(),
-                p_affirmative: p_aff,
-                answer_mass: mass,
-            });
+            readings.push(read_binary(p, y, n));
         }
         let prob = readings.iter().map(|r| r.p_affirmative).sum::<f64>() / readings.len() as f64;
         let decision = if prob >= 0.5 { aff } else { neg };
@@ -373,27 +364,7 @@ impl Inner {
             .steps()
             .map(|d| (d, next.mass(&self.digits[d as usize])))
             .collect();
-        let total: f64 = masses.iter().map(|(_, w)| w).sum();
-        let (step, conf) = if total > 0.0 {
-            match scale {
-                // Relevance is an expectation over the steps; a tier is the likeliest one.
-                Scale::Relevance => {
-                    let e = masses.iter().map(|(d, w)| f64::from(*d) * w).sum::<f64>() / total;
-                    let s = (e.round() as u32).clamp(1, 4);
-                    (s, masses[(s - 1) as usize].1 / total)
-                }
-                Scale::Tier => {
-                    let (d, w) = masses
-                        .iter()
-                        .copied()
-                        .max_by(|a, b| a.1.total_cmp(&b.1))
-                        .unwrap_or((3, 0.0));
-                    (d, w / total)
-                }
-            }
-        } else {
-            (if scale == Scale::Relevance { 2 } else { 3 }, 0.0)
-        };
+        let (step, conf, total) = read_scale(scale, &masses);
         let answer = JudgeAnswer {
             decision: Decision::None,
             probability: conf.clamp(0.0, 1.0),

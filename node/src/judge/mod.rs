@@ -31,6 +31,17 @@ use thiserror::Error;
 /// Whether this build carries the in-process model judge (cargo feature `local-judge`).
 pub const LOCAL_JUDGE_BUILT: bool = cfg!(feature = "local-judge");
 
+/// Where the local judge's model files are: `flag`, else `$PANEL_MODELS`, else
+/// `~/.cache/crucible-panel/models` (where `scripts/models.sh` puts them).
+pub fn models_dir(flag: Option<&std::path::Path>) -> std::path::PathBuf {
+    flag.map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::var_os("PANEL_MODELS").map(std::path::PathBuf::from))
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
+                .join(".cache/crucible-panel/models")
+        })
+}
+
 /// A judge's answer to a motion, before the arbiter binds it to the motion and signs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeAnswer {

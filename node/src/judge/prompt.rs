@@ -261,6 +261,50 @@ pub fn question(m: &Motion, content: &dyn Fn(&str) -> String) -> Question {
     ])
 }
 
+/// The step an ordinal answer takes from the probabilities of its digits (`masses`: step
+/// and probability, in step order), its confidence, and the mass on digits at all.
+/// Relevance is the expectation over the steps, rounded; a tier is the likeliest step.
+pub fn read_scale(scale: Scale, masses: &[(u32, f64)]) -> (u32, f64, f64) {
+    let total: f64 = masses.iter().map(|(_, w)| w).sum();
+    if total <= 0.0 {
+        let middle = if scale == Scale::Relevance { 2 } else { 3 };
+        return (middle, 0.0, 0.0);
+    }
+    let (step, weight) = match scale {
+        Scale::Relevance => {
+            let e = masses.iter().map(|(d, w)| f64::from(*d) * w).sum::<f64>() / total;
+            let s = (e.round() as u32).clamp(1, 4);
+            let w = masses.iter().find(|(d, _)| *d == s).map_or(0.0, |m| m.1);
+            (s, w)
+        }
+        Scale::Tier => masses
+            .iter()
+            .copied()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or((3, 0.0)),
+    };
+    (step, weight / total, total.clamp(0.0, 1.0))
+}
+
+/// One presentation's reading from the probabilities of the "Yes" and "No" spellings:
+/// P(yes) normalised over the two, turned into P(affirmative) for this order.
+pub fn read_binary(p: &Presentation, yes: f64, no: f64) -> panel_proto::pb::OrderReading {
+    let p_yes = if yes + no > 0.0 {
+        yes / (yes + no)
+    } else {
+        0.5
+    };
+    panel_proto::pb::OrderReading {
+        order: p.order.into(),
+        p_affirmative: if p.yes_is_affirmative {
+            p_yes
+        } else {
+            1.0 - p_yes
+        },
+        answer_mass: (yes + no).clamp(0.0, 1.0),
+    }
+}
+
 fn ordinal(head: &str, q_text: &str, items: &[ProjectionItem], scale: Scale) -> Question {
     let mut user = head.to_owned();
     for it in items {
@@ -325,6 +369,30 @@ mod tests {
         assert!(p[0].user.find("new text") < p[0].user.find("old text"));
         assert!(p[1].user.find("old text") < p[1].user.find("new text"));
         assert!(p[0].yes_is_affirmative && !p[1].yes_is_affirmative);
+    }
+
+    #[test]
+    fn readings_turn_token_masses_into_affirmative_probabilities_and_steps() {
+        let given = Presentation {
+            order: "as-given",
+            user: String::new(),
+            yes_is_affirmative: true,
+        };
+        let swapped = Presentation {
+            order: "swapped",
+            user: String::new(),
+            yes_is_affirmative: false,
+        };
+        let r = read_binary(&given, 0.6, 0.2);
+        assert!((r.p_affirmative - 0.75).abs() < 1e-12 && (r.answer_mass - 0.8).abs() < 1e-12);
+        assert!((read_binary(&swapped, 0.6, 0.2).p_affirmative - 0.25).abs() < 1e-12);
+        assert_eq!(read_binary(&given, 0.0, 0.0).p_affirmative, 0.5);
+        // Relevance: the expectation (2.6 rounds to 3); tier: the likeliest step.
+        let m = [(1, 0.1), (2, 0.3), (3, 0.5), (4, 0.1)];
+        assert_eq!(read_scale(Scale::Relevance, &m).0, 3);
+        let t = [(1, 0.1), (2, 0.6), (3, 0.1), (4, 0.1), (5, 0.1)];
+        assert_eq!(read_scale(Scale::Tier, &t).0, 2);
+        assert_eq!(read_scale(Scale::Tier, &[]).0, 3);
     }
 
     #[test]
