@@ -42,7 +42,9 @@ use panel_proto::ruling_check::{MAX_MODEL_BYTES, MAX_RATIONALE_BYTES, binary_pai
 use serde_json::{Value, json};
 
 use super::answer_json::{allowed_decisions, check_against_motion, motion_json, parse_answer};
-use super::prompt::{Instructions, Persona, Presentation, Question, Scale, question};
+use super::prompt::{
+    Instructions, Persona, Presentation, Question, Scale, question, read_binary, read_scale,
+};
 use super::{Judge, JudgeAnswer, JudgeError, Retrieved};
 use crate::address::Destinations;
 use crate::http::{HttpClient, TrustRoots};
@@ -281,14 +283,14 @@ fn read_reply(v: &Value) -> Reply {
     Reply { positions, written }
 }
 
-/// P(Yes) and the answer tokens' mass at the first position that holds an answer token
-/// (0.5 and 0 when none does).
+/// The probabilities of the "Yes" and of the "No" spellings at the first position that
+/// holds an answer token (none: both 0).
 fn yes_no(positions: &[Position]) -> (f64, f64) {
     positions
         .iter()
         .map(|p| (p.mass(&YES), p.mass(&NO)))
         .find(|(y, n)| y + n > 0.0)
-        .map_or((0.5, 0.0), |(y, n)| (y / (y + n), (y + n).clamp(0.0, 1.0)))
+        .unwrap_or((0.0, 0.0))
 }
 
 /// The digits' masses on `scale` at the first position that holds a digit token.
@@ -622,13 +624,8 @@ impl LlmJudge {
             let Some((positions, written)) = self.ask_next_token(ins, &user, tally).await? else {
                 return Ok(None);
             };
-            let (p_yes, mass) = yes_no(&positions);
-            let p_aff = if p.yes_is_affirmative {
-                p_yes
-            } else {
-                1.0 - p_yes
-            };
-            readings.push(order(p.order, p_aff, mass));
+            let (y, n) = yes_no(&positions);
+            readings.push(read_binary(p, y, n));
             wrote.push(format!("{}: \"{}\"", p.order, shown(&written)));
         }
         let prob = readings.iter().map(|r| r.p_affirmative).sum::<f64>() / readings.len() as f64;
@@ -662,27 +659,8 @@ impl LlmJudge {
             return Ok(None);
         };
         let masses = digit_masses(&positions, scale);
-        let total: f64 = masses.iter().map(|(_, w)| w).sum();
-        let (step, conf) = if total > 0.0 {
-            match scale {
-                // Relevance is an expectation over the steps; a tier is the likeliest one.
-                Scale::Relevance => {
-                    let e = masses.iter().map(|(d, w)| f64::from(*d) * w).sum::<f64>() / total;
-                    let s = (e.round() as u32).clamp(1, 4);
-                    (s, masses[(s - 1) as usize].1 / total)
-                }
-                Scale::Tier => {
-                    let (d, w) = masses
-                        .iter()
-                        .copied()
-                        .max_by(|a, b| a.1.total_cmp(&b.1))
-                        .unwrap_or((3, 0.0));
-                    (d, w / total)
-                }
-            }
-        } else {
-            (if scale == Scale::Relevance { 2 } else { 3 }, 0.0)
-        };
+        // Relevance is an expectation over the steps; a tier is the likeliest one.
+        let (step, conf, total) = read_scale(scale, &masses);
         let mut a = answer(
             Decision::None,
             conf,
@@ -702,7 +680,7 @@ impl LlmJudge {
         let r = reading(
             "next-token",
             ins,
-            vec![order("as-given", a.probability, total.min(1.0))],
+            vec![order("as-given", a.probability, total)],
         );
         Ok(Some((a, r)))
     }
@@ -1282,9 +1260,8 @@ mod tests {
         let pos = r.positions.unwrap();
         // The written token is an alternative too when the list leaves it out.
         assert_eq!(pos[1].alternatives.len(), 2);
-        let (p_yes, mass) = yes_no(&pos);
-        let y = (-0.5f64).exp();
-        assert!((p_yes - y / (y + 0.25)).abs() < 1e-12 && (mass - (y + 0.25)).abs() < 1e-12);
+        let (yes, no) = yes_no(&pos);
+        assert!((yes - (-0.5f64).exp()).abs() < 1e-12 && (no - 0.25).abs() < 1e-12);
         assert_eq!(r.written, "**Yes**");
         // No logprobs at all, or an empty list: none given.
         let none = json!({"choices": [{"message": {"content": "Yes"}, "logprobs": null}]});
@@ -1292,8 +1269,8 @@ mod tests {
         let empty =
             json!({"choices": [{"message": {"content": "Yes"}, "logprobs": {"content": []}}]});
         assert!(read_reply(&empty).positions.is_none());
-        // No answer token anywhere: one half, no mass.
-        assert_eq!(yes_no(&[]), (0.5, 0.0));
+        // No answer token anywhere: no mass (read as one half).
+        assert_eq!(yes_no(&[]), (0.0, 0.0));
         assert_eq!(written_numbers("5, 10.5; 20 km"), [5.0, 10.5, 20.0]);
     }
 
