@@ -15,6 +15,8 @@
 //! * [`http`], [`address`]: the outbound HTTP client and the public-address rule that
 //!   source retrieval ([`retrieval`]) connects under.
 //! * [`config`], [`run`]: `node.toml` and the process.
+//! * `model_serve` (feature `local-judge`): `panel model serve`, an OpenAI-compatible
+//!   endpoint over the in-process model.
 
 pub mod address;
 pub mod advocate;
@@ -28,6 +30,8 @@ pub mod judge;
 pub mod keyfile;
 pub mod link;
 pub mod metrics;
+#[cfg(feature = "local-judge")]
+pub mod model_serve;
 pub mod retrieval;
 pub mod run;
 pub mod service;
