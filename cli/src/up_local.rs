@@ -93,7 +93,8 @@ pub async fn run(
          cores) ...",
         panel_coordinator::exam_sitting::DRAW.items()
     );
-    let patience = Duration::from_millis(Judging::LOCAL.exam_ms) + Duration::from_secs(180);
+    // The sitting is scored after its window closes and every seat has revealed.
+    let patience = Duration::from_millis(Judging::LOCAL.exam_ms) + Duration::from_secs(600);
     let arbiters = up_exams::wait_scored(&panel, &state, specs.len(), patience).await?;
     up_exams::print_scores(&arbiters);
     let admitted = arbiters.iter().filter(|a| a.admitted).count();
