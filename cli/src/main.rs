@@ -22,6 +22,7 @@ mod falsify_cmd;
 mod gate_cmd;
 mod jsonl;
 mod ledger_cmd;
+mod model_cmd;
 mod monitor_cmd;
 mod motion_cmd;
 mod node_cmd;
@@ -114,6 +115,8 @@ enum Command {
     Dash(dash_cmd::Args),
     /// List the procedure runs on a cluster, or submit one role's input to a run.
     Runs(procedure_run::RunsArgs),
+    /// Serve a GGUF model as an OpenAI-compatible endpoint for llm judges (`local-judge` build).
+    Model(model_cmd::Args),
 }
 
 /// The completion script, written whole; a closed pipe (`| head`) ends quietly.
@@ -157,6 +160,7 @@ fn main() -> ExitCode {
         Command::Sim(args) => sim_cmd::run(args),
         Command::Dash(args) => dash_cmd::run(args),
         Command::Runs(args) => procedure_run::runs(args),
+        Command::Model(args) => model_cmd::run(args),
         Command::Completions { shell } => completions(shell),
     };
     match result {
