@@ -43,6 +43,7 @@ mod up_dissent;
 mod up_example;
 mod up_exams;
 mod up_judges;
+mod up_local;
 mod up_nodes;
 mod up_procedures;
 mod up_record;

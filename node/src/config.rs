@@ -90,8 +90,9 @@ pub enum JudgeConfig {
         temperature: f64,
         #[serde(default = "default_rationale_tokens")]
         rationale_tokens: usize,
-        /// Weights candle multiplies on a scalar path (Q5_0, Q5_1): "q8" (re-quantized at
-        /// load), "f32" (fastest, most memory) or "as-file".
+        /// Weights candle multiplies on a scalar path (Q5_0, Q5_1): "auto" (f32 for files
+        /// up to 600 MB, else q8), "q8" (re-quantized at load), "f32" (fastest, most
+        /// memory) or "as-file".
         #[serde(default = "default_weights")]
         weights: String,
         /// Longest prompt and rationale of one ruling, in tokens.
@@ -150,7 +151,7 @@ fn default_rationale_tokens() -> usize {
     24
 }
 fn default_weights() -> String {
-    "q8".into()
+    "auto".into()
 }
 fn default_local_context() -> usize {
     2048

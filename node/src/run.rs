@@ -68,7 +68,7 @@ pub enum SetupError {
          cargo build --release --features local-judge (docs/JUDGES.md \"Local\")"
     )]
     LocalJudgeNotBuilt,
-    #[error("judge.weights {0:?} must be \"q8\", \"f32\" or \"as-file\"")]
+    #[error("judge.weights {0:?} must be \"auto\", \"q8\", \"f32\" or \"as-file\"")]
     LocalWeights(String),
     #[error("judge.model: {0}")]
     LocalJudge(crate::judge::JudgeError),
@@ -400,6 +400,19 @@ fn local_judge(
     use crate::judge::local::{LocalJudge, LocalSettings};
     use panel_lm::SlowFormats;
     let slow_formats = match c.weights {
+        // f32 for files up to 600 MB (the shipped 270M and 0.5B models: 1.3x to 3.3x the
+        // prompt speed of Q8 for about 2.5 GB of memory), Q8 above (BENCHMARKS.md "Local
+        // judge").
+        "auto" => {
+            let bytes = std::fs::metadata(c.model)
+                .map(|m| m.len())
+                .unwrap_or(u64::MAX);
+            if bytes <= 600 << 20 {
+                SlowFormats::F32
+            } else {
+                SlowFormats::Q8
+            }
+        }
         "q8" => SlowFormats::Q8,
         "f32" => SlowFormats::F32,
         "as-file" => SlowFormats::AsFile,
