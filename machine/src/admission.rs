@@ -392,6 +392,17 @@ impl Sheet<'_> {
             if out.iter().any(|a| a.item == item) {
                 return Err(bad(format!("item {item} answered twice")));
             }
+            // A quantity or tier item answered without a value (an abstention: a model that
+            // wrote no increasing numbers) is no answer: the item counts as missing, as an
+            // unanswered one does, instead of leaving the whole exam unscorable.
+            let no_value = match kind {
+                ItemKind::Quantity => r.quantiles.is_empty(),
+                ItemKind::Tier => r.tier.is_none(),
+                _ => false,
+            };
+            if no_value && r.decision == pb::Decision::Abstain as i32 {
+                continue;
+            }
             let value = match kind {
                 ItemKind::Binary => AnswerValue::Probability(r.probability.clamp(0.0, 1.0)),
                 ItemKind::Relevance => AnswerValue::Relevance(crate::debates::relevance_value(
