@@ -43,7 +43,8 @@ use serde_json::{Value, json};
 
 use super::answer_json::{allowed_decisions, check_against_motion, motion_json, parse_answer};
 use super::prompt::{
-    Instructions, Persona, Presentation, Question, Scale, question, read_binary, read_scale,
+    Instructions, Persona, Presentation, Question, Scale, claimed_tier, question, read_binary,
+    read_scale,
 };
 use super::{Judge, JudgeAnswer, JudgeError, Retrieved};
 use crate::address::Destinations;
@@ -321,20 +322,6 @@ fn written_numbers(text: &str) -> Vec<f64> {
         })
         .filter(|x| x.is_finite())
         .collect()
-}
-
-/// The claimed tier a verified citation keeps (3 when it claims none).
-fn claimed_tier(m: &Motion) -> u32 {
-    m.projection
-        .as_ref()
-        .and_then(|p| {
-            p.items
-                .iter()
-                .flat_map(|i| &i.citations)
-                .map(|c| c.claimed_tier)
-                .find(|t| (1..=5).contains(t))
-        })
-        .unwrap_or(3)
 }
 
 fn answer(decision: Decision, probability: f64, rationale: String) -> JudgeAnswer {

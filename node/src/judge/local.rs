@@ -27,7 +27,8 @@ use panel_proto::ruling_check::{MAX_MODEL_BYTES, MAX_RATIONALE_BYTES, binary_pai
 use sha2::{Digest, Sha256};
 
 use super::prompt::{
-    Instructions, Persona, Presentation, Question, Scale, question, read_binary, read_scale,
+    Instructions, Persona, Presentation, Question, Scale, claimed_tier, question, read_binary,
+    read_scale,
 };
 use super::{Judge, JudgeAnswer, JudgeError, Retrieved};
 
@@ -321,18 +322,7 @@ impl Inner {
             ),
             MAX_RATIONALE_BYTES,
         );
-        let tier = (kind == MotionKind::VerifyTier && decision == aff).then(|| {
-            m.projection
-                .as_ref()
-                .and_then(|p| {
-                    p.items
-                        .iter()
-                        .flat_map(|i| &i.citations)
-                        .map(|c| c.claimed_tier)
-                        .find(|t| (1..=5).contains(t))
-                })
-                .unwrap_or(3)
-        });
+        let tier = (kind == MotionKind::VerifyTier && decision == aff).then(|| claimed_tier(m));
         let reading = JudgeReading {
             method: "next-token".into(),
             prompt_sha256: ins.sha256.to_vec(),

@@ -261,6 +261,21 @@ pub fn question(m: &Motion, content: &dyn Fn(&str) -> String) -> Question {
     ])
 }
 
+/// The claimed tier a verified citation keeps (3 when it claims none): what a judge that
+/// accepts a tier verification answers.
+pub fn claimed_tier(m: &Motion) -> u32 {
+    m.projection
+        .as_ref()
+        .and_then(|p| {
+            p.items
+                .iter()
+                .flat_map(|i| &i.citations)
+                .map(|c| c.claimed_tier)
+                .find(|t| (1..=5).contains(t))
+        })
+        .unwrap_or(3)
+}
+
 /// The step an ordinal answer takes from the probabilities of its digits (`masses`: step
 /// and probability, in step order), its confidence, and the mass on digits at all.
 /// Relevance is the expectation over the steps, rounded; a tier is the likeliest step.
