@@ -14,8 +14,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use panel_coordinator::client::failover::WriteOutcome;
 use panel_coordinator::command::{
-    ClientCommand, ContributorRegistration, Endorsement, MotionKeyRotation, OrganisationAdmission,
-    WireAttestation,
+    ClientCommand, ContributorRegistration, Endorsement, MembershipAuthorisation,
+    MotionKeyRotation, OrganisationAdmission, WireAttestation,
 };
 use panel_federation::{Fingerprint, Organisation};
 
@@ -68,8 +68,41 @@ struct Rotation {
     from: Option<String>,
 }
 
+/// A change of the group's Raft voters as every endorser signs it.
+#[derive(clap::Args, Clone)]
+struct Membership {
+    /// The federation's charter.json (its digest names the federation).
+    #[arg(long, value_name = "PATH")]
+    charter: PathBuf,
+    /// 1 for the first membership change under the charter, then one more each time
+    /// (`panel coordinator status` shows the voters; the refusal of a wrong seq names the
+    /// next one).
+    #[arg(long)]
+    seq: u64,
+    /// Every voter after the change, e.g. 1,2,4.
+    #[arg(long, value_name = "IDS", value_delimiter = ',', required = true)]
+    voters: Vec<u64>,
+}
+
 #[derive(clap::Subcommand)]
 enum OrgCmd {
+    /// Sign a change of the group's voters with your organisation's roster key; prints
+    /// the signature (docs/SECURITY.md "Membership").
+    EndorseMembership {
+        #[command(flatten)]
+        membership: Membership,
+        /// Your organisation's roster key (orgs/ORG/signing.key).
+        #[arg(long, value_name = "PATH")]
+        org_key: PathBuf,
+    },
+    /// Submit a change of voters with organisations' endorsements, each ORG=SIGNATURE_HEX;
+    /// an operator then executes it with `panel coordinator change-membership`.
+    AuthoriseMembership {
+        #[command(flatten)]
+        membership: Membership,
+        #[command(flatten)]
+        endorsed: Endorsed,
+    },
     /// Sign a motion-key rotation to the public key TO with your organisation's roster
     /// key; prints the signature.
     EndorseRotation {
@@ -160,12 +193,17 @@ fn public_key(flag: &str, hex_key: &str) -> Result<panel_proto::VerifyingKey> {
     panel_proto::parse_public_key(&bytes).map_err(|e| anyhow::anyhow!("{flag} {hex_key:?}: {e}"))
 }
 
+/// The charter file given with `--charter`, checked.
+fn read_charter(path: &std::path::Path) -> Result<panel_federation::Charter> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("--charter {}", path.display()))?;
+    panel_federation::Charter::parse(&text)
+        .with_context(|| format!("--charter {}: not a valid charter", path.display()))
+}
+
 /// The charter, and the key the rotation rotates from.
 fn rotation_base(r: &Rotation) -> Result<(panel_federation::Charter, panel_proto::VerifyingKey)> {
-    let text =
-        std::fs::read(&r.charter).with_context(|| format!("--charter {}", r.charter.display()))?;
-    let charter: panel_federation::Charter = serde_json::from_slice(&text)
-        .with_context(|| format!("--charter {}: not a charter", r.charter.display()))?;
+    let charter = read_charter(&r.charter)?;
     let from = public_key(
         "--from",
         r.from.as_deref().unwrap_or(charter.motion_key.as_str()),
@@ -202,6 +240,49 @@ fn submit(
 
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
+        OrgCmd::EndorseMembership {
+            membership,
+            org_key,
+        } => {
+            let charter = read_charter(&membership.charter)?;
+            let key = panel_transport::pki::read_seed_key(&org_key)
+                .with_context(|| format!("--org-key {}", org_key.display()))?;
+            let signature = panel_coordinator::membership::endorse(
+                &charter,
+                membership.seq,
+                &membership.voters,
+                &key,
+            )
+            .context("signing the membership change")?;
+            println!("{signature}");
+            Ok(ExitCode::SUCCESS)
+        }
+        OrgCmd::AuthoriseMembership {
+            membership,
+            endorsed,
+        } => {
+            let voters = panel_coordinator::membership::sorted(&membership.voters);
+            let command = ClientCommand::AuthoriseMembership(MembershipAuthorisation {
+                seq: membership.seq,
+                voters: voters.clone(),
+                endorsements: endorsements(&endorsed.endorsements)?,
+            });
+            submit(
+                &endorsed.cluster,
+                command,
+                format!(
+                    "membership change {} to voters {voters:?} authorised; execute it with \
+                     `panel coordinator change-membership --voters {}`",
+                    membership.seq,
+                    voters
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+                endorsed.json,
+            )
+        }
         OrgCmd::RegisterContributor {
             name,
             key_file,

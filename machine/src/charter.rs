@@ -49,6 +49,8 @@ pub enum CharterRuleError {
     Admission(#[from] AdmissionError),
     #[error("motion-key rotation refused: {0}")]
     Rotation(#[from] MotionKeyRotationError),
+    #[error("membership change refused: {0}")]
+    Membership(#[from] crate::membership::MembershipError),
     #[error(
         "contributor name {0:?} is not registered: under a charter a name is bound to a key by \
          RegisterContributor (signed by that key, endorsed by its organisation), and every \
@@ -334,7 +336,7 @@ pub enum EndorsementError<E> {
 /// member (founder or admitted) and verify under its roster key (`verify`); the first one
 /// that does not is the refusal, with its JSON path. Shared by organisation admission and
 /// motion-key rotation, which differ only in the bytes signed.
-fn distinct_endorsers<E>(
+pub(crate) fn distinct_endorsers<E>(
     state: &State,
     endorsements: &[crate::command::Endorsement],
     verify: impl Fn(&[u8], &VerifyingKey) -> Result<(), E>,

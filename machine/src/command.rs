@@ -69,7 +69,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 28] = [
+const KINDS: [&str; 29] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -85,6 +85,7 @@ const KINDS: [&str; 28] = [
     "SubmitRunInput",
     "RotateMotionKey",
     "DeclareStance",
+    "AuthoriseMembership",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
@@ -99,8 +100,8 @@ const KINDS: [&str; 28] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..15;
-const INTERNAL_KINDS: std::ops::Range<usize> = 15..24;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..16;
+const INTERNAL_KINDS: std::ops::Range<usize> = 16..25;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -252,6 +253,22 @@ pub enum ClientCommand {
     /// An arbiter's signed stance for one debate (docs/WIRE.md "Stance declaration"); once
     /// declared it cannot change for that debate.
     DeclareStance(StanceDeclaration),
+    /// Authorise the next change of a chartered group's Raft voters, endorsed by member
+    /// organisations (docs/WIRE.md "Membership change"; docs/SECURITY.md "Membership").
+    /// `Admin.ChangeMembership` executes only the latest authorised voter set.
+    AuthoriseMembership(MembershipAuthorisation),
+}
+
+/// A change of voters as organisations endorse it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MembershipAuthorisation {
+    /// 1 for the first change under the charter, then one more each time.
+    pub seq: u64,
+    /// Raft ids of every voter after the change, strictly ascending.
+    pub voters: Vec<u64>,
+    /// Member organisations' roster-key signatures over the change.
+    pub endorsements: Vec<Endorsement>,
 }
 
 /// A motion-key rotation as submitted: the key it rotates from is the one in force.
@@ -385,6 +402,7 @@ impl ClientCommand {
             ClientCommand::SubmitRunInput(_) => "SubmitRunInput",
             ClientCommand::RotateMotionKey(_) => "RotateMotionKey",
             ClientCommand::DeclareStance(_) => "DeclareStance",
+            ClientCommand::AuthoriseMembership(_) => "AuthoriseMembership",
         }
     }
 }
@@ -925,6 +943,11 @@ mod tests {
                 stance: Stance::A,
                 credence_permille: 700,
                 signature: "00".into(),
+            }),
+            ClientCommand::AuthoriseMembership(MembershipAuthorisation {
+                seq: 1,
+                voters: vec![1, 2, 3],
+                endorsements: vec![],
             }),
         ];
         let internal = [

@@ -25,6 +25,7 @@ pub mod exam_sitting;
 pub mod fresh_panel;
 pub mod independence;
 pub mod limits;
+pub mod membership;
 pub mod model;
 pub mod motion_table;
 pub mod priors;

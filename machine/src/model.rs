@@ -355,6 +355,11 @@ pub struct State {
     /// `charter::motion_key_at`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub motion_keys: Vec<MotionKeyChange>,
+    /// Voter sets authorised by member organisations, in order (`AuthoriseMembership`,
+    /// `charter::check_membership`); the last is the one `Admin.ChangeMembership` may
+    /// execute.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub membership: Vec<MembershipChange>,
     /// The highest rule set a batch was stamped with (`rules.rs`); 0 before stamping.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rules: u32,
@@ -378,6 +383,17 @@ pub struct MotionKeyChange {
     pub key: String,
     /// The log index of the entry that rotated it: motions opened at or after it are
     /// signed with this key.
+    pub log_index: u64,
+}
+
+/// One authorised change of voters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MembershipChange {
+    pub seq: u64,
+    pub voters: Vec<u64>,
+    /// The organisations whose endorsements authorised it.
+    pub endorsed_by: Vec<String>,
+    /// The log index of the authorising entry.
     pub log_index: u64,
 }
 

@@ -24,6 +24,7 @@
 pub mod commit_reveal;
 pub mod keys;
 pub mod link;
+pub mod membership_change;
 pub mod motion_key_rotation;
 pub mod motion_signing;
 pub mod organisation;

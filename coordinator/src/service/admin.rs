@@ -35,6 +35,65 @@ impl AdminService {
         }
         Ok(())
     }
+
+    /// Under a charter, a change of voters must be the one member organisations
+    /// authorised on record (`AuthoriseMembership`, docs/SECURITY.md "Membership"): one
+    /// operator alone cannot choose the voters. Read after a barrier, so an
+    /// authorisation acknowledged anywhere is seen.
+    async fn check_authorised(&self, voters: &BTreeSet<NodeId>) -> Result<(), Status> {
+        if self.0.transport.charter().is_none() {
+            return Ok(());
+        }
+        self.0
+            .read_barrier(pb::ReadConsistency::Linearizable)
+            .await?;
+        let wanted: Vec<u64> = voters.iter().copied().collect();
+        self.0.sm.read(|a| {
+            let state = &a.state;
+            let latest = panel_machine::membership::authorised_voters(state);
+            if latest.is_some_and(|c| c.voters == wanted) {
+                return Ok(());
+            }
+            let required = state.charter.as_ref().map_or(1, |c| {
+                panel_machine::membership::required_endorsers(
+                    c,
+                    panel_machine::charter::organisations(state).count(),
+                )
+            });
+            let latest = match latest {
+                Some(c) => format!(
+                    "the latest authorised change is seq {} to voters {:?}",
+                    c.seq, c.voters
+                ),
+                None => "no change has been authorised yet".to_owned(),
+            };
+            Err(Status::permission_denied(format!(
+                "no membership change to voters {wanted:?} is authorised on record ({latest}); \
+                 a change of voters needs the endorsements of {required} distinct member \
+                 organisations: each signs it with `panel org endorse-membership --seq {next} \
+                 --voters {list}`, then `panel org authorise-membership` submits it, then \
+                 retry",
+                next = state.membership.len() + 1,
+                list = wanted
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            )))
+        })
+    }
+
+    /// Under a charter, the first voters must span the charter's organisations floor.
+    fn check_initial(&self, ids: &[NodeId]) -> Result<(), Status> {
+        let Some(charter) = self.0.transport.charter() else {
+            return Ok(());
+        };
+        let mut voters = ids.to_vec();
+        voters.sort_unstable();
+        voters.dedup();
+        panel_machine::membership::voter_organisations(&charter, &voters)
+            .map_err(|e| Status::permission_denied(e.to_string()))
+    }
 }
 
 fn admin_error(e: impl std::fmt::Display) -> Status {
@@ -127,6 +186,7 @@ impl Admin for AdminService {
             ));
         }
         self.check_listed(members.iter().map(|(id, _)| *id))?;
+        self.check_initial(&members.iter().map(|(id, _)| *id).collect::<Vec<_>>())?;
         self.0
             .raft
             .initialize(raft::members(&members))
@@ -167,6 +227,7 @@ impl Admin for AdminService {
             ));
         }
         self.check_listed(voters.iter().copied())?;
+        self.check_authorised(&voters).await?;
         let resp = self
             .0
             .raft

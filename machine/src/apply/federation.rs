@@ -74,6 +74,19 @@ pub(super) fn rotate_motion_key(
     }))
 }
 
+/// Authorises the next change of voters (checked by `membership::check_membership`); the
+/// replicas' `Admin.ChangeMembership` then executes it.
+pub(super) fn authorise_membership(
+    state: &mut State,
+    ctx: &crate::apply::ApplyCtx,
+    auth: &crate::command::MembershipAuthorisation,
+) -> Result<Value, ApplyError> {
+    let endorsed_by = crate::membership::check_membership(state, auth)
+        .map_err(crate::charter::CharterRuleError::from)?;
+    let change = crate::membership::record(state, auth, endorsed_by, ctx.log_index);
+    Ok(to_value(&change))
+}
+
 pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Value, ApplyError> {
     if state.charter.is_some() {
         return Err(CharterRuleError::AlreadyChartered.into());

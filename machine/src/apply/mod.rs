@@ -224,11 +224,22 @@ fn verdict_count(state: &State) -> usize {
 /// The deduplication key of an item. A write stamped with an authenticated writer is keyed
 /// under that writer too, so no client can make another's write a "duplicate" (and drop
 /// it) by reusing its client and request ids; unstamped items (the drivers', records from
-/// before identities were stamped) keep the plain key.
-fn dedup_key(item: &crate::command::Item) -> String {
+/// before identities were stamped) keep the plain key. Under a policy with reply bounds
+/// (`limits::ReplyBounds`) anonymous writes are keyed under `anonymous/` too: with the
+/// plain key, an anonymous client id `<fingerprint>/cli` made the key of that identity's
+/// `cli` writes; entries stamped before keep the plain key, as they applied.
+fn dedup_key(item: &crate::command::Item, policy: Option<&limits::LimitPolicy>) -> String {
     match &item.writer {
         Some(w) if w.identity != limits::ANONYMOUS => {
             format!("{}/{}#{}", w.identity, item.client_id, item.request_id)
+        }
+        Some(_) if policy.is_some_and(|p| p.stored_replies.is_some()) => {
+            format!(
+                "{}/{}#{}",
+                limits::ANONYMOUS,
+                item.client_id,
+                item.request_id
+            )
         }
         _ => format!("{}#{}", item.client_id, item.request_id),
     }
@@ -289,7 +300,7 @@ pub fn apply_batch(
     let horizon = dedup_horizon(state);
     let mut items = Vec::with_capacity(batch.items.len());
     for (i, item) in batch.items.iter().enumerate() {
-        let key = (!item.client_id.is_empty()).then(|| dedup_key(item));
+        let key = (!item.client_id.is_empty()).then(|| dedup_key(item, batch.limits.as_ref()));
         if let Some(stored) = key.as_deref().and_then(|k| state.requests.get(k, horizon)) {
             items.push(ItemOutcome {
                 reply: stored.reply.reply(),
@@ -348,7 +359,15 @@ pub fn apply_batch(
             state.tree.append(&entry.leaf_bytes());
             state.record.push(entry);
         }
-        if let Some(k) = key {
+        // Under reply bounds some refusals leave no row, and a kept row counts against its
+        // writer's bounds (`limits::ReplyBounds`).
+        let keep = limited.is_none_or(|(policy, writer)| {
+            limits::keeps_reply(policy, writer, &item.command, &reply, over_limit)
+        });
+        if let Some(k) = key.filter(|_| keep) {
+            if let Some((policy, writer)) = limited {
+                limits::count_reply(state, policy, writer, &item.command, batch.time_ms);
+            }
             state.requests.insert(
                 k,
                 StoredReply {
@@ -458,6 +477,7 @@ fn apply_client(
         }
         ClientCommand::RotateMotionKey(rot) => federation::rotate_motion_key(state, ctx, rot),
         ClientCommand::DeclareStance(d) => arbiters::declare_stance(state, ctx, d),
+        ClientCommand::AuthoriseMembership(m) => federation::authorise_membership(state, ctx, m),
     }
 }
 
