@@ -17,6 +17,7 @@ use panel_proto::pb::{
     LinkError as WireError, LinkFromNode, LinkRequest, LinkResponse, LinkToNode, link_from_node,
     link_request, link_response, link_to_node,
 };
+use panel_transport::Peer;
 use thiserror::Error;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
@@ -41,6 +42,14 @@ pub enum LinkError {
     Address { addr: String, reason: String },
     #[error("cannot reach coordinator {addr}: {reason}")]
     Connect { addr: String, reason: String },
+    /// The server's certificate chains to a federation authority but is no replica's
+    /// (docs/SECURITY.md "Transport"): a relay, or another member's host, at that address.
+    #[error("refusing coordinator {addr}: {source}")]
+    Pinned {
+        addr: String,
+        #[source]
+        source: Box<panel_transport::PinError>,
+    },
     #[error("coordinator {addr} refused the link ({code:?}): {message}")]
     Refused {
         addr: String,
@@ -138,10 +147,12 @@ async fn session(
     limit: usize,
     backoff: &mut Duration,
 ) -> Result<(), LinkError> {
+    // Only a charter replica may hold this node's link: whoever holds it is sent the node's
+    // hello and its commitments, and could drop them.
     let channel = core
         .peers
         .transport
-        .endpoint(addr)
+        .endpoint_pinned(addr, Peer::Replicas)
         .map_err(|e| LinkError::Address {
             addr: addr.to_owned(),
             reason: e.to_string(),
@@ -151,9 +162,15 @@ async fn session(
         .keep_alive_while_idle(true)
         .connect()
         .await
-        .map_err(|e| LinkError::Connect {
-            addr: addr.to_owned(),
-            reason: e.to_string(),
+        .map_err(|e| match panel_transport::pin_error(&e) {
+            Some(pin) => LinkError::Pinned {
+                addr: addr.to_owned(),
+                source: Box::new(pin.clone()),
+            },
+            None => LinkError::Connect {
+                addr: addr.to_owned(),
+                reason: panel_transport::connect_failure(&e),
+            },
         })?;
     let mut client = ArbiterLinkClient::new(channel)
         .max_decoding_message_size(limit)

@@ -83,13 +83,17 @@ async fn write_once(
     addr: &str,
     req: WriteRequest,
 ) -> Result<WriteReply, tonic::Status> {
+    // The reveal is signed, but a relay posing as a replica could drop it: write to the
+    // charter's replicas only.
     let channel = transport
-        .endpoint(addr)
+        .endpoint_pinned(addr, panel_transport::Peer::Replicas)
         .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?
         .timeout(Duration::from_secs(10))
         .connect()
         .await
-        .map_err(|e| tonic::Status::unavailable(format!("connect: {e}")))?;
+        .map_err(|e| {
+            tonic::Status::unavailable(format!("connect: {}", panel_transport::connect_failure(&e)))
+        })?;
     let mut grpc = tonic::client::Grpc::new(channel);
     grpc.ready()
         .await

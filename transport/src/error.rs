@@ -48,6 +48,16 @@ pub enum TransportError {
     NoCharter { what: &'static str },
     #[error("{addr:?} is not a usable address ({reason}); use host:port, e.g. 127.0.0.1:7001")]
     BadAddress { addr: String, reason: String },
+    #[error(
+        "replica {id} is not in the federation charter (replicas[].id), so no certificate can be \
+         expected of it; an operator lists it in the charter before it joins the group"
+    )]
+    UnknownReplica { id: u64 },
+    #[error(
+        "the federation's authorities in {dir}/ca.pem cannot check a server ({problem}); copy \
+         the federation's ca.pem there (written by `panel pki init`)"
+    )]
+    Roots { dir: String, problem: String },
     #[error("TLS setup failed: {0}")]
     Tls(#[from] tonic::transport::Error),
     #[error("certificate generation failed: {0}")]

@@ -2,7 +2,9 @@
 //! client ↔ replica, replica ↔ replica, coordinator ↔ arbiter node, node ↔ node and the
 //! node's outbound link all run mutual TLS (rustls through tonic) over certificates issued
 //! by the federation's organisations; the charter pins which certificate is which replica
-//! and which operator, so a certificate from a listed authority is not by itself a role.
+//! and which operator, so a certificate from a listed authority is not by itself a role,
+//! neither for a caller (`RoleGuard`) nor for a server a process dials as a replica
+//! (`Peer`, `PinnedVerifier`).
 
 pub mod authority;
 pub mod charter;
@@ -10,6 +12,7 @@ pub mod error;
 pub mod material;
 pub mod mode;
 pub mod peer;
+pub mod pin;
 pub mod pki;
 
 pub use authority::Authorities;
@@ -18,3 +21,4 @@ pub use error::TransportError;
 pub use material::TlsMaterial;
 pub use mode::{ClientAuth, Transport};
 pub use peer::{Fingerprint, RoleGuard, peer_fingerprint, peer_leaf};
+pub use pin::{Peer, PinError, PinnedVerifier, connect_failure, pin_error};

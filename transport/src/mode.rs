@@ -13,6 +13,7 @@ use tonic::transport::{ClientTlsConfig, Endpoint, Server, ServerTlsConfig};
 use crate::charter::Charter;
 use crate::error::TransportError;
 use crate::material::TlsMaterial;
+use crate::pin::{Peer, PinnedVerifier, Unpinnable};
 
 /// A process's transport security, cheap to clone.
 #[derive(Clone, Debug)]
@@ -107,10 +108,19 @@ impl Transport {
         }
     }
 
-    /// A lazily connecting endpoint for `addr` (`host:port`, or a URL whose scheme is
-    /// replaced by this transport's): `https` with the federation's roots and this
-    /// process's certificate, or `http` on loopback.
+    /// A lazily connecting endpoint for `addr` that accepts any server of the federation
+    /// ([`Peer::AnyMember`]); a caller that means to reach a replica uses
+    /// [`endpoint_pinned`](Self::endpoint_pinned) instead.
     pub fn endpoint(&self, addr: &str) -> Result<Endpoint, TransportError> {
+        self.endpoint_pinned(addr, Peer::AnyMember)
+    }
+
+    /// A lazily connecting endpoint for `addr` (`host:port`, or a URL whose scheme is
+    /// replaced by this transport's): `https` with this process's certificate, accepting
+    /// only a server whose certificate chains to the federation's roots, is valid for the
+    /// host and is `peer` by the charter ([`PinnedVerifier`]); or `http` on loopback, where
+    /// nobody presents a certificate and `peer` is not checked.
+    pub fn endpoint_pinned(&self, addr: &str, peer: Peer) -> Result<Endpoint, TransportError> {
         let hostport = strip_scheme(addr).trim_end_matches('/');
         let bad = |reason: String| TransportError::BadAddress {
             addr: addr.into(),
@@ -122,22 +132,42 @@ impl Transport {
                 self.check_addr(hostport)?;
                 Endpoint::from_shared(format!("http://{hostport}")).map_err(|e| bad(e.to_string()))
             }
-            Transport::Tls { material, .. } => {
-                let mut tls = ClientTlsConfig::new()
-                    .ca_certificate(material.roots())
-                    .domain_name(host);
+            Transport::Tls { material, charter } => {
+                let verifier =
+                    PinnedVerifier::new(&material.roots_pem, charter.as_ref(), &peer, hostport)
+                        .map_err(|e| match e {
+                            Unpinnable::NoCharter => TransportError::NoCharter {
+                                what: "a connection pinned to the charter's replicas",
+                            },
+                            Unpinnable::UnknownReplica(id) => TransportError::UnknownReplica { id },
+                            Unpinnable::Roots(problem) => TransportError::Roots {
+                                dir: material.dir.display().to_string(),
+                                problem,
+                            },
+                        })?;
+                let mut tls = ClientTlsConfig::new().domain_name(host);
                 if let Some(id) = material.tonic_identity() {
                     tls = tls.identity(id);
                 }
                 Ok(Endpoint::from_shared(format!("https://{hostport}"))
                     .map_err(|e| bad(e.to_string()))?
-                    .tls_config(tls)?)
+                    .tls_config_with_verifier(tls, Arc::new(verifier))?)
             }
         }
         .map(|e| {
             e.connect_timeout(Duration::from_millis(2000))
                 .tcp_nodelay(true)
         })
+    }
+
+    /// The pin for a client of the replicas: [`Peer::Replicas`] when this process holds the
+    /// charter, else [`Peer::AnyMember`] (a CLI or reader given only `ca.pem` cannot know
+    /// the replicas' certificates; the content it reads is checked by `panel verify`).
+    pub fn replica_peer(&self) -> Peer {
+        match self.charter() {
+            Some(_) => Peer::Replicas,
+            None => Peer::AnyMember,
+        }
     }
 
     /// A server builder with this transport's TLS (none in the debug mode).
@@ -219,5 +249,92 @@ mod tests {
         assert_eq!(strip_scheme(" h:1 "), "h:1");
         assert_eq!(host_of("[::1]:80").as_deref(), Some("::1"));
         assert_eq!(host_of("h"), None);
+    }
+
+    /// Over a real handshake: a replica's transport dialling a server that holds another
+    /// member's certificate gets no connection, and the error says why; dialling a
+    /// charter replica's server works, pinned by id or to any replica.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pinned_endpoint_refuses_another_members_server_over_tls() {
+        use crate::pki;
+        let dir = tempfile::tempdir().unwrap();
+        let issued = pki::issue(
+            &pki::local_plan(3, &[("relay", "southbank")]),
+            &dir.path().join("pki"),
+        )
+        .unwrap();
+        let serve = |name: &str| {
+            let t = Transport::from_flags(Some(&issued.dir(name)), None, false).unwrap();
+            let incoming =
+                tonic::transport::server::TcpIncoming::bind("127.0.0.1:0".parse().unwrap())
+                    .unwrap();
+            let addr = incoming.local_addr().unwrap().to_string();
+            let server = t
+                .server(ClientAuth::Required)
+                .unwrap()
+                .add_routes(tonic::service::Routes::default());
+            tokio::spawn(server.serve_with_incoming(incoming));
+            addr
+        };
+        let relay = serve(&pki::node_dir_name("relay"));
+        let replica_1 = serve(&pki::replica_dir_name(1));
+        let me = Transport::from_flags(
+            Some(&issued.dir(&pki::replica_dir_name(2))),
+            Some(&issued.charter_path()),
+            false,
+        )
+        .unwrap();
+        assert_eq!(me.replica_peer(), Peer::Replicas);
+
+        for peer in [Peer::Replicas, Peer::Replica(1)] {
+            let e = me
+                .endpoint_pinned(&relay, peer.clone())
+                .unwrap()
+                .connect()
+                .await
+                .expect_err("the relay was accepted as a replica");
+            let pin = crate::pin::pin_error(&e).unwrap_or_else(|| panic!("no pin error: {e:?}"));
+            let msg = crate::pin::connect_failure(&e);
+            assert_eq!(msg, pin.to_string());
+            assert!(msg.contains(&relay) && msg.contains("no replica"), "{msg}");
+        }
+        // Another replica than the one dialled is refused too, naming both.
+        let e = me
+            .endpoint_pinned(&replica_1, Peer::Replica(3))
+            .unwrap()
+            .connect()
+            .await
+            .expect_err("replica 1 was accepted as replica 3");
+        let msg = crate::pin::connect_failure(&e);
+        assert!(
+            msg.contains("lists for replica 1") && msg.contains("to replica 3"),
+            "{msg}"
+        );
+        // The real replica, and the relay where any member will do.
+        for (addr, peer) in [
+            (&replica_1, Peer::Replicas),
+            (&replica_1, Peer::Replica(1)),
+            (&relay, Peer::AnyMember),
+        ] {
+            me.endpoint_pinned(addr, peer.clone())
+                .unwrap()
+                .connect()
+                .await
+                .unwrap_or_else(|e| {
+                    panic!("{addr} as {peer:?}: {}", crate::pin::connect_failure(&e))
+                });
+        }
+        // Without a charter, a replica pin cannot be promised.
+        let client =
+            Transport::from_flags(Some(&issued.dir(pki::LOCAL_CLIENT)), None, false).unwrap();
+        assert_eq!(client.replica_peer(), Peer::AnyMember);
+        assert!(matches!(
+            client.endpoint_pinned(&replica_1, Peer::Replicas),
+            Err(TransportError::NoCharter { .. })
+        ));
+        assert!(matches!(
+            me.endpoint_pinned(&replica_1, Peer::Replica(9)),
+            Err(TransportError::UnknownReplica { id: 9 })
+        ));
     }
 }

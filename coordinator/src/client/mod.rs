@@ -29,9 +29,13 @@ pub enum ClientError {
     GaveUp { tries: u32, secs: u64, last: String },
 }
 
-/// A lazily connected channel to `addr` (host:port) over `transport`.
+/// A lazily connected channel to the replica at `addr` (host:port) over `transport`:
+/// pinned to the charter's replicas when `transport` holds the charter
+/// ([`Transport::replica_peer`]).
 pub fn channel(transport: &Transport, addr: &str) -> Result<Channel, ClientError> {
-    Ok(transport.endpoint(addr)?.connect_lazy())
+    Ok(transport
+        .endpoint_pinned(addr, transport.replica_peer())?
+        .connect_lazy())
 }
 
 pub fn coordinator(

@@ -13,7 +13,7 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
     VoteRequest, VoteResponse,
 };
-use panel_transport::Transport;
+use panel_transport::{Peer, Transport};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tonic::transport::Channel;
@@ -26,7 +26,7 @@ use crate::pb::replica::replica_server::Replica;
 
 /// Creates one connection per target replica, over the replica's transport (mutual TLS
 /// with this replica's certificate, which the peer's `Replica` service checks against the
-/// charter).
+/// charter; the peer's certificate must be the charter's for the target id).
 #[derive(Debug, Clone)]
 pub struct Network {
     transport: Transport,
@@ -43,7 +43,12 @@ impl RaftNetworkFactory<TypeConfig> for Network {
 
     async fn new_client(&mut self, target: NodeId, node: &Member) -> Connection {
         // `connect_lazy` never fails here; a dead peer surfaces as Unreachable on each call.
-        let client = match self.transport.endpoint(&node.addr) {
+        // Pinned to the target's own charter certificate: a member's address that serves
+        // another identity (another replica, or another member's relay) gets no Raft traffic.
+        let client = match self
+            .transport
+            .endpoint_pinned(&node.addr, Peer::Replica(target))
+        {
             Ok(e) => Some(ReplicaClient::new(
                 e.connect_timeout(std::time::Duration::from_millis(500))
                     .connect_lazy(),

@@ -198,7 +198,10 @@ fn spawn_pings(
             }
             for (id, addr) in members.into_iter().filter(|(id, _)| *id != me) {
                 if clients.get(&id).is_none_or(|(a, _)| *a != addr) {
-                    let Ok(endpoint) = transport.endpoint(&addr) else {
+                    // Only the member's own certificate counts as contact with it.
+                    let Ok(endpoint) =
+                        transport.endpoint_pinned(&addr, panel_transport::Peer::Replica(id))
+                    else {
                         continue;
                     };
                     clients.insert(id, (addr, CoordinatorClient::new(endpoint.connect_lazy())));

@@ -1062,9 +1062,11 @@ impl Shared {
         {
             return Ok(c.clone());
         }
+        // Any member's certificate: the state does not know an arbiter's node certificate
+        // to pin (the motion is signed, and so is every commitment and reveal that counts).
         let ep = self
             .transport
-            .endpoint(endpoint)
+            .endpoint_pinned(endpoint, panel_transport::Peer::AnyMember)
             .map_err(|e| DriveError::Endpoint {
                 endpoint: endpoint.to_owned(),
                 reason: e.to_string(),

@@ -165,9 +165,11 @@ impl Replica {
         if let Some(c) = peers.get(addr) {
             return Ok(c.clone());
         }
+        // A forwarded write carries its writer's identity, which the leader believes only
+        // from a replica; and only a replica may receive it.
         let endpoint = self
             .transport
-            .endpoint(addr)
+            .endpoint_pinned(addr, panel_transport::Peer::Replicas)
             .map_err(|e| Status::internal(format!("leader address {addr:?}: {e}")))?;
         let c = CoordinatorClient::new(endpoint.connect_lazy())
             .max_decoding_message_size(MAX_MESSAGE)
