@@ -87,6 +87,21 @@ pub struct AdmissionPolicy {
 }
 
 impl AdmissionPolicy {
+    /// A practice group's attendance bar (the charter's `exam.bar = "attendance"`): no
+    /// score bar at all, so an arbiter that answered its draw is admitted whatever its
+    /// scores, which are still computed and kept. Only the cooldown is kept.
+    pub fn attendance() -> Self {
+        Self {
+            min_calibration: 0.0,
+            min_quantile_seeds: 0,
+            min_binary_items: 0,
+            require_brier_skill: false,
+            max_log_score: f64::INFINITY,
+            reject_inert: false,
+            ..Self::default()
+        }
+    }
+
     /// The default bars plus the bias-probe bars at their recommended values
     /// ([`RECOMMENDED_MAX_ORDER_FLIP_RATE`], [`RECOMMENDED_MAX_CONSEQUENCE_SHIFT`],
     /// [`RECOMMENDED_MIN_KAPPA_LOWER`]). Needs an exam with probe groups.
@@ -200,6 +215,8 @@ pub fn assess_with_probes(
                 q.counts
             ),
         ),
+        // Nothing to measure, and nothing asked for: the attendance bar.
+        None if policy.min_quantile_seeds == 0 && policy.min_calibration <= 0.0 => {}
         None => fail(
             "calibration",
             None,

@@ -104,6 +104,7 @@ fn plan(a: &InitArgs) -> Result<PkiPlan> {
     Ok(PkiPlan {
         organisations: a.orgs.clone(),
         identities,
+        exam: None,
     })
 }
 

@@ -56,6 +56,29 @@ pub struct Args {
     /// ~/.cache/crucible-panel/models).
     #[arg(long)]
     models: Option<PathBuf>,
+    /// The exam's admission bar, written into the federation's charter (`exam.bar`), which
+    /// every replica adopts as the record's first entry: `skill` (the default: the
+    /// calibration bars) or `attendance` (admitted for answering the draw, whatever the
+    /// scores; the record says so). This local federation is always a practice group: its
+    /// exam is the shipped pool, whose answers are public.
+    #[arg(long, value_enum, default_value = "skill")]
+    exam_bar: ExamBarChoice,
+}
+
+/// `panel up --exam-bar`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExamBarChoice {
+    Skill,
+    Attendance,
+}
+
+impl ExamBarChoice {
+    pub(crate) fn bar(self) -> panel_federation::ExamBar {
+        match self {
+            ExamBarChoice::Skill => panel_federation::ExamBar::Skill,
+            ExamBarChoice::Attendance => panel_federation::ExamBar::Attendance,
+        }
+    }
 }
 
 /// `panel up --judge`.
@@ -279,10 +302,16 @@ impl Panel {
 /// question and the other procedures; the record is exported and verified offline.
 async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
     if args.judge == JudgeChoice::Local {
-        return crate::up_local::run(&args.state, args.models.as_deref(), cluster).await;
+        return crate::up_local::run(
+            &args.state,
+            args.models.as_deref(),
+            args.exam_bar.bar(),
+            cluster,
+        )
+        .await;
     }
     let state = up_cluster::fresh_state(&args.state)?;
-    let (issued, operator) = up_cluster::certificates(&state)?;
+    let (issued, operator) = up_cluster::certificates(&state, args.exam_bar.bar())?;
     let sources = up_example::serve_sources(&state).await?;
     let addrs = up_cluster::start_coordinators(
         cluster,

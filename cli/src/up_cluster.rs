@@ -29,10 +29,19 @@ pub fn fresh_state(state: &Path) -> Result<PathBuf> {
 
 /// The federation's certificates: one authority per organisation, mutual TLS on every
 /// hop, replicas and operators pinned in the charter. Returns them with the operator's
-/// transport, which forms the Raft group.
-pub fn certificates(state: &Path) -> Result<(pki::Issued, Transport)> {
+/// transport, which forms the Raft group. The charter marks the federation a practice
+/// group at exam `bar` (docs/SECURITY.md "Exams").
+pub fn certificates(
+    state: &Path,
+    bar: panel_federation::ExamBar,
+) -> Result<(pki::Issued, Transport)> {
     let nodes: Vec<(&str, &str)> = ARBITERS.iter().map(|a| (a.id, a.organisation)).collect();
-    let issued = pki::issue(&pki::local_plan(3, &nodes), &state.join("pki"))?;
+    let mut plan = pki::local_plan(3, &nodes);
+    plan.exam = Some(panel_federation::ExamTerms {
+        practice: true,
+        bar,
+    });
+    let issued = pki::issue(&plan, &state.join("pki"))?;
     let operator = Transport::from_flags(
         Some(&issued.dir(&pki::operator_dir_name(ARBITERS[0].organisation))),
         None,
@@ -42,6 +51,16 @@ pub fn certificates(state: &Path) -> Result<(pki::Issued, Transport)> {
         "mutual TLS: {} organisations' authorities, charter {}",
         issued.charter.organisations.len(),
         issued.charter_path().display()
+    );
+    say!(
+        "a practice federation (charter exam.practice): its calibration exam is the shipped \
+         pool, whose gold answers are public, so an admission here shows an arbiter sat the \
+         exam, not that it could not look the answers up; exam bar: {}",
+        match bar {
+            panel_federation::ExamBar::Skill => "skill (the calibration bars)",
+            panel_federation::ExamBar::Attendance =>
+                "attendance (admitted for answering the draw, whatever the scores)",
+        }
     );
     Ok((issued, operator))
 }

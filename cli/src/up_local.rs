@@ -53,6 +53,7 @@ fn local_judge(spec: &ArbiterSpec, models: &Path) -> Result<NodeJudge> {
 pub async fn run(
     state: &Path,
     models: Option<&Path>,
+    bar: panel_federation::ExamBar,
     cluster: &mut Supervisor,
 ) -> Result<ExitCode> {
     if !panel_node::judge::LOCAL_JUDGE_BUILT {
@@ -72,7 +73,7 @@ pub async fn run(
         }
     }
     let state = up_cluster::fresh_state(state)?;
-    let (issued, operator) = up_cluster::certificates(&state)?;
+    let (issued, operator) = up_cluster::certificates(&state, bar)?;
     let addrs =
         up_cluster::start_coordinators(cluster, &state, &issued, operator, Judging::LOCAL).await?;
     say!(
@@ -105,7 +106,9 @@ pub async fn run(
              pool (see each refusal above; BENCHMARKS.md \"Local judge\" has their Brier, AUC \
              and reliability). The worked example needs all four seats and is not played: no \
              motion is decided by a judge the exam refused. Every exam ruling is on the record \
-             (`panel verify`).",
+             (`panel verify`). To watch these models rule anyway, run again with \
+             `--exam-bar attendance`: the charter then admits an arbiter for answering its \
+             draw whatever its scores, and every record of that federation says so.",
             specs.len()
         );
         return Ok(ExitCode::from(2));

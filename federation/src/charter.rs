@@ -122,6 +122,34 @@ impl WitnessEntry {
     }
 }
 
+/// What the federation agreed about its calibration exam (docs/SECURITY.md "Exams").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExamTerms {
+    /// A practice group: its exams may use the shipped pool, whose gold answers anyone
+    /// can read, so an admission in it shows that an arbiter sat the exam, never that
+    /// nobody could have looked the answers up. Every record of it says so.
+    #[serde(default)]
+    pub practice: bool,
+    /// The admission bar; anything below [`ExamBar::Skill`] needs `practice`.
+    #[serde(default)]
+    pub bar: ExamBar,
+}
+
+/// How high the exam's admission bar is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExamBar {
+    /// The calibration module's bars: Brier skill over a constant forecast, calibration,
+    /// log score and the bias probes (docs/CALIBRATION.md).
+    #[default]
+    Skill,
+    /// Admitted for answering enough items, whatever the scores: the scores are still
+    /// computed and kept on record, and nothing says the arbiter forecasts better than a
+    /// coin. Only in a practice group.
+    Attendance,
+}
+
 /// The federation charter (module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -142,6 +170,10 @@ pub struct Charter {
     /// The witnesses whose cosignatures apply accepts onto the log's checkpoints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub witnesses: Vec<WitnessEntry>,
+    /// The exam terms; absent means a real group at the skill bar (charters written
+    /// before exam terms read so, and their digests are unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exam: Option<ExamTerms>,
 }
 
 /// A role a peer can hold on the transport.
@@ -182,6 +214,17 @@ impl Charter {
     /// valid motion key; floors no lower than the project's; an admission threshold between
     /// one and the number of organisations.
     pub fn check(&self) -> Result<(), CharterError> {
+        if let Some(exam) = &self.exam
+            && exam.bar != ExamBar::Skill
+            && !exam.practice
+        {
+            return Err(rule(
+                "exam.bar",
+                "a bar below \"skill\" is allowed only in a practice group; set exam.practice \
+                 to true (and its records say that its exams prove nothing) or keep the skill bar"
+                    .to_owned(),
+            ));
+        }
         if self.charter_version != CHARTER_VERSION {
             return Err(rule(
                 "charter_version",
@@ -413,6 +456,7 @@ mod tests {
             floors: Floors::PROJECT,
             log: None,
             witnesses: Vec::new(),
+            exam: None,
         }
     }
 
@@ -440,6 +484,25 @@ mod tests {
                 .is_some()
         );
         assert!(c.organisation("elsewhere").is_none());
+    }
+
+    #[test]
+    fn a_lower_exam_bar_needs_a_practice_group() {
+        let mut c = charter();
+        c.exam = Some(ExamTerms {
+            practice: false,
+            bar: ExamBar::Attendance,
+        });
+        assert!(refused(&c).contains("exam.bar"), "{}", refused(&c));
+        c.exam = Some(ExamTerms {
+            practice: true,
+            bar: ExamBar::Attendance,
+        });
+        c.check().expect("a practice group at the attendance bar");
+        // Charters without exam terms keep their digest: the field is not written.
+        c.exam = None;
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(!json.contains("exam"), "{json}");
     }
 
     #[test]

@@ -539,6 +539,7 @@ pub(crate) mod tests {
             floors: Floors::PROJECT,
             log: None,
             witnesses: Vec::new(),
+            exam: None,
         }
     }
 

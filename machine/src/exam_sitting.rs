@@ -132,6 +132,12 @@ pub struct SittingRef {
 pub enum SittingError {
     #[error("sitting {0} is still open: reveal its key before sealing another pool")]
     StillOpen(u32),
+    #[error(
+        "pool {0} is the shipped public pool, whose gold answers anyone can read, and this \
+         federation's charter does not mark it a practice group (exam.practice): give every \
+         replica private pools (exam_pools, docs/COORDINATOR.md \"Sealed exams\")"
+    )]
+    PublicPool(String),
     #[error("the sealed pool does not check: {0}")]
     Pool(#[from] PoolError),
     #[error("{what} must be 32 bytes of hex")]
@@ -165,6 +171,7 @@ impl SittingError {
     pub fn code(&self) -> &'static str {
         match self {
             SittingError::StillOpen(_)
+            | SittingError::PublicPool(_)
             | SittingError::Pool(_)
             | SittingError::NotHex32 { .. }
             | SittingError::Load(_)
@@ -333,6 +340,12 @@ pub fn seal(
     sealed.public.validate()?;
     hex32("the key commitment", &sealed.key_commitment)?;
     let pool_id = sealed.public.id();
+    if state.rules >= crate::rules::PRACTICE_EXAMS && !may_seal_public(state) {
+        let public = embedded_pool().map(|p| p.public_id.as_str());
+        if public == Ok(pool_id.as_str()) {
+            return Err(SittingError::PublicPool(pool_id));
+        }
+    }
     let reused_from = state
         .exam_sittings
         .iter()
@@ -355,6 +368,24 @@ pub fn seal(
         items: sealed.public.items.len(),
         reused_from,
     })
+}
+
+/// Whether this group may examine with the shipped public pool: an unchartered debug
+/// group, or a charter that marks the federation a practice group.
+fn may_seal_public(state: &State) -> bool {
+    state
+        .charter
+        .as_ref()
+        .is_none_or(|c| c.exam.as_ref().is_some_and(|e| e.practice))
+}
+
+/// The admission bar the charter sets (the skill bar when it sets none).
+pub fn exam_bar(state: &State) -> panel_federation::ExamBar {
+    state
+        .charter
+        .as_ref()
+        .and_then(|c| c.exam.as_ref())
+        .map_or(panel_federation::ExamBar::Skill, |e| e.bar)
 }
 
 /// `SubmitExam` in a sitting: checks the carried motions (exactly the arbiter's draw, as
@@ -479,13 +510,14 @@ pub fn reveal(
         return Err(SittingError::KeyMismatch);
     }
     let now_s = (time_ms / 1000) as i64;
+    let bar = exam_bar(state);
     // Score first, from the held exams as they stand; then write.
     let scored: Vec<(String, Result<Scored, ScoreError>)> = open
         .held
         .iter()
         .map(|(arbiter_id, h)| {
             let scored =
-                score(&exam, arbiter_id, h, now_s).map(|(scores, probes, decision)| Scored {
+                score(&exam, arbiter_id, h, now_s, bar).map(|(scores, probes, decision)| Scored {
                     scores,
                     probes,
                     decision,
@@ -596,6 +628,7 @@ fn score(
     arbiter_id: &str,
     h: &HeldExam,
     now_s: i64,
+    bar: panel_federation::ExamBar,
 ) -> Result<(ArbiterScores, ProbeScores, AdmissionDecision), ScoreError> {
     let asked_exam = Exam {
         items: exam
@@ -609,12 +642,11 @@ fn score(
     let refs: Vec<&Answer> = h.answers.iter().collect();
     let scores = score_arbiter(&asked_exam, arbiter_id, &refs, &InertPolicy::default())?;
     let probes = score_probes(exam, Some(&h.asked), &refs)?;
-    let decision = assess_with_probes(
-        &AdmissionPolicy::with_bias_probes(),
-        &scores,
-        Some(&probes),
-        now_s,
-    );
+    let policy = match bar {
+        panel_federation::ExamBar::Skill => AdmissionPolicy::with_bias_probes(),
+        panel_federation::ExamBar::Attendance => AdmissionPolicy::attendance(),
+    };
+    let decision = assess_with_probes(&policy, &scores, Some(&probes), now_s);
     Ok((scores, probes, decision))
 }
 
@@ -837,6 +869,56 @@ mod tests {
             applied(write(&mut s, i as u64 + 1, T0, c));
         }
         s
+    }
+
+    /// Issue 35: a chartered group sealed the shipped pool, whose gold answers ship in the
+    /// repository, and four lookup judges were admitted in seconds. From rule set 5 only
+    /// a practice group may seal it; an unchartered debug group still may.
+    #[test]
+    fn only_a_practice_group_seals_the_public_pool() {
+        let public = load_exam(V2).expect("the shipped pool");
+        for (exam_terms, sealable) in [
+            (None, false),
+            (Some(panel_federation::ExamTerms::default()), false),
+            (
+                Some(panel_federation::ExamTerms {
+                    practice: true,
+                    bar: panel_federation::ExamBar::Skill,
+                }),
+                true,
+            ),
+        ] {
+            let mut s = State {
+                charter: Some(panel_federation::Charter {
+                    exam: exam_terms.clone(),
+                    ..crate::charter::tests::charter()
+                }),
+                rules: crate::rules::PRACTICE_EXAMS,
+                ..State::default()
+            };
+            let r = write(&mut s, 1, T0, seal_cmd(&public));
+            if sealable {
+                applied(r);
+            } else {
+                refused(r, "exam_pool_refused", "practice group");
+                assert!(s.exam_sittings.is_empty(), "{exam_terms:?}");
+            }
+        }
+        // Before rule set 5 the same entry replays as it applied.
+        let mut s = State {
+            charter: Some(crate::charter::tests::charter()),
+            ..State::default()
+        };
+        applied(write(&mut s, 1, T0, seal_cmd(&public)));
+        // And a private pool is never refused for being public.
+        let mut private = public.clone();
+        private.items.truncate(private.items.len() - 1);
+        let mut s = State {
+            charter: Some(crate::charter::tests::charter()),
+            rules: crate::rules::PRACTICE_EXAMS,
+            ..State::default()
+        };
+        applied(write(&mut s, 1, T0, seal_cmd(&private)));
     }
 
     fn seal_cmd(exam: &Exam) -> InternalCommand {

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = DECLARED_CAMPS;
+pub const CURRENT: u32 = PRACTICE_EXAMS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -40,6 +40,11 @@ pub const SEALED_EXAMS: u32 = 3;
 /// debate (not its registered label), a confirmed mismatch reseats it in that debate only,
 /// and the check reads a bounded window of the most recently decided motions.
 pub const DECLARED_CAMPS: u32 = 4;
+
+/// From this level on, a chartered group seals the shipped public pool only when its
+/// charter marks it a practice group (`exam_sitting::seal`; docs/SECURITY.md "Exams"),
+/// and admits by the charter's exam bar.
+pub const PRACTICE_EXAMS: u32 = 5;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

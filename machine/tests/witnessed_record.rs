@@ -65,6 +65,7 @@ fn federation() -> Fed {
                 vkey: witnesses[1].verifier().to_string(),
             },
         ],
+        exam: None,
     };
     charter.check().expect("charter");
     Fed {

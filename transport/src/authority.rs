@@ -102,6 +102,7 @@ mod tests {
         let plan = PkiPlan {
             organisations: vec!["north".into(), "south".into()],
             identities: vec![client("n1", "north"), client("s1", "south")],
+            exam: None,
         };
         let issued = issue(&plan, dir.path()).unwrap();
         let m = TlsMaterial::load(&issued.dir("n1")).unwrap();

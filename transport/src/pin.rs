@@ -350,6 +350,7 @@ mod tests {
                 organisation: "elsewhere".into(),
                 hosts: vec!["127.0.0.1".into()],
             }],
+            exam: None,
         };
         let foreign = pki::issue(&plan, &dir.path().join("foreign")).unwrap();
         let stranger = leaf(&foreign, "stranger");

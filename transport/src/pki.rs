@@ -88,6 +88,8 @@ pub struct IdentitySpec {
 pub struct PkiPlan {
     pub organisations: Vec<String>,
     pub identities: Vec<IdentitySpec>,
+    /// The charter's exam terms (`None`: a real group at the skill bar).
+    pub exam: Option<panel_federation::ExamTerms>,
 }
 
 /// Where the issued material is.
@@ -353,6 +355,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
             vkey: log.verifier().to_string(),
         }),
         witnesses,
+        exam: plan.exam.clone(),
     };
     charter.check().map_err(|e| TransportError::Charter {
         path: out.display().to_string(),
@@ -394,7 +397,8 @@ pub fn node_dir_name(arbiter: &str) -> String {
     format!("node-{arbiter}")
 }
 
-/// A federation on loopback: the two [`LOCAL_ORGANISATIONS`], replicas `1..=replicas`
+/// A practice federation on loopback (its charter says so: it examines with the
+/// shipped, public pool): the two [`LOCAL_ORGANISATIONS`], replicas `1..=replicas`
 /// run by them in turn, one operator each, one node per `(arbiter, organisation)`, and a
 /// client. Everything serves on `127.0.0.1` and `localhost`.
 pub fn local_plan(replicas: u64, nodes: &[(&str, &str)]) -> PkiPlan {
@@ -429,6 +433,11 @@ pub fn local_plan(replicas: u64, nodes: &[(&str, &str)]) -> PkiPlan {
     PkiPlan {
         organisations: orgs.iter().map(|o| (*o).to_owned()).collect(),
         identities,
+        // Everything on loopback examines with the shipped, public pool.
+        exam: Some(panel_federation::ExamTerms {
+            practice: true,
+            bar: panel_federation::ExamBar::Skill,
+        }),
     }
 }
 
@@ -456,6 +465,7 @@ mod tests {
                     hosts: vec![],
                 },
             ],
+            exam: None,
         };
         let issued = issue(&plan, dir.path()).unwrap();
         let m = TlsMaterial::load(&issued.dir("replica-1")).unwrap();
