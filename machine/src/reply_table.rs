@@ -11,6 +11,14 @@
 //! that snapshot's commit (the coordinator's `reply_store`). So a replica's memory and
 //! snapshots hold the replies written since its last snapshot, not a day of them
 //! (BENCHMARKS.md, "Soak"); offline (`panel verify`, tests) nothing is retired.
+//!
+//! What a writer may add is bounded before a row is written (`limits::ReplyBounds`, under
+//! policies that carry them): refusals of anonymous callers and refusals over a limit
+//! store no row, and one identity, one organisation and the anonymous callers together
+//! each keep at most so many rows within the lease, counted by hour ([`StoredRows`]). A
+//! write past its bound is refused and stores nothing. The bound refuses rather than
+//! evicts, so the rule above (a reply is dropped by its lease alone) still holds, and so
+//! does the archive that relies on it.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -32,6 +40,73 @@ pub const DEDUP_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 /// any jump; the table stays bounded (by this many entries or by the lease, whichever
 /// keeps more).
 pub const DEDUP_MIN_KEEP_ENTRIES: u64 = 100_000;
+
+/// Batch time one slot of a [`StoredRows`] count covers.
+pub const ROWS_SLOT_MS: u64 = 60 * 60 * 1000;
+
+/// How many deduplication rows one writer (an identity, an organisation, the anonymous
+/// callers) has stored, by hour of batch time (`time_ms / ROWS_SLOT_MS`). A slot counts
+/// until its hour's end plus [`DEDUP_TTL_MS`]: as long as any row in it may still be within
+/// its lease, so the count never misses a live row (it may count one up to an hour past its
+/// lease). A clock that went backwards stores into an earlier hour, which expires sooner;
+/// every replica counts from the same batch times, so the count is the same on all.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StoredRows(BTreeMap<u64, u64>);
+
+impl StoredRows {
+    /// Batch time from which slot `slot` no longer counts.
+    fn expires_ms(slot: u64) -> u64 {
+        slot.saturating_add(1)
+            .saturating_mul(ROWS_SLOT_MS)
+            .saturating_add(DEDUP_TTL_MS)
+    }
+
+    fn counted(&self, now_ms: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.0
+            .iter()
+            .filter(move |(slot, _)| Self::expires_ms(**slot) > now_ms)
+            .map(|(slot, n)| (*slot, *n))
+    }
+
+    /// Rows stored within the lease at `now_ms`.
+    pub fn live(&self, now_ms: u64) -> u64 {
+        self.counted(now_ms).map(|(_, n)| n).sum()
+    }
+
+    /// Counts one row stored at `now_ms`.
+    pub fn add(&mut self, now_ms: u64) {
+        let n = self.0.entry(now_ms / ROWS_SLOT_MS).or_default();
+        *n = n.saturating_add(1);
+    }
+
+    /// Milliseconds from `now_ms` until fewer than `bound` rows count (0 if they already
+    /// do): until enough of the oldest hours have expired.
+    pub fn wait_ms(&self, bound: u32, now_ms: u64) -> u64 {
+        let live = self.live(now_ms);
+        let must_expire = (live + 1).saturating_sub(u64::from(bound));
+        if must_expire == 0 {
+            return 0;
+        }
+        let mut expired = 0;
+        for (slot, n) in self.counted(now_ms) {
+            expired += n;
+            if expired >= must_expire {
+                return Self::expires_ms(slot) - now_ms;
+            }
+        }
+        0
+    }
+
+    /// Drops the hours that no longer count.
+    pub fn prune(&mut self, now_ms: u64) {
+        self.0.retain(|slot, _| Self::expires_ms(*slot) > now_ms);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
 
 /// Where the latest prune stood: its batch time and log index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,6 +16,22 @@
 //! per-organisation quotas are also enforced in apply (`panel_machine::limits`) from the
 //! identity this intake stamps on the logged item, so they survive a failover; these
 //! buckets only refuse early, before a write costs a log entry.
+//!
+//! The global buckets (all client writes, and each kind's) are shared between
+//! organisations as apply shares them (`panel_machine::limits`, "Fair shares"): each
+//! organisation is one class, the anonymous callers together one more with a smaller
+//! weight (as are certificates of no charter organisation), and a class's share is its
+//! weight's part of the bucket's burst and rate among the classes that used some of their
+//! share recently and the writer's. A write is admitted if its class's share has a token,
+//! or if the global bucket holds one beyond every other class's unused share: so one
+//! organisation's flood cannot take another's share, and a writer alone may still use the
+//! rate nobody else claims. This intake does not know the charter's members, so a class
+//! that has not written recently is not reserved for; instead its share is honoured even
+//! when the others have spent the global bucket (which then goes below zero and lends no
+//! one anything until it has refilled), so the first writes of an organisation arriving
+//! in the middle of another's flood go through too. Apply reserves the shares of every
+//! member organisation from the start, and so refuses a flooder's writes beyond its share
+//! that this intake let through alone.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -173,6 +189,80 @@ enum BucketKey {
 #[derive(Debug, Default)]
 struct Buckets {
     map: HashMap<BucketKey, Bucket>,
+    /// How much of its share of each global bucket each class has used (module docs).
+    shares: HashMap<BucketKey, HashMap<String, Used>>,
+}
+
+/// A class's use of its share of one global bucket: tokens used at `at`, leaking at the
+/// share's rate, and the class's weight.
+#[derive(Debug, Clone, Copy)]
+struct Used {
+    tokens: f64,
+    at: Instant,
+    weight: f64,
+}
+
+/// One class's part of a global bucket's rate, among classes of `total` weight.
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    rate: Rate,
+    weight: f64,
+    total: f64,
+}
+
+impl Share {
+    /// Tokens of the share's burst: at least one, so every class may write.
+    fn cap(self) -> f64 {
+        (f64::from(self.rate.burst.max(1)) * self.weight / self.total).max(1.0)
+    }
+
+    fn per_sec(self) -> f64 {
+        f64::from(self.rate.per_minute.max(1)) / 60.0 * self.weight / self.total
+    }
+
+    /// Tokens of the share in use at `now`.
+    fn used(self, u: Option<&Used>, now: Instant) -> f64 {
+        u.map_or(0.0, |u| {
+            let leaked = now.saturating_duration_since(u.at).as_secs_f64() * self.per_sec();
+            (u.tokens - leaked).max(0.0)
+        })
+        .min(self.cap())
+    }
+
+    fn unused(self, u: Option<&Used>, now: Instant) -> f64 {
+        self.cap() - self.used(u, now)
+    }
+}
+
+/// The classes sharing one global bucket: those that used some of their share and have
+/// not refilled it, and the writer's; with their total weight.
+fn sharing<'a>(
+    used: Option<&'a HashMap<String, Used>>,
+    rate: Rate,
+    class: &'a str,
+    weight: f64,
+    now: Instant,
+) -> (Vec<(&'a str, f64)>, f64) {
+    let mut classes: Vec<(&str, f64)> = vec![(class, weight)];
+    for (c, u) in used.into_iter().flatten() {
+        if c != class {
+            classes.push((c.as_str(), u.weight));
+        }
+    }
+    // A class whose use has leaked away has no demand, whatever the others' weights.
+    let total_all: f64 = classes.iter().map(|(_, w)| w).sum();
+    classes.retain(|(c, w)| {
+        *c == class
+            || Share {
+                rate,
+                weight: *w,
+                total: total_all,
+            }
+            .used(used.and_then(|m| m.get(*c)), now)
+                > 0.0
+    });
+    let total = classes.iter().map(|(_, w)| w).sum::<f64>().max(1.0);
+    (classes, total)
 }
 
 /// Why a write was refused at intake.
@@ -310,39 +400,126 @@ impl Intake {
             }
             wanted.push((BucketKey::Global(kind), global));
         }
-        self.take(&wanted, now)
+        self.take(&wanted, self.class_of(writer).as_ref(), now)
+    }
+
+    /// The writer's class and weight in the shares of the global buckets (module docs);
+    /// `None` when the policy does not share them.
+    fn class_of(&self, writer: &Writer) -> Option<(String, f64)> {
+        let fs = self.limits.policy.fair_share?;
+        let outsider = (
+            crate::limits::ANONYMOUS.to_owned(),
+            f64::from(fs.anonymous_weight.max(1)),
+        );
+        Some(match &writer.organisation {
+            _ if writer.is_anonymous() => outsider,
+            Some(org) if org != crate::service::replica::UNLISTED_ORGANISATION => (
+                format!("organisation:{org}"),
+                f64::from(fs.organisation_weight.max(1)),
+            ),
+            Some(org) => (
+                format!("organisation:{org}"),
+                f64::from(fs.anonymous_weight.max(1)),
+            ),
+            None => outsider,
+        })
     }
 
     /// Takes a token from every bucket in `wanted`, or from none: all are checked before
     /// any is spent, so a write refused by one limit costs its writer nothing under the
     /// others.
-    fn take(&self, wanted: &[(BucketKey, Rate)], now: Instant) -> Result<(), IntakeError> {
+    ///
+    /// With `class` (the writer's class and weight) the global buckets are shared (module
+    /// docs): a global bucket admits the write if the class's share has a token, or if the
+    /// bucket holds one beyond the other classes' unused shares.
+    fn take(
+        &self,
+        wanted: &[(BucketKey, Rate)],
+        class: Option<&(String, f64)>,
+        now: Instant,
+    ) -> Result<(), IntakeError> {
         let mut b = self
             .buckets
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let map = &mut b.map;
+        let Buckets { map, shares } = &mut *b;
         if map.len() >= MAX_KEYED_BUCKETS {
             // The global buckets bound how fast keys arrive, and a key's bucket refills
             // within seconds, so this keeps the map near the live writers.
             map.retain(|_, bucket| bucket.level(now) < bucket.burst());
         }
+        let shared = |key: &BucketKey| matches!(key, BucketKey::Global(_) | BucketKey::AllWrites);
         for (key, rate) in wanted {
             let mut probe = map
                 .get(key)
                 .cloned()
                 .unwrap_or_else(|| Bucket::full(*rate, now));
-            if let Err(wait) = probe.ready(now) {
-                return Err(refusal(key, *rate, wait));
+            let ready = probe.ready(now);
+            let Some((class, weight)) = class.filter(|_| shared(key)) else {
+                if let Err(wait) = ready {
+                    return Err(refusal(key, *rate, wait));
+                }
+                continue;
+            };
+            let used = shares.get(key);
+            let (classes, total) = sharing(used, *rate, class, *weight, now);
+            let share = |w: f64| Share {
+                rate: *rate,
+                weight: w,
+                total,
+            };
+            let entry = |c: &str| used.and_then(|m| m.get(c));
+            let mine = share(*weight);
+            if mine.unused(entry(class), now) >= 1.0 {
+                continue;
             }
+            let others: f64 = classes
+                .iter()
+                .filter(|(c, _)| c != class)
+                .map(|(c, w)| share(*w).unused(entry(c), now))
+                .sum();
+            if probe.tokens >= 1.0 + others {
+                continue;
+            }
+            // The share has a whole token again once its use has leaked below cap - 1.
+            let excess = mine.used(entry(class), now) - (mine.cap() - 1.0);
+            let wait = Duration::from_secs_f64((excess / mine.per_sec()).max(0.0));
+            // A bucket spent to below a token is refused as the global limit it is.
+            if let Err(empty) = ready {
+                return Err(refusal(key, *rate, empty.max(wait)));
+            }
+            return Err(share_refusal(key, mine, class, classes.len(), wait));
         }
         for (key, rate) in wanted {
             let bucket = map
                 .entry(key.clone())
                 .or_insert_with(|| Bucket::full(*rate, now));
-            // Checked above under the same lock, so the token is there.
             let _ = bucket.ready(now);
+            // Checked above under the same lock, so the token is there, or (a shared
+            // bucket) the class's share vouches for it and the bucket goes below zero.
             bucket.tokens -= 1.0;
+            let Some((class, weight)) = class.filter(|_| shared(key)) else {
+                continue;
+            };
+            let classes = shares.entry(key.clone()).or_default();
+            let (members, total) = sharing(Some(classes), *rate, class, *weight, now);
+            let members: Vec<String> = members.into_iter().map(|(c, _)| c.to_owned()).collect();
+            let share = Share {
+                rate: *rate,
+                weight: *weight,
+                total,
+            };
+            let used = share.used(classes.get(class.as_str()), now);
+            // Classes without demand are forgotten (the map keeps the live classes only).
+            classes.retain(|c, _| members.contains(c));
+            classes.insert(
+                class.clone(),
+                Used {
+                    tokens: (used + 1.0).min(share.cap()),
+                    at: now,
+                    weight: *weight,
+                },
+            );
         }
         Ok(())
     }
@@ -387,6 +564,32 @@ fn refusal(key: &BucketKey, rate: Rate, wait: Duration) -> IntakeError {
         BucketKey::Identity(id) => writer("per-identity", format!("identity {id}")),
         BucketKey::Organisation(org) => writer("per-organisation", format!("organisation {org}")),
         BucketKey::AllWrites => writer("global", "all client writers".into()),
+    }
+}
+
+/// The refusal of a class over its share of a global bucket, naming the class, the share
+/// and when it holds a token again.
+fn share_refusal(
+    key: &BucketKey,
+    share: Share,
+    class: &str,
+    classes: usize,
+    wait: Duration,
+) -> IntakeError {
+    let what = match key {
+        BucketKey::Global(kind) => format!("all writers' {}", kind.noun()),
+        _ => "all client writes".to_owned(),
+    };
+    let who = match class.strip_prefix("organisation:") {
+        Some(org) => format!("organisation {org}"),
+        None => "anonymous callers (no client certificate)".to_owned(),
+    };
+    IntakeError::Writer {
+        limit: "global fair-share",
+        who: format!("{who} (its share of {what}, shared by {classes} writer classes now writing)"),
+        per_minute: (f64::from(share.rate.per_minute.max(1)) * share.weight / share.total) as u32,
+        burst: share.cap() as u32,
+        retry_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
     }
 }
 
@@ -626,5 +829,89 @@ mod tests {
         intake
             .admit(&cmd(5), &writer("s1", "south"), t0)
             .expect("another organisation is served");
+    }
+
+    /// Issue 35, part 5, at the leader's intake: one certificate of `north` floods new
+    /// debates past the global debates bucket while `south` sends 6 writes interleaved.
+    /// Before fair shares the flood took the bucket and south got 1 of 6 through; now
+    /// south's share is honoured (even though north spent the bucket before south first
+    /// wrote), and north is refused with its share named.
+    #[test]
+    fn a_flooding_organisation_cannot_take_anothers_share_at_intake() {
+        let intake = Intake::new(IntakeLimits {
+            debates_global: Rate::new(12, 12),
+            ..IntakeLimits::default()
+        });
+        let t0 = Instant::now();
+        let (flood, honest) = (writer("f1", "north"), writer("h1", "south"));
+        let (mut a, mut b) = (0, 0);
+        let mut refusal = None;
+        for i in 0..60u64 {
+            let at = t0 + Duration::from_millis(10 * i);
+            match intake.admit(&new_debate(&format!("f{i}")), &flood, at) {
+                Ok(()) => a += 1,
+                Err(e) => {
+                    refusal.get_or_insert(e);
+                }
+            }
+            if i % 10 == 9
+                && intake
+                    .admit(&new_debate(&format!("h{i}")), &honest, at)
+                    .is_ok()
+            {
+                b += 1;
+            }
+        }
+        eprintln!("intake: flooding organisation {a} of 60 through, the other {b} of 6");
+        assert_eq!(b, 6, "south's writes within its share all pass");
+        assert!(a <= 12, "{a}");
+        let text = refusal.expect("the flood was refused").to_string();
+        for needle in ["global fair-share", "organisation north", "retry in"] {
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+        // South's share is used up now too, and neither may borrow from the spent bucket.
+        let at = t0 + Duration::from_millis(700);
+        let c = writer("h2", "south");
+        let later = (0..10)
+            .filter(|i| intake.admit(&new_debate(&format!("s{i}")), &c, at).is_ok())
+            .count();
+        assert_eq!(later, 0);
+    }
+
+    /// An organisation that first writes after another's flood spent the global bucket
+    /// still gets its share at once; anonymous callers get a smaller one.
+    #[test]
+    fn a_late_organisation_gets_its_share_after_a_flood() {
+        let intake = Intake::new(IntakeLimits {
+            debates_global: Rate::new(12, 12),
+            ..IntakeLimits::default()
+        });
+        let t0 = Instant::now();
+        let flood = writer("f1", "north");
+        let served = |w: &Writer, n: u32, tag: &str| {
+            (0..n)
+                .filter(|i| {
+                    intake
+                        .admit(&new_debate(&format!("{tag}{i}")), w, t0)
+                        .is_ok()
+                })
+                .count()
+        };
+        assert_eq!(
+            served(&flood, 60, "f"),
+            12,
+            "alone, the flood may use the whole bucket"
+        );
+        assert_eq!(served(&writer("h1", "south"), 10, "h"), 6, "south's half");
+        assert_eq!(
+            served(&Writer::anonymous(), 10, "a"),
+            2,
+            "1 of 5 parts of 12"
+        );
+        assert_eq!(
+            served(&flood, 10, "g"),
+            0,
+            "north has nothing left to borrow"
+        );
     }
 }
