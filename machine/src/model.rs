@@ -117,6 +117,19 @@ pub struct Revocation {
     pub effective_from_unix_ms: i64,
     /// Log index of the `RevokeKey` entry.
     pub log_index: u64,
+    /// Decided motions that counted a ruling of this arbiter whose commitment was logged
+    /// at or after `effective_from_unix_ms` (a revocation dated back to a compromise):
+    /// their outcomes stand, and this list says which to review or appeal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counted_after_revocation: Vec<String>,
+}
+
+impl Revocation {
+    /// Whether a commitment logged at `logged_at_ms` was made under the revoked key
+    /// after the revocation took effect (an unknown time, 0, counts as after).
+    pub fn covers(&self, logged_at_ms: u64) -> bool {
+        logged_at_ms == 0 || logged_at_ms as i64 >= self.effective_from_unix_ms
+    }
 }
 
 /// A key an arbiter rotated away from, with the rotation that replaced it.
@@ -195,6 +208,10 @@ pub struct Round {
     pub reveal_deadline_ms: i64,
     /// Log index of the `LogCommitments` entry.
     pub logged_log_index: u64,
+    /// The leader's stamped time of that entry (0 in rounds logged before it was kept):
+    /// what a revocation's `effective_from_unix_ms` is compared with.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub logged_at_ms: u64,
     /// Seats that committed, by arbiter id.
     pub commitments: BTreeMap<String, SeatCommitment>,
     /// Filled by the close: who committed and did not reveal, who never committed.

@@ -56,6 +56,10 @@ pub struct SetAdmissionReply {
 pub struct RevokeKeyReply {
     pub arbiter_id: String,
     pub revoked: bool,
+    /// Decided motions that counted a ruling committed after the revocation's instant
+    /// (`Revocation::counted_after_revocation`): review or appeal them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counted_after_revocation: Vec<String>,
 }
 
 /// `RotateKey`.
@@ -484,6 +488,7 @@ mod tests {
             RevokeKeyReply {
                 arbiter_id: "a1".into(),
                 revoked: true,
+                counted_after_revocation: vec![],
             },
             json!({ "arbiter_id": "a1", "revoked": true }),
         );
@@ -523,6 +528,7 @@ mod tests {
                 reason: "lost".into(),
                 effective_from_unix_ms: 7,
                 log_index: 9,
+                counted_after_revocation: vec![],
             },
             json!({ "reason": "lost", "effective_from_unix_ms": 7, "log_index": 9 }),
         );

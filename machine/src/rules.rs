@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = PRACTICE_EXAMS;
+pub const CURRENT: u32 = REVOCATION_TIME;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -45,6 +45,12 @@ pub const DECLARED_CAMPS: u32 = 4;
 /// charter marks it a practice group (`exam_sitting::seal`; docs/SECURITY.md "Exams"),
 /// and admits by the charter's exam bar.
 pub const PRACTICE_EXAMS: u32 = 5;
+
+/// From this level on, a revocation's `effective_from_unix_ms` is read: at a close a
+/// revoked arbiter's ruling counts only if its commitment was logged before that instant,
+/// and a revocation dated back lists the decided motions that counted rulings committed
+/// after it (`Revocation::counted_after_revocation`; docs/SECURITY.md "Keys").
+pub const REVOCATION_TIME: u32 = 6;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -145,18 +145,51 @@ pub(super) fn revoke_key(
         .ok_or_else(|| RevocationError::UnknownKey {
             key: key_hex.clone(),
         })?;
+    let mut revocation = Revocation {
+        reason: doc.reason,
+        effective_from_unix_ms: doc.effective_from_unix_ms,
+        log_index: ctx.log_index,
+        counted_after_revocation: Vec::new(),
+    };
+    if state.rules >= crate::rules::REVOCATION_TIME {
+        revocation.counted_after_revocation = counted_after(state, &id, &revocation);
+    }
+    let counted_after_revocation = revocation.counted_after_revocation.clone();
     if let Some(a) = state.arbiters.get_mut(&id) {
         a.admitted = false;
-        a.revoked = Some(to_value(&Revocation {
-            reason: doc.reason,
-            effective_from_unix_ms: doc.effective_from_unix_ms,
-            log_index: ctx.log_index,
-        }));
+        a.revoked = Some(to_value(&revocation));
     }
     Ok(to_value(&RevokeKeyReply {
         arbiter_id: id,
         revoked: true,
+        counted_after_revocation,
     }))
+}
+
+/// How many of the latest opened motions a revocation dated back is checked against.
+const REVOCATION_LOOKBACK: usize = 1000;
+
+/// Decided motions among the [`REVOCATION_LOOKBACK`] latest that counted a ruling of
+/// `arbiter` committed under the revoked key after the revocation took effect.
+pub(super) fn counted_after(state: &State, arbiter: &str, rev: &Revocation) -> Vec<String> {
+    let mut hit: Vec<String> = state
+        .motions
+        .latest_opened(REVOCATION_LOOKBACK)
+        .iter()
+        .filter(|m| m.decided_log_index.is_some())
+        .filter_map(|m| {
+            let round = m.round.as_ref()?;
+            let seat = round.commitments.get(arbiter)?;
+            let counted = seat.reveal.is_some()
+                && !round
+                    .absent
+                    .as_ref()
+                    .is_some_and(|a| a.revoked.iter().any(|r| r == arbiter));
+            (counted && rev.covers(round.logged_at_ms)).then(|| m.spec.motion_id.clone())
+        })
+        .collect();
+    hit.sort();
+    hit
 }
 
 /// Records a signed key rotation: both signatures verify strictly (old key: authority; new

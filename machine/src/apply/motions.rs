@@ -724,6 +724,7 @@ pub(super) fn log_commitments(
         commit_deadline_ms: signed.commit_deadline_unix_ms,
         reveal_deadline_ms: signed.reveal_deadline_unix_ms,
         logged_log_index: ctx.log_index,
+        logged_at_ms: ctx.time_ms,
         commitments,
         absent: None,
     };
@@ -891,6 +892,23 @@ pub(super) fn submit_reveal(
 /// close at once); then the acceptance rule decides from every stored reveal, and the
 /// seats that committed without revealing and those that never committed are recorded.
 /// The close names no ruling, so nobody choosing it can leave one out.
+/// Whether a revoked arbiter's ruling in a round logged at `logged_at_ms` is refused at
+/// the close. From rule set [`REVOCATION_TIME`](crate::rules::REVOCATION_TIME) the
+/// revocation's own instant decides: a commitment logged before `effective_from_unix_ms`
+/// was made while the key was good and counts; one logged at or after it does not.
+/// Before that rule set every revoked arbiter's rulings were refused, and still are on
+/// replay.
+fn revoked_for(state: &State, arbiter: &crate::model::Arbiter, logged_at_ms: u64) -> bool {
+    let Some(rev) = &arbiter.revoked else {
+        return false;
+    };
+    if state.rules < crate::rules::REVOCATION_TIME {
+        return true;
+    }
+    serde_json::from_value::<crate::model::Revocation>(rev.clone())
+        .map_or(true, |r| r.covers(logged_at_ms))
+}
+
 pub(super) fn close_motion(
     state: &mut State,
     ctx: &ApplyCtx,
@@ -927,7 +945,11 @@ pub(super) fn close_motion(
         let Some(stored) = &seat.reveal else {
             continue;
         };
-        if state.arbiters.get(id).is_some_and(|a| a.revoked.is_some()) {
+        if state
+            .arbiters
+            .get(id)
+            .is_some_and(|a| revoked_for(state, a, round.logged_at_ms))
+        {
             // Revoked since its reveal: its rulings no longer count.
             revoked.push(id.clone());
             continue;
@@ -1293,6 +1315,76 @@ mod tests {
         // Decided: no further reveal or close.
         let r = one(&mut s, 3_300, "motion-driver", close());
         assert!(refused(&r).starts_with("motion_closed"), "{}", refused(&r));
+    }
+
+    /// Issue 35: a revocation's instant was stored and never read. Now a commitment logged
+    /// before `effective_from_unix_ms` counts at the close, one logged at or after it does
+    /// not; a revocation dated back names the decided motions that counted such a ruling.
+    /// Before rule set 6 every revoked arbiter's rulings are refused, as they applied.
+    #[test]
+    fn a_revocation_counts_from_its_instant_against_the_logged_commitment() {
+        let revoke = |s: &mut State, effective_from_unix_ms: i64| {
+            s.arbiters.get_mut("a1").expect("a1").revoked = Some(
+                serde_json::to_value(crate::model::Revocation {
+                    reason: "key copied".into(),
+                    effective_from_unix_ms,
+                    log_index: 0,
+                    counted_after_revocation: vec![],
+                })
+                .expect("json"),
+            );
+        };
+        let decide = |rules: u32, effective_from: Option<i64>| {
+            let mut s = setup();
+            s.rules = rules;
+            let m = signed_motion(|_| {});
+            let d = panel_proto::motion_digest(&m);
+            let seats: Vec<Sealed> = (1..=4).map(|i| seal(i, Decision::Yes, d, i)).collect();
+            applied(&one(
+                &mut s,
+                2_100,
+                "motion-driver",
+                log(&m, &seats.iter().collect::<Vec<_>>()),
+            ));
+            for seat in &seats {
+                applied(&one(&mut s, 3_000, "motion-driver", reveal(seat)));
+            }
+            if let Some(t) = effective_from {
+                revoke(&mut s, t);
+            }
+            let v = applied(&one(&mut s, 3_100, "motion-driver", close()));
+            let revoked: Vec<String> =
+                serde_json::from_value(v["absent"]["revoked"].clone()).unwrap_or_default();
+            (s, revoked)
+        };
+        let rules = crate::rules::REVOCATION_TIME;
+        // Revoked from after the commitment was logged: the ruling was made with a good key.
+        let (_, revoked) = decide(rules, Some(2_101));
+        assert!(revoked.is_empty(), "counted: {revoked:?}");
+        // Revoked from at or before it: refused.
+        for t in [2_100, 1] {
+            let (_, revoked) = decide(rules, Some(t));
+            assert_eq!(revoked, ["a1"], "effective {t}");
+        }
+        // The old rule set refuses every revoked arbiter's rulings.
+        let (_, revoked) = decide(crate::rules::PRACTICE_EXAMS, Some(2_101));
+        assert_eq!(revoked, ["a1"]);
+
+        // A revocation dated back to before a decided motion's logged commitments names it;
+        // one dated after does not.
+        let (s, _) = decide(rules, None);
+        let rev = |t: i64| crate::model::Revocation {
+            reason: "key copied".into(),
+            effective_from_unix_ms: t,
+            log_index: 0,
+            counted_after_revocation: vec![],
+        };
+        assert_eq!(
+            crate::apply::arbiters::counted_after(&s, "a1", &rev(2_000)),
+            vec!["m1".to_string()]
+        );
+        assert!(crate::apply::arbiters::counted_after(&s, "a1", &rev(2_101)).is_empty());
+        assert!(crate::apply::arbiters::counted_after(&s, "b9", &rev(0)).is_empty());
     }
 
     /// Without b2's dissent the same three would carry it: the close decides from what is
