@@ -181,6 +181,9 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
         spec.state_hash.get(..16).unwrap_or("?")
     );
     println!("  outcome: {}", outcome_text(&m.status));
+    for note in panel_coordinator::independence::one_lineage_support(m) {
+        println!("  note: {note}");
+    }
     match &m.status {
         MotionStatus::Decided(Acceptance::Accepted { tallies, .. }) => {
             println!("  tallies: {}", tallies_text(tallies));

@@ -495,6 +495,9 @@ async fn print_new_motions(
             m.spec.motion_id,
             crate::motion_cmd::question_line(&m.spec)
         );
+        for note in panel_coordinator::independence::one_lineage_support(&m) {
+            say!("      {note}");
+        }
         let mut by_stance: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in &m.rulings {
             if let Some((registered, arb, val)) = ruling_line(&r.to_hex(), names) {

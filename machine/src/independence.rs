@@ -648,3 +648,83 @@ mod tests {
         assert!(!outcome_survives(&Outcome::Relevance(3), None));
     }
 }
+
+/// A deadlock that rule 4 caused because one stance's supporters are all of one lineage:
+/// the stance and the lineage (docs/COORDINATOR.md "The acceptance rule", rule 4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OneLineageSupport {
+    pub stance: Stance,
+    pub lineage: String,
+    pub supporters: Vec<String>,
+}
+
+impl std::fmt::Display for OneLineageSupport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lineage = if self.lineage.is_empty() {
+            "one undeclared lineage"
+        } else {
+            self.lineage.as_str()
+        };
+        write!(
+            f,
+            "every supporter of stance {} ({}) is of lineage {lineage}, which counts once: \
+             seat arbiters of another lineage on this debate",
+            self.stance,
+            self.supporters.join(", ")
+        )
+    }
+}
+
+/// For a motion deadlocked with `InsufficientLineages`, which stances' supporters (the
+/// seats of that stance voting with its majority, from the round's counted reveals) all
+/// share one lineage, so the output can say so instead of only counting.
+pub fn one_lineage_support(motion: &crate::model::Motion) -> Vec<OneLineageSupport> {
+    use crate::acceptance::{Acceptance, DeadlockReason};
+    let crate::model::MotionStatus::Decided(Acceptance::Deadlocked(d)) = &motion.status else {
+        return Vec::new();
+    };
+    let counted: Vec<&RevealedRuling> = motion
+        .round
+        .iter()
+        .flat_map(|r| r.commitments.values())
+        .filter_map(|s| s.reveal.as_ref()?.counted.as_ref())
+        .collect();
+    let mut out = Vec::new();
+    for reason in &d.reasons {
+        let DeadlockReason::InsufficientLineages { stance, .. } = reason else {
+            continue;
+        };
+        let seat_of = |id: &str| motion.seats.iter().find(|s| s.arbiter_id == id);
+        let group: Vec<(&RevealedRuling, &Seat)> = counted
+            .iter()
+            .filter_map(|r| Some((*r, seat_of(&r.arbiter_id)?)))
+            .filter(|(_, s)| s.stance == *stance)
+            .collect();
+        let yes = group
+            .iter()
+            .filter(|(r, _)| r.decision == crate::acceptance::Decision::Yes)
+            .count();
+        let majority = if yes * 2 >= group.len() {
+            crate::acceptance::Decision::Yes
+        } else {
+            crate::acceptance::Decision::No
+        };
+        let supporters: Vec<&Seat> = group
+            .iter()
+            .filter(|(r, _)| r.decision == majority)
+            .map(|(_, s)| *s)
+            .collect();
+        let lineages: BTreeSet<&str> = supporters.iter().map(|s| s.lineage.as_str()).collect();
+        if let ([lineage], false) = (
+            lineages.into_iter().collect::<Vec<_>>().as_slice(),
+            supporters.is_empty(),
+        ) {
+            out.push(OneLineageSupport {
+                stance: *stance,
+                lineage: (*lineage).to_owned(),
+                supporters: supporters.iter().map(|s| s.arbiter_id.clone()).collect(),
+            });
+        }
+    }
+    out
+}

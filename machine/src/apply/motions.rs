@@ -1317,6 +1317,56 @@ mod tests {
         assert!(refused(&r).starts_with("motion_closed"), "{}", refused(&r));
     }
 
+    /// Issue 34: a panel whose supporters of one stance all share a lineage deadlocks on
+    /// rule 4, and the output must say so by name, not only count.
+    #[test]
+    fn a_deadlock_names_the_one_lineage_a_stances_supporters_share() {
+        let mut s = setup();
+        {
+            let m1 = s.motions.get_mut("m1").expect("m1");
+            m1.spec.policy = Some(crate::acceptance::Policy {
+                min_net_support_per_side: 2,
+                independence: crate::independence::Independence {
+                    one_per_lineage: true,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+            for seat in m1.seats.iter_mut() {
+                seat.lineage = if seat.stance == Stance::A {
+                    "gemma3".into()
+                } else {
+                    format!("fam-{}", seat.arbiter_id)
+                };
+            }
+        }
+        let m = signed_motion(|_| {});
+        let d = panel_proto::motion_digest(&m);
+        let seats: Vec<Sealed> = (1..=4).map(|i| seal(i, Decision::Yes, d, i)).collect();
+        applied(&one(
+            &mut s,
+            2_100,
+            "motion-driver",
+            log(&m, &seats.iter().collect::<Vec<_>>()),
+        ));
+        for seat in &seats {
+            applied(&one(&mut s, 3_000, "motion-driver", reveal(seat)));
+        }
+        let v = applied(&one(&mut s, 3_100, "motion-driver", close()));
+        assert!(v["verdict"]["Deadlocked"].is_object(), "{v}");
+        let motion = s.motions.get("m1").expect("m1").clone();
+        let notes = crate::independence::one_lineage_support(&motion);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes[0].stance, Stance::A);
+        assert_eq!(notes[0].lineage, "gemma3");
+        assert_eq!(notes[0].supporters, ["a1", "a2"]);
+        let line = notes[0].to_string();
+        assert!(
+            line.contains("lineage gemma3") && line.contains("another lineage"),
+            "{line}"
+        );
+    }
+
     /// Issue 35: a revocation's instant was stored and never read. Now a commitment logged
     /// before `effective_from_unix_ms` counts at the close, one logged at or after it does
     /// not; a revocation dated back names the decided motions that counted such a ruling.
