@@ -19,6 +19,13 @@ use crate::debates::{DebateRecord, DeclaredStance};
 use crate::model::{Arbiter, State};
 use panel_proto::stance_declaration::{DeclarationClaim, DeclarationError, verify_declaration};
 
+/// The debate id of a standing declaration: the arbiter's stance on every debate created
+/// after it (rule set [`STANDING_STANCES`](crate::rules::STANDING_STANCES)). A new debate
+/// copies each standing stance into its own declarations when it is created, so from then
+/// on the stance is fixed for that debate like any other; a later standing declaration
+/// changes only debates created after it.
+pub const STANDING: &str = "*";
+
 /// Why a stance declaration is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeclarationRefusal {
@@ -100,10 +107,16 @@ pub fn check(state: &State, d: &StanceDeclaration) -> Result<Declared, Declarati
     if arbiter.revoked.is_some() {
         return Err(DeclarationRefusal::Revoked(d.arbiter_id.clone()));
     }
-    let debate = state
-        .debates
-        .get(&d.debate_id)
-        .ok_or_else(|| DeclarationRefusal::UnknownDebate(d.debate_id.clone()))?;
+    let standing = d.debate_id == STANDING && state.rules >= crate::rules::STANDING_STANCES;
+    let debate = match standing {
+        true => None,
+        false => Some(
+            state
+                .debates
+                .get(&d.debate_id)
+                .ok_or_else(|| DeclarationRefusal::UnknownDebate(d.debate_id.clone()))?,
+        ),
+    };
     let signature = hex::decode(&d.signature).map_err(|_| DeclarationRefusal::SignatureNotHex)?;
     let problem = |problem| DeclarationRefusal::Signature {
         arbiter: d.arbiter_id.clone(),
@@ -113,6 +126,20 @@ pub fn check(state: &State, d: &StanceDeclaration) -> Result<Declared, Declarati
     let key = panel_proto::keys::parse_public_key(&key_bytes)
         .map_err(|e| problem(DeclarationError::Key(e)))?;
     verify_declaration(&claim(d), &signature, &key).map_err(problem)?;
+    let Some(debate) = debate else {
+        // A standing declaration may change: it binds only debates created after it.
+        let same = state
+            .standing_stances
+            .get(&d.arbiter_id)
+            .is_some_and(|prior| {
+                prior.stance == d.stance && prior.credence_permille == d.credence_permille
+            });
+        return Ok(if same {
+            Declared::Repeated
+        } else {
+            Declared::New
+        });
+    };
     match debate.declared_stances.get(&d.arbiter_id) {
         None => Ok(Declared::New),
         Some(prior)
@@ -131,6 +158,17 @@ pub fn check(state: &State, d: &StanceDeclaration) -> Result<Declared, Declarati
 
 /// Records a checked declaration.
 pub fn record(state: &mut State, d: &StanceDeclaration, log_index: u64) {
+    if d.debate_id == STANDING && state.rules >= crate::rules::STANDING_STANCES {
+        state.standing_stances.insert(
+            d.arbiter_id.clone(),
+            DeclaredStance {
+                stance: d.stance,
+                credence_permille: d.credence_permille,
+                log_index,
+            },
+        );
+        return;
+    }
     if let Some(debate) = state.debates.get_mut(&d.debate_id) {
         debate.declared_stances.insert(
             d.arbiter_id.clone(),
@@ -141,6 +179,19 @@ pub fn record(state: &mut State, d: &StanceDeclaration, log_index: u64) {
             },
         );
     }
+}
+
+/// The standing stances a debate created now starts with: those of registered, unrevoked
+/// arbiters.
+pub fn standing_for_new_debate(
+    state: &State,
+) -> std::collections::BTreeMap<String, DeclaredStance> {
+    state
+        .standing_stances
+        .iter()
+        .filter(|(id, _)| state.arbiters.get(id).is_some_and(|a| a.revoked.is_none()))
+        .map(|(id, s)| (id.clone(), s.clone()))
+        .collect()
 }
 
 /// The debate whose declarations seat `spec`'s panel: its own debate, when the motion's
@@ -291,6 +342,61 @@ mod tests {
     /// The registered label seats nobody under a debate's declared-stances policy; the
     /// signed declarations do, each for its own debate only; a policy written before keeps
     /// seating by the registered stance.
+    /// Issue 35: a new debate under the independent policy could seat nobody, because
+    /// stances were declared by hand per debate. A standing declaration seats the arbiter
+    /// in every debate created after it, fixed for that debate; a chartered group's raw
+    /// debate without a policy gets the independent rule, never the head-count rule.
+    #[test]
+    fn a_standing_stance_seats_new_debates_and_a_raw_debate_is_never_head_count() {
+        let mut s = setup();
+        // Before rule set 8 a standing declaration names no debate and is refused.
+        refused(
+            &declare(&mut s, 100, declaration(0, STANDING, Stance::B)),
+            "does not exist",
+        );
+        s.rules = crate::rules::STANDING_STANCES;
+        let before = debate(&mut s, 101, Some(Policy::independent()));
+        applied(&declare(&mut s, 102, declaration(0, STANDING, Stance::B)));
+        applied(&declare(&mut s, 103, declaration(3, STANDING, Stance::A)));
+        // Forged: n2's key signs n1's standing stance.
+        let mut forged = declaration(1, STANDING, Stance::A);
+        forged.arbiter_id = POOL[0].into();
+        refused(
+            &declare(&mut s, 104, forged),
+            "stance declaration of arbiter n1",
+        );
+        let after = debate(&mut s, 105, Some(Policy::independent()));
+        let stances = |s: &State, d: &str| {
+            s.debates
+                .get(d)
+                .expect("debate")
+                .declared_stances
+                .iter()
+                .map(|(id, st)| (id.clone(), st.stance))
+                .collect::<Vec<_>>()
+        };
+        assert!(stances(&s, &before).is_empty(), "only later debates");
+        assert_eq!(
+            stances(&s, &after),
+            [("n1".to_string(), Stance::B), ("s1".to_string(), Stance::A)]
+        );
+        // A later standing change binds later debates only; within a debate the stance
+        // stays fixed.
+        applied(&declare(&mut s, 106, declaration(0, STANDING, Stance::A)));
+        refused(
+            &declare(&mut s, 107, declaration(0, &after, Stance::A)),
+            "cannot change within a debate",
+        );
+        let later = debate(&mut s, 108, Some(Policy::independent()));
+        assert_eq!(stances(&s, &later)[0], ("n1".to_string(), Stance::A));
+        // Unchartered: a raw debate keeps the default rule; chartered: independent.
+        let raw = debate(&mut s, 109, None);
+        assert_eq!(s.debates.get(&raw).unwrap().policy, Policy::default());
+        s.charter = Some(crate::charter::tests::charter());
+        let raw = debate(&mut s, 110, None);
+        assert_eq!(s.debates.get(&raw).unwrap().policy, Policy::independent());
+    }
+
     #[test]
     fn only_a_debates_signed_declarations_seat_its_stances() {
         let mut s = setup();

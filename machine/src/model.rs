@@ -372,6 +372,10 @@ pub struct State {
     /// `charter::motion_key_at`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub motion_keys: Vec<MotionKeyChange>,
+    /// Arbiter id -> its standing stance for debates created after it
+    /// (`declared_priors::STANDING`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub standing_stances: std::collections::BTreeMap<String, crate::debates::DeclaredStance>,
     /// Voter sets authorised by member organisations, in order (`AuthoriseMembership`,
     /// `charter::check_membership`); the last is the one `Admin.ChangeMembership` may
     /// execute.

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = REVOCATION_TIME;
+pub const CURRENT: u32 = STANDING_STANCES;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -51,6 +51,12 @@ pub const PRACTICE_EXAMS: u32 = 5;
 /// and a revocation dated back lists the decided motions that counted rulings committed
 /// after it (`Revocation::counted_after_revocation`; docs/SECURITY.md "Keys").
 pub const REVOCATION_TIME: u32 = 6;
+
+/// From this level on, an arbiter may declare a standing stance (`DeclareStance` for
+/// debate `*`), which every debate created later starts with, and a `CreateDebate`
+/// without a policy in a chartered group gets `Policy::independent()`, never the
+/// head-count rule (docs/COORDINATOR.md "Declared priors"; docs/SECURITY.md).
+pub const STANDING_STANCES: u32 = 8;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

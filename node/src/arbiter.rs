@@ -216,6 +216,14 @@ impl Arbiter {
         panel_proto::link::sign_hello(&self.key, challenge, arbiter_id)
     }
 
+    /// Signs a stance declaration for this arbiter (`declare.rs`). The key never leaves.
+    pub fn sign_declaration(
+        &self,
+        claim: &panel_proto::stance_declaration::DeclarationClaim<'_>,
+    ) -> Result<Vec<u8>, panel_proto::stance_declaration::DeclarationError> {
+        panel_proto::stance_declaration::sign_declaration(claim, &self.key)
+    }
+
     /// Checks that a motion is well formed, still open for commitments at `now_ms`, and
     /// that this arbiter sits on its panel (an empty panel list means any arbiter).
     pub fn check_motion(&self, m: &Motion, now_ms: i64) -> Result<MotionWindow, ArbiterError> {

@@ -24,6 +24,7 @@ pub mod arbiter;
 pub mod clock;
 pub mod config;
 pub mod core;
+pub mod declare;
 pub mod exchange;
 pub mod http;
 pub mod judge;

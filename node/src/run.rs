@@ -14,7 +14,7 @@ use panel_proto::pb::{ArbiterIdentity, OriginLabel, Side, Stance};
 use panel_proto::{FILE_DESCRIPTOR_SET, parse_public_key};
 use thiserror::Error;
 use tokio_stream::wrappers::TcpListenerStream;
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::arbiter::Arbiter;
 use crate::config::{ConfigError, JudgeConfig, NodeConfig, StanceConfig};
@@ -581,6 +581,30 @@ async fn shutdown_signal() {
     info!("shutdown signal received; finishing in-flight calls");
 }
 
+/// Writes the node's configured `[[stances]]` (a `debate_id = "*"` entry is a standing
+/// stance) to its coordinators, signed by its key (`declare.rs`); needs its arbiter id.
+fn declare_stances(core: &Arc<NodeCore>, cfg: &NodeConfig, link_id: Option<&str>) {
+    let Some(arbiter_id) = link_id.or(cfg.arbiter_id.as_deref()) else {
+        return;
+    };
+    let coordinators = if cfg.coordinators.is_empty() {
+        cfg.connect.clone()
+    } else {
+        cfg.coordinators.clone()
+    };
+    for stance in &cfg.stances {
+        match crate::declare::declaration_request(&core.arbiter, arbiter_id, stance) {
+            Ok(req) => crate::submit::spawn_write(
+                core.peers.transport.clone(),
+                coordinators.clone(),
+                req,
+                "stance declaration",
+            ),
+            Err(e) => warn!(debate = %stance.debate_id, error = %e, "stance not declared"),
+        }
+    }
+}
+
 /// Runs the node until SIGINT/SIGTERM.
 pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeError> {
     if over.listen.is_some() {
@@ -639,6 +663,7 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
         "panel node listening on {local} fingerprint {}",
         id.fingerprint
     );
+    declare_stances(&core, &cfg, link_id.as_deref());
     let links = match &link_id {
         Some(arbiter_id) => {
             println!(

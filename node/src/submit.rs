@@ -110,10 +110,21 @@ async fn write_once(
 
 /// Writes the reveal to `coordinators` in the background, trying each in turn.
 pub fn spawn_submit(transport: Transport, coordinators: Vec<String>, req: WriteRequest) {
+    spawn_write(transport, coordinators, req, "own reveal");
+}
+
+/// Writes one of the node's own signed writes (`what`, for the log) to `coordinators` in
+/// the background, trying each in turn.
+pub fn spawn_write(
+    transport: Transport,
+    coordinators: Vec<String>,
+    req: WriteRequest,
+    what: &'static str,
+) {
     if coordinators.is_empty() {
         return;
     }
-    let span = tracing::info_span!("submit_reveal", request = req.request_id);
+    let span = tracing::info_span!("own_write", what, request = req.request_id);
     tokio::spawn(
         async move {
             let mut last = String::new();
@@ -121,15 +132,12 @@ pub fn spawn_submit(transport: Transport, coordinators: Vec<String>, req: WriteR
                 let addr = &coordinators[attempt as usize % coordinators.len()];
                 match write_once(&transport, addr, req.clone()).await {
                     Ok(r) if r.applied => {
-                        info!(
-                            log_index = r.log_index,
-                            "own reveal stored by the coordinator"
-                        );
+                        info!(log_index = r.log_index, "{what} stored by the coordinator");
                         return;
                     }
                     Ok(r) => {
                         // Refused in apply: most often the driver's copy came first.
-                        info!(reply = %r.result_json, "own reveal not stored");
+                        info!(reply = %r.result_json, "{what} not stored");
                         return;
                     }
                     Err(s) if s.code() == tonic::Code::Unavailable => {
@@ -137,12 +145,12 @@ pub fn spawn_submit(transport: Transport, coordinators: Vec<String>, req: WriteR
                         tokio::time::sleep(Duration::from_millis(100 << attempt.min(4))).await;
                     }
                     Err(s) => {
-                        warn!(%addr, error = %s.message(), "own reveal refused");
+                        warn!(%addr, error = %s.message(), "{what} refused");
                         return;
                     }
                 }
             }
-            warn!(error = %last, "own reveal not submitted: no coordinator answered");
+            warn!(error = %last, "{what} not submitted: no coordinator answered");
         }
         .instrument(span),
     );

@@ -194,6 +194,20 @@ impl Client {
         })
         .await
         .applied(&format!("admit {id}"));
+        // Its registered stance as its standing stance: every debate created after this
+        // starts with it (a raw debate of a chartered group is under the independent
+        // policy, which seats by declarations).
+        let standing = panel_coordinator::declared_priors::sign(
+            &key(seed),
+            id,
+            panel_coordinator::declared_priors::STANDING,
+            stance,
+            700,
+        )
+        .expect("sign the standing stance");
+        self.write(ClientCommand::DeclareStance(standing))
+            .await
+            .applied(&format!("{id}'s standing stance"));
     }
 }
 

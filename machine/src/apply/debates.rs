@@ -26,10 +26,16 @@ pub(super) fn create_debate(
     non_empty("resolution", &spec.resolution)?;
     non_empty("convener", &spec.convener)?;
     let floors = crate::charter::floors(state.charter.as_ref());
-    let policy = spec.policy.clone().unwrap_or_default();
+    let standing = state.rules >= crate::rules::STANDING_STANCES;
+    let policy = match &spec.policy {
+        Some(p) => p.clone(),
+        // A chartered group's raw debate never falls back to the head-count rule.
+        None if standing && state.charter.is_some() => crate::acceptance::Policy::independent(),
+        None => crate::acceptance::Policy::default(),
+    };
     crate::charter::check_policy(&floors, &policy, spec.min_per_stance)?;
     let id = format!("deb_{}", state.debates.len() + 1);
-    let rec = debates::create(
+    let mut rec = debates::create(
         &id,
         ctx.time_ms,
         crucible::model::NewDebate {
@@ -44,6 +50,9 @@ pub(super) fn create_debate(
         spec.min_per_stance.max(1),
         spec.simulation,
     );
+    if standing {
+        rec.declared_stances = crate::declared_priors::standing_for_new_debate(state);
+    }
     state.debates.insert(id.clone(), rec);
     Ok(to_value(&CreateDebateReply { debate_id: id }))
 }

@@ -53,7 +53,12 @@ impl Persona {
             text.push_str("\n\n");
             text.push_str(p.trim());
         }
-        if let Some(s) = self.stances.get(debate_id) {
+        // A debate's own declaration, else the standing one (`debate_id = "*"`).
+        if let Some(s) = self
+            .stances
+            .get(debate_id)
+            .or_else(|| self.stances.get("*"))
+        {
             let _ = match s.side.as_str() {
                 "A" | "B" => write!(
                     text,
