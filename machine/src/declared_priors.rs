@@ -19,11 +19,11 @@ use crate::debates::{DebateRecord, DeclaredStance};
 use crate::model::{Arbiter, State};
 use panel_proto::stance_declaration::{DeclarationClaim, DeclarationError, verify_declaration};
 
-/// The debate id of a standing declaration: the arbiter's stance on every debate created
-/// after it (rule set [`STANDING_STANCES`](crate::rules::STANDING_STANCES)). A new debate
-/// copies each standing stance into its own declarations when it is created, so from then
-/// on the stance is fixed for that debate like any other; a later standing declaration
-/// changes only debates created after it.
+/// The debate id of a standing declaration: the arbiter's stance on every debate where it
+/// declared none of its own (rule set [`STANDING_STANCES`](crate::rules::STANDING_STANCES)).
+/// The first motion of a debate that seats the arbiter by it fixes it in that debate's
+/// declarations ([`fix_standing`]), so from then on it cannot change there; a later
+/// standing declaration binds only debates that have not seated the arbiter by it yet.
 pub const STANDING: &str = "*";
 
 /// Why a stance declaration is refused.
@@ -127,7 +127,8 @@ pub fn check(state: &State, d: &StanceDeclaration) -> Result<Declared, Declarati
         .map_err(|e| problem(DeclarationError::Key(e)))?;
     verify_declaration(&claim(d), &signature, &key).map_err(problem)?;
     let Some(debate) = debate else {
-        // A standing declaration may change: it binds only debates created after it.
+        // A standing declaration may change: debates that seated the arbiter by the old
+        // one keep it (`fix_standing`).
         let same = state
             .standing_stances
             .get(&d.arbiter_id)
@@ -181,17 +182,41 @@ pub fn record(state: &mut State, d: &StanceDeclaration, log_index: u64) {
     }
 }
 
-/// The standing stances a debate created now starts with: those of registered, unrevoked
-/// arbiters.
-pub fn standing_for_new_debate(
-    state: &State,
-) -> std::collections::BTreeMap<String, DeclaredStance> {
-    state
-        .standing_stances
+/// The standing stance that seats `arbiter_id` on a motion of `debate`, when the debate
+/// has no declaration or fitted camp of its own for it (rule set
+/// [`STANDING_STANCES`](crate::rules::STANDING_STANCES)). Once a motion seats it so, the
+/// stance is written into the debate's declarations ([`fix_standing`]) and stays fixed
+/// there, whatever the arbiter declares as its standing stance later.
+pub fn standing_for<'a>(
+    state: &'a State,
+    arbiter_id: &str,
+    debate: &DebateRecord,
+) -> Option<&'a DeclaredStance> {
+    if state.rules < crate::rules::STANDING_STANCES
+        || debate.declared_stances.contains_key(arbiter_id)
+        || debate.fitted_stances.contains_key(arbiter_id)
+    {
+        return None;
+    }
+    state.standing_stances.get(arbiter_id)
+}
+
+/// Writes into `debate_id`'s declarations the standing stance of every seat that was
+/// seated by one, so later motions of the debate seat it the same way.
+pub fn fix_standing(state: &mut State, debate_id: &str, seats: &[crate::acceptance::Seat]) {
+    let Some(debate) = state.debates.get(debate_id) else {
+        return;
+    };
+    let fixed: Vec<(String, DeclaredStance)> = seats
         .iter()
-        .filter(|(id, _)| state.arbiters.get(id).is_some_and(|a| a.revoked.is_none()))
-        .map(|(id, s)| (id.clone(), s.clone()))
-        .collect()
+        .filter_map(|seat| {
+            let standing = standing_for(state, &seat.arbiter_id, debate)?;
+            Some((seat.arbiter_id.clone(), standing.clone()))
+        })
+        .collect();
+    if let Some(debate) = state.debates.get_mut(debate_id) {
+        debate.declared_stances.extend(fixed);
+    }
 }
 
 /// The debate whose declarations seat `spec`'s panel: its own debate, when the motion's
@@ -344,8 +369,9 @@ mod tests {
     /// seating by the registered stance.
     /// Issue 35: a new debate under the independent policy could seat nobody, because
     /// stances were declared by hand per debate. A standing declaration seats the arbiter
-    /// in every debate created after it, fixed for that debate; a chartered group's raw
-    /// debate without a policy gets the independent rule, never the head-count rule.
+    /// on every debate where it declared nothing, and the first motion that seats it so
+    /// fixes the stance in that debate; a chartered group's raw debate without a policy
+    /// gets the independent rule, never the head-count rule.
     #[test]
     fn a_standing_stance_seats_new_debates_and_a_raw_debate_is_never_head_count() {
         let mut s = setup();
@@ -355,17 +381,23 @@ mod tests {
             "does not exist",
         );
         s.rules = crate::rules::STANDING_STANCES;
-        let before = debate(&mut s, 101, Some(Policy::independent()));
-        applied(&declare(&mut s, 102, declaration(0, STANDING, Stance::B)));
-        applied(&declare(&mut s, 103, declaration(3, STANDING, Stance::A)));
+        let first = debate(&mut s, 101, Some(Policy::independent()));
+        // Nobody declared: the independent policy seats no stance.
+        assert!(matches!(
+            open(&mut s, 102, &first, "m0", 2, None),
+            ItemReply::Refused { .. }
+        ));
+        // n1 (north) stands for B, s1 (south) for A, from a debate that already exists.
+        applied(&declare(&mut s, 103, declaration(0, STANDING, Stance::B)));
+        applied(&declare(&mut s, 104, declaration(3, STANDING, Stance::A)));
         // Forged: n2's key signs n1's standing stance.
         let mut forged = declaration(1, STANDING, Stance::A);
         forged.arbiter_id = POOL[0].into();
         refused(
-            &declare(&mut s, 104, forged),
+            &declare(&mut s, 105, forged),
             "stance declaration of arbiter n1",
         );
-        let after = debate(&mut s, 105, Some(Policy::independent()));
+        applied(&open(&mut s, 106, &first, "m1", 2, None));
         let stances = |s: &State, d: &str| {
             s.debates
                 .get(d)
@@ -375,25 +407,34 @@ mod tests {
                 .map(|(id, st)| (id.clone(), st.stance))
                 .collect::<Vec<_>>()
         };
-        assert!(stances(&s, &before).is_empty(), "only later debates");
-        assert_eq!(
-            stances(&s, &after),
-            [("n1".to_string(), Stance::B), ("s1".to_string(), Stance::A)]
-        );
-        // A later standing change binds later debates only; within a debate the stance
-        // stays fixed.
-        applied(&declare(&mut s, 106, declaration(0, STANDING, Stance::A)));
+        let fixed = [("n1".to_string(), Stance::B), ("s1".to_string(), Stance::A)];
+        assert_eq!(stances(&s, &first), fixed, "fixed by the first seating");
+        // A later standing change binds debates that have not seated n1 by it yet;
+        // within `first` the stance stays, and a per-debate change is refused.
+        applied(&declare(&mut s, 107, declaration(0, STANDING, Stance::A)));
         refused(
-            &declare(&mut s, 107, declaration(0, &after, Stance::A)),
+            &declare(&mut s, 108, declaration(0, &first, Stance::A)),
             "cannot change within a debate",
         );
-        let later = debate(&mut s, 108, Some(Policy::independent()));
-        assert_eq!(stances(&s, &later)[0], ("n1".to_string(), Stance::A));
+        applied(&declare(&mut s, 109, declaration(4, STANDING, Stance::B)));
+        let later = debate(&mut s, 110, Some(Policy::independent()));
+        applied(&open(&mut s, 111, &later, "m2", 2, None));
+        assert_eq!(stances(&s, &first), fixed);
+        let seated = stances(&s, &later);
+        assert!(
+            seated.iter().all(|(id, st)| match id.as_str() {
+                "n1" => *st == Stance::A,
+                "s1" => *st == Stance::A,
+                "s2" => *st == Stance::B,
+                _ => false,
+            }) && seated.len() == 2,
+            "{seated:?}"
+        );
         // Unchartered: a raw debate keeps the default rule; chartered: independent.
-        let raw = debate(&mut s, 109, None);
+        let raw = debate(&mut s, 112, None);
         assert_eq!(s.debates.get(&raw).unwrap().policy, Policy::default());
         s.charter = Some(crate::charter::tests::charter());
-        let raw = debate(&mut s, 110, None);
+        let raw = debate(&mut s, 113, None);
         assert_eq!(s.debates.get(&raw).unwrap().policy, Policy::independent());
     }
 

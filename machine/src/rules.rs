@@ -53,7 +53,7 @@ pub const PRACTICE_EXAMS: u32 = 5;
 pub const REVOCATION_TIME: u32 = 6;
 
 /// From this level on, an arbiter may declare a standing stance (`DeclareStance` for
-/// debate `*`), which every debate created later starts with, and a `CreateDebate`
+/// debate `*`), which seats it on debates where it declared nothing, and a `CreateDebate`
 /// without a policy in a chartered group gets `Policy::independent()`, never the
 /// head-count rule (docs/COORDINATOR.md "Declared priors"; docs/SECURITY.md).
 pub const STANDING_STANCES: u32 = 8;

@@ -35,7 +35,7 @@ pub(super) fn create_debate(
     };
     crate::charter::check_policy(&floors, &policy, spec.min_per_stance)?;
     let id = format!("deb_{}", state.debates.len() + 1);
-    let mut rec = debates::create(
+    let rec = debates::create(
         &id,
         ctx.time_ms,
         crucible::model::NewDebate {
@@ -50,9 +50,6 @@ pub(super) fn create_debate(
         spec.min_per_stance.max(1),
         spec.simulation,
     );
-    if standing {
-        rec.declared_stances = crate::declared_priors::standing_for_new_debate(state);
-    }
     state.debates.insert(id.clone(), rec);
     Ok(to_value(&CreateDebateReply { debate_id: id }))
 }

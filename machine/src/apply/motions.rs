@@ -41,6 +41,9 @@ pub(super) fn open_motion(
         return Err(ApplyError::MotionExists(spec.motion_id.clone()));
     }
     let (seats, draw_seed) = draw_seats(state, ctx, spec)?;
+    if crate::declared_priors::governing_debate(state, spec).is_some() {
+        crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
+    }
     let reply = to_value(&OpenMotionReply {
         motion_id: spec.motion_id.clone(),
         seats: seats.clone(),
@@ -105,7 +108,12 @@ fn draw_seats(
         .filter(|(_, a)| !crate::declared_priors::related(a, &related_families))
         .map(|(id, a)| Candidate {
             id: id.clone(),
-            stance: crate::declared_priors::seating_stance(id, a, debate),
+            stance: debate
+                .and_then(|d| crate::declared_priors::standing_for(state, id, d))
+                .map_or_else(
+                    || crate::declared_priors::seating_stance(id, a, debate),
+                    |standing| standing.stance,
+                ),
             organisation: a.registration.organisation.clone(),
             model_family: a.registration.model_family.clone(),
             admitted: a.admitted && !a.recalibration.is_flagged(),
