@@ -223,7 +223,21 @@ async fn only_operators_may_change_membership_and_only_to_charter_replicas() {
         .await
         .expect_err("rogue voter");
     assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
-    // Re-initialising is refused for the group's own reason, not the guard's.
+    // Re-initialising is refused for the group's own reason, not the guard's (a voter
+    // set of two organisations passes the charter's check, attack_membership.rs).
+    let e = admin
+        .init(pb::InitRequest {
+            members: (1..=2)
+                .map(|id| pb::Member {
+                    id,
+                    addr: c.addrs[id as usize - 1].clone(),
+                })
+                .collect(),
+        })
+        .await
+        .expect_err("second init");
+    assert_ne!(e.code(), Code::PermissionDenied, "{e:?}");
+    // And a first voter set of one organisation is refused by the charter.
     let e = admin
         .init(pb::InitRequest {
             members: vec![pb::Member {
@@ -232,8 +246,13 @@ async fn only_operators_may_change_membership_and_only_to_charter_replicas() {
             }],
         })
         .await
-        .expect_err("second init");
-    assert_ne!(e.code(), Code::PermissionDenied, "{e:?}");
+        .expect_err("one-organisation init");
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    assert!(
+        e.message().contains("distinct organisation"),
+        "{}",
+        e.message()
+    );
 
     let s = leader_status(&client, &c.addrs[0]).await;
     assert_eq!(s.voters, vec![1, 2, 3]);
