@@ -308,9 +308,11 @@ struct RunArgs {
     /// for it, so a rotation needs no restart at the moment it applies.
     #[arg(long, value_name = "FILE")]
     next_motion_key: Option<PathBuf>,
-    /// The record log's key (raw 32-byte seed, mode 0600, the same file on every replica;
-    /// `panel pki init` writes log.key): checkpoints are signed with it. Required when the
-    /// charter names a log; an unchartered group uses DATA_DIR/log.key.
+    /// This replica's log key (raw 32-byte seed, mode 0600; `panel pki init` writes
+    /// `<replica folder>/log.key`): it signs checkpoints, and under the charter's quorum
+    /// log it must be the key the charter lists for this replica (older single-key charters:
+    /// the log.key every replica shares). Required when the charter names a log; an
+    /// unchartered group uses DATA_DIR/log.key.
     #[arg(long, value_name = "FILE")]
     log_key: Option<PathBuf>,
     /// A witness's submission prefix (e.g. http://127.0.0.1:7401) the leader pushes each

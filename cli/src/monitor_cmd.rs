@@ -134,14 +134,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
 }
 
-/// The checkpoint must be a note signed by the policy's log key (cosignatures are not
-/// required to watch it, only to trust it).
+/// The checkpoint must be the policy's log's (its key, or under a quorum log the keys of
+/// enough organisations, so one rogue replica cannot raise a false alarm); cosignatures
+/// are not required to watch it, only to trust it.
 fn checked(policy: &Policy, text: &str, source: &str) -> Result<Seen> {
     let note = Note::parse(text.as_bytes())?;
-    let keys: Vec<_> = policy.logs.iter().map(|l| l.vkey.clone()).collect();
-    note.verify(&keys)?;
+    let checkpoint = policy.check_log(&note)?;
     Ok(Seen {
-        checkpoint: Checkpoint::parse_body(&note.text)?,
+        checkpoint,
         note: text.to_string(),
         source: source.to_string(),
     })

@@ -40,9 +40,14 @@ struct RunArgs {
     #[arg(long)]
     name: String,
     /// A log to cosign for, as its vkey `<origin>+<key ID>+<key>` (repeat for more logs or
-    /// more keys of one log).
-    #[arg(long = "log", value_name = "VKEY", required = true)]
+    /// more keys of one log; any one key's signature suffices).
+    #[arg(long = "log", value_name = "VKEY", required_unless_present = "charter")]
     logs: Vec<String>,
+    /// Cosign for the federation log this charter names, under its signing rule: with
+    /// `log.quorum`, only checkpoints signed by the replica keys of that many
+    /// organisations (docs/WITNESS.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "logs")]
+    charter: Option<PathBuf>,
 }
 
 #[derive(ClapArgs)]
@@ -89,7 +94,14 @@ fn serve(a: RunArgs) -> Result<ExitCode> {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .try_init();
-    let config = Config::from_files(a.listen, &a.data, &a.name, &a.key, &a.logs)?;
+    let logs = match &a.charter {
+        Some(path) => {
+            let charter = panel_transport::charter::load(path)?;
+            panel_coordinator::local::witnesses::logs_of(&charter)?
+        }
+        None => panel_witness::config::known_logs(&a.logs)?,
+    };
+    let config = Config::from_files(a.listen, &a.data, &a.name, &a.key, logs)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

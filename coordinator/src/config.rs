@@ -339,7 +339,7 @@ impl ReplicaConfig {
             (
                 "keys.log_key",
                 &self.keys.log_key,
-                "copy the log.key `panel pki init` wrote to every replica",
+                "give each replica the log.key `panel pki init` wrote to its own folder",
             ),
         ] {
             if let Some(p) = path

@@ -57,6 +57,10 @@ pub struct ReplicaEntry {
     pub id: u64,
     pub organisation: String,
     pub cert_sha256: Fingerprint,
+    /// The replica's own log key (a C2SP Ed25519 vkey named for the log's origin) when the
+    /// log is signed by a quorum of replicas ([`LogIdentity::quorum`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_vkey: Option<String>,
 }
 
 /// An operator: may change the group's membership through the `Admin` service.
@@ -90,17 +94,31 @@ impl Floors {
 }
 
 /// The record's transparency log identity (docs/WIRE.md, "Transparency log"): the origin
-/// line of its checkpoints and the vkey of the log key every replica holds.
+/// line of its checkpoints and who signs them. Either one log key that every replica holds
+/// (`vkey`, the charters written before quorum logs), or, with `quorum`, each replica's own
+/// key (`ReplicaEntry::log_vkey`) and a checkpoint is the log's only when the keys of
+/// `quorum` distinct organisations signed it, so no replica or operator can sign alone
+/// (docs/SECURITY.md "The record").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogIdentity {
     pub origin: String,
-    /// C2SP vkey (signature type 0x01) whose key name is the origin.
+    /// C2SP vkey (signature type 0x01) whose key name is the origin: the single shared log
+    /// key. Empty under a quorum.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub vkey: String,
+    /// Distinct organisations whose replicas' log keys must sign each checkpoint; 0 (and
+    /// absent) for the single shared key.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub quorum: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl LogIdentity {
-    /// The log's verifier key (checked valid by [`Charter::check`]).
+    /// The single log key (checked valid by [`Charter::check`]); `None` under a quorum.
     pub fn verifier(&self) -> Option<panel_tlog::VerifierKey> {
         panel_tlog::VerifierKey::parse(&self.vkey).ok()
     }
@@ -328,16 +346,70 @@ impl Charter {
     fn check_log(&self, orgs: &BTreeSet<&str>) -> Result<(), CharterError> {
         use panel_tlog::note::{TYPE_COSIGNATURE_V1, TYPE_ED25519};
         let mut keys = BTreeSet::new();
-        if let Some(log) = &self.log {
-            let v = panel_tlog::VerifierKey::parse(&log.vkey)
-                .map_err(|e| rule("log.vkey", e.to_string()))?;
-            if v.sig_type != TYPE_ED25519 || v.name != log.origin {
+        let log_key = |path: String, vkey: &str, origin: &str| {
+            let v = panel_tlog::VerifierKey::parse(vkey).map_err(|e| rule(&path, e.to_string()))?;
+            if v.sig_type != TYPE_ED25519 || v.name != origin {
                 return Err(rule(
-                    "log.vkey",
+                    path,
                     "must be an Ed25519 note key (type 0x01) whose name is the log's origin",
                 ));
             }
-            keys.insert(v.key.to_bytes());
+            Ok(v)
+        };
+        match &self.log {
+            Some(log) if log.quorum > 0 => {
+                if !log.vkey.is_empty() {
+                    return Err(rule(
+                        "log.vkey",
+                        "a log signed by a quorum of replicas has no shared key; remove \
+                         log.vkey and give each replica its log_vkey",
+                    ));
+                }
+                let mut signing_orgs = BTreeSet::new();
+                for (i, r) in self.replicas.iter().enumerate() {
+                    let path = format!("replicas[{i}].log_vkey");
+                    let vkey = r.log_vkey.as_deref().ok_or_else(|| {
+                        rule(
+                            &path,
+                            "missing: under log.quorum every replica signs with its own log key",
+                        )
+                    })?;
+                    let v = log_key(path.clone(), vkey, &log.origin)?;
+                    if !keys.insert(v.key.to_bytes()) {
+                        return Err(rule(path, "two replicas share one log key"));
+                    }
+                    signing_orgs.insert(r.organisation.as_str());
+                }
+                if log.quorum < 2 || log.quorum > signing_orgs.len() {
+                    return Err(rule(
+                        "log.quorum",
+                        format!(
+                            "{} must be at least 2 (no organisation signs alone) and at most \
+                             the {} organisation(s) that run replicas",
+                            log.quorum,
+                            signing_orgs.len()
+                        ),
+                    ));
+                }
+            }
+            Some(log) => {
+                let v = log_key("log.vkey".into(), &log.vkey, &log.origin)?;
+                keys.insert(v.key.to_bytes());
+                if let Some(i) = self.replicas.iter().position(|r| r.log_vkey.is_some()) {
+                    return Err(rule(
+                        format!("replicas[{i}].log_vkey"),
+                        "replica log keys need log.quorum (and no log.vkey)",
+                    ));
+                }
+            }
+            None => {
+                if let Some(i) = self.replicas.iter().position(|r| r.log_vkey.is_some()) {
+                    return Err(rule(
+                        format!("replicas[{i}].log_vkey"),
+                        "replica log keys need a log identity (`log`)",
+                    ));
+                }
+            }
         }
         for (i, w) in self.witnesses.iter().enumerate() {
             let path = format!("witnesses[{i}]");
@@ -381,6 +453,26 @@ impl Charter {
 
     pub fn organisation(&self, name: &str) -> Option<&Organisation> {
         self.organisations.iter().find(|o| o.name == name)
+    }
+
+    /// Who signs the log's checkpoints under a quorum (`None` for the single shared key):
+    /// every replica's log key with its organisation.
+    pub fn log_quorum(&self) -> Option<panel_tlog::LogQuorum> {
+        let log = self.log.as_ref().filter(|l| l.quorum > 0)?;
+        Some(panel_tlog::LogQuorum {
+            signers: self
+                .replicas
+                .iter()
+                .filter_map(|r| {
+                    let key = panel_tlog::VerifierKey::parse(r.log_vkey.as_deref()?).ok()?;
+                    Some(panel_tlog::LogSigner {
+                        organisation: r.organisation.clone(),
+                        key,
+                    })
+                })
+                .collect(),
+            organisations: log.quorum,
+        })
     }
 
     /// The cluster's motion key (checked valid by [`Charter::check`]).
@@ -446,6 +538,7 @@ mod tests {
                 id: 1,
                 organisation: "north".into(),
                 cert_sha256: fp(2),
+                log_vkey: None,
             }],
             operators: vec![OperatorEntry {
                 name: "ops".into(),
@@ -484,6 +577,79 @@ mod tests {
                 .is_some()
         );
         assert!(c.organisation("elsewhere").is_none());
+    }
+
+    #[test]
+    fn a_quorum_log_gives_every_replica_its_own_key_and_needs_two_organisations() {
+        let origin = "panel.test/log";
+        let vkey = |seed: u8| {
+            panel_tlog::NoteSigner::new(origin, panel_proto::SigningKey::from_bytes(&[seed; 32]))
+                .expect("k")
+                .verifier()
+                .to_string()
+        };
+        let mut c = charter();
+        c.replicas.push(ReplicaEntry {
+            id: 2,
+            organisation: "south".into(),
+            cert_sha256: fp(5),
+            log_vkey: Some(vkey(21)),
+        });
+        c.replicas[0].log_vkey = Some(vkey(20));
+        c.log = Some(LogIdentity {
+            origin: origin.into(),
+            vkey: String::new(),
+            quorum: 2,
+        });
+        c.check()
+            .expect("two organisations' replica keys, quorum 2");
+        let q = c.log_quorum().expect("a quorum log");
+        assert_eq!((q.signers.len(), q.organisations), (2, 2));
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(
+            !json.contains("\"vkey\":\"\""),
+            "no empty shared key is written: {json}"
+        );
+        for (change, path) in [
+            (
+                &(|c: &mut Charter| c.log.as_mut().unwrap().quorum = 1) as &dyn Fn(&mut Charter),
+                "log.quorum",
+            ),
+            (
+                &|c: &mut Charter| c.log.as_mut().unwrap().quorum = 3,
+                "log.quorum",
+            ),
+            (
+                &|c: &mut Charter| c.log.as_mut().unwrap().vkey = vkey(22),
+                "log.vkey",
+            ),
+            (
+                &|c: &mut Charter| c.replicas[1].log_vkey = None,
+                "replicas[1].log_vkey",
+            ),
+            (
+                &|c: &mut Charter| c.replicas[1].log_vkey = c.replicas[0].log_vkey.clone(),
+                "replicas[1].log_vkey",
+            ),
+            (
+                &|c: &mut Charter| c.log.as_mut().unwrap().quorum = 0,
+                "log.vkey",
+            ),
+        ] {
+            let mut bad = c.clone();
+            change(&mut bad);
+            assert!(refused(&bad).starts_with(path), "{path}: {}", refused(&bad));
+        }
+        // A single-key log keeps its old shape (and digest).
+        let mut single = charter();
+        single.log = Some(LogIdentity {
+            origin: origin.into(),
+            vkey: vkey(23),
+            quorum: 0,
+        });
+        single.check().expect("single key");
+        assert!(single.log_quorum().is_none());
+        assert!(!serde_json::to_string(&single).unwrap().contains("quorum"));
     }
 
     #[test]

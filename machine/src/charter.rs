@@ -529,6 +529,7 @@ pub(crate) mod tests {
                 id: 1,
                 organisation: "north".into(),
                 cert_sha256: Fingerprint([7; 32]),
+                log_vkey: None,
             }],
             operators: vec![OperatorEntry {
                 name: "ops".into(),

@@ -12,6 +12,13 @@
 //! Witness cosignatures come back through the log (`AddCosignatures`): apply accepts only
 //! lines that verify under a witness key of the charter over that checkpoint's body, so a
 //! leader can withhold cosignatures but never invent one.
+//!
+//! Under a quorum log (`LogIdentity::quorum`) each replica signs with its own key, the
+//! leader collects those signatures (`Replica.SignCheckpoint`) and logs them the same way,
+//! and apply keeps each line that verifies under a replica log key of the charter. A
+//! checkpoint is the log's once the keys of the charter's quorum of organisations signed
+//! it ([`log_signed`]); only then does the leader show it to witnesses, and the witnesses
+//! and `panel verify --policy` check that quorum themselves.
 
 use crate::model::{RecordEntry, State};
 use crate::reply::CosignaturesReply;
@@ -53,9 +60,14 @@ pub struct IssuedCheckpoint {
     /// Witness cosignature lines (without the final newline), one per witness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cosignatures: Vec<String>,
+    /// Under a quorum log: the replicas' log signature lines (without the final newline),
+    /// one per replica key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_signatures: Vec<String>,
 }
 
-/// `AddCosignatures`: the cosignatures witnesses returned for the checkpoint at `size`.
+/// `AddCosignatures`: the cosignatures witnesses returned for the checkpoint at `size`, and
+/// under a quorum log the replicas' log signatures over it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cosignatures {
@@ -73,7 +85,10 @@ pub enum CheckpointError {
         line: usize,
         problem: panel_tlog::SignatureLineError,
     },
-    #[error("cosignature line {line} is by {name}, which is not a witness of the charter")]
+    #[error(
+        "cosignature line {line} is by {name}, which is neither a witness nor a replica log key \
+         of the charter"
+    )]
     UnknownWitness { line: usize, name: String },
     #[error("cosignature line {line} by {name} does not verify over the checkpoint of size {size}")]
     BadCosignature {
@@ -81,7 +96,7 @@ pub enum CheckpointError {
         name: String,
         size: u64,
     },
-    #[error("{0} cosignature lines; at most one per charter witness")]
+    #[error("{0} cosignature lines; at most one per charter witness and replica log key")]
     TooMany(usize),
 }
 
@@ -146,6 +161,7 @@ pub fn issue(state: &mut State, time_ms: u64) -> Option<u64> {
         root: B64.encode(state.tree.root()),
         time_ms,
         cosignatures: Vec::new(),
+        log_signatures: Vec::new(),
     });
     Some(size)
 }
@@ -180,23 +196,54 @@ pub fn body(state: &State, cp: &IssuedCheckpoint) -> String {
     panel_tlog::Checkpoint::new(origin(state), cp.size, root).body()
 }
 
-/// The checkpoint as a signed note: the log's signature (when this replica holds the log
-/// key) and every cosignature received.
+/// The checkpoint as a signed note: the log signatures ([`log_note`]), then every
+/// cosignature received.
 pub fn note(state: &State, cp: &IssuedCheckpoint, log_key: Option<&NoteSigner>) -> Note {
-    let text = body(state, cp);
-    let mut note = Note {
-        text,
-        signatures: Vec::new(),
-    };
-    if let Some(k) = log_key {
-        note.add(k.sign(&note.text));
-    }
-    for line in &cp.cosignatures {
+    let mut note = log_note(state, cp, log_key);
+    for line in cp.cosignatures.iter() {
         if let Ok(l) = SignatureLine::parse(line) {
             note.add(l);
         }
     }
     note
+}
+
+/// The checkpoint signed by the log alone, as witnesses are asked to cosign it: this
+/// replica's own signature when it holds a log key, and those on record under a quorum log.
+pub fn log_note(state: &State, cp: &IssuedCheckpoint, log_key: Option<&NoteSigner>) -> Note {
+    let mut note = Note {
+        text: body(state, cp),
+        signatures: Vec::new(),
+    };
+    let recorded: Vec<SignatureLine> = cp
+        .log_signatures
+        .iter()
+        .filter_map(|l| SignatureLine::parse(l).ok())
+        .collect();
+    if let Some(k) = log_key {
+        let own = k.verifier();
+        if !recorded.iter().any(|l| own.matches(l)) {
+            note.add(k.sign(&note.text));
+        }
+    }
+    for line in recorded {
+        note.add(line);
+    }
+    note
+}
+
+/// The organisations whose replica log keys signed `cp` on record, if they meet the
+/// charter's quorum; `None` while they do not, or when the log has no quorum.
+pub fn log_signed(state: &State, cp: &IssuedCheckpoint) -> Option<Vec<String>> {
+    let quorum = state.charter.as_ref()?.log_quorum()?;
+    quorum.check(&note(state, cp, None)).ok()
+}
+
+/// Whether the checkpoint may be shown to witnesses: under a quorum log only once the
+/// quorum signed it (a single-key log's replica signs it itself).
+pub fn ready_for_witnesses(state: &State, cp: &IssuedCheckpoint) -> bool {
+    let quorum = state.charter.as_ref().and_then(|c| c.log_quorum());
+    quorum.is_none() || log_signed(state, cp).is_some()
 }
 
 /// `Query::Checkpoints`: the log's checkpoints (the latest `limit`, oldest first) with
@@ -222,6 +269,9 @@ pub struct CheckpointView {
     pub root: String,
     pub time_ms: u64,
     pub cosigned_by: Vec<Cosigning>,
+    /// Under a quorum log: the organisations whose replica keys signed it, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_signed_by: Vec<String>,
 }
 
 /// One cosignature on a checkpoint.
@@ -276,6 +326,17 @@ pub fn reply(state: &State, limit: Option<usize>) -> CheckpointsReply {
             timestamp,
         })
     };
+    let quorum = state.charter.as_ref().and_then(|c| c.log_quorum());
+    let log_signed_by = |c: &IssuedCheckpoint| -> Vec<String> {
+        let Some(q) = &quorum else { return Vec::new() };
+        let orgs: std::collections::BTreeSet<String> = c
+            .log_signatures
+            .iter()
+            .filter_map(|l| SignatureLine::parse(l).ok())
+            .filter_map(|l| q.signer_of(&l).map(|s| s.organisation.clone()))
+            .collect();
+        orgs.into_iter().collect()
+    };
     let views: Vec<CheckpointView> = state
         .checkpoints
         .iter()
@@ -284,6 +345,7 @@ pub fn reply(state: &State, limit: Option<usize>) -> CheckpointsReply {
             root: c.root.clone(),
             time_ms: c.time_ms,
             cosigned_by: c.cosignatures.iter().filter_map(|l| cosigning(l)).collect(),
+            log_signed_by: log_signed_by(c),
         })
         .collect();
     let latest_size = views.last().map(|c| c.size);
@@ -318,8 +380,9 @@ pub fn reply(state: &State, limit: Option<usize>) -> CheckpointsReply {
     }
 }
 
-/// `AddCosignatures`: keeps each line that verifies under a charter witness's key over
-/// the checkpoint's body (one per witness; a newer one replaces the older).
+/// `AddCosignatures`: keeps each line that verifies over the checkpoint's body under a
+/// charter witness's key (a cosignature) or, under a quorum log, a replica's log key (a log
+/// signature); one per key, a newer one replacing the older.
 pub fn add_cosignatures(
     state: &mut State,
     cos: &Cosignatures,
@@ -329,23 +392,35 @@ pub fn add_cosignatures(
         .as_ref()
         .map(|c| c.witnesses.iter().filter_map(|w| w.verifier()).collect())
         .unwrap_or_default();
-    if cos.lines.len() > witnesses.len().max(1) {
+    let signers: Vec<panel_tlog::VerifierKey> = state
+        .charter
+        .as_ref()
+        .and_then(|c| c.log_quorum())
+        .map(|q| q.keys().cloned().collect())
+        .unwrap_or_default();
+    if cos.lines.len() > (witnesses.len() + signers.len()).max(1) {
         return Err(CheckpointError::TooMany(cos.lines.len()));
     }
     let cp = at_size(state, cos.size).ok_or(CheckpointError::NoCheckpoint(cos.size))?;
     let text = body(state, cp);
-    let mut accepted: Vec<(String, String)> = Vec::new();
+    let mut accepted: Vec<(Kept, SignatureLine)> = Vec::new();
     for (i, raw) in cos.lines.iter().enumerate() {
         let line = SignatureLine::parse(raw).map_err(|problem| CheckpointError::Line {
             line: i + 1,
             problem,
         })?;
-        let key = witnesses.iter().find(|w| w.matches(&line)).ok_or_else(|| {
-            CheckpointError::UnknownWitness {
-                line: i + 1,
-                name: line.name.clone(),
-            }
-        })?;
+        let (kind, key) = match witnesses.iter().find(|w| w.matches(&line)) {
+            Some(w) => (Kept::Cosignature, w),
+            None => match signers.iter().find(|k| k.matches(&line)) {
+                Some(k) => (Kept::LogSignature, k),
+                None => {
+                    return Err(CheckpointError::UnknownWitness {
+                        line: i + 1,
+                        name: line.name.clone(),
+                    });
+                }
+            },
+        };
         if !key.verifies(&text, &line.signature) {
             return Err(CheckpointError::BadCosignature {
                 line: i + 1,
@@ -353,23 +428,43 @@ pub fn add_cosignatures(
                 size: cos.size,
             });
         }
-        accepted.push((line.name.clone(), line.to_line().trim_end().to_string()));
+        accepted.push((kind, line));
     }
     let index = state
         .checkpoints
         .binary_search_by_key(&cos.size, |c| c.size)
         .map_err(|_| CheckpointError::NoCheckpoint(cos.size))?;
     let cp = &mut state.checkpoints[index];
-    for (name, line) in &accepted {
-        cp.cosignatures
-            .retain(|l| SignatureLine::parse(l).map_or(true, |p| &p.name != name));
-        cp.cosignatures.push(line.clone());
+    for (kind, line) in &accepted {
+        let kept = match kind {
+            Kept::Cosignature => &mut cp.cosignatures,
+            Kept::LogSignature => &mut cp.log_signatures,
+        };
+        // Witnesses are one per name; replica keys share the origin's name, so one per key.
+        kept.retain(|l| {
+            SignatureLine::parse(l).map_or(true, |p| match kind {
+                Kept::Cosignature => p.name != line.name,
+                Kept::LogSignature => p.key_id != line.key_id,
+            })
+        });
+        kept.push(line.to_line().trim_end().to_string());
+        kept.sort();
     }
-    cp.cosignatures.sort();
     Ok(CosignaturesReply {
         size: cos.size,
-        witnesses: accepted.iter().map(|(n, _)| n.clone()).collect(),
+        witnesses: accepted
+            .iter()
+            .filter(|(k, _)| *k == Kept::Cosignature)
+            .map(|(_, l)| l.name.clone())
+            .collect(),
     })
+}
+
+/// Which list of a checkpoint a verified line joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    Cosignature,
+    LogSignature,
 }
 
 #[cfg(test)]
@@ -462,6 +557,7 @@ mod tests {
         charter.log = Some(panel_federation::LogIdentity {
             origin: "panel.test/log".into(),
             vkey: log.verifier().to_string(),
+            quorum: 0,
         });
         charter.witnesses = vec![panel_federation::WitnessEntry {
             organisation: "south".into(),
@@ -486,7 +582,7 @@ mod tests {
             .trim_end()
             .to_string();
         for (lines, want) in [
-            (vec![unknown], "not a witness of the charter"),
+            (vec![unknown], "neither a witness nor a replica log key"),
             (vec![wrong_body], "does not verify"),
             (vec!["junk".into()], "cosignature line 1"),
         ] {
@@ -528,6 +624,7 @@ mod tests {
             root: cp.root.clone(),
             time_ms: 0,
             cosignatures: Vec::new(),
+            log_signatures: Vec::new(),
         });
         let r = reply(&st, None);
         assert_eq!(r.total, 2);
@@ -545,5 +642,85 @@ mod tests {
                 .len(),
             2
         );
+    }
+
+    #[test]
+    fn under_a_quorum_log_a_checkpoint_is_the_logs_only_with_two_organisations_signatures() {
+        let origin = "panel.test/log";
+        let key = |seed: u8| {
+            NoteSigner::new(origin, ed25519_dalek::SigningKey::from_bytes(&[seed; 32])).expect("k")
+        };
+        let (r1, r2, rogue) = (key(41), key(42), key(43));
+        let mut charter = crate::charter::tests::charter();
+        charter.replicas = [(1, "north", &r1), (2, "south", &r2)]
+            .iter()
+            .map(|(id, org, k)| panel_federation::ReplicaEntry {
+                id: *id,
+                organisation: (*org).into(),
+                cert_sha256: panel_federation::Fingerprint([*id as u8; 32]),
+                log_vkey: Some(k.verifier().to_string()),
+            })
+            .collect();
+        charter.log = Some(panel_federation::LogIdentity {
+            origin: origin.into(),
+            vkey: String::new(),
+            quorum: 2,
+        });
+        charter.check().expect("charter");
+        let mut st = State::default();
+        grow(&mut st, 1, 4);
+        st.charter = Some(charter);
+        let cp = latest(&st).expect("issued").clone();
+        let text = body(&st, &cp);
+        let line = |k: &NoteSigner, text: &str| k.sign(text).to_line().trim_end().to_string();
+        // A key outside the charter, or a replica's line over another body, is refused.
+        for lines in [
+            vec![line(&rogue, &text)],
+            vec![line(&r1, "panel.test/log\n4\nAAAA\n")],
+        ] {
+            assert!(add_cosignatures(&mut st, &Cosignatures { size: 4, lines }).is_err());
+        }
+        add_cosignatures(
+            &mut st,
+            &Cosignatures {
+                size: 4,
+                lines: vec![line(&r1, &text)],
+            },
+        )
+        .expect("replica 1's signature");
+        let cp = latest(&st).expect("cp").clone();
+        assert_eq!(log_signed(&st, &cp), None, "one organisation alone");
+        assert!(!ready_for_witnesses(&st, &cp));
+        // Replica 1 signs again: still one line per key.
+        add_cosignatures(
+            &mut st,
+            &Cosignatures {
+                size: 4,
+                lines: vec![line(&r1, &text)],
+            },
+        )
+        .expect("again");
+        add_cosignatures(
+            &mut st,
+            &Cosignatures {
+                size: 4,
+                lines: vec![line(&r2, &text)],
+            },
+        )
+        .expect("replica 2's signature");
+        let cp = latest(&st).expect("cp").clone();
+        assert_eq!(cp.log_signatures.len(), 2);
+        assert_eq!(
+            log_signed(&st, &cp),
+            Some(vec!["north".to_string(), "south".to_string()])
+        );
+        assert!(ready_for_witnesses(&st, &cp));
+        assert_eq!(
+            reply(&st, None).checkpoints[0].log_signed_by,
+            ["north", "south"]
+        );
+        // The note carries both lines once, even from a replica that adds its own.
+        let n = note(&st, &cp, Some(&r1));
+        assert_eq!(n.signatures.len(), 2);
     }
 }

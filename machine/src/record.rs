@@ -73,6 +73,7 @@ pub fn export(state: &State, log_key: Option<&NoteSigner>) -> Bundle {
             root: panel_tlog::checkpoint::encode_hash(&log_of(&entries).root()),
             time_ms: 0,
             cosignatures: Vec::new(),
+            log_signatures: Vec::new(),
         };
         checkpoints.push(crate::checkpoints::note(state, &tail, log_key).to_text());
     }
@@ -215,10 +216,10 @@ pub enum PolicyFailure {
         index: usize,
         error: panel_tlog::NoteError,
     },
-    #[error("checkpoints[{index}] is not signed by a log key of the policy: {error}")]
+    #[error("checkpoints[{index}] is not the policy's log's: {error}")]
     NotByPolicyLog {
         index: usize,
-        error: panel_tlog::NoteError,
+        error: Box<panel_tlog::policy::PolicyError>,
     },
     #[error("the record carries no checkpoint")]
     NoCheckpoint,
@@ -564,15 +565,26 @@ fn v1_checkpoint(bundle: &Bundle, log: &crate::transparency::Log) -> Result<Boun
 
 /// Every v2 checkpoint is a well-formed note of the record's log, in increasing size, whose
 /// root is the entries' root at its size; the last covers every entry. Where the record's
-/// charter names the log key, each must carry a valid signature by it.
+/// charter names the log's keys (the shared key, or each replica's under a quorum log),
+/// each must carry a valid signature by one of them, and every line by one must verify.
+/// The quorum of organisations is the trust policy's to require (`check_policy`): a record
+/// exported between checkpoints ends with one the exporting replica alone signed.
 fn v2_checkpoints(bundle: &Bundle, st: &State) -> Result<Bound, Failure> {
     let entries = bundle.entries.len() as u64;
     let origin = crate::checkpoints::origin(st).to_string();
-    let log_key = st
+    let log_keys: Vec<panel_tlog::VerifierKey> = st
         .charter
         .as_ref()
-        .and_then(|c| c.log.as_ref())
-        .and_then(|l| l.verifier());
+        .map(|c| match c.log_quorum() {
+            Some(q) => q.keys().cloned().collect(),
+            None => c
+                .log
+                .as_ref()
+                .and_then(|l| l.verifier())
+                .into_iter()
+                .collect(),
+        })
+        .unwrap_or_default();
     let mut parsed: Vec<panel_tlog::Checkpoint> = Vec::new();
     for (i, text) in bundle.checkpoints.iter().enumerate() {
         let at = |problem: CheckpointProblem| CheckpointFailure::At { index: i, problem };
@@ -595,8 +607,8 @@ fn v2_checkpoints(bundle: &Bundle, st: &State) -> Result<Bound, Failure> {
             })
             .into());
         }
-        if let Some(k) = &log_key {
-            note.verify(std::slice::from_ref(k))
+        if !log_keys.is_empty() {
+            note.verify(&log_keys)
                 .map_err(|e| at(CheckpointProblem::LogKey(e)))?;
         }
         parsed.push(cp);
@@ -629,7 +641,7 @@ fn v2_checkpoints(bundle: &Bundle, st: &State) -> Result<Bound, Failure> {
         root: panel_tlog::checkpoint::encode_hash(&last.root),
         count: bundle.checkpoints.len(),
         origin: Some(origin),
-        log_signed: log_key.is_some(),
+        log_signed: !log_keys.is_empty(),
     })
 }
 
@@ -644,7 +656,7 @@ pub struct PolicyReport {
 
 /// Checks a (verified) record against a tlog-policy, the verifier's own trust anchor:
 /// every checkpoint carries a signature by a log key of the policy, and the last, which
-/// covers every entry, meets the policy's witness quorum. A record whose history was
+/// covers every entry, is the log's by the policy's rule and meets its witness quorum. A record whose history was
 /// rewritten cannot carry cosignatures over its new roots without the witnesses.
 pub fn check_policy(bundle: &Bundle, policy: &Policy) -> Result<PolicyReport, Failure> {
     if bundle.format == FORMAT_V1 {
@@ -653,35 +665,61 @@ pub fn check_policy(bundle: &Bundle, policy: &Policy) -> Result<PolicyReport, Fa
         }
         .into());
     }
-    let log_keys: Vec<panel_tlog::VerifierKey> =
-        policy.logs.iter().map(|l| l.vkey.clone()).collect();
+    // Every checkpoint carries a valid signature by a log key of the policy; the last, which
+    // covers the record, must also be the log's by its rule (under a quorum log, the keys
+    // of enough organisations: earlier ones may carry only the exporting replica's, when a
+    // leader change left their signatures uncollected) and meet the witness quorum.
+    let keys = policy.log_keys();
     let mut last = None;
     for (i, text) in bundle.checkpoints.iter().enumerate() {
         let note = Note::parse(text.as_bytes())
             .map_err(|error| PolicyFailure::Note { index: i, error })?;
-        note.verify(&log_keys)
-            .map_err(|error| PolicyFailure::NotByPolicyLog { index: i, error })?;
+        note.verify(&keys)
+            .map_err(|e| PolicyFailure::NotByPolicyLog {
+                index: i,
+                error: Box::new(panel_tlog::policy::PolicyError::LogSignature {
+                    origin: panel_tlog::Checkpoint::parse_body(&note.text)
+                        .map(|c| c.origin)
+                        .unwrap_or_default(),
+                    reason: e.to_string(),
+                }),
+            })?;
         last = Some(note);
     }
     let note = last.ok_or(PolicyFailure::NoCheckpoint)?;
     let v = policy.check(&note).map_err(PolicyFailure::from)?;
-    if let Some(charter_log) = bundle.entries.first().and_then(|e| match &e.command {
+    if let Some(key) = bundle.entries.first().and_then(|e| match &e.command {
         crate::command::Command::Internal(crate::command::InternalCommand::AdoptCharter(c)) => {
-            c.log.as_ref().and_then(|l| l.verifier())
+            charter_log_key_unknown(c, policy)
         }
         _ => None,
-    }) && !log_keys.contains(&charter_log)
-    {
-        return Err(PolicyFailure::CharterLogKey {
-            key: charter_log.to_string(),
-        }
-        .into());
+    }) {
+        return Err(PolicyFailure::CharterLogKey { key }.into());
     }
     Ok(PolicyReport {
         origin: v.checkpoint.origin,
         size: v.checkpoint.size,
         witnesses: v.witnesses,
     })
+}
+
+/// A log key the record's charter names that the verifier's policy does not list (the
+/// shared key, or under a quorum log any replica's key), if any: the policy was written
+/// for another federation, or before the charter's keys changed.
+fn charter_log_key_unknown(charter: &panel_federation::Charter, policy: &Policy) -> Option<String> {
+    let listed = policy.log_keys();
+    let keys: Vec<panel_tlog::VerifierKey> = match charter.log_quorum() {
+        Some(q) => q.keys().cloned().collect(),
+        None => charter
+            .log
+            .as_ref()
+            .and_then(|l| l.verifier())
+            .into_iter()
+            .collect(),
+    };
+    keys.into_iter()
+        .find(|k| !listed.contains(k))
+        .map(|k| k.to_string())
 }
 
 /// Checks that the record's first entry adopts exactly `trusted`, the charter the

@@ -54,6 +54,7 @@ fn federation() -> Fed {
         log: Some(LogIdentity {
             origin: ORIGIN.into(),
             vkey: log.verifier().to_string(),
+            quorum: 0,
         }),
         witnesses: vec![
             WitnessEntry {

@@ -65,8 +65,9 @@ fn verify_with(path: &Path, extra: &[&std::ffi::OsStr]) -> Output {
 }
 
 /// Re-signs every checkpoint of `r` over the roots of its (possibly edited) entries with
-/// `key`, keeping only the cosignature lines `keep` allows.
-fn re_rooted(r: &mut Value, key: &panel_tlog::NoteSigner, keep: impl Fn(&str) -> bool) {
+/// `keys` (in place of every log signature), keeping only the cosignature lines `keep`
+/// allows.
+fn re_rooted(r: &mut Value, keys: &[&panel_tlog::NoteSigner], keep: impl Fn(&str) -> bool) {
     use panel_coordinator::model::RecordEntry;
     let entries: Vec<RecordEntry> =
         serde_json::from_value(r["entries"].clone()).expect("entries decode");
@@ -84,8 +85,11 @@ fn re_rooted(r: &mut Value, key: &panel_tlog::NoteSigner, keep: impl Fn(&str) ->
         let body =
             panel_tlog::Checkpoint::new(&old.origin, old.size, roots[old.size as usize - 1]).body();
         let mut fresh = panel_tlog::Note::new(body).expect("note");
-        fresh.add(key.sign(&fresh.text));
-        for line in note.signatures.iter().skip(1) {
+        for key in keys {
+            fresh.add(key.sign(&fresh.text));
+        }
+        // Log signatures carry the origin's name; the rest are the witnesses'.
+        for line in note.signatures.iter().filter(|l| l.name != old.origin) {
             if keep(&line.name) {
                 fresh.add(line.clone());
             }
@@ -119,11 +123,19 @@ fn witnessed_record_attacks(dir: &Path, state: &Path, record: &Value) {
         .as_str()
         .expect("the charter names the log")
         .to_string();
-    let log_key = panel_tlog::NoteSigner::new(
-        &origin,
-        panel_transport::pki::read_seed_key(&pki.join("log.key")).expect("log key"),
-    )
-    .expect("signer");
+    // Each replica's own log key (a quorum log: docs/SECURITY.md "The record").
+    let replica_key = |id: u64| {
+        panel_tlog::NoteSigner::new(
+            &origin,
+            panel_transport::pki::read_seed_key(
+                &pki.join(panel_transport::pki::replica_dir_name(id))
+                    .join("log.key"),
+            )
+            .expect("log key"),
+        )
+        .expect("signer")
+    };
+    let (r1, r2, r3) = (replica_key(1), replica_key(2), replica_key(3));
     let write = |name: &str, r: &Value| {
         let path = dir.join(format!("{name}.json"));
         std::fs::write(&path, serde_json::to_vec(r).expect("json")).expect("write");
@@ -135,7 +147,7 @@ fn witnessed_record_attacks(dir: &Path, state: &Path, record: &Value) {
         panel_tlog::NoteSigner::new(&origin, ed25519_dalek::SigningKey::from_bytes(&[7; 32]))
             .expect("impostor");
     let mut forged = record.clone();
-    re_rooted(&mut forged, &impostor, |_| true);
+    re_rooted(&mut forged, &[&impostor], |_| true);
     assert_fails(
         &with_policy(&write("unknown-log-key", &forged)),
         // Refused already by the log key the record's own charter names; under a policy
@@ -152,13 +164,24 @@ fn witnessed_record_attacks(dir: &Path, state: &Path, record: &Value) {
     let reg = entries(record).len() - 1;
     let mut edited = record.clone();
     edited["entries"][reg]["request_id"] = Value::from(999_999u64);
+    // One organisation (northwind runs replicas 1 and 3) re-signs the edited history with
+    // both its replicas' real keys, and keeps the witnesses' old lines: the policy's
+    // quorum log needs another organisation's key (issue 35 part 3).
+    let mut alone = edited.clone();
+    re_rooted(&mut alone, &[&r1, &r3], |_| true);
+    assert_fails(
+        &with_policy(&write("rewritten-by-one-organisation", &alone)),
+        "quorum is 2",
+        "one organisation's log keys",
+    );
+    // Every replica colludes: the witnesses' old lines still do not verify.
     let mut stale = edited.clone();
-    re_rooted(&mut stale, &log_key, |_| true);
+    re_rooted(&mut stale, &[&r1, &r2, &r3], |_| true);
     let path = write("rewritten-stale-cosignatures", &stale);
     assert!(verify(&path).status.success(), "the rewrite replays");
     assert_fails(&with_policy(&path), "does not verify", "stale cosignatures");
     let mut bare = edited;
-    re_rooted(&mut bare, &log_key, |_| false);
+    re_rooted(&mut bare, &[&r1, &r2, &r3], |_| false);
     let path = write("rewritten-no-cosignatures", &bare);
     assert!(
         verify(&path).status.success(),

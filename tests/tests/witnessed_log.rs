@@ -42,13 +42,13 @@ fn poll<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
 
 fn witness(root: &Path, issued: &pki::Issued, org: &str) -> (ChildGuard, String) {
     let listen = format!("127.0.0.1:{}", free_port());
-    let vkey = issued.charter.log.as_ref().expect("log").vkey.clone();
     let mut cmd = panel();
     cmd.args(["witness", "run", "--listen", &listen, "--data"])
         .arg(root.join(format!("witness-{org}")))
         .arg("--key")
         .arg(issued.witness_key_path(org))
-        .args(["--name", &pki::witness_name(org), "--log", &vkey])
+        .args(["--name", &pki::witness_name(org), "--charter"])
+        .arg(issued.charter_path())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     (
@@ -57,16 +57,52 @@ fn witness(root: &Path, issued: &pki::Issued, org: &str) -> (ChildGuard, String)
     )
 }
 
-fn start(root: &Path) -> (TlsCluster, Vec<ChildGuard>) {
+/// The cluster, its witnesses, their URLs, and the flags every replica was started with.
+fn start(root: &Path) -> (TlsCluster, Vec<ChildGuard>, Vec<String>, Vec<String>) {
     let issued = issue(root, &[]);
     let mut witnesses = Vec::new();
+    let mut urls = Vec::new();
     let mut extra: Vec<String> = vec!["--checkpoint-every-ms".into(), "200".into()];
     for org in pki::LOCAL_ORGANISATIONS {
         let (w, url) = witness(root, &issued, org);
         witnesses.push(w);
-        extra.extend(["--witness".into(), url]);
+        extra.extend(["--witness".into(), url.clone()]);
+        urls.push(url);
     }
-    (start_issued(root, issued, &extra), witnesses)
+    (start_issued(root, issued, &extra), witnesses, urls, extra)
+}
+
+/// Issue 35 part 3: one organisation's operator holds the log keys of both its replicas
+/// (1 and 3 of the local federation) and signs a checkpoint of a history the log never
+/// had. The witnesses refuse it (403): the charter's quorum log needs the keys of two
+/// organisations, so no operator or replica alone can have a history cosigned.
+async fn one_organisation_cannot_sign_the_log(c: &TlsCluster, urls: &[String], size: u64) {
+    let origin = c.pki.charter.log.as_ref().expect("log").origin.clone();
+    let mut note =
+        panel_tlog::Note::new(panel_tlog::Checkpoint::new(&origin, size + 5, [9; 32]).body())
+            .expect("note");
+    for id in [1, 3] {
+        let key = panel_transport::pki::read_seed_key(&c.pki.log_key_path(id)).expect("key");
+        note.add(
+            panel_tlog::NoteSigner::new(&origin, key)
+                .expect("signer")
+                .sign(&note.text),
+        );
+    }
+    let forged = panel_tlog::witness::AddCheckpoint {
+        old_size: size,
+        proof: vec![],
+        checkpoint: note,
+    };
+    for url in urls {
+        match panel_witness::add_checkpoint(url, &forged, Duration::from_secs(5)).await {
+            Err(panel_witness::SubmitError::Refused { status, body }) => {
+                assert_eq!(status, 403, "{body}");
+                assert!(body.contains("quorum is 2"), "{body}");
+            }
+            other => panic!("the witness at {url} answered {other:?}"),
+        }
+    }
 }
 
 /// The exported record, once it verifies internally (an empty record has no checkpoint).
@@ -158,9 +194,13 @@ fn leader(c: &TlsCluster) -> usize {
 #[test]
 fn the_witnesses_follow_the_log_across_a_leader_change_and_one_entry_proves_itself() {
     let root = tempfile::tempdir().expect("tempdir");
-    let (mut c, _witnesses) = start(root.path());
+    let (mut c, _witnesses, urls, extra) = start(root.path());
     // The charter alone is a record of one entry: checkpointed and cosigned by both.
     let (path, record) = witnessed_export(&c, root.path());
+    let held = record["entries"].as_array().expect("entries").len() as u64;
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(one_organisation_cannot_sign_the_log(&c, &urls, held));
     let out = verify_policy(&c, &path);
     assert!(
         text(&out.stdout).contains("cosigned by northwind, southbank"),
@@ -238,13 +278,20 @@ fn the_witnesses_follow_the_log_across_a_leader_change_and_one_entry_proves_itse
     register(&c, root.path(), "arb-before");
     let old = leader(&c);
     c.replicas[old - 1].kill();
+    // Replica 2 is southbank's only one: without it no checkpoint has the quorum of
+    // organisations the charter asks, so it comes back before the record can be witnessed.
+    if old == 2 {
+        let mut cmd = panel_tests::tls::replica_command(root.path(), &c.pki, 2, &c.addrs[1]);
+        cmd.args(&extra);
+        c.replicas[1] = ChildGuard::spawn("replica 2 (restarted)", cmd);
+    }
     let survivors = TlsCluster {
         replicas: Vec::new(),
         addrs: c
             .addrs
             .iter()
             .enumerate()
-            .filter(|(i, _)| i + 1 != old)
+            .filter(|(i, _)| i + 1 != old || old == 2)
             .map(|(_, a)| a.clone())
             .collect(),
         pki: c.pki.clone(),

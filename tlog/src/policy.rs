@@ -7,7 +7,15 @@
 //! witness <name> <vkey> [<url>]
 //! group <name> all|any|<k> <member>...
 //! quorum <name>|none
+//! log-signer <organisation> <vkey>
+//! log-quorum <k>
 //! ```
+//!
+//! The last two are this project's extension for a log no single replica can sign
+//! (`log_quorum`): each `log-signer` is one replica's log key with the organisation that
+//! runs it (an organisation may be named on several lines), and `log-quorum k` makes a
+//! checkpoint the log's only when keys of `k` distinct organisations signed it. Without
+//! `log-quorum`, a signature by any one `log` key suffices, as in the draft.
 
 use std::collections::BTreeSet;
 
@@ -45,6 +53,10 @@ pub struct Policy {
     pub groups: Vec<Group>,
     /// The witness or group that must be satisfied; `None` for `quorum none`.
     pub quorum: Option<String>,
+    /// Replica log keys with their organisations (`log-signer`).
+    pub log_signers: Vec<crate::log_quorum::LogSigner>,
+    /// Distinct organisations whose `log-signer` keys must sign (`log-quorum`).
+    pub log_quorum: Option<usize>,
 }
 
 /// Why a policy does not parse, or a checkpoint does not satisfy it.
@@ -58,6 +70,11 @@ pub enum PolicyError {
     UnknownLog(String),
     #[error("the checkpoint is not signed by the policy's log key for {origin}: {reason}")]
     LogSignature { origin: String, reason: String },
+    #[error("the checkpoint is not the log {origin}'s: {reason}")]
+    LogQuorum {
+        origin: String,
+        reason: crate::log_quorum::LogQuorumError,
+    },
     #[error("witness {witness}'s cosignature does not verify")]
     BadCosignature { witness: String },
     #[error("the quorum {quorum} is not met: {missing}; cosigned by {cosigned:?}")]
@@ -121,6 +138,8 @@ impl Policy {
             witnesses: Vec::new(),
             groups: Vec::new(),
             quorum: None,
+            log_signers: Vec::new(),
+            log_quorum: None,
         };
         let mut quorum_seen = false;
         let mut names: BTreeSet<String> = BTreeSet::new();
@@ -144,6 +163,34 @@ impl Policy {
                         return Err(syntax(n, "this key is listed twice"));
                     }
                     p.logs.push(PolicyLog { vkey, url });
+                }
+                "log-signer" => {
+                    let [organisation, vkey] = args else {
+                        return Err(syntax(n, "expected `log-signer <organisation> <vkey>`"));
+                    };
+                    let (key, _) = key_and_url(n, &[vkey], TYPE_ED25519, "a log signer")?;
+                    if !keys.insert(key.key.to_bytes()) {
+                        return Err(syntax(n, "this key is listed twice"));
+                    }
+                    p.log_signers.push(crate::log_quorum::LogSigner {
+                        organisation: organisation.to_string(),
+                        key,
+                    });
+                }
+                "log-quorum" => {
+                    let [k] = args else {
+                        return Err(syntax(n, "expected `log-quorum <k>`"));
+                    };
+                    if p.log_quorum.is_some() {
+                        return Err(syntax(n, "a policy has at most one log-quorum line"));
+                    }
+                    let k = k.parse::<usize>().ok().filter(|k| *k >= 1).ok_or_else(|| {
+                        syntax(
+                            n,
+                            format!("log-quorum {k:?} is not a count of organisations"),
+                        )
+                    })?;
+                    p.log_quorum = Some(k);
                 }
                 "witness" => {
                     let (&name, rest) = args
@@ -224,20 +271,72 @@ impl Policy {
                 other => return Err(syntax(n, format!("unknown keyword {other:?}"))),
             }
         }
+        let last = text.split('\n').count();
         if !quorum_seen {
+            return Err(syntax(last, "the policy has no quorum line"));
+        }
+        if let Some(k) = p.log_quorum {
+            let orgs: BTreeSet<&str> = p
+                .log_signers
+                .iter()
+                .map(|s| s.organisation.as_str())
+                .collect();
+            if orgs.len() < k {
+                return Err(syntax(
+                    last,
+                    format!(
+                        "log-quorum {k} needs log-signer keys of {k} organisations; {} are listed",
+                        orgs.len()
+                    ),
+                ));
+            }
+        } else if !p.log_signers.is_empty() {
             return Err(syntax(
-                text.split('\n').count(),
-                "the policy has no quorum line",
+                last,
+                "log-signer lines need a log-quorum line saying how many organisations must sign",
             ));
         }
         Ok(p)
     }
 
-    /// Checks a signed checkpoint: its origin is a policy log's, that log's key signed it,
-    /// every cosignature by a policy witness verifies, and the quorum is met.
-    pub fn check(&self, note: &Note) -> Result<Verified, PolicyError> {
+    /// Every log key the policy lists (`log` and `log-signer` lines).
+    pub fn log_keys(&self) -> Vec<VerifierKey> {
+        self.logs
+            .iter()
+            .map(|l| l.vkey.clone())
+            .chain(self.log_signers.iter().map(|s| s.key.clone()))
+            .collect()
+    }
+
+    /// The quorum of replica keys a checkpoint of `origin` needs, if the policy sets one.
+    pub fn log_quorum_of(&self, origin: &str) -> Option<crate::log_quorum::LogQuorum> {
+        let k = self.log_quorum?;
+        Some(crate::log_quorum::LogQuorum {
+            signers: self
+                .log_signers
+                .iter()
+                .filter(|s| s.key.name == origin)
+                .cloned()
+                .collect(),
+            organisations: k,
+        })
+    }
+
+    /// Checks that a signed checkpoint is a policy log's: under `log-quorum`, signed by
+    /// keys of that many organisations; otherwise by one of the log's `log` keys.
+    pub fn check_log(&self, note: &Note) -> Result<Checkpoint, PolicyError> {
         let cp = Checkpoint::parse_body(&note.text)
             .map_err(|e| PolicyError::Checkpoint(e.to_string()))?;
+        if let Some(q) = self.log_quorum_of(&cp.origin) {
+            if q.signers.is_empty() {
+                return Err(PolicyError::UnknownLog(cp.origin));
+            }
+            q.check(note).map_err(|reason| PolicyError::LogQuorum {
+                origin: cp.origin.clone(),
+                reason,
+            })?;
+            return Ok(cp);
+        }
         let log_keys: Vec<VerifierKey> = self
             .logs
             .iter()
@@ -252,6 +351,13 @@ impl Policy {
                 origin: cp.origin.clone(),
                 reason: e.to_string(),
             })?;
+        Ok(cp)
+    }
+
+    /// Checks a signed checkpoint: it is a policy log's ([`Policy::check_log`]), every
+    /// cosignature by a policy witness verifies, and the quorum is met.
+    pub fn check(&self, note: &Note) -> Result<Verified, PolicyError> {
+        let cp = self.check_log(note)?;
         let mut cosigned = Vec::new();
         for w in &self.witnesses {
             for line in note.signatures.iter().filter(|l| w.vkey.matches(l)) {
@@ -341,6 +447,12 @@ impl Policy {
             "quorum {}\n",
             self.quorum.as_deref().unwrap_or("none")
         ));
+        for l in &self.log_signers {
+            s.push_str(&format!("log-signer {} {}\n", l.organisation, l.key));
+        }
+        if let Some(k) = self.log_quorum {
+            s.push_str(&format!("log-quorum {k}\n"));
+        }
         s
     }
 }
@@ -512,5 +624,62 @@ mod tests {
             }
         }
         assert!(Policy::parse("log x\n").is_err());
+    }
+
+    #[test]
+    fn a_log_quorum_needs_replica_keys_of_that_many_organisations() {
+        let world = world();
+        let key = |seed: u8| {
+            NoteSigner::new("panel.example/log", SigningKey::from_bytes(&[seed; 32])).expect("k")
+        };
+        let (n1, n3, s2) = (key(31), key(33), key(32));
+        let text = format!(
+            "witness b1 {}\nquorum b1\nlog-signer north {}\nlog-signer south {}\nlog-signer north {}\nlog-quorum 2\n",
+            world.w[2].verifier(),
+            n1.verifier(),
+            s2.verifier(),
+            n3.verifier()
+        );
+        let policy = Policy::parse(&text).expect("policy");
+        assert_eq!(
+            Policy::parse(&policy.to_text()).expect("round trip"),
+            policy
+        );
+        let mut l = Log::new();
+        l.append(b"x");
+        let body = Checkpoint::new("panel.example/log", 1, l.root()).body();
+        let signed = |keys: &[&NoteSigner]| {
+            let mut n = Note::new(body.clone()).expect("n");
+            for k in keys {
+                n.add(k.sign(&body));
+            }
+            n.add(world.w[2].cosign(&body, 1_700_000_000));
+            n
+        };
+        // One organisation's replicas, even two of them, are not the log.
+        let err = policy.check(&signed(&[&n1, &n3])).expect_err("north alone");
+        assert!(matches!(err, PolicyError::LogQuorum { .. }), "{err}");
+        assert!(err.to_string().contains("quorum is 2"), "{err}");
+        assert!(policy.check(&signed(&[&n1, &s2])).is_ok());
+        // The draft's single log key does not stand in for the quorum.
+        let single = format!("log {}\n{text}", world.log.verifier());
+        let with_log = Policy::parse(&single).expect("policy");
+        let mut n = Note::new(body.clone()).expect("n");
+        n.add(world.log.sign(&body));
+        n.add(world.w[2].cosign(&body, 1));
+        assert!(with_log.check(&n).is_err());
+        for bad in [
+            format!("quorum none\nlog-signer north {}\n", n1.verifier()),
+            format!(
+                "quorum none\nlog-signer north {}\nlog-quorum 2\n",
+                n1.verifier()
+            ),
+            "quorum none\nlog-quorum 0\n".to_string(),
+        ] {
+            assert!(
+                matches!(Policy::parse(&bad), Err(PolicyError::Syntax { .. })),
+                "{bad}"
+            );
+        }
     }
 }

@@ -118,7 +118,11 @@ impl AddCheckpoint {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownLog {
     pub origin: String,
+    /// A signature by any one of these makes a checkpoint the log's, unless `quorum` is set.
     pub keys: Vec<VerifierKey>,
+    /// A log no single replica can sign for: a checkpoint is the log's only with the
+    /// signatures of this quorum (`log_quorum`), whatever `keys` holds.
+    pub quorum: Option<crate::log_quorum::LogQuorum>,
 }
 
 /// The latest checkpoint a witness cosigned for one log.
@@ -126,6 +130,17 @@ pub struct KnownLog {
 pub struct Latest {
     pub size: u64,
     pub root: Hash,
+}
+
+/// A checkpoint of a log without a quorum needs a signature by one of its keys (403).
+fn verify_log_key(log: &KnownLog, note: &Note) -> Result<(), Refusal> {
+    match note.verify(&log.keys) {
+        Ok(_) => Ok(()),
+        Err(e @ (NoteError::BadSignature { .. } | NoteError::NoKnownSignature { .. })) => {
+            Err(Refusal::Forbidden(e.to_string()))
+        }
+        Err(e) => Err(bad(e.to_string())),
+    }
 }
 
 /// Decides an `add-checkpoint` request in the order the spec gives: the log must be known
@@ -143,12 +158,11 @@ pub fn decide(
         .iter()
         .find(|l| l.origin == cp.origin)
         .ok_or_else(|| Refusal::UnknownLog(cp.origin.clone()))?;
-    match req.checkpoint.verify(&log.keys) {
-        Ok(_) => {}
-        Err(e @ (NoteError::BadSignature { .. } | NoteError::NoKnownSignature { .. })) => {
-            return Err(Refusal::Forbidden(e.to_string()));
-        }
-        Err(e) => return Err(bad(e.to_string())),
+    if let Some(q) = &log.quorum {
+        q.check(&req.checkpoint)
+            .map_err(|e| Refusal::Forbidden(e.to_string()))?;
+    } else {
+        verify_log_key(log, &req.checkpoint)?;
     }
     if req.old_size > cp.size {
         return Err(bad(format!(
@@ -254,8 +268,45 @@ mod tests {
         let logs = vec![KnownLog {
             origin: "panel.example/log".into(),
             keys: vec![s.verifier()],
+            quorum: None,
         }];
         (s, logs)
+    }
+
+    #[test]
+    fn a_quorum_log_is_cosigned_only_with_signatures_of_enough_organisations() {
+        use crate::log_quorum::{LogQuorum, LogSigner};
+        let key = |seed: u8| {
+            NoteSigner::new("panel.example/log", SigningKey::from_bytes(&[seed; 32])).expect("k")
+        };
+        let (north, south) = (key(1), key(2));
+        let logs = vec![KnownLog {
+            origin: "panel.example/log".into(),
+            keys: vec![],
+            quorum: Some(LogQuorum {
+                signers: [("north", &north), ("south", &south)]
+                    .iter()
+                    .map(|(o, k)| LogSigner {
+                        organisation: (*o).into(),
+                        key: k.verifier(),
+                    })
+                    .collect(),
+                organisations: 2,
+            }),
+        }];
+        let l = log_of(8);
+        // One replica alone (a rogue one, say) signs a checkpoint: 403, nothing held.
+        let alone = AddCheckpoint {
+            old_size: 0,
+            proof: vec![],
+            checkpoint: signed(&north, 8, l.root_at(8).expect("root")),
+        };
+        let err = decide(&logs, None, &alone).expect_err("one organisation");
+        assert_eq!(err.status(), 403, "{err}");
+        assert!(err.to_string().contains("quorum is 2"), "{err}");
+        let mut both = alone.clone();
+        both.checkpoint.add(south.sign(&both.checkpoint.text));
+        assert!(decide(&logs, None, &both).is_ok());
     }
 
     #[test]

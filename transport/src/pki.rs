@@ -12,10 +12,16 @@
 //! orgs/<org>/signing.key      its roster key: endorses its arbiters' registrations
 //! orgs/<org>/witness.key      its witness's cosigning key (`panel witness run --key`)
 //! motion.key                  the cluster's motion key (every replica holds it)
-//! log.key                     the record log's key (every replica holds it)
 //! policy.txt                  the tlog-policy a verifier of the record trusts
 //! <identity>/ca.pem, cert.pem, key.pem   what `--tls <identity dir>` reads
+//! <replica>/log.key           that replica's own log key (`--log-key`)
 //! ```
+//!
+//! The log is a quorum log whenever replicas of two or more organisations are planned:
+//! each replica signs checkpoints with its own key, and a checkpoint is the log's only with
+//! the signatures of a majority (at least two) of those organisations (docs/SECURITY.md
+//! "The record"). A plan whose replicas all belong to one organisation gets the single
+//! shared `log.key` of older federations, at the root.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,7 +48,8 @@ pub const MOTION_KEY_FILE: &str = "motion.key";
 pub const SIGNING_KEY_FILE: &str = "signing.key";
 /// An organisation's witness key under `orgs/<org>/`.
 pub const WITNESS_KEY_FILE: &str = "witness.key";
-/// The record log's key (the same on every replica).
+/// A replica's own log key, in its identity folder (or, for a single-key log, the shared
+/// key at the root).
 pub const LOG_KEY_FILE: &str = "log.key";
 /// The trust policy for the federation's record (tlog-policy).
 pub const POLICY_FILE: &str = "policy.txt";
@@ -97,6 +104,8 @@ pub struct PkiPlan {
 pub struct Issued {
     pub root: PathBuf,
     pub charter: Charter,
+    /// Each replica's log key file, by Raft id (empty for a single-key log).
+    pub replica_log_keys: BTreeMap<u64, PathBuf>,
 }
 
 impl Issued {
@@ -109,8 +118,13 @@ impl Issued {
         self.root.join(CHARTER_FILE)
     }
 
-    pub fn log_key_path(&self) -> PathBuf {
-        self.root.join(LOG_KEY_FILE)
+    /// The log key replica `id` signs checkpoints with: its own under a quorum log, else
+    /// the shared one.
+    pub fn log_key_path(&self, id: u64) -> PathBuf {
+        self.replica_log_keys
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| self.root.join(LOG_KEY_FILE))
     }
 
     pub fn policy_path(&self) -> PathBuf {
@@ -254,8 +268,18 @@ fn plan_error(out: &Path, problem: String) -> TransportError {
 /// trusted that one organisation alone could have rewritten).
 pub fn policy_of(charter: &Charter) -> String {
     let mut s = String::from("# Crucible Panel record trust policy (C2SP tlog-policy)\n");
-    if let Some(log) = &charter.log {
-        s.push_str(&format!("log {}\n", log.vkey));
+    match (&charter.log, charter.log_quorum()) {
+        (Some(_), Some(q)) => {
+            for signer in &q.signers {
+                s.push_str(&format!(
+                    "log-signer {} {}\n",
+                    signer.organisation, signer.key
+                ));
+            }
+            s.push_str(&format!("log-quorum {}\n", q.organisations));
+        }
+        (Some(log), None) => s.push_str(&format!("log {}\n", log.vkey)),
+        (None, _) => {}
     }
     let mut names = Vec::new();
     for w in &charter.witnesses {
@@ -271,6 +295,68 @@ pub fn policy_of(charter: &Charter) -> String {
         ));
     }
     s
+}
+
+/// The log's identity (module docs): with replicas of two or more organisations, a key in
+/// each replica's folder, its vkey in the replica's charter entry, and a quorum of a
+/// majority (at least two) of those organisations; otherwise one shared key at the root.
+/// The origin names this federation's log uniquely by the first key's first bytes.
+fn log_identity(
+    plan: &PkiPlan,
+    out: &Path,
+    replicas: &mut [ReplicaEntry],
+) -> Result<(LogIdentity, BTreeMap<u64, PathBuf>), TransportError> {
+    let origin_of = |key: &SigningKey| {
+        format!(
+            "crucible-panel/log-{}",
+            hex::encode(&key.verifying_key().to_bytes()[..6])
+        )
+    };
+    let orgs = replicas
+        .iter()
+        .map(|r| r.organisation.as_str())
+        .collect::<std::collections::BTreeSet<&str>>()
+        .len();
+    if orgs < 2 {
+        let seed = generate_seed_key(&out.join(LOG_KEY_FILE))?;
+        let origin = origin_of(&seed);
+        let log = panel_tlog::NoteSigner::new(&origin, seed)
+            .map_err(|e| plan_error(out, e.to_string()))?;
+        let vkey = log.verifier().to_string();
+        return Ok((
+            LogIdentity {
+                origin,
+                vkey,
+                quorum: 0,
+            },
+            BTreeMap::new(),
+        ));
+    }
+    let mut paths = BTreeMap::new();
+    let mut seeds = Vec::new();
+    for r in replicas.iter() {
+        let name = plan
+            .identities
+            .iter()
+            .find(|s| s.kind == Kind::Replica { id: r.id })
+            .map(|s| s.name.clone())
+            .unwrap_or_else(|| replica_dir_name(r.id));
+        let path = out.join(name).join(LOG_KEY_FILE);
+        seeds.push(generate_seed_key(&path)?);
+        paths.insert(r.id, path);
+    }
+    let origin = origin_of(&seeds[0]);
+    for (r, seed) in replicas.iter_mut().zip(seeds) {
+        let signer = panel_tlog::NoteSigner::new(&origin, seed)
+            .map_err(|e| plan_error(out, e.to_string()))?;
+        r.log_vkey = Some(signer.verifier().to_string());
+    }
+    let log = LogIdentity {
+        origin,
+        vkey: String::new(),
+        quorum: (orgs / 2 + 1).max(2),
+    };
+    Ok((log, paths))
 }
 
 /// Issues `plan` under `out` (see the module docs) and writes the charter.
@@ -323,6 +409,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
                 id,
                 organisation: spec.organisation.clone(),
                 cert_sha256: fp,
+                log_vkey: None,
             }),
             Kind::Operator => operators.push(OperatorEntry {
                 name: spec.name.clone(),
@@ -333,14 +420,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         }
     }
     let motion_key = generate_seed_key(&out.join(MOTION_KEY_FILE))?;
-    let log_seed = generate_seed_key(&out.join(LOG_KEY_FILE))?;
-    // The origin names this federation's log uniquely: the log key's first bytes.
-    let origin = format!(
-        "crucible-panel/log-{}",
-        hex::encode(&log_seed.verifying_key().to_bytes()[..6])
-    );
-    let log = panel_tlog::NoteSigner::new(&origin, log_seed)
-        .map_err(|e| plan_error(out, e.to_string()))?;
+    let (log, replica_log_keys) = log_identity(plan, out, &mut replicas)?;
     let charter = Charter {
         charter_version: CHARTER_VERSION,
         // A new organisation needs the endorsement of a majority of the founders.
@@ -350,10 +430,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         operators,
         motion_key: hex::encode(motion_key.verifying_key().to_bytes()),
         floors: Floors::PROJECT,
-        log: Some(LogIdentity {
-            origin,
-            vkey: log.verifier().to_string(),
-        }),
+        log: Some(log),
         witnesses,
         exam: plan.exam.clone(),
     };
@@ -374,6 +451,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
     Ok(Issued {
         root: out.to_owned(),
         charter,
+        replica_log_keys,
     })
 }
 

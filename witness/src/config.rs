@@ -107,16 +107,19 @@ impl Config {
         data_dir: impl Into<PathBuf>,
         name: &str,
         key: SigningKey,
-        log_vkeys: &[String],
+        logs: Vec<KnownLog>,
     ) -> Result<Self, StartError> {
         let cosigner = Cosigner::new(name, key).map_err(|_| StartError::BadName {
             name: name.to_string(),
         })?;
+        if logs.is_empty() {
+            return Err(StartError::NoLogs);
+        }
         Ok(Config {
             listen,
             data_dir: data_dir.into(),
             cosigner,
-            logs: known_logs(log_vkeys)?,
+            logs,
         })
     }
 
@@ -126,10 +129,10 @@ impl Config {
         data_dir: impl Into<PathBuf>,
         name: &str,
         key_file: &Path,
-        log_vkeys: &[String],
+        logs: Vec<KnownLog>,
     ) -> Result<Self, StartError> {
         let key = crate::key::read_key(key_file)?;
-        Self::new(listen, data_dir, name, key, log_vkeys)
+        Self::new(listen, data_dir, name, key, logs)
     }
 
     /// The witness's verifier key (type 0x04), what logs and verifiers pin.
@@ -138,7 +141,19 @@ impl Config {
     }
 }
 
-/// Groups log vkeys (Ed25519, type 0x01) by origin; several keys may sign one log.
+/// A log no single replica signs for (`panel_tlog::log_quorum`): the witness cosigns a
+/// checkpoint of `origin` only when the keys of `quorum.organisations` distinct
+/// organisations signed it.
+pub fn quorum_log(origin: &str, quorum: panel_tlog::LogQuorum) -> KnownLog {
+    KnownLog {
+        origin: origin.to_string(),
+        keys: Vec::new(),
+        quorum: Some(quorum),
+    }
+}
+
+/// Groups log vkeys (Ed25519, type 0x01) by origin; several keys may sign one log, any one
+/// of them sufficing.
 pub fn known_logs(vkeys: &[String]) -> Result<Vec<KnownLog>, StartError> {
     if vkeys.is_empty() {
         return Err(StartError::NoLogs);
@@ -167,6 +182,7 @@ pub fn known_logs(vkeys: &[String]) -> Result<Vec<KnownLog>, StartError> {
             None => logs.push(KnownLog {
                 origin: key.name.clone(),
                 keys: vec![key],
+                quorum: None,
             }),
         }
     }

@@ -366,7 +366,7 @@ mod tests {
                 dir.path().join(data),
                 "w.example/1",
                 SigningKey::from_bytes(&[2; 32]),
-                &vkeys,
+                crate::config::known_logs(&vkeys).expect("logs"),
             )
             .expect("config");
             Server::bind(config, clock)

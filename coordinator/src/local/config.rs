@@ -33,7 +33,7 @@ pub fn chartered(
         keys: KeysSection {
             motion_key: Some(issued.motion_key_path()),
             next_motion_key: None,
-            log_key: Some(issued.log_key_path()),
+            log_key: Some(issued.log_key_path(id)),
         },
         checkpoints: CheckpointsSection {
             witnesses: Some(witnesses.to_vec()),

@@ -35,7 +35,7 @@ impl Security {
             tls: issued.dir(&pki::replica_dir_name(id)),
             charter: issued.charter_path(),
             motion_key: issued.motion_key_path(),
-            log_key: issued.log_key_path(),
+            log_key: issued.log_key_path(id),
         }
     }
 }

@@ -9,14 +9,23 @@ use panel_transport::pki;
 
 use super::{LocalClusterError, Supervisor, free_port};
 
-/// The verifier key of the log the federation's charter names: what its witnesses follow.
-fn log_vkey(issued: &pki::Issued) -> Result<String, LocalClusterError> {
-    issued
-        .charter
-        .log
-        .as_ref()
-        .map(|l| l.vkey.clone())
-        .ok_or(LocalClusterError::NoLog)
+/// The log a witness of this federation follows, as the charter names it: a quorum of
+/// replica keys, or the single shared key (`panel witness run --charter`, `panel up`).
+pub fn logs_of(
+    charter: &panel_transport::Charter,
+) -> Result<Vec<panel_tlog::witness::KnownLog>, LocalClusterError> {
+    let log = charter.log.as_ref().ok_or(LocalClusterError::NoLog)?;
+    match charter.log_quorum() {
+        Some(q) => Ok(vec![panel_witness::config::quorum_log(&log.origin, q)]),
+        None => {
+            panel_witness::config::known_logs(std::slice::from_ref(&log.vkey)).map_err(|source| {
+                LocalClusterError::Witness {
+                    org: "(charter)".to_owned(),
+                    source,
+                }
+            })
+        }
+    }
 }
 
 /// Starts `witness run` for each organisation under `processes`: data in `data/ORG`,
@@ -27,7 +36,7 @@ pub fn spawn(
     data: &Path,
     logs: &Path,
 ) -> Result<Vec<String>, LocalClusterError> {
-    let log = log_vkey(issued)?;
+    logs_of(&issued.charter)?;
     let mut urls = Vec::new();
     for org in pki::LOCAL_ORGANISATIONS {
         let listen = format!("127.0.0.1:{}", free_port()?);
@@ -42,8 +51,8 @@ pub fn spawn(
             issued.witness_key_path(org).display().to_string(),
             "--name".to_owned(),
             pki::witness_name(org),
-            "--log".to_owned(),
-            log.clone(),
+            "--charter".to_owned(),
+            issued.charter_path().display().to_string(),
         ];
         processes.spawn(
             &format!("witness {org}"),
@@ -61,7 +70,6 @@ pub async fn serve_here(
     issued: &pki::Issued,
     dir: &Path,
 ) -> Result<Vec<String>, LocalClusterError> {
-    let log = log_vkey(issued)?;
     let mut urls = Vec::new();
     for org in pki::LOCAL_ORGANISATIONS {
         let failed = |source| LocalClusterError::Witness {
@@ -73,7 +81,7 @@ pub async fn serve_here(
             dir.join(format!("witness-{org}")),
             &pki::witness_name(org),
             &issued.witness_key_path(org),
-            std::slice::from_ref(&log),
+            logs_of(&issued.charter)?,
         )
         .map_err(failed)?;
         let server = panel_witness::Server::bind(config, panel_witness::SystemClock)

@@ -153,15 +153,45 @@ impl RaftNetwork<TypeConfig> for Connection {
     }
 }
 
-/// Server side: hands incoming Raft RPCs to the local Raft instance.
+/// Server side: hands incoming Raft RPCs to the local Raft instance, and signs the
+/// checkpoints this replica's own applied state issued with its log key.
 pub struct ReplicaService {
     raft: Raft,
+    sm: super::StateMachineStore,
+    log_key: panel_tlog::NoteSigner,
 }
 
 impl ReplicaService {
-    pub fn new(raft: Raft) -> Self {
-        Self { raft }
+    pub fn new(raft: Raft, sm: super::StateMachineStore, log_key: panel_tlog::NoteSigner) -> Self {
+        Self { raft, sm, log_key }
     }
+}
+
+/// Asks replica `target` at `addr` for its log signature over the checkpoint of `size`
+/// (the leader's side of `SignCheckpoint`), over a connection pinned to the target's
+/// charter certificate.
+pub async fn sign_checkpoint(
+    transport: &Transport,
+    target: NodeId,
+    addr: &str,
+    size: u64,
+    timeout: std::time::Duration,
+) -> Result<String, Status> {
+    let endpoint = transport
+        .endpoint_pinned(addr, Peer::Replica(target))
+        .map_err(|e| Status::unavailable(e.to_string()))?
+        .connect_timeout(timeout);
+    let channel = endpoint
+        .connect()
+        .await
+        .map_err(|e| Status::unavailable(e.to_string()))?;
+    let mut request = Request::new(crate::pb::replica::SignCheckpointRequest { size });
+    request.set_timeout(timeout);
+    Ok(ReplicaClient::new(channel)
+        .sign_checkpoint(request)
+        .await?
+        .into_inner()
+        .line)
 }
 
 fn decode<T: DeserializeOwned>(p: RaftPayload) -> Result<T, Status> {
@@ -196,5 +226,27 @@ impl Replica for ReplicaService {
     ) -> Result<Response<RaftPayload>, Status> {
         let req: InstallSnapshotRequest<TypeConfig> = decode(request.into_inner())?;
         encode(&self.raft.install_snapshot(req).await)
+    }
+
+    async fn sign_checkpoint(
+        &self,
+        request: Request<crate::pb::replica::SignCheckpointRequest>,
+    ) -> Result<Response<crate::pb::replica::SignCheckpointReply>, Status> {
+        let size = request.into_inner().size;
+        // The body is computed here from this replica's own applied record, never taken
+        // from the caller: a replica signs only what its own log holds.
+        let body = self.sm.read(|a| {
+            panel_machine::checkpoints::at_size(&a.state, size)
+                .map(|cp| panel_machine::checkpoints::body(&a.state, cp))
+        });
+        let body = body.ok_or_else(|| {
+            Status::failed_precondition(format!(
+                "this replica has applied no checkpoint of size {size} (yet)"
+            ))
+        })?;
+        let line = self.log_key.sign(&body).to_line().trim_end().to_string();
+        Ok(Response::new(crate::pb::replica::SignCheckpointReply {
+            line,
+        }))
     }
 }

@@ -1,8 +1,10 @@
-//! The record log's key (docs/SECURITY.md "The record"; docs/WIRE.md "Transparency log"):
-//! the Ed25519 key every replica signs checkpoints with, under the charter's origin. Under
-//! a charter that names a log, `--log-key FILE` is required and must be that log's key
-//! (`panel pki init` writes `log.key`); an unchartered debug group signs with a key of its
-//! data folder (`DATA_DIR/log.key`), which no verifier can pin.
+//! The replica's log key (docs/SECURITY.md "The record"; docs/WIRE.md "Transparency log"):
+//! the Ed25519 key it signs checkpoints with, under the charter's origin. Under a charter
+//! that names a log, `--log-key FILE` is required: under a quorum log it is this replica's
+//! own key, the one its charter entry names (`panel pki init` writes it to the replica's
+//! folder); under an older single-key log, the key every replica holds. An unchartered
+//! debug group signs with a key of its data folder (`DATA_DIR/log.key`), which no verifier
+//! can pin.
 
 use std::path::{Path, PathBuf};
 
@@ -23,17 +25,34 @@ pub enum LogKeyError {
          log.key issued with the charter"
     )]
     NotChartered { path: PathBuf, vkey: String },
+    #[error(
+        "the --log-key file {path} is not replica {id}'s log key in the charter ({vkey}); under \
+         a quorum log each replica signs with its own key: give this replica the log.key \
+         issued in its own folder"
+    )]
+    NotThisReplicas {
+        path: PathBuf,
+        id: u64,
+        vkey: String,
+    },
+    #[error(
+        "the charter's log is signed by a quorum of replicas, but it lists no log key for \
+         replica {0}; run this replica under an id the charter lists"
+    )]
+    NoReplicaKey(u64),
     #[error(transparent)]
     File(#[from] panel_transport::TransportError),
     #[error("log key: {0}")]
     Name(#[from] panel_tlog::NoteError),
 }
 
-/// The replica's log signer: the charter's log key, or the debug group's own.
+/// The replica's log signer: its own key under a quorum log, the charter's shared log key,
+/// or the debug group's own.
 pub fn resolve(
     path: Option<&Path>,
     data_dir: &Path,
     charter: Option<&Charter>,
+    id: u64,
 ) -> Result<NoteSigner, LogKeyError> {
     let log = charter.and_then(|c| c.log.as_ref());
     let Some(log) = log else {
@@ -47,6 +66,20 @@ pub fn resolve(
         origin: log.origin.clone(),
     })?;
     let signer = NoteSigner::new(&log.origin, panel_transport::pki::read_seed_key(path)?)?;
+    if log.quorum > 0 {
+        let own = charter
+            .and_then(|c| c.replicas.iter().find(|r| r.id == id))
+            .and_then(|r| r.log_vkey.clone())
+            .ok_or(LogKeyError::NoReplicaKey(id))?;
+        if panel_tlog::VerifierKey::parse(&own).ok() != Some(signer.verifier()) {
+            return Err(LogKeyError::NotThisReplicas {
+                path: path.to_owned(),
+                id,
+                vkey: own,
+            });
+        }
+        return Ok(signer);
+    }
     if log.verifier().as_ref() != Some(&signer.verifier()) {
         return Err(LogKeyError::NotChartered {
             path: path.to_owned(),

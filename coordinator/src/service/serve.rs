@@ -250,6 +250,7 @@ pub async fn serve(
         opts.log_key.as_deref(),
         &opts.data_dir,
         opts.transport.charter().as_deref(),
+        opts.id,
     )?;
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
@@ -311,6 +312,7 @@ pub async fn serve(
             log_key: log_key.clone(),
             cadence: opts.checkpoints,
             metrics: metrics.clone(),
+            transport: opts.transport.clone(),
         },
         opts.witnesses.clone(),
     );
@@ -410,9 +412,13 @@ pub async fn serve(
         .server(ClientAuth::Optional)?
         .tcp_nodelay(true)
         .add_service(InterceptedService::new(
-            ReplicaServer::new(raft::ReplicaService::new(raft.clone()))
-                .max_decoding_message_size(MAX_MESSAGE)
-                .max_encoding_message_size(MAX_MESSAGE),
+            ReplicaServer::new(raft::ReplicaService::new(
+                raft.clone(),
+                replica.sm.clone(),
+                replica.log_key.clone(),
+            ))
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE),
             replica_guard,
         ))
         .add_service(

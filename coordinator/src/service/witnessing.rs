@@ -1,5 +1,8 @@
 //! The leader's checkpoint duties (docs/SECURITY.md "The record"): it proposes
-//! `IssueCheckpoint` when the cadence's time is up for entries no checkpoint covers yet, and
+//! `IssueCheckpoint` when the cadence's time is up for entries no checkpoint covers yet;
+//! under a quorum log it collects the replicas' own log signatures over the latest
+//! checkpoint (`Replica.SignCheckpoint`, each replica signing the body its own applied
+//! state computed) and logs them as `AddCosignatures`; then it
 //! pushes the latest checkpoint to every configured witness (tlog-witness `add-checkpoint`,
 //! with the consistency proof from the size that witness holds), proposing the cosignatures
 //! it gets back as `AddCosignatures`. Apply verifies each cosignature against the charter's
@@ -34,6 +37,19 @@ pub struct Witnessing {
     pub cadence: Cadence,
     /// Counts the checkpoints a witness did not cosign (`panel_witness_cosignature_failures_total`).
     pub metrics: std::sync::Arc<crate::service::metrics::ReplicaMetrics>,
+    /// How this replica dials the others for their log signatures.
+    pub transport: panel_transport::Transport,
+}
+
+/// How long a replica may take to sign a checkpoint.
+const SIGN_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The leader's progress collecting log signatures for one checkpoint.
+#[derive(Debug, Default)]
+struct Signing {
+    /// The size last proposed for, and when to ask again if the quorum is still short.
+    size: u64,
+    retry_at: Option<Instant>,
 }
 
 /// What this leader knows of one witness.
@@ -56,6 +72,7 @@ pub fn spawn(w: Witnessing, urls: Vec<String>) {
             .map(|u| (u.clone(), WitnessView::default()))
             .collect();
         let mut tick_proposed_at_size = 0u64;
+        let mut signing = Signing::default();
         let mut was_leader = false;
         loop {
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -72,6 +89,7 @@ pub fn spawn(w: Witnessing, urls: Vec<String>) {
                 was_leader = true;
             }
             tick(&w, &mut tick_proposed_at_size).await;
+            collect_log_signatures(&w, &mut signing).await;
             for (url, view) in views.iter_mut() {
                 push(&w, url, view).await;
             }
@@ -105,6 +123,85 @@ async fn propose(w: &Witnessing, command: InternalCommand) {
     }
 }
 
+/// Under a quorum log, while the latest checkpoint lacks the quorum's signatures: signs
+/// it with this replica's key, asks every other member for its signature, checks each
+/// line against that replica's charter key (a bad line would make apply refuse the
+/// whole entry), and proposes the new ones. Apply checks them again.
+async fn collect_log_signatures(w: &Witnessing, signing: &mut Signing) {
+    let wanted = w.sm.read(|a| {
+        let st = &a.state;
+        // Only a quorum log collects signatures; a single-key log signs for itself.
+        st.charter.as_ref()?.log_quorum()?;
+        let cp = checkpoints::latest(st)?;
+        if checkpoints::log_signed(st, cp).is_some() {
+            return None;
+        }
+        let recorded: Vec<panel_tlog::SignatureLine> = cp
+            .log_signatures
+            .iter()
+            .filter_map(|l| panel_tlog::SignatureLine::parse(l).ok())
+            .collect();
+        let charter = st.charter.as_ref()?;
+        let missing: Vec<(NodeId, panel_tlog::VerifierKey)> = charter
+            .replicas
+            .iter()
+            .filter_map(|r| {
+                let key = panel_tlog::VerifierKey::parse(r.log_vkey.as_deref()?).ok()?;
+                (!recorded.iter().any(|l| key.matches(l))).then_some((r.id, key))
+            })
+            .collect();
+        Some((cp.size, checkpoints::body(st, cp), missing))
+    });
+    let Some((size, body, missing)) = wanted else {
+        return;
+    };
+    if signing.size == size && signing.retry_at.is_some_and(|t| Instant::now() < t) {
+        return;
+    }
+    let members = crate::raft::status(&w.raft).nodes;
+    let mut lines = Vec::new();
+    for (id, key) in &missing {
+        let line = if *id == w.id {
+            Some(w.log_key.sign(&body).to_line().trim_end().to_string())
+        } else if let Some(member) = members.get(id) {
+            match crate::raft::network::sign_checkpoint(
+                &w.transport,
+                *id,
+                &member.addr,
+                size,
+                SIGN_TIMEOUT,
+            )
+            .await
+            {
+                Ok(line) => Some(line),
+                Err(e) => {
+                    info!(
+                        "replica {id} did not sign checkpoint {size} (yet): {}",
+                        e.message()
+                    );
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let Some(line) = line else { continue };
+        match panel_tlog::SignatureLine::parse(&line) {
+            Ok(l) if key.matches(&l) && key.verifies(&body, &l.signature) => lines.push(line),
+            _ => warn!("replica {id} answered checkpoint {size} with a line its key did not make"),
+        }
+    }
+    signing.size = size;
+    signing.retry_at = Some(Instant::now() + RETRY_AFTER);
+    if !lines.is_empty() {
+        propose(
+            w,
+            InternalCommand::AddCosignatures(Cosignatures { size, lines }),
+        )
+        .await;
+    }
+}
+
 /// Pushes the latest checkpoint to one witness if it has not cosigned it yet.
 async fn push(w: &Witnessing, url: &str, view: &mut WitnessView) {
     if view.retry_at.is_some_and(|t| Instant::now() < t) {
@@ -116,13 +213,16 @@ async fn push(w: &Witnessing, url: &str, view: &mut WitnessView) {
         if cp.size <= view.cosigned || view.held > cp.size {
             return None;
         }
+        // Under a quorum log a witness refuses a checkpoint the quorum has not signed.
+        if !checkpoints::ready_for_witnesses(st, cp) {
+            return None;
+        }
         let proof = if view.held == 0 {
             Vec::new()
         } else {
             st.tree.consistency_proof(view.held, cp.size).ok()?
         };
-        let mut note = checkpoints::note(st, cp, Some(&w.log_key));
-        note.signatures.truncate(1);
+        let note = checkpoints::log_note(st, cp, Some(&w.log_key));
         Some((
             cp.size,
             AddCheckpoint {

@@ -143,12 +143,14 @@ mod tests {
                         organisation: Some("northwind".into()),
                         timestamp: Some(1_700_000_001),
                     }],
+                    log_signed_by: vec![],
                 },
                 CheckpointView {
                     size: 12,
                     root: "BBBB".into(),
                     time_ms: 1_700_000_002_000,
                     cosigned_by: vec![],
+                    log_signed_by: vec![],
                 },
             ],
             witnesses: vec![

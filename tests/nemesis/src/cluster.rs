@@ -125,7 +125,7 @@ impl Cluster {
             .arg("--motion-key")
             .arg(pki.motion_key_path())
             .arg("--log-key")
-            .arg(pki.log_key_path())
+            .arg(pki.log_key_path(id))
             .arg("--test-commands")
             .args(["--heartbeat-ms", &HEARTBEAT_MS.to_string()])
             .args(["--election-min-ms", &ELECTION_MIN_MS.to_string()])
