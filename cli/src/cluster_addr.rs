@@ -41,6 +41,18 @@ pub struct ClusterFile {
     /// The client identity folder `panel up` issued for the CLI (mutual TLS).
     #[serde(default)]
     pub tls: Option<PathBuf>,
+    /// The contributor `panel up` registered for the CLI's own runs (docs/PROCEDURES.md
+    /// "Who may start a run"): the default `--convener` and `--key` of `panel <procedure>
+    /// run` against this cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convener: Option<ConvenerFile>,
+}
+
+/// A registered convener's name and key file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConvenerFile {
+    pub name: String,
+    pub key: PathBuf,
 }
 
 /// Where the addresses came from, for error messages.
@@ -87,14 +99,34 @@ impl Source {
 
 /// Writes `DIR/cluster.json` (called by `panel up` once its replicas run).
 pub fn write_cluster_file(state: &Path, coordinators: &[String], tls: Option<&Path>) -> Result<()> {
-    let path = state.join(FILE);
     let file = ClusterFile {
         coordinators: coordinators.to_vec(),
         pid: Some(std::process::id()),
         tls: tls.map(Path::to_owned),
+        convener: None,
     };
-    std::fs::write(&path, serde_json::to_vec_pretty(&file)?)
+    store(state, &file)
+}
+
+/// Names the registered convener in `DIR/cluster.json` (called by `panel up` once the
+/// registration applied).
+pub fn record_convener(state: &Path, convener: ConvenerFile) -> Result<()> {
+    let mut file = read_file(state)?;
+    file.convener = Some(convener);
+    store(state, &file)
+}
+
+fn store(state: &Path, file: &ClusterFile) -> Result<()> {
+    let path = state.join(FILE);
+    std::fs::write(&path, serde_json::to_vec_pretty(file)?)
         .with_context(|| format!("writing {}", path.display()))
+}
+
+fn read_file(state: &Path) -> Result<ClusterFile> {
+    let path = state.join(FILE);
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not a cluster file", path.display()))
 }
 
 /// Checks one address: a non-empty host, a colon, a port number 1..=65535.
@@ -120,14 +152,18 @@ fn split(list: &[String], origin: &str) -> Result<Vec<String>> {
 }
 
 impl ClusterArgs {
+    /// The convener `panel up` registered for this state folder, if any.
+    pub fn convener(&self) -> Option<ConvenerFile> {
+        read_file(&self.state).ok()?.convener
+    }
+
     /// How to reach the coordinators: `--tls`/$PANEL_TLS, else the identity named in the
     /// state folder's cluster.json, else plaintext to loopback addresses only.
     pub fn transport(&self) -> Result<panel_transport::Transport> {
-        let from_file = || -> Option<PathBuf> {
-            let text = std::fs::read_to_string(self.state.join(FILE)).ok()?;
-            serde_json::from_str::<ClusterFile>(&text).ok()?.tls
-        };
-        let dir = self.tls.clone().or_else(from_file);
+        let dir = self
+            .tls
+            .clone()
+            .or_else(|| read_file(&self.state).ok()?.tls);
         Ok(panel_transport::Transport::from_flags(
             dir.as_deref(),
             None,

@@ -28,7 +28,7 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum CruxCmd {
     /// Run one Crux decision on the cluster and print the decision aid.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print a run's decision aid: the accepted crux, what would resolve it, the
     /// verdict-warranted answer by stance, the dissent.
     Show(ShowArgs),
@@ -80,7 +80,7 @@ struct RunArgs {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
-        CruxCmd::Run(a) => run_one(a),
+        CruxCmd::Run(a) => run_one(*a),
         CruxCmd::Show(a) => procedure_run::show(&a),
         CruxCmd::Eval {
             json,

@@ -39,6 +39,7 @@ mod sim_cmd;
 mod source_server;
 mod up;
 mod up_cluster;
+mod up_conveners;
 mod up_dissent;
 mod up_example;
 mod up_exams;

@@ -104,11 +104,22 @@ pub struct Refused {
     pub message: String,
 }
 
-/// Starts a run; its id.
-pub async fn start(c: &mut Cluster, req: RunRequest) -> Result<String> {
+/// Starts a run, signed by `key` (the convener's) when given; its id.
+pub async fn start(
+    c: &mut Cluster,
+    mut req: RunRequest,
+    key: Option<&SigningKey>,
+) -> Result<String> {
     #[derive(Deserialize)]
     struct Started {
         run_id: String,
+    }
+    if let Some(key) = key {
+        let (client_id, request_id) = c.next_ids();
+        req.signature = Some(
+            panel_coordinator::run_convener::sign(key, &req, &client_id, request_id)
+                .context("cannot sign the run's start")?,
+        );
     }
     match c.write(&ClientCommand::StartRun(Box::new(req))).await? {
         WriteOutcome::Applied(v) => Ok(serde_json::from_value::<Started>(v)?.run_id),
@@ -267,8 +278,51 @@ pub struct PanelArgs {
     /// held only by this process.
     #[arg(long = "role-key", value_name = "ROLE=FILE")]
     pub role_keys: Vec<String>,
+    /// Start the run as this registered contributor (docs/PROCEDURES.md "Who may start a
+    /// run"); a chartered group refuses a run its convener did not sign. Default: the
+    /// convener `panel up` registered for --state, else an unsigned `panel-cli`.
+    #[arg(long, value_name = "NAME", requires = "key")]
+    pub convener: Option<String>,
+    /// The convener's key file (`panel node keygen --out FILE`), to sign the start with.
+    #[arg(long, value_name = "FILE", requires = "convener")]
+    pub key: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub cluster: crate::cluster_addr::ClusterArgs,
+}
+
+/// Who starts a run: a name, and the key that signs the start when there is one.
+pub struct Convener {
+    pub name: String,
+    pub key: Option<SigningKey>,
+}
+
+impl Convener {
+    /// `--convener`/`--key`, else the convener `panel up` left in the state folder, else
+    /// the unsigned `panel-cli` (enough for an unchartered group).
+    pub fn from_args(panel: &PanelArgs) -> Result<Convener> {
+        let (name, path) = match (&panel.convener, &panel.key) {
+            (Some(name), Some(path)) => (name.clone(), path.clone()),
+            _ => match panel.cluster.convener() {
+                Some(c) => (c.name, c.key),
+                None => {
+                    return Ok(Convener {
+                        name: "panel-cli".into(),
+                        key: None,
+                    });
+                }
+            },
+        };
+        let key = panel_node::keyfile::load_key(&path).with_context(|| {
+            format!(
+                "cannot sign the run's start as {name:?} with key file {}",
+                path.display()
+            )
+        })?;
+        Ok(Convener {
+            name,
+            key: Some(key),
+        })
+    }
 }
 
 /// What one `panel <procedure> run` starts.
@@ -286,19 +340,21 @@ pub fn run_and_print(
     roles: &mut impl RoleSource,
 ) -> Result<std::process::ExitCode> {
     let keys = RoleKeys::for_start(&launch.start, &panel.role_keys)?;
+    let convener = Convener::from_args(panel)?;
     let req = RunRequest {
         start: launch.start,
         seats: panel.seats.unwrap_or(launch.default_seats),
         min_per_stance: panel.min_per_stance,
         policy: None,
         simulation: launch.simulation,
-        convener: "panel-cli".into(),
+        convener: convener.name,
         retry_of: launch.retry_of,
         role_keys: keys.public(),
+        signature: None,
     };
     let mut c = Cluster::connect(&panel.cluster)?;
     let view = crate::cluster_client::runtime()?.block_on(async {
-        let id = start(&mut c, req).await?;
+        let id = start(&mut c, req, convener.key.as_ref()).await?;
         crate::output::note!("started {id}; waiting for the panel");
         drive(
             &mut c,

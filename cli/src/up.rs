@@ -353,7 +353,9 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
     crate::up_dissent::run(&mut panel, &state, &author, &names)
         .await?
         .say();
-    let runs = crate::up_procedures::run(&mut panel.coordinators, args.procedure).await?;
+    let convener = crate::up_conveners::register(&mut panel, &issued, &state).await?;
+    let runs =
+        crate::up_procedures::run(&mut panel.coordinators, args.procedure, &convener).await?;
     if !runs.is_empty() {
         say!(
             "\n{} procedure run(s) on the record: {}; `panel runs` lists them",

@@ -129,18 +129,7 @@ pub async fn register_contributors(
     for (n, author) in authors.into_iter().enumerate() {
         let key = panel_proto::SigningKey::from_bytes(&panel_node::keyfile::random_32()?);
         let organisation = pki::LOCAL_ORGANISATIONS[n % pki::LOCAL_ORGANISATIONS.len()];
-        let mut reg = panel_coordinator::command::ContributorRegistration {
-            name: author.to_owned(),
-            public_key: hex::encode(key.verifying_key().to_bytes()),
-            organisation: organisation.to_owned(),
-            attestation: panel_coordinator::command::WireAttestation {
-                proof: String::new(),
-                endorsement: String::new(),
-            },
-        };
-        let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;
-        reg.attestation = panel_coordinator::charter::attest_contributor(&reg, &key, &roster)?;
-        panel.write(ClientCommand::RegisterContributor(reg)).await?;
+        register_contributor(panel, issued, author, organisation, &key).await?;
         keys.insert(author.to_owned(), key);
     }
     say!(
@@ -148,6 +137,29 @@ pub async fn register_contributors(
         keys.len()
     );
     Ok(Contributors(keys))
+}
+
+/// Registers `name` under `key`, endorsed by `organisation`'s roster key.
+pub async fn register_contributor(
+    panel: &mut Panel,
+    issued: &pki::Issued,
+    name: &str,
+    organisation: &str,
+    key: &panel_proto::SigningKey,
+) -> Result<()> {
+    let mut reg = panel_coordinator::command::ContributorRegistration {
+        name: name.to_owned(),
+        public_key: hex::encode(key.verifying_key().to_bytes()),
+        organisation: organisation.to_owned(),
+        attestation: panel_coordinator::command::WireAttestation {
+            proof: String::new(),
+            endorsement: String::new(),
+        },
+    };
+    let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;
+    reg.attestation = panel_coordinator::charter::attest_contributor(&reg, key, &roster)?;
+    panel.write(ClientCommand::RegisterContributor(reg)).await?;
+    Ok(())
 }
 
 /// Plays the scenario through the panel, motion by motion; returns the closed debate.

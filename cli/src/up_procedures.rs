@@ -93,7 +93,11 @@ fn demos(which: Which) -> Result<Vec<Demo>> {
 }
 
 /// Runs the chosen demos in turn; returns the run ids.
-pub async fn run(c: &mut Cluster, which: Which) -> Result<Vec<String>> {
+pub async fn run(
+    c: &mut Cluster,
+    which: Which,
+    convener: &ed25519_dalek::SigningKey,
+) -> Result<Vec<String>> {
     let mut ids = Vec::new();
     for d in demos(which)? {
         say!("\n== {} ==", d.title);
@@ -109,7 +113,9 @@ pub async fn run(c: &mut Cluster, which: Which) -> Result<Vec<String>> {
                 convener: CONVENER.into(),
                 retry_of: None,
                 role_keys: keys.public(),
+                signature: None,
             },
+            Some(convener),
         )
         .await?;
         let view = procedure_run::drive(

@@ -8,8 +8,8 @@
 pub use panel_machine::{
     acceptance, admission, apply, authorship, charter, checkpoints, command, debates,
     declared_priors, draw, entry_proof, exam_sitting, independence, limits, membership, model,
-    priors, query, recalibration, record, reply, ruling, run_roles, runs, signed_motion,
-    transparency,
+    priors, query, recalibration, record, reply, ruling, run_convener, run_roles, runs,
+    signed_motion, transparency,
 };
 
 pub mod backup;

@@ -923,6 +923,7 @@ mod tests {
                 convener: "c".into(),
                 retry_of: None,
                 role_keys: Default::default(),
+                signature: None,
             })),
             ClientCommand::SubmitRunInput(Box::new(crate::runs::RunInputSubmission {
                 run_id: "run_1".into(),

@@ -37,6 +37,7 @@ pub mod reply;
 pub mod reply_table;
 pub mod rules;
 pub mod ruling;
+pub mod run_convener;
 pub mod run_roles;
 pub mod runs;
 pub mod signed_motion;

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = STANDING_STANCES;
+pub const CURRENT: u32 = SIGNED_RUNS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -57,6 +57,11 @@ pub const REVOCATION_TIME: u32 = 6;
 /// without a policy in a chartered group gets `Policy::independent()`, never the
 /// head-count rule (docs/COORDINATOR.md "Declared priors"; docs/SECURITY.md).
 pub const STANDING_STANCES: u32 = 8;
+
+/// From this level on, a chartered group starts a procedure run only when its convener
+/// (a registered contributor or arbiter) signed the start, and a signed start is used
+/// once (`run_convener`; docs/SECURITY.md "Runs"). Level 7 was never stamped.
+pub const SIGNED_RUNS: u32 = 9;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

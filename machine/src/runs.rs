@@ -54,6 +54,10 @@ pub struct RunRequest {
     /// its input (`run_roles`); a run with roles is refused without them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub role_keys: BTreeMap<String, String>,
+    /// The convener's signature over this request (`run_convener`); required in a
+    /// chartered group from rule set 9.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<crate::authorship::ContributorSignature>,
 }
 
 /// A role's input to a running procedure, signed by the role's key (`run_roles`).
@@ -91,6 +95,10 @@ pub struct RunRecord {
     /// (records of format v2), whose inputs stay open.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub role_keys: BTreeMap<String, String>,
+    /// The convener's signature the run was started with (`run_convener`), lower-case
+    /// hex; a start is refused when its signature already started a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_signature: Option<crate::authorship::ContributorSignature>,
     /// Question key -> open motion id.
     pub open: BTreeMap<String, String>,
     /// Motion id -> the question it asks.

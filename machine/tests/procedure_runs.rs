@@ -126,6 +126,7 @@ fn start_with(
             convener: "c".into(),
             retry_of: None,
             role_keys: keys,
+            signature: None,
         }))
         .into(),
     )

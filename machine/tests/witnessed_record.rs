@@ -220,7 +220,7 @@ fn a_checkpoint_re_signed_by_an_unknown_key_is_refused() {
     let err = check_policy(&forged, &policy(&fed)).expect_err("unknown log key");
     assert!(
         err.to_string()
-            .contains("not signed by a log key of the policy"),
+            .contains("not signed by the policy's log key"),
         "{err}"
     );
     // The record's own charter names the real log key, so even without a policy the

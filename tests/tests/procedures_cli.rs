@@ -8,6 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
+use panel_coordinator::command::{ClientCommand, Command};
+use panel_coordinator::run_convener;
+use panel_coordinator::runs::RunRequest;
 use panel_tests::local_panel::{Cluster, fails, json, ok, start};
 use serde_json::{Value, json};
 
@@ -303,6 +306,101 @@ fn verify(st: &Path, dir: &Path) {
     assert!(err.contains(&format!("procedure run {id}")), "{err}");
 }
 
+/// One `StartRun` sent as it is, through `panel coordinator write` under mutual TLS with
+/// the client identity of `panel up`; the reply as the CLI prints it.
+fn raw_start(st: &Path, client_id: &str, request_id: u64, req: &RunRequest) -> Value {
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(st.join("cluster.json")).expect("cluster.json"))
+            .expect("cluster.json is JSON");
+    let addrs: Vec<&str> = file["coordinators"]
+        .as_array()
+        .expect("coordinators")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let command = serde_json::to_string(&Command::from(ClientCommand::StartRun(Box::new(
+        req.clone(),
+    ))))
+    .expect("encode");
+    let out = panel_tests::panel()
+        .args(["coordinator", "write", "--addr", &addrs.join(",")])
+        .args(["--client-id", client_id, "--request-id"])
+        .arg(request_id.to_string())
+        .args(["--command", &command, "--tls"])
+        .arg(file["tls"].as_str().expect("tls folder"))
+        .output()
+        .expect("run panel");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "not a reply: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn refused_start(reply: &Value, want: &str) {
+    assert_eq!(reply["applied"], false, "{reply}");
+    assert_eq!(reply["result"]["code"], "run_convener", "{reply}");
+    assert!(
+        reply["result"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(want)),
+        "{want:?} not in {reply}"
+    );
+}
+
+/// Issue 35 part 6, over the wire: a chartered group starts a run only from its
+/// registered convener's signed request. The convener `panel up` registered (`operator`,
+/// its key in the state folder) starts one; the same signed request sent again under new
+/// ids, the name under another key, and an unsigned start are refused, and the same ids
+/// again are the same write (deduplicated): one run more, not two.
+fn starts_are_signed_by_their_convener(st: &Path) {
+    let before = runs(st).len();
+    let operator = panel_node::keyfile::load_key(&st.join("operator.key")).expect("operator.key");
+    let start = panel_procedures::RunStart::Falsify(panel_procedures::falsify::demo_start());
+    let role_keys = start
+        .roles()
+        .into_iter()
+        .enumerate()
+        .map(|(n, role)| {
+            let k = ed25519_dalek::SigningKey::from_bytes(&[n as u8 + 1; 32]);
+            (role, hex::encode(k.verifying_key().to_bytes()))
+        })
+        .collect();
+    let unsigned = RunRequest {
+        start,
+        seats: 2,
+        min_per_stance: 1,
+        policy: None,
+        simulation: true,
+        convener: "operator".into(),
+        retry_of: None,
+        role_keys,
+        signature: None,
+    };
+    let mut honest = unsigned.clone();
+    honest.signature = Some(run_convener::sign(&operator, &unsigned, "conv", 1).expect("sign"));
+    let first = raw_start(st, "conv", 1, &honest);
+    assert_eq!(first["applied"], true, "{first}");
+    // The captured request under a new request id: its signature no longer verifies.
+    refused_start(&raw_start(st, "conv", 2, &honest), "does not verify");
+    // The same ids: the same write, answered from the deduplication table.
+    let again = raw_start(st, "conv", 1, &honest);
+    assert_eq!(again["duplicate"], true, "{again}");
+    assert_eq!(again["result"], first["result"], "{again}");
+    // The convener's name, signed by a key that is not its own.
+    let thief = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);
+    let mut stolen = unsigned.clone();
+    stolen.signature = Some(run_convener::sign(&thief, &unsigned, "conv", 3).expect("sign"));
+    refused_start(&raw_start(st, "conv", 3, &stolen), "is bound to key");
+    refused_start(
+        &raw_start(st, "conv", 4, &unsigned),
+        "$.signature is missing",
+    );
+    assert_eq!(runs(st).len(), before + 1, "exactly one run more");
+}
+
 #[test]
 fn the_seed_procedures_run_on_a_live_panel_and_verify_offline() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -313,5 +411,6 @@ fn the_seed_procedures_run_on_a_live_panel_and_verify_offline() {
     falsify(&st, dir.path());
     dossier(&st, dir.path());
     verify(&st, dir.path());
+    starts_are_signed_by_their_convener(&st);
     cluster.stop();
 }

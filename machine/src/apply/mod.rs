@@ -147,6 +147,8 @@ pub enum ApplyError {
     Procedure(#[from] panel_procedures::ProcedureError),
     #[error("{0}")]
     RunRole(#[from] crate::run_roles::RoleError),
+    #[error("{0}")]
+    RunConvener(#[from] crate::run_convener::ConvenerError),
     #[error(
         "no panel disjoint from the {contested_sitters} arbiter(s) who sat on what this question contests can be drawn; admit more arbiters (docs/PANEL.md, \"Fresh panels\")"
     )]
@@ -188,6 +190,7 @@ impl ApplyError {
             ApplyError::UnknownRun(_) => "unknown_run",
             ApplyError::TooManyRuns { .. } => "too_many_runs",
             ApplyError::RunRole(_) => "run_role",
+            ApplyError::RunConvener(_) => "run_convener",
             ApplyError::NoFreshPanel { .. } => "no_fresh_panel",
             ApplyError::Declaration(_) => "declaration_refused",
             ApplyError::Procedure(e) => match e {
@@ -471,7 +474,7 @@ fn apply_client(
         ClientCommand::SubmitReveal { motion_id, reveal } => {
             motions::submit_reveal(state, ctx, client_id, motion_id, reveal)
         }
-        ClientCommand::StartRun(req) => runs::start_run(state, ctx, req),
+        ClientCommand::StartRun(req) => runs::start_run(state, ctx, client_id, request_id, req),
         ClientCommand::SubmitRunInput(sub) => {
             runs::submit_input(state, ctx, client_id, request_id, sub)
         }

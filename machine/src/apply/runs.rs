@@ -28,9 +28,12 @@ fn run_mut<'a>(state: &'a mut State, id: &str) -> Result<&'a mut RunRecord, Appl
 pub(super) fn start_run(
     state: &mut State,
     ctx: &ApplyCtx,
+    client_id: &str,
+    request_id: u64,
     req: &RunRequest,
 ) -> Result<Value, ApplyError> {
     non_empty("convener", &req.convener)?;
+    crate::run_convener::check(state, req, client_id, request_id, ctx.memo)?;
     if state.runs.len() >= MAX_RUNS {
         return Err(ApplyError::TooManyRuns { max: MAX_RUNS });
     }
@@ -69,6 +72,7 @@ pub(super) fn start_run(
             simulation: req.simulation,
             retry_of: req.retry_of.clone(),
             role_keys,
+            start_signature: req.signature.as_ref().map(crate::run_convener::canonical),
             open: Default::default(),
             questions: Default::default(),
             settled: Vec::new(),
@@ -383,6 +387,7 @@ mod tests {
             simulation: true,
             retry_of: None,
             role_keys: Default::default(),
+            start_signature: None,
             open: Default::default(),
             questions: Default::default(),
             settled: Vec::new(),
