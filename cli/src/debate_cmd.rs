@@ -453,6 +453,17 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
                 question.key(),
                 crate::motion_cmd::outcome_text(&m.status)
             );
+            if let Some(c) = &m.confidence {
+                println!("how sure: {}", c.sentence());
+            }
+        }
+        // An outcome whose effect the engine refused changed nothing: say so and fail.
+        if let Some(r) = &m.effect_refused {
+            eprintln!(
+                "error: the engine refused the outcome's effect ({}): {}; the debate is unchanged",
+                r.code, r.message
+            );
+            return Ok(ExitCode::FAILURE);
         }
         Ok(ExitCode::SUCCESS)
     })

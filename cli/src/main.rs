@@ -136,9 +136,38 @@ fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Offline commands that print a report and exit: a closed pipe (`panel verify FILE |
+/// head`) ends them quietly, as it ends any Unix filter, instead of a panic inside
+/// `println!`. Servers and commands that drive child processes keep Rust's default
+/// (SIGPIPE ignored), so a peer closing a pipe never kills them.
+fn quiet_on_closed_pipe(command: &Command) {
+    let filter = matches!(
+        command,
+        Command::Verify(_)
+            | Command::Ledger(_)
+            | Command::Replay(_)
+            | Command::Gate(_)
+            | Command::Calibrate(_)
+            | Command::VerifyProof(_)
+            | Command::Sim(_)
+            | Command::Completions { .. }
+    );
+    #[cfg(unix)]
+    if filter {
+        // SAFETY: called at the start of `main`, before any thread exists; SIG_DFL is a
+        // valid disposition for SIGPIPE.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = filter;
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     output::set_quiet(cli.quiet);
+    quiet_on_closed_pipe(&cli.command);
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Up(args) => up::run(args),

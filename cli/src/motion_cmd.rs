@@ -181,6 +181,15 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
         spec.state_hash.get(..16).unwrap_or("?")
     );
     println!("  outcome: {}", outcome_text(&m.status));
+    if let Some(c) = &m.confidence {
+        println!("  how sure: {}", c.sentence());
+    }
+    if let Some(r) = &m.effect_refused {
+        println!(
+            "  effect: refused by the engine ({}): {}; the debate is unchanged",
+            r.code, r.message
+        );
+    }
     for note in panel_coordinator::independence::one_lineage_support(m) {
         println!("  note: {note}");
     }

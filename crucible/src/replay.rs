@@ -730,12 +730,12 @@ fn apply(
             a.opt_str("rationale")?.as_deref(),
             actor,
         )),
-        "concludeAppealReview" => {
-            match p.conclude_appeal_review(d, actor, data.opt_str("rationale")?.as_deref()) {
-                Ok(n) => json!({ "n": n }),
-                Err(e) => refusal(e),
-            }
-        }
+        // A writer, not a constructor: like every writer of the reference engine it
+        // returns null on success; the verdict it issued is read from the document.
+        "concludeAppealReview" => unit(
+            p.conclude_appeal_review(d, actor, data.opt_str("rationale")?.as_deref())
+                .map(|_| ()),
+        ),
         other => {
             // `shape` lists every op this match handles; reaching here is a gap between them.
             return Err(bad(

@@ -113,6 +113,15 @@ pub enum DebateError {
     Protocol(#[from] Refusal),
     #[error("motion {0} asks no debate question")]
     NoQuestion(String),
+    #[error(
+        "debate {debate} cannot advance from {from}: {}; ask again once it holds (`panel debate show {debate}` shows the phase, claims and pending versions)",
+        reason.message
+    )]
+    AdvanceRefused {
+        debate: String,
+        from: String,
+        reason: Refusal,
+    },
 }
 
 impl DebateError {
@@ -122,6 +131,7 @@ impl DebateError {
             DebateError::Gate(_) => "gate_refused",
             DebateError::Protocol(r) => r.code.as_str(),
             DebateError::NoQuestion(_) => "no_question",
+            DebateError::AdvanceRefused { reason, .. } => reason.code.as_str(),
         }
     }
 }
@@ -257,6 +267,25 @@ impl DebateRecord {
             projection,
             state_hash: state_hash(&self.debate),
         })
+    }
+
+    /// Whether a panel asked to advance from `from` could have its yes applied now: the
+    /// debate is in that phase and the phase's prerequisites hold (SPEC section 6). From
+    /// rule set [`CHECKED_ADVANCES`](crate::rules::CHECKED_ADVANCES) a request that fails
+    /// this is refused before a panel is spent on it.
+    pub fn check_advance(&self, from: &str) -> Result<(), DebateError> {
+        let refused = |reason| DebateError::AdvanceRefused {
+            debate: self.debate.id.clone(),
+            from: from.to_owned(),
+            reason,
+        };
+        if self.debate.phase != from {
+            return Err(refused(Refusal::new(
+                crucible::Code::PhaseNotAdvanceable,
+                format!("the debate is in {}, not {from}", self.debate.phase),
+            )));
+        }
+        crucible::phase::phase_prereq(&self.debate).map_err(refused)
     }
 
     /// Applies an accepted answer through the engine; returns what the ledger change

@@ -16,6 +16,7 @@ pub mod authorship;
 pub mod charter;
 pub mod checkpoints;
 pub mod command;
+pub mod confidence;
 pub mod debates;
 pub mod declared_priors;
 pub mod draw;

@@ -191,6 +191,22 @@ pub struct Motion {
     /// record entry gives it (`Decided::independence`), under a policy with `measured_n_eff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub independence: Option<crate::independence::SupportIndependence>,
+    /// Why the engine refused the effect of an accepted outcome (a phase prerequisite
+    /// that no longer holds, a version already decided): the outcome stands on record, its
+    /// effect did not happen, and `panel ask --wait` and `panel motion show` say so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect_refused: Option<EffectRefusal>,
+    /// How sure the panel is of its accepted outcome (`confidence`), as its record entry
+    /// gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<crate::confidence::OutcomeConfidence>,
+}
+
+/// An accepted outcome's effect that the engine refused, with its refusal code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EffectRefusal {
+    pub code: String,
+    pub message: String,
 }
 
 /// One commit-reveal round as the log holds it (docs/COORDINATOR.md "The commit-reveal

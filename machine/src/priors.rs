@@ -394,6 +394,8 @@ mod tests {
                 decided_log_index: Some(n as u64),
                 round: None,
                 independence: None,
+                effect_refused: None,
+                confidence: None,
             },
         );
     }

@@ -274,6 +274,9 @@ pub struct Decided {
     /// The supporters' measured independence, under a policy with `measured_n_eff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub independence: Option<crate::independence::SupportIndependence>,
+    /// The accepted outcome's probability and 90% interval (`confidence`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<crate::confidence::OutcomeConfidence>,
 }
 
 impl Decided {
@@ -288,6 +291,7 @@ impl Decided {
             run: None,
             recalibration: None,
             independence: None,
+            confidence: None,
         }
     }
 }
@@ -714,6 +718,7 @@ mod tests {
                 flagged: vec![],
             }),
             independence: None,
+            confidence: None,
         };
         let absent = Absent {
             committed_not_revealed: vec!["b1".into()],

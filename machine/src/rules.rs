@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = SIGNED_RUNS;
+pub const CURRENT: u32 = OUTCOME_CONFIDENCE;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -62,6 +62,17 @@ pub const STANDING_STANCES: u32 = 8;
 /// (a registered contributor or arbiter) signed the start, and a signed start is used
 /// once (`run_convener`; docs/SECURITY.md "Runs"). Level 7 was never stamped.
 pub const SIGNED_RUNS: u32 = 9;
+
+/// From this level on, a panel request to advance a debate's phase is refused when the
+/// debate is not in that phase or the phase's prerequisites (SPEC section 6) do not hold,
+/// so no panel is spent on a yes the engine would refuse (docs/COORDINATOR.md "Declared
+/// priors"; `apply::debates::ask_panel`).
+pub const CHECKED_ADVANCES: u32 = 10;
+
+/// From this level on, every accepted yes/no outcome carries the panel's probability for
+/// it and a 90% interval over its effective votes, on the motion and in its record entry
+/// (`confidence`; docs/PANEL.md "How sure").
+pub const OUTCOME_CONFIDENCE: u32 = 11;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

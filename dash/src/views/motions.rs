@@ -372,6 +372,21 @@ fn motion_card(m: &Motion, roster: &Roster) -> String {
         }
     }
     s.push_str(&status_block(&m.status));
+    if let Some(c) = &m.confidence {
+        let _ = write!(
+            s,
+            "<p class=\"sure\">how sure: {}</p>",
+            escape(&c.sentence())
+        );
+    }
+    if let Some(r) = &m.effect_refused {
+        let _ = write!(
+            s,
+            "<p class=\"deadlock\">effect refused by the engine (<code>{}</code>): {}; the debate is unchanged</p>",
+            escape(&r.code),
+            escape(&r.message)
+        );
+    }
 
     s.push_str("<h4>Seats</h4><table>");
     s.push_str(&head(&["arbiter", "stance", "organisation", "lineage"]));
@@ -552,6 +567,8 @@ mod tests {
             decided_log_index: Some(5),
             round: None,
             independence: None,
+            effect_refused: None,
+            confidence: None,
         }
     }
 

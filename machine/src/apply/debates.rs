@@ -154,6 +154,7 @@ pub(super) fn ask_panel(
     ctx: &ApplyCtx,
     req: &PanelRequest,
 ) -> Result<Value, ApplyError> {
+    let checked_advances = state.rules >= crate::rules::CHECKED_ADVANCES;
     let rec = debate_mut(state, &req.debate_id)?;
     if rec.open.len() >= MAX_OPEN_MOTIONS_PER_DEBATE {
         return Err(ApplyError::TooManyOpenMotions {
@@ -161,6 +162,9 @@ pub(super) fn ask_panel(
             open: rec.open.len(),
             max: MAX_OPEN_MOTIONS_PER_DEBATE,
         });
+    }
+    if checked_advances && let crucible::motion::Question::AdvancePhase { from } = &req.question {
+        rec.check_advance(from)?;
     }
     let to_open = rec.request(req.question.clone(), req.expected)?;
     let id = open_question(state, ctx, to_open, 0)?;
@@ -520,5 +524,168 @@ mod tests {
         rec.exhaust(0, &q, &reason).expect("given up");
         assert!(rec.settled.contains(&q.key()));
         assert_eq!(rec.exhausted.get(&q.key()), Some(&reason));
+    }
+
+    fn ask_advance(s: &mut State, n: u64, from: &str) -> ItemReply {
+        let req: PanelRequest = serde_json::from_value(json!({
+            "debate_id": "deb_1", "author": "x",
+            "question": {"kind": "advance-phase", "from": from},
+        }))
+        .expect("request");
+        write(s, n, ClientCommand::AskPanel(req))
+    }
+
+    /// From rule set `CHECKED_ADVANCES` a panel is asked to advance a phase only when the
+    /// engine would apply its yes: walked over every phase with the prerequisites unmet
+    /// (refused with the engine's code and reason, nothing opened) and with them met.
+    #[test]
+    fn an_advance_whose_prerequisites_fail_is_refused_before_a_panel_is_asked() {
+        use crucible::document::phase;
+        // (phase, its prerequisite met by an empty debate, the refusal otherwise)
+        let walk: [(&str, Option<(&str, &str)>); 8] = [
+            (
+                phase::FRAMING,
+                Some(("PHASE_PREREQ_UNMET", "both positions")),
+            ),
+            (
+                phase::CONSTRUCTION,
+                Some(("PHASE_PREREQ_UNMET", "merged claim")),
+            ),
+            (phase::CHALLENGE, None),
+            (phase::STEELMAN, Some(("PHASE_PREREQ_UNMET", "certified"))),
+            (phase::ADJUDICATION, None),
+            (
+                phase::VERDICT,
+                Some(("PHASE_PREREQ_UNMET", "issue a verdict")),
+            ),
+            (phase::CLOSED, Some(("PHASE_TERMINAL", "closed"))),
+            (
+                phase::APPEAL_REVIEW,
+                Some(("PHASE_NOT_ADVANCEABLE", "concluding the appeal")),
+            ),
+        ];
+        for (n, (at, refusal)) in walk.into_iter().enumerate() {
+            let mut s = ten_admitted();
+            s.rules = crate::rules::CHECKED_ADVANCES;
+            let rec = s.debates.get_mut("deb_1").expect("debate");
+            rec.debate.phase = at.into();
+            if at == phase::FRAMING {
+                rec.debate.positions.b.clear();
+            }
+            let before = s.motions.len();
+            let r = ask_advance(&mut s, 40 + n as u64, at);
+            match refusal {
+                Some((code, why)) => {
+                    assert!(
+                        matches!(&r, ItemReply::Refused { code: c, message }
+                            if c == code && message.contains(why)
+                                && message.contains("panel debate show deb_1")),
+                        "{at}: {r:?}"
+                    );
+                    assert_eq!(s.motions.len(), before, "{at}: a motion opened");
+                }
+                None => assert!(matches!(r, ItemReply::Applied(_)), "{at}: {r:?}"),
+            }
+        }
+        // Asked from a phase the debate is not in.
+        let mut s = ten_admitted();
+        s.rules = crate::rules::CHECKED_ADVANCES;
+        let r = ask_advance(&mut s, 50, phase::CHALLENGE);
+        assert!(
+            matches!(&r, ItemReply::Refused { code, message }
+                if code == "PHASE_NOT_ADVANCEABLE" && message.contains("is in framing, not challenge")),
+            "{r:?}"
+        );
+        // Before the rule set the request opens a motion as it always did.
+        let mut s = ten_admitted();
+        let r = ask_advance(&mut s, 51, phase::CHALLENGE);
+        assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+    }
+
+    /// A seated arbiter's yes to `m` at 0.9, signed, committed and revealed (hex `Reveal`).
+    fn yes_reveal(m: &crate::model::Motion, arbiter: &str) -> String {
+        use panel_proto::pb;
+        use prost::Message;
+        let n: u8 = arbiter[1..].parse().expect("seat number");
+        let k = key(n + 1);
+        let ruling = pb::Ruling {
+            motion_id: m.spec.motion_id.clone(),
+            debate_id: m.spec.debate_id.clone(),
+            kind: crate::ruling::wire_kind(m.spec.kind) as i32,
+            state_hash: hex::decode(&m.spec.state_hash).expect("hex state hash"),
+            decision: pb::Decision::Accept as i32,
+            probability: 0.9,
+            rationale: "test ruling".into(),
+            issued_at_unix_ms: 1,
+            ..Default::default()
+        };
+        let signed = panel_proto::sign_ruling(&k, ruling).expect("sign");
+        let salt = [n; 32];
+        let commitment = panel_proto::commit_reveal::commit(&k, &signed, &salt, 1).expect("commit");
+        hex::encode(
+            pb::Reveal {
+                signed_ruling: Some(signed),
+                salt: salt.to_vec(),
+                commitment: Some(commitment),
+            }
+            .encode_to_vec(),
+        )
+    }
+
+    /// An accepted yes whose effect the engine refuses (the prerequisite failed after the
+    /// panel was asked) stays on record as accepted, with the refusal on the motion, and
+    /// carries how sure the panel was.
+    #[test]
+    fn an_accepted_outcome_whose_effect_is_refused_says_so_on_the_motion() {
+        let mut s = ten_admitted();
+        s.rules = crate::rules::CURRENT;
+        let r = ask_advance(&mut s, 40, "framing");
+        let ItemReply::Applied(v) = &r else {
+            panic!("{r:?}")
+        };
+        let motion_id = v["motion_id"].as_str().expect("id").to_owned();
+        let m = s.motions.get(&motion_id).expect("motion").clone();
+        // The prerequisite stops holding while the panel deliberates.
+        s.debates
+            .get_mut("deb_1")
+            .expect("debate")
+            .debate
+            .positions
+            .b
+            .clear();
+        let reveals: Vec<String> = m
+            .seats
+            .iter()
+            .map(|seat| yes_reveal(&m, &seat.arbiter_id))
+            .collect();
+        let outcome: crate::command::OutcomeSubmission =
+            serde_json::from_value(json!({ "motion_id": motion_id, "reveals": reveals }))
+                .expect("outcome");
+        let r = crate::apply::write_one(
+            &mut s,
+            60,
+            crate::command::InternalCommand::RecordOutcome(outcome).into(),
+        );
+        assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+        let m = s.motions.get(&motion_id).expect("motion");
+        assert!(
+            matches!(&m.status, crate::model::MotionStatus::Decided(a) if a.is_accepted()),
+            "{:?}",
+            m.status
+        );
+        let refused = m
+            .effect_refused
+            .as_ref()
+            .expect("the refusal on the motion");
+        assert_eq!(refused.code, "PHASE_PREREQ_UNMET");
+        assert!(refused.message.contains("both positions"), "{refused:?}");
+        let sure = m.confidence.expect("how sure");
+        assert_eq!(sure.probability_milli, 900);
+        assert_eq!(sure.rulings, m.seats.len() as u32);
+        assert!(sure.low_milli < 900 && sure.high_milli > 900, "{sure:?}");
+        assert_eq!(
+            s.debates.get("deb_1").expect("debate").debate.phase,
+            "framing"
+        );
     }
 }

@@ -19,7 +19,9 @@ use crate::acceptance::{self, Acceptance, Seat};
 use crate::command::{CommitmentLog, MotionSpec, OutcomeSubmission};
 use crate::debates;
 use crate::draw::{self, Candidate, DrawSpec};
-use crate::model::{Absent, Motion, MotionStatus, Round, SeatCommitment, State, StoredReveal};
+use crate::model::{
+    Absent, EffectRefusal, Motion, MotionStatus, Round, SeatCommitment, State, StoredReveal,
+};
 use crate::reply::{
     CloseReply, CommitmentsReply, Decided, EquivocationReply, OpenMotionReply, OutcomeReply,
     RevealReply, ScheduledPriorCheck, Settled, SubmitRevealReply, to_value,
@@ -63,6 +65,8 @@ pub(super) fn open_motion(
             decided_log_index: None,
             round: None,
             independence: None,
+            effect_refused: None,
+            confidence: None,
         },
     );
     Ok(reply)
@@ -366,6 +370,13 @@ fn conclude(
     motion.rulings = rulings;
     motion.decided_log_index = Some(ctx.log_index);
     motion.independence = independence;
+    if state.rules >= crate::rules::OUTCOME_CONFIDENCE
+        && let Acceptance::Accepted { outcome, .. } = &verdict
+    {
+        let confidence = crate::confidence::of(outcome, &motion.seats, revealed);
+        motion.confidence = confidence;
+        reply.confidence = confidence;
+    }
     let question = motion.spec.question.clone();
     let debate_id = motion.spec.debate_id.clone();
     if let Some(q) = question
@@ -388,7 +399,6 @@ fn conclude(
                     debates::answer_of(outcome),
                     rationale.trim(),
                 )
-                .map_err(|e| e.to_string())
             }
             Acceptance::Deadlocked(_) => {
                 rec.deadlocked(motion_id, &q);
@@ -397,7 +407,22 @@ fn conclude(
         };
         reply.settled = Some(match settled {
             Ok(()) => Settled::Settled(true),
-            Err(refused) => Settled::Refused { refused },
+            Err(e) => {
+                // The outcome stands; its effect did not happen. Kept on the motion so
+                // no reader mistakes the yes for a change (docs/COORDINATOR.md "Outcome
+                // effects").
+                if state.rules >= crate::rules::CHECKED_ADVANCES
+                    && let Some(m) = state.motions.get_mut(motion_id)
+                {
+                    m.effect_refused = Some(EffectRefusal {
+                        code: e.code().to_owned(),
+                        message: e.to_string(),
+                    });
+                }
+                Settled::Refused {
+                    refused: e.to_string(),
+                }
+            }
         });
         reply.opened = Some(open_pending(state, ctx, &debate_id));
         reply.prior_check = scheduled_prior_check(state, &debate_id);

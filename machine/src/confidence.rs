@@ -1,0 +1,202 @@
+//! How sure an accepted outcome is (docs/PANEL.md "How sure"): the panel's probability
+//! for the outcome it accepted and a 90% interval around it, kept on the record beside
+//! the verdict from rule set [`OUTCOME_CONFIDENCE`](crate::rules::OUTCOME_CONFIDENCE).
+//!
+//! The probability is the mean of the counted rulings' stated P(yes) (turned to P(no) for
+//! a "no"), each ruling once. The interval is Wilson's score interval for that mean taken
+//! as a proportion over the **effective** number of votes, and the effective number is the
+//! count of distinct declared lineages among the counted rulings: rulings of one lineage
+//! err together (docs/SIMULATION.md, the judge error model), so four rulings of two
+//! lineages are worth about two votes, and the interval says so by being wide. Only
+//! arithmetic and a square root are used, which IEEE 754 rounds exactly, so every replica
+//! computes the same thousandths.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::acceptance::{Decision, Outcome, RevealedRuling, Seat};
+
+/// The standard normal quantile of a two-sided 90% interval.
+const Z_90: f64 = 1.644_853_626_951_472_2;
+
+/// An accepted outcome's probability and its 90% interval, in thousandths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeConfidence {
+    /// Mean probability the counted rulings gave the accepted outcome.
+    pub probability_milli: u16,
+    /// Lower and upper end of the 90% Wilson interval.
+    pub low_milli: u16,
+    pub high_milli: u16,
+    /// Counted rulings, and the distinct lineages among them (the interval's votes).
+    pub rulings: u32,
+    pub effective_votes: u32,
+}
+
+impl OutcomeConfidence {
+    /// "0.83 (90% interval 0.55-0.95; 4 rulings, 2 effective votes)".
+    pub fn sentence(&self) -> String {
+        let p = |m: u16| format!("{:.2}", f64::from(m) / 1000.0);
+        format!(
+            "{} (90% interval {}-{}; {} ruling(s), {} effective vote(s) by distinct lineage)",
+            p(self.probability_milli),
+            p(self.low_milli),
+            p(self.high_milli),
+            self.rulings,
+            self.effective_votes
+        )
+    }
+}
+
+/// The confidence of `outcome` from the rulings the rule counted (the first ruling of each
+/// seated arbiter); `None` for a relevance outcome, which states no probability, or when
+/// no seated ruling was counted.
+pub fn of(
+    outcome: &Outcome,
+    seats: &[Seat],
+    revealed: &[RevealedRuling],
+) -> Option<OutcomeConfidence> {
+    let yes = match outcome {
+        Outcome::Decided(d) | Outcome::TierVerified { decision: d, .. } => *d == Decision::Yes,
+        Outcome::Relevance(_) => return None,
+    };
+    let mut seen = BTreeSet::new();
+    let mut lineages = BTreeSet::new();
+    let mut sum_milli: u64 = 0;
+    for r in revealed {
+        let Some(seat) = seats.iter().find(|s| s.arbiter_id == r.arbiter_id) else {
+            continue;
+        };
+        if !seen.insert(r.arbiter_id.as_str()) {
+            continue;
+        }
+        lineages.insert(seat.lineage.as_str());
+        let p = u64::from(r.probability_milli.min(1000));
+        sum_milli += if yes { p } else { 1000 - p };
+    }
+    let n = seen.len() as u64;
+    if n == 0 {
+        return None;
+    }
+    let mean_milli = (sum_milli + n / 2) / n;
+    let votes = lineages.len() as u32;
+    let (low, high) = wilson(mean_milli as f64 / 1000.0, f64::from(votes));
+    Some(OutcomeConfidence {
+        probability_milli: mean_milli as u16,
+        low_milli: to_milli(low),
+        high_milli: to_milli(high),
+        rulings: n as u32,
+        effective_votes: votes,
+    })
+}
+
+/// Wilson's 90% score interval for proportion `p` over `n` votes.
+fn wilson(p: f64, n: f64) -> (f64, f64) {
+    let z2 = Z_90 * Z_90;
+    let denom = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denom;
+    let half = Z_90 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+fn to_milli(x: f64) -> u16 {
+    (x * 1000.0).round().clamp(0.0, 1000.0) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acceptance::Stance;
+
+    fn seat(id: &str, lineage: &str) -> Seat {
+        Seat {
+            arbiter_id: id.into(),
+            stance: Stance::A,
+            organisation: "o".into(),
+            lineage: lineage.into(),
+        }
+    }
+
+    fn ruling(id: &str, p: u16) -> RevealedRuling {
+        RevealedRuling {
+            arbiter_id: id.into(),
+            decision: if p >= 500 {
+                Decision::Yes
+            } else {
+                Decision::No
+            },
+            probability_milli: p,
+            relevance: None,
+        }
+    }
+
+    #[test]
+    fn the_interval_narrows_with_independent_votes_and_not_with_copies() {
+        let yes = Outcome::Decided(Decision::Yes);
+        let two_lineages = [
+            seat("a", "x"),
+            seat("b", "x"),
+            seat("c", "y"),
+            seat("d", "y"),
+        ];
+        let four_lineages = [
+            seat("a", "w"),
+            seat("b", "x"),
+            seat("c", "y"),
+            seat("d", "z"),
+        ];
+        let rs = [
+            ruling("a", 900),
+            ruling("b", 800),
+            ruling("c", 900),
+            ruling("d", 800),
+        ];
+        let copies = of(&yes, &two_lineages, &rs).expect("confidence");
+        let independent = of(&yes, &four_lineages, &rs).expect("confidence");
+        assert_eq!(copies.probability_milli, 850);
+        assert_eq!(independent.probability_milli, 850);
+        assert_eq!((copies.rulings, copies.effective_votes), (4, 2));
+        assert_eq!(independent.effective_votes, 4);
+        for c in [copies, independent] {
+            assert!(c.low_milli < 850 && 850 < c.high_milli, "{c:?}");
+        }
+        let width = |c: OutcomeConfidence| c.high_milli - c.low_milli;
+        assert!(
+            width(copies) > width(independent),
+            "{copies:?} {independent:?}"
+        );
+    }
+
+    #[test]
+    fn a_no_is_as_sure_as_the_rulings_say_no_and_strangers_do_not_count() {
+        let no = Outcome::Decided(Decision::No);
+        let seats = [seat("a", "x"), seat("b", "y")];
+        // "z" holds no seat; "a" ruled twice, the first counts.
+        let rs = [
+            ruling("a", 100),
+            ruling("b", 300),
+            ruling("z", 1000),
+            ruling("a", 1000),
+        ];
+        let c = of(&no, &seats, &rs).expect("confidence");
+        assert_eq!(c.probability_milli, 800);
+        assert_eq!(c.rulings, 2);
+        assert!(of(&Outcome::Relevance(2), &seats, &rs).is_none());
+        assert!(of(&no, &seats, &[]).is_none());
+    }
+
+    #[test]
+    fn the_bounds_stay_in_range_at_certainty() {
+        let yes = Outcome::Decided(Decision::Yes);
+        let seats = [seat("a", "x")];
+        let c = of(&yes, &seats, &[ruling("a", 1000)]).expect("confidence");
+        assert_eq!(c.probability_milli, 1000);
+        assert_eq!(c.high_milli, 1000);
+        assert!(c.low_milli < 1000, "one vote cannot make it certain: {c:?}");
+        assert!(
+            c.sentence().starts_with("1.00 (90% interval"),
+            "{}",
+            c.sentence()
+        );
+    }
+}
