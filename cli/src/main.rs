@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod arbiter_cmd;
+mod breaker_cmd;
 mod calibrate;
 mod cluster_addr;
 mod cluster_client;

@@ -86,6 +86,31 @@ struct Membership {
 
 #[derive(clap::Subcommand)]
 enum OrgCmd {
+    /// Sign a circuit-breaker order (pause or lift new motions, closings or verdicts
+    /// federation-wide) with your organisation's roster key; prints the signature
+    /// (docs/SECURITY.md "Circuit breakers").
+    EndorseBreaker {
+        #[command(flatten)]
+        order: crate::breaker_cmd::OrderArgs,
+        /// Your organisation's roster key (orgs/ORG/signing.key).
+        #[arg(long, value_name = "PATH")]
+        org_key: PathBuf,
+    },
+    /// Submit a circuit-breaker order with organisations' endorsements, each
+    /// ORG=SIGNATURE_HEX.
+    Breaker {
+        #[command(flatten)]
+        order: crate::breaker_cmd::OrderArgs,
+        #[command(flatten)]
+        endorsed: Endorsed,
+    },
+    /// What is paused, since when, by whom and why; the automatic breaker; the next seq.
+    Breakers {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
     /// Sign a change of the group's voters with your organisation's roster key; prints
     /// the signature (docs/SECURITY.md "Membership").
     EndorseMembership {
@@ -174,7 +199,7 @@ fn organisation(n: &Newcomer) -> Result<Organisation> {
 }
 
 /// Parses `ORG=SIGNATURE_HEX` endorsements.
-fn endorsements(given: &[String]) -> Result<Vec<Endorsement>> {
+pub(crate) fn endorsements(given: &[String]) -> Result<Vec<Endorsement>> {
     given
         .iter()
         .map(|e| match e.split_once('=') {
@@ -194,7 +219,7 @@ fn public_key(flag: &str, hex_key: &str) -> Result<panel_proto::VerifyingKey> {
 }
 
 /// The charter file given with `--charter`, checked.
-fn read_charter(path: &std::path::Path) -> Result<panel_federation::Charter> {
+pub(crate) fn read_charter(path: &std::path::Path) -> Result<panel_federation::Charter> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("--charter {}", path.display()))?;
     panel_federation::Charter::parse(&text)
@@ -212,7 +237,7 @@ fn rotation_base(r: &Rotation) -> Result<(panel_federation::Charter, panel_proto
 }
 
 /// Writes `command` and reports its outcome in one line.
-fn submit(
+pub(crate) fn submit(
     cluster: &ClusterArgs,
     command: ClientCommand,
     done: String,
@@ -240,6 +265,14 @@ fn submit(
 
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
+        OrgCmd::EndorseBreaker { order, org_key } => crate::breaker_cmd::endorse(&order, &org_key),
+        OrgCmd::Breaker { order, endorsed } => crate::breaker_cmd::submit(
+            &order,
+            &endorsed.endorsements,
+            endorsed.json,
+            &endorsed.cluster,
+        ),
+        OrgCmd::Breakers { json, cluster } => crate::breaker_cmd::show(json, &cluster),
         OrgCmd::EndorseMembership {
             membership,
             org_key,

@@ -69,7 +69,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 29] = [
+const KINDS: [&str; 30] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -86,6 +86,7 @@ const KINDS: [&str; 29] = [
     "RotateMotionKey",
     "DeclareStance",
     "AuthoriseMembership",
+    "SetBreaker",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
@@ -100,8 +101,8 @@ const KINDS: [&str; 29] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..16;
-const INTERNAL_KINDS: std::ops::Range<usize> = 16..25;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..17;
+const INTERNAL_KINDS: std::ops::Range<usize> = 17..26;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -257,6 +258,10 @@ pub enum ClientCommand {
     /// organisations (docs/WIRE.md "Membership change"; docs/SECURITY.md "Membership").
     /// `Admin.ChangeMembership` executes only the latest authorised voter set.
     AuthoriseMembership(MembershipAuthorisation),
+    /// Pause or lift new motions, closings or verdicts federation-wide, endorsed by member
+    /// organisations (docs/WIRE.md "Circuit breakers"; docs/SECURITY.md "Circuit
+    /// breakers"); may arm the automatic breaker.
+    SetBreaker(crate::breakers::BreakerOrder),
 }
 
 /// A change of voters as organisations endorse it.
@@ -403,6 +408,7 @@ impl ClientCommand {
             ClientCommand::RotateMotionKey(_) => "RotateMotionKey",
             ClientCommand::DeclareStance(_) => "DeclareStance",
             ClientCommand::AuthoriseMembership(_) => "AuthoriseMembership",
+            ClientCommand::SetBreaker(_) => "SetBreaker",
         }
     }
 }
@@ -805,6 +811,8 @@ pub enum Query {
         #[serde(default)]
         limit: Option<usize>,
     },
+    /// The circuit breakers: pauses in force with who set them, the automatic breaker.
+    Breakers,
 }
 
 #[cfg(test)]
@@ -948,6 +956,14 @@ mod tests {
             ClientCommand::AuthoriseMembership(MembershipAuthorisation {
                 seq: 1,
                 voters: vec![1, 2, 3],
+                endorsements: vec![],
+            }),
+            ClientCommand::SetBreaker(crate::breakers::BreakerOrder {
+                seq: 1,
+                scopes: vec![crate::breakers::Scope::Motions],
+                pause: true,
+                reason: "r".into(),
+                automatic: None,
                 endorsements: vec![],
             }),
         ];

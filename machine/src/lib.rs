@@ -13,6 +13,7 @@ pub mod acceptance;
 pub mod admission;
 pub mod apply;
 pub mod authorship;
+pub mod breakers;
 pub mod charter;
 pub mod checkpoints;
 pub mod command;

@@ -410,6 +410,10 @@ pub struct State {
     /// Sealed exam sittings, in order (`exam_sitting.rs`); the last may be open.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exam_sittings: Vec<crate::exam_sitting::Sitting>,
+    /// Circuit breakers: pauses in force, the automatic breaker and its window
+    /// (`breakers.rs`, `SetBreaker`).
+    #[serde(default, skip_serializing_if = "crate::breakers::Breakers::is_empty")]
+    pub breakers: crate::breakers::Breakers,
 }
 
 /// One motion-key rotation on the record.

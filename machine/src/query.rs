@@ -132,6 +132,13 @@ pub struct StatsReply {
     pub accepted_motions: usize,
 }
 
+/// `Query::Breakers`: the circuit breakers (`breakers.rs`), and the next order's seq.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BreakersReply {
+    pub breakers: crate::breakers::Breakers,
+    pub next_seq: u64,
+}
+
 /// Answer a read-only query.
 pub fn query(state: &State, q: &Query) -> Value {
     match q {
@@ -239,6 +246,10 @@ pub fn query(state: &State, q: &Query) -> Value {
             to_value(&reply)
         }
         Query::Export => to_value(&crate::record::export(state, None)),
+        Query::Breakers => to_value(&BreakersReply {
+            breakers: state.breakers.clone(),
+            next_seq: state.breakers.orders + 1,
+        }),
     }
 }
 

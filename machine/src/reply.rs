@@ -257,6 +257,20 @@ pub struct OpenMotionReply {
 /// debate's question how it was settled, what opened next and any scheduled prior
 /// check; for a run's motion what the run took; what the outcome resolved for
 /// recalibration.
+/// What a breaker order did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BreakerReply {
+    pub seq: u64,
+    pub pause: bool,
+    pub scopes: Vec<crate::breakers::Scope>,
+    pub endorsed_by: Vec<String>,
+    /// Every scope paused after the order.
+    pub paused_now: Vec<crate::breakers::Scope>,
+    /// Motions opened for questions that waited for the pause to end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opened: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decided {
     pub motion_id: String,

@@ -21,6 +21,7 @@
 //! The byte layouts, domain tags and versioning rule are documented in `docs/WIRE.md`;
 //! test vectors live in `testvectors/`.
 
+pub mod breaker_order;
 pub mod commit_reveal;
 pub mod keys;
 pub mod link;

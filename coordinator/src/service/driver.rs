@@ -1135,6 +1135,12 @@ async fn drive(s: &Arc<Shared>, motion: Motion, seats: Vec<SeatAddress>) -> Resu
                     round.on_finished();
                     continue;
                 }
+                if closings_paused(s) {
+                    // Held by a circuit breaker: propose nothing until it is lifted (a
+                    // refused close would be one more log entry per try).
+                    tokio::time::sleep(PAUSED_RECHECK).await;
+                    continue;
+                }
                 match close(s, &motion_id, close_attempts).await? {
                     Close::TooEarly if close_attempts >= 99 => {
                         return Err(DriveError::CloseTooEarly);
@@ -1421,6 +1427,19 @@ fn is_open(s: &Shared, motion_id: &str) -> bool {
             .motions
             .get(motion_id)
             .is_some_and(|m| m.status == MotionStatus::Open)
+    })
+}
+
+/// How often a driver held by a paused breaker looks again.
+const PAUSED_RECHECK: Duration = Duration::from_secs(1);
+
+/// Whether the federation's closings are paused (`breakers.rs`).
+fn closings_paused(s: &Shared) -> bool {
+    s.sm.read(|a| {
+        a.state
+            .breakers
+            .paused
+            .contains_key(&panel_machine::breakers::Scope::Closings)
     })
 }
 

@@ -154,6 +154,12 @@ pub(super) fn ask_panel(
     ctx: &ApplyCtx,
     req: &PanelRequest,
 ) -> Result<Value, ApplyError> {
+    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Motions)?;
+    if let crucible::motion::Question::AdvancePhase { from } = &req.question
+        && from == crucible::document::phase::ADJUDICATION
+    {
+        crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Verdicts)?;
+    }
     let checked_advances = state.rules >= crate::rules::CHECKED_ADVANCES;
     let rec = debate_mut(state, &req.debate_id)?;
     if rec.open.len() >= MAX_OPEN_MOTIONS_PER_DEBATE {
@@ -206,6 +212,9 @@ fn open_question(
     t: ToOpen,
     n: u32,
 ) -> Result<String, NotOpened> {
+    // A paused federation opens nothing; the question waits for the pause to end.
+    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Motions)
+        .map_err(|e| NotOpened::Wait(e.into()))?;
     let rec = state.debates.get(&t.debate_id).ok_or_else(|| {
         NotOpened::Wait(ApplyError::Debate(DebateError::UnknownDebate(
             t.debate_id.clone(),
@@ -302,6 +311,7 @@ pub(super) fn reissue_verdict(
     debate_id: &str,
     author: &str,
 ) -> Result<Value, ApplyError> {
+    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Verdicts)?;
     let rec = debate_mut(state, debate_id)?;
     let n = rec.reissue_verdict(ctx.time_ms, author);
     let opened = open_pending(state, ctx, debate_id);

@@ -87,6 +87,41 @@ pub(super) fn authorise_membership(
     Ok(to_value(&change))
 }
 
+/// `SetBreaker`: a checked order pauses or lifts its scopes; lifting new motions opens
+/// every question that waited for the pause to end.
+pub(super) fn set_breaker(
+    state: &mut State,
+    ctx: &crate::apply::ApplyCtx,
+    order: &crate::breakers::BreakerOrder,
+) -> Result<Value, ApplyError> {
+    let endorsed_by = crate::breakers::check(state, order)?;
+    crate::breakers::record(
+        state,
+        order,
+        endorsed_by.clone(),
+        (ctx.log_index, ctx.time_ms),
+    );
+    let mut opened = Vec::new();
+    if !order.pause && order.scopes.contains(&crate::breakers::Scope::Motions) {
+        let debates: Vec<String> = state.debates.iter().map(|(id, _)| id.clone()).collect();
+        for id in debates {
+            opened.extend(super::debates::open_pending(state, ctx, &id));
+        }
+        let runs: Vec<String> = state.runs.iter().map(|(id, _)| id.clone()).collect();
+        for id in runs {
+            opened.extend(super::runs::open_pending(state, ctx, &id));
+        }
+    }
+    Ok(to_value(&crate::reply::BreakerReply {
+        seq: order.seq,
+        pause: order.pause,
+        scopes: order.scopes.clone(),
+        endorsed_by,
+        paused_now: state.breakers.paused.keys().copied().collect(),
+        opened,
+    }))
+}
+
 pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Value, ApplyError> {
     if state.charter.is_some() {
         return Err(CharterRuleError::AlreadyChartered.into());

@@ -155,6 +155,8 @@ pub enum ApplyError {
     NoFreshPanel { contested_sitters: usize },
     #[error("stance declaration refused: {0}")]
     Declaration(#[from] crate::declared_priors::DeclarationRefusal),
+    #[error("{0}")]
+    Breaker(#[from] crate::breakers::BreakerError),
 }
 
 impl ApplyError {
@@ -193,6 +195,7 @@ impl ApplyError {
             ApplyError::RunConvener(_) => "run_convener",
             ApplyError::NoFreshPanel { .. } => "no_fresh_panel",
             ApplyError::Declaration(_) => "declaration_refused",
+            ApplyError::Breaker(e) => e.code(),
             ApplyError::Procedure(e) => match e {
                 panel_procedures::ProcedureError::Contract(_) => "malformed",
                 panel_procedures::ProcedureError::Refused(_) => "procedure_refused",
@@ -481,6 +484,7 @@ fn apply_client(
         ClientCommand::RotateMotionKey(rot) => federation::rotate_motion_key(state, ctx, rot),
         ClientCommand::DeclareStance(d) => arbiters::declare_stance(state, ctx, d),
         ClientCommand::AuthoriseMembership(m) => federation::authorise_membership(state, ctx, m),
+        ClientCommand::SetBreaker(order) => federation::set_breaker(state, ctx, order),
     }
 }
 

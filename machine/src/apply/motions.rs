@@ -182,6 +182,19 @@ pub(super) fn can_seat(state: &State, ctx: &ApplyCtx, spec: &MotionSpec) -> bool
     draw_seats(state, ctx, spec).is_ok()
 }
 
+/// A close is held back while closings are paused, and the close of an advance into the
+/// verdict phase (which issues a verdict) while verdicts are (`breakers.rs`).
+fn refuse_paused_close(state: &State, motion: &Motion) -> Result<(), ApplyError> {
+    use crate::breakers::{Scope, refuse_if_paused};
+    refuse_if_paused(state, Scope::Closings)?;
+    if let Some(crucible::motion::Question::AdvancePhase { from }) = &motion.spec.question
+        && from == crucible::document::phase::ADJUDICATION
+    {
+        refuse_if_paused(state, Scope::Verdicts)?;
+    }
+    Ok(())
+}
+
 /// Re-verify every ruling (decoding, seat by registered key, binding to motion, debate,
 /// kind and state hash, strict signature), then run the acceptance rule. A single bad
 /// ruling refuses the whole submission, so a forged or replayed ruling can never ride
@@ -192,6 +205,7 @@ pub(super) fn record_outcome(
     sub: &OutcomeSubmission,
 ) -> Result<Value, ApplyError> {
     let motion = open_motion_ref(state, &sub.motion_id)?;
+    refuse_paused_close(state, motion)?;
     let state_hash = hex::decode(&motion.spec.state_hash)
         .map_err(|_| ApplyError::BadStateHash(motion.spec.state_hash.clone()))?;
     let binding = Binding {
@@ -307,6 +321,12 @@ pub(super) fn record_outcome(
         all,
         &revealed,
         &rationales,
+    );
+    crate::breakers::observe(
+        state,
+        !decided.verdict.is_accepted(),
+        0,
+        (ctx.log_index, ctx.time_ms),
     );
     Ok(to_value(&OutcomeReply {
         decided,
@@ -948,6 +968,7 @@ pub(super) fn close_motion(
     motion_id: &str,
 ) -> Result<Value, ApplyError> {
     let motion = open_motion_ref(state, motion_id)?;
+    refuse_paused_close(state, motion)?;
     let round = motion
         .round
         .as_ref()
@@ -1034,6 +1055,13 @@ pub(super) fn close_motion(
         rulings,
         &revealed,
         &rationales,
+    );
+    let refused = absent.committed_not_revealed.len() + equivocated.len();
+    crate::breakers::observe(
+        state,
+        !decided.verdict.is_accepted(),
+        refused as u32,
+        (ctx.log_index, ctx.time_ms),
     );
     Ok(to_value(&CloseReply {
         decided,

@@ -33,6 +33,7 @@ pub(super) fn start_run(
     req: &RunRequest,
 ) -> Result<Value, ApplyError> {
     non_empty("convener", &req.convener)?;
+    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Motions)?;
     crate::run_convener::check(state, req, client_id, request_id, ctx.memo)?;
     if state.runs.len() >= MAX_RUNS {
         return Err(ApplyError::TooManyRuns { max: MAX_RUNS });
@@ -187,6 +188,8 @@ fn open_question(
     q: PanelQuestion,
     n: u32,
 ) -> Result<String, ApplyError> {
+    // A paused federation opens nothing; the question waits for the pause to end.
+    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Motions)?;
     let rec = state
         .runs
         .get(run_id)
