@@ -61,6 +61,10 @@ enum DebateCmd {
         /// (docs/COORDINATOR.md "The acceptance rule").
         #[arg(long, value_enum, default_value_t = AcceptanceRule::Independent)]
         policy: AcceptanceRule,
+        /// How long an accepted outcome stays provisional, open to appeal, before it is
+        /// final (docs/PANEL.md "Finality"); default one day.
+        #[arg(long, value_name = "SECS")]
+        appeal_window_secs: Option<u64>,
         /// Motions carry the expected answer for scripted judges (demos and tests only).
         #[arg(long)]
         simulation: bool,
@@ -116,9 +120,20 @@ pub struct AskArgs {
     /// Who asks (on the record).
     #[arg(long, default_value = "panel-cli")]
     author: String,
-    /// Wait until the motion is decided and print its outcome.
-    #[arg(long)]
-    wait: bool,
+    /// Wait until the motion is decided and print its outcome; `--wait final` waits
+    /// further, until its outcome is no longer open to appeal (final, overturned or not
+    /// proven; docs/PANEL.md "Finality").
+    #[arg(
+        long,
+        value_name = "UNTIL",
+        num_args = 0..=1,
+        default_missing_value = "decided",
+        value_parser = PossibleValuesParser::new(["decided", "final"])
+    )]
+    wait: Option<String>,
+    /// How long --wait waits, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    wait_secs: u64,
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -169,6 +184,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             seats,
             min_per_stance,
             policy,
+            appeal_window_secs,
             simulation,
             convener,
             json,
@@ -189,7 +205,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 claim_budget,
                 seats,
                 min_per_stance,
-                policy: Some(Rule::from(policy).policy()),
+                policy: Some(panel_machine::acceptance::Policy {
+                    appeal_window_ms: appeal_window_secs.map(|s| s.saturating_mul(1000)),
+                    ..Rule::from(policy).policy()
+                }),
                 simulation,
                 convener,
             };
@@ -235,11 +254,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         DebateCmd::Show { id, json, cluster } => {
             let c = Cluster::connect(&cluster)?;
-            let (doc, rec) = runtime()?.block_on(fetch(&c, &id))?;
+            let (doc, rec, motions) = runtime()?.block_on(async {
+                let (doc, rec) = fetch(&c, &id).await?;
+                let m: panel_coordinator::query::DebateMotionsReply = c
+                    .read_as(&Query::DebateMotions {
+                        debate_id: id.clone(),
+                    })
+                    .await?;
+                Ok::<_, anyhow::Error>((doc, rec, m.motions))
+            })?;
             if json {
                 print_json(&doc.to_json())?;
             } else {
                 print_debate(&doc, &rec);
+                print_outcomes(&doc, &motions);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -380,6 +408,41 @@ fn print_debate(d: &Debate, rec: &Value) {
     }
 }
 
+/// The appeals with their state, and every decided motion's outcome status (docs/PANEL.md
+/// "Finality").
+fn print_outcomes(d: &Debate, motions: &[Motion]) {
+    if !d.appeals.is_empty() {
+        println!("\nappeals");
+    }
+    for a in &d.appeals {
+        println!(
+            "  {} by side {} ({}): {}{}",
+            a.id,
+            a.side.as_deref().unwrap_or("?"),
+            a.ground.as_deref().unwrap_or("?"),
+            a.status,
+            a.decision_rationale
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .map_or(String::new(), |r| format!(": {r}"))
+        );
+    }
+    let decided: Vec<&Motion> = motions.iter().filter(|m| m.finality.is_some()).collect();
+    if !decided.is_empty() {
+        println!("\noutcome statuses");
+    }
+    for m in decided {
+        if let Some(f) = &m.finality {
+            println!(
+                "  {:<16} {:<40} {}",
+                m.spec.motion_id,
+                m.spec.question_line(),
+                f.sentence()
+            );
+        }
+    }
+}
+
 fn verdict_line(v: &crucible::document::Verdict) -> String {
     format!(
         "verdict {}: A {} vs B {}, margin {} -> {}{}{}",
@@ -433,7 +496,7 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
         };
         let asked: AskPanelReply = decode_reply("the panel request", v.clone())?;
         let motion_id = asked.motion_id;
-        if !args.wait {
+        let Some(until) = args.wait.as_deref() else {
             if args.json {
                 print_json(&v)?;
             } else {
@@ -443,8 +506,13 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
                 );
             }
             return Ok(ExitCode::SUCCESS);
-        }
-        let m = wait_decided(&c, &motion_id, Duration::from_secs(120)).await?;
+        };
+        let limit = Duration::from_secs(args.wait_secs);
+        let m = if until == "final" {
+            wait_final(&c, &motion_id, limit).await?
+        } else {
+            wait_decided(&c, &motion_id, limit).await?
+        };
         if args.json {
             print_json(&json!({ "ask": v, "motion": m }))?;
         } else {
@@ -455,6 +523,9 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
             );
             if let Some(c) = &m.confidence {
                 println!("how sure: {}", c.sentence());
+            }
+            if let Some(f) = &m.finality {
+                println!("status: {}", f.sentence());
             }
         }
         // An outcome whose effect the engine refused changed nothing: say so and fail.
@@ -471,6 +542,30 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
 
 /// Polls a motion until the panel decided it.
 async fn wait_decided(c: &Cluster, motion_id: &str, limit: Duration) -> Result<Motion> {
+    wait_until(c, motion_id, limit, "decided", |m| {
+        matches!(m.status, MotionStatus::Decided(_))
+    })
+    .await
+}
+
+/// Polls a motion until its outcome's status can no longer change (final, overturned or
+/// not proven). A motion decided before outcome statuses (rule set 12) has none: it is
+/// returned as decided.
+async fn wait_final(c: &Cluster, motion_id: &str, limit: Duration) -> Result<Motion> {
+    wait_until(c, motion_id, limit, "final", |m| match &m.finality {
+        Some(f) => f.status.settled(),
+        None => matches!(m.status, MotionStatus::Decided(_)) && m.decided_log_index.is_some(),
+    })
+    .await
+}
+
+async fn wait_until(
+    c: &Cluster,
+    motion_id: &str,
+    limit: Duration,
+    what: &str,
+    done: impl Fn(&Motion) -> bool,
+) -> Result<Motion> {
     let start = Instant::now();
     loop {
         let v: MotionReply = c
@@ -478,14 +573,19 @@ async fn wait_decided(c: &Cluster, motion_id: &str, limit: Duration) -> Result<M
                 motion_id: motion_id.into(),
             })
             .await?;
-        if let Some(m) = v.motion
-            && matches!(m.status, MotionStatus::Decided(_))
-        {
+        let Some(m) = v.motion else {
+            bail!("motion {motion_id} does not exist; `panel motion list --debate ID` lists them");
+        };
+        if done(&m) {
             return Ok(m);
         }
         if start.elapsed() > limit {
+            let now = match &m.finality {
+                Some(f) => f.sentence(),
+                None => crate::motion_cmd::outcome_text(&m.status),
+            };
             bail!(
-                "motion {motion_id} is still open after {} s; check it later with `panel motion show {motion_id}`",
+                "motion {motion_id} is not {what} after {} s (now: {now}); wait longer with --wait-secs or check it later with `panel motion show {motion_id}`",
                 limit.as_secs()
             );
         }

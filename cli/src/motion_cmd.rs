@@ -184,6 +184,9 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
     if let Some(c) = &m.confidence {
         println!("  how sure: {}", c.sentence());
     }
+    if let Some(f) = &m.finality {
+        println!("  status: {}", f.sentence());
+    }
     if let Some(r) = &m.effect_refused {
         println!(
             "  effect: refused by the engine ({}): {}; the debate is unchanged",

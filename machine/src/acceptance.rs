@@ -119,6 +119,10 @@ pub struct Policy {
     /// only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prior_check_every: Option<u32>,
+    /// How long an accepted outcome stays provisional, open to appeal, before it is final
+    /// (`finality.rs`); absent: [`DEFAULT_APPEAL_WINDOW_MS`](crate::finality::DEFAULT_APPEAL_WINDOW_MS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appeal_window_ms: Option<u64>,
 }
 
 /// How often [`Policy::independent`] schedules the prior-consistency check: after every
@@ -134,6 +138,7 @@ impl Default for Policy {
             min_net_support_per_side: 1,
             independence: Independence::default(),
             prior_check_every: None,
+            appeal_window_ms: None,
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod draw;
 pub mod draw_seed;
 pub mod entry_proof;
 pub mod exam_sitting;
+pub mod finality;
 pub mod fresh_panel;
 pub mod independence;
 pub mod limits;

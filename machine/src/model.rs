@@ -200,6 +200,10 @@ pub struct Motion {
     /// gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<crate::confidence::OutcomeConfidence>,
+    /// The outcome's status: provisional, final, appealed, overturned, not proven
+    /// (`finality.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finality: Option<crate::finality::Finality>,
 }
 
 /// An accepted outcome's effect that the engine refused, with its refusal code.
@@ -414,6 +418,12 @@ pub struct State {
     /// (`breakers.rs`, `SetBreaker`).
     #[serde(default, skip_serializing_if = "crate::breakers::Breakers::is_empty")]
     pub breakers: crate::breakers::Breakers,
+    /// Appeal windows due and outcomes held by appeals (`finality.rs`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::finality::FinalityBook::is_empty"
+    )]
+    pub finality: crate::finality::FinalityBook,
 }
 
 /// One motion-key rotation on the record.

@@ -292,6 +292,8 @@ impl MotionTable {
             .held
             .values()
             .filter(|m| matches!(m.status, MotionStatus::Decided(_)))
+            // A status that can still change (`finality.rs`) needs its row held.
+            .filter(|m| m.finality.as_ref().is_none_or(|f| f.status.settled()))
             .collect();
         let windowed = |m: &Motion| m.spec.question.is_some();
         let mut in_window: Vec<&Arc<Motion>> =

@@ -396,6 +396,7 @@ mod tests {
                 independence: None,
                 effect_refused: None,
                 confidence: None,
+                finality: None,
             },
         );
     }

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = OUTCOME_CONFIDENCE;
+pub const CURRENT: u32 = OUTCOME_STATUS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -73,6 +73,11 @@ pub const CHECKED_ADVANCES: u32 = 10;
 /// it and a 90% interval over its effective votes, on the motion and in its record entry
 /// (`confidence`; docs/PANEL.md "How sure").
 pub const OUTCOME_CONFIDENCE: u32 = 11;
+
+/// From this level on, every decided debate motion carries its outcome status
+/// (provisional for the debate's appeal window, then final; appealed, overturned, not
+/// proven), moved by apply (`finality.rs`; docs/PANEL.md "Finality").
+pub const OUTCOME_STATUS: u32 = 12;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -306,17 +306,69 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
             "Remote work does not raise output",
             "--policy",
             "head-count",
+            "--appeal-window-secs",
+            "2",
             "--simulation",
             "--json",
         ],
     );
     // deb_1 is the worked example, deb_2 the contested question (`panel up`).
     assert_eq!(created["debate_id"], "deb_3");
+    // An advance whose prerequisites do not hold is refused before any panel is asked,
+    // with the engine's reason (issue 40 part 1: no yes is ever dropped silently).
+    let early = fails(
+        st,
+        &[
+            "ask",
+            "--debate",
+            "deb_3",
+            "--advance",
+            "construction",
+            "--wait",
+        ],
+    );
+    assert!(
+        early.contains("PHASE_NOT_ADVANCEABLE")
+            && early.contains("is in framing, not construction"),
+        "{early}"
+    );
+    // The outcome is provisional for the debate's two-second appeal window, then final
+    // (docs/PANEL.md "Finality"); `--wait final` waits for that.
     let adv = ok(
         st,
-        &["ask", "--debate", "deb_3", "--advance", "framing", "--wait"],
+        &[
+            "ask",
+            "--debate",
+            "deb_3",
+            "--advance",
+            "framing",
+            "--wait",
+            "final",
+            "--wait-secs",
+            "60",
+        ],
     );
     assert!(adv.contains("ACCEPTED"), "{adv}");
+    assert!(adv.contains("how sure: "), "{adv}");
+    assert!(adv.contains("status: final since log index"), "{adv}");
+    assert!(adv.contains("appeal window closed"), "{adv}");
+    let shown = ok(st, &["debate", "show", "deb_3"]);
+    assert!(shown.contains("outcome statuses"), "{shown}");
+    let early = fails(
+        st,
+        &[
+            "ask",
+            "--debate",
+            "deb_3",
+            "--advance",
+            "construction",
+            "--wait",
+        ],
+    );
+    assert!(
+        early.contains("PHASE_PREREQ_UNMET") && early.contains("merged claim"),
+        "{early}"
+    );
     assert_eq!(
         json(st, &["debate", "show", "deb_3", "--json"])["phase"],
         "construction"

@@ -72,6 +72,7 @@ pub fn spawn(w: Witnessing, urls: Vec<String>) {
             .map(|u| (u.clone(), WitnessView::default()))
             .collect();
         let mut tick_proposed_at_size = 0u64;
+        let mut window_proposed: Option<(u64, Instant)> = None;
         let mut signing = Signing::default();
         let mut was_leader = false;
         loop {
@@ -89,6 +90,7 @@ pub fn spawn(w: Witnessing, urls: Vec<String>) {
                 was_leader = true;
             }
             tick(&w, &mut tick_proposed_at_size).await;
+            close_windows(&w, &mut window_proposed).await;
             collect_log_signatures(&w, &mut signing).await;
             for (url, view) in views.iter_mut() {
                 push(&w, url, view).await;
@@ -109,6 +111,24 @@ async fn tick(w: &Witnessing, proposed_at_size: &mut u64) {
         *proposed_at_size = size;
         propose(w, InternalCommand::IssueCheckpoint).await;
     }
+}
+
+/// An appeal window closes at a time, not at an entry: when the earliest one is past and
+/// no batch has come since, proposes an `IssueCheckpoint` (a no-op when nothing is
+/// uncovered) so apply moves the statuses on an idle log too (machine `finality.rs`).
+/// Asked again after [`RETRY_AFTER`] if the window is still due (a batch stamped a hair
+/// early by a lagging clock).
+async fn close_windows(w: &Witnessing, proposed: &mut Option<(u64, Instant)>) {
+    let due =
+        w.sm.read(|a| a.state.finality.due.iter().next().map(|(t, _)| *t));
+    let Some(t) = due.filter(|t| crate::clock::now_ms() >= *t) else {
+        return;
+    };
+    if proposed.is_some_and(|(p, at)| p == t && at.elapsed() < RETRY_AFTER) {
+        return;
+    }
+    *proposed = Some((t, Instant::now()));
+    propose(w, InternalCommand::IssueCheckpoint).await;
 }
 
 async fn propose(w: &Witnessing, command: InternalCommand) {

@@ -372,6 +372,14 @@ fn motion_card(m: &Motion, roster: &Roster) -> String {
         }
     }
     s.push_str(&status_block(&m.status));
+    if let Some(f) = &m.finality {
+        let _ = write!(
+            s,
+            "<p class=\"status\">status: <b>{}</b> {}</p>",
+            f.status.name(),
+            escape(&f.sentence())
+        );
+    }
     if let Some(c) = &m.confidence {
         let _ = write!(
             s,
@@ -569,6 +577,7 @@ mod tests {
             independence: None,
             effect_refused: None,
             confidence: None,
+            finality: None,
         }
     }
 

@@ -94,6 +94,7 @@ pub(super) fn contribute(
         }
     }
     let rec = debate_mut(state, &sub.debate_id)?;
+    let appeals_before = rec.debate.appeals.len();
     let created = debates::contribute(
         rec,
         ctx.time_ms,
@@ -121,6 +122,26 @@ pub(super) fn contribute(
             Some(public_key)
         }
     };
+    let filed: Vec<String> = state
+        .debates
+        .get(&sub.debate_id)
+        .map(|r| {
+            r.debate
+                .appeals
+                .iter()
+                .skip(appeals_before)
+                .map(|a| a.id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    for appeal_id in filed {
+        crate::finality::on_appeal_filed(
+            state,
+            &sub.debate_id,
+            &appeal_id,
+            (ctx.log_index, ctx.time_ms),
+        );
+    }
     let opened = open_pending(state, ctx, &sub.debate_id);
     Ok(to_value(&ContributeReply {
         debate_id: sub.debate_id.clone(),
@@ -614,6 +635,12 @@ mod tests {
 
     /// A seated arbiter's yes to `m` at 0.9, signed, committed and revealed (hex `Reveal`).
     fn yes_reveal(m: &crate::model::Motion, arbiter: &str) -> String {
+        reveal(m, arbiter, true)
+    }
+
+    /// A seated arbiter's answer to `m` (yes at 0.9, or no at 0.1), signed, committed and
+    /// revealed (hex `Reveal`).
+    fn reveal(m: &crate::model::Motion, arbiter: &str, yes: bool) -> String {
         use panel_proto::pb;
         use prost::Message;
         let n: u8 = arbiter[1..].parse().expect("seat number");
@@ -623,8 +650,12 @@ mod tests {
             debate_id: m.spec.debate_id.clone(),
             kind: crate::ruling::wire_kind(m.spec.kind) as i32,
             state_hash: hex::decode(&m.spec.state_hash).expect("hex state hash"),
-            decision: pb::Decision::Accept as i32,
-            probability: 0.9,
+            decision: {
+                let kind = crate::ruling::wire_kind(m.spec.kind);
+                let (y, n) = panel_proto::ruling_check::binary_pair(kind).expect("a yes/no kind");
+                if yes { y } else { n }
+            } as i32,
+            probability: if yes { 0.9 } else { 0.1 },
             rationale: "test ruling".into(),
             issued_at_unix_ms: 1,
             ..Default::default()
@@ -697,5 +728,198 @@ mod tests {
             s.debates.get("deb_1").expect("debate").debate.phase,
             "framing"
         );
+    }
+
+    /// Every seat of `motion_id` answers (`yes` per seat index); the outcome's reply.
+    fn decide(s: &mut State, n: u64, motion_id: &str, yes: impl Fn(usize) -> bool) -> ItemReply {
+        let m = s.motions.get(motion_id).expect("motion").clone();
+        let reveals: Vec<String> = m
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(i, seat)| reveal(&m, &seat.arbiter_id, yes(i)))
+            .collect();
+        let outcome: crate::command::OutcomeSubmission =
+            serde_json::from_value(json!({ "motion_id": motion_id, "reveals": reveals }))
+                .expect("outcome");
+        crate::apply::write_one(
+            s,
+            n,
+            crate::command::InternalCommand::RecordOutcome(outcome).into(),
+        )
+    }
+
+    fn status(s: &State, motion_id: &str) -> crate::finality::Finality {
+        s.motions
+            .get(motion_id)
+            .expect("motion")
+            .finality
+            .clone()
+            .expect("a status")
+    }
+
+    fn tick(s: &mut State, n: u64) {
+        let note = crate::command::TestCommand::Note {
+            topic: "t".into(),
+            text: "tick".into(),
+        };
+        assert!(matches!(
+            crate::apply::write_one(s, n, note.into()),
+            ItemReply::Applied(_)
+        ));
+    }
+
+    /// An accepted outcome is provisional for its debate's window and final after it; an
+    /// appeal filed within the window holds it, and the appeal's denial makes it final; a
+    /// question given up without an answer is not proven.
+    #[test]
+    fn outcomes_are_provisional_then_final_and_a_late_appeal_leaves_them_final() {
+        use crate::finality::OutcomeStatus as S;
+        let mut s = ten_admitted();
+        s.rules = crate::rules::CURRENT;
+        s.debates
+            .get_mut("deb_1")
+            .expect("debate")
+            .policy
+            .appeal_window_ms = Some(500);
+        let r = ask_advance(&mut s, 40, "framing");
+        let ItemReply::Applied(v) = &r else {
+            panic!("{r:?}")
+        };
+        let advance = v["motion_id"].as_str().expect("id").to_owned();
+        assert!(matches!(
+            decide(&mut s, 60, &advance, |_| true),
+            ItemReply::Applied(_)
+        ));
+        let f = status(&s, &advance);
+        assert_eq!((f.status, f.final_at_ms), (S::Provisional, 1_060 + 500));
+        let retirable = |s: &State| -> Vec<String> {
+            s.motions
+                .retirable_beyond(0)
+                .iter()
+                .map(|m| m.spec.motion_id.clone())
+                .collect()
+        };
+        // A status that can still change keeps its row held (never archived).
+        assert!(!retirable(&s).contains(&advance));
+        tick(&mut s, 200);
+        assert_eq!(
+            status(&s, &advance).status,
+            S::Provisional,
+            "inside the window"
+        );
+        tick(&mut s, 600);
+        assert!(retirable(&s).contains(&advance), "final: may be archived");
+        let f = status(&s, &advance);
+        assert_eq!((f.status, f.changed_log_index), (S::Final, 600), "{f:?}");
+        assert!(f.reason.contains("window closed"), "{f:?}");
+
+        // A second outcome, then an appeal inside its window.
+        s.debates
+            .get_mut("deb_1")
+            .expect("debate")
+            .policy
+            .appeal_window_ms = Some(1_000_000);
+        let r = ask_advance(&mut s, 700, "construction");
+        // Construction's prerequisites fail: refused at the ask, nothing to hold.
+        assert!(matches!(r, ItemReply::Refused { .. }), "{r:?}");
+        let rec = s.debates.get_mut("deb_1").expect("debate");
+        rec.reissue_verdict(1_701, "x");
+        rec.debate.phase = "closed".into();
+        let appeal: ContributionSubmission = serde_json::from_value(json!({
+            "debate_id": "deb_1", "author": "x", "side": "A",
+            "contribution": {"op": "appeal", "ground": "A2", "justification": "The panel resolved these challenges before the response filed in time was shown to it.", "evidence": [], "targetThreadIds": []},
+        }))
+        .expect("appeal");
+        // The advance is already final: an appeal cannot reopen it.
+        let r = write(&mut s, 710, ClientCommand::Contribute(appeal));
+        let ItemReply::Applied(v) = &r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(status(&s, &advance).status, S::Final);
+        let appeal_motion = v["opened"][0]
+            .as_str()
+            .expect("the appeal's motion")
+            .to_owned();
+        // The appeal panel admits nothing: denied, and its own outcome is provisional.
+        assert!(matches!(
+            decide(&mut s, 720, &appeal_motion, |_| false),
+            ItemReply::Applied(_)
+        ));
+        assert_eq!(status(&s, &appeal_motion).status, S::Provisional);
+        let doc = &s.debates.get("deb_1").expect("debate").debate;
+        assert_eq!(doc.appeals[0].status, "denied");
+    }
+
+    /// An appeal filed while an outcome is provisional holds it as appealed until the
+    /// appeal is decided; denied, it is final with the appeal named.
+    #[test]
+    fn an_appeal_inside_the_window_holds_an_outcome_until_it_is_decided() {
+        use crate::finality::OutcomeStatus as S;
+        let mut s = ten_admitted();
+        s.rules = crate::rules::CURRENT;
+        let r = ask_advance(&mut s, 40, "framing");
+        let ItemReply::Applied(v) = &r else {
+            panic!("{r:?}")
+        };
+        let advance = v["motion_id"].as_str().expect("id").to_owned();
+        assert!(matches!(
+            decide(&mut s, 60, &advance, |_| true),
+            ItemReply::Applied(_)
+        ));
+        let rec = s.debates.get_mut("deb_1").expect("debate");
+        rec.reissue_verdict(1_070, "x");
+        rec.debate.phase = "closed".into();
+        let appeal: ContributionSubmission = serde_json::from_value(json!({
+            "debate_id": "deb_1", "author": "x", "side": "B",
+            "contribution": {"op": "appeal", "ground": "A2", "justification": "The panel resolved these challenges before the response filed in time was shown to it.", "evidence": [], "targetThreadIds": []},
+        }))
+        .expect("appeal");
+        let r = write(&mut s, 80, ClientCommand::Contribute(appeal));
+        let ItemReply::Applied(v) = &r else {
+            panic!("{r:?}")
+        };
+        let f = status(&s, &advance);
+        assert_eq!(
+            (f.status, f.appeal_id.as_deref()),
+            (S::Appealed, Some("app_1")),
+            "{f:?}"
+        );
+        // Past its original window it stays held: the appeal decides.
+        tick(&mut s, 1_000_000);
+        assert_eq!(status(&s, &advance).status, S::Appealed);
+        let appeal_motion = v["opened"][0]
+            .as_str()
+            .expect("the appeal's motion")
+            .to_owned();
+        assert!(matches!(
+            decide(&mut s, 1_000_010, &appeal_motion, |_| false),
+            ItemReply::Applied(_)
+        ));
+        let f = status(&s, &advance);
+        assert_eq!(f.status, S::Final, "{f:?}");
+        assert!(f.reason.contains("appeal app_1 was denied"), "{f:?}");
+        assert!(s.finality.appealed.is_empty());
+    }
+
+    /// A deadlocked advance is given up at once: its question ends not proven.
+    #[test]
+    fn a_question_given_up_without_an_answer_is_not_proven() {
+        let mut s = ten_admitted();
+        s.rules = crate::rules::CURRENT;
+        let r = ask_advance(&mut s, 40, "framing");
+        let ItemReply::Applied(v) = &r else {
+            panic!("{r:?}")
+        };
+        let advance = v["motion_id"].as_str().expect("id").to_owned();
+        let m = s.motions.get(&advance).expect("motion").clone();
+        // Stance A says yes, stance B says no: no net support from B.
+        let yes_from_a = |i: usize| m.seats[i].stance == crate::acceptance::Stance::A;
+        assert!(matches!(
+            decide(&mut s, 60, &advance, yes_from_a),
+            ItemReply::Applied(_)
+        ));
+        let f = status(&s, &advance);
+        assert_eq!(f.status, crate::finality::OutcomeStatus::NotProven, "{f:?}");
     }
 }

@@ -389,6 +389,9 @@ pub fn apply_batch(
             log_index,
         });
     }
+    // Statuses move at the end of the batch: windows its stamped time closed, appeals its
+    // entries decided (`finality.rs`).
+    crate::finality::advance(state, (log_index, batch.time_ms));
     let verdict = verdicts_before.is_some_and(|before| verdict_count(state) > before);
     crate::checkpoints::after_batch(state, batch.checkpoints.as_ref(), batch.time_ms, verdict);
     BatchReply { items }

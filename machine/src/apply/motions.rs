@@ -67,6 +67,7 @@ pub(super) fn open_motion(
             independence: None,
             effect_refused: None,
             confidence: None,
+            finality: None,
         },
     );
     Ok(reply)
@@ -447,6 +448,7 @@ fn conclude(
         reply.opened = Some(open_pending(state, ctx, &debate_id));
         reply.prior_check = scheduled_prior_check(state, &debate_id);
     }
+    crate::finality::on_decided(state, motion_id, (ctx.log_index, ctx.time_ms));
     reply.run = super::runs::settle_motion(state, ctx, motion_id, &verdict);
     reply.recalibration = crate::recalibration::on_outcome(state, motion_id);
     // Counted last, so the panels this decision opened were drawn on the history before
