@@ -204,6 +204,67 @@ fn agree(yes: bool) -> Vec<PanelRuling> {
     ]
 }
 
+/// Dissent is what the seed preserves: rulings against what the Quench settled. A yes on
+/// the recommended option from an attempt that deadlocked agrees with the
+/// recommendation; the no beside it is dissent, and only a dissenter's own "would change
+/// if" becomes a condition (issue 40 part 2, the `panel up` dossier's defect).
+#[test]
+fn dissent_is_against_the_recommendation_and_conditions_are_the_dissenters_own() {
+    let mut run = started();
+    through_clashes(&mut run, &[]);
+    settle(&mut run, "quench/now", PanelOutcome::No, agree(false));
+    settle(
+        &mut run,
+        "quench/prepare",
+        PanelOutcome::Deadlocked,
+        vec![
+            ruling("a1", Prior::A, true, 1000, "Preparing first is safest."),
+            ruling(
+                "b3",
+                Prior::B,
+                false,
+                200,
+                "Too slow. Would change if the rehearsal finds no gaps.",
+            ),
+        ],
+    );
+    settle(&mut run, "quench/prepare/a2", PanelOutcome::Yes, agree(true));
+    settle(&mut run, "quench/reject", PanelOutcome::No, agree(false));
+    assert_eq!(
+        run.synthesis,
+        Some(Synthesis::Recommend {
+            option: Recommendation::Prepare
+        })
+    );
+    let dissent = run.dissent();
+    let who: Vec<&str> = dissent.iter().map(|d| d.arbiter_id.as_str()).collect();
+    assert_eq!(who, ["b3"], "only the no on PREPARE dissents: {dissent:?}");
+    let strongest = run.strongest_dissent().expect("dissent");
+    assert_eq!(strongest.yes, Some(false));
+    assert_eq!(
+        run.change_conditions(),
+        ["b3 (prior B on PREPARE): the rehearsal finds no gaps."]
+    );
+    // Supporters' rationales never become conditions.
+    let md = run.render_markdown();
+    assert!(!md.contains("- a1"), "{md}");
+    assert!(!md.contains('‰'), "{md}");
+
+    // A unanimous Quench says that there is no dissent.
+    let mut quiet = started();
+    through_clashes(&mut quiet, &[]);
+    settle(&mut quiet, "quench/now", PanelOutcome::No, agree(false));
+    settle(&mut quiet, "quench/prepare", PanelOutcome::Yes, agree(true));
+    settle(&mut quiet, "quench/reject", PanelOutcome::No, agree(false));
+    assert!(quiet.dissent().is_empty());
+    let md = quiet.render_markdown();
+    assert!(
+        md.contains("None: no counted ruling went against what the panel settled."),
+        "{md}"
+    );
+    assert!(md.contains("None stated"), "{md}");
+}
+
 #[test]
 fn a_complete_run_recommends_and_preserves_dissent() {
     let mut run = started();
@@ -528,7 +589,17 @@ fn a_deadlocked_option_is_reasked_wider_then_ends_in_non_decision_with_dissent()
     assert!(
         matches!(run.synthesis, Some(Synthesis::NonDecision { ref reason }) if reason.contains("NOW"))
     );
-    assert_eq!(run.dissent().len(), 6, "every deadlocked ruling is kept");
+    // NOW settled nothing, so its split rulings dissent from no answer; they stay on the
+    // run with every attempt, and the accepted PREPARE had no ruling against it.
+    assert!(run.dissent().is_empty(), "{:?}", run.dissent());
+    let kept: usize = run
+        .options
+        .iter()
+        .filter(|o| o.option == Recommendation::Now)
+        .flat_map(|o| o.answers.iter())
+        .map(|a| a.rulings.len())
+        .sum();
+    assert_eq!(kept, 6, "every deadlocked ruling is kept");
     assert_eq!(
         run.findings
             .iter()

@@ -152,17 +152,22 @@ pub fn synthesis(options: &[OptionState]) -> Option<Synthesis> {
     })
 }
 
-/// Every ruling against its question's outcome (all rulings of a deadlocked attempt).
+/// Every ruling against what the Quench settled (the seed's preserved dissent): a "no"
+/// on an option the panel accepted, or a "yes" on one it refused, from any attempt at its
+/// question. An option that ended deadlocked settled nothing to dissent from, and an
+/// abstention takes no side; a ruling that agreed with the final answer in an attempt that
+/// deadlocked is agreement, not dissent.
 pub fn dissent(options: &[OptionState]) -> Vec<DissentRuling> {
     let mut out = Vec::new();
     for o in options {
+        let settled = match o.settled {
+            Some(PanelOutcome::Yes) => true,
+            Some(PanelOutcome::No) => false,
+            Some(PanelOutcome::Deadlocked) | None => continue,
+        };
         for a in &o.answers {
             for r in &a.rulings {
-                let against = match a.outcome {
-                    PanelOutcome::Yes => r.yes != Some(true),
-                    PanelOutcome::No => r.yes != Some(false),
-                    PanelOutcome::Deadlocked => true,
-                };
+                let against = r.yes == Some(!settled);
                 if against {
                     out.push(DissentRuling {
                         key: a.key.clone(),
@@ -210,20 +215,22 @@ pub fn strongest(
         .cloned()
 }
 
-/// Conditions that would change the recommendation, from the minority rulings: the text
-/// after "would change if" where the arbiter wrote one, else the whole rationale.
+/// Conditions that would change the recommendation, as the dissenters stated them: the
+/// text after "would change if" in a dissenting ruling. A dissent that states no condition
+/// gives none (its reasons are shown with the dissent itself), so a supporter's rationale
+/// can never pass as a condition.
 pub fn conditions(dissent: &[DissentRuling]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for d in dissent.iter().filter(|d| d.yes.is_some()) {
         // ASCII lowering keeps byte offsets, so the index is valid in the original.
         let lower = d.rationale.to_ascii_lowercase();
-        let c = match lower.find("would change if") {
-            Some(i) => d.rationale[i + "would change if".len()..]
-                .trim_start_matches([':', ' '])
-                .trim()
-                .to_string(),
-            None => d.rationale.trim().to_string(),
+        let Some(i) = lower.find("would change if") else {
+            continue;
         };
+        let c = d.rationale[i + "would change if".len()..]
+            .trim_start_matches([':', ' '])
+            .trim()
+            .to_string();
         let line = format!(
             "{} ({} on {}): {c}",
             d.arbiter_id,

@@ -340,13 +340,19 @@ fn quench_section(out: &mut String, run: &DossierRun) {
             );
         }
         None => {
-            let _ = writeln!(out, "None: every counted ruling agreed.\n");
+            let _ = writeln!(
+                out,
+                "None: no counted ruling went against what the panel settled.\n"
+            );
         }
     }
     let _ = writeln!(out, "### Conditions that would change the recommendation\n");
     let conds = run.change_conditions();
     if conds.is_empty() {
-        let _ = writeln!(out, "None stated by a minority ruling.\n");
+        let _ = writeln!(
+            out,
+            "None stated: no dissenting ruling said what would change its answer.\n"
+        );
     }
     for c in conds {
         let _ = writeln!(out, "- {c}");
@@ -362,13 +368,13 @@ fn quench_section(out: &mut String, run: &DossierRun) {
             };
             let _ = writeln!(
                 out,
-                "- `{}`: {} ({:?}, {}, {}) said {said} at {}‰: {}",
+                "- `{}`: {} ({:?}, {}, {}) said {said} (P(yes) {:.2}): {}",
                 d.key,
                 d.arbiter_id,
                 d.prior,
                 d.organisation,
                 d.model_family.as_deref().unwrap_or("family not declared"),
-                d.probability_milli,
+                f64::from(d.probability_milli) / 1000.0,
                 d.rationale
             );
         }
