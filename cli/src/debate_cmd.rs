@@ -143,8 +143,8 @@ pub struct AskArgs {
 /// `panel verdict`: show a debate's verdicts, or ask for a fresh one.
 #[derive(clap::Args)]
 pub struct VerdictArgs {
-    /// The debate id.
-    id: String,
+    #[command(flatten)]
+    debate: DebateRef,
     /// Issue a fresh verdict from the current ledger (earlier verdicts stay).
     #[arg(long)]
     reissue: bool,
@@ -155,6 +155,28 @@ pub struct VerdictArgs {
     json: bool,
     #[command(flatten)]
     cluster: ClusterArgs,
+}
+
+/// A debate named positionally or with `--debate`, as every command that takes one
+/// accepts it.
+#[derive(clap::Args)]
+#[group(required = true, multiple = false)]
+pub struct DebateRef {
+    /// The debate id, e.g. deb_1 (`panel debate list`).
+    #[arg(value_name = "DEBATE")]
+    id: Option<String>,
+    /// The debate id, as a flag.
+    #[arg(long = "debate", value_name = "DEBATE")]
+    flag: Option<String>,
+}
+
+impl DebateRef {
+    pub fn id(&self) -> &str {
+        self.id
+            .as_deref()
+            .or(self.flag.as_deref())
+            .unwrap_or_default()
+    }
 }
 
 /// `panel debate new --policy`.
@@ -599,13 +621,13 @@ pub fn verdict(args: VerdictArgs) -> Result<ExitCode> {
         let mut reissued = Value::Null;
         if args.reissue {
             let w = Write::ReissueVerdict {
-                debate_id: args.id.clone(),
+                debate_id: args.debate.id().to_owned(),
                 author: args.author.clone(),
             };
             match c.write(&w).await? {
                 WriteOutcome::Refused { code, message } => {
                     return report_refusal(
-                        &format!("a fresh verdict for {}", args.id),
+                        &format!("a fresh verdict for {}", args.debate.id()),
                         &code,
                         &message,
                         args.json,
@@ -614,7 +636,7 @@ pub fn verdict(args: VerdictArgs) -> Result<ExitCode> {
                 WriteOutcome::Applied(v) => reissued = v,
             }
         }
-        let (d, _) = fetch(&c, &args.id).await?;
+        let (d, _) = fetch(&c, args.debate.id()).await?;
         if args.json {
             let doc = d.to_json();
             print_json(&json!({

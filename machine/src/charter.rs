@@ -54,7 +54,9 @@ pub enum CharterRuleError {
     #[error(
         "contributor name {0:?} is not registered: under a charter a name is bound to a key by \
          RegisterContributor (signed by that key, endorsed by its organisation), and every \
-         contribution under it is signed by that key"
+         contribution under it is signed by that key. Register it with `panel org \
+         register-contributor --name {0} --key-file FILE --organisation ORG --org-key \
+         ORG_KEY`, then write with `--key FILE`"
     )]
     UnregisteredContributor(String),
     #[error("contributor name {0:?} is already bound to a key (or is an arbiter's id)")]

@@ -288,6 +288,23 @@ impl DebateRecord {
         crucible::phase::phase_prereq(&self.debate).map_err(refused)
     }
 
+    /// Whether a fresh verdict may be issued now: only once the debate has reached its
+    /// verdict (the verdict phase, or closed), never mid-debate. From rule set
+    /// [`CHECKED_ADVANCES`](crate::rules::CHECKED_ADVANCES).
+    pub fn check_reissue(&self) -> Result<(), DebateError> {
+        use crucible::document::phase;
+        if [phase::VERDICT, phase::CLOSED].contains(&self.debate.phase.as_str()) {
+            return Ok(());
+        }
+        Err(DebateError::Protocol(Refusal::new(
+            crucible::Code::PhaseNotAdvanceable,
+            format!(
+                "debate {} is in {}; a fresh verdict is issued only in the verdict phase or once closed (ask the panel to advance: `panel ask --debate {} --advance {}`)",
+                self.debate.id, self.debate.phase, self.debate.id, self.debate.phase
+            ),
+        )))
+    }
+
     /// Applies an accepted answer through the engine; returns what the ledger change
     /// leaves pending.
     pub fn settle(

@@ -65,7 +65,8 @@ pub const SIGNED_RUNS: u32 = 9;
 
 /// From this level on, a panel request to advance a debate's phase is refused when the
 /// debate is not in that phase or the phase's prerequisites (SPEC section 6) do not hold,
-/// so no panel is spent on a yes the engine would refuse (docs/COORDINATOR.md "Declared
+/// so no panel is spent on a yes the engine would refuse, and a fresh verdict is issued
+/// only in the verdict phase or once closed (docs/COORDINATOR.md "Declared
 /// priors"; `apply::debates::ask_panel`).
 pub const CHECKED_ADVANCES: u32 = 10;
 

@@ -333,7 +333,11 @@ pub(super) fn reissue_verdict(
     author: &str,
 ) -> Result<Value, ApplyError> {
     crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Verdicts)?;
+    let checked = state.rules >= crate::rules::CHECKED_ADVANCES;
     let rec = debate_mut(state, debate_id)?;
+    if checked {
+        rec.check_reissue()?;
+    }
     let n = rec.reissue_verdict(ctx.time_ms, author);
     let opened = open_pending(state, ctx, debate_id);
     Ok(to_value(&ReissueVerdictReply {
@@ -921,5 +925,70 @@ mod tests {
         ));
         let f = status(&s, &advance);
         assert_eq!(f.status, crate::finality::OutcomeStatus::NotProven, "{f:?}");
+    }
+
+    /// Under declared stances a draw that cannot seat a stance names the missing
+    /// declarations and the command that makes them (issue 40 part 3).
+    #[test]
+    fn a_draw_short_of_declared_stances_names_panel_arbiter_declare() {
+        let mut s = ten_admitted();
+        let spec = serde_json::from_value(json!({
+            "resolution": "Resolved: shorter weeks raise output.", "pos_a": "yes", "pos_b": "no",
+            "seats": 4, "min_per_stance": 1, "convener": "c",
+            "policy": crate::acceptance::Policy::independent(),
+        }))
+        .expect("debate");
+        assert!(matches!(
+            write(&mut s, 31, ClientCommand::CreateDebate(spec)),
+            ItemReply::Applied(_)
+        ));
+        let req: PanelRequest = serde_json::from_value(json!({
+            "debate_id": "deb_2", "author": "x",
+            "question": {"kind": "advance-phase", "from": "framing"},
+        }))
+        .expect("request");
+        let r = write(&mut s, 40, ClientCommand::AskPanel(req));
+        let ItemReply::Refused { code, message } = &r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(code, "draw_failed");
+        for needle in [
+            "on debate deb_2",
+            "0 arbiter(s) declared one so far",
+            "panel arbiter declare --id ID --key-file FILE --debate deb_2",
+        ] {
+            assert!(message.contains(needle), "{needle:?} not in {message}");
+        }
+    }
+
+    /// A fresh verdict is issued only once the debate reached its verdict.
+    #[test]
+    fn a_fresh_verdict_mid_debate_is_refused_by_phase() {
+        let mut s = ten_admitted();
+        s.rules = crate::rules::CURRENT;
+        let reissue = || ClientCommand::ReissueVerdict {
+            debate_id: "deb_1".into(),
+            author: "x".into(),
+        };
+        let r = write(&mut s, 40, reissue());
+        assert!(
+            matches!(&r, ItemReply::Refused { code, message }
+                if code == "PHASE_NOT_ADVANCEABLE" && message.contains("is in framing")
+                    && message.contains("--advance framing")),
+            "{r:?}"
+        );
+        assert!(
+            s.debates
+                .get("deb_1")
+                .expect("debate")
+                .debate
+                .verdicts
+                .is_empty()
+        );
+        s.debates.get_mut("deb_1").expect("debate").debate.phase = "verdict".into();
+        assert!(matches!(
+            write(&mut s, 41, reissue()),
+            ItemReply::Applied(_)
+        ));
     }
 }

@@ -157,6 +157,16 @@ pub enum ApplyError {
     Declaration(#[from] crate::declared_priors::DeclarationRefusal),
     #[error("{0}")]
     Breaker(#[from] crate::breakers::BreakerError),
+    #[error(
+        "only {available} eligible arbiters are seated under stance {stance:?} on debate {debate}, {needed} needed: under this debate's policy an arbiter is seated only under the stance it declared for the debate ({declared} arbiter(s) declared one so far). Each arbiter declares with `panel arbiter declare --id ID --key-file FILE --debate {debate} --stance A|B` (a node declares by itself from its node.toml [[stances]]), or admit more arbiters"
+    )]
+    Undeclared {
+        debate: String,
+        stance: crate::acceptance::Stance,
+        needed: usize,
+        available: usize,
+        declared: usize,
+    },
 }
 
 impl ApplyError {
@@ -170,7 +180,7 @@ impl ApplyError {
             ApplyError::MotionClosed(_) => "motion_closed",
             ApplyError::DuplicateRuling(_) => "duplicate_ruling",
             ApplyError::Ruling(_) => "bad_ruling",
-            ApplyError::Draw(_) => "draw_failed",
+            ApplyError::Draw(_) | ApplyError::Undeclared { .. } => "draw_failed",
             ApplyError::BadStateHash(_) => "bad_state_hash",
             ApplyError::Debate(e) => e.code(),
             ApplyError::Exam(_) => "exam_refused",

@@ -134,7 +134,24 @@ fn draw_seats(
         author_model_family: spec.author_model_family.clone(),
     };
     let draw_seed = crate::draw_seed::for_motion(state, ctx, spec);
-    let mut panel = draw::draw(&pool, &draw_spec, draw_seed)?;
+    let mut panel = draw::draw(&pool, &draw_spec, draw_seed).map_err(|e| match (e, debate) {
+        // Under declared stances the usual cause is missing declarations: name them.
+        (
+            draw::DrawError::NotEnoughOfStance {
+                stance,
+                needed,
+                available,
+            },
+            Some(d),
+        ) => ApplyError::Undeclared {
+            debate: spec.debate_id.clone(),
+            stance,
+            needed,
+            available,
+            declared: d.declared_stances.len(),
+        },
+        (e, _) => ApplyError::Draw(e),
+    })?;
     if spec
         .policy
         .as_ref()
