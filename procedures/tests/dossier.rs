@@ -228,7 +228,12 @@ fn dissent_is_against_the_recommendation_and_conditions_are_the_dissenters_own()
             ),
         ],
     );
-    settle(&mut run, "quench/prepare/a2", PanelOutcome::Yes, agree(true));
+    settle(
+        &mut run,
+        "quench/prepare/a2",
+        PanelOutcome::Yes,
+        agree(true),
+    );
     settle(&mut run, "quench/reject", PanelOutcome::No, agree(false));
     assert_eq!(
         run.synthesis,
