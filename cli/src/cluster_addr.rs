@@ -80,7 +80,7 @@ impl Source {
             Source::File { path, pid } => {
                 let gone = pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists());
                 format!(
-                    "{}; {}start the panel again with `panel up --state {} --keep`, or pass --addr",
+                    "{}; {}start the panel again with `panel up --state {} --keep --fresh`, or pass --addr",
                     if gone {
                         "the `panel up` that wrote it is no longer running"
                     } else {

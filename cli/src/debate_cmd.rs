@@ -247,7 +247,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                                 decode_reply("the new debate", v)?;
                             let id = created.debate_id;
                             println!("created debate {id} (phase framing)");
-                            println!(
+                            crate::output::note!(
                                 "next: `panel ask --debate {id} --advance framing` opens construction"
                             );
                         }

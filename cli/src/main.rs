@@ -71,7 +71,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Start a local panel (3 coordinators, 4 arbiter nodes) and run the paper's worked example through it.
+    /// Start a local panel (3 coordinators, 8 arbiter nodes) and run the paper's worked example through it.
     Up(up::Args),
     /// Verify an exported record offline: signatures, commitments, draws, acceptance, Merkle log, ledger.
     Verify(verify_cmd::Args),

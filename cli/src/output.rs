@@ -39,6 +39,18 @@ macro_rules! say {
     };
 }
 
+/// A result: printed even under `--quiet` (stdout, or stderr under `--json`, where the
+/// JSON document is the result). `panel up`'s verdicts and record path are results.
+macro_rules! result {
+    ($($arg:tt)*) => {
+        if $crate::output::json() {
+            eprintln!($($arg)*);
+        } else {
+            println!($($arg)*);
+        }
+    };
+}
+
 /// A note on stderr (what was started, what was written), nothing under `--quiet`.
 macro_rules! note {
     ($($arg:tt)*) => {
@@ -48,4 +60,4 @@ macro_rules! note {
     };
 }
 
-pub(crate) use {note, say};
+pub(crate) use {note, result, say};

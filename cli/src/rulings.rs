@@ -13,13 +13,13 @@ use thiserror::Error;
 /// Registered arbiters by hex public key: (arbiter id, declared stance).
 pub type Names = BTreeMap<String, (String, String)>;
 
-/// A stance as the record spells it (`A`, `B`, `None`), which is what the CLI prints;
-/// `Display` words `None` for sentences instead.
+/// A stance as the CLI prints it: `A`, `B`, or `undeclared` for a seat with no stance (the
+/// record's `None`, never shown as Rust's word).
 pub fn stance_name(s: Stance) -> &'static str {
     match s {
         Stance::A => "A",
         Stance::B => "B",
-        Stance::None => "None",
+        Stance::None => "undeclared",
     }
 }
 

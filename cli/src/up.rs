@@ -35,6 +35,10 @@ pub struct Args {
     /// State folder: data directories, logs, keys, sources and the exported record.
     #[arg(long, default_value = ".panel")]
     state: PathBuf,
+    /// Replace the state folder when it already holds an earlier run (its record, keys
+    /// and logs are deleted); without it, `up` refuses to touch an earlier run.
+    #[arg(long)]
+    fresh: bool,
     /// Leave the cluster running for the CLI after the worked example (Ctrl-C stops it).
     #[arg(long)]
     keep: bool,
@@ -304,13 +308,14 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
     if args.judge == JudgeChoice::Local {
         return crate::up_local::run(
             &args.state,
+            args.fresh,
             args.models.as_deref(),
             args.exam_bar.bar(),
             cluster,
         )
         .await;
     }
-    let state = up_cluster::fresh_state(&args.state)?;
+    let state = up_cluster::fresh_state(&args.state, args.fresh)?;
     let (issued, operator) = up_cluster::certificates(&state, args.exam_bar.bar())?;
     let sources = up_example::serve_sources(&state).await?;
     let addrs = up_cluster::start_coordinators(

@@ -14,7 +14,14 @@ use crate::output::say;
 use crate::up::ARBITERS;
 
 /// Clears and recreates the state folder; returns its canonical path.
-pub fn fresh_state(state: &Path) -> Result<PathBuf> {
+pub fn fresh_state(state: &Path, replace: bool) -> Result<PathBuf> {
+    let earlier = fs::read_dir(state).is_ok_and(|mut d| d.next().is_some());
+    if earlier && !replace {
+        anyhow::bail!(
+            "{} already holds an earlier run (its record, keys and logs); pass --fresh to delete and replace it, or --state DIR for another folder",
+            state.display()
+        );
+    }
     if state.exists() {
         fs::remove_dir_all(state).with_context(|| format!("clearing {}", state.display()))?;
     }

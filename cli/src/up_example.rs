@@ -282,7 +282,7 @@ impl Target for Live<'_> {
 
     fn verdict(&mut self, check: VerdictCheck<'_>) -> Result<()> {
         if let Some(v) = check.verdict {
-            say!(
+            crate::output::result!(
                 "\n  VERDICT {}: A {} vs B {}, margin {} -> {}{}\n",
                 v.n,
                 js_to_fixed(v.totals.a.0, 2),

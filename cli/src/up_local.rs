@@ -52,6 +52,7 @@ fn local_judge(spec: &ArbiterSpec, models: &Path) -> Result<NodeJudge> {
 /// `panel up --judge local`.
 pub async fn run(
     state: &Path,
+    fresh: bool,
     models: Option<&Path>,
     bar: panel_federation::ExamBar,
     cluster: &mut Supervisor,
@@ -72,7 +73,7 @@ pub async fn run(
             );
         }
     }
-    let state = up_cluster::fresh_state(state)?;
+    let state = up_cluster::fresh_state(state, fresh)?;
     let (issued, operator) = up_cluster::certificates(&state, bar)?;
     let addrs =
         up_cluster::start_coordinators(cluster, &state, &issued, operator, Judging::LOCAL).await?;
@@ -107,7 +108,7 @@ pub async fn run(
              and reliability). The worked example needs all four seats and is not played: no \
              motion is decided by a judge the exam refused. Every exam ruling is on the record \
              (`panel verify`). To watch these models rule anyway, run again with \
-             `--exam-bar attendance`: the charter then admits an arbiter for answering its \
+             `--fresh --exam-bar attendance`: the charter then admits an arbiter for answering its \
              draw whatever its scores, and every record of that federation says so.",
             specs.len()
         );

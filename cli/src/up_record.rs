@@ -63,7 +63,7 @@ pub async fn export(
     say!(
         "the prior-consistency check also ran by itself {scheduled} time(s) inside apply, every 8 decided motions (the debate's policy)"
     );
-    say!(
+    crate::output::result!(
         "record exported to {} ({} entries, {} motions accepted, {} deadlocked, {} checkpoints)",
         path.display(),
         r.entries,

@@ -128,7 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     ),
                 }
                 for v in &report.verdicts {
-                    println!("verdict: {v}");
+                    println!("{}", verdict_line(v));
                 }
                 if !report.runs.is_empty() {
                     println!(
@@ -163,5 +163,46 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("record does NOT verify: {failure}");
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+/// One verdict of the report as a sentence, figures rounded as the engine prints them:
+/// "verdict 2 of deb_1: A 1.23 vs B 1.22, margin 0.006, no winner (unresolved)".
+fn verdict_line(v: &serde_json::Value) -> String {
+    let num = |x: &serde_json::Value, digits: usize| {
+        x.as_f64().map_or_else(
+            || "?".to_string(),
+            |f| crucible::verdict::js_to_fixed(f, digits),
+        )
+    };
+    let outcome = match v["winner"].as_str() {
+        Some(w) => format!("side {w} wins ({})", v["band"].as_str().unwrap_or("?")),
+        None => format!("no winner ({})", v["band"].as_str().unwrap_or("?")),
+    };
+    format!(
+        "verdict {} of {}: A {} vs B {}, margin {}, {outcome}",
+        v["n"],
+        v["debate"].as_str().unwrap_or("?"),
+        num(&v["totals"]["A"], 2),
+        num(&v["totals"]["B"], 2),
+        num(&v["margin"], 3),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_reads_as_a_sentence_with_rounded_figures() {
+        let v = serde_json::json!({"debate": "deb_1", "n": 2, "winner": null,
+            "totals": {"A": 1.234_567, "B": 1.228_9}, "margin": 0.005_667, "band": "unresolved"});
+        assert_eq!(
+            verdict_line(&v),
+            "verdict 2 of deb_1: A 1.23 vs B 1.23, margin 0.006, no winner (unresolved)"
+        );
+        let won = serde_json::json!({"debate": "deb_2", "n": 1, "winner": "A",
+            "totals": {"A": 2.0, "B": 1.0}, "margin": 0.34, "band": "clear"});
+        assert!(verdict_line(&won).ends_with("side A wins (clear)"));
     }
 }
