@@ -109,7 +109,8 @@ enum Cmd {
         #[arg(long)]
         local: bool,
     },
-    /// Start a local 3-replica cluster and print throughput and latency figures.
+    /// Component bench: start a local 3-replica cluster and print throughput and latency
+    /// of raw motions and client outcomes (needs a build with the test-commands feature).
     Bench(BenchArgs),
     /// Take a consistent hot backup of a running replica's state (the record with its
     /// checkpoints, and every other table) into FILE; `run --restore FILE` starts a new
@@ -589,6 +590,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Cmd::Backup { addr, out, local } => backup(&t, &addr, &out, local).await,
             Cmd::Bench(b) => {
+                // The component bench opens raw motions through test commands, which only
+                // a build with that feature accepts: say so before starting anything.
+                if !panel_coordinator::TEST_COMMANDS_BUILT {
+                    anyhow::bail!(
+                        "`panel coordinator bench` drives replicas through test commands, which this build leaves out; build it with `cargo build --release -p panel-cli --features panel-coordinator/test-commands` and run target/release/panel coordinator bench"
+                    );
+                }
                 let opts = BenchOptions {
                     secs: b.secs,
                     clients: b.clients,

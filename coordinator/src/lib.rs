@@ -25,6 +25,10 @@ pub use service::driver::DriverOptions;
 pub use service::proposer::ProposerOptions;
 pub use service::serve::{ServeError, ServeOptions, serve};
 
+/// Whether this build's replicas can accept test commands (the `test-commands` feature):
+/// the component bench and test clusters need it, production builds leave it out.
+pub const TEST_COMMANDS_BUILT: bool = cfg!(feature = "test-commands");
+
 /// Generated gRPC code (see `proto/`).
 pub mod pb {
     #![allow(clippy::all, missing_docs)]
