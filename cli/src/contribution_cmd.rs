@@ -400,6 +400,10 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
                     Some(id) => thread_of(&cluster, &who.debate, id).await,
                     None => None,
                 };
+                let appeal = match (op, reply.created.as_deref()) {
+                    ("appeal", Some(id)) => appeal_state(&cluster, &who.debate, id).await,
+                    _ => None,
+                };
                 if who.json {
                     print_json(&serde_json::to_value(Accepted {
                         reply,
@@ -408,6 +412,9 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
                     })?)?;
                 } else {
                     print_accepted(op, &reply, thread.as_deref());
+                    if let Some(state) = appeal {
+                        println!("{state}");
+                    }
                 }
                 Ok(ExitCode::SUCCESS)
             }
@@ -429,6 +436,35 @@ async fn thread_of(cluster: &Cluster, debate_id: &str, id: &str) -> Option<Strin
         .iter()
         .find(|t| t.versions.iter().any(|x| x.id == id))
         .map(|t| t.id.clone())
+}
+
+/// An appeal's true state after filing (docs/PANEL.md "Fresh panels"): denied at once
+/// with the reason, waiting for a panel with what would seat one, or before its panel.
+async fn appeal_state(cluster: &Cluster, debate_id: &str, appeal_id: &str) -> Option<String> {
+    let v: DebateReply = cluster
+        .read_as(&Query::Debate {
+            debate_id: debate_id.into(),
+        })
+        .await
+        .ok()?;
+    let rec = v.debate?;
+    let a = rec.debate.appeals.iter().find(|a| a.id == appeal_id)?;
+    let key = format!("admit-appeal:{appeal_id}");
+    Some(
+        match (a.status.as_str(), rec.waiting.get(&key), rec.open.get(&key)) {
+            ("denied", _, _) => format!(
+                "state: DENIED at once: {}",
+                a.decision_rationale
+                    .as_deref()
+                    .unwrap_or("no reason recorded")
+            ),
+            (_, Some(why), _) => format!("state: PENDING, {why}"),
+            (_, _, Some(motion)) => format!(
+                "state: before the panel: motion {motion} asks whether to admit it (`panel motion show {motion}`)"
+            ),
+            (status, _, _) => format!("state: {status}"),
+        },
+    )
 }
 
 /// `--json`'s answer: the machine's reply with the thread a created version sits in.

@@ -80,6 +80,11 @@ pub struct DebateRecord {
     /// reason (`fresh_panel`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub exhausted: BTreeMap<String, String>,
+    /// Appeals that no fresh panel can seat yet, with the reason and what would seat one
+    /// (rule set [`APPEALS_WAIT`](crate::rules::APPEALS_WAIT)): they stay pending and are
+    /// asked again after every write to the debate, instead of being denied.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub waiting: BTreeMap<String, String>,
     /// Arbiter id -> its signed stance for this debate (`ClientCommand::DeclareStance`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub declared_stances: BTreeMap<String, DeclaredStance>,
@@ -503,6 +508,7 @@ pub fn create(
         requests: 0,
         deadlocks: BTreeMap::new(),
         exhausted: BTreeMap::new(),
+        waiting: BTreeMap::new(),
         declared_stances: BTreeMap::new(),
         prior_checks: BTreeMap::new(),
         fitted_stances: BTreeMap::new(),

@@ -20,6 +20,13 @@ use crate::debates::DebateRecord;
 pub const WIDENING: usize = 2;
 
 /// Why a question ended without a panel.
+/// Why an appeal waits for a panel (rule set `APPEALS_WAIT`), and who can end the wait.
+pub fn waiting_reason(debate_id: &str, contested_sitters: usize) -> String {
+    format!(
+        "waiting for a panel: no panel disjoint from the {contested_sitters} arbiter(s) who sat on what it contests can be drawn from the admitted pool yet; the appeal stays pending, and admitted arbiters who have not sat on this debate can serve by declaring a stance for it (`panel arbiter declare --debate {debate_id} ...`)"
+    )
+}
+
 pub fn exhausted_reason(q: &Question, contested_sitters: usize) -> String {
     let what = match q {
         Question::AdmitAppeal { .. } => "the appeal is denied and the verdict stands",

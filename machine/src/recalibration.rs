@@ -1110,6 +1110,81 @@ mod tests {
         assert_eq!(sim.total_items(), 0);
     }
 
+    /// From rule set `APPEALS_WAIT` an appeal that no fresh panel can seat is not denied:
+    /// it waits with its reason, naming who can end the wait, and opens once arbiters who
+    /// have not sat on what it contests can serve (issue 38 part 2: no appeal is lost by
+    /// bookkeeping).
+    #[test]
+    fn an_appeal_no_fresh_panel_can_seat_waits_instead_of_being_denied() {
+        let mut sim = Sim::new(&SIX);
+        let (d, labels) = sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
+        sim.rules = Some(crate::rules::CURRENT);
+        let targets: Vec<Value> = ["a1", "a2"]
+            .iter()
+            .map(|t| {
+                labels
+                    .resolve(sim.doc(&d), &json!(format!("${t}.thread")))
+                    .expect("label")
+            })
+            .collect();
+        let v = sim.contribute(
+            &d,
+            "bo",
+            "B",
+            json!({"op": "appeal", "ground": "A2", "justification": "The panel resolved these challenges before the response filed in time was shown to it.", "evidence": [], "targetThreadIds": targets}),
+            SubmissionHints::default(),
+        );
+        assert_eq!(v["opened"], json!([]), "all six sat: no fresh panel");
+        assert_eq!(sim.doc(&d).appeals[0].status, "filed", "not denied");
+        let rec = sim.state.debates.get(&d).expect("debate");
+        let reason = rec
+            .waiting
+            .values()
+            .next()
+            .expect("a waiting appeal")
+            .clone();
+        assert!(reason.contains("waiting for a panel"), "{reason}");
+        assert!(
+            reason.contains(&format!("panel arbiter declare --debate {d}")),
+            "{reason}"
+        );
+        assert!(rec.exhausted.is_empty(), "nothing given up");
+        // Six arbiters who sat on nothing join; the next write to the debate seats it.
+        for (id, stance, org) in [
+            ("a7", Stance::A, "o6"),
+            ("a8", Stance::A, "o7"),
+            ("a9", Stance::A, "o8"),
+            ("b7", Stance::B, "o6"),
+            ("b8", Stance::B, "o7"),
+            ("b9", Stance::B, "o8"),
+        ] {
+            sim.add_arbiter(id, stance, org);
+        }
+        let v = sim.ok(ClientCommand::ReissueVerdict {
+            debate_id: d.clone(),
+            author: "x".into(),
+        });
+        let opened: Vec<String> = serde_json::from_value(v["opened"].clone()).expect("ids");
+        assert!(
+            opened.iter().any(|id| matches!(
+                sim.state
+                    .motions
+                    .get(id)
+                    .and_then(|m| m.spec.question.clone()),
+                Some(Question::AdmitAppeal { .. })
+            )),
+            "{opened:?}"
+        );
+        assert!(
+            sim.state
+                .debates
+                .get(&d)
+                .expect("debate")
+                .waiting
+                .is_empty()
+        );
+    }
+
     #[test]
     fn agreement_with_the_majority_alone_changes_no_track_record() {
         let mut sim = Sim::new(&SIX);

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = OUTCOME_STATUS;
+pub const CURRENT: u32 = APPEALS_WAIT;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -79,6 +79,12 @@ pub const OUTCOME_CONFIDENCE: u32 = 11;
 /// (provisional for the debate's appeal window, then final; appealed, overturned, not
 /// proven), moved by apply (`finality.rs`; docs/PANEL.md "Finality").
 pub const OUTCOME_STATUS: u32 = 12;
+
+/// From this level on, an appeal that no fresh panel can seat stays pending with its
+/// reason (`DebateRecord::waiting`) and is asked again after every write to its debate
+/// (a stance declared for it included), instead of being denied (docs/PANEL.md "Fresh
+/// panels").
+pub const APPEALS_WAIT: u32 = 13;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -66,6 +66,15 @@ pub(super) fn declare_stance(
     let declared = crate::declared_priors::check(state, d)?;
     if declared == crate::declared_priors::Declared::New {
         crate::declared_priors::record(state, d, ctx.log_index);
+        // A new declaration may seat a question that waited for one (an appeal).
+        if state.rules >= crate::rules::APPEALS_WAIT
+            && state
+                .debates
+                .get(&d.debate_id)
+                .is_some_and(|r| !r.waiting.is_empty())
+        {
+            super::debates::open_pending(state, ctx, &d.debate_id);
+        }
     }
     Ok(to_value(&crate::reply::DeclareStanceReply {
         arbiter_id: d.arbiter_id.clone(),

@@ -304,6 +304,7 @@ fn refusal(
 /// panel cannot be drawn yet (too few admitted arbiters) stays pending and is tried
 /// again after the next write.
 pub(super) fn open_pending(state: &mut State, ctx: &ApplyCtx, debate_id: &str) -> Vec<String> {
+    let appeals_wait = state.rules >= crate::rules::APPEALS_WAIT;
     let Some(rec) = state.debates.get(debate_id) else {
         return Vec::new();
     };
@@ -311,8 +312,22 @@ pub(super) fn open_pending(state: &mut State, ctx: &ApplyCtx, debate_id: &str) -
     for (i, t) in rec.to_open().into_iter().enumerate() {
         let question = t.question.clone();
         match open_question(state, ctx, t, 1000 + i as u32) {
-            Ok(id) => opened.push(id),
+            Ok(id) => {
+                if let Some(rec) = state.debates.get_mut(debate_id) {
+                    rec.waiting.remove(&question.key());
+                }
+                opened.push(id)
+            }
             Err(NotOpened::Wait(_)) => {}
+            Err(NotOpened::NoFreshPanel { contested_sitters })
+                if appeals_wait
+                    && matches!(question, crucible::motion::Question::AdmitAppeal { .. }) =>
+            {
+                if let Some(rec) = state.debates.get_mut(debate_id) {
+                    let reason = crate::fresh_panel::waiting_reason(debate_id, contested_sitters);
+                    rec.waiting.insert(question.key(), reason);
+                }
+            }
             Err(NotOpened::NoFreshPanel { contested_sitters }) => {
                 if let Some(rec) = state.debates.get_mut(debate_id) {
                     let reason = crate::fresh_panel::exhausted_reason(&question, contested_sitters);
