@@ -2,7 +2,8 @@
 //! agreement statistics, inert-factor detection, the bridging model and the prior
 //! consistency check, the exam format and the admission policy, the bias probes, the
 //! per-arbiter exam draw and the answer-key commitment, and the simulated judge's formulas
-//! (`judge_model`, shared by the simulator and the node's `simulated` judge).
+//! (`judge_model`, shared by the simulator and the node's `simulated` judge), and Wilson's
+//! interval for a proportion (`wilson`: reliability bins, probe flip rates).
 //!
 //! Pure: no I/O, no clock, no randomness (the bridging fit and the exam draw take a seed
 //! for the crate's seeded generator; admission takes "now" and the commitment its salt as
@@ -35,5 +36,6 @@ pub mod response;
 
 pub mod scoring_rules;
 pub mod seeded_rng;
+pub mod wilson;
 
 pub use error::{CalibrationError, Result};

@@ -1,11 +1,13 @@
 //! A reliability diagram as a hand-written SVG string (no plotting crate): one bar per
-//! bin up to its observed frequency, a dot at (mean forecast, observed frequency), the
-//! diagonal of perfect calibration, the count of every bin, and a histogram of counts
-//! under the plot. Pure: returns the text; the CLI writes the file.
+//! bin up to its observed frequency, a dot at (mean forecast, observed frequency) with the
+//! 95% Wilson interval of that frequency as a whisker ([`crate::wilson`]), the diagonal of
+//! perfect calibration, the count of every bin, and a histogram of counts under the plot.
+//! Pure: returns the text; the CLI writes the file.
 
 use std::fmt::Write as _;
 
 use crate::scoring_rules::ReliabilityBin;
+use crate::wilson::reliability_intervals;
 
 /// Escape text for an SVG text node or attribute.
 fn escape(s: &str) -> String {
@@ -25,9 +27,9 @@ fn escape(s: &str) -> String {
 /// Render the diagram. `title` names the arbiter; `subtitle` carries the headline scores.
 pub fn reliability_svg(title: &str, subtitle: &str, bins: &[ReliabilityBin]) -> String {
     const W: f64 = 560.0;
-    const H: f64 = 670.0;
+    const H: f64 = 688.0;
     const LEFT: f64 = 80.0;
-    const TOP: f64 = 95.0;
+    const TOP: f64 = 113.0;
     const SIZE: f64 = 420.0;
     const HIST_TOP: f64 = TOP + SIZE + 26.0;
     const HIST_H: f64 = 60.0;
@@ -107,6 +109,24 @@ pub fn reliability_svg(title: &str, subtitle: &str, bins: &[ReliabilityBin]) -> 
             h
         );
     }
+    // Whiskers: the 95% Wilson interval of each non-empty bin's observed frequency, at its
+    // mean forecast, so a bin of three items does not read as a measured point. Rows from
+    // `reliability_table` always have one; other rows that do not check get none.
+    let intervals = reliability_intervals(bins).unwrap_or_default();
+    for r in &intervals {
+        let (Some(w), Some(f)) = (r.wilson_95, r.bin.mean_forecast) else {
+            continue;
+        };
+        let (cx, lo, hi) = (x(f), y(w.lower), y(w.upper));
+        let _ = writeln!(
+            s,
+            r##"<path d="M{cx:.2},{lo:.2}V{hi:.2}M{:.2},{lo:.2}H{:.2}M{:.2},{hi:.2}H{:.2}" stroke="#7f2704" stroke-width="1.5" fill="none"/>"##,
+            cx - 4.0,
+            cx + 4.0,
+            cx - 4.0,
+            cx + 4.0
+        );
+    }
     // Diagonal.
     let _ = writeln!(
         s,
@@ -178,6 +198,18 @@ pub fn reliability_svg(title: &str, subtitle: &str, bins: &[ReliabilityBin]) -> 
         TOP - 22.0,
         LEFT + 370.0
     );
+    // Second legend row, above the first.
+    let _ = writeln!(
+        s,
+        r##"<g font-size="12"><path d="M{0},{1}V{2}M{3},{1}H{4}M{3},{2}H{4}" stroke="#7f2704" stroke-width="1.5" fill="none"/><text x="{5}" y="{6}">95% Wilson interval of the observed frequency</text></g>"##,
+        LEFT + 15.0,
+        TOP - 29.0,
+        TOP - 41.0,
+        LEFT + 11.0,
+        LEFT + 19.0,
+        LEFT + 36.0,
+        TOP - 31.0
+    );
     s.push_str("</svg>\n");
     s
 }
@@ -203,5 +235,8 @@ mod tests {
         assert_eq!(svg.matches("n=").count(), 10);
         assert!(svg.contains("n=2"));
         assert!(svg.contains("Observed frequency"));
+        // One whisker per non-empty bin, plus the legend's.
+        assert_eq!(svg.matches("stroke=\"#7f2704\"").count(), 3 + 1);
+        assert!(svg.contains("95% Wilson interval"));
     }
 }

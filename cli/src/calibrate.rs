@@ -1,12 +1,27 @@
 //! `panel calibrate`: scores arbiters offline with the `calibration` crate.
 //!
-//! Exam mode: `panel calibrate --exam exams/default-v1.jsonl --answers answers.jsonl
-//! [--svg-dir DIR] [--now 2026-11-30T12:00:00Z] [--json]` scores every arbiter in the answers
-//! file, prints one table row per arbiter and the admission decision (failed bars with their
-//! scores, re-exam date = now + cooldown), and writes `DIR/<arbiter>.svg`, a reliability
-//! diagram. Answers file: one `{"arbiter", "item", "answer"}` object per line (see
-//! docs/CALIBRATION.md). Exit status 0 when scored, 2 when the exam or answers are malformed
-//! (every bad line is listed with its line number and field).
+//! Exam mode: `panel calibrate --answers answers.jsonl [--exam FILE] [--svg-dir DIR]
+//! [--now 2026-11-30T12:00:00Z] [--json]` scores every arbiter in the answers file the way a
+//! sealed sitting scores it (machine/src/exam_sitting.rs), so the decision here is the
+//! service's:
+//! * without `--exam`, on the pool built into the binary, the one the service seals when
+//!   it has no private pools (`panel_machine::exam_sitting::embedded_pool`,
+//!   exams/default-v2.jsonl), so it works from any directory;
+//! * on the items the arbiter answered, with every probe group it answered any item of taken
+//!   whole, as a sitting's draw holds groups whole: a file that answers a sitting's draw is
+//!   scored on that draw, and a variant left out fails its bar as in the sitting;
+//! * with the probes (`score_probes`) under the service's skill bar,
+//!   `AdmissionPolicy::with_bias_probes` and `assess_with_probes`. An exam with no probe
+//!   group (default-v1) cannot be sat by the service; it is scored on the default bars,
+//!   and the output says so.
+//!
+//! It prints one table row per arbiter, the probes' results, each arbiter's reliability
+//! table (count, yes count and 95% Wilson interval per bin) and the admission decision
+//! (failed bars with their scores, re-exam date = now + cooldown), and writes
+//! `DIR/<arbiter>.svg`, a reliability diagram with the same intervals. Answers file: one
+//! `{"arbiter", "item", "answer"}` object per line (see docs/CALIBRATION.md). Exit status 0
+//! when scored, 2 when the exam or answers are malformed (every bad line is listed with its
+//! line number and field).
 //!
 //! Request mode: `panel calibrate --jsonl` reads one JSON request per stdin line and writes
 //! one JSON response per stdout line, in order. Requests: `binary`, `calibration_counts`,
@@ -15,6 +30,7 @@
 //! `{"error": "line N: <JSON path>: <problem and fix>"}` and processing continues; the exit
 //! status is then 2 at the end, otherwise 0. Blank lines are skipped without output.
 
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
@@ -23,24 +39,28 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use calibration::admission::{
-    AdmissionDecision, AdmissionPolicy, assess, format_score, format_utc,
+    AdmissionDecision, AdmissionPolicy, assess_with_probes, format_score, format_utc,
 };
-use calibration::exam::{Exam, load_exam};
-use calibration::exam_scoring::{ArbiterScores, load_answers, score_answers};
+use calibration::bias_probes::{ProbeScores, VariantPairs, score_probes};
+use calibration::exam::{Exam, ProbeGroup, load_exam};
+use calibration::exam_scoring::{Answer, ArbiterScores, load_answers, score_arbiter};
 use calibration::inert::InertPolicy;
 use calibration::reliability_svg::reliability_svg;
 use calibration::request::answer_line;
 use calibration::response::ErrorResponse;
+use calibration::wilson::{Interval, ReliabilityInterval, reliability_intervals, wilson_95};
+use panel_machine::exam_sitting::embedded_pool;
 use serde_json::json;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Read one JSON request per stdin line, write one JSON response per line.
-    #[arg(long, conflicts_with_all = ["answers", "svg_dir", "json"])]
+    #[arg(long, conflicts_with_all = ["answers", "svg_dir", "json", "exam"])]
     jsonl: bool,
-    /// The exam (JSONL).
-    #[arg(long, default_value = "exams/default-v1.jsonl")]
-    exam: PathBuf,
+    /// The exam (JSONL). Default: the pool built into this binary, the one the service
+    /// seals when it has no private pools (exams/default-v2.jsonl).
+    #[arg(long)]
+    exam: Option<PathBuf>,
     /// The arbiters' answers (JSONL: arbiter, item, answer).
     #[arg(long, required_unless_present = "jsonl")]
     answers: Option<PathBuf>,
@@ -51,9 +71,20 @@ pub struct Args {
     /// system clock.
     #[arg(long)]
     now: Option<String>,
-    /// Print one JSON object per arbiter (scores and decision) instead of the table.
+    /// Print one JSON object per arbiter (scores, probes, reliability with intervals,
+    /// policy and decision) instead of the table.
     #[arg(long)]
     json: bool,
+}
+
+/// One arbiter scored as a sitting scores it.
+struct Examined {
+    /// Items counted as asked (answered, probe groups whole).
+    asked: usize,
+    scores: ArbiterScores,
+    probes: ProbeScores,
+    reliability: Vec<ReliabilityInterval>,
+    decision: AdmissionDecision,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -70,18 +101,47 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map(|d| d.as_secs() as i64)
             .unwrap_or(0),
     };
-    let exam_text = fs::read_to_string(&args.exam)
-        .with_context(|| format!("cannot read the exam {}", args.exam.display()))?;
-    let exam = match load_exam(&exam_text) {
-        Ok(exam) => exam,
+    let from_file;
+    let (exam, source): (&Exam, String) = match &args.exam {
+        None => {
+            let pool = embedded_pool()
+                .map_err(Clone::clone)
+                .context("the pool built into panel does not load")?;
+            (
+                &pool.exam,
+                "built into panel (exams/default-v2.jsonl, the pool the service seals when it has no private pools)".into(),
+            )
+        }
+        Some(path) => {
+            let text = fs::read_to_string(path)
+                .with_context(|| format!("cannot read the exam {}", path.display()))?;
+            from_file = match load_exam(&text) {
+                Ok(exam) => exam,
+                Err(e) => {
+                    eprintln!("{}: {e}", path.display());
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            (&from_file, path.display().to_string())
+        }
+    };
+    let groups = match exam.probe_groups() {
+        Ok(groups) => groups,
         Err(e) => {
-            eprintln!("{}: {e}", args.exam.display());
+            eprintln!("{source}: {e}");
             return Ok(ExitCode::from(2));
         }
     };
+    // The service's skill bar needs probe pairs; a pool without them cannot be sat there,
+    // and would fail every probe bar as unmeasured here, so it gets the default bars.
+    let policy = if groups.is_empty() {
+        AdmissionPolicy::default()
+    } else {
+        AdmissionPolicy::with_bias_probes()
+    };
     let answers_text = fs::read_to_string(answers_path)
         .with_context(|| format!("cannot read the answers {}", answers_path.display()))?;
-    let answers = match load_answers(&exam, &answers_text) {
+    let answers = match load_answers(exam, &answers_text) {
         Ok(a) => a,
         Err(errors) => {
             for e in &errors {
@@ -95,14 +155,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("{}: no answers", answers_path.display());
         return Ok(ExitCode::from(2));
     }
-    let scores = score_answers(&exam, &answers, &InertPolicy::default())
-        .map_err(|e| anyhow::anyhow!("scoring failed: {e}"))?;
-    let policy = AdmissionPolicy::default();
-    let decisions: Vec<AdmissionDecision> =
-        scores.iter().map(|s| assess(&policy, s, now)).collect();
+    let examined = by_arbiter(&answers)
+        .into_iter()
+        .map(|(arbiter, sheet)| examine(exam, &groups, &policy, arbiter, &sheet, now))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     if let Some(dir) = &args.svg_dir {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        for s in &scores {
+        for e in &examined {
+            let s = &e.scores;
             let Some(b) = &s.binary else { continue };
             let subtitle = format!(
                 "{} binary items, Brier {:.3} (base rate {:.3}), ECE {:.3}",
@@ -120,14 +180,102 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if args.json {
-        for (s, d) in scores.iter().zip(&decisions) {
-            writeln!(out, "{}", json!({"scores": s, "decision": d}))?;
+        for e in &examined {
+            let line = json!({
+                "scores": e.scores,
+                "asked": e.asked,
+                "probes": e.probes,
+                "reliability": e.reliability,
+                "policy": policy,
+                "decision": e.decision,
+            });
+            writeln!(out, "{line}")?;
         }
     } else {
-        print_table(&mut out, &exam, &scores, &decisions)?;
+        let header = Header {
+            exam,
+            source: &source,
+            groups: groups.len(),
+            policy: &policy,
+        };
+        print_table(&mut out, &header, &examined)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Answers by arbiter, in order of first appearance (as `score_answers` orders them).
+fn by_arbiter(answers: &[Answer]) -> Vec<(&str, Vec<&Answer>)> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut sheets: BTreeMap<&str, Vec<&Answer>> = BTreeMap::new();
+    for a in answers {
+        let sheet = sheets.entry(a.arbiter.as_str()).or_default();
+        if sheet.is_empty() {
+            order.push(&a.arbiter);
+        }
+        sheet.push(a);
+    }
+    order
+        .into_iter()
+        .map(|id| (id, sheets.remove(id).unwrap_or_default()))
+        .collect()
+}
+
+/// The items counted as asked, in exam order: those answered, and every member of a probe
+/// group any item of which was answered. Offline there is no draw; a sitting's draw holds
+/// groups whole, so this is the draw of a file that answers one.
+fn asked_items(exam: &Exam, groups: &[ProbeGroup], sheet: &[&Answer]) -> Vec<String> {
+    let mut asked: HashSet<&str> = sheet.iter().map(|a| a.item.as_str()).collect();
+    for g in groups {
+        if g.members().any(|m| asked.contains(m)) {
+            asked.extend(g.members());
+        }
+    }
+    exam.items
+        .iter()
+        .filter(|i| asked.contains(i.id.as_str()))
+        .map(|i| i.id.clone())
+        .collect()
+}
+
+/// One arbiter, as `exam_sitting::reveal` scores a held exam: the scores on the sub-exam
+/// of the items asked (with the pool's content hash), the probes on the pool with the
+/// asked list, and the decision from the same calibration functions and policy.
+fn examine(
+    exam: &Exam,
+    groups: &[ProbeGroup],
+    policy: &AdmissionPolicy,
+    arbiter: &str,
+    sheet: &[&Answer],
+    now: i64,
+) -> anyhow::Result<Examined> {
+    let asked = asked_items(exam, groups, sheet);
+    let asked_exam = Exam {
+        items: exam
+            .items
+            .iter()
+            .filter(|i| asked.contains(&i.id))
+            .cloned()
+            .collect(),
+        ..exam.clone()
+    };
+    let scores = score_arbiter(&asked_exam, arbiter, sheet, &InertPolicy::default())
+        .with_context(|| format!("scoring {arbiter} failed"))?;
+    let probes = score_probes(exam, Some(&asked), sheet)
+        .with_context(|| format!("scoring {arbiter}'s bias probes failed"))?;
+    let decision = assess_with_probes(policy, &scores, Some(&probes), now);
+    let reliability = match &scores.binary {
+        Some(b) => reliability_intervals(&b.reliability)
+            .with_context(|| format!("{arbiter}'s reliability table does not check"))?,
+        None => Vec::new(),
+    };
+    Ok(Examined {
+        asked: asked.len(),
+        scores,
+        probes,
+        reliability,
+        decision,
+    })
 }
 
 /// A file name derived from an arbiter id: keeps letters, digits, `-`, `_`, `.`.
@@ -191,15 +339,74 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
 }
 
-fn print_table(
-    out: &mut impl Write,
-    exam: &Exam,
-    scores: &[ArbiterScores],
-    decisions: &[AdmissionDecision],
-) -> io::Result<()> {
+/// What the table's header names: the exam, where it came from, and the bars.
+struct Header<'a> {
+    exam: &'a Exam,
+    source: &'a str,
+    groups: usize,
+    policy: &'a AdmissionPolicy,
+}
+
+/// The policy's bars in words, read from its fields (so the text follows the policy).
+fn bars(policy: &AdmissionPolicy) -> String {
+    let mut bars = Vec::new();
+    if policy.min_quantile_seeds > 0 {
+        bars.push(format!("quantile seeds >= {}", policy.min_quantile_seeds));
+    }
+    if policy.min_calibration > 0.0 {
+        bars.push(format!("Cooke C >= {}", policy.min_calibration));
+    }
+    if policy.min_binary_items > 0 {
+        bars.push(format!("binary items >= {}", policy.min_binary_items));
+    }
+    if policy.require_brier_skill {
+        bars.push("Brier < base-rate Brier".into());
+    }
+    if policy.max_log_score.is_finite() {
+        bars.push(format!("log score < {:.4}", policy.max_log_score));
+    }
+    if policy.reject_inert {
+        bars.push("not inert".into());
+    }
+    if let Some(max) = policy.max_order_flip_rate {
+        bars.push(format!("order flip rate <= {max}"));
+    }
+    if let Some(max) = policy.max_consequence_shift {
+        bars.push(format!("|consequence shift| <= {max}"));
+    }
+    if let Some(min) = policy.min_kappa_lower {
+        bars.push(format!("kappa vs gold, lower 95% bound >= {min}"));
+    }
+    format!(
+        "{}; re-exam after {} days",
+        bars.join(", "),
+        policy.cooldown_seconds / 86_400
+    )
+}
+
+/// `x [lo, hi]` with three decimals.
+fn with_interval(x: f64, i: Option<Interval>) -> String {
+    match i {
+        Some(i) => format!("{x:.3} [{:.3}, {:.3}]", i.lower, i.upper),
+        None => format!("{x:.3}"),
+    }
+}
+
+/// A variant's mean shift (signed or absolute) and its flips out of its pairs.
+fn shift(pairs: &VariantPairs, value: Option<f64>, signed: bool) -> String {
+    let flips = format!("({}/{} flips)", pairs.flips, pairs.pairs);
+    match value {
+        Some(v) if signed => format!("{v:+.3} {flips}"),
+        Some(v) => format!("{v:.3} {flips}"),
+        None => format!("- {flips}"),
+    }
+}
+
+fn print_table(out: &mut impl Write, h: &Header<'_>, examined: &[Examined]) -> io::Result<()> {
+    let exam = h.exam;
     writeln!(
         out,
-        "exam {} {} {} ({} items: {} binary, {} relevance, {} tier, {} quantity)",
+        "exam {} {} {} ({} items: {} binary, {} relevance, {} tier, {} quantity; {} probe groups)",
         exam.name,
         exam.version,
         exam.content_hash,
@@ -207,12 +414,32 @@ fn print_table(
         exam.count("binary"),
         exam.count("relevance"),
         exam.count("tier"),
-        exam.count("quantity")
+        exam.count("quantity"),
+        h.groups
+    )?;
+    writeln!(out, "source: {}", h.source)?;
+    if h.policy.uses_probes() {
+        writeln!(
+            out,
+            "bars (the service's, with the bias probes): {}",
+            bars(h.policy)
+        )?;
+    } else {
+        writeln!(
+            out,
+            "bars (default; this exam has no probe groups, so the probe bars cannot be measured, and the service examines only on pools with probe groups): {}",
+            bars(h.policy)
+        )?;
+    }
+    writeln!(
+        out,
+        "asked: the items each arbiter answered, probe groups whole (as in a sitting's draw)\n"
     )?;
     writeln!(
         out,
-        "{:<16} {:>5} {:>7} {:>7} {:>7} {:>6} {:>9} {:>6} {:>5} {:>6} {:>6} {:>5}  decision",
+        "{:<16} {:>5} {:>5} {:>7} {:>7} {:>7} {:>6} {:>9} {:>6} {:>5} {:>6} {:>6} {:>5}  decision",
         "arbiter",
+        "asked",
         "ans",
         "brier",
         "base",
@@ -225,13 +452,15 @@ fn print_table(
         "k_tier",
         "inert"
     )?;
-    for (s, d) in scores.iter().zip(decisions) {
+    for e in examined {
+        let (s, d) = (&e.scores, &e.decision);
         let b = s.binary.as_ref();
         let q = s.quantiles.as_ref();
         writeln!(
             out,
-            "{:<16} {:>5} {:>7} {:>7} {:>7} {:>6} {:>9} {:>6} {:>5} {:>6} {:>6} {:>5}  {}",
+            "{:<16} {:>5} {:>5} {:>7} {:>7} {:>7} {:>6} {:>9} {:>6} {:>5} {:>6} {:>6} {:>5}  {}",
             truncate(&s.arbiter, 16),
+            e.asked,
             s.answered,
             opt(b.map(|b| b.brier), 4),
             opt(b.map(|b| b.base_rate_brier), 4),
@@ -246,7 +475,10 @@ fn print_table(
             if d.admitted { "admitted" } else { "refused" }
         )?;
     }
-    for (s, d) in scores.iter().zip(decisions) {
+    print_probes(out, h.groups, examined)?;
+    print_reliability(out, examined)?;
+    for e in examined {
+        let (s, d) = (&e.scores, &e.decision);
         if !s.missing.is_empty() {
             writeln!(
                 out,
@@ -273,6 +505,128 @@ fn print_table(
                 f.observed.map_or_else(|| "-".to_string(), format_score),
                 f.required,
                 f.message
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The bias probes, one row per arbiter: each variant against its base question, with
+/// Wilson intervals on the rates and the Wald interval `score_probes` gives kappa.
+fn print_probes(out: &mut impl Write, groups: usize, examined: &[Examined]) -> io::Result<()> {
+    if groups == 0 {
+        return writeln!(out, "\nbias probes: none (this exam has no probe groups)");
+    }
+    writeln!(
+        out,
+        "\nbias probes (each variant paired with its base question; 95% intervals: Wilson for rates, Wald for kappa)"
+    )?;
+    writeln!(
+        out,
+        "{:<16} {:<11} {:<22} {:<21} {:<21} {:<28} objective correct",
+        "arbiter",
+        "order flips",
+        "order flip rate",
+        "padding |shift|",
+        "consequence shift",
+        "kappa vs gold (questions)"
+    )?;
+    for e in examined {
+        let p = &e.probes;
+        let o = &p.order_swapped;
+        let rate = o.flip_rate.map_or_else(
+            || "-".to_string(),
+            |r| with_interval(r, wilson_95(o.flips, o.pairs).ok()),
+        );
+        let kappa = p.kappa.as_ref().map_or_else(
+            || "-".to_string(),
+            |k| {
+                let i = k
+                    .lower
+                    .zip(k.upper)
+                    .map(|(lower, upper)| Interval { lower, upper });
+                format!("{} ({})", with_interval(k.kappa, i), k.items)
+            },
+        );
+        let ob = &p.objective;
+        let objective = ob.accuracy.map_or_else(
+            || format!("{}/{}", ob.correct, ob.answered),
+            |a| {
+                let i = wilson_95(ob.correct, ob.answered).ok();
+                format!("{}/{} {}", ob.correct, ob.answered, with_interval(a, i))
+            },
+        );
+        writeln!(
+            out,
+            "{:<16} {:<11} {:<22} {:<21} {:<21} {:<28} {}",
+            truncate(&e.scores.arbiter, 16),
+            format!("{}/{}", o.flips, o.pairs),
+            rate,
+            shift(&p.padded, p.padding_shift(), false),
+            shift(&p.consequence, p.consequence_shift(), true),
+            kappa,
+            objective
+        )?;
+    }
+    for e in examined {
+        let p = &e.probes;
+        let unanswered: Vec<String> = [&p.order_swapped, &p.padded, &p.consequence]
+            .into_iter()
+            .filter(|v| !v.unanswered.is_empty())
+            .map(|v| {
+                format!(
+                    "{} {} of {}",
+                    v.variant.name(),
+                    v.unanswered.len(),
+                    v.groups
+                )
+            })
+            .collect();
+        if !unanswered.is_empty() {
+            writeln!(
+                out,
+                "{}: probe pairs unanswered (a barred variant's groups are named under its refusal): {}",
+                e.scores.arbiter,
+                unanswered.join("; ")
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Each arbiter's reliability table: forecasts per bin, yes outcomes, mean forecast,
+/// observed frequency and its 95% Wilson interval (the SVG draws the same whiskers).
+fn print_reliability(out: &mut impl Write, examined: &[Examined]) -> io::Result<()> {
+    writeln!(
+        out,
+        "\nreliability of binary forecasts (n forecasts and yes outcomes per bin; 95% Wilson interval of the observed frequency)"
+    )?;
+    for e in examined {
+        if e.reliability.is_empty() {
+            writeln!(out, "{}: no binary item answered", e.scores.arbiter)?;
+            continue;
+        }
+        writeln!(out, "{}", e.scores.arbiter)?;
+        writeln!(
+            out,
+            "  {:<11} {:>4} {:>4} {:>7} {:>9}  95% interval",
+            "bin", "n", "yes", "mean_p", "observed"
+        )?;
+        for r in &e.reliability {
+            let b = &r.bin;
+            let close = if b.upper >= 1.0 { ']' } else { ')' };
+            writeln!(
+                out,
+                "  {:<11} {:>4} {:>4} {:>7} {:>9}  {}",
+                format!("[{:.1}, {:.1}{close}", b.lower, b.upper.min(1.0)),
+                b.count,
+                r.yes,
+                opt(b.mean_forecast, 3),
+                opt(b.observed_frequency, 3),
+                r.wilson_95.map_or_else(
+                    || "-".to_string(),
+                    |i| format!("[{:.3}, {:.3}]", i.lower, i.upper)
+                )
             )?;
         }
     }

@@ -1,10 +1,21 @@
 //! `panel calibrate` as a real process: the --jsonl protocol (order, errors, exit status)
-//! and offline exam scoring (table, decisions, SVG files, malformed answers).
+//! and offline exam scoring (table, probes, per-bin counts and intervals, decisions, SVG
+//! files, malformed answers), on the service's pool and bars by default, from any directory,
+//! with the decision a sealed sitting reaches on the same answers.
 
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
+use calibration::exam::{Exam, Gold, ProbeVariant, load_exam};
+use calibration::exam_draw::draw_public;
+use calibration::exam_scoring::load_answers;
+use calibration::public_pool::PublicPool;
+use panel_coordinator::exam_sitting::{
+    DRAW, EMBEDDED_POOL_TEXT, HeldExam, embedded_pool, reveal, seal,
+};
+use panel_coordinator::model::State;
 use panel_tests::panel;
 use serde_json::Value;
 
@@ -108,6 +119,8 @@ fn exam_mode_prints_decisions_and_writes_svgs() {
         .current_dir(repo())
         .args([
             "calibrate",
+            "--exam",
+            "exams/default-v1.jsonl",
             "--answers",
             "exams/examples/answers-demo.jsonl",
             "--now",
@@ -133,9 +146,273 @@ fn exam_mode_prints_decisions_and_writes_svgs() {
     assert!(row("careful").ends_with("admitted"));
     assert!(row("overconfident").ends_with("refused"));
     assert!(text.contains("re-exam not before 2026-12-14T12:00:00Z"));
+    // Version 1 has no probe groups: the default bars, and the output says why.
+    assert!(
+        text.contains("bars (default; this exam has no probe groups"),
+        "{text}"
+    );
+    assert!(text.contains("bias probes: none"), "{text}");
+    assert!(!text.contains("order_flip_rate"), "{text}");
     for id in ["careful", "overconfident", "inert-relevance"] {
         let svg = std::fs::read_to_string(dir.path().join(format!("{id}.svg"))).unwrap();
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert!(
+            svg.contains("95% Wilson interval"),
+            "{id}.svg has no intervals"
+        );
+    }
+}
+
+/// `careful`'s answers from the demo file, by item (every item of version 1).
+fn careful_answers() -> BTreeMap<String, Value> {
+    let demo = std::fs::read_to_string(repo().join("exams/examples/answers-demo.jsonl")).unwrap();
+    demo.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["arbiter"] == "careful")
+        .map(|v| (v["item"].as_str().unwrap().to_owned(), v["answer"].clone()))
+        .collect()
+}
+
+/// Answers to the service's pool: `careful`'s, every probe variant answered as its base,
+/// except that `biased` answers the order-swapped variants the other way (it sides with
+/// whichever side is read first). Only the items `keep` accepts. With `sharp`, the binary
+/// answers are 0.85 on the gold side instead of `careful`'s, so that a draw's few distinct
+/// questions still show agreement with gold (kappa's lower bound) on every draw.
+fn pool_answers(keep: impl Fn(&str) -> bool, sharp: bool) -> String {
+    let exam: Exam = load_exam(EMBEDDED_POOL_TEXT).unwrap();
+    let careful = careful_answers();
+    let mut base_of = BTreeMap::new();
+    for g in exam.probe_groups().unwrap() {
+        for m in g.members() {
+            base_of.insert(m.to_owned(), g.base.clone());
+        }
+    }
+    let mut lines = Vec::new();
+    for arbiter in ["honest", "biased"] {
+        for item in exam.items.iter().filter(|i| keep(&i.id)) {
+            let source = base_of.get(&item.id).unwrap_or(&item.id);
+            let mut answer = match item.gold {
+                Gold::Binary(yes) if sharp => serde_json::json!(if yes { 0.85 } else { 0.15 }),
+                _ => careful[source].clone(),
+            };
+            let swapped = item
+                .probe
+                .as_ref()
+                .is_some_and(|p| p.variant == ProbeVariant::OrderSwapped);
+            if arbiter == "biased" && swapped {
+                answer = serde_json::json!(1.0 - answer.as_f64().unwrap());
+            }
+            let line = serde_json::json!({"arbiter": arbiter, "item": item.id, "answer": answer});
+            lines.push(line.to_string());
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+fn calibrate_in(dir: &Path, extra: &[&str]) -> Output {
+    let out = panel()
+        .current_dir(dir)
+        .args(["calibrate", "--answers", "answers.jsonl"])
+        .args(["--now", "2026-11-30T12:00:00Z"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// With no `--exam`, from a directory that holds nothing but the answers: the pool built
+/// into the binary (the service's), its bias-probe bars, the probes' results, and per-bin
+/// counts with Wilson intervals in the text and in the diagram.
+#[test]
+fn without_exam_scores_on_the_services_pool_and_bars_from_any_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("answers.jsonl"),
+        pool_answers(|_| true, false),
+    )
+    .unwrap();
+    let out = calibrate_in(dir.path(), &["--svg-dir", "svg"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("crucible-panel-default 2.0.0 sha256:"),
+        "{text}"
+    );
+    assert!(text.contains("10 probe groups"), "{text}");
+    assert!(text.contains("built into panel"), "{text}");
+    assert!(
+        text.contains("bars (the service's, with the bias probes)"),
+        "{text}"
+    );
+    let row = |id: &str| {
+        text.lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("no row for {id}: {text}"))
+            .to_string()
+    };
+    assert!(row("honest").ends_with("admitted"), "{text}");
+    assert!(row("biased").ends_with("refused"), "{text}");
+    assert!(text.contains("biased refused; re-exam not before 2026-12-14T12:00:00Z"));
+    assert!(
+        text.contains("  - order_flip_rate (observed 1.0000"),
+        "{text}"
+    );
+
+    // The probes, named, with their measures and intervals.
+    for name in [
+        "bias probes",
+        "order flips",
+        "order flip rate",
+        "padding |shift|",
+        "consequence shift",
+        "kappa vs gold",
+        "objective correct",
+    ] {
+        assert!(text.contains(name), "no `{name}` in {text}");
+    }
+    let probes = |id: &str| {
+        let start = text.find("bias probes (").unwrap();
+        text[start..]
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap()
+            .to_string()
+    };
+    let honest = probes("honest");
+    assert!(
+        honest.contains("0/10") && honest.contains("0.000 [0.000, 0.278]"),
+        "no flip in 10 pairs, Wilson upper bound 0.278: {honest}"
+    );
+    assert!(
+        honest.contains("0.690 [0.480, 0.899] (45)"),
+        "kappa with its interval: {honest}"
+    );
+    let biased = probes("biased");
+    assert!(
+        biased.contains("10/10") && biased.contains("1.000 [0.722, 1.000]"),
+        "{biased}"
+    );
+
+    // Per-bin counts and intervals: the honest arbiter's rows, bin by bin.
+    let start = text.find("reliability of binary forecasts").unwrap();
+    let section: Vec<&str> = text[start..]
+        .lines()
+        .skip_while(|l| *l != "honest")
+        .skip(1)
+        .take(11)
+        .collect();
+    assert!(
+        section[0].contains("n") && section[0].contains("yes"),
+        "{section:?}"
+    );
+    assert!(section[0].contains("95% interval"), "{section:?}");
+    assert!(
+        section[1].trim_start().starts_with("[0.0, 0.1)"),
+        "{section:?}"
+    );
+    assert!(
+        section[10].trim_start().starts_with("[0.9, 1.0]"),
+        "{section:?}"
+    );
+    let counts: usize = section[1..]
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .nth(2)
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    let binary = load_exam(EMBEDDED_POOL_TEXT).unwrap().count("binary");
+    assert_eq!(counts, binary, "every binary item in one bin: {section:?}");
+    assert!(
+        section.iter().any(|l| l.ends_with("1.000]")),
+        "an all-yes bin reaches 1: {section:?}"
+    );
+    let svg = std::fs::read_to_string(dir.path().join("svg/honest.svg")).unwrap();
+    assert!(svg.contains("95% Wilson interval") && svg.contains("n="));
+}
+
+/// An answers file that answers exactly a sealed sitting's draw gets the sitting's
+/// decision offline: the same pool, the same items counted as asked, the same bars.
+#[test]
+fn a_sittings_draw_gets_the_sittings_decision_offline() {
+    let pool = embedded_pool().unwrap();
+    let public = PublicPool::of(&pool.exam);
+    for seed in [1_u64, 0x5EED, 0xDEAD_BEEF] {
+        let asked = draw_public(&public, seed, &DRAW).unwrap();
+        let text = pool_answers(|id| asked.iter().any(|a| a == id), true);
+
+        // Offline.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("answers.jsonl"), &text).unwrap();
+        let out = calibrate_in(dir.path(), &["--json"]);
+        let offline: BTreeMap<String, Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|v| (v["scores"]["arbiter"].as_str().unwrap().to_owned(), v))
+            .collect();
+
+        // In a sitting: the pool sealed, the answers held, the key revealed.
+        let mut state = State::default();
+        seal(&mut state, 1, &pool.sealed()).unwrap();
+        let answers = load_answers(&pool.exam, &text).unwrap();
+        let sitting = state.exam_sittings.last_mut().unwrap();
+        for id in ["honest", "biased"] {
+            let held = HeldExam {
+                seed,
+                asked: asked.clone(),
+                answers: answers
+                    .iter()
+                    .filter(|a| a.arbiter == id)
+                    .cloned()
+                    .collect(),
+                submitted_log_index: 2,
+                submitted_at_ms: 0,
+            };
+            sitting.held.insert(id.to_owned(), held);
+        }
+        let reply = reveal(&mut state, (3, 1_000), &pool.reveal(1)).unwrap();
+        assert!(reply.unscored.is_empty(), "{:?}", reply.unscored);
+        assert_eq!(reply.examined.len(), 2);
+        for outcome in &reply.examined {
+            let o = &offline[&outcome.arbiter_id];
+            assert_eq!(
+                o["decision"]["admitted"].as_bool(),
+                Some(outcome.admitted),
+                "seed {seed}, {}: offline {} vs the sitting",
+                outcome.arbiter_id,
+                o["decision"]
+            );
+            assert_eq!(o["asked"].as_u64(), Some(asked.len() as u64));
+            assert_eq!(
+                o["scores"]["exam_hash"],
+                Value::from(reply.exam_hash.clone())
+            );
+            assert_eq!(o["probes"]["order_swapped"]["pairs"], Value::from(6));
+            let bins = o["reliability"].as_array().unwrap();
+            assert_eq!(bins.len(), 10);
+            assert!(
+                bins.iter()
+                    .all(|b| b["yes"].is_u64() && b["count"].is_u64())
+            );
+        }
+        // Not a vacuous agreement: one admitted, one refused on the order bar.
+        let decision = |id: &str| &offline[id]["decision"];
+        assert_eq!(
+            decision("honest")["admitted"],
+            true,
+            "seed {seed}: {}",
+            decision("honest")
+        );
+        assert_eq!(decision("biased")["admitted"], false);
+        assert_eq!(decision("biased")["failed"][0]["bar"], "order_flip_rate");
     }
 }
 
