@@ -339,6 +339,9 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
         panel.write(ClientCommand::RegisterArbiter(r)).await?;
     }
     let names = up_exams::wait_for_admission(&panel, &state).await?;
+    // Registered before anything else runs, so the CLI can start signed runs against a
+    // kept cluster as soon as cluster.json names its convener.
+    let convener = crate::up_conveners::register(&mut panel, &issued, &state).await?;
 
     let scenario = worked_example(&sources.base_url);
     let debate_id = up_example::open_debate(&mut panel, &state, &scenario).await?;
@@ -358,7 +361,6 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
     crate::up_dissent::run(&mut panel, &state, &author, &names)
         .await?
         .say();
-    let convener = crate::up_conveners::register(&mut panel, &issued, &state).await?;
     let runs =
         crate::up_procedures::run(&mut panel.coordinators, args.procedure, &convener).await?;
     if !runs.is_empty() {

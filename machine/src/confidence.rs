@@ -7,9 +7,9 @@
 //! as a proportion over the **effective** number of votes, and the effective number is the
 //! count of distinct declared lineages among the counted rulings: rulings of one lineage
 //! err together (docs/SIMULATION.md, the judge error model), so four rulings of two
-//! lineages are worth about two votes, and the interval says so by being wide. Only
-//! arithmetic and a square root are used, which IEEE 754 rounds exactly, so every replica
-//! computes the same thousandths.
+//! lineages are worth about two votes, and the interval says so by being wide
+//! (`calibration::wilson::wilson_bounds`, exact IEEE arithmetic, so every replica computes
+//! the same thousandths).
 
 use std::collections::BTreeSet;
 
@@ -80,23 +80,15 @@ pub fn of(
     }
     let mean_milli = (sum_milli + n / 2) / n;
     let votes = lineages.len() as u32;
-    let (low, high) = wilson(mean_milli as f64 / 1000.0, f64::from(votes));
+    let bounds =
+        calibration::wilson::wilson_bounds(mean_milli as f64 / 1000.0, f64::from(votes), Z_90);
     Some(OutcomeConfidence {
         probability_milli: mean_milli as u16,
-        low_milli: to_milli(low),
-        high_milli: to_milli(high),
+        low_milli: to_milli(bounds.lower),
+        high_milli: to_milli(bounds.upper),
         rulings: n as u32,
         effective_votes: votes,
     })
-}
-
-/// Wilson's 90% score interval for proportion `p` over `n` votes.
-fn wilson(p: f64, n: f64) -> (f64, f64) {
-    let z2 = Z_90 * Z_90;
-    let denom = 1.0 + z2 / n;
-    let centre = (p + z2 / (2.0 * n)) / denom;
-    let half = Z_90 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
 fn to_milli(x: f64) -> u16 {
