@@ -217,27 +217,9 @@ mod tests {
             },
         )
         .expect("start");
-        s.runs.insert(
-            "run_1".into(),
-            RunRecord {
-                run,
-                convener: r.convener.clone(),
-                started_at_ms: 0,
-                started_log_index: 1,
-                policy: Default::default(),
-                seats: 4,
-                min_per_stance: 1,
-                simulation: true,
-                retry_of: None,
-                role_keys: Default::default(),
-                start_signature: r.signature.as_ref().map(canonical),
-                open: Default::default(),
-                questions: Default::default(),
-                settled: Vec::new(),
-                refused_settlements: Default::default(),
-                abandoned: Vec::new(),
-            },
-        );
+        let mut rec = RunRecord::started(run, &r.convener);
+        rec.start_signature = r.signature.as_ref().map(canonical);
+        s.runs.insert("run_1".into(), rec);
     }
 
     #[test]

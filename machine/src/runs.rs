@@ -131,6 +131,29 @@ pub fn state_hash(run: &Run) -> String {
 }
 
 impl RunRecord {
+    /// A just-started run's record with the bookkeeping empty (tests build runs so).
+    #[cfg(test)]
+    pub(crate) fn started(run: Run, convener: &str) -> RunRecord {
+        RunRecord {
+            run,
+            convener: convener.into(),
+            started_at_ms: 0,
+            started_log_index: 0,
+            policy: Default::default(),
+            seats: 4,
+            min_per_stance: 1,
+            simulation: true,
+            retry_of: None,
+            role_keys: Default::default(),
+            start_signature: None,
+            open: Default::default(),
+            questions: Default::default(),
+            settled: Vec::new(),
+            refused_settlements: Default::default(),
+            abandoned: Vec::new(),
+        }
+    }
+
     /// Questions to open now: pending in the procedure and not yet open, at most
     /// [`MAX_OPEN_QUESTIONS_PER_RUN`] open in all.
     pub fn to_open(&self) -> Vec<PanelQuestion> {

@@ -749,6 +749,32 @@ mod tests {
         );
     }
 
+    /// Closes deb_1 with a verdict issued at `time_ms` and files side `side`'s appeal on it
+    /// as request `n`; the contribution's reply.
+    fn close_and_appeal(s: &mut State, n: u64, time_ms: u64, side: &str) -> Value {
+        let rec = s.debates.get_mut("deb_1").expect("debate");
+        rec.reissue_verdict(time_ms, "x");
+        rec.debate.phase = "closed".into();
+        let appeal: ContributionSubmission = serde_json::from_value(json!({
+            "debate_id": "deb_1", "author": "x", "side": side,
+            "contribution": {"op": "appeal", "ground": "A2", "justification": "The panel resolved these challenges before the response filed in time was shown to it.", "evidence": [], "targetThreadIds": []},
+        }))
+        .expect("appeal");
+        match write(s, n, ClientCommand::Contribute(appeal)) {
+            ItemReply::Applied(v) => v,
+            r => panic!("{r:?}"),
+        }
+    }
+
+    /// Asks deb_1's panel to advance from framing as request `n`; the motion id.
+    fn advance_motion(s: &mut State, n: u64) -> String {
+        let r = ask_advance(s, n, "framing");
+        let ItemReply::Applied(v) = &r else {
+            panic!("{r:?}")
+        };
+        v["motion_id"].as_str().expect("id").to_owned()
+    }
+
     /// Every seat of `motion_id` answers (`yes` per seat index); the outcome's reply.
     fn decide(s: &mut State, n: u64, motion_id: &str, yes: impl Fn(usize) -> bool) -> ItemReply {
         let m = s.motions.get(motion_id).expect("motion").clone();
@@ -801,11 +827,7 @@ mod tests {
             .expect("debate")
             .policy
             .appeal_window_ms = Some(500);
-        let r = ask_advance(&mut s, 40, "framing");
-        let ItemReply::Applied(v) = &r else {
-            panic!("{r:?}")
-        };
-        let advance = v["motion_id"].as_str().expect("id").to_owned();
+        let advance = advance_motion(&mut s, 40);
         assert!(matches!(
             decide(&mut s, 60, &advance, |_| true),
             ItemReply::Applied(_)
@@ -842,19 +864,8 @@ mod tests {
         let r = ask_advance(&mut s, 700, "construction");
         // Construction's prerequisites fail: refused at the ask, nothing to hold.
         assert!(matches!(r, ItemReply::Refused { .. }), "{r:?}");
-        let rec = s.debates.get_mut("deb_1").expect("debate");
-        rec.reissue_verdict(1_701, "x");
-        rec.debate.phase = "closed".into();
-        let appeal: ContributionSubmission = serde_json::from_value(json!({
-            "debate_id": "deb_1", "author": "x", "side": "A",
-            "contribution": {"op": "appeal", "ground": "A2", "justification": "The panel resolved these challenges before the response filed in time was shown to it.", "evidence": [], "targetThreadIds": []},
-        }))
-        .expect("appeal");
         // The advance is already final: an appeal cannot reopen it.
-        let r = write(&mut s, 710, ClientCommand::Contribute(appeal));
-        let ItemReply::Applied(v) = &r else {
-            panic!("{r:?}")
-        };
+        let v = close_and_appeal(&mut s, 710, 1_701, "A");
         assert_eq!(status(&s, &advance).status, S::Final);
         let appeal_motion = v["opened"][0]
             .as_str()
@@ -877,27 +888,12 @@ mod tests {
         use crate::finality::OutcomeStatus as S;
         let mut s = ten_admitted();
         s.rules = crate::rules::CURRENT;
-        let r = ask_advance(&mut s, 40, "framing");
-        let ItemReply::Applied(v) = &r else {
-            panic!("{r:?}")
-        };
-        let advance = v["motion_id"].as_str().expect("id").to_owned();
+        let advance = advance_motion(&mut s, 40);
         assert!(matches!(
             decide(&mut s, 60, &advance, |_| true),
             ItemReply::Applied(_)
         ));
-        let rec = s.debates.get_mut("deb_1").expect("debate");
-        rec.reissue_verdict(1_070, "x");
-        rec.debate.phase = "closed".into();
-        let appeal: ContributionSubmission = serde_json::from_value(json!({
-            "debate_id": "deb_1", "author": "x", "side": "B",
-            "contribution": {"op": "appeal", "ground": "A2", "justification": "The panel resolved these challenges before the response filed in time was shown to it.", "evidence": [], "targetThreadIds": []},
-        }))
-        .expect("appeal");
-        let r = write(&mut s, 80, ClientCommand::Contribute(appeal));
-        let ItemReply::Applied(v) = &r else {
-            panic!("{r:?}")
-        };
+        let v = close_and_appeal(&mut s, 80, 1_070, "B");
         let f = status(&s, &advance);
         assert_eq!(
             (f.status, f.appeal_id.as_deref()),
@@ -926,11 +922,7 @@ mod tests {
     fn a_question_given_up_without_an_answer_is_not_proven() {
         let mut s = ten_admitted();
         s.rules = crate::rules::CURRENT;
-        let r = ask_advance(&mut s, 40, "framing");
-        let ItemReply::Applied(v) = &r else {
-            panic!("{r:?}")
-        };
-        let advance = v["motion_id"].as_str().expect("id").to_owned();
+        let advance = advance_motion(&mut s, 40);
         let m = s.motions.get(&advance).expect("motion").clone();
         // Stance A says yes, stance B says no: no net support from B.
         let yes_from_a = |i: usize| m.seats[i].stance == crate::acceptance::Stance::A;

@@ -379,24 +379,7 @@ mod tests {
             seed: 7,
             simulation: true,
         };
-        RunRecord {
-            run: Run::start(RunStart::Crux(start), &ctx).expect("start"),
-            convener: "c".into(),
-            started_at_ms: 0,
-            started_log_index: 0,
-            policy: Default::default(),
-            seats: 4,
-            min_per_stance: 1,
-            simulation: true,
-            retry_of: None,
-            role_keys: Default::default(),
-            start_signature: None,
-            open: Default::default(),
-            questions: Default::default(),
-            settled: Vec::new(),
-            refused_settlements: Default::default(),
-            abandoned: Vec::new(),
-        }
+        RunRecord::started(Run::start(RunStart::Crux(start), &ctx).expect("start"), "c")
     }
 
     /// An answer the procedure refuses is asked again only a bounded number of times:
