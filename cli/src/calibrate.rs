@@ -607,30 +607,38 @@ fn print_reliability(out: &mut impl Write, examined: &[Examined]) -> io::Result<
             continue;
         }
         writeln!(out, "{}", e.scores.arbiter)?;
-        writeln!(
-            out,
-            "  {:<11} {:>4} {:>4} {:>7} {:>9}  95% interval",
-            "bin", "n", "yes", "mean_p", "observed"
-        )?;
-        for r in &e.reliability {
-            let b = &r.bin;
-            let close = if b.upper >= 1.0 { ']' } else { ')' };
-            writeln!(
-                out,
-                "  {:<11} {:>4} {:>4} {:>7} {:>9}  {}",
-                format!("[{:.1}, {:.1}{close}", b.lower, b.upper.min(1.0)),
-                b.count,
-                r.yes,
-                opt(b.mean_forecast, 3),
-                opt(b.observed_frequency, 3),
-                r.wilson_95.map_or_else(
-                    || "-".to_string(),
-                    |i| format!("[{:.3}, {:.3}]", i.lower, i.upper)
-                )
-            )?;
+        for line in reliability_lines(&e.reliability) {
+            writeln!(out, "{line}")?;
         }
     }
     Ok(())
+}
+
+/// A reliability table as text, one line a bin after a header: its range, forecasts,
+/// yes outcomes, mean forecast, observed frequency and 95% Wilson interval. Shared by
+/// `panel calibrate` and `panel up`'s exam refusals.
+pub(crate) fn reliability_lines(rows: &[ReliabilityInterval]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "  {:<11} {:>4} {:>4} {:>7} {:>9}  95% interval",
+        "bin", "n", "yes", "mean_p", "observed"
+    )];
+    for r in rows {
+        let b = &r.bin;
+        let close = if b.upper >= 1.0 { ']' } else { ')' };
+        lines.push(format!(
+            "  {:<11} {:>4} {:>4} {:>7} {:>9}  {}",
+            format!("[{:.1}, {:.1}{close}", b.lower, b.upper.min(1.0)),
+            b.count,
+            r.yes,
+            opt(b.mean_forecast, 3),
+            opt(b.observed_frequency, 3),
+            r.wilson_95.map_or_else(
+                || "-".to_string(),
+                |i| format!("[{:.3}, {:.3}]", i.lower, i.upper)
+            )
+        ));
+    }
+    lines
 }
 
 fn truncate(s: &str, n: usize) -> String {

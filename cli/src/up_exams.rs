@@ -101,11 +101,55 @@ pub fn print_scores(arbiters: &[ArbiterView]) {
             } else {
                 format!(
                     "no: {}",
-                    exam.as_ref()
-                        .and_then(|e| serde_json::to_string(&e.decision.failed).ok())
-                        .unwrap_or_else(|| "null".into())
+                    exam.as_ref().map_or_else(
+                        || "not scored".to_string(),
+                        |e| e
+                            .decision
+                            .failed
+                            .iter()
+                            .map(|f| f.message.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    )
                 )
             }
         );
+    }
+}
+
+/// The reliability diagram, as a table, of every arbiter the exam refused: what its
+/// forecasts said against what happened, bin by bin (issue 34: a refusal shows why).
+pub fn print_refused_reliability(arbiters: &[ArbiterView]) {
+    for a in arbiters.iter().filter(|a| !a.admitted) {
+        let exam = a.exam_record().and_then(Result::ok);
+        let Some(bins) = exam
+            .as_ref()
+            .and_then(|e| e.scores.binary.as_ref())
+            .map(|b| b.reliability.clone())
+        else {
+            say!(
+                "
+{}: no binary forecasts scored",
+                a.registration.arbiter_id
+            );
+            continue;
+        };
+        match calibration::wilson::reliability_intervals(&bins) {
+            Ok(rows) => {
+                say!(
+                    "
+reliability of {}'s exam forecasts (n per bin, yes outcomes, 95% Wilson interval of the observed frequency):",
+                    a.registration.arbiter_id
+                );
+                for line in crate::calibrate::reliability_lines(&rows) {
+                    say!("{line}");
+                }
+            }
+            Err(e) => say!(
+                "
+{}: reliability table unreadable: {e}",
+                a.registration.arbiter_id
+            ),
+        }
     }
 }

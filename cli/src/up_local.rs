@@ -100,6 +100,7 @@ pub async fn run(
     let arbiters = up_exams::wait_scored(&panel, &state, specs.len(), patience).await?;
     up_exams::print_scores(&arbiters);
     let admitted = arbiters.iter().filter(|a| a.admitted).count();
+    up_exams::print_refused_reliability(&arbiters);
     if admitted < specs.len() {
         say!(
             "\n{admitted} of {} model arbiters admitted. The exam scored each from its own \
