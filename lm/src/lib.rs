@@ -21,6 +21,7 @@ pub mod decoder;
 mod error;
 pub mod gguf;
 pub mod model;
+pub mod sampling;
 pub mod tokenizer;
 
 pub use decoder::{Cache, SlowFormats};

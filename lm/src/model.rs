@@ -239,10 +239,10 @@ impl Model {
         temperature: f64,
         seed: u64,
     ) -> Result<(String, usize), LmError> {
-        let mut rng = SplitMix(seed);
+        let mut sampler = crate::sampling::Sampler::new(temperature, seed);
         let mut out = Vec::new();
         while out.len() < max_tokens && cache.len() < self.decoder.context() {
-            let id = pick(&next, temperature, &mut rng);
+            let id = sampler.pick(&next);
             if self.stop.contains(&id) {
                 break;
             }
@@ -254,37 +254,4 @@ impl Model {
         }
         Ok((self.tokenizer.decode(&out), out.len()))
     }
-}
-
-/// A small deterministic generator (SplitMix64): sampling is reproducible from the seed
-/// the caller derives (the judge: from the motion), with no randomness of its own.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-fn pick(next: &NextToken, temperature: f64, rng: &mut SplitMix) -> u32 {
-    if temperature <= 0.0 {
-        return next.top(1).first().map_or(0, |t| t.0);
-    }
-    // Sample among the 40 most likely tokens, renormalised at the temperature.
-    let top = next.top(40);
-    let w: Vec<f64> = top.iter().map(|(_, lp)| (lp / temperature).exp()).collect();
-    let total: f64 = w.iter().sum();
-    let mut r = rng.next_f64() * total;
-    for ((id, _), wi) in top.iter().zip(&w) {
-        if r < *wi {
-            return *id;
-        }
-        r -= wi;
-    }
-    top.last().map_or(0, |t| t.0)
 }

@@ -223,12 +223,12 @@ impl Engine {
             .feed(&mut cache, &prompt[from..])
             .map_err(Refusal::internal)?;
         let mut fed = prompt.clone();
-        let mut rng = SplitMix(req.seed);
+        let mut sampler = panel_lm::sampling::Sampler::new(req.temperature, req.seed);
         let mut out = Vec::new();
         let mut positions = Vec::new();
         let mut finish = "length";
         while out.len() < req.max_tokens && cache.len() < self.context {
-            let id = pick(&next, req.temperature, &mut rng);
+            let id = sampler.pick(&next);
             if self.stop.contains(&id) {
                 finish = "stop";
                 break;
@@ -288,38 +288,6 @@ fn file_sha256(path: &Path) -> std::io::Result<String> {
         h.update(&buf[..n]);
     }
     Ok(hex::encode(h.finalize()))
-}
-
-/// A small deterministic generator (SplitMix64), as the engine's: sampling at a
-/// temperature is reproducible from the request's `seed`.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// Greedy at temperature 0, else sampled among the 40 likeliest tokens.
-fn pick(next: &NextToken, temperature: f64, rng: &mut SplitMix) -> u32 {
-    if temperature <= 0.0 {
-        return next.top(1).first().map_or(0, |t| t.0);
-    }
-    let top = next.top(40);
-    let w: Vec<f64> = top.iter().map(|(_, lp)| (lp / temperature).exp()).collect();
-    let mut r = rng.next_f64() * w.iter().sum::<f64>();
-    for ((id, _), wi) in top.iter().zip(&w) {
-        if r < *wi {
-            return *id;
-        }
-        r -= wi;
-    }
-    top.last().map_or(0, |t| t.0)
 }
 
 /// A request as the server takes it.
