@@ -289,7 +289,13 @@ fn quench_section(out: &mut String, run: &DossierRun) {
     let _ = writeln!(out, "## Quench\n");
     let _ = writeln!(
         out,
-        "| question | attempt | outcome | A yes/no/abstain | B | none |"
+        "Each prior's cell counts its arbiters' rulings as yes/no/abstain: prior A, prior B, \
+         and arbiters who declared no prior. An attempt that deadlocked was re-asked to a \
+         wider panel; its rulings stay here.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| question | attempt | outcome | prior A yes/no/abstain | prior B | no prior |"
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|");
     for o in &run.options {

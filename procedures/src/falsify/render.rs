@@ -70,7 +70,11 @@ fn claim_section(out: &mut String, b: &DebateBucketing) {
 
 fn tallies_table(out: &mut String, qs: &[QuestionTally]) {
     let _ = writeln!(out, "\n### Panel answers (yes/no/abstain per stance)\n");
-    let _ = writeln!(out, "| question | outcome | A | B | none |");
+    let _ = writeln!(
+        out,
+        "Cells count rulings as yes/no/abstain by the arbiter's declared prior: A, B, or no prior.\n"
+    );
+    let _ = writeln!(out, "| question | outcome | prior A | prior B | no prior |");
     let _ = writeln!(out, "|---|---|---|---|---|");
     for q in qs {
         let cell = |p: Prior| {
