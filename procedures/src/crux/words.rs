@@ -382,6 +382,54 @@ pub fn normalise_space(text: &str) -> String {
         .replace(['\u{201c}', '\u{201d}'], "\"")
 }
 
+/// Words that open a new clause after a comma (", so", ", who"): a hedge before them
+/// does not qualify what follows.
+const CLAUSE_OPENERS: &[&str] = &[
+    "and", "but", "so", "or", "yet", "who", "which", "whose", "while", "whereas", "although",
+    "though", "because", "since", "then", "thus", "hence",
+];
+
+/// A text cut into clauses, the scope a hedge or a bound has: at sentence ends, at `;`,
+/// `:`, dashes and brackets, and at a comma that opens a new clause (", and", ", who").
+/// A comma alone does not cut, so "If the estimate holds, the bill would pass $200,000"
+/// stays one clause and its "if" qualifies the figure.
+pub fn clauses(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        let cut = match c {
+            ';' | ':' | '(' | ')' | '\u{2014}' | '\u{2013}' | '!' | '?' => true,
+            '.' => next.is_none_or(char::is_whitespace),
+            '-' => {
+                next.is_some_and(char::is_whitespace)
+                    && i.checked_sub(1)
+                        .and_then(|j| chars.get(j))
+                        .is_some_and(|p| p.is_whitespace())
+            }
+            ',' => {
+                let rest: String = chars.get(i + 1..).unwrap_or(&[]).iter().collect();
+                let first = rest.split_whitespace().next().unwrap_or("").to_lowercase();
+                next.is_some_and(char::is_whitespace) && CLAUSE_OPENERS.contains(&first.as_str())
+            }
+            _ => false,
+        };
+        if cut {
+            if !cur.trim().is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            cur.clear();
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
 /// Does `phrase` (already tokenised) occur as consecutive tokens in `haystack`?
 pub fn contains_phrase(haystack: &[String], phrase: &[&str]) -> bool {
     !phrase.is_empty()
@@ -438,6 +486,23 @@ mod tests {
         assert_eq!(stem("engineers"), "engineer");
         assert_eq!(stem("boss"), "boss");
         assert_eq!(stem("boxes"), "box");
+    }
+
+    #[test]
+    fn clauses_cut_where_a_hedge_stops_reaching() {
+        assert_eq!(
+            clauses("Robots could help pickers, who walk 14 km; the lease: 36 months."),
+            vec![
+                "Robots could help pickers",
+                " who walk 14 km",
+                " the lease",
+                " 36 months"
+            ]
+        );
+        assert_eq!(
+            clauses("If it holds, the bill would pass $200,000 a year (1.25x)."),
+            vec!["If it holds, the bill would pass $200,000 a year ", "1.25x"]
+        );
     }
 
     #[test]

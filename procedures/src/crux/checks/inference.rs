@@ -7,7 +7,9 @@
 //!   sources' names: it reads more than the span says.
 //! - `crux.overconfident`: a confidence the label cannot carry: an extrapolation above
 //!   0.8, or a direct read of a hedged span above 0.85 (a read is no surer than what it
-//!   reads).
+//!   reads). A bound is not a hedge: a read of "for up to 400 developers" is as sure as
+//!   the price sheet it reads (`drift::span_hedge`). Inference claims carry no cap here:
+//!   their label already says they go beyond the span.
 
 use std::collections::BTreeSet;
 

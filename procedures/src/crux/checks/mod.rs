@@ -134,7 +134,7 @@ pub fn check(start: &CruxStart) -> Checked {
     out
 }
 
-pub(crate) use references::{located_quote, quote_context};
+pub(crate) use references::{located_quote, quote_context, quote_context_text};
 
 #[cfg(test)]
 mod tests;

@@ -38,6 +38,34 @@ pub(crate) fn quote_context(pack: &EvidencePack, r: &EvidenceRef, before: usize)
     out
 }
 
+/// As [`quote_context`], but as text with its punctuation, so it can be cut into clauses:
+/// the last `before` words of the quote's sentence before it, then the quote.
+pub(crate) fn quote_context_text(pack: &EvidencePack, r: &EvidenceRef, before: usize) -> String {
+    let Some((text, at)) = located_quote(pack, r) else {
+        return normalise_space(&r.quote);
+    };
+    let before_text = text.get(..at).unwrap_or("");
+    let sentence_start = [". ", "; ", "! ", "? "]
+        .iter()
+        .filter_map(|end| before_text.rfind(end).map(|i| i + end.len()))
+        .max()
+        .unwrap_or(0);
+    let words: Vec<&str> = before_text
+        .get(sentence_start..)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let prefix = words
+        .get(words.len().saturating_sub(before)..)
+        .unwrap_or(&[]);
+    let mut out = prefix.join(" ");
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(&normalise_space(&r.quote));
+    out
+}
+
 pub fn check(s: &CruxStart) -> (Vec<Finding>, String) {
     let mut f = Vec::new();
     let mut refs = 0usize;

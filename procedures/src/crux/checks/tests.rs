@@ -225,3 +225,126 @@ fn inference_labels_are_checked_against_the_span() {
     c.confidence = 0.9;
     fires(&s, "crux.overconfident", "claim p4");
 }
+
+/// The finding texts of one rule, for checking what a finding tells its author.
+fn reasons(s: &CruxStart, rule: &str) -> Vec<String> {
+    check(s)
+        .findings
+        .into_iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.reason)
+        .collect()
+}
+
+/// The baseline with an item E7 holding `text` (both positions re-hashed), and claim o1
+/// rewritten as a direct read of all of it.
+fn with_e7(text: &str) -> CruxStart {
+    let mut s = baseline();
+    s.pack.items.push(EvidenceItem {
+        id: "E7".into(),
+        source: "Added for this test".into(),
+        text: text.into(),
+    });
+    let h = s.pack.content_hash();
+    s.positions.iter_mut().for_each(|p| p.pack_hash = h.clone());
+    let c = claim(&mut s, "o1");
+    c.text = text.into();
+    c.evidence.truncate(1);
+    c.evidence[0].item = "E7".into();
+    c.evidence[0].quote = text.into();
+    s
+}
+
+#[test]
+fn a_bound_is_not_a_hedge_but_a_restated_bound_must_stay() {
+    let tier = "The Team tier costs $3,200 a month for up to 400 monthly active developers.";
+    // A direct read of a tier bound is as sure as the price sheet.
+    let mut s = with_e7(tier);
+    claim(&mut s, "o1").confidence = 0.95;
+    assert!(rules(&s).is_empty(), "{:?}", rules(&s));
+    // A claim that uses the price and not the bound owes the bound nothing.
+    let c = claim(&mut s, "o1");
+    c.text = "The Team tier costs $3,200 a month.".into();
+    c.inference = InferenceType::Inference;
+    assert!(rules(&s).is_empty(), "{:?}", rules(&s));
+    // The bound kept in other words, before or after the figure.
+    for kept in [
+        "With 310 developers we stay under the tier's 400-developer limit.",
+        "Hiring past 400 developers would leave the tier.",
+        "Hiring 100 more would take us above the tier's 400.",
+        "The tier is capped at 400 developers.",
+    ] {
+        claim(&mut s, "o1").text = kept.into();
+        assert!(rules(&s).is_empty(), "{kept}: {:?}", rules(&s));
+    }
+    // The bound dropped: the ceiling becomes the figure.
+    claim(&mut s, "o1").text = "The Team tier has 400 monthly active developers.".into();
+    fires(&s, "crux.drift_hedge", "claim o1");
+    assert!(reasons(&s, "crux.drift_hedge")[0].contains("bounds 400"));
+}
+
+#[test]
+fn up_to_without_a_figure_is_neither_hedge_nor_bound() {
+    let mut s = with_e7("Whether to renew is up to the customer each year.");
+    claim(&mut s, "o1").text = "The customer decides each year whether to renew.".into();
+    assert!(rules(&s).is_empty(), "{:?}", rules(&s));
+}
+
+#[test]
+fn a_hedge_reaches_its_clause_and_no_further() {
+    let mut s = baseline();
+    // The hedge after the figure, in its clause.
+    claim(&mut s, "o4").text = "Conflict resolution is the part we most need to own: inspectors \
+                                work offline 6 hours a day in some cases, and 41 lost-edit \
+                                tickets were filed last quarter."
+        .into();
+    assert!(rules(&s).is_empty(), "{:?}", rules(&s));
+    // A hedge in another clause does not qualify the figure.
+    claim(&mut s, "o4").text = "Conflict resolution could be the part we most need to own, and \
+                                inspectors work offline 6 hours a day; 41 lost-edit tickets were \
+                                filed last quarter."
+        .into();
+    fires(&s, "crux.drift_hedge", "claim o4");
+}
+
+#[test]
+fn an_inference_may_conclude_flatly_but_not_restate_flatly() {
+    let mut s = baseline();
+    // An inference from a hedged span, restating none of it, in the advocate's words.
+    claim(&mut s, "p4").text = "Lock-in, not price, is the risk to negotiate: sync history \
+                                exports only in a proprietary format."
+        .into();
+    assert!(rules(&s).is_empty(), "{:?}", rules(&s));
+    // The hedged clause restated flatly, a hedge elsewhere in the claim notwithstanding.
+    claim(&mut s, "p4").text = "Lock-in could be the risk to negotiate, and Syncwell will ship a \
+                                documented open export in a future release."
+        .into();
+    fires(&s, "crux.drift_hedge", "claim p4");
+    let why = &reasons(&s, "crux.drift_hedge")[0];
+    assert!(why.contains("Syncwell will ship"), "{why}");
+    assert!(
+        !why.contains("mark what the claim adds as inference"),
+        "the claim is already an inference: {why}"
+    );
+    // A direct read owes the source its hedge wherever it restates it.
+    let c = claim(&mut s, "p4");
+    c.text = "Sync history exports only in a proprietary format; a documented open export is \
+              offered in a future release."
+        .into();
+    c.inference = InferenceType::DirectRead;
+    c.confidence = 0.8;
+    fires(&s, "crux.drift_hedge", "claim p4");
+    assert!(reasons(&s, "crux.drift_hedge")[0].contains("direct read"));
+}
+
+#[test]
+fn a_direct_read_of_a_hedge_is_still_capped_when_a_bound_sits_beside_it() {
+    let mut s = with_e7("Restores of a whole archive may take up to 4 days.");
+    claim(&mut s, "o1").confidence = 0.9;
+    fires(&s, "crux.overconfident", "claim o1");
+    claim(&mut s, "o1").confidence = 0.85;
+    assert!(rules(&s).is_empty(), "{:?}", rules(&s));
+    claim(&mut s, "o1").text = "Restores of a whole archive take 4 days.".into();
+    fires(&s, "crux.drift_hedge", "claim o1");
+    assert!(reasons(&s, "crux.drift_hedge")[0].contains("bounds 4"));
+}
