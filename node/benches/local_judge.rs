@@ -8,7 +8,9 @@
 //! scripts/models.sh). Each model runs in a child process of its own, so its peak RSS is
 //! its own. `PANEL_BENCH_WEIGHTS=f32|q8|as-file` picks the slow-format policy;
 //! `PANEL_BENCH_PREFILL_ONLY=1 BENCH --one FILE` prints only load and prefill, the half of
-//! the llama.cpp ratio that scripts/reference/llama_cpp_prefill.py measures the other of.
+//! the llama.cpp ratio that scripts/reference/llama_cpp_prefill.py measures the other of;
+//! `PANEL_BENCH_EVERY=K` asks every K-th exam item only (timings on a larger model in
+//! minutes; its scores are then over that subset, and the output says so).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -164,8 +166,13 @@ fn one(path: &Path, weights: SlowFormats) -> Value {
     let exam = exam();
     let mut answers = Vec::new();
     let mut per_ruling = Vec::new();
+    let every = std::env::var("PANEL_BENCH_EVERY")
+        .ok()
+        .and_then(|k| k.parse::<usize>().ok())
+        .filter(|k| *k > 0)
+        .unwrap_or(1);
     let exam_started = Instant::now();
-    for i in 0..exam.items.len() {
+    for i in (0..exam.items.len()).step_by(every) {
         let m = motion(&exam, i);
         let t = Instant::now();
         let a = judge.rule_blocking(&m, None).expect("rules");
@@ -199,16 +206,23 @@ fn one(path: &Path, weights: SlowFormats) -> Value {
         "ruling_median_s": quantile(per_ruling.clone(), 0.5),
         "ruling_p90_s": quantile(per_ruling, 0.9),
         "exam_s": exam_s,
+        "asked": answers.len(),
         "peak_rss_mb": peak_rss_mb(),
         "answers": answers,
     })
 }
 
+/// The exam item an answer of the child's JSON names.
+fn item_of<'a>(exam: &'a Exam, a: &Value) -> Option<&'a calibration::exam::ExamItem> {
+    let id = a["item"].as_str()?;
+    exam.items.iter().find(|i| i.id == id)
+}
+
 fn to_answers(arbiter: &str, exam: &Exam, answers: &[Value]) -> Vec<Answer> {
     answers
         .iter()
-        .zip(&exam.items)
-        .filter_map(|(a, item)| {
+        .filter_map(|a| {
+            let item = item_of(exam, a)?;
             let v = &a["value"];
             let value = match &item.gold {
                 Gold::Binary(_) => AnswerValue::Probability(v["p"].as_f64()?),
@@ -314,20 +328,21 @@ fn main() {
     }
     let exam = exam();
     println!(
-        "\n| model | weights | load s | prompt tok/s | ruling median s | p90 s | exam s ({} items) | peak RSS MB |",
-        exam.items.len()
+        "\n| model | weights | load s | prompt tok/s | ruling median s | p90 s | items asked | exam s | peak RSS MB |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for r in &runs {
         let n = |k: &str| r[k].as_f64().unwrap_or(0.0);
         println!(
-            "| {} | {} | {:.1} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0} |",
+            "| {} | {} | {:.1} | {:.0} | {:.2} | {:.2} | {} of {} | {:.0} | {:.0} |",
             r["name"].as_str().unwrap_or(""),
             r["weights"].as_str().unwrap_or(""),
             n("load_s"),
             n("prompt_tokens_per_s"),
             n("ruling_median_s"),
             n("ruling_p90_s"),
+            n("asked"),
+            exam.items.len(),
             n("exam_s"),
             n("peak_rss_mb"),
         );
@@ -349,9 +364,9 @@ fn main() {
     if let (Some(g), Some(q)) = (gemma, qwen) {
         let pooled: Vec<Answer> =
             g.1.iter()
-                .zip(&q.1)
-                .zip(&exam.items)
-                .filter_map(|((a, b), item)| {
+                .filter_map(|a| {
+                    let item = item_of(&exam, a)?;
+                    let b = q.1.iter().find(|b| b["item"] == a["item"])?;
                     let (pa, pb) = (a["value"]["p"].as_f64()?, b["value"]["p"].as_f64()?);
                     Some(Answer {
                         arbiter: "panel".into(),
