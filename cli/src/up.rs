@@ -266,6 +266,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
 /// The coordinators as `panel up` talks to them: the CLI's client, refusals as errors.
 pub(crate) struct Panel {
     pub(crate) coordinators: Coordinators,
+    /// How long `settle` waits for a debate's open motions: a minute for simulated
+    /// judges, longer where real models rule (`with_patience`).
+    pub(crate) patience: Duration,
 }
 
 impl Panel {
@@ -277,7 +280,13 @@ impl Panel {
                 state: state.to_path_buf(),
                 tls: Some(issued.dir(pki::LOCAL_CLIENT)),
             })?,
+            patience: Duration::from_secs(60),
         })
+    }
+
+    /// The same client, waiting `patience` for a debate's motions to settle.
+    pub(crate) fn with_patience(self, patience: Duration) -> Panel {
+        Panel { patience, ..self }
     }
 
     pub(crate) async fn write(&mut self, command: ClientCommand) -> Result<Value> {
@@ -468,8 +477,11 @@ pub(crate) async fn settle(
         if open == 0 {
             return Ok(());
         }
-        if start.elapsed() > Duration::from_secs(60) {
-            bail!("{open} motion(s) still open after 60 s");
+        if start.elapsed() > panel.patience {
+            bail!(
+                "{open} motion(s) still open after {} s; `panel motion list --debate {debate_id}` shows them",
+                panel.patience.as_secs()
+            );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

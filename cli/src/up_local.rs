@@ -85,7 +85,9 @@ pub async fn run(
     let specs = &ARBITERS[..WORKED_EXAMPLE_ARBITERS];
     let judge = |spec: &ArbiterSpec| local_judge(spec, &models);
     let registrations = up_nodes::start(cluster, &state, &issued, &addrs, specs, &judge)?;
-    let mut panel = Panel::connect(&state, &addrs, &issued)?;
+    // A motion can take its whole commit window and a reveal round with real models.
+    let mut panel = Panel::connect(&state, &addrs, &issued)?
+        .with_patience(Duration::from_millis(Judging::LOCAL.commit_ms) * 3);
     for r in registrations {
         panel.write(ClientCommand::RegisterArbiter(r)).await?;
     }
