@@ -316,17 +316,20 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     assert_eq!(created["debate_id"], "deb_3");
     // An advance whose prerequisites do not hold is refused before any panel is asked,
     // with the engine's reason (issue 40 part 1: no yes is ever dropped silently).
-    let early = fails(
-        st,
-        &[
-            "ask",
-            "--debate",
-            "deb_3",
-            "--advance",
-            "construction",
-            "--wait",
-        ],
-    );
+    let advance_from_construction = || {
+        fails(
+            st,
+            &[
+                "ask",
+                "--debate",
+                "deb_3",
+                "--advance",
+                "construction",
+                "--wait",
+            ],
+        )
+    };
+    let early = advance_from_construction();
     assert!(
         early.contains("PHASE_NOT_ADVANCEABLE")
             && early.contains("is in framing, not construction"),
@@ -354,17 +357,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     assert!(adv.contains("appeal window closed"), "{adv}");
     let shown = ok(st, &["debate", "show", "deb_3"]);
     assert!(shown.contains("outcome statuses"), "{shown}");
-    let early = fails(
-        st,
-        &[
-            "ask",
-            "--debate",
-            "deb_3",
-            "--advance",
-            "construction",
-            "--wait",
-        ],
-    );
+    let early = advance_from_construction();
     assert!(
         early.contains("PHASE_PREREQ_UNMET") && early.contains("merged claim"),
         "{early}"

@@ -18,20 +18,26 @@ pub(crate) fn located_quote(pack: &EvidencePack, r: &EvidenceRef) -> Option<(Str
     text.find(&quote).map(|at| (text, at))
 }
 
+/// The part of `text`'s sentence before byte `at` (the quote's start): from the last
+/// sentence or clause end (". ", "; ", "! ", "? ") before it.
+fn sentence_before(text: &str, at: usize) -> &str {
+    let before_text = text.get(..at).unwrap_or("");
+    let sentence_start = [". ", "; ", "! ", "? "]
+        .iter()
+        .filter_map(|end| before_text.rfind(end).map(|i| i + end.len()))
+        .max()
+        .unwrap_or(0);
+    before_text.get(sentence_start..).unwrap_or("")
+}
+
 /// The quote's tokens with the `before` tokens that precede it in its sentence: a hedge
 /// just outside the quoted span ("up to" before "9 months") still qualifies it.
 pub(crate) fn quote_context(pack: &EvidencePack, r: &EvidenceRef, before: usize) -> Vec<String> {
     let Some((text, at)) = located_quote(pack, r) else {
         return hedge_tokens(&r.quote);
     };
-    let before_text = text.get(..at).unwrap_or("");
     // A hedge in the previous sentence does not qualify this one.
-    let sentence_start = [". ", "; ", "! ", "? "]
-        .iter()
-        .filter_map(|end| before_text.rfind(end).map(|i| i + end.len()))
-        .max()
-        .unwrap_or(0);
-    let prefix = hedge_tokens(before_text.get(sentence_start..).unwrap_or(""));
+    let prefix = hedge_tokens(sentence_before(&text, at));
     let start = prefix.len().saturating_sub(before);
     let mut out: Vec<String> = prefix.get(start..).unwrap_or(&[]).to_vec();
     out.extend(hedge_tokens(&r.quote));
@@ -44,17 +50,7 @@ pub(crate) fn quote_context_text(pack: &EvidencePack, r: &EvidenceRef, before: u
     let Some((text, at)) = located_quote(pack, r) else {
         return normalise_space(&r.quote);
     };
-    let before_text = text.get(..at).unwrap_or("");
-    let sentence_start = [". ", "; ", "! ", "? "]
-        .iter()
-        .filter_map(|end| before_text.rfind(end).map(|i| i + end.len()))
-        .max()
-        .unwrap_or(0);
-    let words: Vec<&str> = before_text
-        .get(sentence_start..)
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
+    let words: Vec<&str> = sentence_before(&text, at).split_whitespace().collect();
     let prefix = words
         .get(words.len().saturating_sub(before)..)
         .unwrap_or(&[]);
