@@ -307,7 +307,9 @@ fn verify(st: &Path, dir: &Path) {
 }
 
 /// One `StartRun` sent as it is, through `panel coordinator write` under mutual TLS with
-/// the client identity of `panel up`; the reply as the CLI prints it.
+/// the client identity of `panel up`; the reply as the CLI prints it. The intake's rate
+/// limit on new runs per identity (docs/SECURITY.md "Floods") refuses before the log, so
+/// a write it turns away is sent again, under the same ids, once it says to retry.
 fn raw_start(st: &Path, client_id: &str, request_id: u64, req: &RunRequest) -> Value {
     let file: Value =
         serde_json::from_slice(&std::fs::read(st.join("cluster.json")).expect("cluster.json"))
@@ -322,14 +324,25 @@ fn raw_start(st: &Path, client_id: &str, request_id: u64, req: &RunRequest) -> V
         req.clone(),
     ))))
     .expect("encode");
-    let out = panel_tests::panel()
-        .args(["coordinator", "write", "--addr", &addrs.join(",")])
-        .args(["--client-id", client_id, "--request-id"])
-        .arg(request_id.to_string())
-        .args(["--command", &command, "--tls"])
-        .arg(file["tls"].as_str().expect("tls folder"))
-        .output()
-        .expect("run panel");
+    let send = || {
+        panel_tests::panel()
+            .args(["coordinator", "write", "--addr", &addrs.join(",")])
+            .args(["--client-id", client_id, "--request-id"])
+            .arg(request_id.to_string())
+            .args(["--command", &command, "--tls"])
+            .arg(file["tls"].as_str().expect("tls folder"))
+            .output()
+            .expect("run panel")
+    };
+    let mut out = send();
+    for _ in 0..60 {
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !(err.contains("too many") && err.contains("retry in")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        out = send();
+    }
     serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
         panic!(
             "not a reply: {}\n{}",
