@@ -543,11 +543,8 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
                 question.key(),
                 crate::motion_cmd::outcome_text(&m.status)
             );
-            if let Some(c) = &m.confidence {
-                println!("how sure: {}", c.sentence());
-            }
-            if let Some(f) = &m.finality {
-                println!("status: {}", f.sentence());
+            for line in crate::motion_cmd::outcome_lines(&m) {
+                println!("{line}");
             }
         }
         // An outcome whose effect the engine refused changed nothing: say so and fail.

@@ -154,6 +154,18 @@ pub fn outcome_text(status: &MotionStatus) -> String {
     }
 }
 
+/// How sure the panel was of a decided motion's outcome and where the outcome stands
+/// (`confidence`, `finality`), a line each where the record has them; shared by `motion
+/// show` and `ask --wait`.
+pub fn outcome_lines(m: &Motion) -> Vec<String> {
+    let sure = m.confidence.map(|c| format!("how sure: {}", c.sentence()));
+    let status = m
+        .finality
+        .as_ref()
+        .map(|f| format!("status: {}", f.sentence()));
+    sure.into_iter().chain(status).collect()
+}
+
 /// A unit enum's name as the record spells it (`Relevance`, `TierVerification`).
 fn wire_name(v: &impl serde::Serialize) -> String {
     match serde_json::to_value(v) {
@@ -181,11 +193,8 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
         spec.state_hash.get(..16).unwrap_or("?")
     );
     println!("  outcome: {}", outcome_text(&m.status));
-    if let Some(c) = &m.confidence {
-        println!("  how sure: {}", c.sentence());
-    }
-    if let Some(f) = &m.finality {
-        println!("  status: {}", f.sentence());
+    for line in outcome_lines(m) {
+        println!("  {line}");
     }
     if let Some(r) = &m.effect_refused {
         println!(
