@@ -150,10 +150,9 @@ pub fn show(json: bool, cluster: &ClusterArgs) -> Result<ExitCode> {
     }
     match r.breakers.automatic {
         Some(a) => println!(
-            "automatic breaker armed: over the last {} decided motions, more than {}.{}% deadlocked or more than {} refused rulings pause new motions ({} counted so far)",
+            "automatic breaker armed: over the last {} decided motions, more than {} deadlocked or more than {} refused rulings pause new motions ({} counted so far)",
             a.window,
-            a.max_deadlock_permille / 10,
-            a.max_deadlock_permille % 10,
+            panel_machine::breakers::percent(u64::from(a.max_deadlock_permille)),
             a.max_refused_rulings,
             r.breakers.recent.len()
         ),

@@ -370,7 +370,7 @@ pub fn observe(state: &mut State, deadlocked: bool, refused_rulings: u32, at: (u
 }
 
 /// Thousandths as a percentage with one decimal, e.g. 625 -> "62.5%".
-fn percent(permille: u64) -> String {
+pub fn percent(permille: u64) -> String {
     format!("{}.{}%", permille / 10, permille % 10)
 }
 
