@@ -3,7 +3,16 @@
 //! results and the document.
 //!
 //! Script: `{env: {clock: {start, step}, ids: "counter-per-prefix", mode?}, steps: [{op, args}]}`.
-//! Each result is `null`, an error code string, `{created: id}` or `{n}`.
+//! Each result is what the reference engine's function of that name returns, as JSON:
+//! a refusal is `{code, message}` (only `code` is a contract; the messages are ours); a
+//! writer that succeeds returns `null`; a constructor returns the object it created
+//! (`newDebate` the debate, `addDefinition` the definition, `createThread` the thread,
+//! `addVersion` the version, `fileChallenge` the challenge, `fileAppeal` the appeal,
+//! `issueVerdict` the verdict) as it stood when it was returned, since a JSON result is
+//! a snapshot where the reference hands back a live object; the queries `phasePrereq`
+//! and `canAppeal` return `null` or a refusal. `setRelevance` (the host's assignment in
+//! the reference) and `forcePhase` (ours) return `null` or a refusal too. [`ops`] lists
+//! every op.
 //!
 //! `args` names the writer's parameters. A writer that takes a data object in the
 //! reference (`newDebate(input)`, `addDefinition(def)`, `addVersion(debate, thread,
@@ -220,24 +229,32 @@ const fn params(params: &'static [&'static str]) -> Shape {
     }
 }
 
-/// The shape of every op: the reference writers' parameters by name (the debate and the
-/// looked-up thread, challenge or appeal objects become their ids).
-fn shape(op: &str) -> Option<Shape> {
-    Some(match op {
-        "newDebate" => Shape {
+/// Every op and its shape: the reference writers' parameters by name (the debate and
+/// the looked-up thread, challenge or appeal objects become their ids). One table, so
+/// [`ops`] (which conformance tests walk) and the ops a script may name cannot drift.
+const SHAPES: &[(&str, Shape)] = &[
+    (
+        "newDebate",
+        Shape {
             params: &[],
             data: &["resolution", "posA", "posB", "burden", "claimBudget"],
             what: "the debate's framing",
             // Scripts have always opened with a bare newDebate (an empty framing).
             required: false,
         },
-        "addDefinition" => Shape {
+    ),
+    (
+        "addDefinition",
+        Shape {
             params: &[],
             data: &["term", "definition", "author", "side"],
             what: "the definition",
             required: true,
         },
-        "addVersion" => Shape {
+    ),
+    (
+        "addVersion",
+        Shape {
             params: &["threadId"],
             data: &[
                 "parentId",
@@ -254,7 +271,10 @@ fn shape(op: &str) -> Option<Shape> {
             what: "the version",
             required: true,
         },
-        "fileChallenge" => Shape {
+    ),
+    (
+        "fileChallenge",
+        Shape {
             params: &[],
             data: &[
                 "threadId",
@@ -268,7 +288,10 @@ fn shape(op: &str) -> Option<Shape> {
             what: "the challenge",
             required: true,
         },
-        "fileAppeal" => Shape {
+    ),
+    (
+        "fileAppeal",
+        Shape {
             params: &[],
             data: &[
                 "side",
@@ -281,37 +304,82 @@ fn shape(op: &str) -> Option<Shape> {
             what: "the appeal",
             required: true,
         },
-        "issueVerdict" => Shape {
+    ),
+    (
+        "issueVerdict",
+        Shape {
             params: &["viaAppealId"],
             data: &["actor", "rationale"],
             what: "the verdict options",
             required: false,
         },
-        "concludeAppealReview" => Shape {
+    ),
+    (
+        "concludeAppealReview",
+        Shape {
             params: &["actor"],
             data: &["rationale"],
             what: "the verdict options",
             required: false,
         },
-        "createThread" => params(&["side", "title", "actor"]),
-        "mergeVersion" | "rejectVersion" => {
-            params(&["threadId", "versionId", "rationale", "actor"])
-        }
-        "verifyTier" => params(&["threadId", "versionId", "citationIndex", "note", "actor"]),
-        "setRelevance" => params(&["threadId", "versionId", "relevance"]),
-        "respondChallenge" => params(&["challengeId", "text", "author", "side"]),
-        "resolveChallenge" => params(&["challengeId", "resolution", "rationale", "actor"]),
-        "submitSteelman" => params(&["ofSide", "text", "author", "side"]),
-        "certifySteelman" => params(&["ofSide", "actor", "side"]),
-        "arbiterCertifySteelman" => params(&["ofSide", "reason", "actor"]),
-        "returnSteelman" => params(&["ofSide", "note", "actor", "side"]),
-        "advancePhase" | "closeDebate" => params(&["actor"]),
-        "forcePhase" => params(&["phase", "actor"]),
-        "phasePrereq" => params(&[]),
-        "canAppeal" => params(&["side"]),
-        "decideAppeal" => params(&["appealId", "admit", "rationale", "actor"]),
-        _ => return None,
-    })
+    ),
+    ("createThread", params(&["side", "title", "actor"])),
+    (
+        "mergeVersion",
+        params(&["threadId", "versionId", "rationale", "actor"]),
+    ),
+    (
+        "rejectVersion",
+        params(&["threadId", "versionId", "rationale", "actor"]),
+    ),
+    (
+        "verifyTier",
+        params(&["threadId", "versionId", "citationIndex", "note", "actor"]),
+    ),
+    (
+        "setRelevance",
+        params(&["threadId", "versionId", "relevance"]),
+    ),
+    (
+        "respondChallenge",
+        params(&["challengeId", "text", "author", "side"]),
+    ),
+    (
+        "resolveChallenge",
+        params(&["challengeId", "resolution", "rationale", "actor"]),
+    ),
+    (
+        "submitSteelman",
+        params(&["ofSide", "text", "author", "side"]),
+    ),
+    ("certifySteelman", params(&["ofSide", "actor", "side"])),
+    (
+        "arbiterCertifySteelman",
+        params(&["ofSide", "reason", "actor"]),
+    ),
+    (
+        "returnSteelman",
+        params(&["ofSide", "note", "actor", "side"]),
+    ),
+    ("advancePhase", params(&["actor"])),
+    ("closeDebate", params(&["actor"])),
+    ("forcePhase", params(&["phase", "actor"])),
+    ("phasePrereq", params(&[])),
+    ("canAppeal", params(&["side"])),
+    (
+        "decideAppeal",
+        params(&["appealId", "admit", "rationale", "actor"]),
+    ),
+];
+
+/// The shape of one op, `None` for a name no script may use.
+fn shape(op: &str) -> Option<&'static Shape> {
+    SHAPES.iter().find(|(name, _)| *name == op).map(|(_, s)| s)
+}
+
+/// Every op a replay script may name.
+pub fn ops() -> impl Iterator<Item = &'static str> {
+    SHAPES.iter().map(|(name, _)| *name)
 }
 
 impl Shape {
@@ -443,10 +511,12 @@ fn suffix(p: &serde_path_to_error::Path) -> String {
     }
 }
 
+/// A refusal as the reference returns one: `{code, message}`.
 fn refusal(r: Refusal) -> Value {
-    Value::String(r.code.as_str().to_string())
+    json!({ "code": r.code.as_str(), "message": r.message })
 }
 
+/// A writer's answer: `null` on success, the refusal otherwise.
 fn unit(r: Result<(), Refusal>) -> Value {
     match r {
         Ok(()) => Value::Null,
@@ -454,10 +524,29 @@ fn unit(r: Result<(), Refusal>) -> Value {
     }
 }
 
-fn created(r: Result<String, Refusal>) -> Value {
+/// A document part as JSON. Serialising the document's plain data types into a `Value`
+/// cannot fail; `null` stands in should it ever.
+fn object<T: serde::Serialize>(x: &T) -> Value {
+    serde_json::to_value(x).unwrap_or(Value::Null)
+}
+
+/// A constructor's answer: the object it created, looked up in the document by the id
+/// the engine returned, or the refusal. An id the document does not hold is a gap
+/// between the engine and this module, reported rather than answered with `null`.
+fn created<T: serde::Serialize>(
+    d: &Debate,
+    r: Result<String, Refusal>,
+    find: impl for<'d> Fn(&'d Debate, &str) -> Option<&'d T>,
+    path: &str,
+) -> Result<Value, ScriptError> {
     match r {
-        Ok(id) => json!({ "created": id }),
-        Err(e) => refusal(e),
+        Ok(id) => find(d, &id).map(object).ok_or_else(|| {
+            bad(
+                format!("{path}.op"),
+                format!("the engine created {id:?} but the document does not hold it"),
+            )
+        }),
+        Err(e) => Ok(refusal(e)),
     }
 }
 
@@ -551,7 +640,7 @@ pub fn run(script: &Value) -> Result<Replay, ScriptError> {
                 burden: data.opt_str("burden")?,
                 claim_budget: data.loose_num("claimBudget")?,
             });
-            results.push(json!({ "created": d.id }));
+            results.push(d.to_json());
             doc = Some(d);
             continue;
         }
@@ -591,30 +680,42 @@ fn apply(
                     side: data.opt_str("side")?,
                 },
             );
-            Value::Null
+            d.definitions.last().map_or(Value::Null, object)
         }
-        "createThread" => created(p.create_thread(
-            d,
-            a.opt_str("side")?.as_deref(),
-            a.opt_str("title")?.as_deref(),
-            actor,
-        )),
-        "addVersion" => created(p.add_version(
-            d,
-            &a.str("threadId")?,
-            VersionInput {
-                parent_id: data.opt_str("parentId")?,
-                author: data.opt_str("author")?,
-                side: data.opt_str("side")?,
-                kind: data.opt_str("type")?,
-                assertion: data.opt_str("assertion")?,
-                grounds: data.opt_str("grounds")?,
-                warrant: data.opt_str("warrant")?,
-                evidence: data.citations("evidence")?,
-                qualifier: data.opt_str("qualifier")?,
-                relevance: data.opt_num("relevance")?,
-            },
-        )),
+        "createThread" => {
+            let r = p.create_thread(
+                d,
+                a.opt_str("side")?.as_deref(),
+                a.opt_str("title")?.as_deref(),
+                actor,
+            );
+            created(d, r, Debate::thread, path)?
+        }
+        "addVersion" => {
+            let thread_id = a.str("threadId")?;
+            let r = p.add_version(
+                d,
+                &thread_id,
+                VersionInput {
+                    parent_id: data.opt_str("parentId")?,
+                    author: data.opt_str("author")?,
+                    side: data.opt_str("side")?,
+                    kind: data.opt_str("type")?,
+                    assertion: data.opt_str("assertion")?,
+                    grounds: data.opt_str("grounds")?,
+                    warrant: data.opt_str("warrant")?,
+                    evidence: data.citations("evidence")?,
+                    qualifier: data.opt_str("qualifier")?,
+                    relevance: data.opt_num("relevance")?,
+                },
+            );
+            created(
+                d,
+                r,
+                |d: &Debate, id: &str| d.thread(&thread_id).and_then(|t| t.version(id)),
+                path,
+            )?
+        }
         "mergeVersion" => unit(p.merge_version(
             d,
             &a.str("threadId")?,
@@ -649,18 +750,21 @@ fn apply(
             &a.str("versionId")?,
             a.opt_num("relevance")?,
         )),
-        "fileChallenge" => created(p.file_challenge(
-            d,
-            ChallengeInput {
-                thread_id: data.str("threadId")?,
-                version_id: data.opt_str("versionId")?.unwrap_or_default(),
-                ground: data.opt_str("ground")?,
-                text: data.opt_str("text")?,
-                evidence: data.citations("evidence")?,
-                author: data.opt_str("author")?,
-                side: data.opt_str("side")?,
-            },
-        )),
+        "fileChallenge" => {
+            let r = p.file_challenge(
+                d,
+                ChallengeInput {
+                    thread_id: data.str("threadId")?,
+                    version_id: data.opt_str("versionId")?.unwrap_or_default(),
+                    ground: data.opt_str("ground")?,
+                    text: data.opt_str("text")?,
+                    evidence: data.citations("evidence")?,
+                    author: data.opt_str("author")?,
+                    side: data.opt_str("side")?,
+                },
+            );
+            created(d, r, Debate::challenge, path)?
+        }
         "respondChallenge" => unit(p.respond_challenge(
             d,
             &a.str("challengeId")?,
@@ -708,21 +812,32 @@ fn apply(
                 data.opt_str("rationale")?.as_deref(),
                 data.opt_str("actor")?.as_deref(),
             );
-            json!({ "n": n })
+            match d.verdicts.last() {
+                Some(v) if v.n == n => object(v),
+                _ => {
+                    return Err(bad(
+                        format!("{path}.op"),
+                        format!("the engine issued verdict {n} but the document does not hold it"),
+                    ));
+                }
+            }
         }
         "phasePrereq" => unit(phase_prereq(d)),
         "canAppeal" => unit(can_appeal(d, &a.opt_str("side")?.unwrap_or_default())),
-        "fileAppeal" => created(p.file_appeal(
-            d,
-            AppealInput {
-                side: data.opt_str("side")?,
-                author: data.opt_str("author")?,
-                ground: data.opt_str("ground")?,
-                justification: data.opt_str("justification")?,
-                evidence: data.citations("evidence")?,
-                target_thread_ids: data.strings("targetThreadIds")?,
-            },
-        )),
+        "fileAppeal" => {
+            let r = p.file_appeal(
+                d,
+                AppealInput {
+                    side: data.opt_str("side")?,
+                    author: data.opt_str("author")?,
+                    ground: data.opt_str("ground")?,
+                    justification: data.opt_str("justification")?,
+                    evidence: data.citations("evidence")?,
+                    target_thread_ids: data.strings("targetThreadIds")?,
+                },
+            );
+            created(d, r, Debate::appeal, path)?
+        }
         "decideAppeal" => unit(p.decide_appeal(
             d,
             &a.str("appealId")?,
