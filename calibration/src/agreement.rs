@@ -95,7 +95,7 @@ pub fn cohen_kappa(
 pub const Z_95: f64 = 1.959_963_984_540_054;
 
 /// Unweighted Cohen's kappa with its large-sample standard error and 95% interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct KappaEstimate {
     /// Paired ratings the estimate is over.
     pub items: usize,

@@ -30,7 +30,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::agreement::{KappaEstimate, cohen_kappa_interval};
@@ -74,7 +74,7 @@ impl Decision {
 }
 
 /// The pairs of one variant with its group's base.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VariantPairs {
     pub variant: ProbeVariant,
     /// Asked groups that have this variant.
@@ -110,7 +110,7 @@ impl VariantPairs {
 }
 
 /// Accuracy on the objective subset.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObjectiveAccuracy {
     /// Objective questions asked.
     pub asked: usize,
@@ -123,7 +123,7 @@ pub struct ObjectiveAccuracy {
 }
 
 /// Everything the probes measure for one arbiter.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeScores {
     /// The content hash of the exam the probes came from.
     pub exam_hash: String,

@@ -3,7 +3,8 @@
 //! consistency check, the exam format and the admission policy, the bias probes, the
 //! per-arbiter exam draw and the answer-key commitment, and the simulated judge's formulas
 //! (`judge_model`, shared by the simulator and the node's `simulated` judge), and Wilson's
-//! interval for a proportion (`wilson`: reliability bins, probe flip rates).
+//! interval for a proportion (`wilson`: reliability bins, probe flip rates), and the
+//! leaderboard's baseline and peer scores (`leaderboard`).
 //!
 //! Pure: no I/O, no clock, no randomness (the bridging fit and the exam draw take a seed
 //! for the crate's seeded generator; admission takes "now" and the commitment its salt as
@@ -20,11 +21,13 @@ pub mod cooke;
 pub mod error;
 pub mod exam;
 pub mod exam_draw;
+pub mod exam_hold_back;
 pub mod exam_scoring;
 
 pub mod independence;
 pub mod inert;
 pub mod judge_model;
+pub mod leaderboard;
 pub mod prior_consistency;
 pub mod prior_consistency_v2;
 pub mod public_pool;

@@ -67,6 +67,9 @@ pub enum ResolutionKind {
     SourceVerified,
     /// A later decision (admitted or denied) on an appeal of the challenge's outcome.
     Appeal,
+    /// An exam item held back from the admission score, resolved by the exam's revealed
+    /// gold (`exam_hold_back`); `motion_id` names the sitting's key reveal.
+    ExamHeldBack,
 }
 
 impl ResolutionKind {
@@ -74,6 +77,7 @@ impl ResolutionKind {
         match self {
             ResolutionKind::SourceVerified => "source-verified",
             ResolutionKind::Appeal => "appeal",
+            ResolutionKind::ExamHeldBack => "exam-held-back",
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Arbiters on a running cluster: `panel arbiter register|declare|list|show`. A registered arbiter
+//! Arbiters on a running cluster: `panel arbiter register|declare|list|leaderboard|show`. A registered arbiter
 //! takes the calibration exam through its node and is admitted or refused by the recorded
 //! decision (calibration-digest: Brier skill, log score, Cooke's calibration, inertness);
 //! `show` prints the scores and any failed bar, and the post-admission track record
@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
+use calibration::bias_probes::ProbeScores;
+use calibration::exam_hold_back::{HeldBackForecast, TopicCalibration};
 use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
+use calibration::wilson::reliability_intervals;
 use panel_coordinator::acceptance::Stance;
 use panel_coordinator::admission::ExamRecord;
 use panel_coordinator::client::failover::WriteOutcome;
@@ -18,6 +21,7 @@ use panel_coordinator::model::Arbiter;
 use panel_coordinator::query::{ArbiterReply, ArbitersReply};
 use serde::Deserialize;
 
+use crate::calibrate::{ProbeCells, reliability_lines};
 use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
 use crate::rulings::stance_name;
@@ -104,6 +108,15 @@ enum ArbiterCmd {
     },
     /// List the registered arbiters with stance, organisation and admission.
     List {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+    /// Arbiters and organisations ranked on resolved outcomes, with the baseline and peer
+    /// log scores (docs/CALIBRATION.md "The leaderboard") and how many resolved forecasts
+    /// each rests on.
+    Leaderboard {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -338,6 +351,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        ArbiterCmd::Leaderboard { json, cluster } => {
+            let c = Cluster::connect(&cluster)?;
+            let v: ArbitersReply = runtime()?.block_on(c.read_as(&Query::Arbiters))?;
+            crate::leaderboard_view::print(&v.arbiters, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
         ArbiterCmd::Show { id, json, cluster } => {
             let c = Cluster::connect(&cluster)?;
             let v: ArbiterReply = runtime()?.block_on(c.read_as(&Query::Arbiter {
@@ -419,7 +438,80 @@ fn print_arbiter(a: &Arbiter) {
         Some(Ok(exam)) => exam,
     };
     print_exam(&exam, a.exam.as_ref());
+    if let Some(raw) = a.exam.as_ref() {
+        for line in exam_detail_lines(&exam, raw) {
+            println!("{line}");
+        }
+    }
     print_track_record(a);
+}
+
+/// What the stored exam says beyond its scores: the bias probes with their intervals, the
+/// reliability table with a Wilson interval and count per bin, calibration per topic, and
+/// the items held back for the track record (the latter two from rule set 14).
+fn exam_detail_lines(exam: &ExamRecord, raw: &serde_json::Value) -> Vec<String> {
+    let detail = ExamDetail::deserialize(raw).unwrap_or_default();
+    let mut out = Vec::new();
+    if let Some(p) = &detail.probes {
+        let c = ProbeCells::of(p);
+        out.push(
+            "  bias probes (each variant against its base question; 95% intervals: Wilson for rates, Wald for kappa)"
+                .into(),
+        );
+        out.push(format!(
+            "    order flips {} (rate {}), padding |shift| {}, consequence shift {}",
+            c.order_flips, c.order_flip_rate, c.padding, c.consequence
+        ));
+        out.push(format!(
+            "    kappa against gold {} (questions in brackets), objective items correct {}",
+            c.kappa, c.objective
+        ));
+    }
+    if let Some(b) = &exam.scores.binary {
+        match reliability_intervals(&b.reliability) {
+            Ok(rows) if !rows.is_empty() => {
+                out.push("  reliability of binary forecasts (n forecasts and yes outcomes per bin; 95% Wilson interval of the observed frequency)".into());
+                out.extend(
+                    reliability_lines(&rows)
+                        .into_iter()
+                        .map(|l| format!("  {l}")),
+                );
+            }
+            Ok(_) => {}
+            Err(e) => out.push(format!("  reliability table unreadable: {e}")),
+        }
+    }
+    if !detail.topics.is_empty() {
+        out.push("  calibration per topic (the exam's tags; binary items asked, yes = gold yes; Brier 0.25 = always 0.5)".into());
+        out.push(format!(
+            "    {:<20} {:>4} {:>4} {:>7} {:>6}",
+            "topic", "n", "yes", "mean_p", "Brier"
+        ));
+        for t in &detail.topics {
+            out.push(format!(
+                "    {:<20} {:>4} {:>4} {:>7.3} {:>6.3}",
+                t.tag, t.items, t.yes, t.mean_forecast, t.brier
+            ));
+        }
+    }
+    if !detail.held_back.is_empty() {
+        out.push(format!(
+            "  held back from the admission score: {} binary items, scored on the track record against the revealed gold",
+            detail.held_back.len()
+        ));
+    }
+    out
+}
+
+/// The parts of a stored exam record `ExamRecord` leaves out.
+#[derive(Deserialize, Default)]
+struct ExamDetail {
+    #[serde(default)]
+    probes: Option<ProbeScores>,
+    #[serde(default)]
+    topics: Vec<TopicCalibration>,
+    #[serde(default)]
+    held_back: Vec<HeldBackForecast>,
 }
 
 fn print_exam(exam: &ExamRecord, raw: Option<&serde_json::Value>) {
@@ -487,7 +579,7 @@ fn track_record_lines(record: &TrackRecord) -> Vec<String> {
     let policy = RecalibrationPolicy::default();
     if record.items.is_empty() {
         return vec![
-            "  track record: no resolved outcomes yet (only appeals and sources later verified count, never agreement with a panel)".into(),
+            "  track record: no resolved outcomes yet (exam items held back from admission, appeals and sources later verified count, never agreement with a panel)".into(),
         ];
     }
     let window = record.window();

@@ -43,6 +43,7 @@ use calibration::admission::{
 };
 use calibration::bias_probes::{ProbeScores, VariantPairs, score_probes};
 use calibration::exam::{Exam, ProbeGroup, load_exam};
+use calibration::exam_hold_back;
 use calibration::exam_scoring::{Answer, ArbiterScores, load_answers, score_arbiter};
 use calibration::inert::InertPolicy;
 use calibration::reliability_svg::reliability_svg;
@@ -79,8 +80,11 @@ pub struct Args {
 
 /// One arbiter scored as a sitting scores it.
 struct Examined {
-    /// Items counted as asked (answered, probe groups whole).
+    /// Items counted as asked (answered, probe groups whole), held-back ones included.
     asked: usize,
+    /// Binary items left out of the decision, as a sitting holds them back for the track
+    /// record (the sheet's last plain binary answers above the floor).
+    held_back: Vec<String>,
     scores: ArbiterScores,
     probes: ProbeScores,
     reliability: Vec<ReliabilityInterval>,
@@ -184,6 +188,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let line = json!({
                 "scores": e.scores,
                 "asked": e.asked,
+                "held_back": e.held_back,
                 "probes": e.probes,
                 "reliability": e.reliability,
                 "policy": policy,
@@ -238,7 +243,21 @@ fn asked_items(exam: &Exam, groups: &[ProbeGroup], sheet: &[&Answer]) -> Vec<Str
         .collect()
 }
 
-/// One arbiter, as `exam_sitting::reveal` scores a held exam: the scores on the sub-exam
+/// The items a sitting would hold back from this sheet's admission score
+/// (`calibration::exam_hold_back`): the sheet's answers are taken in the order given, which
+/// for a sitting's export is the asking order of the draw.
+fn held_back_in_sheet_order(exam: &Exam, sheet: &[&Answer]) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    for a in sheet {
+        if !order.contains(&a.item) {
+            order.push(a.item.clone());
+        }
+    }
+    exam_hold_back::held_back(exam, &order)
+}
+
+/// One arbiter, as `exam_sitting::reveal` scores a held exam (rule set 14: the items held
+/// back are left out of the decision): the scores on the sub-exam
 /// of the items asked (with the pool's content hash), the probes on the pool with the
 /// asked list, and the decision from the same calibration functions and policy.
 fn examine(
@@ -249,7 +268,17 @@ fn examine(
     sheet: &[&Answer],
     now: i64,
 ) -> anyhow::Result<Examined> {
-    let asked = asked_items(exam, groups, sheet);
+    let held = held_back_in_sheet_order(exam, sheet);
+    let asked: Vec<String> = asked_items(exam, groups, sheet)
+        .into_iter()
+        .filter(|id| !held.contains(id))
+        .collect();
+    let scored: Vec<&Answer> = sheet
+        .iter()
+        .filter(|a| !held.contains(&a.item))
+        .copied()
+        .collect();
+    let sheet = scored.as_slice();
     let asked_exam = Exam {
         items: exam
             .items
@@ -270,7 +299,8 @@ fn examine(
         None => Vec::new(),
     };
     Ok(Examined {
-        asked: asked.len(),
+        asked: asked.len() + held.len(),
+        held_back: held,
         scores,
         probes,
         reliability,
@@ -532,40 +562,17 @@ fn print_probes(out: &mut impl Write, groups: usize, examined: &[Examined]) -> i
         "kappa vs gold (questions)"
     )?;
     for e in examined {
-        let p = &e.probes;
-        let o = &p.order_swapped;
-        let rate = o.flip_rate.map_or_else(
-            || "-".to_string(),
-            |r| with_interval(r, wilson_95(o.flips, o.pairs).ok()),
-        );
-        let kappa = p.kappa.as_ref().map_or_else(
-            || "-".to_string(),
-            |k| {
-                let i = k
-                    .lower
-                    .zip(k.upper)
-                    .map(|(lower, upper)| Interval { lower, upper });
-                format!("{} ({})", with_interval(k.kappa, i), k.items)
-            },
-        );
-        let ob = &p.objective;
-        let objective = ob.accuracy.map_or_else(
-            || format!("{}/{}", ob.correct, ob.answered),
-            |a| {
-                let i = wilson_95(ob.correct, ob.answered).ok();
-                format!("{}/{} {}", ob.correct, ob.answered, with_interval(a, i))
-            },
-        );
+        let c = ProbeCells::of(&e.probes);
         writeln!(
             out,
             "{:<16} {:<11} {:<22} {:<21} {:<21} {:<28} {}",
             truncate(&e.scores.arbiter, 16),
-            format!("{}/{}", o.flips, o.pairs),
-            rate,
-            shift(&p.padded, p.padding_shift(), false),
-            shift(&p.consequence, p.consequence_shift(), true),
-            kappa,
-            objective
+            c.order_flips,
+            c.order_flip_rate,
+            c.padding,
+            c.consequence,
+            c.kappa,
+            c.objective
         )?;
     }
     for e in examined {
@@ -592,6 +599,53 @@ fn print_probes(out: &mut impl Write, groups: usize, examined: &[Examined]) -> i
         }
     }
     Ok(())
+}
+
+/// One arbiter's bias-probe figures as text, each rate with its 95% interval (Wilson for
+/// rates, Wald for kappa). Shared by `panel calibrate` and `panel arbiter show`.
+pub(crate) struct ProbeCells {
+    pub order_flips: String,
+    pub order_flip_rate: String,
+    pub padding: String,
+    pub consequence: String,
+    pub kappa: String,
+    pub objective: String,
+}
+
+impl ProbeCells {
+    pub(crate) fn of(p: &ProbeScores) -> Self {
+        let o = &p.order_swapped;
+        let order_flip_rate = o.flip_rate.map_or_else(
+            || "-".to_string(),
+            |r| with_interval(r, wilson_95(o.flips, o.pairs).ok()),
+        );
+        let kappa = p.kappa.as_ref().map_or_else(
+            || "-".to_string(),
+            |k| {
+                let i = k
+                    .lower
+                    .zip(k.upper)
+                    .map(|(lower, upper)| Interval { lower, upper });
+                format!("{} ({})", with_interval(k.kappa, i), k.items)
+            },
+        );
+        let ob = &p.objective;
+        let objective = ob.accuracy.map_or_else(
+            || format!("{}/{}", ob.correct, ob.answered),
+            |a| {
+                let i = wilson_95(ob.correct, ob.answered).ok();
+                format!("{}/{} {}", ob.correct, ob.answered, with_interval(a, i))
+            },
+        );
+        ProbeCells {
+            order_flips: format!("{}/{}", o.flips, o.pairs),
+            order_flip_rate,
+            padding: shift(&p.padded, p.padding_shift(), false),
+            consequence: shift(&p.consequence, p.consequence_shift(), true),
+            kappa,
+            objective,
+        }
+    }
 }
 
 /// Each arbiter's reliability table: forecasts per bin, yes outcomes, mean forecast,

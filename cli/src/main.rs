@@ -22,6 +22,7 @@ mod export_cmd;
 mod falsify_cmd;
 mod gate_cmd;
 mod jsonl;
+mod leaderboard_view;
 mod ledger_cmd;
 mod model_cmd;
 mod monitor_cmd;

@@ -31,9 +31,11 @@ use calibration::answer_key::verify_answer_key;
 use calibration::bias_probes::{ProbeScores, score_probes};
 use calibration::exam::{Exam, LineError, load_exam};
 use calibration::exam_draw::{DrawCounts, DrawError, draw_public};
+use calibration::exam_hold_back::{self, HeldBackForecast, TopicCalibration};
 use calibration::exam_scoring::{Answer, ArbiterScores, score_arbiter};
 use calibration::inert::InertPolicy;
 use calibration::public_pool::{PoolError, PublicItem, PublicPool};
+use calibration::recalibration::{RecalibrationPolicy, Resolution, ResolutionKind, ResolvedItem};
 use ed25519_dalek::VerifyingKey;
 use panel_proto::pb;
 use serde::{Deserialize, Serialize};
@@ -511,27 +513,43 @@ pub fn reveal(
     }
     let now_s = (time_ms / 1000) as i64;
     let bar = exam_bar(state);
+    let hold_back = state.rules >= crate::rules::EXAM_TRACK_RECORD;
     // Score first, from the held exams as they stand; then write.
-    let scored: Vec<(String, Result<Scored, ScoreError>)> = open
-        .held
-        .iter()
-        .map(|(arbiter_id, h)| {
-            let scored =
-                score(&exam, arbiter_id, h, now_s, bar).map(|(scores, probes, decision)| Scored {
-                    scores,
-                    probes,
-                    decision,
-                    sitting: SittingRef {
-                        number: open.number,
-                        pool_id: open.pool_id.clone(),
-                        seed: h.seed,
-                        asked: h.asked.clone(),
-                        reused_from: open.reused_from,
+    let scored: Vec<(String, Result<Scored, ScoreError>)> =
+        open.held
+            .iter()
+            .map(|(arbiter_id, h)| {
+                let held = if hold_back {
+                    // Only answered items are held back, so a missing answer never pushes
+                    // the scored items below the floor.
+                    let answered: Vec<String> = h
+                        .asked
+                        .iter()
+                        .filter(|id| h.answers.iter().any(|a| &a.item == *id))
+                        .cloned()
+                        .collect();
+                    exam_hold_back::held_back(&exam, &answered)
+                } else {
+                    Vec::new()
+                };
+                let scored = score(&exam, arbiter_id, h, &held, now_s, bar).map(
+                    |(scores, probes, decision)| Scored {
+                        scores,
+                        probes,
+                        decision,
+                        beyond: hold_back.then(|| Beyond::of(&exam, h, &held)),
+                        sitting: SittingRef {
+                            number: open.number,
+                            pool_id: open.pool_id.clone(),
+                            seed: h.seed,
+                            asked: h.asked.clone(),
+                            reused_from: open.reused_from,
+                        },
                     },
-                });
-            (arbiter_id.clone(), scored)
-        })
-        .collect();
+                );
+                (arbiter_id.clone(), scored)
+            })
+            .collect();
     let number = open.number;
     let mut outcomes = Vec::new();
     let mut unscored = Vec::new();
@@ -546,8 +564,13 @@ pub fn reveal(
                         decision: &x.decision,
                         probes: Some(&x.probes),
                         sitting: Some(&x.sitting),
+                        topics: x.beyond.as_ref().map(|b| b.topics.as_slice()),
+                        held_back: x.beyond.as_ref().map(|b| b.held_back.as_slice()),
                     },
                 );
+                if let Some(b) = &x.beyond {
+                    track_held_back(state, &arbiter_id, number, &b.held_back);
+                }
                 outcomes.push(crate::reply::ExamOutcome {
                     arbiter_id,
                     admitted,
@@ -611,6 +634,51 @@ struct Scored {
     probes: ProbeScores,
     decision: AdmissionDecision,
     sitting: SittingRef,
+    /// From rule set `EXAM_TRACK_RECORD` on: what the exam tells beyond the decision.
+    beyond: Option<Beyond>,
+}
+
+/// What an exam tells beyond the admission decision (`calibration::exam_hold_back`).
+struct Beyond {
+    topics: Vec<TopicCalibration>,
+    held_back: Vec<HeldBackForecast>,
+}
+
+impl Beyond {
+    fn of(exam: &Exam, h: &HeldExam, held: &[String]) -> Self {
+        let answers: Vec<&Answer> = h.answers.iter().collect();
+        Beyond {
+            topics: exam_hold_back::by_topic(exam, &h.asked, &answers),
+            held_back: exam_hold_back::forecasts(exam, held, &answers),
+        }
+    }
+}
+
+/// Puts an arbiter's held-back exam items on its track record, resolved by the sitting's
+/// revealed gold, and re-applies the recalibration bars. `record_exam` has just started
+/// the new window, so these are its first items.
+fn track_held_back(state: &mut State, arbiter_id: &str, sitting: u32, held: &[HeldBackForecast]) {
+    let Some(a) = state.arbiters.get_mut(arbiter_id) else {
+        return;
+    };
+    let by = Resolution {
+        motion_id: format!("exam/s{sitting}/key"),
+        kind: ResolutionKind::ExamHeldBack,
+    };
+    for f in held {
+        // An item's id is unique in its pool, so a sitting records it once.
+        let _ = a.recalibration.record(ResolvedItem {
+            motion_id: format!("exam/s{sitting}/{}", f.item),
+            probability: f.probability,
+            outcome: f.outcome,
+            resolved_by: by.clone(),
+        });
+    }
+    if !held.is_empty() {
+        let _ = a
+            .recalibration
+            .reassess(&RecalibrationPolicy::default(), &by);
+    }
 }
 
 /// Why a held exam could not be scored (the arbiter stays due an exam).
@@ -622,26 +690,38 @@ enum ScoreError {
     Probes(#[from] calibration::bias_probes::ProbeError),
 }
 
-/// Scores one held exam on the items it was asked, with the probes and their bars.
+/// Scores one held exam on the items it was asked, less those `held` back for the track
+/// record, with the probes and their bars.
 fn score(
     exam: &Exam,
     arbiter_id: &str,
     h: &HeldExam,
+    held: &[String],
     now_s: i64,
     bar: panel_federation::ExamBar,
 ) -> Result<(ArbiterScores, ProbeScores, AdmissionDecision), ScoreError> {
+    let scored: Vec<String> = h
+        .asked
+        .iter()
+        .filter(|id| !held.contains(id))
+        .cloned()
+        .collect();
     let asked_exam = Exam {
         items: exam
             .items
             .iter()
-            .filter(|i| h.asked.contains(&i.id))
+            .filter(|i| scored.contains(&i.id))
             .cloned()
             .collect(),
         ..exam.clone()
     };
-    let refs: Vec<&Answer> = h.answers.iter().collect();
+    let refs: Vec<&Answer> = h
+        .answers
+        .iter()
+        .filter(|a| !held.contains(&a.item))
+        .collect();
     let scores = score_arbiter(&asked_exam, arbiter_id, &refs, &InertPolicy::default())?;
-    let probes = score_probes(exam, Some(&h.asked), &refs)?;
+    let probes = score_probes(exam, Some(&scored), &refs)?;
     let policy = match bar {
         panel_federation::ExamBar::Skill => AdmissionPolicy::with_bias_probes(),
         panel_federation::ExamBar::Attendance => AdmissionPolicy::attendance(),
@@ -998,6 +1078,50 @@ mod tests {
     fn exam_of(s: &State, id: &str) -> ExamRecord {
         let a = s.arbiters.get(id).expect("arbiter");
         a.exam_record().expect("examined").expect("decodes")
+    }
+
+    /// From rule set 14 each arbiter's last answered plain binary items above the floor
+    /// are left out of the admission score and scored onto its track record against the
+    /// revealed gold, and the exam record carries calibration per topic; below it nothing
+    /// is held back (records replay as they applied).
+    #[test]
+    fn held_back_items_go_to_the_track_record_and_topics_to_the_exam_record() {
+        let exam = load_exam(V2).expect("v2");
+        let judge = by_gold(&exam);
+        let sat = |rules: u32| {
+            let mut s = registered(&["a"]);
+            applied(write(&mut s, 11, T0, seal_cmd(&exam)));
+            applied(sit_in(&mut s, 13, T0, 0, "a", &exam, &judge));
+            s.rules = rules;
+            applied(write(&mut s, 19, T0, reveal_cmd(1, V2, SALT)));
+            s.arbiters.get("a").expect("a").clone()
+        };
+        let a = sat(crate::rules::EXAM_TRACK_RECORD);
+        assert!(a.admitted);
+        let stored = a.exam.clone().expect("examined");
+        assert_eq!(stored["held_back"].as_array().map(Vec::len), Some(8));
+        assert_eq!(
+            stored["scores"]["binary"]["items"],
+            json!(32),
+            "40 asked, 8 held back"
+        );
+        let window = a.recalibration.window();
+        assert_eq!(window.len(), 8);
+        assert!(window.iter().all(|i| {
+            i.resolved_by.kind == ResolutionKind::ExamHeldBack
+                && i.resolved_by.motion_id == "exam/s1/key"
+                && i.motion_id.starts_with("exam/s1/")
+        }));
+        let topics = stored["topics"].as_array().expect("topics");
+        assert!(topics.iter().any(|t| t["tag"] == "challenge"), "{topics:?}");
+        // Eight items are below the recalibration bars' 30: assessed, not flagged.
+        assert!(!a.recalibration.is_flagged());
+
+        let old = sat(crate::rules::SEALED_EXAMS);
+        let stored = old.exam.clone().expect("examined");
+        assert!(stored.get("held_back").is_none() && stored.get("topics").is_none());
+        assert_eq!(stored["scores"]["binary"]["items"], json!(40));
+        assert!(old.recalibration.is_empty());
     }
 
     /// The whole sitting: the pool is sealed with no gold on the record, each arbiter is

@@ -91,6 +91,12 @@ pub struct ExamWritten<'a> {
     /// The sitting, seed and draw the exam was asked from (sealed sittings only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sitting: Option<&'a crate::exam_sitting::SittingRef>,
+    /// Calibration per tag over the binary items asked (rule set `EXAM_TRACK_RECORD` on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topics: Option<&'a [calibration::exam_hold_back::TopicCalibration]>,
+    /// The items held back from the admission score for the track record (the same).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_back: Option<&'a [calibration::exam_hold_back::HeldBackForecast]>,
 }
 
 /// `SealExamPool`: the sitting it opened.

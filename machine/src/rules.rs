@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = APPEALS_WAIT;
+pub const CURRENT: u32 = EXAM_TRACK_RECORD;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -85,6 +85,12 @@ pub const OUTCOME_STATUS: u32 = 12;
 /// (a stance declared for it included), instead of being denied (docs/PANEL.md "Fresh
 /// panels").
 pub const APPEALS_WAIT: u32 = 13;
+
+/// From this level on, a sealed sitting holds a few plain binary items of each draw back
+/// from the admission score and puts them on the arbiter's track record, resolved by the
+/// revealed gold, and the exam record carries calibration per topic
+/// (`calibration::exam_hold_back`; docs/CALIBRATION.md "Held-back items and topics").
+pub const EXAM_TRACK_RECORD: u32 = 14;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

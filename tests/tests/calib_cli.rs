@@ -209,6 +209,21 @@ fn pool_answers(keep: impl Fn(&str) -> bool, sharp: bool) -> String {
     lines.join("\n") + "\n"
 }
 
+/// `text`'s answer lines sorted into the draw's asking order, per arbiter, as a sitting's
+/// export lists them (the order decides which items a sitting holds back).
+fn in_draw_order(text: &str, asked: &[String]) -> String {
+    let mut lines: Vec<(String, usize, &str)> = text
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let at = asked.iter().position(|a| v["item"] == a.as_str()).unwrap();
+            (v["arbiter"].as_str().unwrap().to_owned(), at, l)
+        })
+        .collect();
+    lines.sort();
+    lines.iter().map(|l| l.2).collect::<Vec<_>>().join("\n") + "\n"
+}
+
 fn calibrate_in(dir: &Path, extra: &[&str]) -> Output {
     let out = panel()
         .current_dir(dir)
@@ -346,7 +361,10 @@ fn a_sittings_draw_gets_the_sittings_decision_offline() {
     let public = PublicPool::of(&pool.exam);
     for seed in [1_u64, 0x5EED, 0xDEAD_BEEF] {
         let asked = draw_public(&public, seed, &DRAW).unwrap();
-        let text = pool_answers(|id| asked.iter().any(|a| a == id), true);
+        let text = in_draw_order(
+            &pool_answers(|id| asked.iter().any(|a| a == id), true),
+            &asked,
+        );
 
         // Offline.
         let dir = tempfile::tempdir().unwrap();
@@ -359,8 +377,12 @@ fn a_sittings_draw_gets_the_sittings_decision_offline() {
             .map(|v| (v["scores"]["arbiter"].as_str().unwrap().to_owned(), v))
             .collect();
 
-        // In a sitting: the pool sealed, the answers held, the key revealed.
-        let mut state = State::default();
+        // In a sitting under the rules in force: the pool sealed, the answers held, the
+        // key revealed.
+        let mut state = State {
+            rules: panel_machine::rules::CURRENT,
+            ..State::default()
+        };
         seal(&mut state, 1, &pool.sealed()).unwrap();
         let answers = load_answers(&pool.exam, &text).unwrap();
         let sitting = state.exam_sittings.last_mut().unwrap();
@@ -391,6 +413,8 @@ fn a_sittings_draw_gets_the_sittings_decision_offline() {
                 o["decision"]
             );
             assert_eq!(o["asked"].as_u64(), Some(asked.len() as u64));
+            // The answers come in asking order, so offline holds back what the sitting does.
+            assert_eq!(o["held_back"].as_array().map(Vec::len), Some(8), "{o}");
             assert_eq!(
                 o["scores"]["exam_hash"],
                 Value::from(reply.exam_hash.clone())

@@ -301,6 +301,8 @@ pub(super) fn submit_exam(
         decision: &decision,
         probes: None,
         sitting: None,
+        topics: None,
+        held_back: None,
     };
     record_exam(state, arbiter_id, &written);
     Ok(to_value(&ExamReply {
