@@ -115,7 +115,7 @@ pub fn error_page(e: &DashError) -> String {
         html::escape(code.canonical_reason().unwrap_or("")),
         html::escape(&e.to_string())
     );
-    html::page(e.title(), "", &body)
+    html::page(&crate::chrome::Chrome::default(), e.title(), "", &body)
 }
 
 impl IntoResponse for DashError {

@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use crate::chrome::{Chrome, REFRESH_OFFER};
+
 /// Escapes text for an HTML (or SVG) text node or a quoted attribute value: `&`, `<`,
 /// `>`, `"` and `'`; control characters other than newline and tab become spaces.
 pub fn escape(s: &str) -> String {
@@ -90,13 +92,23 @@ svg { max-width: 100%; height: auto; }
 details summary { cursor: pointer; color: #23313f; }
 .pre { white-space: pre-wrap; }
 pre { white-space: pre-wrap; background: #f4f4f4; padding: 8px; font-size: 12px; }
+header .refresh { color: #b8c7d6; font-size: 13px; }
+header .refresh a { color: #d6e4f0; }
+form.filters { display: flex; flex-wrap: wrap; gap: 10px; align-items: end; background: white; border: 1px solid #dcdcdc; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
+form.filters label { display: flex; flex-direction: column; font-size: 12px; color: #555; }
+nav.pager { margin: 10px 0; font-size: 14px; }
+nav.pager a, nav.pager b, nav.pager span { margin-right: 8px; }
 "#;
 
-/// A whole page: `<title>`, navigation with `here` marked, and `body` (already HTML).
-pub fn page(title: &str, here: &str, body: &str) -> String {
+/// A whole page: `<title>`, navigation with `here` marked, the auto-refresh toggle of
+/// `chrome`, and `body` (already HTML).
+pub fn page(chrome: &Chrome, title: &str, here: &str, body: &str) -> String {
     let mut s = String::with_capacity(body.len() + 4096);
     s.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     s.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    if let Some(secs) = chrome.refresh {
+        let _ = writeln!(s, "<meta http-equiv=\"refresh\" content=\"{secs}\">");
+    }
     let _ = writeln!(
         s,
         "<title>{} · Crucible Panel</title>\n<style>{STYLE}</style>\n</head>\n<body>",
@@ -107,13 +119,69 @@ pub fn page(title: &str, here: &str, body: &str) -> String {
         let class = if path == here { " class=\"here\"" } else { "" };
         let _ = write!(s, "<a href=\"{path}\"{class}>{label}</a>");
     }
-    s.push_str(
-        "</nav><span class=\"muted\" style=\"color:#b8c7d6\">read-only</span></header>\n<main>\n",
-    );
+    s.push_str("</nav><span class=\"muted\" style=\"color:#b8c7d6\">read-only</span>");
+    s.push_str(&refresh_toggle(chrome));
+    s.push_str("</header>\n<main>\n");
     let _ = writeln!(s, "<h2>{}</h2>", escape(title));
     s.push_str(body);
     s.push_str("\n</main>\n</body>\n</html>\n");
     s
+}
+
+/// The header's auto-refresh state and the link that flips it (none on pages without an
+/// address of their own, such as errors).
+fn refresh_toggle(chrome: &Chrome) -> String {
+    if chrome.target.is_empty() {
+        return String::new();
+    }
+    match chrome.refresh {
+        Some(secs) => format!(
+            "<span class=\"refresh\" id=\"refresh\">auto-refresh every {secs} s · <a href=\"{}\">turn off</a></span>",
+            escape(&chrome.href(None))
+        ),
+        None => format!(
+            "<span class=\"refresh\" id=\"refresh\">auto-refresh off · <a href=\"{}\">refresh every {REFRESH_OFFER} s</a></span>",
+            escape(&chrome.href(Some(REFRESH_OFFER)))
+        ),
+    }
+}
+
+/// A link to `href` (a path on this dashboard, not yet escaped) around `text` (already
+/// HTML).
+pub fn link(href: &str, text: &str) -> String {
+    format!("<a href=\"{}\">{text}</a>", escape(href))
+}
+
+/// The page of arbiter `id`.
+pub fn arbiter_href(id: &str) -> String {
+    format!("/arbiters/{}", path_segment(id))
+}
+
+/// The page of debate `id`.
+pub fn debate_href(id: &str) -> String {
+    format!("/debates/{}", path_segment(id))
+}
+
+/// The page of motion `id`.
+pub fn motion_href(id: &str) -> String {
+    format!("/motions/{}", path_segment(id))
+}
+
+/// A path segment, percent-encoded like a query value.
+fn path_segment(s: &str) -> String {
+    url_value(s)
+}
+
+/// "3 of 20 (15.0%)": a rate always with its counts; "none of 0" when there is nothing
+/// to count.
+pub fn rate(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        return "none of 0".into();
+    }
+    format!(
+        "{part} of {whole} ({:.1}%)",
+        100.0 * part as f64 / whole as f64
+    )
 }
 
 /// `<td>` cells of one table row, each escaped.
@@ -174,7 +242,7 @@ mod tests {
             "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
         );
         assert_eq!(escape("a\u{0}b\nc"), "a b\nc");
-        let p = page("<img src=x onerror=alert(1)>", "/", "");
+        let p = page(&Chrome::default(), "<img src=x onerror=alert(1)>", "/", "");
         assert!(!p.contains("<img"), "{p}");
         assert!(p.contains("&lt;img src=x onerror=alert(1)&gt;"));
     }

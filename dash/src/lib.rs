@@ -15,8 +15,10 @@
 //! otherwise ([`check_listen`]).
 
 pub mod charts;
+pub mod chrome;
 pub mod error;
 pub mod html;
+pub mod paging;
 pub mod server;
 pub mod source;
 pub mod views;

@@ -12,15 +12,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{RawQuery, Request, State};
-use axum::http::{Method, Uri, header};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, Request, State};
+use axum::http::{HeaderValue, Method, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use tokio::sync::Semaphore;
 
+use crate::chrome::Chrome;
 use crate::error::DashError;
 use crate::html::VIEWS;
+use crate::paging::Paging;
 use crate::source::Source;
 use crate::views;
 
@@ -312,29 +315,105 @@ async fn limit(State(l): State<Limits>, req: Request, next: Next) -> Response {
 
 type Page = Result<Html<String>, DashError>;
 
-async fn index(State(src): State<Source>) -> Page {
-    views::index::page(&src).await.map(Html)
+async fn index(State(src): State<Source>, chrome: Chrome) -> Page {
+    views::index::page(&src, &chrome).await.map(Html)
 }
 
-async fn debates(State(src): State<Source>) -> Page {
-    views::debates::page(&src).await.map(Html)
+async fn debates(State(src): State<Source>, chrome: Chrome) -> Page {
+    views::debates::page(&src, &chrome).await.map(Html)
 }
 
-async fn motions(State(src): State<Source>, RawQuery(q): RawQuery) -> Page {
+async fn debate(
+    State(src): State<Source>,
+    chrome: Chrome,
+    id: Result<Path<String>, PathRejection>,
+    RawQuery(q): RawQuery,
+) -> Page {
+    let page = page_param(q.as_deref())?;
+    views::debate::page(&src, &path_id(id)?, page, &chrome)
+        .await
+        .map(Html)
+}
+
+async fn motions(State(src): State<Source>, chrome: Chrome, RawQuery(q): RawQuery) -> Page {
     let filter = views::motions::Filter::parse(q.as_deref().unwrap_or(""))?;
-    views::motions::page(&src, &filter).await.map(Html)
+    views::motions::page(&src, &filter, &chrome).await.map(Html)
 }
 
-async fn arbiters(State(src): State<Source>) -> Page {
-    views::arbiters::page(&src).await.map(Html)
+async fn motion(
+    State(src): State<Source>,
+    chrome: Chrome,
+    id: Result<Path<String>, PathRejection>,
+) -> Page {
+    views::motion::page(&src, &path_id(id)?, &chrome)
+        .await
+        .map(Html)
 }
 
-async fn record(State(src): State<Source>) -> Page {
-    views::record::page(&src).await.map(Html)
+async fn arbiters(State(src): State<Source>, chrome: Chrome) -> Page {
+    views::arbiters::page(&src, &chrome).await.map(Html)
 }
 
-async fn runs(State(src): State<Source>) -> Page {
-    views::runs::page(&src).await.map(Html)
+async fn arbiter(
+    State(src): State<Source>,
+    chrome: Chrome,
+    id: Result<Path<String>, PathRejection>,
+    RawQuery(q): RawQuery,
+) -> Page {
+    let page = page_param(q.as_deref())?;
+    views::arbiter::page(&src, &path_id(id)?, page, &chrome)
+        .await
+        .map(Html)
+}
+
+async fn record(State(src): State<Source>, chrome: Chrome) -> Page {
+    views::record::page(&src, &chrome).await.map(Html)
+}
+
+async fn runs(State(src): State<Source>, chrome: Chrome) -> Page {
+    views::runs::page(&src, &chrome).await.map(Html)
+}
+
+/// The id in a page's path (`/motions/ID`), percent-decoded; one that does not decode is
+/// a 400.
+fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, DashError> {
+    id.map(|Path(id)| id).map_err(|e| {
+        DashError::BadRequest(format!("the id in this page's address does not read: {e}"))
+    })
+}
+
+/// The `page` of a query string (1 when absent); a bad one is a 400 naming it.
+fn page_param(q: Option<&str>) -> Result<usize, DashError> {
+    params(q.unwrap_or(""))
+        .into_iter()
+        .find(|(k, _)| k == "page")
+        .map_or(Ok(1), |(_, v)| Paging::parse_number(&v))
+}
+
+/// What every response is sent with: the pages use no script, no frame, no outside
+/// asset and only forms to themselves, so the policy allows nothing else; a page that
+/// did end up with markup from the cluster in it could still run nothing.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// Adds the Content-Security-Policy and its companions to every response, refusals and
+/// errors included.
+async fn security_headers(req: Request, next: Next) -> Response {
+    let mut r = next.run(req).await;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    r
 }
 
 async fn not_found(uri: Uri) -> DashError {
@@ -351,8 +430,11 @@ fn app(src: Source, policy: HostPolicy, limits: Limits) -> Router {
     Router::new()
         .route(views::index::PATH, get(index))
         .route(views::debates::PATH, get(debates))
+        .route(views::debate::ROUTE, get(debate))
         .route(views::motions::PATH, get(motions))
+        .route(views::motion::ROUTE, get(motion))
         .route(views::arbiters::PATH, get(arbiters))
+        .route(views::arbiter::ROUTE, get(arbiter))
         .route(views::record::PATH, get(record))
         .route(views::runs::PATH, get(runs))
         .fallback(not_found)
@@ -361,6 +443,7 @@ fn app(src: Source, policy: HostPolicy, limits: Limits) -> Router {
         .layer(middleware::from_fn(bounded))
         .layer(middleware::from_fn(only_get))
         .layer(middleware::from_fn_with_state(Arc::new(policy), check_host))
+        .layer(middleware::from_fn(security_headers))
         .with_state(src)
 }
 
@@ -434,12 +517,13 @@ pub fn params(q: &str) -> Vec<(String, String)> {
         .filter(|p| !p.is_empty())
         .map(|p| {
             let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
+            (decoded(k), decoded(v))
         })
         .collect()
 }
 
-fn decode(s: &str) -> String {
+/// `s` with `+` and `%XX` decoded; malformed escapes are kept as they are.
+pub fn decoded(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

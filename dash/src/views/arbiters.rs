@@ -14,16 +14,17 @@ use panel_machine::command::Query;
 use panel_machine::model::Arbiter;
 use panel_machine::query::ArbitersReply;
 
+use crate::chrome::Chrome;
 use crate::error::DashError;
-use crate::html::{anchor, escape, head, page as frame, row, time_ms, time_s};
+use crate::html::{anchor, arbiter_href, escape, head, page as frame, row, time_ms, time_s};
 use crate::source::Source;
 use crate::views::num;
 
 pub const PATH: &str = "/arbiters";
 
-pub async fn page(src: &Source) -> Result<String, DashError> {
+pub async fn page(src: &Source, chrome: &Chrome) -> Result<String, DashError> {
     let r: ArbitersReply = src.read(&Query::Arbiters).await?;
-    Ok(render(&r.arbiters))
+    Ok(render(&r.arbiters, chrome))
 }
 
 /// The arbiter's standing in a few words, and whether that is bad news.
@@ -49,7 +50,7 @@ fn standing(a: &Arbiter) -> (String, &'static str) {
     }
 }
 
-pub fn render(arbiters: &[Arbiter]) -> String {
+pub fn render(arbiters: &[Arbiter], chrome: &Chrome) -> String {
     let mut body = String::new();
     if arbiters.is_empty() {
         body.push_str("<p class=\"muted\">No arbiters registered yet.</p>");
@@ -69,8 +70,8 @@ pub fn render(arbiters: &[Arbiter]) -> String {
         let (standing, class) = standing(a);
         let _ = write!(
             body,
-            "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{} resolved</td><td class=\"{class}\">{}</td></tr>",
-            anchor(&r.arbiter_id),
+            "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{} resolved</td><td class=\"{class}\">{}</td></tr>",
+            escape(&arbiter_href(&r.arbiter_id)),
             escape(&r.arbiter_id),
             escape(&r.stance.to_string()),
             escape(&r.organisation),
@@ -84,17 +85,20 @@ pub fn render(arbiters: &[Arbiter]) -> String {
     for a in arbiters {
         body.push_str(&card(a));
     }
-    frame("Arbiters", PATH, &body)
+    frame(chrome, "Arbiters", PATH, &body)
 }
 
-fn card(a: &Arbiter) -> String {
+/// One arbiter's registration, standing, exam and track record (this list's card, and
+/// the top of the arbiter's own page).
+pub(crate) fn card(a: &Arbiter) -> String {
     let r = &a.registration;
     let mut s = String::new();
     let (standing, class) = standing(a);
     let _ = write!(
         s,
-        "<section class=\"card arbiter\" id=\"{}\"><h3>{} <span class=\"{class}\">{}</span></h3>",
+        "<section class=\"card arbiter\" id=\"{}\"><h3><a href=\"{}\">{}</a> <span class=\"{class}\">{}</span></h3>",
         anchor(&r.arbiter_id),
+        escape(&arbiter_href(&r.arbiter_id)),
         escape(&r.arbiter_id),
         escape(&standing)
     );
@@ -315,7 +319,7 @@ mod tests {
 
     #[test]
     fn hostile_names_are_escaped_and_missing_exams_are_said() {
-        let html = render(&[arbiter("<script>arb</script>")]);
+        let html = render(&[arbiter("<script>arb</script>")], &Chrome::default());
         assert!(!html.contains("<script>"));
         assert!(html.contains("&lt;script&gt;arb&lt;/script&gt;"));
         assert!(html.contains("north &lt;wind&gt;"));
@@ -349,7 +353,7 @@ mod tests {
         let (scores, decision) =
             panel_machine::admission::admit(exam, "arb-1", &answers, 1_700_000_000).expect("admit");
         a.exam = Some(serde_json::json!({ "scores": scores, "decision": decision }));
-        let html = render(&[a]);
+        let html = render(&[a], &Chrome::default());
         assert!(html.contains("Exam reliability: arb-1"));
         assert!(
             html.contains("Observed frequency"),
@@ -381,7 +385,7 @@ mod tests {
             }
         }))
         .expect("track record");
-        let html = render(&[a]);
+        let html = render(&[a], &Chrome::default());
         assert!(html.contains("flagged: not drawn until a re-exam"));
         assert!(html.contains("Flagged after motion <code>m3-later</code>"));
         assert!(html.contains("is &lt;worse&gt; than"));

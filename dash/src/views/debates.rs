@@ -11,13 +11,14 @@ use panel_machine::debates::DebateRecord;
 use panel_machine::query::{DebateReply, DebatesReply};
 
 use crate::charts::{Bar, SIDE_A, SIDE_B, bar_chart, side_fill};
+use crate::chrome::Chrome;
 use crate::error::DashError;
-use crate::html::{anchor, escape, head, page as frame, url_value};
+use crate::html::{anchor, debate_href, escape, head, page as frame, url_value};
 use crate::source::Source;
 
 pub const PATH: &str = "/debates";
 
-pub async fn page(src: &Source) -> Result<String, DashError> {
+pub async fn page(src: &Source, chrome: &Chrome) -> Result<String, DashError> {
     let list: DebatesReply = src.read(&Query::Debates).await?;
     let mut debates = Vec::with_capacity(list.debates.len());
     for d in &list.debates {
@@ -30,11 +31,11 @@ pub async fn page(src: &Source) -> Result<String, DashError> {
             debates.push((d.id.clone(), r));
         }
     }
-    Ok(render(&debates))
+    Ok(render(&debates, chrome))
 }
 
 /// The page over `(id, record)` pairs in id order.
-pub fn render(debates: &[(String, DebateRecord)]) -> String {
+pub fn render(debates: &[(String, DebateRecord)], chrome: &Chrome) -> String {
     let mut body = String::new();
     if debates.is_empty() {
         body.push_str("<p class=\"muted\">No debates yet. `panel debate new` opens one.</p>");
@@ -43,27 +44,31 @@ pub fn render(debates: &[(String, DebateRecord)]) -> String {
     for (id, r) in debates {
         body.push_str(&debate_card(id, &r.debate, r.open.len()));
     }
-    frame("Debates", PATH, &body)
+    frame(chrome, "Debates", PATH, &body)
 }
 
-fn debate_card(id: &str, d: &Debate, open: usize) -> String {
+/// One debate's positions, phase, ledger and verdicts (this list's card, and the top of
+/// the debate's own page).
+pub(crate) fn debate_card(id: &str, d: &Debate, open: usize) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        "<section class=\"card debate\" id=\"{}\"><h3><code>{}</code> {}</h3>",
+        "<section class=\"card debate\" id=\"{}\"><h3><a href=\"{}\"><code>{}</code></a> {}</h3>",
         anchor(id),
+        escape(&debate_href(id)),
         escape(id),
         escape(&d.resolution)
     );
     let _ = write!(
         s,
-        "<p class=\"muted\">phase <b>{}</b> · burden {} · {} thread(s), {} challenge(s), {} verdict(s), {} open motion(s) · <a href=\"/motions?debate={}\">its motions</a></p>",
+        "<p class=\"muted\">phase <b>{}</b> · burden {} · {} thread(s), {} challenge(s), {} verdict(s), {} open motion(s) · <a href=\"{}\">its page: claims, appeals, seats</a> · <a href=\"/motions?debate={}\">its motions</a></p>",
         escape(&d.phase),
         escape(&d.burden),
         d.threads.len(),
         d.challenges.len(),
         d.verdicts.len(),
         open,
+        escape(&debate_href(id)),
         url_value(id)
     );
     let _ = write!(
@@ -193,7 +198,7 @@ mod tests {
             }))
             .expect("verdict"),
         );
-        let html = render(&[(id.clone(), r)]);
+        let html = render(&[(id.clone(), r)], &Chrome::default());
         assert!(!html.contains("<script>"), "raw script in the page");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(html.contains("&lt;i&gt;x&lt;/i&gt;"));
@@ -208,6 +213,6 @@ mod tests {
 
     #[test]
     fn no_debates_says_so() {
-        assert!(render(&[]).contains("No debates yet"));
+        assert!(render(&[], &Chrome::default()).contains("No debates yet"));
     }
 }

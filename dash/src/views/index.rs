@@ -7,16 +7,17 @@ use panel_coordinator::pb::coordinator::StatusReply;
 use panel_machine::command::Query;
 use panel_machine::query::StatsReply;
 
+use crate::chrome::Chrome;
 use crate::error::DashError;
 use crate::html::{VIEWS, escape, page as frame};
 use crate::source::Source;
 
 pub const PATH: &str = "/";
 
-pub async fn page(src: &Source) -> Result<String, DashError> {
+pub async fn page(src: &Source, chrome: &Chrome) -> Result<String, DashError> {
     let (addr, status) = src.status().await?;
     let stats: StatsReply = src.read(&Query::Stats).await?;
-    Ok(render(&src.addrs(), &addr, &status, &stats))
+    Ok(render(&src.addrs(), &addr, &status, &stats, chrome))
 }
 
 /// What each view shows, for the index.
@@ -33,7 +34,13 @@ fn blurb(path: &str) -> &'static str {
     }
 }
 
-pub fn render(addrs: &str, answered: &str, st: &StatusReply, stats: &StatsReply) -> String {
+pub fn render(
+    addrs: &str,
+    answered: &str,
+    st: &StatusReply,
+    stats: &StatsReply,
+    chrome: &Chrome,
+) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -79,7 +86,7 @@ pub fn render(addrs: &str, answered: &str, st: &StatusReply, stats: &StatsReply)
         );
     }
     s.push_str("</ul><p class=\"muted\">Every page is read linearizably from the cluster when it is loaded; reload for the latest.</p>");
-    frame("Overview", PATH, &s)
+    frame(chrome, "Overview", PATH, &s)
 }
 
 #[cfg(test)]
@@ -107,6 +114,7 @@ mod tests {
             "127.0.0.1:7002",
             &st,
             &stats,
+            &Chrome::default(),
         );
         // The navigation bar of every page links every view too: look in the list.
         let list = html

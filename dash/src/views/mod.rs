@@ -2,11 +2,16 @@
 //! [`Source`](crate::source::Source) and a pure `render` over the machine's types, which
 //! the unit tests call directly.
 
+pub mod arbiter;
 pub mod arbiters;
+pub mod debate;
 pub mod debates;
 pub mod index;
+pub mod motion;
+pub mod motion_filter;
 pub mod motions;
 pub mod record;
+pub mod rulings;
 pub mod runs;
 
 use std::collections::BTreeMap;
@@ -55,4 +60,28 @@ pub fn tallies_text(t: &BTreeMap<Stance, GroupTally>) -> String {
 /// A number with three decimals, or a dash when absent.
 pub fn num(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), |v| format!("{v:.3}"))
+}
+
+/// A motion's outcome in a few words: "open", "accepted: Yes", "deadlocked".
+pub fn outcome_words(s: &panel_machine::model::MotionStatus) -> String {
+    use panel_machine::acceptance::Acceptance;
+    use panel_machine::model::MotionStatus;
+    match s {
+        MotionStatus::Open => "open".into(),
+        MotionStatus::Decided(Acceptance::Accepted { outcome, .. }) => {
+            format!("accepted: {outcome}")
+        }
+        MotionStatus::Decided(Acceptance::Deadlocked(_)) => "deadlocked".into(),
+    }
+}
+
+/// The CSS class that colours an outcome.
+pub fn outcome_class(s: &panel_machine::model::MotionStatus) -> &'static str {
+    use panel_machine::acceptance::Acceptance;
+    use panel_machine::model::MotionStatus;
+    match s {
+        MotionStatus::Open => "muted",
+        MotionStatus::Decided(Acceptance::Accepted { .. }) => "ok",
+        MotionStatus::Decided(Acceptance::Deadlocked(_)) => "bad",
+    }
 }

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use panel_machine::checkpoints::CheckpointsReply;
 use panel_machine::command::Query;
 
+use crate::chrome::Chrome;
 use crate::error::DashError;
 use crate::html::{escape, head, page as frame, time_ms, time_s};
 use crate::source::Source;
@@ -16,12 +17,12 @@ pub const PATH: &str = "/record";
 /// How many checkpoints the page lists (the latest).
 pub const LIMIT: usize = 50;
 
-pub async fn page(src: &Source) -> Result<String, DashError> {
+pub async fn page(src: &Source, chrome: &Chrome) -> Result<String, DashError> {
     let r: CheckpointsReply = src.read(&Query::Checkpoints { limit: Some(LIMIT) }).await?;
-    Ok(render(&r))
+    Ok(render(&r, chrome))
 }
 
-pub fn render(r: &CheckpointsReply) -> String {
+pub fn render(r: &CheckpointsReply, chrome: &Chrome) -> String {
     let mut s = String::new();
     let latest = r.checkpoints.last();
     let _ = write!(
@@ -87,7 +88,7 @@ pub fn render(r: &CheckpointsReply) -> String {
     );
     if r.checkpoints.is_empty() {
         s.push_str("<p class=\"muted\">No checkpoint issued yet.</p>");
-        return frame("The record", PATH, &s);
+        return frame(chrome, "The record", PATH, &s);
     }
     s.push_str("<table class=\"checkpoints\">");
     s.push_str(&head(&["size", "root (base64)", "issued", "cosigned by"]));
@@ -119,7 +120,7 @@ pub fn render(r: &CheckpointsReply) -> String {
         );
     }
     s.push_str("</table>");
-    frame("The record", PATH, &s)
+    frame(chrome, "The record", PATH, &s)
 }
 
 #[cfg(test)]
@@ -172,7 +173,7 @@ mod tests {
                 },
             ],
         };
-        let html = render(&r);
+        let html = render(&r, &Chrome::default());
         assert!(html.contains("crucible-panel.test/&lt;log&gt;"));
         assert!(html.contains("the latest covers the whole record"));
         assert!(html.contains("behind: last cosigned size 8, latest is 12"));

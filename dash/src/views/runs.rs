@@ -8,13 +8,14 @@ use panel_machine::command::Query;
 use panel_machine::query::{RunReply, RunSummary, RunsReply};
 use panel_procedures::PanelOutcome;
 
+use crate::chrome::Chrome;
 use crate::error::DashError;
-use crate::html::{anchor, escape, head, page as frame, time_ms};
+use crate::html::{anchor, escape, head, motion_href, page as frame, time_ms};
 use crate::source::Source;
 
 pub const PATH: &str = "/runs";
 
-pub async fn page(src: &Source) -> Result<String, DashError> {
+pub async fn page(src: &Source, chrome: &Chrome) -> Result<String, DashError> {
     let list: RunsReply = src.read(&Query::Runs).await?;
     let mut runs = Vec::with_capacity(list.runs.len());
     for r in list.runs {
@@ -25,7 +26,7 @@ pub async fn page(src: &Source) -> Result<String, DashError> {
             .await?;
         runs.push((r, detail));
     }
-    Ok(render(&runs))
+    Ok(render(&runs, chrome))
 }
 
 fn outcome(o: &PanelOutcome) -> (&'static str, &'static str) {
@@ -36,7 +37,7 @@ fn outcome(o: &PanelOutcome) -> (&'static str, &'static str) {
     }
 }
 
-pub fn render(runs: &[(RunSummary, RunReply)]) -> String {
+pub fn render(runs: &[(RunSummary, RunReply)], chrome: &Chrome) -> String {
     let mut s = String::new();
     if runs.is_empty() {
         s.push_str("<p class=\"muted\">No procedure runs yet. `panel crux run`, `panel falsify run` and `panel dossier run` start one.</p>");
@@ -90,9 +91,9 @@ pub fn render(runs: &[(RunSummary, RunReply)]) -> String {
                     let (text, class) = outcome(&q.outcome);
                     let _ = write!(
                         s,
-                        "<tr><td>{}</td><td><a href=\"/motions#{}\"><code>{}</code></a></td><td class=\"{class}\">{text}</td></tr>",
+                        "<tr><td>{}</td><td><a href=\"{}\"><code>{}</code></a></td><td class=\"{class}\">{text}</td></tr>",
                         escape(&q.key),
-                        anchor(&q.motion_id),
+                        escape(&motion_href(&q.motion_id)),
                         escape(&q.motion_id)
                     );
                 }
@@ -115,7 +116,7 @@ pub fn render(runs: &[(RunSummary, RunReply)]) -> String {
         }
         s.push_str("</section>");
     }
-    frame("Procedure runs", PATH, &s)
+    frame(chrome, "Procedure runs", PATH, &s)
 }
 
 #[cfg(test)]
@@ -142,10 +143,10 @@ mod tests {
                 markdown: Some("# Report\n<script>x</script>".into()),
             },
         )];
-        let html = render(&runs);
+        let html = render(&runs, &Chrome::default());
         assert!(html.contains("Falsify") && html.contains("BROKEN &lt;b&gt;"));
         assert!(html.contains("&lt;script&gt;x&lt;/script&gt;") && !html.contains("<script>"));
         assert!(html.contains("finished"));
-        assert!(render(&[]).contains("No procedure runs yet"));
+        assert!(render(&[], &Chrome::default()).contains("No procedure runs yet"));
     }
 }
