@@ -208,6 +208,30 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         a.contains("Brier") && a.contains("admission: admitted"),
         "{a}"
     );
+    // The exam read as a person would (issue 40 part 5): the bias probes with intervals,
+    // the reliability table with counts and Wilson intervals, topics, and the items held
+    // back from admission now on the track record.
+    for part in [
+        "bias probes",
+        "order flips",
+        "reliability of binary forecasts",
+        "95% interval",
+        "calibration per topic",
+        "challenge",
+        "held back from the admission score: 8 binary items",
+        "track record on resolved outcomes: 8 since the latest exam",
+    ] {
+        assert!(a.contains(part), "arbiter show lacks {part:?}:\n{a}");
+    }
+    // The leaderboard ranks all eight on those resolved forecasts, counts beside scores.
+    let board = ok(st, &["arbiter", "leaderboard"]);
+    assert!(board.contains("leaderboard on resolved forecasts"), "{board}");
+    assert!(board.contains("resolved by: exam-held-back 64"), "{board}");
+    assert!(board.contains("organisation"), "{board}");
+    let lb = json(st, &["arbiter", "leaderboard", "--json"]);
+    let rows = lb["forecasters"].as_array().expect("forecasters");
+    assert_eq!(rows.len(), 8, "{lb}");
+    assert!(rows.iter().all(|r| r["resolved"] == 8), "{lb}");
     assert_eq!(
         json(st, &["arbiter", "show", "arb-north-a", "--json"])["exam"]["decision"]["admitted"],
         true
