@@ -713,6 +713,64 @@ mod tests {
         let (code, body) = get(addr, "GET", "/motions?debate=deb_1&page=0").await;
         assert_eq!(code, 400, "{body}");
         assert!(body.contains("page=0 is not a page number"), "{body}");
+        // So are the other pages' parameters, each named in its 400.
+        for (path, says) in [
+            ("/motions?outcome=won", "outcome=won is not an outcome"),
+            ("/motions?kind=x", "kind=x is not a motion kind"),
+            (
+                "/motions?refresh=1",
+                "refresh=1 is not an auto-refresh period",
+            ),
+            ("/debates/deb_1?page=x", "page=x is not a page number"),
+            ("/arbiters/a1?page=0", "page=0 is not a page number"),
+            ("/?refresh=9999", "refresh=9999 is not"),
+        ] {
+            let (code, body) = get(addr, "GET", path).await;
+            assert_eq!(code, 400, "{path}: {body}");
+            assert!(body.contains(says), "{path}: {body}");
+        }
+        // The pages of one debate, motion or arbiter read the cluster too.
+        for path in [
+            "/debates/deb_1",
+            "/motions/mot-1-0-0",
+            "/arbiters/arb%20x",
+            "/?refresh=5",
+        ] {
+            let (code, body) = get(addr, "GET", path).await;
+            assert_eq!(code, 503, "{path}: {body}");
+        }
+        let _ = tx.send(());
+        server.await.expect("join").expect("served");
+    }
+
+    /// Every response carries the Content-Security-Policy (no script, no frames, forms
+    /// to itself only) and its companions: pages, 404s, 405s, 400s and 421s alike.
+    #[tokio::test]
+    async fn every_response_carries_the_security_policy() {
+        let (src, _) = dead_source();
+        let (addr, tx, server) = start(src, Options::default()).await;
+        for (method, path, host) in [
+            ("GET", "/debates", None),
+            ("GET", "/nope", None),
+            ("POST", "/", None),
+            ("GET", "/motions?page=0", None),
+            ("GET", "/", Some("evil.example")),
+        ] {
+            let (code, resp) = match host {
+                Some(h) => get_as(addr, h, method, path).await,
+                None => get(addr, method, path).await,
+            };
+            let lower = resp.to_ascii_lowercase();
+            assert!(
+                lower.contains(&format!(
+                    "content-security-policy: {}",
+                    CONTENT_SECURITY_POLICY.to_ascii_lowercase()
+                )),
+                "{method} {path} ({code}): {resp}"
+            );
+            assert!(lower.contains("x-content-type-options: nosniff"), "{resp}");
+            assert!(lower.contains("x-frame-options: deny"), "{resp}");
+        }
         let _ = tx.send(());
         server.await.expect("join").expect("served");
     }

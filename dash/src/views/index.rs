@@ -20,13 +20,33 @@ pub async fn page(src: &Source, chrome: &Chrome) -> Result<String, DashError> {
     Ok(render(&src.addrs(), &addr, &status, &stats, chrome))
 }
 
+/// What a row count of the state's tables means to a reader, or `None` for a table a
+/// reader need not see (the client request ledger; the test tables when empty). A table
+/// this dashboard does not know is shown under its own name rather than hidden.
+fn tile(table: &str, n: usize) -> Option<String> {
+    let words = match table {
+        "arbiters" => "arbiters registered",
+        "motions" => "motions put to the panel",
+        "requests" => return None,
+        "kv" | "notes" if n == 0 => return None,
+        "kv" => "test key-value entries",
+        "notes" => "test note topics",
+        other => return Some(other.to_string()),
+    };
+    Some(words.to_string())
+}
+
 /// What each view shows, for the index.
 fn blurb(path: &str) -> &'static str {
     match path {
-        "/debates" => "each debate's ledger and verdicts, as bar charts",
-        "/motions" => "every motion's seats and rulings grouped by stance, dissent and deadlocks",
+        "/debates" => {
+            "each debate's ledger and verdicts, as bar charts; each debate's page has its claims (with the motion that merged each), appeals, panels and motions"
+        }
+        "/motions" => {
+            "every motion's seats and rulings grouped by stance, dissent and deadlocks, filtered by debate, outcome, kind, arbiter or organisation, a page at a time"
+        }
         "/arbiters" => {
-            "stance, organisation, lineage, exam, track record, flags, reliability diagrams"
+            "stance, organisation, lineage, exam, track record, flags, reliability diagrams; each arbiter's page has the motions it sat on with its dissent rate"
         }
         "/record" => "checkpoints with their cosignatures, and each witness's standing",
         "/runs" => "crux, falsification and dossier runs: results and settled questions",
@@ -67,10 +87,9 @@ pub fn render(
     );
     s.push_str("<div class=\"grid\">");
     for (k, v) in &stats.rows {
-        if k == "requests" {
-            continue;
+        if let Some(words) = tile(k, *v) {
+            let _ = write!(s, "<div class=\"stat\"><b>{v}</b>{}</div>", escape(&words));
         }
-        let _ = write!(s, "<div class=\"stat\"><b>{v}</b>{}</div>", escape(k));
     }
     let _ = write!(
         s,
@@ -106,7 +125,13 @@ mod tests {
             ..Default::default()
         };
         let stats = StatsReply {
-            rows: [("motions".to_string(), 23), ("debates".to_string(), 1)].into(),
+            rows: [
+                ("motions".to_string(), 23),
+                ("kv".to_string(), 0),
+                ("notes".to_string(), 0),
+                ("requests".to_string(), 9),
+            ]
+            .into(),
             accepted_motions: 20,
         };
         let html = render(
@@ -134,5 +159,7 @@ mod tests {
         }
         assert!(html.contains("leader 1 at 127.0.0.1:7001"));
         assert!(html.contains("<b>20</b>motions accepted"));
+        assert!(html.contains("<b>23</b>motions put to the panel"));
+        assert!(!html.contains(">kv<") && !html.contains(">notes<") && !html.contains("requests"));
     }
 }
