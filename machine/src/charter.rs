@@ -40,7 +40,7 @@ pub enum CharterRuleError {
     #[error(
         "registration of {0} carries no attestation: under the charter a registration is \
          signed by the arbiter's own key and endorsed by its organisation's roster key \
-         (`panel arbiter register --key ARBITER.key --org-key ORG/signing.key`)"
+         (`panel arbiter register --key-file ARBITER.key --org-key ORG/signing.key`)"
     )]
     Unattested(String),
     #[error("registration of {arbiter}: {problem}")]
@@ -59,7 +59,9 @@ pub enum CharterRuleError {
          ORG_KEY`, then write with `--key FILE`"
     )]
     UnregisteredContributor(String),
-    #[error("contributor name {0:?} is already bound to a key (or is an arbiter's id)")]
+    #[error(
+        "contributor name {0:?} is already bound to a key (or is an arbiter's id); register another name with `panel org register-contributor --name NAME`, or write under this one signed with its key (--key FILE)"
+    )]
     NameTaken(String),
     #[error(
         "policy {field} = {value} is below the charter's floor of {floor}; a debate may ask \

@@ -78,25 +78,31 @@ pub struct Cosignatures {
 /// Why cosignatures were refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CheckpointError {
-    #[error("no checkpoint of size {0} was issued")]
+    #[error(
+        "no checkpoint of size {0} was issued; cosign a checkpoint the log issued (`panel monitor` shows the latest)"
+    )]
     NoCheckpoint(u64),
-    #[error("cosignature line {line}: {problem}")]
+    #[error(
+        "cosignature line {line}: {problem}; send the lines exactly as the witness returned them"
+    )]
     Line {
         line: usize,
         problem: panel_tlog::SignatureLineError,
     },
     #[error(
         "cosignature line {line} is by {name}, which is neither a witness nor a replica log key \
-         of the charter"
+         of the charter; only the charter's witnesses and replica log keys cosign, so drop the line"
     )]
     UnknownWitness { line: usize, name: String },
-    #[error("cosignature line {line} by {name} does not verify over the checkpoint of size {size}")]
+    #[error(
+        "cosignature line {line} by {name} does not verify over the checkpoint of size {size}; send the cosignature the witness returned for that checkpoint, unchanged"
+    )]
     BadCosignature {
         line: usize,
         name: String,
         size: u64,
     },
-    #[error("{0} cosignature lines; at most one per charter witness and replica log key")]
+    #[error("{0} cosignature lines; send at most one per charter witness and replica log key")]
     TooMany(usize),
 }
 

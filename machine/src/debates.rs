@@ -110,13 +110,20 @@ pub struct DeclaredStance {
 /// Why a debate write was refused; nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DebateError {
-    #[error("debate {0} does not exist; create it first or list debates")]
+    #[error(
+        "debate {0} does not exist; find its id with `panel debate list`, or open a debate with `panel debate new`"
+    )]
     UnknownDebate(String),
-    #[error("{0}")]
+    #[error(
+        "{0}: {fixes}; fix the text and submit again (`panel gate` checks fields offline)",
+        fixes = gate_fixes(.0)
+    )]
     Gate(#[from] GateRefusal),
     #[error("{0}")]
     Protocol(#[from] Refusal),
-    #[error("motion {0} asks no debate question")]
+    #[error(
+        "motion {0} asks no debate question, so it settles nothing in a debate; `panel motion show {0}` shows what it asks"
+    )]
     NoQuestion(String),
     #[error(
         "debate {debate} cannot advance from {from}: {}; ask again once it holds (`panel debate show {debate}` shows the phase, claims and pending versions)",
@@ -127,6 +134,15 @@ pub enum DebateError {
         from: String,
         reason: Refusal,
     },
+}
+
+/// Each violation's rule, field and fix, so the refusal says how to mend the text.
+fn gate_fixes(r: &GateRefusal) -> String {
+    r.violations
+        .iter()
+        .map(|v| format!("{} in {}: {}", v.rule.as_str(), v.field, v.fix))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl DebateError {

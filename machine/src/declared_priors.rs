@@ -29,7 +29,9 @@ pub const STANDING: &str = "*";
 /// Why a stance declaration is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeclarationRefusal {
-    #[error("arbiter {0} is not registered; register it before declaring a stance")]
+    #[error(
+        "arbiter {0} is not registered; register it with `panel arbiter register --id {0}` before declaring a stance"
+    )]
     UnknownArbiter(String),
     #[error("arbiter {0}'s key was revoked; a revoked arbiter declares nothing")]
     Revoked(String),

@@ -85,12 +85,12 @@ impl DrawSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Error, Serialize, Deserialize)]
 pub enum DrawError {
     #[error(
-        "a panel of {seats} seats cannot reserve {min_per_stance} seats for each of stances A and B; ask for at least {} seats",
+        "a panel of {seats} seats cannot reserve {min_per_stance} seats for each of stances A and B; ask for at least {} seats (`panel debate new --seats N --min-per-stance M`)",
         2 * min_per_stance
     )]
     SeatsBelowStanceMinimum { seats: usize, min_per_stance: usize },
     #[error(
-        "only {available} eligible arbiters of stance {stance:?} (admitted, not contributors, not of the author's model family); {needed} needed: admit more arbiters of that stance or lower min_per_stance"
+        "only {available} eligible arbiters of stance {stance:?} (admitted, not contributors, not of the author's model family); {needed} needed: admit more arbiters of that stance (`panel arbiter register`; `panel arbiter list` shows who is admitted) or lower the minimum (`panel debate new --min-per-stance`)"
     )]
     NotEnoughOfStance {
         stance: Stance,
@@ -98,11 +98,11 @@ pub enum DrawError {
         available: usize,
     },
     #[error(
-        "only {available} eligible arbiters for {needed} seats: admit more arbiters or draw a smaller panel"
+        "only {available} eligible arbiters for {needed} seats: admit more arbiters (`panel arbiter register`; `panel arbiter list` shows who is admitted) or draw a smaller panel (`panel debate new --seats`)"
     )]
     PoolTooSmall { needed: usize, available: usize },
     #[error(
-        "the eligible pool cannot seat {needed} organisations under the stance minimums (best: {reached}); admit arbiters from other organisations"
+        "the eligible pool cannot seat {needed} organisations under the stance minimums (best: {reached}); admit arbiters from other organisations (`panel arbiter register --organisation ORG`; a new organisation joins with `panel org admit`)"
     )]
     NotEnoughOrganisations { needed: usize, reached: usize },
 }

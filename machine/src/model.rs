@@ -317,7 +317,11 @@ impl ReplyText {
     pub fn reply(&self) -> ItemReply {
         serde_json::from_str(self.0.get()).unwrap_or_else(|e| ItemReply::Refused {
             code: "stored_reply".into(),
-            message: format!("the stored reply of this request does not decode: {e}"),
+            message: format!(
+                "the stored reply of this request does not decode: {e}; this replica's state \
+                 is damaged: restore it from a backup (`panel coordinator backup`, then \
+                 `panel coordinator run --restore FILE`) or from a peer's snapshot"
+            ),
         })
     }
 }

@@ -38,7 +38,7 @@ pub enum RoleError {
     #[error("$.role_keys.{role:?} is not a valid, non-weak ed25519 public key: {reason}")]
     BadKey { role: String, reason: String },
     #[error(
-        "an input for role {role:?} of run {run} must be signed by that role's key {fingerprint} ($.signature is missing)"
+        "an input for role {role:?} of run {run} must be signed by that role's key {fingerprint} ($.signature is missing); submit it with `panel runs submit {run} --input JSON --key ROLE_KEY_FILE`"
     )]
     Unsigned {
         run: String,
@@ -46,7 +46,7 @@ pub enum RoleError {
         fingerprint: String,
     },
     #[error(
-        "role {role:?} of run {run} is bound to key {bound}, but this input is signed by {signer}; only the role's own key may submit its input"
+        "role {role:?} of run {run} is bound to key {bound}, but this input is signed by {signer}; only the role's own key may submit its input (`panel runs submit {run} --key ROLE_KEY_FILE`)"
     )]
     WrongKey {
         run: String,

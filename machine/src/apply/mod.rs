@@ -74,47 +74,73 @@ impl ApplyCtx<'_> {
 /// Why `apply` refused a command. Stable `code()`s are returned to clients.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ApplyError {
-    #[error("{field} is empty; give a non-empty value")]
+    #[error("{field} is empty; give a non-empty {field} and send the write again")]
     Empty { field: &'static str },
-    #[error("arbiter {0} is already registered; register a new id to rotate keys")]
+    #[error(
+        "arbiter {0} is already registered (`panel arbiter show {0}`); register another arbiter under a new id (`panel arbiter register --id NEW_ID`), or move this one to a new key with `panel node rotate`"
+    )]
     ArbiterExists(String),
-    #[error("arbiter {0} is not registered; register it first")]
+    #[error(
+        "arbiter {0} is not registered; register it first with `panel arbiter register --id {0}` (`panel arbiter list` lists the registered arbiters)"
+    )]
     UnknownArbiter(String),
     #[error("motion {0} already exists; use a fresh motion id")]
     MotionExists(String),
-    #[error("motion {0} does not exist; open it first")]
+    #[error(
+        "motion {0} does not exist; `panel motion list --debate ID` lists a debate's motions, and `panel ask` opens a new one"
+    )]
     UnknownMotion(String),
-    #[error("motion {0} is already decided; rulings are counted once")]
+    #[error(
+        "motion {0} is already decided and rulings are counted once; `panel motion show {0}` shows its outcome, and `panel ask` puts the question to a new panel"
+    )]
     MotionClosed(String),
-    #[error("arbiter {0} submitted two rulings on one motion; each arbiter counts once")]
+    #[error(
+        "arbiter {0} submitted two rulings on one motion; each arbiter counts once: send one ruling per arbiter"
+    )]
     DuplicateRuling(String),
     #[error("{0}")]
     Ruling(#[from] RulingError),
     #[error("panel draw failed: {0}")]
     Draw(#[from] DrawError),
-    #[error("state_hash must be 64 hex characters (SHA-256), got {0:?}")]
+    #[error(
+        "state_hash must be 64 hex characters (SHA-256), got {0:?}; send the SHA-256 of the debate document the motion is about, in hex"
+    )]
     BadStateHash(String),
     #[error("{0}")]
     Debate(#[from] DebateError),
-    #[error("exam refused: {0}")]
+    #[error(
+        "exam refused: {0}; the leader's exam driver examines the arbiter again at a later sitting (`panel arbiter show ID` shows its exam record)"
+    )]
     Exam(#[from] crate::admission::ExamRefusal),
     #[error(transparent)]
     Sitting(#[from] crate::exam_sitting::SittingError),
-    #[error("prior-consistency check refused: {0}")]
+    #[error(
+        "prior-consistency check refused: {0}; submit CheckPriors again (`panel coordinator write --command '\"CheckPriors\"'`) once decided motions hold binary rulings"
+    )]
     PriorCheck(#[from] crate::priors::PriorCheckError),
-    #[error("revocation refused: {0}")]
+    #[error(
+        "revocation refused: {0}; sign the revocation with the registered arbiter's current key (`panel node revoke --key KEY_FILE`) and submit the hex it prints unchanged"
+    )]
     Revocation(#[from] arbiters::RevocationError),
-    #[error("key rotation refused: {0}")]
+    #[error(
+        "key rotation refused: {0}; sign the rotation with `panel node rotate --old OLD_KEY --new NEW_KEY` (the registered old key authorises, a fresh new key proves possession) and submit the hex it prints unchanged"
+    )]
     Rotation(#[from] arbiters::RotationError),
-    #[error("this public key is (or was) arbiter {0}'s; every arbiter needs its own key")]
+    #[error(
+        "this public key is (or was) arbiter {0}'s; every arbiter needs its own key: make one with `panel node keygen --out FILE` and register with it"
+    )]
     KeyInUse(String),
-    #[error("arbiter {0}'s key was revoked; its rulings no longer count")]
+    #[error(
+        "arbiter {0}'s key was revoked; its rulings no longer count: register the node again under a new id with a fresh key (`panel node keygen`, then `panel arbiter register`)"
+    )]
     Revoked(String),
     #[error(
         "motion {0} belongs to a debate: submit reveals (signed ruling, salt and signed commitment), not bare rulings"
     )]
     CommitmentRequired(String),
-    #[error("reveal of a ruling on motion {motion}: {reason}")]
+    #[error(
+        "reveal of a ruling on motion {motion}: {reason}; send the reveal exactly as the node made it (the signed ruling, its salt and the signed commitment)"
+    )]
     BadReveal {
         motion: String,
         reason: crate::ruling::RevealError,
@@ -126,7 +152,7 @@ pub enum ApplyError {
     #[error("{0}")]
     Authorship(#[from] crate::authorship::AuthorshipError),
     #[error(
-        "debate {debate} already has {open} open motions (at most {max}); ask again once some are decided"
+        "debate {debate} already has {open} open motions (at most {max}); ask again once some are decided (`panel motion list --debate {debate}` shows them)"
     )]
     TooManyOpenMotions {
         debate: String,
@@ -139,11 +165,15 @@ pub enum ApplyError {
     Limit(#[from] crate::limits::LimitError),
     #[error("{0}")]
     Checkpoint(#[from] crate::checkpoints::CheckpointError),
-    #[error("run {0} does not exist; start it first or list runs")]
+    #[error(
+        "run {0} does not exist; `panel runs` lists the runs, and `panel crux run`, `panel falsify run` or `panel dossier run` starts one"
+    )]
     UnknownRun(String),
-    #[error("this group already holds {max} procedure runs; no more can be started")]
+    #[error(
+        "this group already holds {max} procedure runs, the most one group keeps; no more can be started here: start new runs on a new group (`panel coordinator init`)"
+    )]
     TooManyRuns { max: usize },
-    #[error("{0}")]
+    #[error("{inner}; {fix}", inner = .0, fix = procedure_fix(.0))]
     Procedure(#[from] panel_procedures::ProcedureError),
     #[error("{0}")]
     RunRole(#[from] crate::run_roles::RoleError),
@@ -158,7 +188,8 @@ pub enum ApplyError {
     #[error("{0}")]
     Breaker(#[from] crate::breakers::BreakerError),
     #[error(
-        "only {available} eligible arbiters are seated under stance {stance:?} on debate {debate}, {needed} needed: under this debate's policy an arbiter is seated only under the stance it declared for the debate ({declared} arbiter(s) declared one so far). Each arbiter declares with `panel arbiter declare --id ID --key-file FILE --debate {debate} --stance A|B` (a node declares by itself from its node.toml [[stances]]), or admit more arbiters"
+        "only {available} eligible arbiters are seated under stance {stance:?} on debate {debate}, {needed} needed: under this debate's policy an arbiter is seated only under the stance it declared for the debate ({declared} arbiter(s) declared one so far; admitted without a declaration: {}). Each arbiter declares with `panel arbiter declare --id ID --key-file FILE --debate {debate} --stance A|B` (a node declares by itself from its node.toml [[stances]]), or admit more arbiters",
+        list_or_none(undeclared)
     )]
     Undeclared {
         debate: String,
@@ -166,7 +197,47 @@ pub enum ApplyError {
         needed: usize,
         available: usize,
         declared: usize,
+        /// Admitted arbiters with no declaration for the debate (the first
+        /// [`UNDECLARED_NAMED`]), so the refusal names whose declarations are missing.
+        undeclared: Vec<String>,
     },
+}
+
+/// How many undeclared arbiters a draw refusal names; the rest are counted.
+pub const UNDECLARED_NAMED: usize = 8;
+
+/// Ids joined with commas, "none" for none, "and N more" past [`UNDECLARED_NAMED`].
+fn list_or_none(ids: &[String]) -> String {
+    if ids.is_empty() {
+        return "none".into();
+    }
+    let mut out = ids
+        .iter()
+        .take(UNDECLARED_NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > UNDECLARED_NAMED {
+        out.push_str(&format!(" and {} more", ids.len() - UNDECLARED_NAMED));
+    }
+    out
+}
+
+/// What resolves a procedure refusal; the procedure's own message says what is wrong.
+fn procedure_fix(e: &panel_procedures::ProcedureError) -> &'static str {
+    use panel_procedures::ProcedureError as P;
+    match e {
+        P::Contract(_) => {
+            "fix the input at that JSON path and submit it again (docs/PROCEDURES.md gives each procedure's input format)"
+        }
+        P::Refused(_) => "change the input as the findings say and submit it again",
+        P::OutOfOrder { .. } => {
+            "submit that input instead (`panel runs` shows each run and what it waits for)"
+        }
+        P::UnknownQuestion(_) => {
+            "answer one of the run's open questions (`panel runs` lists the runs; `panel crux show`, `panel falsify show` or `panel dossier show` prints one)"
+        }
+    }
 }
 
 impl ApplyError {

@@ -149,6 +149,14 @@ fn draw_seats(
             needed,
             available,
             declared: d.declared_stances.len(),
+            undeclared: state
+                .arbiters
+                .iter()
+                .filter(|(id, a)| {
+                    a.admitted && a.revoked.is_none() && !d.declared_stances.contains_key(*id)
+                })
+                .map(|(id, _)| id.clone())
+                .collect(),
         },
         (e, _) => ApplyError::Draw(e),
     })?;
@@ -530,7 +538,7 @@ fn seat_keys(state: &State, motion: &Motion) -> Result<SeatKeys, ApplyError> {
 pub enum RoundError {
     #[error(
         "motion {motion} already has its round logged (log index {log_index}); a motion's \
-         commitments are logged once and never replaced"
+         commitments are logged once and never replaced: send reveals (SubmitReveal) for it instead"
     )]
     AlreadyLogged { motion: String, log_index: u64 },
     #[error(
@@ -553,7 +561,7 @@ pub enum RoundError {
     },
     #[error(
         "commitment {index} for motion {motion} is signed by key {fingerprint}, which holds no \
-         unrevoked seat on its panel; only the drawn seats commit"
+         unrevoked seat on its panel; only the drawn seats commit, so leave it out"
     )]
     NotSeated {
         motion: String,
@@ -562,7 +570,9 @@ pub enum RoundError {
     },
     #[error(
         "arbiter {arbiter} committed at {at} ms, after the commit deadline {deadline} ms of \
-         motion {motion}'s signed motion; a late commitment could follow others' reveals"
+         motion {motion}'s signed motion; a late commitment could follow others' reveals: commit \
+         before the deadline, or give slow judges a longer window (replica option \
+         --commit-window KIND=MS)"
     )]
     Late {
         motion: String,
@@ -570,7 +580,9 @@ pub enum RoundError {
         at: i64,
         deadline: i64,
     },
-    #[error("arbiter {arbiter} has two commitments for motion {motion}; one per seat")]
+    #[error(
+        "arbiter {arbiter} has two commitments for motion {motion}; send one commitment per seat"
+    )]
     SecondCommitment { motion: String, arbiter: String },
     #[error(
         "motion {0} has no logged round; its commitments are logged (LogCommitments, after \
