@@ -8,10 +8,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use ed25519_dalek::SigningKey;
+use panel_coordinator::acceptance::{Acceptance, DeadlockReason, Stance};
 use panel_coordinator::client::failover::WriteOutcome;
 use panel_coordinator::command::{ClientCommand, Query};
+use panel_coordinator::model::{Motion, MotionStatus};
+use panel_coordinator::query::MotionReply;
 use panel_coordinator::runs::{RunInputSubmission, RunRecord, RunRequest};
-use panel_procedures::{Awaited, RunInput, RunStart};
+use panel_procedures::{
+    Awaited, DeadlockCause, DeadlockCauses, PanelOutcome, Prior, RunInput, RunStart,
+};
 use serde::Deserialize;
 
 use crate::cluster_client::Cluster;
@@ -231,6 +236,115 @@ fn waiting_for(view: &RunView) -> String {
     }
 }
 
+/// Why each deadlocked question of `run` deadlocked, read from the record of the motion
+/// that settled it: the acceptance conditions it failed, or that the procedure refused
+/// the panel's answer until the machine took the question as deadlocked.
+pub async fn deadlock_causes(c: &Cluster, run: &RunRecord) -> Result<DeadlockCauses> {
+    let mut causes = DeadlockCauses::default();
+    for s in run
+        .settled
+        .iter()
+        .filter(|s| s.outcome == PanelOutcome::Deadlocked)
+    {
+        let reply: MotionReply = c
+            .read_as(&Query::Motion {
+                motion_id: s.motion_id.clone(),
+            })
+            .await
+            .with_context(|| format!("reading motion {} to say why it deadlocked", s.motion_id))?;
+        let refused = run.refused_settlements.get(&s.key).copied().unwrap_or(0);
+        causes.insert(
+            s.motion_id.clone(),
+            causes_of(reply.motion.as_ref(), refused),
+        );
+    }
+    Ok(causes)
+}
+
+/// The causes a motion's record gives for a question its run took as deadlocked.
+fn causes_of(motion: Option<&Motion>, refused: u32) -> Vec<DeadlockCause> {
+    match motion.map(|m| &m.status) {
+        Some(MotionStatus::Decided(Acceptance::Deadlocked(d))) => {
+            d.reasons.iter().map(cause_of).collect()
+        }
+        // The panel answered, but the procedure refused the answer each time it was asked.
+        Some(MotionStatus::Decided(Acceptance::Accepted { .. })) => {
+            vec![DeadlockCause::AnswerRefused { times: refused }]
+        }
+        Some(MotionStatus::Open) | None => vec![DeadlockCause::NotOnRecord],
+    }
+}
+
+fn prior_of(stance: Stance) -> Prior {
+    match stance {
+        Stance::A => Prior::A,
+        Stance::B => Prior::B,
+        Stance::None => Prior::None,
+    }
+}
+
+/// One failed acceptance condition (machine/src/acceptance.rs) in the procedures' terms.
+fn cause_of(r: &DeadlockReason) -> DeadlockCause {
+    match r {
+        DeadlockReason::NoQuorum { counted, quorum } => DeadlockCause::TooFewRulings {
+            counted: *counted,
+            quorum: *quorum,
+        },
+        DeadlockReason::SingleStanceGroup => DeadlockCause::OneStanceOnly,
+        DeadlockReason::SplitGroup { stance } => DeadlockCause::SplitVote {
+            prior: prior_of(*stance),
+        },
+        DeadlockReason::GroupsDisagree => DeadlockCause::StancesDisagree,
+        DeadlockReason::InsufficientSupport {
+            stance,
+            net,
+            needed,
+        } => DeadlockCause::NetSupportShort {
+            prior: prior_of(*stance),
+            net: *net,
+            needed: *needed,
+        },
+        DeadlockReason::InsufficientLineages {
+            stance,
+            net,
+            needed,
+        } => DeadlockCause::TooFewLineages {
+            prior: prior_of(*stance),
+            net: *net,
+            needed: *needed,
+        },
+        DeadlockReason::DependsOnOrganisation { organisation } => DeadlockCause::OneOrganisation {
+            organisation: organisation.clone(),
+        },
+        DeadlockReason::CorrelatedSupport {
+            n_eff_milli,
+            needed_milli,
+        } => DeadlockCause::EffectiveVotesBelowFloor {
+            n_eff_milli: *n_eff_milli,
+            needed_milli: *needed_milli,
+        },
+        // Conditions of relevance and tier-verification motions, not of a procedure's
+        // yes/no questions: kept in the machine's words.
+        other @ (DeadlockReason::RelevanceSpread { .. }
+        | DeadlockReason::MissingRelevance { .. }
+        | DeadlockReason::MissingReceipts { .. }
+        | DeadlockReason::ReceiptsDisagree) => DeadlockCause::Other {
+            reason: other.to_string(),
+        },
+    }
+}
+
+/// The run's report with each deadlocked question's causes beside its outcome.
+pub async fn explained_markdown(c: &Cluster, view: &RunView) -> Result<String> {
+    match &view.run {
+        Some(run) => {
+            let causes = deadlock_causes(c, run).await?;
+            Ok(run.run.render_markdown_with(&causes))
+        }
+        None => Ok(view.markdown.clone()),
+    }
+}
+
 /// `panel <procedure> show RUN`.
 #[derive(clap::Args)]
 pub struct ShowArgs {
@@ -245,15 +359,17 @@ pub struct ShowArgs {
 /// `panel <procedure> show RUN`: the run's report as Markdown, or its record as JSON.
 pub fn show(a: &ShowArgs) -> Result<std::process::ExitCode> {
     let c = Cluster::connect(&a.cluster)?;
-    let view = crate::cluster_client::runtime()?.block_on(read(&c, &a.run))?;
-    print_view(&view, a.json)
+    crate::cluster_client::runtime()?.block_on(async {
+        let view = read(&c, &a.run).await?;
+        print_view(&c, &view, a.json).await
+    })
 }
 
-fn print_view(view: &RunView, json: bool) -> Result<std::process::ExitCode> {
+async fn print_view(c: &Cluster, view: &RunView, json: bool) -> Result<std::process::ExitCode> {
     if json {
         crate::cluster_client::print_json(&serde_json::to_value(&view.run)?)?;
     } else {
-        println!("{}", view.markdown);
+        println!("{}", explained_markdown(c, view).await?);
     }
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -353,19 +469,19 @@ pub fn run_and_print(
         signature: None,
     };
     let mut c = Cluster::connect(&panel.cluster)?;
-    let view = crate::cluster_client::runtime()?.block_on(async {
+    crate::cluster_client::runtime()?.block_on(async {
         let id = start(&mut c, req, convener.key.as_ref()).await?;
         crate::output::note!("started {id}; waiting for the panel");
-        drive(
+        let view = drive(
             &mut c,
             &id,
             roles,
             &keys,
             Duration::from_secs(panel.patience),
         )
-        .await
-    })?;
-    print_view(&view, panel.json)
+        .await?;
+        print_view(&c, &view, panel.json).await
+    })
 }
 
 /// `panel runs [submit]`.

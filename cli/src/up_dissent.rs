@@ -48,6 +48,8 @@ pub const FRESH: [(&str, Stance); 4] = [
 pub struct Shown {
     pub debate_id: String,
     pub deadlocked: String,
+    /// Why it deadlocked, as its motion's record says (the acceptance conditions failed).
+    pub deadlock_reasons: String,
     pub accepted: String,
     /// Kish's n_eff of the panel that accepted (as the rule counts it), and of the whole
     /// pool by measured correlation alone.
@@ -65,9 +67,10 @@ impl Shown {
     /// votes were worth (docs/COORDINATOR.md "Measured independence").
     pub fn say(&self) {
         say!(
-            "  the panel earned its keep in {}: {} deadlocked with stance B split, the fresh panel accepted {}",
+            "  the panel earned its keep in {}: {} deadlocked ({}), the fresh panel accepted {}",
             self.debate_id,
             self.deadlocked,
+            self.deadlock_reasons,
             self.accepted
         );
         say!(
@@ -219,9 +222,19 @@ pub async fn run(
         .filter(|a| a.admitted)
         .map(|a| a.registration.arbiter_id.as_str())
         .collect();
+    let deadlock_reasons = match &deadlocked.status {
+        MotionStatus::Decided(Acceptance::Deadlocked(d)) => d
+            .reasons
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; "),
+        _ => String::new(),
+    };
     Ok(Shown {
         debate_id,
         deadlocked: deadlocked.spec.motion_id.clone(),
+        deadlock_reasons,
         accepted: accepted.spec.motion_id.clone(),
         n_eff_panel: f64::from(figures.n_eff_milli) / 1000.0,
         pairs_measured: figures.pairs_measured,

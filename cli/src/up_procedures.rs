@@ -128,7 +128,8 @@ pub async fn run(
         .await?;
         let motions = view.run.as_ref().map_or(0, |r| r.settled.len());
         say!("run {id}: {motions} panel questions settled");
-        for line in view.markdown.lines() {
+        let report = procedure_run::explained_markdown(c, &view).await?;
+        for line in report.lines() {
             say!("  {line}");
         }
         ids.push(id);

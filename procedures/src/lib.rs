@@ -13,12 +13,14 @@
 
 pub mod contract;
 pub mod crux;
+pub mod deadlock;
 pub mod dossier;
 pub mod falsify;
 pub mod panel;
 pub mod run;
 
 pub use contract::{ContractError, decode};
+pub use deadlock::{DeadlockCause, DeadlockCauses};
 pub use panel::{
     AnswerShape, Awaited, Expected, Finding, PanelOutcome, PanelQuestion, PanelRuling, Prior,
     Procedure, ProcedureError, Settlement, ShownItem, StartContext, Tally, presentation_order,

@@ -224,8 +224,13 @@ pub trait Procedure: Sized {
     fn finished(&self) -> bool;
     /// One line for listings ("crux accepted: …", "BROKEN", "NOW").
     fn summary(&self) -> String;
-    /// The run's report as Markdown (`panel crux show`, `panel dossier show`).
-    fn render_markdown(&self) -> String;
+    /// The run's report as Markdown (`panel crux show`, `panel dossier show`), each
+    /// deadlocked question with its causes where `causes` has them.
+    fn render_markdown_with(&self, causes: &crate::deadlock::DeadlockCauses) -> String;
+    /// The report without the motions' causes: deadlocks print bare.
+    fn render_markdown(&self) -> String {
+        self.render_markdown_with(&crate::deadlock::DeadlockCauses::default())
+    }
 }
 
 /// The order in which an arbiter is shown `n` items: a Fisher-Yates shuffle driven by

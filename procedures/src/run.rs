@@ -102,6 +102,12 @@ impl Run {
         each!(self, r => r.render_markdown())
     }
 
+    /// The report with each deadlocked question's causes (collected by a shell from the
+    /// motions' records) printed beside its outcome.
+    pub fn render_markdown_with(&self, causes: &crate::deadlock::DeadlockCauses) -> String {
+        each!(self, r => r.render_markdown_with(causes))
+    }
+
     /// Every role whose input the run will await (`Awaited::role`), fixed at start: a
     /// run's start binds each to a key, and only that key's signature makes an input
     /// count (docs/PROCEDURES.md, "Who may submit").

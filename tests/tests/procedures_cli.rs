@@ -122,6 +122,18 @@ fn falsify(st: &Path, dir: &Path) {
         assert!(out.contains(bucket), "no {bucket} in:\n{out}");
     }
     assert!(out.contains("falsify.escalated"), "{out}");
+    says_why_it_deadlocked(&out);
+}
+
+/// A report never labels a question a bare "deadlocked": each deadlocked outcome names
+/// the acceptance conditions its motion failed (whether or not this run deadlocked).
+fn says_why_it_deadlocked(report: &str) {
+    for line in report.lines() {
+        assert!(
+            !line.contains("| deadlocked |"),
+            "a deadlock without its reason: {line}"
+        );
+    }
 }
 
 /// Over real sockets: a run binds its critic to `critic.key`; the run stops at the
@@ -251,6 +263,7 @@ fn dossier(st: &Path, dir: &Path) {
     );
     assert!(out.contains("no effect authority"), "{out}");
     assert!(out.contains("Strongest surviving dissent"), "{out}");
+    says_why_it_deadlocked(&out);
     let first = runs(st).last().expect("run")["id"]
         .as_str()
         .unwrap()

@@ -138,7 +138,7 @@ impl Procedure for CruxRun {
         report::summary(self)
     }
 
-    fn render_markdown(&self) -> String {
-        report::markdown(self)
+    fn render_markdown_with(&self, causes: &crate::deadlock::DeadlockCauses) -> String {
+        report::markdown(self, causes)
     }
 }

@@ -6,8 +6,9 @@
 use std::fmt::Write;
 
 use super::CruxRun;
-use super::convergence::{CandidateStatus, OrderAudit, Stage, VerdictAnswer};
-use crate::panel::{Prior, Tally};
+use super::convergence::{CandidateStatus, Mediation, OrderAudit, Stage, VerdictAnswer};
+use crate::deadlock::DeadlockCauses;
+use crate::panel::{PanelOutcome, Prior, Tally};
 
 /// One line for listings.
 pub fn summary(run: &CruxRun) -> String {
@@ -36,13 +37,14 @@ fn verdict_word(a: VerdictAnswer) -> &'static str {
     }
 }
 
-/// The run as Markdown.
-pub fn markdown(run: &CruxRun) -> String {
+/// The run as Markdown; a deadlocked question prints its causes where `causes` has them.
+pub fn markdown(run: &CruxRun, causes: &DeadlockCauses) -> String {
     let mut out = String::new();
     let m = &run.materials;
     let _ = writeln!(out, "# Crux: {}\n", m.decision.trim());
     let _ = writeln!(out, "{}\n", summary(run));
-    crux_section(run, &mut out);
+    crux_section(run, &mut out, causes);
+    deadlocks_section(&run.mediation, &mut out, causes);
     dissent_section(run, &mut out);
     record_section(run, &mut out);
     out
@@ -64,7 +66,7 @@ fn tally_table(out: &mut String, tallies: &[(Prior, Tally)]) {
     out.push('\n');
 }
 
-fn crux_section(run: &CruxRun, out: &mut String) {
+fn crux_section(run: &CruxRun, out: &mut String, causes: &DeadlockCauses) {
     let med = &run.mediation;
     match run.accepted() {
         Some(c) => {
@@ -108,10 +110,13 @@ fn crux_section(run: &CruxRun, out: &mut String) {
         .filter(|c| c.status != CandidateStatus::Accepted)
     {
         let status = match c.status {
-            CandidateStatus::Rejected => "rejected",
-            CandidateStatus::Deadlocked => "deadlocked",
-            CandidateStatus::Open => "open",
-            CandidateStatus::Accepted => "accepted",
+            CandidateStatus::Rejected => "rejected".to_string(),
+            CandidateStatus::Deadlocked => motion_of(med, &c.ask.key()).map_or_else(
+                || "deadlocked".to_string(),
+                |m| causes.outcome(PanelOutcome::Deadlocked, m),
+            ),
+            CandidateStatus::Open => "open".to_string(),
+            CandidateStatus::Accepted => "accepted".to_string(),
         };
         let _ = writeln!(
             out,
@@ -121,6 +126,42 @@ fn crux_section(run: &CruxRun, out: &mut String) {
     }
     for n in &med.notes {
         let _ = writeln!(out, "- Note: {n}");
+    }
+    out.push('\n');
+}
+
+/// The motion that settled `key` last (a re-ask has its own key).
+fn motion_of<'a>(med: &'a Mediation, key: &str) -> Option<&'a str> {
+    med.settlements
+        .iter()
+        .rev()
+        .find(|s| s.key == key)
+        .map(|s| s.motion_id.as_str())
+}
+
+/// Every question the panel deadlocked on, with why where the causes are known.
+fn deadlocks_section(med: &Mediation, out: &mut String, causes: &DeadlockCauses) {
+    let dead: Vec<_> = med
+        .settlements
+        .iter()
+        .filter(|s| s.outcome == PanelOutcome::Deadlocked)
+        .collect();
+    if dead.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Deadlocked questions
+"
+    );
+    for s in dead {
+        let _ = writeln!(
+            out,
+            "- `{}` (motion {}): {}",
+            s.key,
+            s.motion_id,
+            causes.outcome(s.outcome, &s.motion_id)
+        );
     }
     out.push('\n');
 }

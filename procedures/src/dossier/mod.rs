@@ -368,8 +368,8 @@ impl Procedure for DossierRun {
         }
     }
 
-    fn render_markdown(&self) -> String {
-        render::markdown(self)
+    fn render_markdown_with(&self, causes: &crate::deadlock::DeadlockCauses) -> String {
+        render::markdown(self, causes)
     }
 }
 

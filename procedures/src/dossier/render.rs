@@ -4,7 +4,8 @@
 
 use std::fmt::Write;
 
-use crate::panel::{PanelOutcome, Prior, ShownItem, tallies};
+use crate::deadlock::DeadlockCauses;
+use crate::panel::{Prior, ShownItem, tallies};
 
 use super::branch::{Branch, TerminalStatus};
 use super::input::ReportClaim;
@@ -121,7 +122,8 @@ fn status_words(s: &TerminalStatus) -> String {
     }
 }
 
-pub fn markdown(run: &DossierRun) -> String {
+/// The dossier; a deadlocked attempt prints its causes where `causes` has them.
+pub fn markdown(run: &DossierRun, causes: &DeadlockCauses) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Decision dossier {}\n", run.run_id);
     let _ = writeln!(out, "> {INERT}\n");
@@ -144,7 +146,7 @@ pub fn markdown(run: &DossierRun) -> String {
     framing_section(&mut out, run);
     attribution(&mut out, run);
     clashes(&mut out, run);
-    quench_section(&mut out, run);
+    quench_section(&mut out, run, causes);
     if !run.findings.is_empty() {
         let _ = writeln!(out, "## Findings\n");
         for f in &run.findings {
@@ -285,7 +287,7 @@ fn clashes(out: &mut String, run: &DossierRun) {
     out.push('\n');
 }
 
-fn quench_section(out: &mut String, run: &DossierRun) {
+fn quench_section(out: &mut String, run: &DossierRun, causes: &DeadlockCauses) {
     let _ = writeln!(out, "## Quench\n");
     let _ = writeln!(
         out,
@@ -307,11 +309,7 @@ fn quench_section(out: &mut String, run: &DossierRun) {
                     .map(|(_, t)| format!("{}/{}/{}", t.yes, t.no, t.abstain))
                     .unwrap_or_default()
             };
-            let outcome = match a.outcome {
-                PanelOutcome::Yes => "yes",
-                PanelOutcome::No => "no",
-                PanelOutcome::Deadlocked => "deadlocked",
-            };
+            let outcome = causes.outcome(a.outcome, &a.motion_id);
             let _ = writeln!(
                 out,
                 "| `{}` | {} | {outcome} | {} | {} | {} |",

@@ -83,6 +83,10 @@ pub struct Committed {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QuestionTally {
     pub key: String,
+    /// The motion that asked it, to look up why it deadlocked; left out of the JSON an
+    /// advocate is shown.
+    #[serde(skip)]
+    pub motion_id: String,
     pub outcome: PanelOutcome,
     pub tallies: Vec<(Prior, Tally)>,
     /// Rulings against the outcome (all of them when deadlocked): arbiter, prior and
@@ -185,6 +189,7 @@ fn question_tally(a: &super::claim::Answer) -> QuestionTally {
     };
     QuestionTally {
         key: a.key.clone(),
+        motion_id: a.motion_id.clone(),
         outcome: a.outcome,
         tallies: tallies(&a.rulings),
         dissent: a

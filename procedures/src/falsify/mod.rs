@@ -178,8 +178,8 @@ impl Procedure for FalsifyRun {
         format!("falsify: {}", parts.join(", "))
     }
 
-    fn render_markdown(&self) -> String {
-        render::markdown(self)
+    fn render_markdown_with(&self, causes: &crate::deadlock::DeadlockCauses) -> String {
+        render::markdown(self, causes)
     }
 }
 

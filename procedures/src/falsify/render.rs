@@ -3,12 +3,14 @@
 
 use std::fmt::Write;
 
-use crate::panel::{PanelOutcome, Prior};
+use crate::deadlock::DeadlockCauses;
+use crate::panel::Prior;
 
 use super::FalsifyRun;
 use super::bucket::{DebateBucketing, QuestionTally};
 
-pub fn markdown(run: &FalsifyRun) -> String {
+/// The report; a deadlocked question prints its causes where `causes` has them.
+pub fn markdown(run: &FalsifyRun, causes: &DeadlockCauses) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Falsification run {}\n", run.run_id);
     let _ = writeln!(
@@ -16,12 +18,12 @@ pub fn markdown(run: &FalsifyRun) -> String {
         "Each claim is bucketed by three ordered panel questions (falsifiable form? valid refuter? survived a severe attack?), never by who argued better. An answer counts only with cross-prior agreement.\n"
     );
     for b in run.bucketing() {
-        claim_section(&mut out, &b);
+        claim_section(&mut out, &b, causes);
     }
     out
 }
 
-fn claim_section(out: &mut String, b: &DebateBucketing) {
+fn claim_section(out: &mut String, b: &DebateBucketing, causes: &DeadlockCauses) {
     let bucket = b.bucket.map_or("in play", |x| x.name());
     let _ = writeln!(out, "## Claim {}: {bucket}\n", b.claim);
     let _ = writeln!(out, "> {}\n", b.text);
@@ -62,13 +64,13 @@ fn claim_section(out: &mut String, b: &DebateBucketing) {
         }
     }
     if !b.questions.is_empty() {
-        tallies_table(out, &b.questions);
+        tallies_table(out, &b.questions, causes);
     }
-    dissent(out, &b.questions);
+    dissent(out, &b.questions, causes);
     out.push('\n');
 }
 
-fn tallies_table(out: &mut String, qs: &[QuestionTally]) {
+fn tallies_table(out: &mut String, qs: &[QuestionTally], causes: &DeadlockCauses) {
     let _ = writeln!(out, "\n### Panel answers (yes/no/abstain per stance)\n");
     let _ = writeln!(
         out,
@@ -88,7 +90,7 @@ fn tallies_table(out: &mut String, qs: &[QuestionTally]) {
             out,
             "| `{}` | {} | {} | {} | {} |",
             q.key,
-            outcome(q.outcome),
+            causes.outcome(q.outcome, &q.motion_id),
             cell(Prior::A),
             cell(Prior::B),
             cell(Prior::None)
@@ -96,7 +98,7 @@ fn tallies_table(out: &mut String, qs: &[QuestionTally]) {
     }
 }
 
-fn dissent(out: &mut String, qs: &[QuestionTally]) {
+fn dissent(out: &mut String, qs: &[QuestionTally], causes: &DeadlockCauses) {
     let any = qs.iter().any(|q| !q.dissent.is_empty());
     if !any {
         return;
@@ -113,19 +115,11 @@ fn dissent(out: &mut String, qs: &[QuestionTally]) {
                 out,
                 "- `{}` ({}): {} (prior {:?}) said {said}: {}",
                 q.key,
-                outcome(q.outcome),
+                causes.outcome(q.outcome, &q.motion_id),
                 d.arbiter_id,
                 d.prior,
                 d.rationale
             );
         }
-    }
-}
-
-fn outcome(o: PanelOutcome) -> &'static str {
-    match o {
-        PanelOutcome::Yes => "yes",
-        PanelOutcome::No => "no",
-        PanelOutcome::Deadlocked => "deadlocked",
     }
 }
