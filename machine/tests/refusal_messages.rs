@@ -764,12 +764,13 @@ fn doc_rows() -> BTreeMap<String, BTreeSet<String>> {
     for line in read("docs/REFUSALS.md").lines() {
         if let Some(h) = line.strip_prefix("## ") {
             section = h.trim().to_owned();
-        } else if let Some(rest) = line.strip_prefix("| `") {
-            if let Some(code) = rest.split('`').next() {
-                out.entry(section.clone())
-                    .or_default()
-                    .insert(code.to_owned());
-            }
+        } else if let Some(code) = line
+            .strip_prefix("| `")
+            .and_then(|rest| rest.split('`').next())
+        {
+            out.entry(section.clone())
+                .or_default()
+                .insert(code.to_owned());
         }
     }
     out

@@ -20,7 +20,7 @@ use crate::service::proposer::Proposer;
 pub const CHARTER_CLIENT_ID: &str = "charter";
 
 /// What this replica knows of the group's charter against its own.
-enum Standing {
+pub(crate) enum Standing {
     /// The group has adopted this replica's charter (or neither has one).
     Agreed,
     /// This replica has a charter; the group none yet.
@@ -41,14 +41,19 @@ fn standing(sm: &StateMachineStore, mine: Option<&Charter>) -> Standing {
 
 /// Refuses a client write while the group is not chartered under this replica's charter.
 pub(crate) fn write_gate(sm: &StateMachineStore, mine: Option<&Charter>) -> Result<(), Status> {
-    match standing(sm, mine) {
+    gate_of(standing(sm, mine))
+}
+
+/// The refusal, if any, of a client write under `standing`.
+pub(crate) fn gate_of(standing: Standing) -> Result<(), Status> {
+    match standing {
         Standing::Agreed => Ok(()),
         Standing::Pending => Err(Status::unavailable(
             "the group is adopting its federation charter (the first record entry); retry in a moment",
         )),
         Standing::Differs => Err(Status::failed_precondition(
             "this replica's --charter is not the charter the group adopted; restart it with the \
-             group's charter.json (docs/SECURITY.md)",
+             group's charter.json (`panel coordinator run --charter FILE`, docs/SECURITY.md)",
         )),
     }
 }

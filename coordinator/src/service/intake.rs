@@ -269,7 +269,7 @@ fn sharing<'a>(
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IntakeError {
     #[error(
-        "the Gate refused the contribution:\n{report}\nFix the text and submit again; nothing was recorded."
+        "the Gate refused the contribution:\n{report}\nFix the text as each violation's fix says and submit again (`panel gate` checks fields offline); nothing was recorded."
     )]
     Gate {
         report: String,

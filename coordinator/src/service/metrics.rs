@@ -121,7 +121,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Refusal::TooLarge => "too_large",
             Refusal::Malformed => "malformed",

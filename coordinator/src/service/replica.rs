@@ -385,12 +385,30 @@ pub(crate) async fn submit_command(
 fn within_command_limit(replica: &Replica, bytes: usize) -> Result<(), Status> {
     if bytes > replica.max_command_bytes {
         replica.metrics.refused(Refusal::TooLarge);
-        return Err(Status::invalid_argument(format!(
-            "the command is {bytes} bytes; the limit is {} bytes per command (replica option --max-command-bytes); split the write or cite large sources by digest",
-            replica.max_command_bytes
-        )));
+        return Err(too_large(bytes, replica.max_command_bytes));
     }
     Ok(())
+}
+
+/// The refusal of a command over `--max-command-bytes`.
+fn too_large(bytes: usize, limit: usize) -> Status {
+    Status::invalid_argument(format!(
+        "the command is {bytes} bytes; the limit is {limit} bytes per command (replica option --max-command-bytes); split the write or cite large sources by digest"
+    ))
+}
+
+/// The refusal of a write by a leader that cannot reach a quorum.
+fn no_quorum(e: &raft::QuorumError) -> Status {
+    Status::unavailable(format!(
+        "{e}; nothing was proposed, so retry the write (same request_id) on another replica"
+    ))
+}
+
+/// The refusal of a test outcome whose rulings or reveals fail the intake check.
+fn bad_ruling(e: &crate::ruling::IntakeError) -> Status {
+    Status::invalid_argument(format!(
+        "RecordOutcome refused at intake: {e}; send the rulings and reveals exactly as the nodes signed them"
+    ))
 }
 
 /// The rest of a write once its command is decoded and allowed: the charter gate, the
@@ -415,7 +433,7 @@ async fn submit_decoded(
     // may be elected already (nothing was proposed, so the write did not happen).
     replica.quorum_check().map_err(|e| {
         replica.metrics.refused(Refusal::NoQuorum);
-        Status::unavailable(format!("{e}; nothing was proposed"))
+        no_quorum(&e)
     })?;
     // Intake: the Gate and the rate limits (writer, key, kind) run before proposal.
     replica
@@ -443,7 +461,7 @@ async fn submit_decoded(
         .map_err(|e| Status::internal(format!("intake check failed: {e}")))?;
         command = TestCommand::RecordOutcome(checked.map_err(|e| {
             replica.metrics.refused(Refusal::BadRuling);
-            Status::invalid_argument(format!("RecordOutcome refused at intake: {e}"))
+            bad_ruling(&e)
         })?)
         .into();
     }
@@ -566,5 +584,204 @@ fn intake_status(e: IntakeError) -> Status {
         IntakeError::RateLimited { .. } | IntakeError::Busy { .. } | IntakeError::Writer { .. } => {
             Status::resource_exhausted(e.to_string())
         }
+    }
+}
+
+/// Every intake refusal names its fix (issue 40): a case per `Refusal` reason, whose
+/// message must name what resolves it, and docs/REFUSALS.md's "Intake refusals" table must
+/// list exactly these reasons.
+#[cfg(test)]
+mod refusal_messages {
+    use super::*;
+    use crate::service::charter::{Standing, gate_of};
+
+    fn write_req(client_id: &str, command: &Command) -> pb::WriteRequest {
+        pb::WriteRequest {
+            client_id: client_id.into(),
+            request_id: 1,
+            command_json: serde_json::to_string(command).expect("encode"),
+            ..Default::default()
+        }
+    }
+
+    fn refused(r: Result<Command, (Refusal, Status)>, want: Refusal) -> Status {
+        match r {
+            Err((why, status)) if why == want => status,
+            Err((why, status)) => panic!("refused as {why:?}, not {want:?}: {status:?}"),
+            Ok(c) => panic!("{c:?} was not refused"),
+        }
+    }
+
+    /// The status a client gets for `r`, and what its message must name. Exhaustive: a
+    /// new reason does not compile until it has a case.
+    fn case(r: Refusal) -> (Status, &'static [&'static str]) {
+        let note = Command::Test(TestCommand::Note {
+            topic: "t".into(),
+            text: "x".into(),
+        });
+        match r {
+            Refusal::TooLarge => (too_large(9_000, 4_096), &["--max-command-bytes", "split"]),
+            Refusal::Malformed => {
+                let mut req = write_req("cli", &note);
+                req.command_json = "{not json".into();
+                (
+                    refused(client_write(&req, false), r),
+                    &["docs/COORDINATOR.md"],
+                )
+            }
+            Refusal::ReservedClientId => (
+                refused(client_write(&write_req("motion-driver", &note), true), r),
+                &["choose another client id"],
+            ),
+            Refusal::InternalCommand => {
+                let internal = Command::Internal(InternalCommand::IssueCheckpoint);
+                (
+                    refused(client_write(&write_req("cli", &internal), false), r),
+                    &["only the leader's motion and exam drivers propose it"],
+                )
+            }
+            Refusal::TestCommand => (
+                refused(client_write(&write_req("cli", &note), false), r),
+                &["--test-commands"],
+            ),
+            Refusal::Unchartered => {
+                let pending = gate_of(Standing::Pending).expect_err("pending is refused");
+                assert!(pending.message().contains("retry"), "{pending:?}");
+                (
+                    gate_of(Standing::Differs).expect_err("differs is refused"),
+                    &["panel coordinator run --charter FILE"],
+                )
+            }
+            Refusal::NoQuorum => (
+                no_quorum(&raft::QuorumError::NoQuorum {
+                    id: 1,
+                    term: 2,
+                    age_ms: 900,
+                    lease_ms: 600,
+                }),
+                &["retry the write (same request_id) on another replica"],
+            ),
+            Refusal::Gate => (
+                intake_status(IntakeError::Gate {
+                    report: "G1 in Assertion: write a full sentence".into(),
+                    violations: vec![],
+                }),
+                &["submit again", "panel gate"],
+            ),
+            Refusal::RateLimited => {
+                for e in [
+                    IntakeError::RateLimited {
+                        author: "ada".into(),
+                        per_minute: 6,
+                        burst: 2,
+                        retry_ms: 500,
+                    },
+                    IntakeError::Busy {
+                        what: "new debates",
+                        who: "all writers".into(),
+                        per_minute: 6,
+                        burst: 2,
+                        retry_ms: 500,
+                    },
+                ] {
+                    let s = intake_status(e);
+                    assert!(s.message().contains("retry in 500 ms"), "{s:?}");
+                }
+                (
+                    intake_status(IntakeError::Writer {
+                        limit: "per-identity",
+                        who: "identity ab12".into(),
+                        per_minute: 6,
+                        burst: 2,
+                        retry_secs: 3,
+                    }),
+                    &["retry in 3 s"],
+                )
+            }
+            Refusal::BadRuling => (
+                bad_ruling(&crate::ruling::IntakeError::RulingMalformed {
+                    index: 0,
+                    error: crate::ruling::RulingError::Malformed {
+                        reason: "odd length".into(),
+                    },
+                }),
+                &["send the rulings and reveals exactly as the nodes signed them"],
+            ),
+        }
+    }
+
+    const ALL: [Refusal; 10] = [
+        Refusal::TooLarge,
+        Refusal::Malformed,
+        Refusal::ReservedClientId,
+        Refusal::InternalCommand,
+        Refusal::TestCommand,
+        Refusal::Unchartered,
+        Refusal::NoQuorum,
+        Refusal::Gate,
+        Refusal::RateLimited,
+        Refusal::BadRuling,
+    ];
+
+    /// The reasons `Refusal::label` spells, read from metrics.rs, so a reason added there
+    /// without a case in `ALL` is caught too.
+    fn labels_in_source() -> std::collections::BTreeSet<String> {
+        let src = include_str!("metrics.rs");
+        let body = src
+            .split("fn label(self) -> &'static str {")
+            .nth(1)
+            .and_then(|b| b.split("\n    }\n").next())
+            .expect("Refusal::label in metrics.rs");
+        body.split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The codes of docs/REFUSALS.md's "Intake refusals" table.
+    fn intake_rows() -> std::collections::BTreeSet<String> {
+        let doc = include_str!("../../../docs/REFUSALS.md");
+        let section = doc
+            .split("\n## Intake refusals\n")
+            .nth(1)
+            .expect("docs/REFUSALS.md has an \"Intake refusals\" section");
+        let section = section.split("\n## ").next().unwrap_or_default();
+        section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn every_intake_refusal_names_its_fix() {
+        let mut failures = Vec::new();
+        for r in ALL {
+            let (status, needles) = case(r);
+            for n in needles {
+                if !status.message().contains(n) {
+                    failures.push(format!("{r:?}: {:?} does not name {n:?}", status.message()));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn the_intake_table_lists_every_reason_and_no_other() {
+        let labels: std::collections::BTreeSet<String> =
+            ALL.iter().map(|r| r.label().to_owned()).collect();
+        assert_eq!(
+            labels,
+            labels_in_source(),
+            "ALL here and Refusal::label differ"
+        );
+        assert_eq!(
+            intake_rows(),
+            labels,
+            "docs/REFUSALS.md \"Intake refusals\" rows differ from the intake's reasons"
+        );
     }
 }
