@@ -146,6 +146,38 @@ pub fn draw_public(
     Ok(drawn)
 }
 
+/// Domain mixed into the seed of the extra items' generator, so they are drawn apart from
+/// the draw they extend.
+const EXTRA_SEED_DOMAIN: u64 = 0x6865_6c64_2d62_6163; // "held-bac"
+
+/// [`draw_public`] and then `extra` more plain binary items (outside probe groups) drawn
+/// from those it left, with a generator of their own, appended last. The first part is
+/// exactly the draw of `counts`, so items held back from the end (`exam_hold_back`) leave
+/// the decision on the very items of that draw.
+pub fn draw_public_with_extra(
+    pool: &PublicPool,
+    seed: u64,
+    counts: &DrawCounts,
+    extra: usize,
+) -> Result<Vec<String>, DrawError> {
+    let mut drawn = draw_public(pool, seed, counts)?;
+    let mut left: Vec<&PublicItem> = pool
+        .items
+        .iter()
+        .filter(|i| i.kind == ItemKind::Binary && i.probe.is_none() && !drawn.contains(&i.id))
+        .collect();
+    let mut rng = SplitMix64::new(seed ^ EXTRA_SEED_DOMAIN);
+    let taken = take_preferring(
+        &mut rng,
+        &mut left,
+        |_| false,
+        extra,
+        "binary items outside probe groups beyond the draw",
+    )?;
+    drawn.extend(taken.iter().map(|i| i.id.clone()));
+    Ok(drawn)
+}
+
 /// Shuffle `units`, move the preferred ones to the front (keeping their shuffled order),
 /// and take `n`.
 fn take_preferring<T: Copy>(
@@ -207,6 +239,33 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+
+    #[test]
+    fn extra_items_extend_the_draw_without_changing_it() {
+        let exam = crate::exam::load_exam(include_str!("../../exams/default-v2.jsonl")).unwrap();
+        let pool = PublicPool::of(&exam);
+        let counts = DrawCounts {
+            binary: 40,
+            probe_groups: 6,
+            relevance: 6,
+            tier: 6,
+            quantity: 12,
+        };
+        for seed in [1_u64, 7, 0xDEAD_BEEF] {
+            let base = draw_public(&pool, seed, &counts).unwrap();
+            let more = draw_public_with_extra(&pool, seed, &counts, 8).unwrap();
+            assert_eq!(more[..base.len()], base[..]);
+            assert_eq!(more.len(), base.len() + 8);
+            for id in &more[base.len()..] {
+                let item = pool.item(id).unwrap();
+                assert!(item.kind == ItemKind::Binary && item.probe.is_none());
+                assert!(!base.contains(id));
+            }
+        }
+        // A pool without enough plain binary items left says so.
+        let e = draw_public_with_extra(&pool, 1, &counts, 100).unwrap_err();
+        assert!(e.to_string().contains("beyond the draw"), "{e}");
+    }
     use crate::exam::load_exam;
 
     /// Six groups of four (three objective), ten plain binary items (four objective),

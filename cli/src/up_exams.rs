@@ -27,6 +27,7 @@ pub async fn wait_for_admission(panel: &Panel, state: &Path) -> Result<Names> {
          {pool} items of the shipped pool (public, so this demo examines nobody in secret); \
          the answers are scored once the key is revealed ...",
         panel_coordinator::exam_sitting::DRAW.items()
+            + panel_coordinator::exam_sitting::HELD_BACK_EXTRA
     );
     let arbiters = wait_scored(panel, state, ARBITERS.len(), EXAM_PATIENCE).await?;
     print_scores(&arbiters);

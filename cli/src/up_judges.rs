@@ -8,13 +8,13 @@ mod tests {
     use calibration::admission::{AdmissionDecision, AdmissionPolicy, assess_with_probes};
     use calibration::bias_probes::score_probes;
     use calibration::exam::{Exam, Tier};
-    use calibration::exam_draw::draw_public;
+    use calibration::exam_draw::draw_public_with_extra;
     use calibration::exam_scoring::{Answer, AnswerValue, ArbiterScores, score_arbiter};
     use calibration::inert::InertPolicy;
     use calibration::judge_model;
     use calibration::public_pool::{ItemKind, PublicPool};
     use panel_machine::admission::{Asking, expected_answer, item_motion};
-    use panel_machine::exam_sitting::{DRAW, embedded_pool};
+    use panel_machine::exam_sitting::{DRAW, HELD_BACK_EXTRA, embedded_pool};
     use panel_node::judge::simulated::SimulatedJudge;
 
     use crate::up::{ARBITERS, ArbiterSpec};
@@ -24,7 +24,7 @@ mod tests {
     fn sit(spec: &ArbiterSpec, seed: u64) -> (ArbiterScores, AdmissionDecision) {
         let pool = embedded_pool().expect("the shipped pool loads");
         let public = PublicPool::of(&pool.exam);
-        let asked = draw_public(&public, seed, &DRAW).expect("a draw");
+        let asked = draw_public_with_extra(&public, seed, &DRAW, HELD_BACK_EXTRA).expect("a draw");
         let judge = SimulatedJudge::new(spec.profile()).expect("a valid profile");
         let mut answers = Vec::new();
         for (line, id) in asked.iter().enumerate() {
@@ -67,6 +67,9 @@ mod tests {
                 line: line + 1,
             });
         }
+        // As a sitting under rule set 14 scores it: the held-back items left out.
+        let held = calibration::exam_hold_back::held_back(&pool.exam, &asked);
+        let asked: Vec<String> = asked.into_iter().filter(|id| !held.contains(id)).collect();
         let asked_exam = Exam {
             items: pool
                 .exam
@@ -77,7 +80,7 @@ mod tests {
                 .collect(),
             ..pool.exam.clone()
         };
-        let refs: Vec<&Answer> = answers.iter().collect();
+        let refs: Vec<&Answer> = answers.iter().filter(|a| !held.contains(&a.item)).collect();
         let scores =
             score_arbiter(&asked_exam, spec.id, &refs, &InertPolicy::default()).expect("scores");
         let probes = score_probes(&pool.exam, Some(&asked), &refs).expect("probe scores");

@@ -96,6 +96,7 @@ pub async fn run(
          read from its next-token probabilities (minutes: the models run on this machine's \
          cores) ...",
         panel_coordinator::exam_sitting::DRAW.items()
+            + panel_coordinator::exam_sitting::HELD_BACK_EXTRA
     );
     // The sitting is scored after its window closes and every seat has revealed.
     let patience = Duration::from_millis(Judging::LOCAL.exam_ms) + Duration::from_secs(600);

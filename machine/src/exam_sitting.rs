@@ -30,7 +30,7 @@ use calibration::admission::{AdmissionDecision, AdmissionPolicy, assess_with_pro
 use calibration::answer_key::verify_answer_key;
 use calibration::bias_probes::{ProbeScores, score_probes};
 use calibration::exam::{Exam, LineError, load_exam};
-use calibration::exam_draw::{DrawCounts, DrawError, draw_public};
+use calibration::exam_draw::{DrawCounts, DrawError, draw_public_with_extra};
 use calibration::exam_hold_back::{self, HeldBackForecast, TopicCalibration};
 use calibration::exam_scoring::{Answer, ArbiterScores, score_arbiter};
 use calibration::inert::InertPolicy;
@@ -54,6 +54,11 @@ pub const DRAW: DrawCounts = DrawCounts {
     tier: 6,
     quantity: 12,
 };
+
+/// How many items a sitting sealed from rule set 14 asks beyond [`DRAW`]: plain binary
+/// items drawn after it and held back from the admission score for the track record
+/// (`calibration::exam_hold_back`), so the decision rests on exactly the items of [`DRAW`].
+pub const HELD_BACK_EXTRA: usize = exam_hold_back::HELD_BACK;
 
 /// Domain tag of an arbiter's draw seed.
 pub const DRAW_SEED_DOMAIN: &str = "crucible-panel/exam/draw-seed/v1\n";
@@ -93,6 +98,11 @@ pub struct Sitting {
     pub held: BTreeMap<String, HeldExam>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revealed: Option<Revealed>,
+    /// Sealed under rule set 14 with a pool large enough: each arbiter is asked
+    /// [`HELD_BACK_EXTRA`] items beyond [`DRAW`], which the reveal holds back for the
+    /// track record.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub holds_back: bool,
 }
 
 /// One arbiter's checked answers in a sitting.
@@ -265,10 +275,22 @@ pub fn draw_seed(pool_id: &str, number: u32, key: &VerifyingKey) -> u64 {
 impl Sitting {
     /// What `arbiter_id` (with registered key `key`) is asked here, in asking order.
     pub fn asked(&self, arbiter_id: &str, key: &VerifyingKey) -> Result<Vec<String>, SittingError> {
-        draw_public(&self.public, self.seed(key), &DRAW).map_err(|source| SittingError::Draw {
-            arbiter_id: arbiter_id.to_owned(),
-            source,
-        })
+        draw_public_with_extra(&self.public, self.seed(key), &DRAW, self.extra()).map_err(
+            |source| SittingError::Draw {
+                arbiter_id: arbiter_id.to_owned(),
+                source,
+            },
+        )
+    }
+
+    /// Plain binary items asked beyond [`DRAW`].
+    fn extra(&self) -> usize {
+        if self.holds_back { HELD_BACK_EXTRA } else { 0 }
+    }
+
+    /// How many items each arbiter is asked here.
+    pub fn asked_count(&self) -> usize {
+        DRAW.items() + self.extra()
     }
 
     pub fn seed(&self, key: &VerifyingKey) -> u64 {
@@ -363,6 +385,10 @@ pub fn seal(
         reused_from,
         held: BTreeMap::new(),
         revealed: None,
+        // Holding back needs a pool with the extra plain binary items; a smaller one is
+        // asked the plain draw and holds nothing back.
+        holds_back: state.rules >= crate::rules::EXAM_TRACK_RECORD
+            && draw_public_with_extra(&sealed.public, 0, &DRAW, HELD_BACK_EXTRA).is_ok(),
     });
     Ok(crate::reply::SealPoolReply {
         sitting: number,
@@ -513,7 +539,7 @@ pub fn reveal(
     }
     let now_s = (time_ms / 1000) as i64;
     let bar = exam_bar(state);
-    let hold_back = state.rules >= crate::rules::EXAM_TRACK_RECORD;
+    let hold_back = open.holds_back;
     // Score first, from the held exams as they stand; then write.
     let scored: Vec<(String, Result<Scored, ScoreError>)> =
         open.held
@@ -1090,9 +1116,12 @@ mod tests {
         let judge = by_gold(&exam);
         let sat = |rules: u32| {
             let mut s = registered(&["a"]);
-            applied(write(&mut s, 11, T0, seal_cmd(&exam)));
-            applied(sit_in(&mut s, 13, T0, 0, "a", &exam, &judge));
             s.rules = rules;
+            applied(write(&mut s, 11, T0, seal_cmd(&exam)));
+            let open = open_sitting(&s).expect("open");
+            let asked = open.asked("a", &key(0).verifying_key()).expect("draw");
+            assert_eq!(asked.len(), open.asked_count());
+            applied(sit_in(&mut s, 13, T0, 0, "a", &exam, &judge));
             applied(write(&mut s, 19, T0, reveal_cmd(1, V2, SALT)));
             s.arbiters.get("a").expect("a").clone()
         };
@@ -1102,8 +1131,8 @@ mod tests {
         assert_eq!(stored["held_back"].as_array().map(Vec::len), Some(8));
         assert_eq!(
             stored["scores"]["binary"]["items"],
-            json!(32),
-            "40 asked, 8 held back"
+            json!(40),
+            "48 asked, 8 held back: the decision rests on as many as before"
         );
         let window = a.recalibration.window();
         assert_eq!(window.len(), 8);

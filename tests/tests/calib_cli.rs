@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use calibration::exam::{Exam, Gold, ProbeVariant, load_exam};
-use calibration::exam_draw::draw_public;
+use calibration::exam_draw::draw_public_with_extra;
 use calibration::exam_scoring::load_answers;
 use calibration::public_pool::PublicPool;
 use panel_coordinator::exam_sitting::{
-    DRAW, EMBEDDED_POOL_TEXT, HeldExam, embedded_pool, reveal, seal,
+    DRAW, EMBEDDED_POOL_TEXT, HELD_BACK_EXTRA, HeldExam, embedded_pool, reveal, seal,
 };
 use panel_coordinator::model::State;
 use panel_tests::panel;
@@ -360,7 +360,7 @@ fn a_sittings_draw_gets_the_sittings_decision_offline() {
     let pool = embedded_pool().unwrap();
     let public = PublicPool::of(&pool.exam);
     for seed in [1_u64, 0x5EED, 0xDEAD_BEEF] {
-        let asked = draw_public(&public, seed, &DRAW).unwrap();
+        let asked = draw_public_with_extra(&public, seed, &DRAW, HELD_BACK_EXTRA).unwrap();
         let text = in_draw_order(
             &pool_answers(|id| asked.iter().any(|a| a == id), true),
             &asked,
