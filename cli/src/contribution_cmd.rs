@@ -20,6 +20,7 @@ use serde_json::json;
 
 use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
+use crate::debate_cmd::DebateRef;
 
 /// A side of the debate as typed on the command line.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -42,9 +43,8 @@ impl SideArg {
 /// Who writes to which debate (every contribution).
 #[derive(clap::Args)]
 pub struct Who {
-    /// The debate, e.g. deb_1 (`panel debate list`).
-    #[arg(long)]
-    debate: String,
+    #[command(flatten)]
+    debate: DebateRef,
     /// Your name as contributor; contributors are never drawn onto the debate's panels.
     #[arg(long)]
     author: String,
@@ -369,7 +369,7 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
     let mut cluster = Cluster::connect(&who.cluster)?;
     let op = c.op();
     let mut sub = ContributionSubmission {
-        debate_id: who.debate.clone(),
+        debate_id: who.debate.id().to_owned(),
         author: who.author.clone(),
         side: side.to_string(),
         model_family: who.model_family.clone(),
@@ -389,7 +389,7 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
     runtime()?.block_on(async move {
         match cluster.write(&Write::Contribute(sub)).await? {
             WriteOutcome::Refused { code, message } => report_refusal(
-                &format!("the {op} contribution to {}", who.debate),
+                &format!("the {op} contribution to {}", who.debate.id()),
                 &code,
                 &message,
                 who.json,
@@ -397,11 +397,11 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
             WriteOutcome::Applied(v) => {
                 let reply: ContributeReply = decode_reply("the contribution", v)?;
                 let thread = match reply.created.as_deref() {
-                    Some(id) => thread_of(&cluster, &who.debate, id).await,
+                    Some(id) => thread_of(&cluster, who.debate.id(), id).await,
                     None => None,
                 };
                 let appeal = match (op, reply.created.as_deref()) {
-                    ("appeal", Some(id)) => appeal_state(&cluster, &who.debate, id).await,
+                    ("appeal", Some(id)) => appeal_state(&cluster, who.debate.id(), id).await,
                     _ => None,
                 };
                 if who.json {

@@ -86,8 +86,8 @@ enum DebateCmd {
     /// Show a debate: phase, threads with canonical versions and merits, open motions,
     /// verdicts. `--json` prints the SPEC JSON document.
     Show {
-        /// The debate id, e.g. deb_1.
-        id: String,
+        #[command(flatten)]
+        debate: DebateRef,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -99,9 +99,8 @@ enum DebateCmd {
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("question").required(true).args(["advance", "verify_tier"])))]
 pub struct AskArgs {
-    /// The debate id, e.g. deb_2.
-    #[arg(long)]
-    debate: String,
+    #[command(flatten)]
+    debate: DebateRef,
     /// Ask to advance from this phase (it must be the current one).
     #[arg(long, value_name = "FROM_PHASE", value_parser = PossibleValuesParser::new(phase::ORDER))]
     advance: Option<String>,
@@ -274,7 +273,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        DebateCmd::Show { id, json, cluster } => {
+        DebateCmd::Show {
+            debate,
+            json,
+            cluster,
+        } => {
+            let id = debate.id().to_owned();
             let c = Cluster::connect(&cluster)?;
             let (doc, rec, motions) = runtime()?.block_on(async {
                 let (doc, rec) = fetch(&c, &id).await?;
@@ -499,7 +503,7 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
     });
     let mut c = Cluster::connect(&args.cluster)?;
     let req = PanelRequest {
-        debate_id: args.debate.clone(),
+        debate_id: args.debate.id().to_owned(),
         author: args.author.clone(),
         question: question.clone(),
         expected,
@@ -508,7 +512,7 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
         let v = match c.write(&Write::AskPanel(req)).await? {
             WriteOutcome::Refused { code, message } => {
                 return report_refusal(
-                    &format!("the {} question on {}", question.kind(), args.debate),
+                    &format!("the {} question on {}", question.kind(), args.debate.id()),
                     &code,
                     &message,
                     args.json,

@@ -1,5 +1,5 @@
-//! Motions on a running cluster: `panel motion list --debate ID` and `panel motion show
-//! ID` (the question, the drawn seats with stance and organisation, and every revealed
+//! Motions on a running cluster: `panel motion list DEBATE` (or `--debate`) and `panel motion
+//! show MOTION` (or `--motion`) (the question, the drawn seats with stance and organisation, and every revealed
 //! ruling grouped by stance, decoded from its signed protobuf on the record).
 
 use std::collections::BTreeMap;
@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::{Cluster, print_json, runtime};
+use crate::debate_cmd::DebateRef;
 use crate::rulings::{self, RulingView};
 
 #[derive(clap::Args)]
@@ -26,9 +27,8 @@ pub struct Args {
 enum MotionCmd {
     /// A debate's motions in opening order, with their outcome.
     List {
-        /// The debate id, e.g. deb_1.
-        #[arg(long)]
-        debate: String,
+        #[command(flatten)]
+        debate: DebateRef,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -36,13 +36,35 @@ enum MotionCmd {
     },
     /// One motion: question, seats, outcome and the rulings grouped by stance.
     Show {
-        /// The motion id, e.g. mot-12-0-0 (`panel motion list`).
-        id: String,
+        #[command(flatten)]
+        motion: MotionRef,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
+}
+
+/// A motion named positionally or with `--motion`, as every command that takes one
+/// accepts it (like [`DebateRef`] for debates).
+#[derive(clap::Args)]
+#[group(required = true, multiple = false)]
+pub struct MotionRef {
+    /// The motion id, e.g. mot-12-0-0 (`panel motion list DEBATE`).
+    #[arg(value_name = "MOTION")]
+    id: Option<String>,
+    /// The motion id, as a flag.
+    #[arg(long = "motion", value_name = "MOTION")]
+    flag: Option<String>,
+}
+
+impl MotionRef {
+    pub fn id(&self) -> &str {
+        self.id
+            .as_deref()
+            .or(self.flag.as_deref())
+            .unwrap_or_default()
+    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -52,6 +74,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             json,
             cluster,
         } => {
+            let debate = debate.id().to_owned();
             let c = Cluster::connect(&cluster)?;
             let rt = runtime()?;
             let v: DebateMotionsReply = rt.block_on(c.read_as(&Query::DebateMotions {
@@ -86,7 +109,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        MotionCmd::Show { id, json, cluster } => {
+        MotionCmd::Show {
+            motion,
+            json,
+            cluster,
+        } => {
+            let id = motion.id().to_owned();
             let c = Cluster::connect(&cluster)?;
             let (m, names) = runtime()?.block_on(async {
                 let m: MotionReply = c

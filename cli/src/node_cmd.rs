@@ -83,7 +83,8 @@ enum NodeCommand {
     },
     /// Answer a pending motion on a running node (human judge).
     Rule {
-        motion: String,
+        #[command(flatten)]
+        motion: crate::motion_cmd::MotionRef,
         /// ACCEPT, REJECT, UPHOLD, DISMISS, ADMIT, DENY, NONE or ABSTAIN.
         #[arg(long)]
         decision: String,
@@ -271,7 +272,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let c = admin(tls.as_deref(), &node)
                     .await?
                     .answer(HumanAnswer {
-                        motion_id: motion.clone(),
+                        motion_id: motion.id().to_owned(),
                         decision: d as i32,
                         probability,
                         relevance,
@@ -283,7 +284,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(|s| anyhow::anyhow!("node refused the answer: {}", s.message()))?
                     .into_inner();
-                println!("committed on {motion}: digest {}", hex::encode(&c.digest));
+                println!("committed on {}: digest {}", motion.id(), hex::encode(&c.digest));
                 Ok::<_, anyhow::Error>(())
             })?;
         }
