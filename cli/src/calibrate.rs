@@ -76,6 +76,11 @@ pub struct Args {
     /// policy and decision) instead of the table.
     #[arg(long)]
     json: bool,
+    /// Score as a sitting of rule set 14 does, for a sitting's export (answers in asking
+    /// order): the last answered plain binary items above the 30-item floor, at most 8,
+    /// are held back from the decision (docs/CALIBRATION.md "Held-back items and topics").
+    #[arg(long)]
+    hold_back: bool,
 }
 
 /// One arbiter scored as a sitting scores it.
@@ -161,7 +166,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let examined = by_arbiter(&answers)
         .into_iter()
-        .map(|(arbiter, sheet)| examine(exam, &groups, &policy, arbiter, &sheet, now))
+        .map(|(arbiter, sheet)| {
+            let held = if args.hold_back {
+                held_back_in_sheet_order(exam, &sheet)
+            } else {
+                Vec::new()
+            };
+            examine(exam, &groups, &policy, arbiter, (&sheet, &held), now)
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     if let Some(dir) = &args.svg_dir {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -256,8 +268,8 @@ fn held_back_in_sheet_order(exam: &Exam, sheet: &[&Answer]) -> Vec<String> {
     exam_hold_back::held_back(exam, &order)
 }
 
-/// One arbiter, as `exam_sitting::reveal` scores a held exam (rule set 14: the items held
-/// back are left out of the decision): the scores on the sub-exam
+/// One arbiter, as `exam_sitting::reveal` scores a held exam (with `--hold-back`, as rule
+/// set 14 does: the `held` items are left out of the decision): the scores on the sub-exam
 /// of the items asked (with the pool's content hash), the probes on the pool with the
 /// asked list, and the decision from the same calibration functions and policy.
 fn examine(
@@ -265,10 +277,9 @@ fn examine(
     groups: &[ProbeGroup],
     policy: &AdmissionPolicy,
     arbiter: &str,
-    sheet: &[&Answer],
+    (sheet, held): (&[&Answer], &[String]),
     now: i64,
 ) -> anyhow::Result<Examined> {
-    let held = held_back_in_sheet_order(exam, sheet);
     let asked: Vec<String> = asked_items(exam, groups, sheet)
         .into_iter()
         .filter(|id| !held.contains(id))
@@ -300,7 +311,7 @@ fn examine(
     };
     Ok(Examined {
         asked: asked.len() + held.len(),
-        held_back: held,
+        held_back: held.to_vec(),
         scores,
         probes,
         reliability,

@@ -369,7 +369,7 @@ fn a_sittings_draw_gets_the_sittings_decision_offline() {
         // Offline.
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("answers.jsonl"), &text).unwrap();
-        let out = calibrate_in(dir.path(), &["--json"]);
+        let out = calibrate_in(dir.path(), &["--json", "--hold-back"]);
         let offline: BTreeMap<String, Value> = String::from_utf8(out.stdout)
             .unwrap()
             .lines()
