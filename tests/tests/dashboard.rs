@@ -149,9 +149,10 @@ fn wait_for_log(cluster: &mut local_panel::Cluster, needle: &str, limit: Duratio
     }
 }
 
-/// What each view must show once loaded.
-fn expectations() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
-    vec![
+/// What each view must show once loaded: (path, screenshot name, what the page holds).
+/// `deep` is the path of a motion on a later page of its debate's motions.
+fn expectations(deep: &str) -> Vec<(String, &'static str, Vec<&'static str>)> {
+    let mut all: Vec<(&str, &'static str, Vec<&'static str>)> = vec![
         (
             "/",
             "overview",
@@ -178,12 +179,72 @@ fn expectations() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
                 "Rulings, stance A",
                 "Rulings, stance B",
                 "ACCEPTED",
-                "arb-north-a",
                 "advance from framing",
+                "<form class=\"filters\" method=\"get\" action=\"/motions\"",
+                "page 1 of",
+                "next (older) »",
+                "href=\"/debates/deb_3\"",
+                "auto-refresh off",
+            ],
+        ),
+        (
+            "/motions?debate=deb_1&outcome=deadlocked",
+            "motions-deadlocked",
+            vec![
                 // The worked example's tier verification without a receipt from stance A:
                 // its reason as a sentence.
                 "DEADLOCKED",
                 "no arbiter of stance A confirmed the source with a retrieval receipt",
+                "of debate deb_1, deadlocked, newest first",
+                "<option value=\"deadlocked\" selected",
+                "href=\"/arbiters/arb-north-a\"",
+            ],
+        ),
+        (
+            "/motions?page=2&refresh=60",
+            "motions-page-2",
+            vec![
+                "page 2 of",
+                "« previous (newer)",
+                "<meta http-equiv=\"refresh\" content=\"60\">",
+                "auto-refresh every 60 s",
+                "Rulings, stance A",
+            ],
+        ),
+        (
+            "/debates/deb_1",
+            "debate",
+            vec![
+                "Debate deb_1",
+                "Ledger: totals and merit per canonical row",
+                "Claims",
+                "<b>merged by</b> <a href=\"/motions/",
+                "Who sat on its panels",
+                "href=\"/arbiters/arb-north-a\"",
+                "Motions, newest first",
+                "Appeals",
+            ],
+        ),
+        (
+            "/debates/deb_3",
+            "debate-hostile",
+            vec![
+                "&lt;script&gt;alert('dash')&lt;/script&gt;",
+                "advance from framing",
+            ],
+        ),
+        (
+            "/arbiters/arb-north-a",
+            "arbiter",
+            vec![
+                "Arbiter arb-north-a",
+                "dissent rate",
+                "counted rulings on accepted motions were against the accepted outcome",
+                "appeals lost",
+                "Motions it sat on, newest first",
+                "href=\"/debates/deb_1\"",
+                "href=\"/motions?arbiter=arb-north-a\"",
+                "Exam reliability: arb-north-a",
             ],
         ),
         (
@@ -212,9 +273,57 @@ fn expectations() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         (
             "/runs",
             "runs",
-            vec!["Falsify", "finished", "the run's report"],
+            vec![
+                "Falsify",
+                "finished",
+                "the run's report",
+                "href=\"/motions/",
+            ],
         ),
-    ]
+        (
+            deep,
+            "motion",
+            vec!["Put by debate", "href=\"/debates/deb_1\"", "Seats"],
+        ),
+    ];
+    all.drain(..)
+        .map(|(p, n, w)| (p.to_string(), n, w))
+        .collect()
+}
+
+/// The motion pages a page links, in the order it links them (`/motions/ID`).
+fn motion_links(html: &str) -> Vec<String> {
+    html.split("href=\"/motions/")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .map(|id| format!("/motions/{id}"))
+        .collect()
+}
+
+/// The motion count a motions page states ("N motion(s) ...").
+fn motions_count(html: &str) -> usize {
+    html.split("id=\"paging\">")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no motion count in {html}"))
+}
+
+/// The oldest motion of `debate`, from the last page of its page's motions table: a
+/// motion no first page shows.
+fn oldest_motion(addr: &str, debate: &str) -> String {
+    let mut page = 1;
+    loop {
+        let (code, html) = http(addr, "GET", &format!("/debates/{debate}?page={page}"));
+        assert_eq!(code, 200, "{html}");
+        let table = html.split("class=\"motions\"").nth(1).unwrap_or_default();
+        if !html.contains("next (older) »") {
+            return motion_links(table)
+                .pop()
+                .unwrap_or_else(|| panic!("no motions on {debate}: {html}"));
+        }
+        page += 1;
+    }
 }
 
 #[test]
@@ -291,9 +400,21 @@ fn the_dashboard_shows_every_view_in_a_real_browser() {
         assert_eq!(code, 405, "{method} {path}: {body}");
         assert!(body.contains("read-only"), "{body}");
     }
-    // Every view over plain HTTP: 200, escaped, no script.
-    for (path, _, want) in expectations() {
-        let (code, body) = http(&addr, "GET", path);
+    // A motion no first page shows has its own page, by id.
+    let deep = oldest_motion(&addr, "deb_1");
+    let (_, first) = http(&addr, "GET", "/motions");
+    assert!(
+        !motion_links(&first).contains(&deep),
+        "{deep} is on the first motions page already: pick an older one"
+    );
+    // Every view over plain HTTP: 200, escaped, no script, the security policy sent.
+    for (path, _, want) in expectations(&deep) {
+        let (code, body) = http(&addr, "GET", &path);
+        assert!(
+            body.to_ascii_lowercase()
+                .contains("content-security-policy: default-src 'none'; style-src 'unsafe-inline'"),
+            "GET {path} without the security policy: {body}"
+        );
         assert_eq!(code, 200, "GET {path}: {body}");
         assert!(
             !body.contains("<script"),
@@ -308,10 +429,100 @@ fn the_dashboard_shows_every_view_in_a_real_browser() {
         debates.contains("&lt;script&gt;alert(&#39;dash&#39;)&lt;/script&gt;"),
         "the hostile resolution is escaped on the wire"
     );
+    assert!(
+        debates.contains("href=\"/debates/deb_1\""),
+        "the list links each debate's page"
+    );
+
+    // Filters narrow, and combine.
+    let count = |path: &str| {
+        let (code, html) = http(&addr, "GET", path);
+        assert_eq!(code, 200, "GET {path}: {html}");
+        motions_count(&html)
+    };
+    let all = count("/motions?debate=deb_1");
+    let deadlocked = count("/motions?debate=deb_1&outcome=deadlocked");
+    let tiers = count("/motions?debate=deb_1&outcome=deadlocked&kind=TierVerification");
+    let north = count("/motions?debate=deb_1&organisation=northwind&arbiter=arb-north-a");
+    assert!(
+        0 < deadlocked && deadlocked < all && 0 < tiers && tiers <= deadlocked,
+        "deb_1: {all} motions, {deadlocked} deadlocked, {tiers} deadlocked tier verifications"
+    );
+    assert!(
+        0 < north && north <= all,
+        "deb_1: arb-north-a sat on {north} of {all}"
+    );
+    // deb_3 has only its advance motion: no merge passes, and the page says so.
+    let (_, html) = http(&addr, "GET", "/motions?debate=deb_3&kind=Merge");
+    assert_eq!(motions_count(&html), 0, "{html}");
+    assert!(html.contains("No motion matches these filters"), "{html}");
+    let (_, html) = http(&addr, "GET", "/motions?debate=deb_1&outcome=deadlocked");
+    assert!(
+        !html.contains("<div class=\"accepted\">"),
+        "only deadlocks: {html}"
+    );
+
+    // Bad parameters are a 400 naming the parameter; unknown ids a 404.
+    for (path, code, says) in [
+        ("/motions?page=0", 400, "page=0 is not a page number"),
+        ("/motions?page=x", 400, "page=x is not a page number"),
+        ("/motions?page=9999", 400, "page=9999 is past the last page"),
+        ("/motions?outcome=won", 400, "outcome=won is not an outcome"),
+        (
+            "/motions?kind=Verdict",
+            400,
+            "kind=Verdict is not a motion kind",
+        ),
+        (
+            "/motions?debate=deb_99",
+            400,
+            "debate=deb_99 names no debate",
+        ),
+        (
+            "/motions?arbiter=nobody",
+            400,
+            "arbiter=nobody names no registered arbiter",
+        ),
+        (
+            "/motions?organisation=acme",
+            400,
+            "organisation=acme is no registered arbiter",
+        ),
+        ("/debates/deb_1?page=0", 400, "page=0 is not a page number"),
+        (
+            "/arbiters/arb-north-a?page=99",
+            400,
+            "page=99 is past the last page",
+        ),
+        (
+            "/?refresh=1",
+            400,
+            "refresh=1 is not an auto-refresh period",
+        ),
+        (
+            "/motions/no-such-motion",
+            404,
+            "there is no motion no-such-motion",
+        ),
+        ("/debates/deb_99", 404, "there is no debate deb_99"),
+        ("/arbiters/nobody", 404, "there is no arbiter nobody"),
+    ] {
+        let (got, body) = http(&addr, "GET", path);
+        assert_eq!(got, code, "GET {path}: {body}");
+        assert!(
+            body.contains(says),
+            "GET {path} does not say {says:?}: {body}"
+        );
+        assert!(
+            body.to_ascii_lowercase()
+                .contains("content-security-policy:"),
+            "GET {path}: {body}"
+        );
+    }
 
     let keep = std::env::var_os("PANEL_DASH_SCREENSHOTS").map(PathBuf::from);
     if let Some(bin) = browser.as_deref() {
-        for (n, (path, name, want)) in expectations().into_iter().enumerate() {
+        for (n, (path, name, want)) in expectations(&deep).into_iter().enumerate() {
             let url = format!("http://{addr}{path}");
             let dom = browse(bin, work, 2 * n, &["--dump-dom".into()], &url);
             assert!(

@@ -175,9 +175,9 @@ pub fn render(
         ),
         "only the latest exam sitting is kept on the arbiter's record; the track record covers the outcomes resolved since"
     );
-    body.push_str(&card(a));
     body.push_str(&rates(history, scanned));
     body.push_str(&debates_sat_on(history));
+    body.push_str(&card(a));
     body.push_str("<h3>Motions it sat on, newest first</h3>");
     let nav = paging.nav(history.sittings.len(), |n| {
         format!(

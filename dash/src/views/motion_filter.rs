@@ -261,16 +261,15 @@ impl Filter {
         if page > 1 {
             add("page", &page.to_string());
         }
+        if let Some(secs) = chrome.refresh {
+            add("refresh", &secs.to_string());
+        }
         let mut s = super::motions::PATH.to_string();
         if !q.is_empty() {
             s.push('?');
             s.push_str(&q.join("&"));
         }
-        match chrome.refresh {
-            Some(_) if q.is_empty() => format!("{s}?{}", &chrome.keep()[1..]),
-            Some(_) => s + &chrome.keep(),
-            None => s,
-        }
+        s
     }
 
     /// The filter form: one choice per filter, the current ones selected, submitted with
