@@ -50,6 +50,7 @@ mod up_local;
 mod up_nodes;
 mod up_procedures;
 mod up_record;
+mod up_seed;
 mod up_stances;
 mod user_cmd;
 mod verify_cmd;

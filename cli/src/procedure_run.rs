@@ -91,6 +91,21 @@ impl RoleKeys {
         Ok(RoleKeys(loaded))
     }
 
+    /// Keys for every role of `start`, each made by `key_of(role)`: `panel up --seed`
+    /// derives its roles' keys from the seed.
+    pub fn derived(start: &RunStart, key_of: impl Fn(&str) -> SigningKey) -> RoleKeys {
+        RoleKeys(
+            start
+                .roles()
+                .into_iter()
+                .map(|role| {
+                    let key = key_of(&role);
+                    (role, key)
+                })
+                .collect(),
+        )
+    }
+
     /// Role → hex public key, for the start request.
     pub fn public(&self) -> BTreeMap<String, String> {
         self.0

@@ -28,6 +28,7 @@ use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::Cluster as Coordinators;
 use crate::output::say;
 use crate::rulings::ruling_line;
+use crate::up_seed::DemoSeed;
 use crate::{up_cluster, up_example, up_exams, up_nodes, up_record};
 
 #[derive(clap::Args)]
@@ -67,6 +68,14 @@ pub struct Args {
     /// exam is the shipped pool, whose answers are public.
     #[arg(long, value_enum, default_value = "skill")]
     exam_bar: ExamBarChoice,
+    /// Derive every key the demo makes (arbiters', whose keys seed their exam draws,
+    /// contributors', conveners', procedure roles') from this number; without it one is
+    /// picked and printed. The federation's certificates, the ports, the leader's batch
+    /// seeds and the timestamps are not the demo's to choose and still differ from run to
+    /// run, and they feed the panel draws, so the outcome counts can differ under one seed.
+    /// Simulated judges only.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
 }
 
 /// `panel up --exam-bar`.
@@ -315,6 +324,12 @@ impl Panel {
 /// question and the other procedures; the record is exported and verified offline.
 async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
     if args.judge == JudgeChoice::Local {
+        if let Some(seed) = args.seed {
+            bail!(
+                "--seed {seed} fixes the simulated demo's choices; --judge local makes its keys \
+                 fresh and is not seeded: drop --seed, or drop --judge local"
+            );
+        }
         return crate::up_local::run(
             &args.state,
             args.fresh,
@@ -324,6 +339,16 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
         )
         .await;
     }
+    let seed = DemoSeed::new(args.seed)?;
+    say!(
+        "seed {} ({}): the demo's keys derive from it",
+        seed.value(),
+        if args.seed.is_some() {
+            "given"
+        } else {
+            "picked; --seed replays it"
+        }
+    );
     let state = up_cluster::fresh_state(&args.state, args.fresh)?;
     let (issued, operator) = up_cluster::certificates(&state, args.exam_bar.bar())?;
     let sources = up_example::serve_sources(&state).await?;
@@ -335,13 +360,14 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
         up_cluster::Judging::SIMULATED,
     )
     .await?;
-    let registrations = up_nodes::start(
+    let registrations = up_nodes::start_with_keys(
         cluster,
         &state,
         &issued,
         &addrs,
         &ARBITERS,
         &up_nodes::simulated,
+        &|spec| Ok(seed.key(&format!("arbiter/{}", spec.id))),
     )?;
     let mut panel = Panel::connect(&state, &addrs, &issued)?;
     for r in registrations {
@@ -350,11 +376,15 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
     let names = up_exams::wait_for_admission(&panel, &state).await?;
     // Registered before anything else runs, so the CLI can start signed runs against a
     // kept cluster as soon as cluster.json names its convener.
-    let convener = crate::up_conveners::register(&mut panel, &issued, &state).await?;
+    let convener = crate::up_conveners::register(&mut panel, &issued, &state, &seed).await?;
 
     let scenario = worked_example(&sources.base_url);
     let debate_id = up_example::open_debate(&mut panel, &state, &scenario).await?;
-    let contributors = up_example::register_contributors(&mut panel, &issued, &scenario).await?;
+    let contributors =
+        up_example::register_contributors_with(&mut panel, &issued, &scenario, &|author| {
+            Ok(seed.key(&format!("contributor/{author}")))
+        })
+        .await?;
     let doc = up_example::play_live(
         &mut panel,
         &state,
@@ -370,8 +400,8 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
     crate::up_dissent::run(&mut panel, &state, &author, &names)
         .await?
         .say();
-    let runs =
-        crate::up_procedures::run(&mut panel.coordinators, args.procedure, &convener).await?;
+    let runs = crate::up_procedures::run(&mut panel.coordinators, args.procedure, &convener, &seed)
+        .await?;
     if !runs.is_empty() {
         say!(
             "\n{} procedure run(s) on the record: {}; `panel runs` lists them",
@@ -386,6 +416,7 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
         verdicts: &doc.verdicts,
         runs: &runs,
         addrs: &addrs,
+        seed: seed.value(),
     };
     up_record::export(&panel, &issued, &summary, args.json).await?;
     if args.keep {

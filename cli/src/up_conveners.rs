@@ -12,14 +12,20 @@ use panel_proto::SigningKey;
 use panel_transport::pki;
 
 use crate::up::Panel;
+use crate::up_seed::DemoSeed;
 
 /// The contributor the CLI starts runs as against a `panel up --keep` cluster.
 pub const OPERATOR: &str = "operator";
 
-/// Registers both conveners; returns the demo runs' key.
-pub async fn register(panel: &mut Panel, issued: &pki::Issued, state: &Path) -> Result<SigningKey> {
+/// Registers both conveners, their keys derived from `seed`; returns the demo runs' key.
+pub async fn register(
+    panel: &mut Panel,
+    issued: &pki::Issued,
+    state: &Path,
+    seed: &DemoSeed,
+) -> Result<SigningKey> {
     let organisation = pki::LOCAL_ORGANISATIONS[0];
-    let demo = SigningKey::from_bytes(&panel_node::keyfile::random_32()?);
+    let demo = seed.key("convener/demo");
     crate::up_example::register_contributor(
         panel,
         issued,
@@ -29,7 +35,8 @@ pub async fn register(panel: &mut Panel, issued: &pki::Issued, state: &Path) -> 
     )
     .await?;
     let path = state.join("operator.key");
-    let operator = panel_node::keyfile::keygen(&path, true)?;
+    let operator = seed.key("convener/operator");
+    panel_node::keyfile::write_key(&path, &operator, true)?;
     crate::up_example::register_contributor(panel, issued, OPERATOR, organisation, &operator)
         .await?;
     crate::cluster_addr::record_convener(

@@ -117,6 +117,22 @@ pub async fn register_contributors(
     issued: &pki::Issued,
     scenario: &Scenario,
 ) -> Result<Contributors> {
+    register_contributors_with(panel, issued, scenario, &|_| {
+        Ok(panel_proto::SigningKey::from_bytes(
+            &panel_node::keyfile::random_32()?,
+        ))
+    })
+    .await
+}
+
+/// [`register_contributors`] with each author's key made by `key_of(author)` (`panel up
+/// --seed` derives them from the seed).
+pub async fn register_contributors_with(
+    panel: &mut Panel,
+    issued: &pki::Issued,
+    scenario: &Scenario,
+    key_of: &(dyn Fn(&str) -> Result<panel_proto::SigningKey> + Sync),
+) -> Result<Contributors> {
     let authors: BTreeSet<&str> = scenario
         .steps
         .iter()
@@ -127,7 +143,7 @@ pub async fn register_contributors(
         .collect();
     let mut keys = BTreeMap::new();
     for (n, author) in authors.into_iter().enumerate() {
-        let key = panel_proto::SigningKey::from_bytes(&panel_node::keyfile::random_32()?);
+        let key = key_of(author)?;
         let organisation = pki::LOCAL_ORGANISATIONS[n % pki::LOCAL_ORGANISATIONS.len()];
         register_contributor(panel, issued, author, organisation, &key).await?;
         keys.insert(author.to_owned(), key);

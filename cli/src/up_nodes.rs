@@ -9,6 +9,7 @@ use anyhow::Result;
 use panel_coordinator::acceptance::Stance;
 use panel_coordinator::command::ArbiterRegistration;
 use panel_coordinator::local::{Supervisor, free_port};
+use panel_proto::SigningKey;
 use panel_transport::pki;
 
 use crate::output::say;
@@ -50,6 +51,23 @@ pub fn start(
     specs: &[ArbiterSpec],
     judge_of: &dyn Fn(&ArbiterSpec) -> Result<NodeJudge>,
 ) -> Result<Vec<ArbiterRegistration>> {
+    let fresh = |_: &ArbiterSpec| -> Result<SigningKey> {
+        Ok(SigningKey::from_bytes(&panel_node::keyfile::random_32()?))
+    };
+    start_with_keys(cluster, state, issued, addrs, specs, judge_of, &fresh)
+}
+
+/// [`start`] with each arbiter's key made by `key_of` (`panel up --seed` derives them
+/// from the seed, and an arbiter's key seeds its exam draw).
+pub fn start_with_keys(
+    cluster: &mut Supervisor,
+    state: &Path,
+    issued: &pki::Issued,
+    addrs: &[String],
+    specs: &[ArbiterSpec],
+    judge_of: &dyn Fn(&ArbiterSpec) -> Result<NodeJudge>,
+    key_of: &dyn Fn(&ArbiterSpec) -> Result<SigningKey>,
+) -> Result<Vec<ArbiterRegistration>> {
     // Every node trusts the cluster's motion key, which the charter names (docs/WIRE.md
     // "Motion, layout v1").
     let motion_public = &issued.charter.motion_key;
@@ -65,7 +83,8 @@ pub fn start(
         let judge = judge_of(spec)?;
         let dir = state.join("nodes").join(spec.id);
         fs::create_dir_all(&dir)?;
-        let key = panel_node::keyfile::keygen(&dir.join("arbiter.key"), true)?;
+        let key = key_of(spec)?;
+        panel_node::keyfile::write_key(&dir.join("arbiter.key"), &key, true)?;
         let port = free_port()?;
         let side = match spec.stance {
             Stance::A => "A",

@@ -15,6 +15,7 @@ use panel_procedures::{RunInput, RunStart, crux, dossier, falsify};
 
 use crate::cluster_client::Cluster;
 use crate::procedure_run::{self, Scripted};
+use crate::up_seed::DemoSeed;
 
 /// Which procedures `panel up` runs after the worked example.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -92,16 +93,20 @@ fn demos(which: Which) -> Result<Vec<Demo>> {
     Ok(out)
 }
 
-/// Runs the chosen demos in turn; returns the run ids.
+/// Runs the chosen demos in turn, each role signing with its key derived from `seed`;
+/// returns the run ids.
 pub async fn run(
     c: &mut Cluster,
     which: Which,
     convener: &ed25519_dalek::SigningKey,
+    seed: &DemoSeed,
 ) -> Result<Vec<String>> {
     let mut ids = Vec::new();
     for d in demos(which)? {
         say!("\n== {} ==", d.title);
-        let keys = procedure_run::RoleKeys::for_start(&d.start, &[])?;
+        let keys = procedure_run::RoleKeys::derived(&d.start, |role| {
+            seed.key(&format!("role/{}/{role}", d.title))
+        });
         let id = procedure_run::start(
             c,
             RunRequest {

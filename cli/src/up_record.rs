@@ -24,6 +24,8 @@ pub struct Summary<'a> {
     pub verdicts: &'a [Verdict],
     pub runs: &'a [String],
     pub addrs: &'a [String],
+    /// The run's `--seed`, given or picked.
+    pub seed: u64,
 }
 
 /// Exports the record to `STATE/record.json` and verifies it; prints the summary as JSON
@@ -71,6 +73,7 @@ pub async fn export(
         r.motions_deadlocked,
         r.checkpoints,
     );
+    crate::output::result!("{}", crate::up_seed::replay_line(summary.seed));
     say!(
         "its last checkpoint is signed by the log {} and cosigned by the witnesses of {}; it verifies offline against the policy and the charter: `panel verify {} --policy {} --charter {}`",
         w.origin,
@@ -91,6 +94,7 @@ pub async fn export(
             "log": w,
             "runs": summary.runs,
             "coordinators": summary.addrs,
+            "seed": summary.seed,
         });
         crate::cluster_client::print_json(&summary)?;
     }

@@ -11,9 +11,12 @@ use panel_tests::panel;
 use prost::Message;
 use serde_json::Value;
 
+/// The seed the end-to-end run is given: its keys, and so its exam draws, derive from it.
+const SEED: &str = "20261206";
+
 fn run_up(state: &Path) -> String {
     let out = panel()
-        .args(["up", "--state"])
+        .args(["up", "--seed", SEED, "--state"])
         .arg(state)
         .output()
         .expect("run panel up");
@@ -294,6 +297,10 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
     let dir = tempfile::tempdir().expect("tempdir");
     let state = dir.path().join("state");
     let stdout = run_up(&state);
+    assert!(
+        stdout.contains(&format!("seed {SEED}; replay with panel up --seed {SEED}")),
+        "the summary names the seed to replay with:\n{stdout}"
+    );
 
     // Both verdicts of the paper, through the panel.
     assert!(
@@ -503,4 +510,33 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
     std::fs::write(&junk, b"{\"format\": 3}").expect("write junk");
     let out = verify(&junk);
     assert_eq!(out.status.code(), Some(2), "malformed record exits 2");
+}
+
+/// `--seed` takes a number and says so otherwise; the local-judge demo, whose keys it
+/// cannot fix, refuses it by name. Neither starts a process.
+#[test]
+fn a_bad_or_unusable_seed_is_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let out = panel()
+        .args(["up", "--seed", "twelve", "--state"])
+        .arg(&state)
+        .output()
+        .expect("run panel up");
+    assert_eq!(out.status.code(), Some(2), "clap refuses a non-number");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--seed"), "{err}");
+
+    let out = panel()
+        .args(["up", "--judge", "local", "--seed", "5", "--state"])
+        .arg(&state)
+        .output()
+        .expect("run panel up");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--seed 5") && err.contains("--judge local"),
+        "{err}"
+    );
+    assert!(!state.exists(), "a refused seed left a state folder behind");
 }
