@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::{ApplyCtx, ApplyError, non_empty};
+use crate::apply::error::{ApplyError, RevocationError, RotationError, non_empty};
+use crate::model::ApplyCtx;
 use crate::admission::ExamRefusal;
 use crate::command::ArbiterRegistration;
 use crate::model::{Arbiter, Revocation, RotatedKey, State};
@@ -102,36 +103,6 @@ pub(super) fn set_admission(
         arbiter_id: arbiter_id.to_owned(),
         admitted,
     }))
-}
-
-/// Why a signed revocation is refused (`revocation_refused`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RevocationError {
-    #[error("not hex")]
-    NotHex,
-    #[error("not a protobuf KeyRevocation: {0}")]
-    NotProtobuf(#[from] prost::DecodeError),
-    #[error("{0}")]
-    Signature(#[from] panel_proto::keys::KeyError),
-    #[error("no registered arbiter holds key {key}")]
-    UnknownKey { key: String },
-}
-
-/// Why a signed key rotation is refused (`rotation_refused`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RotationError {
-    #[error("not hex")]
-    NotHex,
-    #[error("not a protobuf KeyRotation: {0}")]
-    NotProtobuf(#[from] prost::DecodeError),
-    #[error("{0}")]
-    Signature(#[from] panel_proto::keys::KeyError),
-    #[error("the new key is (or was) arbiter {other}'s; generate a fresh key")]
-    KeyTaken { other: String },
-    #[error("no registered arbiter holds the old key {fingerprint}")]
-    UnknownOldKey { fingerprint: String },
-    #[error("arbiter {arbiter}'s key was revoked; a revoked key cannot authorise a rotation")]
-    Revoked { arbiter: String },
 }
 
 /// Records a signed revocation (signed by the revoked key): the arbiter is no longer

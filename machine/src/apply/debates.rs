@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::{ApplyCtx, ApplyError, non_empty};
+use crate::apply::error::{ApplyError, non_empty};
+use crate::model::ApplyCtx;
 use crate::command::{ContributionSubmission, DebateSpec, MotionSpec, PanelRequest};
 use crate::debates::{self, DebateError, DebateRecord, ToOpen};
 use crate::model::State;
@@ -269,7 +270,7 @@ fn open_question(
         procedure: None,
     };
     let base_seats = rec.seats;
-    if let Err(e) = super::motions::open_widened(state, ctx, &spec, base_seats) {
+    if let Err(e) = super::motion_open::open_widened(state, ctx, &spec, base_seats) {
         let unfresh = MotionSpec {
             seats: base_seats,
             contributors: unfresh_excluded,
@@ -293,7 +294,7 @@ fn refusal(
     contested_sitters: usize,
     e: ApplyError,
 ) -> NotOpened {
-    if contested_sitters > 0 && super::motions::can_seat(state, ctx, unfresh) {
+    if contested_sitters > 0 && super::motion_open::can_seat(state, ctx, unfresh) {
         NotOpened::NoFreshPanel { contested_sitters }
     } else {
         NotOpened::Wait(e)

@@ -4,7 +4,7 @@
 use panel_federation::Charter;
 use serde_json::Value;
 
-use super::ApplyError;
+use crate::apply::error::ApplyError;
 use crate::charter::CharterRuleError;
 use crate::command::OrganisationAdmission;
 use crate::model::State;
@@ -15,7 +15,7 @@ use crate::reply::{
 
 pub(super) fn register_contributor(
     state: &mut State,
-    ctx: &super::ApplyCtx,
+    ctx: &crate::model::ApplyCtx,
     reg: &crate::command::ContributorRegistration,
 ) -> Result<Value, ApplyError> {
     if reg.name.trim().is_empty() {

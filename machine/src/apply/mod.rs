@@ -10,282 +10,27 @@
 //! commands).
 
 pub(crate) mod arbiters;
-pub use arbiters::{RevocationError, RotationError};
 mod debates;
+pub mod error;
 mod federation;
+mod motion_open;
 mod motions;
-
-pub use motions::RoundError;
 mod notes;
 mod runs;
 
+pub use crate::model::ApplyCtx;
+pub use error::{ApplyError, RevocationError, RotationError, RoundError, UNDECLARED_NAMED};
+
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use thiserror::Error;
 
 use crate::command::{
     Batch, BatchReply, ClientCommand, Command, InternalCommand, ItemOutcome, ItemReply, TestCommand,
 };
-use crate::debates::DebateError;
-use crate::draw::DrawError;
 use crate::limits;
 use crate::model::{RecordEntry, State, StoredReply};
 use crate::reply::to_value;
 use crate::reply_table::Horizon;
-use crate::ruling::RulingError;
 use panel_proto::VerifiedMemo;
-
-/// Deterministic context of one applied item: no clock, no randomness beyond this.
-#[derive(Debug, Clone, Copy)]
-pub struct ApplyCtx<'a> {
-    pub log_index: u64,
-    pub item_index: u32,
-    /// The leader's stamped time for the batch (ms since the Unix epoch).
-    pub time_ms: u64,
-    /// The leader's stamped seed for the batch.
-    pub seed: u64,
-    /// The caller's memo of verified signatures (a replica shares its intake's). It
-    /// changes no result, only spares re-checking a signature that already verified.
-    pub memo: &'a VerifiedMemo,
-}
-
-impl ApplyCtx<'_> {
-    /// A seed for one purpose (e.g. the draw of one motion): SHA-256 over the batch seed,
-    /// the item's position and the label, first 8 bytes big-endian. Re-derivable offline.
-    pub fn derive_seed(&self, label: &str) -> u64 {
-        let mut h = Sha256::new();
-        h.update(self.seed.to_be_bytes());
-        h.update(self.log_index.to_be_bytes());
-        h.update(self.item_index.to_be_bytes());
-        h.update(label.as_bytes());
-        let d = h.finalize();
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&d[..8]);
-        u64::from_be_bytes(b)
-    }
-
-    /// A unique, deterministic id for something this item creates (`n` distinguishes
-    /// several ids made by one item). This is the id generator the engine gets injected.
-    pub fn new_id(&self, prefix: &str, n: u32) -> String {
-        format!("{prefix}-{}-{}-{n}", self.log_index, self.item_index)
-    }
-}
-
-/// Why `apply` refused a command. Stable `code()`s are returned to clients.
-#[derive(Debug, Clone, PartialEq, Error)]
-pub enum ApplyError {
-    #[error("{field} is empty; give a non-empty {field} and send the write again")]
-    Empty { field: &'static str },
-    #[error(
-        "arbiter {0} is already registered (`panel arbiter show {0}`); register another arbiter under a new id (`panel arbiter register --id NEW_ID`), or move this one to a new key with `panel node rotate`"
-    )]
-    ArbiterExists(String),
-    #[error(
-        "arbiter {0} is not registered; register it first with `panel arbiter register --id {0}` (`panel arbiter list` lists the registered arbiters)"
-    )]
-    UnknownArbiter(String),
-    #[error("motion {0} already exists; use a fresh motion id")]
-    MotionExists(String),
-    #[error(
-        "motion {0} does not exist; `panel motion list --debate ID` lists a debate's motions, and `panel ask` opens a new one"
-    )]
-    UnknownMotion(String),
-    #[error(
-        "motion {0} is already decided and rulings are counted once; `panel motion show {0}` shows its outcome, and `panel ask` puts the question to a new panel"
-    )]
-    MotionClosed(String),
-    #[error(
-        "arbiter {0} submitted two rulings on one motion; each arbiter counts once: send one ruling per arbiter"
-    )]
-    DuplicateRuling(String),
-    #[error("{0}")]
-    Ruling(#[from] RulingError),
-    #[error("panel draw failed: {0}")]
-    Draw(#[from] DrawError),
-    #[error(
-        "state_hash must be 64 hex characters (SHA-256), got {0:?}; send the SHA-256 of the debate document the motion is about, in hex"
-    )]
-    BadStateHash(String),
-    #[error("{0}")]
-    Debate(#[from] DebateError),
-    #[error(
-        "exam refused: {0}; the leader's exam driver examines the arbiter again at a later sitting (`panel arbiter show ID` shows its exam record)"
-    )]
-    Exam(#[from] crate::admission::ExamRefusal),
-    #[error(transparent)]
-    Sitting(#[from] crate::exam_sitting::SittingError),
-    #[error(
-        "prior-consistency check refused: {0}; submit CheckPriors again (`panel coordinator write --command '\"CheckPriors\"'`) once decided motions hold binary rulings"
-    )]
-    PriorCheck(#[from] crate::priors::PriorCheckError),
-    #[error(
-        "revocation refused: {0}; sign the revocation with the registered arbiter's current key (`panel node revoke --key KEY_FILE`) and submit the hex it prints unchanged"
-    )]
-    Revocation(#[from] arbiters::RevocationError),
-    #[error(
-        "key rotation refused: {0}; sign the rotation with `panel node rotate --old OLD_KEY --new NEW_KEY` (the registered old key authorises, a fresh new key proves possession) and submit the hex it prints unchanged"
-    )]
-    Rotation(#[from] arbiters::RotationError),
-    #[error(
-        "this public key is (or was) arbiter {0}'s; every arbiter needs its own key: make one with `panel node keygen --out FILE` and register with it"
-    )]
-    KeyInUse(String),
-    #[error(
-        "arbiter {0}'s key was revoked; its rulings no longer count: register the node again under a new id with a fresh key (`panel node keygen`, then `panel arbiter register`)"
-    )]
-    Revoked(String),
-    #[error(
-        "motion {0} belongs to a debate: submit reveals (signed ruling, salt and signed commitment), not bare rulings"
-    )]
-    CommitmentRequired(String),
-    #[error(
-        "reveal of a ruling on motion {motion}: {reason}; send the reveal exactly as the node made it (the signed ruling, its salt and the signed commitment)"
-    )]
-    BadReveal {
-        motion: String,
-        reason: crate::ruling::RevealError,
-    },
-    #[error("{0}")]
-    Motion(#[from] crate::signed_motion::MotionError),
-    #[error("{0}")]
-    Round(#[from] motions::RoundError),
-    #[error("{0}")]
-    Authorship(#[from] crate::authorship::AuthorshipError),
-    #[error(
-        "debate {debate} already has {open} open motions (at most {max}); ask again once some are decided (`panel motion list --debate {debate}` shows them)"
-    )]
-    TooManyOpenMotions {
-        debate: String,
-        open: usize,
-        max: usize,
-    },
-    #[error("{0}")]
-    Charter(#[from] crate::charter::CharterRuleError),
-    #[error("{0}")]
-    Limit(#[from] crate::limits::LimitError),
-    #[error("{0}")]
-    Checkpoint(#[from] crate::checkpoints::CheckpointError),
-    #[error(
-        "run {0} does not exist; `panel runs` lists the runs, and `panel crux run`, `panel falsify run` or `panel dossier run` starts one"
-    )]
-    UnknownRun(String),
-    #[error(
-        "this group already holds {max} procedure runs, the most one group keeps; no more can be started here: start new runs on a new group (`panel coordinator init`)"
-    )]
-    TooManyRuns { max: usize },
-    #[error("{inner}; {fix}", inner = .0, fix = procedure_fix(.0))]
-    Procedure(#[from] panel_procedures::ProcedureError),
-    #[error("{0}")]
-    RunRole(#[from] crate::run_roles::RoleError),
-    #[error("{0}")]
-    RunConvener(#[from] crate::run_convener::ConvenerError),
-    #[error(
-        "no panel disjoint from the {contested_sitters} arbiter(s) who sat on what this question contests can be drawn; admit more arbiters (docs/PANEL.md, \"Fresh panels\")"
-    )]
-    NoFreshPanel { contested_sitters: usize },
-    #[error("stance declaration refused: {0}")]
-    Declaration(#[from] crate::declared_priors::DeclarationRefusal),
-    #[error("{0}")]
-    Breaker(#[from] crate::breakers::BreakerError),
-    #[error(
-        "only {available} eligible arbiters are seated under stance {stance:?} on debate {debate}, {needed} needed: under this debate's policy an arbiter is seated only under the stance it declared for the debate ({declared} arbiter(s) declared one so far; admitted without a declaration: {}). Each arbiter declares with `panel arbiter declare --id ID --key-file FILE --debate {debate} --stance A|B` (a node declares by itself from its node.toml [[stances]]), or admit more arbiters",
-        list_or_none(undeclared)
-    )]
-    Undeclared {
-        debate: String,
-        stance: crate::acceptance::Stance,
-        needed: usize,
-        available: usize,
-        declared: usize,
-        /// Admitted arbiters with no declaration for the debate (the first
-        /// [`UNDECLARED_NAMED`]), so the refusal names whose declarations are missing.
-        undeclared: Vec<String>,
-    },
-}
-
-/// How many undeclared arbiters a draw refusal names; the rest are counted.
-pub const UNDECLARED_NAMED: usize = 8;
-
-/// Ids joined with commas, "none" for none, "and N more" past [`UNDECLARED_NAMED`].
-fn list_or_none(ids: &[String]) -> String {
-    if ids.is_empty() {
-        return "none".into();
-    }
-    let mut out = ids
-        .iter()
-        .take(UNDECLARED_NAMED)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if ids.len() > UNDECLARED_NAMED {
-        out.push_str(&format!(" and {} more", ids.len() - UNDECLARED_NAMED));
-    }
-    out
-}
-
-/// What resolves a procedure refusal; the procedure's own message says what is wrong.
-fn procedure_fix(e: &panel_procedures::ProcedureError) -> &'static str {
-    use panel_procedures::ProcedureError as P;
-    match e {
-        P::Contract(_) => {
-            "fix the input at that JSON path and submit it again (docs/PROCEDURES.md gives each procedure's input format)"
-        }
-        P::Refused(_) => "change the input as the findings say and submit it again",
-        P::OutOfOrder { .. } => {
-            "submit that input instead (`panel runs` shows each run and what it waits for)"
-        }
-        P::UnknownQuestion(_) => {
-            "answer one of the run's open questions (`panel runs` lists the runs; `panel crux show`, `panel falsify show` or `panel dossier show` prints one)"
-        }
-    }
-}
-
-impl ApplyError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            ApplyError::Empty { .. } => "empty_field",
-            ApplyError::ArbiterExists(_) => "arbiter_exists",
-            ApplyError::UnknownArbiter(_) => "unknown_arbiter",
-            ApplyError::MotionExists(_) => "motion_exists",
-            ApplyError::UnknownMotion(_) => "unknown_motion",
-            ApplyError::MotionClosed(_) => "motion_closed",
-            ApplyError::DuplicateRuling(_) => "duplicate_ruling",
-            ApplyError::Ruling(_) => "bad_ruling",
-            ApplyError::Draw(_) | ApplyError::Undeclared { .. } => "draw_failed",
-            ApplyError::BadStateHash(_) => "bad_state_hash",
-            ApplyError::Debate(e) => e.code(),
-            ApplyError::Exam(_) => "exam_refused",
-            ApplyError::Sitting(e) => e.code(),
-            ApplyError::PriorCheck(_) => "prior_check_refused",
-            ApplyError::Revocation(_) => "revocation_refused",
-            ApplyError::Rotation(_) => "rotation_refused",
-            ApplyError::KeyInUse(_) => "key_in_use",
-            ApplyError::Revoked(_) => "revoked_key",
-            ApplyError::CommitmentRequired(_) => "commitment_required",
-            ApplyError::BadReveal { .. } => "bad_reveal",
-            ApplyError::Motion(_) => "motion_refused",
-            ApplyError::Round(e) => e.code(),
-            ApplyError::Authorship(_) => "authorship",
-            ApplyError::TooManyOpenMotions { .. } => "too_many_open_motions",
-            ApplyError::Charter(_) => "charter",
-            ApplyError::Limit(e) => e.code(),
-            ApplyError::Checkpoint(e) => e.code(),
-            ApplyError::UnknownRun(_) => "unknown_run",
-            ApplyError::TooManyRuns { .. } => "too_many_runs",
-            ApplyError::RunRole(_) => "run_role",
-            ApplyError::RunConvener(_) => "run_convener",
-            ApplyError::NoFreshPanel { .. } => "no_fresh_panel",
-            ApplyError::Declaration(_) => "declaration_refused",
-            ApplyError::Breaker(e) => e.code(),
-            ApplyError::Procedure(e) => match e {
-                panel_procedures::ProcedureError::Contract(_) => "malformed",
-                panel_procedures::ProcedureError::Refused(_) => "procedure_refused",
-                panel_procedures::ProcedureError::OutOfOrder { .. } => "out_of_order",
-                panel_procedures::ProcedureError::UnknownQuestion(_) => "unknown_question",
-            },
-        }
-    }
-}
 
 /// Commands that go on the record: not the test notes, and not the checkpoints' own
 /// bookkeeping (a checkpoint is about the record, so it cannot be in it).
@@ -589,16 +334,8 @@ fn apply_test(
             admitted,
             score_milli,
         } => arbiters::set_admission(state, arbiter_id, *admitted, *score_milli),
-        TestCommand::OpenMotion(spec) => motions::open_motion(state, ctx, spec),
+        TestCommand::OpenMotion(spec) => motion_open::open_motion(state, ctx, spec),
         TestCommand::RecordOutcome(sub) => motions::record_outcome(state, ctx, sub),
-    }
-}
-
-pub(crate) fn non_empty(field: &'static str, v: &str) -> Result<(), ApplyError> {
-    if v.trim().is_empty() {
-        Err(ApplyError::Empty { field })
-    } else {
-        Ok(())
     }
 }
 

@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::{ApplyCtx, ApplyError, non_empty};
+use crate::apply::error::{ApplyError, non_empty};
+use crate::model::ApplyCtx;
 use crate::model::{NoteRecord, State};
 use crate::reply::{NoteReply, PutReply, to_value};
 

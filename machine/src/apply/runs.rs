@@ -6,7 +6,8 @@
 use panel_procedures::{PanelQuestion, Run, StartContext};
 use serde_json::Value;
 
-use super::{ApplyCtx, ApplyError, non_empty};
+use crate::apply::error::{ApplyError, non_empty};
+use crate::model::ApplyCtx;
 use crate::acceptance::Acceptance;
 use crate::command::MotionSpec;
 use crate::model::{Motion, State};
@@ -236,7 +237,7 @@ fn open_question(
         }),
     };
     // A fresh panel's exclusions still hold at the fallback size.
-    super::motions::open_widened(state, ctx, &spec, rec_seats)?;
+    super::motion_open::open_widened(state, ctx, &spec, rec_seats)?;
     if let Some(rec) = state.runs.get_mut(run_id) {
         rec.open.insert(q.key.clone(), motion_id.clone());
         rec.questions.insert(motion_id.clone(), q);

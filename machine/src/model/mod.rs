@@ -4,6 +4,9 @@
 //! (docs/COORDINATOR.md, "What is durable when"), so a field added here needs
 //! `#[serde(default)]` for snapshots and records written before it to load.
 
+mod apply_ctx;
+pub use apply_ctx::ApplyCtx;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -1,0 +1,198 @@
+//! Opening a motion: the panel draw under the motion's policy (docs/COORDINATOR.md "The
+//! panel draw"), and whether a panel could be seated now. Below the closing half
+//! (`motions`), which the debate and run commands that open motions never call.
+
+
+use serde_json::Value;
+
+use crate::apply::error::{ApplyError, non_empty};
+use crate::model::ApplyCtx;
+use crate::acceptance::Seat;
+use crate::command::MotionSpec;
+use crate::draw::{self, Candidate, DrawSpec};
+use crate::model::{
+    Motion, MotionStatus, State,
+};
+use crate::reply::{
+    OpenMotionReply, to_value,
+};
+
+pub(super) fn open_motion(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    spec: &MotionSpec,
+) -> Result<Value, ApplyError> {
+    non_empty("motion_id", &spec.motion_id)?;
+    non_empty("debate_id", &spec.debate_id)?;
+    if spec.state_hash.len() != 64 || hex::decode(&spec.state_hash).is_err() {
+        return Err(ApplyError::BadStateHash(spec.state_hash.clone()));
+    }
+    if state.motions.contains(&spec.motion_id) {
+        return Err(ApplyError::MotionExists(spec.motion_id.clone()));
+    }
+    let (seats, draw_seed) = draw_seats(state, ctx, spec)?;
+    if crate::declared_priors::governing_debate(state, spec).is_some() {
+        crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
+    }
+    let reply = to_value(&OpenMotionReply {
+        motion_id: spec.motion_id.clone(),
+        seats: seats.clone(),
+        draw_seed,
+    });
+    state.motions.insert(
+        spec.motion_id.clone(),
+        Motion {
+            spec: spec.clone(),
+            seats,
+            draw_seed,
+            opened_at_ms: ctx.time_ms,
+            opened_log_index: ctx.log_index,
+            status: MotionStatus::Open,
+            rulings: Vec::new(),
+            reveals: Vec::new(),
+            decided_log_index: None,
+            round: None,
+            independence: None,
+            effect_refused: None,
+            confidence: None,
+            finality: None,
+        },
+    );
+    Ok(reply)
+}
+
+/// Opens `spec`; when its panel is wider than `base_seats` and cannot be drawn, opens it
+/// at `base_seats` instead (a panel widened after a deadlock or for escalation falls back
+/// to the debate's or run's own size when the eligible pool is too small for it).
+pub(super) fn open_widened(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    spec: &MotionSpec,
+    base_seats: usize,
+) -> Result<Value, ApplyError> {
+    match open_motion(state, ctx, spec) {
+        Err(_) if spec.seats > base_seats => {
+            let base = MotionSpec {
+                seats: base_seats,
+                ..spec.clone()
+            };
+            open_motion(state, ctx, &base)
+        }
+        r => r,
+    }
+}
+
+/// The panel `spec` would seat now, and its draw seed; changes nothing.
+fn draw_seats(
+    state: &State,
+    ctx: &ApplyCtx,
+    spec: &MotionSpec,
+) -> Result<(Vec<Seat>, u64), ApplyError> {
+    // Under declared stances, the debate's declarations seat the stances and every
+    // involved author's relatives stay off (`declared_priors`).
+    let debate = crate::declared_priors::governing_debate(state, spec);
+    let related_families = match (debate, &spec.question) {
+        (Some(d), Some(q)) => d.involved_author_families(q),
+        _ => Default::default(),
+    };
+    let pool: Vec<Candidate> = state
+        .arbiters
+        .iter()
+        .filter(|(_, a)| !crate::declared_priors::related(a, &related_families))
+        .map(|(id, a)| Candidate {
+            id: id.clone(),
+            stance: debate
+                .and_then(|d| crate::declared_priors::standing_for(state, id, d))
+                .map_or_else(
+                    || crate::declared_priors::seating_stance(id, a, debate),
+                    |standing| standing.stance,
+                ),
+            organisation: a.registration.organisation.clone(),
+            model_family: a.registration.model_family.clone(),
+            admitted: a.admitted && !a.recalibration.is_flagged(),
+        })
+        .collect();
+    let draw_spec = DrawSpec {
+        seats: spec.seats,
+        min_per_stance: spec.min_per_stance,
+        min_organisations: crate::charter::floors(state.charter.as_ref())
+            .min_organisations
+            .max(2),
+        contributors: spec.contributors.iter().cloned().collect(),
+        author_model_family: spec.author_model_family.clone(),
+    };
+    let draw_seed = crate::draw_seed::for_motion(state, ctx, spec);
+    let mut panel = draw::draw(&pool, &draw_spec, draw_seed).map_err(|e| match (e, debate) {
+        // Under declared stances the usual cause is missing declarations: name them.
+        (
+            draw::DrawError::NotEnoughOfStance {
+                stance,
+                needed,
+                available,
+            },
+            Some(d),
+        ) => ApplyError::Undeclared {
+            debate: spec.debate_id.clone(),
+            stance,
+            needed,
+            available,
+            declared: d.declared_stances.len(),
+            undeclared: state
+                .arbiters
+                .iter()
+                .filter(|(id, a)| {
+                    a.admitted && a.revoked.is_none() && !d.declared_stances.contains_key(*id)
+                })
+                .map(|(id, _)| id.clone())
+                .collect(),
+        },
+        (e, _) => ApplyError::Draw(e),
+    })?;
+    if spec
+        .policy
+        .as_ref()
+        .is_some_and(|p| p.independence.measured_n_eff)
+    {
+        panel = draw::prefer_independent(panel, &pool, &draw_spec, |a, b| {
+            pair_correlation(state, a, b)
+        });
+    }
+    let seats = panel
+        .into_iter()
+        .map(|c| {
+            // Rule 4 counts the declared lineage where there is one (`lineage_key`).
+            let lineage = state
+                .arbiters
+                .get(&c.id)
+                .map_or(c.model_family, |a| a.registration.lineage_key().to_owned());
+            Seat {
+                arbiter_id: c.id,
+                stance: c.stance,
+                organisation: c.organisation,
+                lineage: crate::independence::seated_lineage(spec.policy.as_ref(), lineage),
+            }
+        })
+        .collect();
+    Ok((seats, draw_seed))
+}
+
+/// Two candidates' error correlation as the measured-independence rule counts it
+/// (`ErrorHistory::rule_correlation`), each under its declared lineage.
+fn pair_correlation(state: &State, a: &Candidate, b: &Candidate) -> f64 {
+    fn lineage<'a>(state: &'a State, c: &'a Candidate) -> &'a str {
+        state
+            .arbiters
+            .get(&c.id)
+            .map_or(c.model_family.as_str(), |x| x.registration.lineage_key())
+    }
+    state
+        .error_history
+        .rule_correlation((&a.id, lineage(state, a)), (&b.id, lineage(state, b)))
+        .0
+}
+
+/// Whether `spec` could be seated from the admitted pool now.
+pub(super) fn can_seat(state: &State, ctx: &ApplyCtx, spec: &MotionSpec) -> bool {
+    draw_seats(state, ctx, spec).is_ok()
+}
+
