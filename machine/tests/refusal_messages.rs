@@ -737,14 +737,14 @@ fn protocol_codes() -> BTreeSet<String> {
     .collect()
 }
 
-/// The variant names of `pub enum ApplyError` in apply/mod.rs.
+/// The variant names of `pub enum ApplyError` in apply/error.rs.
 fn apply_error_variants() -> BTreeSet<String> {
-    let text = read("machine/src/apply/mod.rs");
+    let text = read("machine/src/apply/error.rs");
     let body = text
         .split("pub enum ApplyError {")
         .nth(1)
         .and_then(|b| b.split("\n}\n").next())
-        .expect("ApplyError in apply/mod.rs");
+        .expect("ApplyError in apply/error.rs");
     body.lines()
         .filter_map(|l| l.strip_prefix("    "))
         .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()))
