@@ -547,7 +547,7 @@ async fn print_new_motions(
             m.spec.motion_id,
             crate::motion_cmd::question_line(&m.spec)
         );
-        for note in panel_coordinator::independence::one_lineage_support(&m) {
+        for note in panel_machine::motion_history::one_lineage_support(&m) {
             say!("      {note}");
         }
         let mut by_stance: BTreeMap<String, Vec<String>> = BTreeMap::new();

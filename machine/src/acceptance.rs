@@ -27,8 +27,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::independence::{self, Independence};
-
 /// A declared stance on the debate's resolution (SPEC: the arbiter's declared prior).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Stance {
@@ -439,10 +437,10 @@ fn require_no_pivotal_organisation(
     let Some(outcome) = full.accepted().cloned() else {
         return;
     };
-    for organisation in independence::organisations(seats) {
-        let (s, r, rc) = independence::without_organisation(organisation, seats, rulings, receipts);
+    for organisation in organisations(seats) {
+        let (s, r, rc) = without_organisation(organisation, seats, rulings, receipts);
         let reduced = evaluate(kind, &s, &r, &rc, policy);
-        if !independence::outcome_survives(&outcome, reduced.accepted()) {
+        if !outcome_survives(&outcome, reduced.accepted()) {
             full.reasons.push(DeadlockReason::DependsOnOrganisation {
                 organisation: organisation.to_owned(),
             });
@@ -566,9 +564,10 @@ fn side_support<'a>(
     let k = policy.min_net_support_per_side;
     let sides = [Stance::A, Stance::B];
     let counts = sides.map(&side_count);
-    let by_lineage = policy.independence.one_per_lineage.then(|| {
-        independence::supporters_per_side(supporters, counts.map(|(_, against)| k + against))
-    });
+    let by_lineage = policy
+        .independence
+        .one_per_lineage
+        .then(|| supporters_per_side(supporters, counts.map(|(_, against)| k + against)));
     for (i, stance) in sides.into_iter().enumerate() {
         let (for_, against) = counts[i];
         let net = for_ as i64 - against as i64;
@@ -680,6 +679,144 @@ fn receipt_hash(
     } else {
         None
     }
+}
+
+// Independence rules the acceptance rule applies itself (moved from `independence`,
+// which builds on these types).
+/// Which independence rules a policy applies. `Default` (and a policy without the field,
+/// i.e. every policy written before these rules) is all off; [`Independence::ALL`] is what
+/// new debates get (`Policy::independent`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Independence {
+    /// Rule 5: an outcome stands only if the panel without any one organisation's seats
+    /// and rulings still reaches it ([`outcome_survives`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub without_any_organisation: bool,
+    /// Rule 4, lineage fallback: supporters sharing a lineage count once toward the
+    /// net support of the sides, whatever stances they declared ([`supporters_per_side`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_per_lineage: bool,
+    /// The panel is drawn from a seed fixed by the record before the motion opened, not
+    /// from the leader's batch seed (`crate::draw_seed`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsteerable_draw: bool,
+    /// Declared priors are per debate (docs/COORDINATOR.md "Declared priors"): a debate's
+    /// panels seat an arbiter under a stance only by its signed declaration for that
+    /// debate ([`crate::command::StanceDeclaration`]), and keep off every motion an
+    /// arbiter related by lineage to any author the motion is about.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub declared_stances: bool,
+    /// An accepted yes/no outcome needs supporters worth at least two independent votes,
+    /// measured from their error history where there is enough of it, else by lineage
+    /// ([`require_independent_support`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub measured_n_eff: bool,
+}
+
+impl Independence {
+    /// Every rule on: the default for debates created from now on.
+    pub const ALL: Independence = Independence {
+        without_any_organisation: true,
+        one_per_lineage: true,
+        unsteerable_draw: true,
+        declared_stances: true,
+        measured_n_eff: true,
+    };
+
+    /// True when no rule is on (the behaviour of policies written before these rules).
+    pub fn is_off(&self) -> bool {
+        *self == Independence::default()
+    }
+}
+
+/// How many supporters count for stance A and for stance B when each lineage counts at
+/// most once overall (docs/COORDINATOR.md "The acceptance rule", rule 4).
+///
+/// `supporters` are the seats that ruled for the outcome (or took part, for relevance);
+/// `needed` is how many each side must reach. A lineage with supporters of one side counts
+/// for that side; a lineage with supporters of both sides counts for one of them, given
+/// first to A while A is short, then to B. That is a maximum matching of lineages to sides,
+/// so whenever some once-per-lineage assignment meets both needs, this one does.
+/// Supporters of no stance never count for a side, as in the rule without lineages.
+pub(crate) fn supporters_per_side<'a>(
+    supporters: impl IntoIterator<Item = &'a Seat>,
+    needed: [usize; 2],
+) -> [usize; 2] {
+    let mut sides: BTreeMap<&str, BTreeSet<Stance>> = BTreeMap::new();
+    for seat in supporters {
+        if matches!(seat.stance, Stance::A | Stance::B) {
+            sides
+                .entry(lineage_key(seat))
+                .or_default()
+                .insert(seat.stance);
+        }
+    }
+    let (mut only_a, mut only_b, mut both) = (0usize, 0usize, 0usize);
+    for s in sides.values() {
+        match (s.contains(&Stance::A), s.contains(&Stance::B)) {
+            (true, true) => both += 1,
+            (true, false) => only_a += 1,
+            (false, true) => only_b += 1,
+            (false, false) => {}
+        }
+    }
+    let to_a = both.min(needed[0].saturating_sub(only_a));
+    [only_a + to_a, only_b + (both - to_a)]
+}
+
+/// The organisations seated on a panel, each once, in order.
+pub(crate) fn organisations(seats: &[Seat]) -> BTreeSet<&str> {
+    seats.iter().map(|s| s.organisation.as_str()).collect()
+}
+
+/// The panel as if `organisation` had never been seated: its seats, and every ruling and
+/// receipt of its arbiters, removed. Rulings of unseated arbiters are kept (the rule
+/// ignores them either way, and lists them as ignored).
+pub(crate) fn without_organisation(
+    organisation: &str,
+    seats: &[Seat],
+    rulings: &[RevealedRuling],
+    receipts: &[RetrievalReceipt],
+) -> (Vec<Seat>, Vec<RevealedRuling>, Vec<RetrievalReceipt>) {
+    let removed: BTreeSet<&str> = seats
+        .iter()
+        .filter(|s| s.organisation == organisation)
+        .map(|s| s.arbiter_id.as_str())
+        .collect();
+    (
+        seats
+            .iter()
+            .filter(|s| s.organisation != organisation)
+            .cloned()
+            .collect(),
+        rulings
+            .iter()
+            .filter(|r| !removed.contains(r.arbiter_id.as_str()))
+            .cloned()
+            .collect(),
+        receipts
+            .iter()
+            .filter(|r| !removed.contains(r.arbiter_id.as_str()))
+            .cloned()
+            .collect(),
+    )
+}
+
+/// Whether the panel without one organisation reached the same outcome as the whole panel
+/// (`reduced` is `None` when it deadlocked). A relevance value may move by one step, the
+/// protocol's tolerance between stance-group medians; every other outcome must be equal.
+pub(crate) fn outcome_survives(full: &Outcome, reduced: Option<&Outcome>) -> bool {
+    match (full, reduced) {
+        (Outcome::Relevance(a), Some(Outcome::Relevance(b))) => a.abs_diff(*b) <= 1,
+        (a, Some(b)) => a == b,
+        (_, None) => false,
+    }
+}
+
+/// The lineage a seat counts under. Seats without a declared lineage share one, so leaving
+/// the lineage out never buys a second count (docs/COORDINATOR.md "The acceptance rule").
+pub(crate) fn lineage_key(seat: &Seat) -> &str {
+    seat.lineage.as_str()
 }
 
 #[cfg(test)]

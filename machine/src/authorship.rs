@@ -20,19 +20,10 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::command::ContributionSubmission;
+pub use crate::log::contributor_signature::ContributorSignature;
 
 /// Domain tag of contributor-signed writes, layout version 1.
 pub const CONTRIBUTION_TAG_V1: &[u8] = b"crucible-panel/contribution/v1\0";
-
-/// A key's signature over one write, hex encoded: a contributor's over its contribution,
-/// a run role's over its input (`run_roles`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ContributorSignature {
-    /// Hex of the 32-byte ed25519 public key.
-    pub public_key: String,
-    /// Hex of the 64-byte signature over [`signed_bytes`].
-    pub signature: String,
-}
 
 /// The key an author name is bound to, as the replicated state records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

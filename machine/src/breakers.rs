@@ -10,121 +10,17 @@
 //! ([`crate::membership::required_endorsers`]), so no member pauses, or unpauses, the
 //! federation alone.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 
 use panel_proto::breaker_order::{
-    AutoClaim, BreakerClaim, BreakerSignatureError, MAX_REASON_BYTES, SCOPE_CLOSINGS,
-    SCOPE_MOTIONS, SCOPE_VERDICTS, verify_breaker,
+    AutoClaim, BreakerClaim, BreakerSignatureError, MAX_REASON_BYTES, verify_breaker,
 };
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::charter::EndorsementError;
-use crate::command::Endorsement;
+use crate::endorsers::EndorsementError;
+pub use crate::log::breaker_order::{AutoBreaker, BreakerOrder, MAX_WINDOW, MIN_WINDOW, Scope};
 use crate::model::State;
-
-/// What a pause holds back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Scope {
-    /// New motions: panel requests, procedure runs and the questions debates and runs
-    /// open by themselves (they wait, and open once the pause is lifted).
-    Motions,
-    /// Closing commit-reveal rounds and recording outcomes.
-    Closings,
-    /// Issuing verdicts: a fresh verdict, or the advance into the verdict phase.
-    Verdicts,
-}
-
-impl Scope {
-    pub const ALL: [Scope; 3] = [Scope::Motions, Scope::Closings, Scope::Verdicts];
-
-    fn bit(self) -> u8 {
-        match self {
-            Scope::Motions => SCOPE_MOTIONS,
-            Scope::Closings => SCOPE_CLOSINGS,
-            Scope::Verdicts => SCOPE_VERDICTS,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Scope::Motions => "motions",
-            Scope::Closings => "closings",
-            Scope::Verdicts => "verdicts",
-        }
-    }
-
-    /// `motions`, `closings` or `verdicts`.
-    pub fn parse(s: &str) -> Option<Scope> {
-        Scope::ALL.into_iter().find(|x| x.name() == s.trim())
-    }
-}
-
-/// The automatic breaker: over the last `window` decided motions, more than
-/// `max_deadlock_permille` thousandths deadlocked, or more than `max_refused_rulings`
-/// rulings refused at their closes (equivocations, commitments never revealed), pauses
-/// new motions and says which signal tripped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AutoBreaker {
-    pub window: u32,
-    pub max_deadlock_permille: u16,
-    pub max_refused_rulings: u32,
-}
-
-/// The most decisions an automatic breaker may watch: its window is kept in the state.
-pub const MAX_WINDOW: u32 = 1_000;
-/// The fewest: a signal over fewer decisions is noise.
-pub const MIN_WINDOW: u32 = 10;
-
-/// `SetBreaker`: pause or lift `scopes`, endorsed by member organisations.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BreakerOrder {
-    /// 1 for the first order under the charter, then one more each time.
-    pub seq: u64,
-    pub scopes: Vec<Scope>,
-    /// `true` pauses, `false` lifts.
-    pub pause: bool,
-    /// Why; shown in every refusal while the pause holds.
-    pub reason: String,
-    /// Arms (or re-arms with new settings) the automatic breaker.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub automatic: Option<AutoBreaker>,
-    /// Member organisations' roster-key signatures over the order.
-    pub endorsements: Vec<Endorsement>,
-}
-
-/// One pause in force.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pause {
-    pub reason: String,
-    /// The endorsing organisations, or `automatic breaker` for a trip.
-    pub by: Vec<String>,
-    pub log_index: u64,
-    pub since_ms: u64,
-}
-
-/// The breakers' state.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Breakers {
-    /// Orders applied so far (the next order's `seq` is one more).
-    pub orders: u64,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub paused: BTreeMap<Scope, Pause>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub automatic: Option<AutoBreaker>,
-    /// The automatic breaker's window: per decided motion, whether it deadlocked and how
-    /// many rulings its close refused. Kept only while a breaker is armed.
-    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
-    pub recent: VecDeque<(bool, u32)>,
-}
-
-impl Breakers {
-    pub fn is_empty(&self) -> bool {
-        *self == Breakers::default()
-    }
-}
+pub use crate::model::breakers::{Breakers, Pause};
 
 /// Why an order, or a write during a pause, is refused.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -259,7 +155,7 @@ pub fn check(state: &State, order: &BreakerOrder) -> Result<Vec<String>, Breaker
     }
     let digest = charter.digest();
     let c = claim(&digest, order)?;
-    crate::charter::distinct_endorsers(state, &order.endorsements, |sig, by| {
+    crate::endorsers::distinct_endorsers(state, &order.endorsements, |sig, by| {
         verify_breaker(&c, sig, by)
     })?;
     let endorsers: BTreeSet<String> = order.endorsements.iter().map(|e| e.by.clone()).collect();
@@ -277,7 +173,7 @@ pub fn check(state: &State, order: &BreakerOrder) -> Result<Vec<String>, Breaker
 /// Organisations an order needs (the membership rule's count).
 fn required(state: &State) -> usize {
     state.charter.as_ref().map_or(1, |c| {
-        crate::membership::required_endorsers(c, crate::charter::organisations(state).count())
+        crate::membership::required_endorsers(c, crate::endorsers::organisations(state).count())
     })
 }
 
@@ -379,6 +275,7 @@ mod tests {
     use super::*;
     use crate::charter::tests::{charter, org_key};
     use crate::command::{ClientCommand, ItemReply};
+    use crate::log::endorsement::Endorsement;
 
     fn write(s: &mut State, n: u64, c: ClientCommand) -> ItemReply {
         crate::apply::write_one(s, n, c.into())

@@ -4,6 +4,8 @@
 //! organisation is one the charter lists, motions count only when signed by the charter's
 //! motion key, and no debate policy goes below the charter's floors.
 
+use crate::endorsers::distinct_endorsers;
+pub use crate::endorsers::{EndorsementError, organisations, roster_key};
 use panel_federation::{Charter, Floors, Organisation};
 use panel_proto::motion_key_rotation::RotationSignatureError;
 use panel_proto::organisation::{self as admission, OrganisationClaim};
@@ -159,20 +161,6 @@ fn hex_field(arbiter: &str, what: &str, text: &str) -> Result<Vec<u8>, CharterRu
     })
 }
 
-/// The organisations of the federation: the charter's founders, then those admitted.
-pub fn organisations(state: &State) -> impl Iterator<Item = &Organisation> {
-    state
-        .charter
-        .iter()
-        .flat_map(|c| c.organisations.iter())
-        .chain(state.admitted_organisations.iter())
-}
-
-/// The roster key of `name`, founder or admitted.
-pub fn roster_key(state: &State, name: &str) -> Option<VerifyingKey> {
-    organisations(state).find(|o| o.name == name)?.roster_key()
-}
-
 /// Checks a registration against the federation: a listed organisation, both signatures.
 pub fn check_registration(
     state: &State,
@@ -318,48 +306,6 @@ pub fn sign_rotation(
     panel_proto::motion_key_rotation::sign_rotation(&claim, key)
         .map(hex::encode)
         .map_err(|e| MotionKeyRotationError::Signing(e).into())
-}
-
-/// Why one endorsement of an entry is refused; `E` is why its signature does not verify
-/// (an admission's and a rotation's differ only in the bytes signed).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EndorsementError<E> {
-    #[error("endorsements[{index}].by: {by:?} is not a member organisation")]
-    NotMember { index: usize, by: String },
-    #[error("endorsements[{index}].signature is not hex")]
-    NotHex { index: usize },
-    #[error("endorsements[{index}] by {by:?}: {problem}")]
-    Invalid {
-        index: usize,
-        by: String,
-        problem: E,
-    },
-}
-
-/// How many distinct member organisations endorse an entry: each endorsement must name a
-/// member (founder or admitted) and verify under its roster key (`verify`); the first one
-/// that does not is the refusal, with its JSON path. Shared by organisation admission and
-/// motion-key rotation, which differ only in the bytes signed.
-pub(crate) fn distinct_endorsers<E>(
-    state: &State,
-    endorsements: &[crate::command::Endorsement],
-    verify: impl Fn(&[u8], &VerifyingKey) -> Result<(), E>,
-) -> Result<usize, EndorsementError<E>> {
-    let mut endorsers = std::collections::BTreeSet::new();
-    for (index, e) in endorsements.iter().enumerate() {
-        let by = roster_key(state, &e.by).ok_or_else(|| EndorsementError::NotMember {
-            index,
-            by: e.by.clone(),
-        })?;
-        let sig = hex::decode(&e.signature).map_err(|_| EndorsementError::NotHex { index })?;
-        verify(&sig, &by).map_err(|problem| EndorsementError::Invalid {
-            index,
-            by: e.by.clone(),
-            problem,
-        })?;
-        endorsers.insert(e.by.as_str());
-    }
-    Ok(endorsers.len())
 }
 
 /// Checks an admission: a chartered group, a new name, key and authority, and at least

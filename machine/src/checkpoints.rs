@@ -20,6 +20,8 @@
 //! it ([`log_signed`]); only then does the leader show it to witnesses, and the witnesses
 //! and `panel verify --policy` check that quorum themselves.
 
+pub use crate::log::cadence::{Cadence, Cosignatures};
+pub use crate::model::checkpoint::IssuedCheckpoint;
 use crate::model::{RecordEntry, State};
 use crate::reply::CosignaturesReply;
 use base64::Engine;
@@ -30,50 +32,6 @@ use serde::{Deserialize, Serialize};
 
 /// The origin of an unchartered debug group's log (no federation names it).
 pub const UNCHARTERED_ORIGIN: &str = "crucible-panel.invalid/unchartered";
-
-/// When apply issues checkpoints; stamped by the leader on each batch from its flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cadence {
-    /// Issue once this many entries were added since the last checkpoint.
-    pub every_entries: u64,
-    /// Issue once this much batch time passed since the last one (if anything was added).
-    pub every_ms: u64,
-}
-
-impl Default for Cadence {
-    fn default() -> Self {
-        Cadence {
-            every_entries: 256,
-            every_ms: 1_000,
-        }
-    }
-}
-
-/// One checkpoint the state machine issued, with the cosignatures it received.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IssuedCheckpoint {
-    pub size: u64,
-    /// Base64 RFC 6962 root of the first `size` entries.
-    pub root: String,
-    /// Batch time at which it was issued.
-    pub time_ms: u64,
-    /// Witness cosignature lines (without the final newline), one per witness.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cosignatures: Vec<String>,
-    /// Under a quorum log: the replicas' log signature lines (without the final newline),
-    /// one per replica key.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub log_signatures: Vec<String>,
-}
-
-/// `AddCosignatures`: the cosignatures witnesses returned for the checkpoint at `size`, and
-/// under a quorum log the replicas' log signatures over it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Cosignatures {
-    pub size: u64,
-    pub lines: Vec<String>,
-}
 
 /// Why cosignatures were refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::acceptance::{MotionKind, Policy, Stance};
+pub use crate::log::endorsement::Endorsement;
 use crate::ruling::WireRuling;
 
 /// The application payload of one Raft entry.
@@ -22,11 +23,11 @@ pub struct Batch {
     /// flags (`limits.rs`); `None` in entries logged before limits existed, which replay
     /// unlimited exactly as they applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<crate::limits::LimitPolicy>,
+    pub limits: Option<crate::log::limit_policy::LimitPolicy>,
     /// When apply issues checkpoints (`checkpoints.rs`), stamped by the leader from its
     /// flags; `None` in entries logged before checkpoints were issued in apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoints: Option<crate::checkpoints::Cadence>,
+    pub checkpoints: Option<crate::log::cadence::Cadence>,
     /// The rule set the leader's code applies (`rules.rs`); `None` in entries logged
     /// before rule sets were stamped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -45,7 +46,7 @@ pub struct Item {
     /// (docs/SECURITY.md, "Floods"); `None` for the drivers' own items and for entries
     /// logged before identities were stamped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub writer: Option<crate::limits::Writer>,
+    pub writer: Option<crate::log::limit_policy::Writer>,
 }
 
 /// Every state change the log carries, in three families that differ in who may cause
@@ -261,7 +262,7 @@ pub enum ClientCommand {
     /// Pause or lift new motions, closings or verdicts federation-wide, endorsed by member
     /// organisations (docs/WIRE.md "Circuit breakers"; docs/SECURITY.md "Circuit
     /// breakers"); may arm the automatic breaker.
-    SetBreaker(crate::breakers::BreakerOrder),
+    SetBreaker(crate::log::breaker_order::BreakerOrder),
 }
 
 /// A change of voters as organisations endorse it.
@@ -309,14 +310,6 @@ pub struct OrganisationAdmission {
     pub endorsements: Vec<Endorsement>,
 }
 
-/// One existing organisation's signature (hex, by its roster key) of a newcomer's entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Endorsement {
-    pub by: String,
-    pub signature: String,
-}
-
 /// What only the leader's motion and exam drivers propose, under the reserved client ids
 /// of [`INTERNAL_CLIENT_IDS`]: the outcome of a motion and the scoring of an exam.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -342,10 +335,10 @@ pub enum InternalCommand {
     },
     /// Opens an exam sitting: a pool's public half and the commitment to its answer key,
     /// from the pool the replicas were configured with (`exam_sitting.rs`).
-    SealExamPool(Box<crate::exam_sitting::SealedPool>),
+    SealExamPool(Box<crate::log::exam_pool::SealedPool>),
     /// Closes the open sitting: the pool's exam file and the key's salt; apply checks them
     /// against the seal and scores every held exam.
-    RevealExamKey(Box<crate::exam_sitting::KeyReveal>),
+    RevealExamKey(Box<crate::log::exam_pool::KeyReveal>),
     /// The federation charter, proposed once by the replica that initialises the group
     /// (`Admin.Init`), from the charter it was started with: the first record entry. From
     /// then on every role-bearing entry is checked against it (docs/SECURITY.md).
@@ -362,7 +355,7 @@ pub enum InternalCommand {
     IssueCheckpoint,
     /// Cosignatures witnesses returned for an issued checkpoint; apply keeps only those
     /// that verify under a charter witness key (docs/SECURITY.md "The record").
-    AddCosignatures(crate::checkpoints::Cosignatures),
+    AddCosignatures(crate::log::cadence::Cosignatures),
 }
 
 /// Commands for test clusters only: a replica accepts them from clients only when built
@@ -686,7 +679,7 @@ pub struct ContributionSubmission {
     /// The contributor's own signature over the write (`authorship`); once an author name
     /// has signed, every later write under that name must be signed by the same key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<crate::authorship::ContributorSignature>,
+    pub signature: Option<crate::log::contributor_signature::ContributorSignature>,
 }
 
 /// A participant's request for a motion.
@@ -958,9 +951,9 @@ mod tests {
                 voters: vec![1, 2, 3],
                 endorsements: vec![],
             }),
-            ClientCommand::SetBreaker(crate::breakers::BreakerOrder {
+            ClientCommand::SetBreaker(crate::log::breaker_order::BreakerOrder {
                 seq: 1,
-                scopes: vec![crate::breakers::Scope::Motions],
+                scopes: vec![crate::log::breaker_order::Scope::Motions],
                 pause: true,
                 reason: "r".into(),
                 automatic: None,
@@ -985,11 +978,11 @@ mod tests {
                 motion_id: "m".into(),
             },
             InternalCommand::IssueCheckpoint,
-            InternalCommand::AddCosignatures(crate::checkpoints::Cosignatures {
+            InternalCommand::AddCosignatures(crate::log::cadence::Cosignatures {
                 size: 1,
                 lines: vec!["\u{2014} w AAAA".into()],
             }),
-            InternalCommand::SealExamPool(Box::new(crate::exam_sitting::SealedPool {
+            InternalCommand::SealExamPool(Box::new(crate::log::exam_pool::SealedPool {
                 public: calibration::public_pool::PublicPool {
                     name: "p".into(),
                     version: "1".into(),
@@ -998,7 +991,7 @@ mod tests {
                 },
                 key_commitment: "00".into(),
             })),
-            InternalCommand::RevealExamKey(Box::new(crate::exam_sitting::KeyReveal {
+            InternalCommand::RevealExamKey(Box::new(crate::log::exam_pool::KeyReveal {
                 sitting: 1,
                 exam: "{}".into(),
                 salt: "00".into(),

@@ -15,6 +15,7 @@ use crucible::model::NewDebate;
 use crucible::motion::{Answer, Projection, Question, pending, projection, settle};
 use crucible::{Protocol, Refusal};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::acceptance::{self, Decision, MotionKind, Policy, Stance};
@@ -91,7 +92,7 @@ pub struct DebateRecord {
     /// Arbiter id -> the prior-consistency check's last finding on its declaration for
     /// this debate (rule set `DECLARED_CAMPS`; `priors::run_by_claim`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub prior_checks: BTreeMap<String, crate::reply::PriorFinding>,
+    pub prior_checks: BTreeMap<String, crate::debates::PriorFinding>,
     /// Arbiter id -> the camp it is seated under in this debate because the check
     /// confirmed that it rules against its declaration.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -574,4 +575,12 @@ pub fn contribute(
         }
     }
     Ok(created)
+}
+
+/// One arbiter's prior-consistency finding, kept on the arbiter (`prior_check`): the
+/// decided motions the fit used and the calibration crate's check, as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriorFinding {
+    pub motions: usize,
+    pub check: Value,
 }

@@ -38,10 +38,11 @@ use calibration::public_pool::{PoolError, PublicItem, PublicPool};
 use calibration::recalibration::{RecalibrationPolicy, Resolution, ResolutionKind, ResolvedItem};
 use ed25519_dalek::VerifyingKey;
 use panel_proto::pb;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::admission::{Asking, ExamMotionError, Sheet, item_motion};
+pub use crate::log::exam_pool::{KeyReveal, SealedPool};
+pub use crate::model::sitting::{HeldExam, Revealed, Sitting, SittingRef};
 use crate::model::{Arbiter, State};
 
 /// How many items of each kind one arbiter is asked: enough binary items and quantity
@@ -62,82 +63,6 @@ pub const HELD_BACK_EXTRA: usize = exam_hold_back::HELD_BACK;
 
 /// Domain tag of an arbiter's draw seed.
 pub const DRAW_SEED_DOMAIN: &str = "crucible-panel/exam/draw-seed/v1\n";
-
-/// `SealExamPool`: the public half of a pool and the commitment to its answer key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SealedPool {
-    pub public: PublicPool,
-    /// Hex SHA-256 from [`calibration::answer_key::commit_answer_key`].
-    pub key_commitment: String,
-}
-
-/// `RevealExamKey`: the whole exam file of the open sitting's pool and the key's salt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KeyReveal {
-    pub sitting: u32,
-    /// The pool's JSONL text, golds and sources included.
-    pub exam: String,
-    /// Hex, 32 bytes.
-    pub salt: String,
-}
-
-/// One sitting, as the state keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sitting {
-    pub number: u32,
-    /// [`PublicPool::id`] of the sealed pool.
-    pub pool_id: String,
-    pub public: PublicPool,
-    pub key_commitment: String,
-    pub sealed_log_index: u64,
-    /// The earlier sitting whose reveal made this pool's answers public.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reused_from: Option<u32>,
-    /// Checked answers by arbiter, held until the key is revealed.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub held: BTreeMap<String, HeldExam>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revealed: Option<Revealed>,
-    /// Sealed under rule set 14 with a pool large enough: each arbiter is asked
-    /// [`HELD_BACK_EXTRA`] items beyond [`DRAW`], which the reveal holds back for the
-    /// track record.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub holds_back: bool,
-}
-
-/// One arbiter's checked answers in a sitting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HeldExam {
-    /// The draw's seed, from the key the arbiter held when it answered.
-    pub seed: u64,
-    /// The items asked, in asking order (the draw).
-    pub asked: Vec<String>,
-    pub answers: Vec<Answer>,
-    pub submitted_log_index: u64,
-    pub submitted_at_ms: u64,
-}
-
-/// What the reveal left on a sitting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Revealed {
-    pub log_index: u64,
-    /// The revealed exam's content hash.
-    pub exam_hash: String,
-    /// Arbiters scored at the reveal, in id order.
-    pub examined: Vec<String>,
-}
-
-/// Where an exam record came from: the sitting, the draw seed and what was asked, in
-/// order (kept on the arbiter's exam record beside the scores).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SittingRef {
-    pub number: u32,
-    pub pool_id: String,
-    pub seed: u64,
-    pub asked: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reused_from: Option<u32>,
-}
 
 /// Why a sitting command is refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -272,79 +197,6 @@ pub fn draw_seed(pool_id: &str, number: u32, key: &VerifyingKey) -> u64 {
     u64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
 }
 
-impl Sitting {
-    /// What `arbiter_id` (with registered key `key`) is asked here, in asking order.
-    pub fn asked(&self, arbiter_id: &str, key: &VerifyingKey) -> Result<Vec<String>, SittingError> {
-        draw_public_with_extra(&self.public, self.seed(key), &DRAW, self.extra()).map_err(
-            |source| SittingError::Draw {
-                arbiter_id: arbiter_id.to_owned(),
-                source,
-            },
-        )
-    }
-
-    /// Plain binary items asked beyond [`DRAW`].
-    fn extra(&self) -> usize {
-        if self.holds_back { HELD_BACK_EXTRA } else { 0 }
-    }
-
-    /// How many items each arbiter is asked here.
-    pub fn asked_count(&self) -> usize {
-        DRAW.items() + self.extra()
-    }
-
-    pub fn seed(&self, key: &VerifyingKey) -> u64 {
-        draw_seed(&self.pool_id, self.number, key)
-    }
-
-    /// The item a motion id asks, if it is one of `asked` for `arbiter_id`.
-    fn asked_item(
-        &self,
-        arbiter_id: &str,
-        asked: &[String],
-        motion_id: &str,
-    ) -> Option<&PublicItem> {
-        let prefix = format!("exam/s{}/{arbiter_id}/", self.number);
-        let item_id = motion_id.strip_prefix(&prefix)?;
-        asked
-            .iter()
-            .any(|id| id == item_id)
-            .then(|| self.public.item(item_id))
-            .flatten()
-    }
-
-    /// Motion id of one item for one arbiter in this sitting.
-    pub fn motion_id(&self, arbiter_id: &str, item_id: &str) -> String {
-        format!("exam/s{}/{arbiter_id}/{item_id}", self.number)
-    }
-
-    /// The hash every ruling of the sitting judges: the pool id's digest.
-    pub fn state_hash(&self) -> Vec<u8> {
-        hex::decode(self.pool_id.trim_start_matches("sha256:")).unwrap_or_else(|_| vec![0; 32])
-    }
-
-    /// The motion that asks `item` of `arbiter_id`; `expected` is the simulation's hint.
-    pub fn motion(
-        &self,
-        arbiter_id: &str,
-        item: &PublicItem,
-        deadlines: (i64, i64),
-        expected: Option<pb::ExpectedAnswer>,
-    ) -> pb::Motion {
-        item_motion(
-            Asking {
-                motion_id: self.motion_id(arbiter_id, &item.id),
-                state_hash: self.state_hash(),
-                quantiles: &self.public.quantiles,
-                commit_deadline_ms: deadlines.0,
-                reveal_deadline_ms: deadlines.1,
-            },
-            item,
-            expected,
-        )
-    }
-}
-
 fn hex32(what: &'static str, s: &str) -> Result<[u8; 32], SittingError> {
     hex::decode(s)
         .ok()
@@ -416,6 +268,19 @@ pub fn exam_bar(state: &State) -> panel_federation::ExamBar {
         .map_or(panel_federation::ExamBar::Skill, |e| e.bar)
 }
 
+/// Why `submit` refuses an exam; apply reports each as the refusal it always was.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error(transparent)]
+    Sitting(#[from] SittingError),
+    #[error("arbiter {0} is not registered")]
+    UnknownArbiter(String),
+    #[error(transparent)]
+    Ruling(#[from] crate::ruling::RulingError),
+    #[error(transparent)]
+    Refusal(#[from] crate::admission::ExamRefusal),
+}
+
 /// `SubmitExam` in a sitting: checks the carried motions (exactly the arbiter's draw, as
 /// signed) and the answers, and holds them until the reveal.
 pub fn submit(
@@ -426,8 +291,7 @@ pub fn submit(
     reveals: &[String],
     motions: &[crate::signed_motion::WireMotion],
     memo: &panel_proto::VerifiedMemo,
-) -> Result<crate::reply::ExamHeldReply, crate::apply::ApplyError> {
-    use crate::apply::ApplyError;
+) -> Result<crate::reply::ExamHeldReply, SubmitError> {
     let (log_index, time_ms) = at;
     let number = sitting.ok_or(SittingError::NoSitting)?;
     let open = open_sitting(state).ok_or(SittingError::NoneOpen)?;
@@ -441,7 +305,7 @@ pub fn submit(
     let arbiter = state
         .arbiters
         .get(arbiter_id)
-        .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_string()))?;
+        .ok_or_else(|| SubmitError::UnknownArbiter(arbiter_id.to_string()))?;
     exam_due(arbiter, time_ms).map_err(|why| SittingError::NotDue {
         arbiter_id: arbiter_id.to_owned(),
         why,
@@ -582,7 +446,7 @@ pub fn reveal(
     for (arbiter_id, result) in scored {
         match result {
             Ok(x) => {
-                let admitted = crate::apply::arbiters::record_exam(
+                let admitted = crate::admission::record_exam(
                     state,
                     &arbiter_id,
                     &crate::reply::ExamWritten {
@@ -900,6 +764,79 @@ pub fn next_step(
         return SittingStep::Reveal(p.reveal(open.number));
     }
     SittingStep::Examine(open.number)
+}
+
+impl Sitting {
+    /// What `arbiter_id` (with registered key `key`) is asked here, in asking order.
+    pub fn asked(&self, arbiter_id: &str, key: &VerifyingKey) -> Result<Vec<String>, SittingError> {
+        draw_public_with_extra(&self.public, self.seed(key), &DRAW, self.extra()).map_err(
+            |source| SittingError::Draw {
+                arbiter_id: arbiter_id.to_owned(),
+                source,
+            },
+        )
+    }
+
+    /// Plain binary items asked beyond [`DRAW`].
+    fn extra(&self) -> usize {
+        if self.holds_back { HELD_BACK_EXTRA } else { 0 }
+    }
+
+    /// How many items each arbiter is asked here.
+    pub fn asked_count(&self) -> usize {
+        DRAW.items() + self.extra()
+    }
+
+    pub fn seed(&self, key: &VerifyingKey) -> u64 {
+        draw_seed(&self.pool_id, self.number, key)
+    }
+
+    /// The item a motion id asks, if it is one of `asked` for `arbiter_id`.
+    fn asked_item(
+        &self,
+        arbiter_id: &str,
+        asked: &[String],
+        motion_id: &str,
+    ) -> Option<&PublicItem> {
+        let prefix = format!("exam/s{}/{arbiter_id}/", self.number);
+        let item_id = motion_id.strip_prefix(&prefix)?;
+        asked
+            .iter()
+            .any(|id| id == item_id)
+            .then(|| self.public.item(item_id))
+            .flatten()
+    }
+
+    /// Motion id of one item for one arbiter in this sitting.
+    pub fn motion_id(&self, arbiter_id: &str, item_id: &str) -> String {
+        format!("exam/s{}/{arbiter_id}/{item_id}", self.number)
+    }
+
+    /// The hash every ruling of the sitting judges: the pool id's digest.
+    pub fn state_hash(&self) -> Vec<u8> {
+        hex::decode(self.pool_id.trim_start_matches("sha256:")).unwrap_or_else(|_| vec![0; 32])
+    }
+
+    /// The motion that asks `item` of `arbiter_id`; `expected` is the simulation's hint.
+    pub fn motion(
+        &self,
+        arbiter_id: &str,
+        item: &PublicItem,
+        deadlines: (i64, i64),
+        expected: Option<pb::ExpectedAnswer>,
+    ) -> pb::Motion {
+        item_motion(
+            Asking {
+                motion_id: self.motion_id(arbiter_id, &item.id),
+                state_hash: self.state_hash(),
+                quantiles: &self.public.quantiles,
+                commit_deadline_ms: deadlines.0,
+                reveal_deadline_ms: deadlines.1,
+            },
+            item,
+            expected,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -11,105 +11,12 @@
 //! looks only at what is due. A motion whose status can still change is never retired to
 //! a replica's archive (`MotionTable::retirable`), so the change always finds it held.
 
-use std::collections::BTreeSet;
-
-use serde::{Deserialize, Serialize};
-
 use crate::acceptance::{Acceptance, Outcome};
+pub use crate::model::finality::{Finality, FinalityBook, OutcomeStatus};
 use crate::model::{MotionStatus, State};
 
 /// The appeal window of a debate whose policy names none: a day.
 pub const DEFAULT_APPEAL_WINDOW_MS: u64 = 24 * 60 * 60 * 1000;
-
-/// Where an outcome stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutcomeStatus {
-    /// Accepted; stands unless appealed before `final_at_ms`.
-    Provisional,
-    /// Accepted and no longer open to appeal.
-    Final,
-    /// Accepted, and held by an appeal filed within its window.
-    Appealed,
-    /// Accepted, then replaced by the review of an admitted appeal.
-    Overturned,
-    /// The question ended without an accepted answer.
-    NotProven,
-}
-
-impl OutcomeStatus {
-    pub fn name(self) -> &'static str {
-        match self {
-            OutcomeStatus::Provisional => "provisional",
-            OutcomeStatus::Final => "final",
-            OutcomeStatus::Appealed => "appealed",
-            OutcomeStatus::Overturned => "overturned",
-            OutcomeStatus::NotProven => "not_proven",
-        }
-    }
-
-    /// Whether the status can still change.
-    pub fn settled(self) -> bool {
-        matches!(
-            self,
-            OutcomeStatus::Final | OutcomeStatus::Overturned | OutcomeStatus::NotProven
-        )
-    }
-}
-
-/// A decided motion's status, and when and why it last changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finality {
-    pub status: OutcomeStatus,
-    /// When a provisional outcome becomes final unless appealed (batch time, ms).
-    pub final_at_ms: u64,
-    /// The appeal that holds or held it, when one did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub appeal_id: Option<String>,
-    /// Why the status is what it is, in a sentence.
-    pub reason: String,
-    pub changed_log_index: u64,
-    pub changed_at_ms: u64,
-}
-
-impl Finality {
-    /// "provisional until 2026-12-07T12:00:00Z (accepted; open to appeal for 1 d)", or
-    /// "final since log index 812 (final: the appeal window closed with no appeal)".
-    pub fn sentence(&self) -> String {
-        let when = |ms: u64| calibration::admission::format_utc((ms / 1000) as i64);
-        match self.status {
-            OutcomeStatus::Provisional => format!(
-                "provisional until {} ({})",
-                when(self.final_at_ms),
-                self.reason
-            ),
-            s => format!(
-                "{} since log index {}, {} ({})",
-                s.name(),
-                self.changed_log_index,
-                when(self.changed_at_ms),
-                self.reason
-            ),
-        }
-    }
-}
-
-/// What apply keeps to move statuses: windows due by time, and motions held by appeals.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FinalityBook {
-    /// (final_at_ms, motion id) of every provisional outcome.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub due: BTreeSet<(u64, String)>,
-    /// Motion ids of appealed outcomes.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub appealed: BTreeSet<String>,
-}
-
-impl FinalityBook {
-    pub fn is_empty(&self) -> bool {
-        self.due.is_empty() && self.appealed.is_empty()
-    }
-}
 
 /// (log index, batch time) of the entry that changes a status.
 pub type At = (u64, u64);

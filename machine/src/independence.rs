@@ -7,98 +7,13 @@
 //! that policies written before it lack, so records and snapshots from before replay to
 //! the same state: a missing [`Independence`] is all off.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::acceptance::{Outcome, Policy, RetrievalReceipt, RevealedRuling, Seat, Stance};
-
-/// Which independence rules a policy applies. `Default` (and a policy without the field,
-/// i.e. every policy written before these rules) is all off; [`Independence::ALL`] is what
-/// new debates get (`Policy::independent`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Independence {
-    /// Rule 5: an outcome stands only if the panel without any one organisation's seats
-    /// and rulings still reaches it ([`outcome_survives`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub without_any_organisation: bool,
-    /// Rule 4, lineage fallback: supporters sharing a lineage count once toward the
-    /// net support of the sides, whatever stances they declared ([`supporters_per_side`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub one_per_lineage: bool,
-    /// The panel is drawn from a seed fixed by the record before the motion opened, not
-    /// from the leader's batch seed (`crate::draw_seed`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unsteerable_draw: bool,
-    /// Declared priors are per debate (docs/COORDINATOR.md "Declared priors"): a debate's
-    /// panels seat an arbiter under a stance only by its signed declaration for that
-    /// debate ([`crate::command::StanceDeclaration`]), and keep off every motion an
-    /// arbiter related by lineage to any author the motion is about.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub declared_stances: bool,
-    /// An accepted yes/no outcome needs supporters worth at least two independent votes,
-    /// measured from their error history where there is enough of it, else by lineage
-    /// ([`require_independent_support`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub measured_n_eff: bool,
-}
-
-impl Independence {
-    /// Every rule on: the default for debates created from now on.
-    pub const ALL: Independence = Independence {
-        without_any_organisation: true,
-        one_per_lineage: true,
-        unsteerable_draw: true,
-        declared_stances: true,
-        measured_n_eff: true,
-    };
-
-    /// True when no rule is on (the behaviour of policies written before these rules).
-    pub fn is_off(&self) -> bool {
-        *self == Independence::default()
-    }
-}
-
-/// The lineage a seat counts under. Seats without a declared lineage share one, so leaving
-/// the lineage out never buys a second count (docs/COORDINATOR.md "The acceptance rule").
-fn lineage_key(seat: &Seat) -> &str {
-    seat.lineage.as_str()
-}
-
-/// How many supporters count for stance A and for stance B when each lineage counts at
-/// most once overall (docs/COORDINATOR.md "The acceptance rule", rule 4).
-///
-/// `supporters` are the seats that ruled for the outcome (or took part, for relevance);
-/// `needed` is how many each side must reach. A lineage with supporters of one side counts
-/// for that side; a lineage with supporters of both sides counts for one of them, given
-/// first to A while A is short, then to B. That is a maximum matching of lineages to sides,
-/// so whenever some once-per-lineage assignment meets both needs, this one does.
-/// Supporters of no stance never count for a side, as in the rule without lineages.
-pub(crate) fn supporters_per_side<'a>(
-    supporters: impl IntoIterator<Item = &'a Seat>,
-    needed: [usize; 2],
-) -> [usize; 2] {
-    let mut sides: BTreeMap<&str, BTreeSet<Stance>> = BTreeMap::new();
-    for seat in supporters {
-        if matches!(seat.stance, Stance::A | Stance::B) {
-            sides
-                .entry(lineage_key(seat))
-                .or_default()
-                .insert(seat.stance);
-        }
-    }
-    let (mut only_a, mut only_b, mut both) = (0usize, 0usize, 0usize);
-    for s in sides.values() {
-        match (s.contains(&Stance::A), s.contains(&Stance::B)) {
-            (true, true) => both += 1,
-            (true, false) => only_a += 1,
-            (false, true) => only_b += 1,
-            (false, false) => {}
-        }
-    }
-    let to_a = both.min(needed[0].saturating_sub(only_a));
-    [only_a + to_a, only_b + (both - to_a)]
-}
+pub use crate::acceptance::Independence;
+pub(crate) use crate::acceptance::lineage_key;
+use crate::acceptance::{Outcome, Policy, RevealedRuling, Seat, Stance};
 
 /// The lineage a drawn seat records: the arbiter's model family when the motion's policy
 /// applies any independence rule, else nothing, so seats of motions under older policies
@@ -108,55 +23,6 @@ pub fn seated_lineage(policy: Option<&Policy>, model_family: String) -> String {
         model_family
     } else {
         String::new()
-    }
-}
-
-/// The organisations seated on a panel, each once, in order.
-pub(crate) fn organisations(seats: &[Seat]) -> BTreeSet<&str> {
-    seats.iter().map(|s| s.organisation.as_str()).collect()
-}
-
-/// The panel as if `organisation` had never been seated: its seats, and every ruling and
-/// receipt of its arbiters, removed. Rulings of unseated arbiters are kept (the rule
-/// ignores them either way, and lists them as ignored).
-pub(crate) fn without_organisation(
-    organisation: &str,
-    seats: &[Seat],
-    rulings: &[RevealedRuling],
-    receipts: &[RetrievalReceipt],
-) -> (Vec<Seat>, Vec<RevealedRuling>, Vec<RetrievalReceipt>) {
-    let removed: BTreeSet<&str> = seats
-        .iter()
-        .filter(|s| s.organisation == organisation)
-        .map(|s| s.arbiter_id.as_str())
-        .collect();
-    (
-        seats
-            .iter()
-            .filter(|s| s.organisation != organisation)
-            .cloned()
-            .collect(),
-        rulings
-            .iter()
-            .filter(|r| !removed.contains(r.arbiter_id.as_str()))
-            .cloned()
-            .collect(),
-        receipts
-            .iter()
-            .filter(|r| !removed.contains(r.arbiter_id.as_str()))
-            .cloned()
-            .collect(),
-    )
-}
-
-/// Whether the panel without one organisation reached the same outcome as the whole panel
-/// (`reduced` is `None` when it deadlocked). A relevance value may move by one step, the
-/// protocol's tolerance between stance-group medians; every other outcome must be equal.
-pub(crate) fn outcome_survives(full: &Outcome, reduced: Option<&Outcome>) -> bool {
-    match (full, reduced) {
-        (Outcome::Relevance(a), Some(Outcome::Relevance(b))) => a.abs_diff(*b) <= 1,
-        (a, Some(b)) => a == b,
-        (_, None) => false,
     }
 }
 
@@ -211,7 +77,7 @@ impl ErrorHistory {
         self.count(wrong);
     }
 
-    fn count<K: AsRef<str>>(&mut self, wrong: BTreeMap<K, bool>) {
+    pub(crate) fn count<K: AsRef<str>>(&mut self, wrong: BTreeMap<K, bool>) {
         if wrong.len() < 2 {
             return;
         }
@@ -225,38 +91,6 @@ impl ErrorHistory {
                     .add(*wa, *wb);
             }
         }
-    }
-
-    /// The history a record's decided motions give; `arbiter_of` names the arbiter
-    /// holding a ruling's key (hex).
-    pub fn from_motions<'a>(
-        motions: impl IntoIterator<Item = &'a crate::model::Motion>,
-        arbiter_of: impl Fn(&str) -> Option<String>,
-    ) -> Self {
-        use crate::acceptance::{Acceptance, Decision};
-        let mut out = ErrorHistory::default();
-        for m in motions {
-            let crate::model::MotionStatus::Decided(Acceptance::Accepted {
-                outcome: Outcome::Decided(accepted),
-                ..
-            }) = &m.status
-            else {
-                continue;
-            };
-            let wrong: BTreeMap<String, bool> = m
-                .rulings
-                .iter()
-                .filter_map(|w| w.decode().ok()?.ruling)
-                .filter_map(|r| {
-                    let id = arbiter_of(&hex::encode(&r.arbiter_key))?;
-                    let d = panel_proto::pb::Decision::try_from(r.decision).ok()?;
-                    let yes = panel_proto::ruling_check::is_affirmative(d);
-                    Some((id, yes != (*accepted == Decision::Yes)))
-                })
-                .collect();
-            out.count(wrong);
-        }
-        out
     }
 
     fn pair(&self, a: &str, b: &str) -> Option<&calibration::independence::ErrorCoincidence> {
@@ -454,6 +288,7 @@ mod tests {
         assert!((three - 9.0 / 5.0).abs() < 1e-12, "{three}");
     }
     use super::*;
+    use crate::acceptance::{outcome_survives, supporters_per_side};
 
     fn seat(id: &str, stance: Stance, lineage: &str) -> Seat {
         Seat {
@@ -673,58 +508,4 @@ impl std::fmt::Display for OneLineageSupport {
             self.supporters.join(", ")
         )
     }
-}
-
-/// For a motion deadlocked with `InsufficientLineages`, which stances' supporters (the
-/// seats of that stance voting with its majority, from the round's counted reveals) all
-/// share one lineage, so the output can say so instead of only counting.
-pub fn one_lineage_support(motion: &crate::model::Motion) -> Vec<OneLineageSupport> {
-    use crate::acceptance::{Acceptance, DeadlockReason};
-    let crate::model::MotionStatus::Decided(Acceptance::Deadlocked(d)) = &motion.status else {
-        return Vec::new();
-    };
-    let counted: Vec<&RevealedRuling> = motion
-        .round
-        .iter()
-        .flat_map(|r| r.commitments.values())
-        .filter_map(|s| s.reveal.as_ref()?.counted.as_ref())
-        .collect();
-    let mut out = Vec::new();
-    for reason in &d.reasons {
-        let DeadlockReason::InsufficientLineages { stance, .. } = reason else {
-            continue;
-        };
-        let seat_of = |id: &str| motion.seats.iter().find(|s| s.arbiter_id == id);
-        let group: Vec<(&RevealedRuling, &Seat)> = counted
-            .iter()
-            .filter_map(|r| Some((*r, seat_of(&r.arbiter_id)?)))
-            .filter(|(_, s)| s.stance == *stance)
-            .collect();
-        let yes = group
-            .iter()
-            .filter(|(r, _)| r.decision == crate::acceptance::Decision::Yes)
-            .count();
-        let majority = if yes * 2 >= group.len() {
-            crate::acceptance::Decision::Yes
-        } else {
-            crate::acceptance::Decision::No
-        };
-        let supporters: Vec<&Seat> = group
-            .iter()
-            .filter(|(r, _)| r.decision == majority)
-            .map(|(_, s)| *s)
-            .collect();
-        let lineages: BTreeSet<&str> = supporters.iter().map(|s| s.lineage.as_str()).collect();
-        if let ([lineage], false) = (
-            lineages.into_iter().collect::<Vec<_>>().as_slice(),
-            supporters.is_empty(),
-        ) {
-            out.push(OneLineageSupport {
-                stance: *stance,
-                lineage: (*lineage).to_owned(),
-                supporters: supporters.iter().map(|s| s.arbiter_id.clone()).collect(),
-            });
-        }
-    }
-    out
 }

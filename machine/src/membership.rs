@@ -13,8 +13,8 @@ use panel_proto::membership_change::{
 };
 use thiserror::Error;
 
-use crate::charter::EndorsementError;
 use crate::command::MembershipAuthorisation;
+use crate::endorsers::EndorsementError;
 use crate::model::{MembershipChange, State};
 
 /// Why a membership change is refused.
@@ -100,11 +100,11 @@ pub fn check_membership(
         seq: auth.seq,
         voters: &auth.voters,
     };
-    crate::charter::distinct_endorsers(state, &auth.endorsements, |sig, by| {
+    crate::endorsers::distinct_endorsers(state, &auth.endorsements, |sig, by| {
         verify_membership(&claim, sig, by)
     })?;
     let endorsers: BTreeSet<String> = auth.endorsements.iter().map(|e| e.by.clone()).collect();
-    let required = required_endorsers(charter, crate::charter::organisations(state).count());
+    let required = required_endorsers(charter, crate::endorsers::organisations(state).count());
     if endorsers.len() < required {
         return Err(E::TooFewEndorsers {
             voters: auth.voters.clone(),

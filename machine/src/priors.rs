@@ -15,8 +15,9 @@ use calibration::prior_consistency_v2::{PriorCheckPolicyV2, check_priors_v2};
 use serde_json::Value;
 
 use crate::acceptance::Stance;
+use crate::debates::PriorFinding;
 use crate::model::{Motion, MotionStatus, State};
-use crate::reply::{PriorFinding, to_value};
+use crate::reply::to_value;
 
 /// Why the prior-consistency check could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -129,10 +130,7 @@ pub fn run(state: &State) -> Result<Vec<(String, Value, Option<Stance>)>, PriorC
         .collect())
 }
 
-/// How many of the most recently decided debate motions the check reads from rule set
-/// [`DECLARED_CAMPS`](crate::rules::DECLARED_CAMPS) on: its cost in apply stays bounded however long the record grows,
-/// and a claim is judged on recent conduct.
-pub const PRIOR_CHECK_WINDOW: usize = 1000;
+pub use crate::model::motion_table::PRIOR_CHECK_WINDOW;
 
 /// Fewest yes/no rulings in the window for a claim to be checked: below it the
 /// confirmation cannot reach significance (docs/CALIBRATION.md), and each rater left out

@@ -135,7 +135,7 @@ pub struct StatsReply {
 /// `Query::Breakers`: the circuit breakers (`breakers.rs`), and the next order's seq.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BreakersReply {
-    pub breakers: crate::breakers::Breakers,
+    pub breakers: crate::model::breakers::Breakers,
     pub next_seq: u64,
 }
 

@@ -295,7 +295,7 @@ mod tests {
         Batch, ClientCommand, Command, InternalCommand, Item, ItemReply, Query, TestCommand,
     };
     use crate::debates::{SubmissionHints, relevance_step};
-    use crate::motion_table::{MemoryArchive, MotionArchive};
+    use crate::model::motion_table::{MemoryArchive, MotionArchive};
     use crate::record;
     use crate::ruling::wire_kind;
     use calibration::exam::Gold;

@@ -68,7 +68,7 @@ pub fn export(state: &State, log_key: Option<&NoteSigner>) -> Bundle {
         .collect();
     let covered = state.checkpoints.iter().any(|c| c.size == size);
     if !covered && size > 0 {
-        let tail = crate::checkpoints::IssuedCheckpoint {
+        let tail = crate::model::checkpoint::IssuedCheckpoint {
             size,
             root: panel_tlog::checkpoint::encode_hash(&log_of(&entries).root()),
             time_ms: 0,

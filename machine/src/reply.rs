@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::acceptance::{Acceptance, Seat};
+pub use crate::debates::PriorFinding;
 use crate::model::Absent;
 
 /// The one place a reply becomes the JSON the log carries. A reply type whose
@@ -90,7 +91,7 @@ pub struct ExamWritten<'a> {
     pub probes: Option<&'a calibration::bias_probes::ProbeScores>,
     /// The sitting, seed and draw the exam was asked from (sealed sittings only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sitting: Option<&'a crate::exam_sitting::SittingRef>,
+    pub sitting: Option<&'a crate::model::sitting::SittingRef>,
     /// Calibration per tag over the binary items asked (rule set `EXAM_TRACK_RECORD` on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topics: Option<&'a [calibration::exam_hold_back::TopicCalibration]>,
@@ -158,14 +159,6 @@ pub struct FlaggedDeclaration {
     pub arbiter_id: String,
     pub debate_id: String,
     pub fitted: crate::acceptance::Stance,
-}
-
-/// One arbiter's prior-consistency finding, kept on the arbiter (`prior_check`): the
-/// decided motions the fit used and the calibration crate's check, as JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PriorFinding {
-    pub motions: usize,
-    pub check: Value,
 }
 
 // Test commands.
@@ -268,10 +261,10 @@ pub struct OpenMotionReply {
 pub struct BreakerReply {
     pub seq: u64,
     pub pause: bool,
-    pub scopes: Vec<crate::breakers::Scope>,
+    pub scopes: Vec<crate::log::breaker_order::Scope>,
     pub endorsed_by: Vec<String>,
     /// Every scope paused after the order.
-    pub paused_now: Vec<crate::breakers::Scope>,
+    pub paused_now: Vec<crate::log::breaker_order::Scope>,
     /// Motions opened for questions that waited for the pause to end.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opened: Vec<String>,

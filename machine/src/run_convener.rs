@@ -19,7 +19,8 @@ use panel_proto::VerifiedMemo;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use crate::authorship::{AuthorshipError, ContributorSignature, fingerprint_hex, text, verify};
+use crate::authorship::{AuthorshipError, fingerprint_hex, text, verify};
+use crate::log::contributor_signature::ContributorSignature;
 use crate::model::State;
 use crate::runs::RunRequest;
 

@@ -21,7 +21,8 @@ use panel_proto::VerifiedMemo;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use crate::authorship::{AuthorshipError, ContributorSignature, fingerprint_hex, text, verify};
+use crate::authorship::{AuthorshipError, fingerprint_hex, text, verify};
+use crate::log::contributor_signature::ContributorSignature;
 use crate::runs::RunInputSubmission;
 
 /// Domain tag of role-signed run inputs, layout version 1.

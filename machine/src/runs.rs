@@ -57,7 +57,7 @@ pub struct RunRequest {
     /// The convener's signature over this request (`run_convener`); required in a
     /// chartered group from rule set 9.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<crate::authorship::ContributorSignature>,
+    pub signature: Option<crate::log::contributor_signature::ContributorSignature>,
 }
 
 /// A role's input to a running procedure, signed by the role's key (`run_roles`).
@@ -67,7 +67,7 @@ pub struct RunInputSubmission {
     pub run_id: String,
     pub input: RunInput,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<crate::authorship::ContributorSignature>,
+    pub signature: Option<crate::log::contributor_signature::ContributorSignature>,
 }
 
 /// A question the panel answered, kept in order.
@@ -98,7 +98,7 @@ pub struct RunRecord {
     /// The convener's signature the run was started with (`run_convener`), lower-case
     /// hex; a start is refused when its signature already started a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_signature: Option<crate::authorship::ContributorSignature>,
+    pub start_signature: Option<crate::log::contributor_signature::ContributorSignature>,
     /// Question key -> open motion id.
     pub open: BTreeMap<String, String>,
     /// Motion id -> the question it asks.

@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use crate::apply::error::{ApplyError, RevocationError, RotationError, non_empty};
-use crate::model::ApplyCtx;
 use crate::admission::ExamRefusal;
+use crate::apply::error::{ApplyError, RevocationError, RotationError, non_empty};
 use crate::command::ArbiterRegistration;
+use crate::model::ApplyCtx;
 use crate::model::{Arbiter, Revocation, RotatedKey, State};
 use crate::priors::Claim;
 use crate::reply::{
@@ -275,31 +275,12 @@ pub(super) fn submit_exam(
         topics: None,
         held_back: None,
     };
-    record_exam(state, arbiter_id, &written);
+    crate::admission::record_exam(state, arbiter_id, &written);
     Ok(to_value(&ExamReply {
         arbiter_id: arbiter_id.to_owned(),
         admitted: decision.admitted,
         exam: to_value(&written),
     }))
-}
-
-/// Keeps a scored exam on the arbiter: the record, the admission (never for a revoked
-/// key), the headline score, and a fresh recalibration window. Returns the decision.
-pub(crate) fn record_exam(state: &mut State, arbiter_id: &str, written: &ExamWritten<'_>) -> bool {
-    let brier_skill = written
-        .scores
-        .binary
-        .as_ref()
-        .map(|b| (1.0 - b.brier).clamp(0.0, 1.0))
-        .unwrap_or(0.0);
-    if let Some(a) = state.arbiters.get_mut(arbiter_id) {
-        // A revoked key is never re-admitted by an exam.
-        a.admitted = written.decision.admitted && a.revoked.is_none();
-        a.score_milli = (brier_skill * 1000.0).round() as u32;
-        a.exam = Some(to_value(written));
-        a.recalibration.restart_after_exam();
-    }
-    written.decision.admitted
 }
 
 /// Runs the prior-consistency check over the ruling history and records its findings; a

@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use crate::apply::error::{ApplyError, non_empty};
-use crate::model::ApplyCtx;
 use crate::command::{ContributionSubmission, DebateSpec, MotionSpec, PanelRequest};
 use crate::debates::{self, DebateError, DebateRecord, ToOpen};
+use crate::model::ApplyCtx;
 use crate::model::State;
 use crate::reply::{
     AskPanelReply, ContributeReply, CreateDebateReply, ReissueVerdictReply, to_value,
@@ -176,11 +176,11 @@ pub(super) fn ask_panel(
     ctx: &ApplyCtx,
     req: &PanelRequest,
 ) -> Result<Value, ApplyError> {
-    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Motions)?;
+    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
     if let crucible::motion::Question::AdvancePhase { from } = &req.question
         && from == crucible::document::phase::ADJUDICATION
     {
-        crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Verdicts)?;
+        crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Verdicts)?;
     }
     let checked_advances = state.rules >= crate::rules::CHECKED_ADVANCES;
     let rec = debate_mut(state, &req.debate_id)?;
@@ -235,7 +235,7 @@ fn open_question(
     n: u32,
 ) -> Result<String, NotOpened> {
     // A paused federation opens nothing; the question waits for the pause to end.
-    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Motions)
+    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)
         .map_err(|e| NotOpened::Wait(e.into()))?;
     let rec = state.debates.get(&t.debate_id).ok_or_else(|| {
         NotOpened::Wait(ApplyError::Debate(DebateError::UnknownDebate(
@@ -348,7 +348,7 @@ pub(super) fn reissue_verdict(
     debate_id: &str,
     author: &str,
 ) -> Result<Value, ApplyError> {
-    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Verdicts)?;
+    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Verdicts)?;
     let checked = state.rules >= crate::rules::CHECKED_ADVANCES;
     let rec = debate_mut(state, debate_id)?;
     if checked {
@@ -795,7 +795,7 @@ mod tests {
         )
     }
 
-    fn status(s: &State, motion_id: &str) -> crate::finality::Finality {
+    fn status(s: &State, motion_id: &str) -> crate::model::finality::Finality {
         s.motions
             .get(motion_id)
             .expect("motion")
@@ -820,7 +820,7 @@ mod tests {
     /// question given up without an answer is not proven.
     #[test]
     fn outcomes_are_provisional_then_final_and_a_late_appeal_leaves_them_final() {
-        use crate::finality::OutcomeStatus as S;
+        use crate::model::finality::OutcomeStatus as S;
         let mut s = ten_admitted();
         s.rules = crate::rules::CURRENT;
         s.debates
@@ -886,7 +886,7 @@ mod tests {
     /// appeal is decided; denied, it is final with the appeal named.
     #[test]
     fn an_appeal_inside_the_window_holds_an_outcome_until_it_is_decided() {
-        use crate::finality::OutcomeStatus as S;
+        use crate::model::finality::OutcomeStatus as S;
         let mut s = ten_admitted();
         s.rules = crate::rules::CURRENT;
         let advance = advance_motion(&mut s, 40);
@@ -932,7 +932,11 @@ mod tests {
             ItemReply::Applied(_)
         ));
         let f = status(&s, &advance);
-        assert_eq!(f.status, crate::finality::OutcomeStatus::NotProven, "{f:?}");
+        assert_eq!(
+            f.status,
+            crate::model::finality::OutcomeStatus::NotProven,
+            "{f:?}"
+        );
     }
 
     /// Under declared stances a draw that cannot seat a stance names the missing

@@ -175,6 +175,18 @@ fn procedure_fix(e: &panel_procedures::ProcedureError) -> &'static str {
     }
 }
 
+impl From<crate::exam_sitting::SubmitError> for ApplyError {
+    fn from(e: crate::exam_sitting::SubmitError) -> Self {
+        use crate::exam_sitting::SubmitError;
+        match e {
+            SubmitError::Sitting(e) => ApplyError::Sitting(e),
+            SubmitError::UnknownArbiter(id) => ApplyError::UnknownArbiter(id),
+            SubmitError::Ruling(e) => ApplyError::Ruling(e),
+            SubmitError::Refusal(e) => ApplyError::Exam(e),
+        }
+    }
+}
+
 impl ApplyError {
     pub fn code(&self) -> &'static str {
         match self {
@@ -229,7 +241,6 @@ pub(crate) fn non_empty(field: &'static str, v: &str) -> Result<(), ApplyError> 
         Ok(())
     }
 }
-
 
 /// Why a step of a logged commit-reveal round is refused (docs/COORDINATOR.md "The
 /// commit-reveal round"). Each message names what is wrong and what to send instead.
@@ -369,7 +380,6 @@ impl RoundError {
     }
 }
 
-
 /// Why a signed revocation is refused (`revocation_refused`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RevocationError {
@@ -399,4 +409,3 @@ pub enum RotationError {
     #[error("arbiter {arbiter}'s key was revoked; a revoked key cannot authorise a rotation")]
     Revoked { arbiter: String },
 }
-

@@ -92,7 +92,7 @@ pub(super) fn authorise_membership(
 pub(super) fn set_breaker(
     state: &mut State,
     ctx: &crate::apply::ApplyCtx,
-    order: &crate::breakers::BreakerOrder,
+    order: &crate::log::breaker_order::BreakerOrder,
 ) -> Result<Value, ApplyError> {
     let endorsed_by = crate::breakers::check(state, order)?;
     crate::breakers::record(
@@ -102,7 +102,11 @@ pub(super) fn set_breaker(
         (ctx.log_index, ctx.time_ms),
     );
     let mut opened = Vec::new();
-    if !order.pause && order.scopes.contains(&crate::breakers::Scope::Motions) {
+    if !order.pause
+        && order
+            .scopes
+            .contains(&crate::log::breaker_order::Scope::Motions)
+    {
         let debates: Vec<String> = state.debates.iter().map(|(id, _)| id.clone()).collect();
         for id in debates {
             opened.extend(super::debates::open_pending(state, ctx, &id));
@@ -335,7 +339,7 @@ mod tests {
     fn admission(org: &panel_federation::Organisation, by: &[(&str, u8)]) -> Command {
         let endorsements = by
             .iter()
-            .map(|(name, i)| crate::command::Endorsement {
+            .map(|(name, i)| crate::log::endorsement::Endorsement {
                 by: (*name).into(),
                 signature: crate::charter::endorse(org, &org_key(*i)).unwrap(),
             })
@@ -530,7 +534,7 @@ mod tests {
             possession: sign(possessor),
             endorsements: endorsers
                 .iter()
-                .map(|(by, k)| crate::command::Endorsement {
+                .map(|(by, k)| crate::log::endorsement::Endorsement {
                     by: (*by).into(),
                     signature: sign(k),
                 })

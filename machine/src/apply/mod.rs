@@ -27,9 +27,9 @@ use crate::command::{
     Batch, BatchReply, ClientCommand, Command, InternalCommand, ItemOutcome, ItemReply, TestCommand,
 };
 use crate::limits;
+use crate::model::reply_table::Horizon;
 use crate::model::{RecordEntry, State, StoredReply};
 use crate::reply::to_value;
-use crate::reply_table::Horizon;
 use panel_proto::VerifiedMemo;
 
 /// Commands that go on the record: not the test notes, and not the checkpoints' own
@@ -77,7 +77,7 @@ fn dedup_key(item: &crate::command::Item, policy: Option<&limits::LimitPolicy>) 
     }
 }
 
-pub use crate::reply_table::{DEDUP_MIN_KEEP_ENTRIES, DEDUP_TTL_MS};
+pub use crate::model::reply_table::{DEDUP_MIN_KEEP_ENTRIES, DEDUP_TTL_MS};
 /// How often (in batch time) expired replies are pruned.
 const DEDUP_PRUNE_EVERY_MS: u64 = 60 * 1000;
 
@@ -248,6 +248,7 @@ pub fn apply(
                     state, at, arbiter_id, *sitting, reveals, motions, ctx.memo,
                 )
                 .map(|r| to_value(&r))
+                .map_err(ApplyError::from)
             } else {
                 arbiters::submit_exam(state, ctx, arbiter_id, reveals, motions)
             }
@@ -565,7 +566,7 @@ mod tests {
     /// after it expired.
     #[test]
     fn retired_replies_deduplicate_as_held_ones() {
-        use crate::reply_table::MemoryArchive;
+        use crate::model::reply_table::MemoryArchive;
         use std::sync::Arc;
         let hour = 60 * 60 * 1000;
         let step = DEDUP_MIN_KEEP_ENTRIES / 4;
@@ -621,7 +622,7 @@ mod tests {
                 Stance::A,
                 "o1",
             ),
-            writer: Some(crate::limits::Writer {
+            writer: Some(crate::log::limit_policy::Writer {
                 identity: identity.into(),
                 organisation: Some("o1".into()),
             }),

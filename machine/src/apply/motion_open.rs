@@ -2,20 +2,15 @@
 //! panel draw"), and whether a panel could be seated now. Below the closing half
 //! (`motions`), which the debate and run commands that open motions never call.
 
-
 use serde_json::Value;
 
-use crate::apply::error::{ApplyError, non_empty};
-use crate::model::ApplyCtx;
 use crate::acceptance::Seat;
+use crate::apply::error::{ApplyError, non_empty};
 use crate::command::MotionSpec;
 use crate::draw::{self, Candidate, DrawSpec};
-use crate::model::{
-    Motion, MotionStatus, State,
-};
-use crate::reply::{
-    OpenMotionReply, to_value,
-};
+use crate::model::ApplyCtx;
+use crate::model::{Motion, MotionStatus, State};
+use crate::reply::{OpenMotionReply, to_value};
 
 pub(super) fn open_motion(
     state: &mut State,
@@ -195,4 +190,3 @@ fn pair_correlation(state: &State, a: &Candidate, b: &Candidate) -> f64 {
 pub(super) fn can_seat(state: &State, ctx: &ApplyCtx, spec: &MotionSpec) -> bool {
     draw_seats(state, ctx, spec).is_ok()
 }
-

@@ -13,17 +13,17 @@ use prost::Message;
 use serde_json::Value;
 
 use super::debates::open_pending;
-use crate::apply::error::{ApplyError, RoundError};
-use crate::model::ApplyCtx;
 use crate::acceptance::{self, Acceptance};
+use crate::apply::error::{ApplyError, RoundError};
 use crate::command::{CommitmentLog, OutcomeSubmission};
 use crate::debates;
+use crate::model::ApplyCtx;
 use crate::model::{
     Absent, EffectRefusal, Motion, MotionStatus, Round, SeatCommitment, State, StoredReveal,
 };
 use crate::reply::{
-    CloseReply, CommitmentsReply, Decided, EquivocationReply, OutcomeReply,
-    RevealReply, ScheduledPriorCheck, Settled, SubmitRevealReply, to_value,
+    CloseReply, CommitmentsReply, Decided, EquivocationReply, OutcomeReply, RevealReply,
+    ScheduledPriorCheck, Settled, SubmitRevealReply, to_value,
 };
 use crate::ruling::{self, Binding, RulingError, WireRuling};
 use crate::signed_motion;
@@ -31,7 +31,8 @@ use crate::signed_motion;
 /// A close is held back while closings are paused, and the close of an advance into the
 /// verdict phase (which issues a verdict) while verdicts are (`breakers.rs`).
 fn refuse_paused_close(state: &State, motion: &Motion) -> Result<(), ApplyError> {
-    use crate::breakers::{Scope, refuse_if_paused};
+    use crate::breakers::refuse_if_paused;
+    use crate::log::breaker_order::Scope;
     refuse_if_paused(state, Scope::Closings)?;
     if let Some(crucible::motion::Question::AdvancePhase { from }) = &motion.spec.question
         && from == crucible::document::phase::ADJUDICATION
@@ -1129,7 +1130,7 @@ mod tests {
         let v = applied(&one(&mut s, 3_100, "motion-driver", close()));
         assert!(v["verdict"]["Deadlocked"].is_object(), "{v}");
         let motion = s.motions.get("m1").expect("m1").clone();
-        let notes = crate::independence::one_lineage_support(&motion);
+        let notes = crate::motion_history::one_lineage_support(&motion);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert_eq!(notes[0].stance, Stance::A);
         assert_eq!(notes[0].lineage, "gemma3");

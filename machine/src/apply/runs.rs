@@ -6,10 +6,10 @@
 use panel_procedures::{PanelQuestion, Run, StartContext};
 use serde_json::Value;
 
-use crate::apply::error::{ApplyError, non_empty};
-use crate::model::ApplyCtx;
 use crate::acceptance::Acceptance;
+use crate::apply::error::{ApplyError, non_empty};
 use crate::command::MotionSpec;
+use crate::model::ApplyCtx;
 use crate::model::{Motion, State};
 use crate::reply::{RunInputReply, RunSettledReply, StartRunReply, to_value};
 use crate::ruling::WireRuling;
@@ -34,7 +34,7 @@ pub(super) fn start_run(
     req: &RunRequest,
 ) -> Result<Value, ApplyError> {
     non_empty("convener", &req.convener)?;
-    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Motions)?;
+    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
     crate::run_convener::check(state, req, client_id, request_id, ctx.memo)?;
     if state.runs.len() >= MAX_RUNS {
         return Err(ApplyError::TooManyRuns { max: MAX_RUNS });
@@ -190,7 +190,7 @@ fn open_question(
     n: u32,
 ) -> Result<String, ApplyError> {
     // A paused federation opens nothing; the question waits for the pause to end.
-    crate::breakers::refuse_if_paused(state, crate::breakers::Scope::Motions)?;
+    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
     let rec = state
         .runs
         .get(run_id)

@@ -38,4 +38,3 @@ impl ApplyCtx<'_> {
         format!("{prefix}-{}-{}-{n}", self.log_index, self.item_index)
     }
 }
-

@@ -5,7 +5,24 @@
 //! `#[serde(default)]` for snapshots and records written before it to load.
 
 mod apply_ctx;
+pub mod breakers;
+pub mod checkpoint;
+pub mod finality;
+pub mod limits_state;
+pub mod motion;
+pub mod motion_table;
+pub mod record_entry;
+pub mod record_log;
+pub mod reply_table;
+pub mod sitting;
+pub mod stored_reply;
 pub use apply_ctx::ApplyCtx;
+pub use motion::{
+    Absent, EffectRefusal, Motion, MotionStatus, Round, SeatCommitment, StoredReveal,
+};
+pub use record_entry::RecordEntry;
+use record_entry::is_zero;
+pub use stored_reply::{ReplyText, StoredReply};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,10 +31,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::acceptance::{Acceptance, RetrievalReceipt, RevealedRuling, Seat, Stance};
-use crate::command::{ArbiterRegistration, Command, ItemReply, MotionSpec};
+use crate::acceptance::Stance;
+use crate::command::ArbiterRegistration;
 use crate::debates::DebateRecord;
-use crate::ruling::WireRuling;
 
 /// An ordered string-keyed table. The state machine lives in memory; its durable form is
 /// the Raft log plus snapshots (`raft::state_machine`), so tables need no row tracking.
@@ -161,180 +177,6 @@ impl Arbiter {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum MotionStatus {
-    Open,
-    Decided(Acceptance),
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Motion {
-    pub spec: MotionSpec,
-    pub seats: Vec<Seat>,
-    /// The seed the panel was drawn with (re-derive with `draw::draw`).
-    pub draw_seed: u64,
-    pub opened_at_ms: u64,
-    pub opened_log_index: u64,
-    pub status: MotionStatus,
-    /// Every ruling submitted with the outcome, kept on the record (invariant 3).
-    pub rulings: Vec<WireRuling>,
-    /// Read from snapshots and records written before 2026-12-01 only, and no longer
-    /// filled: the reveals are on the record already (the outcome's command, or the
-    /// round's stored reveals), and a third copy of every signed ruling was most of a
-    /// replica's memory per decision (BENCHMARKS.md, "Soak").
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub reveals: Vec<String>,
-    pub decided_log_index: Option<u64>,
-    /// The logged commit-reveal round (`LogCommitments`, `SubmitReveal`, `CloseMotion`):
-    /// the signed motion, each seat's commitment and reveal. Absent on motions decided by
-    /// a `RecordOutcome` (raw test motions, records from before rounds were logged).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub round: Option<Round>,
-    /// The supporters' measured independence the verdict was reached with, as its
-    /// record entry gives it (`Decided::independence`), under a policy with `measured_n_eff`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub independence: Option<crate::independence::SupportIndependence>,
-    /// Why the engine refused the effect of an accepted outcome (a phase prerequisite
-    /// that no longer holds, a version already decided): the outcome stands on record, its
-    /// effect did not happen, and `panel ask --wait` and `panel motion show` say so.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effect_refused: Option<EffectRefusal>,
-    /// How sure the panel is of its accepted outcome (`confidence`), as its record entry
-    /// gives it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<crate::confidence::OutcomeConfidence>,
-    /// The outcome's status: provisional, final, appealed, overturned, not proven
-    /// (`finality.rs`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finality: Option<crate::finality::Finality>,
-}
-
-/// An accepted outcome's effect that the engine refused, with its refusal code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EffectRefusal {
-    pub code: String,
-    pub message: String,
-}
-
-/// One commit-reveal round as the log holds it (docs/COORDINATOR.md "The commit-reveal
-/// round"): fixed when the commitments are logged, filled by reveals, decided from all of
-/// them by the close.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Round {
-    /// Hex protobuf of the signed motion put to the seats.
-    pub motion: crate::signed_motion::WireMotion,
-    /// Hex of its digest, which every counted ruling binds (envelope v2).
-    pub motion_digest: String,
-    /// Hex of the motion key that signed it (a verifier holds it against its policy).
-    pub signer_key: String,
-    pub commit_deadline_ms: i64,
-    pub reveal_deadline_ms: i64,
-    /// Log index of the `LogCommitments` entry.
-    pub logged_log_index: u64,
-    /// The leader's stamped time of that entry (0 in rounds logged before it was kept):
-    /// what a revocation's `effective_from_unix_ms` is compared with.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub logged_at_ms: u64,
-    /// Seats that committed, by arbiter id.
-    pub commitments: BTreeMap<String, SeatCommitment>,
-    /// Filled by the close: who committed and did not reveal, who never committed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub absent: Option<Absent>,
-}
-
-impl Round {
-    /// The round's timing rule (`panel_proto::round`), from its signed deadlines.
-    pub fn window(&self) -> panel_proto::round::Window {
-        panel_proto::round::Window {
-            commit_deadline_ms: self.commit_deadline_ms,
-            reveal_deadline_ms: self.reveal_deadline_ms,
-        }
-    }
-}
-
-/// A seat's logged commitment and what became of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SeatCommitment {
-    /// Hex protobuf `Commitment`, signed by the seat's registered key.
-    pub commitment: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reveal: Option<StoredReveal>,
-    /// A second, different ruling the seat signed for this motion after its reveal (hex
-    /// `SignedRuling`): evidence of equivocation, never counted. Only the first is kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub equivocation: Option<WireRuling>,
-}
-
-/// A reveal accepted into the round.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredReveal {
-    /// Hex protobuf `Reveal`: the signed ruling, the salt and the logged commitment.
-    pub reveal: String,
-    /// Who submitted it (the driver's client id, or the node's own).
-    pub submitted_by: String,
-    pub log_index: u64,
-    /// What the acceptance rule counts (`None` for an abstention), fixed when verified.
-    pub counted: Option<RevealedRuling>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub receipt: Option<RetrievalReceipt>,
-}
-
-/// The seats a close found missing, kept on the motion and in the close's reply.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Absent {
-    /// Committed but never revealed inside the window.
-    pub committed_not_revealed: Vec<String>,
-    /// Drawn but no commitment was logged.
-    pub not_committed: Vec<String>,
-    /// Revoked by the close, so their reveals did not count.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub revoked: Vec<String>,
-}
-
-/// The stored reply of a deduplicated request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredReply {
-    pub reply: ReplyText,
-    pub log_index: u64,
-    /// Batch time the reply was stored at; 0 in snapshots from before dedup entries were
-    /// pruned (such entries get a fresh lease at the next prune).
-    #[serde(default)]
-    pub stored_at_ms: u64,
-}
-
-/// A stored reply kept as its JSON text, which serialises exactly as the [`ItemReply`]
-/// did. The decoded value tree took eight times the memory of its text, and a replica
-/// keeps a day of replies (BENCHMARKS.md, "Soak"); only a retry decodes one.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ReplyText(Box<serde_json::value::RawValue>);
-
-impl ReplyText {
-    pub fn of(reply: &ItemReply) -> Self {
-        use serde_json::value::{RawValue, to_raw_value};
-        Self(to_raw_value(reply).unwrap_or_else(|_| RawValue::NULL.to_owned()))
-    }
-
-    /// The reply, decoded (a stored text that does not decode, which apply never writes,
-    /// reads as a refusal naming it).
-    pub fn reply(&self) -> ItemReply {
-        serde_json::from_str(self.0.get()).unwrap_or_else(|e| ItemReply::Refused {
-            code: "stored_reply".into(),
-            message: format!(
-                "the stored reply of this request does not decode: {e}; this replica's state \
-                 is damaged: restore it from a backup (`panel coordinator backup`, then \
-                 `panel coordinator run --restore FILE`) or from a peer's snapshot"
-            ),
-        })
-    }
-}
-
-impl PartialEq for ReplyText {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.get() == other.0.get()
-    }
-}
-
 /// Everything the state machine holds. Adding a table: a field (with `#[serde(default)]`
 /// so snapshots and records written before it still load).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -342,16 +184,16 @@ pub struct State {
     pub kv: Table<String>,
     pub notes: Table<Vec<NoteRecord>>,
     pub arbiters: Table<Arbiter>,
-    pub motions: crate::motion_table::MotionTable,
+    pub motions: crate::model::motion_table::MotionTable,
     /// Replies by `client_id#request_id`, so a retried write applies at most once; a
     /// replica retires them to disk with its snapshots (`reply_table.rs`).
-    pub requests: crate::reply_table::ReplyTable,
+    pub requests: crate::model::reply_table::ReplyTable,
     /// Debates by id (the Crucible document and its panel bookkeeping).
     pub debates: Table<DebateRecord>,
     /// The record: every applied registration, debate write and outcome, in order.
     /// `panel verify` replays it. A replica hands each new entry to its store after apply
     /// (`record_log`), so this holds the count and the entries not yet stored.
-    pub record: crate::record_log::RecordLog,
+    pub record: crate::model::record_log::RecordLog,
     /// Author names bound to a contributor key by their first signed write.
     #[serde(default)]
     pub contributors: Table<crate::authorship::AuthorKey>,
@@ -371,7 +213,7 @@ pub struct State {
     pub requests_pruned_at_index: u64,
     /// Write limits per identity and organisation (`limits.rs`, docs/SECURITY.md "Floods").
     #[serde(default)]
-    pub limits: crate::limits::LimitsState,
+    pub limits: crate::model::limits_state::LimitsState,
     /// Set by the first logged round (`LogCommitments`): from then on a debate motion is
     /// decided only by `CloseMotion` from its stored reveals, never by a `RecordOutcome`
     /// carrying reveals a driver chose. Records from before rounds were logged never set
@@ -384,7 +226,7 @@ pub struct State {
     pub tree: panel_tlog::Log,
     /// Every checkpoint issued, in order of size, with the cosignatures received.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub checkpoints: Vec<crate::checkpoints::IssuedCheckpoint>,
+    pub checkpoints: Vec<crate::model::checkpoint::IssuedCheckpoint>,
     /// Procedure runs by id (`runs.rs`, docs/PROCEDURES.md).
     #[serde(default, skip_serializing_if = "Table::is_empty")]
     pub runs: Table<crate::runs::RunRecord>,
@@ -420,17 +262,20 @@ pub struct State {
     pub error_history: crate::independence::ErrorHistory,
     /// Sealed exam sittings, in order (`exam_sitting.rs`); the last may be open.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub exam_sittings: Vec<crate::exam_sitting::Sitting>,
+    pub exam_sittings: Vec<crate::model::sitting::Sitting>,
     /// Circuit breakers: pauses in force, the automatic breaker and its window
     /// (`breakers.rs`, `SetBreaker`).
-    #[serde(default, skip_serializing_if = "crate::breakers::Breakers::is_empty")]
-    pub breakers: crate::breakers::Breakers,
+    #[serde(
+        default,
+        skip_serializing_if = "crate::model::breakers::Breakers::is_empty"
+    )]
+    pub breakers: crate::model::breakers::Breakers,
     /// Appeal windows due and outcomes held by appeals (`finality.rs`).
     #[serde(
         default,
-        skip_serializing_if = "crate::finality::FinalityBook::is_empty"
+        skip_serializing_if = "crate::model::finality::FinalityBook::is_empty"
     )]
-    pub finality: crate::finality::FinalityBook,
+    pub finality: crate::model::finality::FinalityBook,
 }
 
 /// One motion-key rotation on the record.
@@ -453,33 +298,4 @@ pub struct MembershipChange {
     pub endorsed_by: Vec<String>,
     /// The log index of the authorising entry.
     pub log_index: u64,
-}
-
-fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
-    *n == T::default()
-}
-
-/// One applied command on the record, with everything needed to re-apply it offline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordEntry {
-    pub seq: u64,
-    pub log_index: u64,
-    pub item_index: u32,
-    pub time_ms: u64,
-    pub seed: u64,
-    pub client_id: String,
-    pub request_id: u64,
-    pub command: Command,
-    pub reply: ItemReply,
-    /// The rule set in force when the entry applied (`rules.rs`); absent (0) in entries
-    /// applied before rule sets were stamped, so their leaf bytes are unchanged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rules: Option<u32>,
-}
-
-impl RecordEntry {
-    /// The bytes hashed into the transparency log.
-    pub fn leaf_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
-    }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::model::RecordEntry;
+use crate::model::record_entry::RecordEntry;
 
 /// Entries `0..len`, of which `held` are the last ones, in order. Shared, so a replica
 /// copies the held entries out for its store without copying them.

@@ -23,8 +23,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::acceptance::Acceptance;
-use crate::model::{Motion, MotionStatus};
-use crate::priors::PRIOR_CHECK_WINDOW;
+use crate::model::motion::{Motion, MotionStatus};
+
+/// How many of the most recently decided debate motions the check reads from rule set
+/// [`DECLARED_CAMPS`](crate::rules::DECLARED_CAMPS) on: its cost in apply stays bounded however long the record grows,
+/// and a claim is judged on recent conduct.
+pub const PRIOR_CHECK_WINDOW: usize = 1000;
 
 /// Where a replica keeps its retired motions. Reads only: the shell writes the archive
 /// (with its snapshot) and then tells the table what it retired ([`MotionTable::forget`]).

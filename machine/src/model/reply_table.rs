@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::model::StoredReply;
+use crate::model::stored_reply::StoredReply;
 
 /// How long a write's reply is kept for deduplication: a retry within this much batch
 /// time returns the stored reply.

@@ -1,0 +1,64 @@
+//! Who the member organisations are and how many of them endorse an entry: the count
+//! every threshold rule (admission, membership, motion-key rotation, breakers) is checked
+//! against (docs/SECURITY.md "Membership needs the federation").
+
+use ed25519_dalek::VerifyingKey;
+use panel_federation::Organisation;
+
+use crate::model::State;
+
+/// The organisations of the federation: the charter's founders, then those admitted.
+pub fn organisations(state: &State) -> impl Iterator<Item = &Organisation> {
+    state
+        .charter
+        .iter()
+        .flat_map(|c| c.organisations.iter())
+        .chain(state.admitted_organisations.iter())
+}
+
+/// The roster key of `name`, founder or admitted.
+pub fn roster_key(state: &State, name: &str) -> Option<VerifyingKey> {
+    organisations(state).find(|o| o.name == name)?.roster_key()
+}
+
+/// Why one endorsement of an entry is refused; `E` is why its signature does not verify
+/// (an admission's and a rotation's differ only in the bytes signed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndorsementError<E> {
+    #[error("endorsements[{index}].by: {by:?} is not a member organisation")]
+    NotMember { index: usize, by: String },
+    #[error("endorsements[{index}].signature is not hex")]
+    NotHex { index: usize },
+    #[error("endorsements[{index}] by {by:?}: {problem}")]
+    Invalid {
+        index: usize,
+        by: String,
+        problem: E,
+    },
+}
+
+/// How many distinct member organisations endorse an entry: each endorsement must name a
+/// member (founder or admitted) and verify under its roster key (`verify`); the first one
+/// that does not is the refusal, with its JSON path. Shared by organisation admission and
+/// motion-key rotation, which differ only in the bytes signed.
+pub(crate) fn distinct_endorsers<E>(
+    state: &State,
+    endorsements: &[crate::log::endorsement::Endorsement],
+    verify: impl Fn(&[u8], &VerifyingKey) -> Result<(), E>,
+) -> Result<usize, EndorsementError<E>> {
+    let mut endorsers = std::collections::BTreeSet::new();
+    for (index, e) in endorsements.iter().enumerate() {
+        let by = roster_key(state, &e.by).ok_or_else(|| EndorsementError::NotMember {
+            index,
+            by: e.by.clone(),
+        })?;
+        let sig = hex::decode(&e.signature).map_err(|_| EndorsementError::NotHex { index })?;
+        verify(&sig, &by).map_err(|problem| EndorsementError::Invalid {
+            index,
+            by: e.by.clone(),
+            problem,
+        })?;
+        endorsers.insert(e.by.as_str());
+    }
+    Ok(endorsers.len())
+}
