@@ -225,7 +225,10 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     }
     // The leaderboard ranks all eight on those resolved forecasts, counts beside scores.
     let board = ok(st, &["arbiter", "leaderboard"]);
-    assert!(board.contains("leaderboard on resolved forecasts"), "{board}");
+    assert!(
+        board.contains("leaderboard on resolved forecasts"),
+        "{board}"
+    );
     assert!(board.contains("resolved by: exam-held-back 64"), "{board}");
     assert!(board.contains("organisation"), "{board}");
     let lb = json(st, &["arbiter", "leaderboard", "--json"]);
