@@ -584,6 +584,25 @@ pub(crate) fn test_reveal(
     )
 }
 
+/// Keeps a scored exam on the arbiter: the record, the admission (never for a revoked
+/// key), the headline score, and a fresh recalibration window. Returns the decision.
+pub(crate) fn record_exam(state: &mut State, arbiter_id: &str, written: &ExamWritten<'_>) -> bool {
+    let brier_skill = written
+        .scores
+        .binary
+        .as_ref()
+        .map(|b| (1.0 - b.brier).clamp(0.0, 1.0))
+        .unwrap_or(0.0);
+    if let Some(a) = state.arbiters.get_mut(arbiter_id) {
+        // A revoked key is never re-admitted by an exam.
+        a.admitted = written.decision.admitted && a.revoked.is_none();
+        a.score_milli = (brier_skill * 1000.0).round() as u32;
+        a.exam = Some(to_value(written));
+        a.recalibration.restart_after_exam();
+    }
+    written.decision.admitted
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,23 +638,4 @@ mod tests {
         assert!(!r.decision.admitted, "no quantiles answered: refused");
         assert!(r.decision.failed.iter().any(|f| f.bar == "quantile_seeds"));
     }
-}
-
-/// Keeps a scored exam on the arbiter: the record, the admission (never for a revoked
-/// key), the headline score, and a fresh recalibration window. Returns the decision.
-pub(crate) fn record_exam(state: &mut State, arbiter_id: &str, written: &ExamWritten<'_>) -> bool {
-    let brier_skill = written
-        .scores
-        .binary
-        .as_ref()
-        .map(|b| (1.0 - b.brier).clamp(0.0, 1.0))
-        .unwrap_or(0.0);
-    if let Some(a) = state.arbiters.get_mut(arbiter_id) {
-        // A revoked key is never re-admitted by an exam.
-        a.admitted = written.decision.admitted && a.revoked.is_none();
-        a.score_milli = (brier_skill * 1000.0).round() as u32;
-        a.exam = Some(to_value(written));
-        a.recalibration.restart_after_exam();
-    }
-    written.decision.admitted
 }
