@@ -45,4 +45,6 @@ pub mod run_convener;
 pub mod run_roles;
 pub mod runs;
 pub mod signed_motion;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 pub mod transparency;

@@ -1,0 +1,165 @@
+//! The commit-reveal round a motion driver runs, through `apply` (docs/COORDINATOR.md
+//! "The commit-reveal round"): the signed motion and every seat's commitment logged
+//! (`LogCommitments`), then each reveal (`SubmitReveal`) and the close (`CloseMotion`),
+//! which decides from the stored reveals alone.
+
+use panel_proto::pb;
+use serde_json::Value;
+
+use crate::command::{ClientCommand, Command, CommitmentLog, InternalCommand};
+use crate::model::Motion;
+
+use super::driver::applied;
+use super::keys::motion_key;
+use super::reveal::{seal, signed_ruling};
+use super::{Driver, KitError, Vote};
+
+/// The motion of a round as the driver signs it: the seats' keys and deadlines.
+fn signed_motion(
+    m: &Motion,
+    seat_keys: Vec<Vec<u8>>,
+    commit_deadline_ms: i64,
+    reveal_deadline_ms: i64,
+) -> Result<pb::Motion, KitError> {
+    let state_hash = hex::decode(&m.spec.state_hash).map_err(|_| KitError::StateHash {
+        motion: m.spec.motion_id.clone(),
+    })?;
+    let motion = pb::Motion {
+        motion_id: m.spec.motion_id.clone(),
+        debate_id: m.spec.debate_id.clone(),
+        kind: crate::ruling::wire_kind(m.spec.kind) as i32,
+        state_hash,
+        commit_deadline_unix_ms: commit_deadline_ms,
+        reveal_deadline_unix_ms: reveal_deadline_ms,
+        panel: seat_keys
+            .into_iter()
+            .map(|public_key| pb::PanelSeat {
+                public_key,
+                endpoint: String::new(),
+            })
+            .collect(),
+        ..Default::default()
+    };
+    Ok(panel_proto::sign_motion(&motion_key(), motion))
+}
+
+impl Driver {
+    /// Runs one round of the open motion `motion_id`: every seat answers `vote(seat)`,
+    /// commits in the entry that logs the round, reveals in the next, and the close in
+    /// that same entry decides. Returns the close's reply (`verdict`, ...).
+    pub fn try_decide_by_round(
+        &mut self,
+        motion_id: &str,
+        vote: impl Fn(&Motion, &str) -> Vote,
+    ) -> Result<Value, KitError> {
+        let m: Motion = self.motion(motion_id)?.clone();
+        let keys = m
+            .seats
+            .iter()
+            .map(|s| Ok(self.key(&s.arbiter_id)?.verifying_key().to_bytes().to_vec()))
+            .collect::<Result<Vec<_>, KitError>>()?;
+        // Commit window closes at the logging entry; reveals fit in the next one.
+        let logged_at = i64::try_from(self.next_time_ms()).unwrap_or(i64::MAX);
+        let step = i64::try_from(self.schedule().step_ms).unwrap_or(i64::MAX);
+        let reveal_deadline = logged_at.saturating_add(step.saturating_mul(2));
+        let signed = signed_motion(&m, keys, logged_at, reveal_deadline)?;
+        let digest = panel_proto::motion_digest(&signed);
+        let mut commitments = Vec::new();
+        let mut reveals: Vec<Command> = Vec::new();
+        for s in &m.seats {
+            let key = self.key(&s.arbiter_id)?;
+            let sr = signed_ruling(
+                key,
+                &m,
+                &s.arbiter_id,
+                vote(&m, &s.arbiter_id),
+                Some(&digest),
+            )?;
+            let sealed = seal(key, sr, motion_id, &s.arbiter_id, logged_at)?;
+            commitments.push(hex::encode(prost::Message::encode_to_vec(
+                &sealed.commitment,
+            )));
+            reveals.push(
+                ClientCommand::SubmitReveal {
+                    motion_id: motion_id.into(),
+                    reveal: sealed.reveal,
+                }
+                .into(),
+            );
+        }
+        self.try_ok(InternalCommand::LogCommitments(CommitmentLog {
+            motion_id: motion_id.into(),
+            motion: crate::signed_motion::encode(&signed),
+            commitments,
+        }))?;
+        reveals.push(
+            InternalCommand::CloseMotion {
+                motion_id: motion_id.into(),
+            }
+            .into(),
+        );
+        let mut replies = self.write_batch(reveals);
+        let close = replies
+            .pop()
+            .ok_or_else(|| KitError::NoMotion(motion_id.into()))?;
+        for r in replies {
+            applied(r)?;
+        }
+        applied(close)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::command::TestCommand;
+    use crate::model::MotionStatus;
+    use crate::testkit::fixtures::cmd;
+    use crate::testkit::{Driver, SIX, Vote};
+
+    fn open(d: &mut Driver, id: &str) {
+        d.ok(TestCommand::OpenMotion(cmd(json!({
+            "motion_id": id, "debate_id": "raw", "kind": "Merge",
+            "state_hash": "ab".repeat(32), "seats": 4, "min_per_stance": 2,
+        }))));
+    }
+
+    fn vote(yes: bool) -> Vote {
+        Vote {
+            yes,
+            p: if yes { 0.8 } else { 0.2 },
+            relevance: None,
+            receipt: None,
+        }
+    }
+
+    #[test]
+    fn a_round_logs_reveals_and_closes_through_apply() {
+        let mut d = Driver::new(&SIX);
+        // Outcomes carry how sure the panel is under the current rule set.
+        d.rules = Some(crate::rules::CURRENT);
+        open(&mut d, "m1");
+        let r = d
+            .try_decide_by_round("m1", |_, _| vote(true))
+            .expect("decided");
+        assert!(r["verdict"]["Accepted"].is_object(), "{r}");
+        let m = d.motion("m1").expect("motion");
+        let round = m.round.as_ref().expect("a logged round");
+        assert_eq!(round.commitments.len(), 4);
+        assert!(round.commitments.values().all(|s| s.reveal.is_some()));
+        assert!(matches!(&m.status, MotionStatus::Decided(a) if a.is_accepted()));
+        assert_eq!(m.confidence.expect("how sure").probability_milli, 800);
+    }
+
+    #[test]
+    fn stances_that_disagree_deadlock_the_round() {
+        let mut d = Driver::new(&SIX);
+        open(&mut d, "m2");
+        let r = d
+            .try_decide_by_round("m2", |_, a| vote(a.starts_with('a')))
+            .expect("closed");
+        assert!(r["verdict"]["Deadlocked"].is_object(), "{r}");
+        assert!(d.try_decide_by_round("m2", |_, _| vote(true)).is_err());
+    }
+}
