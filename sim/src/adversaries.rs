@@ -54,15 +54,15 @@ pub fn coalitions(
             let steered = records.first().and_then(|r| r.new_on_steered).map(|_| {
                 count(&|r| {
                     r.new_on_steered
-                        .is_some_and(|v| forced(pop, c, r, &r.seated_old, v))
+                        .is_some_and(|v| forced(pop, c, &r.rulings, &r.seated_old, v))
                 })
             });
             CoalitionFigures {
                 name: pop.coalitions[c].clone(),
                 members: pop.members(c).count(),
                 confinement: confinement(pop, c),
-                forced_old: count(&|r| forced(pop, c, r, &r.seated_old, r.old)),
-                forced_new: count(&|r| forced(pop, c, r, &r.seated_new, r.new)),
+                forced_old: count(&|r| forced(pop, c, &r.rulings, &r.seated_old, r.old)),
+                forced_new: count(&|r| forced(pop, c, &r.rulings, &r.seated_new, r.new)),
                 forced_new_steered: steered,
                 seats_old: iv[0],
                 seats_new: iv[1],

@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use crate::judge::Ruling;
 use crate::panel::Verdict;
 use crate::population::Population;
-use crate::simulation::MotionRecord;
 
 /// What a coalition's members have in common, by their declared identities.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -58,13 +58,13 @@ pub fn confinement(pop: &Population, c: usize) -> Confinement {
 pub fn forced(
     pop: &Population,
     c: usize,
-    r: &MotionRecord,
+    rulings: &[Ruling],
     seated: &[usize],
     verdict: Verdict,
 ) -> bool {
     let Some(d) = verdict.decided() else {
         return false;
     };
-    let mut supporters = seated.iter().filter(|&&i| r.rulings[i].yes == d).peekable();
+    let mut supporters = seated.iter().filter(|&&i| rulings[i].yes == d).peekable();
     supporters.peek().is_some() && supporters.all(|&i| pop.arbiters[i].coalition == Some(c))
 }

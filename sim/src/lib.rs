@@ -26,6 +26,8 @@ pub mod plot;
 pub mod population;
 pub mod quality;
 pub mod relevance;
+pub mod replica;
+pub mod replica_figures;
 pub mod report;
 pub mod scenario;
 pub mod simulation;

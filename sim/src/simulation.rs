@@ -20,8 +20,8 @@ use crate::scenario::Scenario;
 use crate::world::{Motion, draw_motion};
 
 /// Stream tags: one generator per purpose (see `Rng::stream`).
-const WORLD: u64 = 1;
-const ERRORS: u64 = 2;
+pub(crate) const WORLD: u64 = 1;
+pub(crate) const ERRORS: u64 = 2;
 const DRAW: u64 = 3;
 
 /// One simulated motion, as the figures need it.
@@ -115,7 +115,7 @@ impl Run<'_> {
     }
 
     /// Every pool member's ruling; sybils copy their originals.
-    fn rule_all(&self, m: &Motion, errors: &mut Rng) -> Vec<Ruling> {
+    pub(crate) fn rule_all(&self, m: &Motion, errors: &mut Rng) -> Vec<Ruling> {
         let pop = self.population;
         let shared = self.scenario.world.shared_error;
         let mut out: Vec<Ruling> = pop

@@ -126,6 +126,24 @@ impl Driver {
         })
     }
 
+    /// Arbiter `id` declares `stance` on debate `debate_id` at `credence_permille`,
+    /// signed with its key (`DeclareStance`, docs/COORDINATOR.md "Declared priors").
+    pub fn try_declare(
+        &mut self,
+        id: &str,
+        debate_id: &str,
+        stance: Stance,
+        credence_permille: u16,
+    ) -> Result<Value, KitError> {
+        let d =
+            crate::declared_priors::sign(self.key(id)?, id, debate_id, stance, credence_permille)
+                .map_err(|e| KitError::Sign {
+                arbiter: id.into(),
+                reason: e.to_string(),
+            })?;
+        self.try_ok(ClientCommand::DeclareStance(d))
+    }
+
     /// The key of a registered arbiter.
     pub fn key(&self, id: &str) -> Result<&SigningKey, KitError> {
         self.keys.get(id).ok_or_else(|| KitError::NoKey(id.into()))

@@ -1,0 +1,39 @@
+//! Runs scenario files through the machine (`panel_sim::replica`) and prints the table
+//! docs/SIMULATION.md "The machine's own path" shows, one row per scenario and policy:
+//! `cargo run --release -p panel-sim --example run_through_apply -- MOTIONS SCENARIO...`.
+//! Builds only the pure crates; `panel sim --engine apply` is the same per file.
+
+use std::fs;
+use std::time::Instant;
+
+use panel_sim::replica::ReplicaOptions;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((motions, files)) = args.split_first() else {
+        return Err("usage: run_through_apply MOTIONS SCENARIO.toml...".into());
+    };
+    let motions: usize = motions.parse()?;
+    print!("{}", panel_sim::replica_figures::TABLE_HEAD);
+    for file in files {
+        let scenario = panel_sim::parse(&fs::read_to_string(file)?)?;
+        let options = ReplicaOptions {
+            start_ms: panel_sim::replica::START_MS,
+            step_ms: panel_sim::replica::STEP_MS,
+            motions: motions.min(scenario.motions),
+        };
+        let started = Instant::now();
+        let run = panel_sim::replica::run(&scenario, &options)?;
+        let report = panel_sim::replica_figures::measure(&scenario, &run, &options);
+        for row in report.rows() {
+            println!("{row}");
+        }
+        eprintln!(
+            "{}: {} motions in {:.1} s",
+            scenario.name,
+            options.motions,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}

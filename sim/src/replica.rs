@@ -1,0 +1,322 @@
+//! The simulator running the machine (docs/SIMULATION.md "The machine's own path"):
+//! every simulated motion goes through `panel_machine::apply::apply_batch` on one
+//! replicated state, driven by `panel_machine::testkit`.
+//!
+//! For a scenario the engine registers the pool as arbiters (organisation, declared
+//! lineage, registered stance), admits them with the machine's test admission
+//! (`SetAdmission`; not yet by exam answers), creates one debate per policy
+//! (`Policy::independent()` and `Policy::default()`), has every arbiter with a declared
+//! camp declare it on each debate (`DeclareStance`), and for each motion opens a raw test
+//! motion in each debate (`OpenMotion`: the machine draws the panel from its own seed),
+//! runs the commit-reveal round (`LogCommitments`, `SubmitReveal` per seat, `CloseMotion`)
+//! with each seat's ruling from the judge model, and reads the machine's outcome,
+//! deadlock reasons and confidence off the motion. Scheduled prior checks, their
+//! reseating and the measured-n_eff rule run inside apply as the policies say.
+//!
+//! Truth reaches the machine only through the judges' noisy rulings (as on a live panel
+//! of simulated judges, docs/JUDGES.md "Simulated"); the motions carry no hint. Time and
+//! the batch seeds come from [`ReplicaOptions`] and the scenario seed.
+
+use panel_machine::acceptance::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
+use panel_machine::command::{ItemReply, MotionSpec, TestCommand};
+use panel_machine::model::MotionStatus;
+use panel_machine::testkit::{Driver, KitError, Schedule, Vote};
+use thiserror::Error;
+
+use crate::gaussian::Rng;
+use crate::judge::Ruling;
+use crate::panel::Verdict;
+use crate::population::Population;
+use crate::scenario::Scenario;
+use crate::simulation::{ERRORS, Run, WORLD};
+use crate::world::draw_motion;
+
+/// Stream tag of the leader's batch seeds (the direct engine's tags are 1 to 3).
+const BATCH_SEEDS: u64 = 5;
+
+/// A step of the run the machine refused where the engine expects it to apply.
+#[derive(Debug, Error)]
+pub enum ReplicaError {
+    #[error("setting up arbiter {arbiter}: {source}")]
+    Arbiter { arbiter: String, source: KitError },
+    #[error("creating the {policy} debate: {source}")]
+    Debate {
+        policy: &'static str,
+        source: KitError,
+    },
+    #[error("motion {motion}: {source}")]
+    Motion { motion: String, source: KitError },
+    #[error("motion {0} was closed but is not decided")]
+    Undecided(String),
+    #[error("a policy does not encode: {0}")]
+    Policy(#[from] serde_json::Error),
+}
+
+/// What the caller injects: when the first batch is stamped and the step between
+/// batches (the leader's clock), and how many motions to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicaOptions {
+    pub start_ms: u64,
+    pub step_ms: u64,
+    pub motions: usize,
+}
+
+/// The first batch's default stamp (1 January 2027, UTC) and step: one second per entry,
+/// so a round's commit and reveal windows fit between two entries.
+pub const START_MS: u64 = 1_798_761_600_000;
+pub const STEP_MS: u64 = 1000;
+
+/// Motions `panel sim --engine apply` runs unless told otherwise: every motion is about
+/// ten entries, so the scenarios' 50,000 would take minutes each.
+pub const DEFAULT_MOTIONS: usize = 2000;
+
+/// The two acceptance policies the engine runs side by side, each in its own debate.
+pub const POLICIES: [&str; 2] = ["independent", "default"];
+
+fn policy(name: &str) -> Policy {
+    match name {
+        "independent" => Policy::independent(),
+        _ => Policy::default(),
+    }
+}
+
+/// What the machine decided on one motion under one policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineVerdict {
+    /// Pool indices of the seats the machine drew.
+    pub seated: Vec<usize>,
+    pub verdict: Verdict,
+    /// The deadlock's reasons, by name (`SplitGroup`, `CorrelatedSupport`, ...).
+    pub reasons: Vec<String>,
+    /// The machine's probability of yes for an accepted binary outcome (its
+    /// `confidence`, turned toward yes).
+    pub p_yes: Option<f64>,
+}
+
+/// One simulated motion run through the machine under each policy of [`POLICIES`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicaMotion {
+    pub truth: bool,
+    /// The true relevance step of a relevance motion.
+    pub gold: Option<u8>,
+    /// Every pool member's ruling (for the baselines), in pool order.
+    pub rulings: Vec<Ruling>,
+    /// In the order of [`POLICIES`].
+    pub verdicts: Vec<MachineVerdict>,
+}
+
+/// The scenario's pool registered, admitted and declared on one debate per policy.
+struct Replica<'a> {
+    driver: Driver,
+    population: &'a Population,
+    debates: Vec<String>,
+}
+
+impl<'a> Replica<'a> {
+    fn set_up(s: &Scenario, pop: &'a Population, o: &ReplicaOptions) -> Result<Self, ReplicaError> {
+        let mut driver = Driver::with_schedule(Schedule {
+            start_ms: o.start_ms,
+            step_ms: o.step_ms,
+            seed_base: Rng::stream(s.seed, BATCH_SEEDS).next_u64(),
+        });
+        // Outcomes carry the machine's confidence from the current rule set on.
+        driver.rules = Some(panel_machine::rules::CURRENT);
+        for a in &pop.arbiters {
+            let fail = |source| ReplicaError::Arbiter {
+                arbiter: a.id.clone(),
+                source,
+            };
+            driver
+                .try_register(&a.id, &a.organisation, &a.declared_family, a.declared)
+                .map_err(fail)?;
+            driver.try_admit_without_exam(&a.id).map_err(fail)?;
+        }
+        let mut debates = Vec::new();
+        for name in POLICIES {
+            let p = serde_json::to_value(policy(name))?;
+            let id = driver
+                .try_debate_under(Some(p))
+                .map_err(|source| ReplicaError::Debate {
+                    policy: name,
+                    source,
+                })?;
+            for a in pop.arbiters.iter().filter(|a| a.declared != Stance::None) {
+                driver
+                    .try_declare(&a.id, &id, a.declared, 750)
+                    .map_err(|source| ReplicaError::Arbiter {
+                        arbiter: a.id.clone(),
+                        source,
+                    })?;
+            }
+            debates.push(id);
+        }
+        Ok(Replica {
+            driver,
+            population: pop,
+            debates,
+        })
+    }
+
+    /// Opens motion `id` in debate `d` under `name`'s policy; `false` when the machine
+    /// could not draw a panel.
+    fn open(
+        &mut self,
+        id: &str,
+        d: usize,
+        name: &str,
+        kind: MotionKind,
+        s: &Scenario,
+        author_family: Option<String>,
+    ) -> Result<bool, ReplicaError> {
+        let spec = MotionSpec {
+            motion_id: id.into(),
+            debate_id: self.debates[d].clone(),
+            kind,
+            state_hash: format!("{:064x}", self.driver.batches.len()),
+            seats: s.panel.seats,
+            min_per_stance: s.panel.min_per_stance,
+            contributors: Vec::new(),
+            author_model_family: author_family,
+            policy: Some(policy(name)),
+            question: None,
+            projection: None,
+            expected: None,
+            procedure: None,
+        };
+        match self.driver.write(TestCommand::OpenMotion(Box::new(spec))) {
+            ItemReply::Applied(_) => Ok(true),
+            ItemReply::Refused { code, .. } if code == "draw_failed" => Ok(false),
+            ItemReply::Refused { code, message } => Err(ReplicaError::Motion {
+                motion: id.into(),
+                source: KitError::Refused { code, message },
+            }),
+        }
+    }
+
+    /// Runs the round of open motion `id` with the pool's `rulings`; what it decided.
+    fn decide(&mut self, id: &str, rulings: &[Ruling]) -> Result<MachineVerdict, ReplicaError> {
+        let pop = self.population;
+        let vote = |_: &panel_machine::model::Motion, arbiter: &str| {
+            let r = pop.index_of(arbiter).map(|i| rulings[i]);
+            r.map_or(
+                Vote {
+                    yes: false,
+                    p: 0.5,
+                    relevance: None,
+                    receipt: None,
+                },
+                |r| Vote {
+                    yes: r.yes,
+                    p: f64::from(r.p_yes),
+                    relevance: r.relevance.map(u32::from),
+                    receipt: None,
+                },
+            )
+        };
+        let fail = |source| ReplicaError::Motion {
+            motion: id.into(),
+            source,
+        };
+        self.driver.try_decide_by_round(id, vote).map_err(fail)?;
+        let m = self.driver.motion(id).map_err(fail)?;
+        let seated = m
+            .seats
+            .iter()
+            .filter_map(|s| pop.index_of(&s.arbiter_id))
+            .collect();
+        let MotionStatus::Decided(acceptance) = &m.status else {
+            return Err(ReplicaError::Undecided(id.into()));
+        };
+        let sure = m
+            .confidence
+            .map(|c| f64::from(c.probability_milli) / 1000.0);
+        Ok(match acceptance {
+            Acceptance::Accepted { outcome, .. } => {
+                let (verdict, p_yes) = match outcome {
+                    Outcome::Decided(d) | Outcome::TierVerified { decision: d, .. } => {
+                        let yes = *d == Decision::Yes;
+                        let p = sure.map(|p| if yes { p } else { 1.0 - p });
+                        (Verdict::Decided(yes), p)
+                    }
+                    Outcome::Relevance(v) => (Verdict::Relevance(*v), None),
+                };
+                MachineVerdict {
+                    seated,
+                    verdict,
+                    reasons: Vec::new(),
+                    p_yes,
+                }
+            }
+            Acceptance::Deadlocked(dissent) => MachineVerdict {
+                seated,
+                verdict: Verdict::Deadlocked,
+                reasons: dissent.reasons.iter().map(reason_name).collect(),
+                p_yes: None,
+            },
+        })
+    }
+}
+
+/// The variant name of a deadlock reason, as the record's JSON tags it.
+fn reason_name(r: &panel_machine::acceptance::DeadlockReason) -> String {
+    match serde_json::to_value(r) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(serde_json::Value::Object(o)) => o.keys().next().cloned().unwrap_or_default(),
+        _ => String::from("unknown"),
+    }
+}
+
+/// Runs `o.motions` motions of scenario `s` through the machine. The world and the
+/// rulings come from the same streams as the direct engine's (`simulation::Run`), so the
+/// two engines judge the same motions with the same rulings.
+pub fn run(s: &Scenario, o: &ReplicaOptions) -> Result<Vec<ReplicaMotion>, ReplicaError> {
+    let pop = Population::build(s);
+    let mut replica = Replica::set_up(s, &pop, o)?;
+    let direct = Run {
+        scenario: s,
+        population: &pop,
+        motions: o.motions,
+        seats: s.panel.seats,
+        stream: 0,
+    };
+    let mut world = Rng::stream(s.seed, WORLD);
+    let mut errors = Rng::stream(s.seed, ERRORS);
+    let families = pop.families.len();
+    let mut out = Vec::with_capacity(o.motions);
+    for k in 0..o.motions {
+        let m = draw_motion(&s.world, families, &mut world);
+        let rulings = direct.rule_all(&m, &mut errors);
+        let kind = if m.relevance.is_some() {
+            MotionKind::Relevance
+        } else {
+            MotionKind::Merge
+        };
+        // The author's family is kept off the panel only when the author declared it.
+        let author = m
+            .author_family
+            .filter(|_| m.author_declared)
+            .map(|f| pop.families[f].0.clone());
+        let mut verdicts = Vec::with_capacity(POLICIES.len());
+        for (d, name) in POLICIES.iter().enumerate() {
+            let id = format!("{name}-{k}");
+            let v = if replica.open(&id, d, name, kind, s, author.clone())? {
+                replica.decide(&id, &rulings)?
+            } else {
+                MachineVerdict {
+                    seated: Vec::new(),
+                    verdict: Verdict::NoPanel,
+                    reasons: vec!["NoPanel".into()],
+                    p_yes: None,
+                }
+            };
+            verdicts.push(v);
+        }
+        out.push(ReplicaMotion {
+            truth: m.truth,
+            gold: m.relevance,
+            rulings,
+            verdicts,
+        });
+    }
+    Ok(out)
+}

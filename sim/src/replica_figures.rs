@@ -1,0 +1,310 @@
+//! Verdict quality of the machine's own path (docs/SIMULATION.md "The machine's own
+//! path"): per policy, over binary motions, the machine's coverage (share accepted),
+//! accuracy of accepted outcomes and Brier score, beside an unweighted majority of the
+//! same seats and the best single member chosen on earlier motions only, with 95%
+//! bootstrap intervals (`bootstrap.rs`).
+//!
+//! * The machine's forecast is its recorded `confidence` turned toward yes when it
+//!   accepted, 0.5 for a deadlock or no panel.
+//! * The majority answers when more than half of the seats say one thing; its forecast is
+//!   the seats' mean probability of yes (0.5 without a panel).
+//! * The best single member on motion k is the pool member with the lowest Brier score
+//!   on the binary motions before k (the first member on the first motion): prequential,
+//!   never in hindsight. It always answers.
+//! * Forced: an accepted outcome against the truth whose supporters all belong to one
+//!   coalition (`coalition::forced`).
+
+use serde::Serialize;
+
+use crate::bootstrap::{Interval, Table};
+use crate::coalition::forced;
+use crate::panel::Verdict;
+use crate::population::Population;
+use crate::replica::{MachineVerdict, POLICIES, ReplicaMotion, ReplicaOptions};
+use crate::scenario::Scenario;
+
+/// Coverage, accuracy of answers and Brier score of one way of answering.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answering {
+    pub coverage: Interval,
+    pub accuracy: Interval,
+    pub brier: Interval,
+}
+
+/// Every figure of one policy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PolicyFigures {
+    pub policy: String,
+    /// Binary motions scored.
+    pub motions: usize,
+    pub accepted: usize,
+    pub deadlocked: usize,
+    pub no_panel: usize,
+    /// Accepted outcomes that carried the machine's confidence.
+    pub with_confidence: usize,
+    pub machine: Answering,
+    pub majority: Answering,
+    pub best_single: Answering,
+    /// Machine's Brier minus the majority's, and minus the best single member's.
+    pub brier_vs_majority: Interval,
+    pub brier_vs_best_single: Interval,
+    /// Accepted outcomes against the truth, and those a coalition alone carried, by
+    /// coalition name.
+    pub wrong: usize,
+    pub forced: Vec<(String, usize)>,
+    /// How often each deadlock reason was given (a deadlock may give several).
+    pub reasons: Vec<(String, usize)>,
+}
+
+/// A scenario's run through the machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplicaReport {
+    pub scenario: String,
+    pub seed: u64,
+    pub motions: usize,
+    pub seats: usize,
+    pub pool: usize,
+    pub start_ms: u64,
+    pub step_ms: u64,
+    pub policies: Vec<PolicyFigures>,
+}
+
+fn brier(p: f64, truth: bool) -> f64 {
+    let t = if truth { 1.0 } else { 0.0 };
+    (p - t) * (p - t)
+}
+
+/// Per binary motion: whether an answer came, whether it was right, and its Brier.
+#[derive(Default)]
+struct Columns {
+    answered: Vec<f64>,
+    correct: Vec<f64>,
+    brier: Vec<f64>,
+}
+
+impl Columns {
+    fn push(&mut self, answer: Option<bool>, forecast: f64, truth: bool) {
+        self.answered.push(f64::from(u8::from(answer.is_some())));
+        self.correct
+            .push(f64::from(u8::from(answer.is_some_and(|a| a == truth))));
+        self.brier.push(brier(forecast, truth));
+    }
+
+    /// Adds coverage, accuracy and Brier to `t`; their indices.
+    fn add(self, t: &mut Table, ones: usize) -> (usize, usize, usize) {
+        let answered = t.column(self.answered);
+        let correct = t.column(self.correct);
+        let brier = t.column(self.brier);
+        (
+            t.ratio(answered, ones),
+            t.ratio(correct, answered),
+            t.ratio(brier, ones),
+        )
+    }
+}
+
+/// The seats' majority answer (none on a tie or without a panel) and mean probability.
+fn majority(v: &MachineVerdict, m: &ReplicaMotion) -> (Option<bool>, f64) {
+    if v.seated.is_empty() {
+        return (None, 0.5);
+    }
+    let n = v.seated.len();
+    let yes = v.seated.iter().filter(|&&i| m.rulings[i].yes).count();
+    let mean = v
+        .seated
+        .iter()
+        .map(|&i| f64::from(m.rulings[i].p_yes))
+        .sum::<f64>()
+        / n as f64;
+    let answer = match (2 * yes).cmp(&n) {
+        std::cmp::Ordering::Greater => Some(true),
+        std::cmp::Ordering::Less => Some(false),
+        std::cmp::Ordering::Equal => None,
+    };
+    (answer, mean)
+}
+
+/// The best single member's answers, chosen on earlier motions only.
+fn best_single(binary: &[&ReplicaMotion], pool: usize) -> Columns {
+    let mut cumulative: Vec<f64> = vec![0.0; pool];
+    let mut c = Columns::default();
+    for m in binary {
+        let best = cumulative
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .map_or(0, |(i, _)| i);
+        let r = m.rulings[best];
+        c.push(Some(r.yes), f64::from(r.p_yes), m.truth);
+        for (i, r) in m.rulings.iter().enumerate() {
+            cumulative[i] += brier(f64::from(r.p_yes), m.truth);
+        }
+    }
+    c
+}
+
+fn policy_figures(
+    s: &Scenario,
+    pop: &Population,
+    binary: &[&ReplicaMotion],
+    p: usize,
+) -> PolicyFigures {
+    let mut t = Table::default();
+    let ones = t.column(vec![1.0; binary.len()]);
+    let (mut machine, mut major) = (Columns::default(), Columns::default());
+    let mut reasons: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut forced_by = vec![0; pop.coalitions.len()];
+    let (mut accepted, mut deadlocked, mut no_panel, mut sure, mut wrong) = (0, 0, 0, 0, 0);
+    for m in binary {
+        let v = &m.verdicts[p];
+        let answer = v.verdict.decided();
+        match v.verdict {
+            Verdict::NoPanel => no_panel += 1,
+            Verdict::Deadlocked => deadlocked += 1,
+            _ => accepted += 1,
+        }
+        sure += usize::from(v.p_yes.is_some());
+        wrong += usize::from(answer.is_some_and(|a| a != m.truth));
+        for r in &v.reasons {
+            *reasons.entry(r.clone()).or_default() += 1;
+        }
+        for (c, n) in forced_by.iter_mut().enumerate() {
+            let against = answer.is_some_and(|a| a != m.truth);
+            *n += usize::from(against && forced(pop, c, &m.rulings, &v.seated, v.verdict));
+        }
+        // Accepted without a recorded confidence: the answer itself, sure.
+        let hard = answer.map_or(0.5, |a| if a { 1.0 } else { 0.0 });
+        machine.push(answer, v.p_yes.unwrap_or(hard), m.truth);
+        let (a, f) = majority(v, m);
+        major.push(a, f, m.truth);
+    }
+    let single = best_single(binary, pop.arbiters.len());
+    // Differences of mean Brier, as means over a column of per-motion differences.
+    let minus = |other: &Columns| -> Vec<f64> {
+        machine
+            .brier
+            .iter()
+            .zip(&other.brier)
+            .map(|(a, b)| a - b)
+            .collect()
+    };
+    let (d_major, d_single) = (minus(&major), minus(&single));
+    let (mc, ma, mb) = machine.add(&mut t, ones);
+    let (jc, ja, jb) = major.add(&mut t, ones);
+    let (sc, sa, sb) = single.add(&mut t, ones);
+    let dm = t.column(d_major);
+    let ds = t.column(d_single);
+    let i_dm = t.ratio(dm, ones);
+    let i_ds = t.ratio(ds, ones);
+    let iv = t.intervals(s.analysis.bootstrap, s.seed ^ (p as u64 + 0x5eed));
+    let answering = |c: usize, a: usize, b: usize| Answering {
+        coverage: iv[c],
+        accuracy: iv[a],
+        brier: iv[b],
+    };
+    PolicyFigures {
+        policy: POLICIES[p].into(),
+        motions: binary.len(),
+        accepted,
+        deadlocked,
+        no_panel,
+        with_confidence: sure,
+        machine: answering(mc, ma, mb),
+        majority: answering(jc, ja, jb),
+        best_single: answering(sc, sa, sb),
+        brier_vs_majority: iv[i_dm],
+        brier_vs_best_single: iv[i_ds],
+        wrong,
+        forced: pop.coalitions.iter().cloned().zip(forced_by).collect(),
+        reasons: reasons.into_iter().collect(),
+    }
+}
+
+/// The figures of a run through the machine.
+pub fn measure(s: &Scenario, motions: &[ReplicaMotion], o: &ReplicaOptions) -> ReplicaReport {
+    let pop = Population::build(s);
+    let binary: Vec<&ReplicaMotion> = motions.iter().filter(|m| m.gold.is_none()).collect();
+    ReplicaReport {
+        scenario: s.name.clone(),
+        seed: s.seed,
+        motions: motions.len(),
+        seats: s.panel.seats,
+        pool: pop.arbiters.len(),
+        start_ms: o.start_ms,
+        step_ms: o.step_ms,
+        policies: (0..POLICIES.len())
+            .map(|p| policy_figures(s, &pop, &binary, p))
+            .collect(),
+    }
+}
+
+impl ReplicaReport {
+    /// One Markdown table row per policy: the figures docs/SIMULATION.md tabulates.
+    pub fn rows(&self) -> Vec<String> {
+        self.policies
+            .iter()
+            .map(|f| {
+                let forced: usize = f.forced.iter().map(|(_, n)| n).sum();
+                format!(
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    self.scenario,
+                    f.policy,
+                    f.motions,
+                    f.machine.coverage.show(),
+                    f.machine.accuracy.show(),
+                    f.machine.brier.show(),
+                    f.majority.brier.show(),
+                    f.best_single.brier.show(),
+                    f.brier_vs_majority.show(),
+                    f.wrong,
+                    forced,
+                )
+            })
+            .collect()
+    }
+
+    /// The report as Markdown: the table and each policy's deadlock reasons.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "# {} through the machine\n\n{} motions (binary ones scored), {} seats from a pool \
+             of {}; seed {}, batches stamped from {} ms every {} ms.\n\n",
+            self.scenario,
+            self.motions,
+            self.seats,
+            self.pool,
+            self.seed,
+            self.start_ms,
+            self.step_ms
+        );
+        out.push_str(TABLE_HEAD);
+        for r in self.rows() {
+            out.push_str(&r);
+            out.push('\n');
+        }
+        for f in &self.policies {
+            out.push_str(&format!(
+                "\n**{}**: {} accepted ({} with the machine's confidence), {} deadlocked, {} \
+                 without a panel; majority coverage {}, accuracy {}; best single accuracy {}; \
+                 Brier minus best single {}. Deadlock reasons: {}.\n",
+                f.policy,
+                f.accepted,
+                f.with_confidence,
+                f.deadlocked,
+                f.no_panel,
+                f.majority.coverage.show(),
+                f.majority.accuracy.show(),
+                f.best_single.accuracy.show(),
+                f.brier_vs_best_single.show(),
+                f.reasons
+                    .iter()
+                    .map(|(r, n)| format!("{r} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        out
+    }
+}
+
+/// The head of the table [`ReplicaReport::rows`] fills.
+pub const TABLE_HEAD: &str = "| scenario | policy | binary motions | coverage | accuracy (accepted) | Brier | majority Brier | best single Brier | Brier − majority | wrong accepted | forced |\n|---|---|---|---|---|---|---|---|---|---|---|\n";

@@ -1,0 +1,91 @@
+//! The simulator running the machine (docs/SIMULATION.md "The machine's own path"):
+//! outcome counts add up, an honest pool gets answers, and a confined coalition forces
+//! no outcome against the truth through `apply` where the direct engine says so.
+
+use panel_sim::panel::Verdict;
+use panel_sim::replica::{self, POLICIES, ReplicaOptions};
+use panel_sim::replica_figures::measure;
+use panel_sim::{Options, parse, run};
+
+fn shipped(name: &str) -> panel_sim::Scenario {
+    let path = format!("{}/scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("shipped scenario");
+    let mut s = parse(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    s.analysis.bootstrap = 40;
+    s.analysis.history_motions = 300;
+    s.analysis.history_windows = 2;
+    s
+}
+
+fn options(motions: usize) -> ReplicaOptions {
+    ReplicaOptions {
+        start_ms: replica::START_MS,
+        step_ms: replica::STEP_MS,
+        motions,
+    }
+}
+
+#[test]
+fn an_honest_pool_gets_answers_through_apply_and_the_counts_add_up() {
+    let s = shipped("baseline");
+    let o = options(120);
+    let motions = replica::run(&s, &o).expect("the machine applies every step");
+    assert_eq!(motions.len(), 120);
+    for m in &motions {
+        assert_eq!(m.verdicts.len(), POLICIES.len());
+        for v in &m.verdicts {
+            // Every drawn panel has the scenario's seats, each a pool member.
+            assert!(
+                v.seated.is_empty() || v.seated.len() == s.panel.seats,
+                "{v:?}"
+            );
+            // A motion without an outcome says why; an accepted one gives no reason.
+            match v.verdict {
+                Verdict::Deadlocked | Verdict::NoPanel => assert!(!v.reasons.is_empty(), "{v:?}"),
+                _ => assert!(v.reasons.is_empty(), "{v:?}"),
+            }
+        }
+    }
+    let r = measure(&s, &motions, &o);
+    assert_eq!(r.policies.len(), 2);
+    let binary = motions.iter().filter(|m| m.gold.is_none()).count();
+    for f in &r.policies {
+        assert_eq!(f.motions, binary);
+        assert_eq!(f.accepted + f.deadlocked + f.no_panel, f.motions, "{f:?}");
+        assert_eq!(f.with_confidence, f.accepted, "{f:?}");
+        let cover = f.machine.coverage.estimate;
+        assert!((cover - f.accepted as f64 / f.motions as f64).abs() < 1e-12);
+        // An honest pool: what is accepted is mostly right.
+        assert!(f.machine.accuracy.estimate > 0.8, "{f:?}");
+    }
+    let default = &r.policies[1];
+    assert!(default.machine.coverage.estimate > 0.2, "{default:?}");
+    assert!(r.policies[0].accepted > 0, "{:?}", r.policies[0]);
+    // The same world and rulings give the same outcomes.
+    assert_eq!(replica::run(&s, &o).expect("rerun"), motions);
+}
+
+#[test]
+fn a_confined_coalition_forces_nothing_against_the_truth_through_apply() {
+    for name in ["coalition-one-stance", "coalition-one-organisation"] {
+        let s = shipped(name);
+        let direct = run(
+            &s,
+            Options {
+                motions: Some(300),
+                sweeps: false,
+            },
+        );
+        assert!(
+            direct.coalitions.iter().all(|c| c.forced_new == 0),
+            "{name}"
+        );
+        let o = options(300);
+        let r = measure(&s, &replica::run(&s, &o).expect("applies"), &o);
+        let independent = &r.policies[0];
+        assert!(!independent.forced.is_empty(), "{name}: a coalition");
+        for (c, n) in &independent.forced {
+            assert_eq!(*n, 0, "{name}: coalition {c} forced outcomes through apply");
+        }
+    }
+}
