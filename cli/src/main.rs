@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod arbiter_cmd;
+mod bench;
 mod breaker_cmd;
 mod calibrate;
 mod cluster_addr;
@@ -75,6 +76,9 @@ struct Cli {
 enum Command {
     /// Start a local panel (3 coordinators, 8 arbiter nodes) and run the paper's worked example through it.
     Up(up::Args),
+    /// Time the real path end to end on a local panel: decisions/s, latency per phase, CPU,
+    /// disk and network per decision, against the signature-verification bound.
+    Bench(bench::Args),
     /// Verify an exported record offline: signatures, commitments, draws, acceptance, Merkle log, ledger.
     Verify(verify_cmd::Args),
     #[command(flatten)]
@@ -174,6 +178,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Up(args) => up::run(args),
+        Command::Bench(args) => bench::run(args),
         Command::Verify(args) => verify_cmd::run(args),
         Command::User(cmd) => user_cmd::run(cmd),
         Command::Ledger(args) => ledger_cmd::run(args),

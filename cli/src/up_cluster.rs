@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use panel_coordinator::config::ReplicaConfig;
 use panel_coordinator::local::{self, LocalCluster, ReplicaLaunch, Supervisor};
 use panel_transport::{Transport, pki};
 
 use crate::output::say;
-use crate::up::ARBITERS;
+use crate::up::{ARBITERS, ArbiterSpec};
 
 /// Clears and recreates the state folder; returns its canonical path.
 pub fn fresh_state(state: &Path, replace: bool) -> Result<PathBuf> {
@@ -42,7 +43,16 @@ pub fn certificates(
     state: &Path,
     bar: panel_federation::ExamBar,
 ) -> Result<(pki::Issued, Transport)> {
-    let nodes: Vec<(&str, &str)> = ARBITERS.iter().map(|a| (a.id, a.organisation)).collect();
+    certificates_for(state, bar, &ARBITERS)
+}
+
+/// [`certificates`] for another set of arbiter nodes (`panel bench` sizes its own).
+pub fn certificates_for(
+    state: &Path,
+    bar: panel_federation::ExamBar,
+    arbiters: &[ArbiterSpec],
+) -> Result<(pki::Issued, Transport)> {
+    let nodes: Vec<(&str, &str)> = arbiters.iter().map(|a| (a.id, a.organisation)).collect();
     let mut plan = pki::local_plan(3, &nodes);
     plan.exam = Some(panel_federation::ExamTerms {
         practice: true,
@@ -50,7 +60,7 @@ pub fn certificates(
     });
     let issued = pki::issue(&plan, &state.join("pki"))?;
     let operator = Transport::from_flags(
-        Some(&issued.dir(&pki::operator_dir_name(ARBITERS[0].organisation))),
+        Some(&issued.dir(&pki::operator_dir_name(pki::LOCAL_ORGANISATIONS[0]))),
         None,
         false,
     )?;
@@ -108,6 +118,30 @@ pub async fn start_coordinators(
     operator: Transport,
     judging: Judging,
 ) -> Result<Vec<String>> {
+    let as_up = Tuning {
+        starter: "`panel up`",
+        tune: &|_| {},
+    };
+    start_coordinators_tuned(cluster, state, issued, operator, judging, &as_up).await
+}
+
+/// What a caller other than `panel up` changes in the replicas' config files: who wrote
+/// them, and settings of its own group (`panel bench` raises its group's write limits).
+pub struct Tuning<'a> {
+    pub starter: &'a str,
+    pub tune: &'a (dyn Fn(&mut ReplicaConfig) + Sync),
+}
+
+/// [`start_coordinators`] with each replica's config changed by `tuning` before it is
+/// written.
+pub async fn start_coordinators_tuned(
+    cluster: &mut Supervisor,
+    state: &Path,
+    issued: &pki::Issued,
+    operator: Transport,
+    judging: Judging,
+    tuning: &Tuning<'_>,
+) -> Result<Vec<String>> {
     // One witness per organisation, each with its own key: they cosign the log's
     // checkpoints, so no single organisation can publish another history of the record.
     let witness_urls = local::witnesses::spawn(
@@ -123,7 +157,8 @@ pub async fn start_coordinators(
     );
     let replicas =
         LocalCluster::spawn(cluster, local::loopback_addrs(3)?, operator, |id, addr| {
-            let config = write_replica_config(state, id, addr, issued, &witness_urls, judging)?;
+            let config =
+                write_replica_config(state, id, addr, issued, &witness_urls, judging, tuning)?;
             let log = state.join("logs").join(format!("coordinator-{id}.log"));
             Ok(ReplicaLaunch::config_file(&config, log))
         })?;
@@ -152,6 +187,7 @@ fn write_replica_config(
     issued: &pki::Issued,
     witness_urls: &[String],
     judging: Judging,
+    tuning: &Tuning<'_>,
 ) -> Result<PathBuf, local::LocalClusterError> {
     let data = state.join("coordinators").join(format!("c{id}"));
     let mut config = local::config::chartered(id, addr, data, issued, witness_urls)?;
@@ -161,5 +197,6 @@ fn write_replica_config(
         exam_ms: Some(judging.exam_ms),
         ..Default::default()
     };
-    local::config::write(&state.join("config"), id, &config, "`panel up`")
+    (tuning.tune)(&mut config);
+    local::config::write(&state.join("config"), id, &config, tuning.starter)
 }
