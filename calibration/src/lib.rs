@@ -30,6 +30,7 @@ pub mod judge_model;
 pub mod leaderboard;
 pub mod prior_consistency;
 pub mod prior_consistency_v2;
+pub mod probe_text;
 pub mod public_pool;
 pub mod recalibration;
 pub mod reliability_svg;

@@ -9,8 +9,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
-use calibration::bias_probes::ProbeScores;
-use calibration::exam_hold_back::{HeldBackForecast, TopicCalibration};
 use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
 use calibration::wilson::reliability_intervals;
 use panel_coordinator::acceptance::Stance;
@@ -21,10 +19,12 @@ use panel_coordinator::model::Arbiter;
 use panel_coordinator::query::{ArbiterReply, ArbitersReply};
 use serde::Deserialize;
 
-use crate::calibrate::{ProbeCells, reliability_lines};
+use crate::calibrate::reliability_lines;
 use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
+use crate::debate_cmd::DebateRef;
 use crate::rulings::stance_name;
+use calibration::probe_text::ProbeCells;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -92,9 +92,9 @@ enum ArbiterCmd {
         /// The arbiter's key file (`panel node keygen`), which signs the declaration.
         #[arg(long, value_name = "PATH")]
         key_file: PathBuf,
-        /// The debate the stance is about.
-        #[arg(long)]
-        debate: String,
+        /// The debate the stance is about (positionally or with `--debate`).
+        #[command(flatten)]
+        debate: DebateRef,
         /// The side the arbiter leans to in this debate.
         #[arg(long, value_enum, ignore_case = true)]
         stance: StanceArg,
@@ -124,13 +124,35 @@ enum ArbiterCmd {
     },
     /// One arbiter: registration, calibration scores and the admission decision.
     Show {
-        /// The arbiter id.
-        id: String,
+        #[command(flatten)]
+        arbiter: ArbiterRef,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
+}
+
+/// An arbiter named positionally or with `--id` (alias `--arbiter`), as `register` and
+/// `declare` name it.
+#[derive(clap::Args)]
+#[group(required = true, multiple = false)]
+struct ArbiterRef {
+    /// The arbiter id (`panel arbiter list`).
+    #[arg(value_name = "ARBITER")]
+    id: Option<String>,
+    /// The arbiter id, as a flag.
+    #[arg(long = "id", visible_alias = "arbiter", value_name = "ARBITER")]
+    flag: Option<String>,
+}
+
+impl ArbiterRef {
+    fn id(&self) -> String {
+        self.id
+            .clone()
+            .or_else(|| self.flag.clone())
+            .unwrap_or_default()
+    }
 }
 
 /// Where the arbiter's model comes from, signed with the registration (docs/WIRE.md
@@ -296,6 +318,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         } => {
             let key = panel_node::keyfile::load_key(&key_file)
                 .with_context(|| format!("--key-file {}", key_file.display()))?;
+            let debate = debate.id().to_owned();
             let declaration = panel_coordinator::declared_priors::sign(
                 &key,
                 &id,
@@ -357,7 +380,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             crate::leaderboard_view::print(&v.arbiters, json)?;
             Ok(ExitCode::SUCCESS)
         }
-        ArbiterCmd::Show { id, json, cluster } => {
+        ArbiterCmd::Show {
+            arbiter,
+            json,
+            cluster,
+        } => {
+            let id = arbiter.id();
             let c = Cluster::connect(&cluster)?;
             let v: ArbiterReply = runtime()?.block_on(c.read_as(&Query::Arbiter {
                 arbiter_id: id.clone(),
@@ -438,10 +466,8 @@ fn print_arbiter(a: &Arbiter) {
         Some(Ok(exam)) => exam,
     };
     print_exam(&exam, a.exam.as_ref());
-    if let Some(raw) = a.exam.as_ref() {
-        for line in exam_detail_lines(&exam, raw) {
-            println!("{line}");
-        }
+    for line in exam_detail_lines(&exam) {
+        println!("{line}");
     }
     print_track_record(a);
 }
@@ -449,8 +475,8 @@ fn print_arbiter(a: &Arbiter) {
 /// What the stored exam says beyond its scores: the bias probes with their intervals, the
 /// reliability table with a Wilson interval and count per bin, calibration per topic, and
 /// the items held back for the track record (the latter two from rule set 14).
-fn exam_detail_lines(exam: &ExamRecord, raw: &serde_json::Value) -> Vec<String> {
-    let detail = ExamDetail::deserialize(raw).unwrap_or_default();
+fn exam_detail_lines(exam: &ExamRecord) -> Vec<String> {
+    let detail = exam;
     let mut out = Vec::new();
     if let Some(p) = &detail.probes {
         let c = ProbeCells::of(p);
@@ -501,17 +527,6 @@ fn exam_detail_lines(exam: &ExamRecord, raw: &serde_json::Value) -> Vec<String> 
         ));
     }
     out
-}
-
-/// The parts of a stored exam record `ExamRecord` leaves out.
-#[derive(Deserialize, Default)]
-struct ExamDetail {
-    #[serde(default)]
-    probes: Option<ProbeScores>,
-    #[serde(default)]
-    topics: Vec<TopicCalibration>,
-    #[serde(default)]
-    held_back: Vec<HeldBackForecast>,
 }
 
 fn print_exam(exam: &ExamRecord, raw: Option<&serde_json::Value>) {

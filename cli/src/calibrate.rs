@@ -41,15 +41,16 @@ use anyhow::Context;
 use calibration::admission::{
     AdmissionDecision, AdmissionPolicy, assess_with_probes, format_score, format_utc,
 };
-use calibration::bias_probes::{ProbeScores, VariantPairs, score_probes};
+use calibration::bias_probes::{ProbeScores, score_probes};
 use calibration::exam::{Exam, ProbeGroup, load_exam};
 use calibration::exam_hold_back;
 use calibration::exam_scoring::{Answer, ArbiterScores, load_answers, score_arbiter};
 use calibration::inert::InertPolicy;
+use calibration::probe_text::ProbeCells;
 use calibration::reliability_svg::reliability_svg;
 use calibration::request::answer_line;
 use calibration::response::ErrorResponse;
-use calibration::wilson::{Interval, ReliabilityInterval, reliability_intervals, wilson_95};
+use calibration::wilson::{ReliabilityInterval, reliability_intervals};
 use panel_machine::exam_sitting::embedded_pool;
 use serde_json::json;
 
@@ -425,24 +426,6 @@ fn bars(policy: &AdmissionPolicy) -> String {
     )
 }
 
-/// `x [lo, hi]` with three decimals.
-fn with_interval(x: f64, i: Option<Interval>) -> String {
-    match i {
-        Some(i) => format!("{x:.3} [{:.3}, {:.3}]", i.lower, i.upper),
-        None => format!("{x:.3}"),
-    }
-}
-
-/// A variant's mean shift (signed or absolute) and its flips out of its pairs.
-fn shift(pairs: &VariantPairs, value: Option<f64>, signed: bool) -> String {
-    let flips = format!("({}/{} flips)", pairs.flips, pairs.pairs);
-    match value {
-        Some(v) if signed => format!("{v:+.3} {flips}"),
-        Some(v) => format!("{v:.3} {flips}"),
-        None => format!("- {flips}"),
-    }
-}
-
 fn print_table(out: &mut impl Write, h: &Header<'_>, examined: &[Examined]) -> io::Result<()> {
     let exam = h.exam;
     writeln!(
@@ -610,53 +593,6 @@ fn print_probes(out: &mut impl Write, groups: usize, examined: &[Examined]) -> i
         }
     }
     Ok(())
-}
-
-/// One arbiter's bias-probe figures as text, each rate with its 95% interval (Wilson for
-/// rates, Wald for kappa). Shared by `panel calibrate` and `panel arbiter show`.
-pub(crate) struct ProbeCells {
-    pub order_flips: String,
-    pub order_flip_rate: String,
-    pub padding: String,
-    pub consequence: String,
-    pub kappa: String,
-    pub objective: String,
-}
-
-impl ProbeCells {
-    pub(crate) fn of(p: &ProbeScores) -> Self {
-        let o = &p.order_swapped;
-        let order_flip_rate = o.flip_rate.map_or_else(
-            || "-".to_string(),
-            |r| with_interval(r, wilson_95(o.flips, o.pairs).ok()),
-        );
-        let kappa = p.kappa.as_ref().map_or_else(
-            || "-".to_string(),
-            |k| {
-                let i = k
-                    .lower
-                    .zip(k.upper)
-                    .map(|(lower, upper)| Interval { lower, upper });
-                format!("{} ({})", with_interval(k.kappa, i), k.items)
-            },
-        );
-        let ob = &p.objective;
-        let objective = ob.accuracy.map_or_else(
-            || format!("{}/{}", ob.correct, ob.answered),
-            |a| {
-                let i = wilson_95(ob.correct, ob.answered).ok();
-                format!("{}/{} {}", ob.correct, ob.answered, with_interval(a, i))
-            },
-        );
-        ProbeCells {
-            order_flips: format!("{}/{}", o.flips, o.pairs),
-            order_flip_rate,
-            padding: shift(&p.padded, p.padding_shift(), false),
-            consequence: shift(&p.consequence, p.consequence_shift(), true),
-            kappa,
-            objective,
-        }
-    }
 }
 
 /// Each arbiter's reliability table: forecasts per bin, yes outcomes, mean forecast,

@@ -162,7 +162,7 @@ pub struct VerdictArgs {
 #[group(required = true, multiple = false)]
 pub struct DebateRef {
     /// The debate id, e.g. deb_1 (`panel debate list`).
-    #[arg(value_name = "DEBATE")]
+    #[arg(id = "debate_id", value_name = "DEBATE")]
     id: Option<String>,
     /// The debate id, as a flag.
     #[arg(long = "debate", value_name = "DEBATE")]

@@ -219,6 +219,15 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
+    /// Every subcommand's arguments are well formed (unique names, valid groups): clap
+    /// checks this only when a command is parsed, so a clash would otherwise surface as a
+    /// panic the first time a user asks for that command's help.
+    #[test]
+    fn every_command_definition_is_valid() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
     /// The completion scripts come from the clap definitions, so every command is in them.
     #[test]
     fn completions_name_every_command() {

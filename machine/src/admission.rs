@@ -441,6 +441,15 @@ impl Sheet<'_> {
 pub struct ExamRecord {
     pub scores: ExamScores,
     pub decision: ExamDecision,
+    /// The bias probes' scores (sealed sittings only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<calibration::bias_probes::ProbeScores>,
+    /// Calibration per tag (sittings from rule set 14 on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topics: Vec<calibration::exam_hold_back::TopicCalibration>,
+    /// The items held back from the admission score for the track record (the same).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_back: Vec<calibration::exam_hold_back::HeldBackForecast>,
 }
 
 /// The scores of one exam ([`ArbiterScores`], the parts a reader shows).

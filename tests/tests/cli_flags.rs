@@ -101,6 +101,20 @@ fn motion_ids_parse_positionally_and_as_motion() {
 }
 
 #[test]
+fn arbiter_ids_parse_positionally_and_as_id() {
+    for id in [
+        &["arb-1"][..],
+        &["--id", "arb-1"][..],
+        &["--arbiter", "arb-1"][..],
+    ] {
+        let mut show = vec!["arbiter", "show"];
+        show.extend_from_slice(id);
+        show.extend_from_slice(&["--addr", NOWHERE]);
+        assert_parses(&show);
+    }
+}
+
+#[test]
 fn an_id_given_both_ways_or_not_at_all_is_a_usage_error() {
     for args in [
         &["motion", "show", "m1", "--motion", "m2", "--addr", NOWHERE][..],
@@ -108,6 +122,7 @@ fn an_id_given_both_ways_or_not_at_all_is_a_usage_error() {
             "debate", "show", "deb_1", "--debate", "deb_2", "--addr", NOWHERE,
         ][..],
         &["motion", "list", "--addr", NOWHERE][..],
+        &["arbiter", "show", "a1", "--id", "a2", "--addr", NOWHERE][..],
     ] {
         let o = run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}:\n{}", stderr(&o));
@@ -123,6 +138,8 @@ fn help_lists_both_forms() {
         (&["thread"][..], "--debate", "[DEBATE]"),
         (&["motion", "show"][..], "--motion", "[MOTION]"),
         (&["node", "rule"][..], "--motion", "[MOTION]"),
+        (&["arbiter", "declare"][..], "--debate", "[DEBATE]"),
+        (&["arbiter", "show"][..], "--id", "[ARBITER]"),
     ] {
         let mut args = cmd.to_vec();
         args.push("--help");

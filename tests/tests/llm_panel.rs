@@ -214,7 +214,7 @@ fn a_panel_of_llm_judges_over_https_takes_the_exam_rules_and_records_provenance(
     let double = rt.block_on(ChatCompletionsDouble::start(root));
 
     // Windows for slow judges: one request takes 1-3 s, a stalled one costs the 4 s
-    // timeout and a retry; a pairwise merge asks twice; the exam's 64 drawn items go 16 at a time.
+    // timeout and a retry; a pairwise merge asks twice; the exam's 72 drawn items go 16 at a time.
     let addrs = loopback_addrs(3);
     let _replicas = spawn_replicas(root, &addrs, |id, cmd| {
         let (out, err) = log_file(root, &format!("replica-{id}"));

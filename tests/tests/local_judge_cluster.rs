@@ -73,7 +73,7 @@ fn a_local_model_node_sits_the_sealed_exam_over_mutual_tls() {
     let root = tempfile::tempdir().unwrap();
     let issued = issue(root.path(), &[("arb-gemma", "northwind")]);
     // The sitting is scored when its window closes. The model answers an item in about
-    // two seconds on this machine kind under load: 300 s fit most of the 64 drawn items,
+    // two seconds on this machine kind under load: 300 s fit most of the 72 drawn items,
     // and an item it did not reach counts as missing, not as a failure of this test.
     let c = start_issued(
         root.path(),

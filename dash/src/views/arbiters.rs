@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use calibration::probe_text::ProbeCells;
 use calibration::recalibration::TrackRecord;
 use calibration::reliability_svg::reliability_svg;
 use calibration::scoring_rules::{REPORT_BINS, reliability_table};
@@ -152,7 +153,9 @@ fn exam_part(a: &Arbiter) -> String {
         }
         Some(Ok(rec)) => rec,
     };
-    let ExamRecord { scores, decision } = &rec;
+    let ExamRecord {
+        scores, decision, ..
+    } = &rec;
     s.push_str("<div class=\"grid\"><div>");
     let _ = write!(
         s,
@@ -206,6 +209,8 @@ fn exam_part(a: &Arbiter) -> String {
             escape(&f.message)
         );
     }
+    s.push_str(&probes_part(&rec));
+    s.push_str(&topics_part(&rec));
     s.push_str("</div>");
     if let Some(b) = &scores.binary {
         let subtitle = format!(
@@ -223,6 +228,65 @@ fn exam_part(a: &Arbiter) -> String {
         );
     }
     s.push_str("</div>");
+    s
+}
+
+/// The bias probes of a sealed sitting, each measure with its 95% interval, in the words
+/// `panel arbiter show` and `panel calibrate` use (`calibration::probe_text`).
+fn probes_part(rec: &ExamRecord) -> String {
+    let Some(p) = &rec.probes else {
+        return String::new();
+    };
+    let c = ProbeCells::of(p);
+    let mut s = String::from(
+        "<h4>Bias probes</h4><p class=\"muted\">Each variant against its base question; \
+         95% intervals: Wilson for rates, Wald for kappa.</p><table>",
+    );
+    s.push_str(&row(&["order flips", &c.order_flips]));
+    s.push_str(&row(&["order flip rate", &c.order_flip_rate]));
+    s.push_str(&row(&["padding |shift|", &c.padding]));
+    s.push_str(&row(&["consequence shift", &c.consequence]));
+    s.push_str(&row(&["kappa against gold (questions)", &c.kappa]));
+    s.push_str(&row(&["objective items correct", &c.objective]));
+    s.push_str("</table>");
+    s
+}
+
+/// Calibration per topic (the exam's tags) and the items held back for the track record,
+/// which exams from rule set 14 on carry.
+fn topics_part(rec: &ExamRecord) -> String {
+    let mut s = String::new();
+    if !rec.topics.is_empty() {
+        s.push_str(
+            "<h4>Calibration per topic</h4><p class=\"muted\">Binary items asked, by the \
+             exam's tags; Brier 0.25 is always answering 0.5.</p><table>",
+        );
+        s.push_str(&head(&[
+            "topic",
+            "items",
+            "gold yes",
+            "mean forecast",
+            "Brier",
+        ]));
+        for t in &rec.topics {
+            s.push_str(&row(&[
+                &t.tag,
+                &t.items.to_string(),
+                &t.yes.to_string(),
+                &format!("{:.3}", t.mean_forecast),
+                &format!("{:.3}", t.brier),
+            ]));
+        }
+        s.push_str("</table>");
+    }
+    if !rec.held_back.is_empty() {
+        let _ = write!(
+            s,
+            "<p>{} binary items were held back from the admission score and scored on the \
+             track record against the revealed gold.</p>",
+            rec.held_back.len()
+        );
+    }
     s
 }
 
