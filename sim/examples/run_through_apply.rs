@@ -1,12 +1,13 @@
 //! Runs scenario files through the machine (`panel_sim::replica`) and prints the table
 //! docs/SIMULATION.md "The machine's own path" shows, one row per scenario and policy:
-//! `cargo run --release -p panel-sim --example run_through_apply -- MOTIONS SCENARIO...`.
+//! `cargo run --release -p panel-sim --example run_through_apply -- MOTIONS SCENARIO...`
+//! (`SIM_ADMISSION=exam` to admit by a sealed exam sitting instead of the test command).
 //! Builds only the pure crates; `panel sim --engine apply` is the same per file.
 
 use std::fs;
 use std::time::Instant;
 
-use panel_sim::replica::ReplicaOptions;
+use panel_sim::replica::{Admission, ReplicaOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -14,6 +15,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: run_through_apply MOTIONS SCENARIO.toml...".into());
     };
     let motions: usize = motions.parse()?;
+    // `SIM_ADMISSION=exam` admits by a sealed sitting; by default everyone is admitted
+    // by the test command.
+    let admission = match std::env::var("SIM_ADMISSION").as_deref() {
+        Ok("exam") => Admission::Exam,
+        _ => Admission::TestCommand,
+    };
     print!("{}", panel_sim::replica_figures::TABLE_HEAD);
     for file in files {
         let scenario = panel_sim::parse(&fs::read_to_string(file)?)?;
@@ -21,6 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             start_ms: panel_sim::replica::START_MS,
             step_ms: panel_sim::replica::STEP_MS,
             motions: motions.min(scenario.motions),
+            admission,
         };
         let started = Instant::now();
         let run = panel_sim::replica::run(&scenario, &options)?;

@@ -17,6 +17,7 @@ pub mod bootstrap;
 pub mod coalition;
 pub mod correlation;
 pub mod error;
+pub mod exam_answers;
 pub mod gaussian;
 pub mod impostors;
 pub mod judge;

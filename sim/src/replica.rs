@@ -3,8 +3,9 @@
 //! replicated state, driven by `panel_machine::testkit`.
 //!
 //! For a scenario the engine registers the pool as arbiters (organisation, declared
-//! lineage, registered stance), admits them with the machine's test admission
-//! (`SetAdmission`; not yet by exam answers), creates one debate per policy
+//! lineage, registered stance), admits them by one sealed exam sitting whose answers come
+//! from each judge's model (`exam_answers`; or, as an option, by the test command
+//! `SetAdmission`), creates one debate per policy
 //! (`Policy::independent()` and `Policy::default()`), has every arbiter with a declared
 //! camp declare it on each debate (`DeclareStance`), and for each motion opens a raw test
 //! motion in each debate (`OpenMotion`: the machine draws the panel from its own seed),
@@ -39,6 +40,8 @@ const BATCH_SEEDS: u64 = 5;
 pub enum ReplicaError {
     #[error("setting up arbiter {arbiter}: {source}")]
     Arbiter { arbiter: String, source: KitError },
+    #[error("the exam sitting: {source}")]
+    Exam { source: KitError },
     #[error("creating the {policy} debate: {source}")]
     Debate {
         policy: &'static str,
@@ -52,13 +55,24 @@ pub enum ReplicaError {
     Policy(#[from] serde_json::Error),
 }
 
+/// How the pool is admitted before the first motion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Admission {
+    /// One sealed sitting of the embedded pool, every judge answering its own draw
+    /// (`exam_answers`); the machine admits whom its bars pass.
+    Exam,
+    /// The test command `SetAdmission`: everyone admitted, no exam.
+    TestCommand,
+}
+
 /// What the caller injects: when the first batch is stamped and the step between
-/// batches (the leader's clock), and how many motions to run.
+/// batches (the leader's clock), how many motions to run, and how the pool is admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplicaOptions {
     pub start_ms: u64,
     pub step_ms: u64,
     pub motions: usize,
+    pub admission: Admission,
 }
 
 /// The first batch's default stamp (1 January 2027, UTC) and step: one second per entry,
@@ -105,6 +119,14 @@ pub struct ReplicaMotion {
     pub verdicts: Vec<MachineVerdict>,
 }
 
+/// A scenario run through the machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicaRun {
+    /// Pool members the machine admitted before the first motion.
+    pub admitted: usize,
+    pub motions: Vec<ReplicaMotion>,
+}
+
 /// The scenario's pool registered, admitted and declared on one debate per policy.
 struct Replica<'a> {
     driver: Driver,
@@ -129,7 +151,20 @@ impl<'a> Replica<'a> {
             driver
                 .try_register(&a.id, &a.organisation, &a.declared_family, a.declared)
                 .map_err(fail)?;
-            driver.try_admit_without_exam(&a.id).map_err(fail)?;
+            if o.admission == Admission::TestCommand {
+                driver.try_admit_without_exam(&a.id).map_err(fail)?;
+            }
+        }
+        if o.admission == Admission::Exam {
+            let answers = crate::exam_answers::judgements(s, pop);
+            let ids: Vec<String> = pop.arbiters.iter().map(|a| a.id.clone()).collect();
+            driver
+                .try_sealed_exam(&ids, |id, item| {
+                    pop.index_of(id)
+                        .and_then(|i| answers.get(&item.id).map(|p| p[i]))
+                        .unwrap_or(0.5)
+                })
+                .map_err(|source| ReplicaError::Exam { source })?;
         }
         let mut debates = Vec::new();
         for name in POLICIES {
@@ -269,9 +304,16 @@ fn reason_name(r: &panel_machine::acceptance::DeadlockReason) -> String {
 /// Runs `o.motions` motions of scenario `s` through the machine. The world and the
 /// rulings come from the same streams as the direct engine's (`simulation::Run`), so the
 /// two engines judge the same motions with the same rulings.
-pub fn run(s: &Scenario, o: &ReplicaOptions) -> Result<Vec<ReplicaMotion>, ReplicaError> {
+pub fn run(s: &Scenario, o: &ReplicaOptions) -> Result<ReplicaRun, ReplicaError> {
     let pop = Population::build(s);
     let mut replica = Replica::set_up(s, &pop, o)?;
+    let admitted = replica
+        .driver
+        .state
+        .arbiters
+        .iter()
+        .filter(|(_, a)| a.admitted)
+        .count();
     let direct = Run {
         scenario: s,
         population: &pop,
@@ -318,5 +360,8 @@ pub fn run(s: &Scenario, o: &ReplicaOptions) -> Result<Vec<ReplicaMotion>, Repli
             verdicts,
         });
     }
-    Ok(out)
+    Ok(ReplicaRun {
+        admitted,
+        motions: out,
+    })
 }

@@ -20,7 +20,9 @@ use crate::bootstrap::{Interval, Table};
 use crate::coalition::forced;
 use crate::panel::Verdict;
 use crate::population::Population;
-use crate::replica::{MachineVerdict, POLICIES, ReplicaMotion, ReplicaOptions};
+use crate::replica::{
+    Admission, MachineVerdict, POLICIES, ReplicaMotion, ReplicaOptions, ReplicaRun,
+};
 use crate::scenario::Scenario;
 
 /// Coverage, accuracy of answers and Brier score of one way of answering.
@@ -64,6 +66,9 @@ pub struct ReplicaReport {
     pub motions: usize,
     pub seats: usize,
     pub pool: usize,
+    pub admission: Admission,
+    /// Pool members admitted before the first motion.
+    pub admitted: usize,
     pub start_ms: u64,
     pub step_ms: u64,
     pub policies: Vec<PolicyFigures>,
@@ -221,15 +226,17 @@ fn policy_figures(
 }
 
 /// The figures of a run through the machine.
-pub fn measure(s: &Scenario, motions: &[ReplicaMotion], o: &ReplicaOptions) -> ReplicaReport {
+pub fn measure(s: &Scenario, run: &ReplicaRun, o: &ReplicaOptions) -> ReplicaReport {
     let pop = Population::build(s);
-    let binary: Vec<&ReplicaMotion> = motions.iter().filter(|m| m.gold.is_none()).collect();
+    let binary: Vec<&ReplicaMotion> = run.motions.iter().filter(|m| m.gold.is_none()).collect();
     ReplicaReport {
         scenario: s.name.clone(),
         seed: s.seed,
-        motions: motions.len(),
+        motions: run.motions.len(),
         seats: s.panel.seats,
         pool: pop.arbiters.len(),
+        admission: o.admission,
+        admitted: run.admitted,
         start_ms: o.start_ms,
         step_ms: o.step_ms,
         policies: (0..POLICIES.len())
@@ -246,9 +253,11 @@ impl ReplicaReport {
             .map(|f| {
                 let forced: usize = f.forced.iter().map(|(_, n)| n).sum();
                 format!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     self.scenario,
                     f.policy,
+                    self.admitted,
+                    self.pool,
                     f.motions,
                     f.machine.coverage.show(),
                     f.machine.accuracy.show(),
@@ -256,6 +265,7 @@ impl ReplicaReport {
                     f.majority.brier.show(),
                     f.best_single.brier.show(),
                     f.brier_vs_majority.show(),
+                    f.brier_vs_best_single.show(),
                     f.wrong,
                     forced,
                 )
@@ -267,11 +277,13 @@ impl ReplicaReport {
     pub fn markdown(&self) -> String {
         let mut out = format!(
             "# {} through the machine\n\n{} motions (binary ones scored), {} seats from a pool \
-             of {}; seed {}, batches stamped from {} ms every {} ms.\n\n",
+             of {} ({} admitted by {:?}); seed {}, batches stamped from {} ms every {} ms.\n\n",
             self.scenario,
             self.motions,
             self.seats,
             self.pool,
+            self.admitted,
+            self.admission,
             self.seed,
             self.start_ms,
             self.step_ms
@@ -307,4 +319,4 @@ impl ReplicaReport {
 }
 
 /// The head of the table [`ReplicaReport::rows`] fills.
-pub const TABLE_HEAD: &str = "| scenario | policy | binary motions | coverage | accuracy (accepted) | Brier | majority Brier | best single Brier | Brier − majority | wrong accepted | forced |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+pub const TABLE_HEAD: &str = "| scenario | policy | admitted | binary motions | coverage | accuracy (accepted) | Brier | majority Brier | best single Brier | Brier − majority | Brier − best single | wrong accepted | forced |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";

@@ -3,7 +3,7 @@
 //! no outcome against the truth through `apply` where the direct engine says so.
 
 use panel_sim::panel::Verdict;
-use panel_sim::replica::{self, POLICIES, ReplicaOptions};
+use panel_sim::replica::{self, Admission, POLICIES, ReplicaOptions};
 use panel_sim::replica_figures::measure;
 use panel_sim::{Options, parse, run};
 
@@ -22,6 +22,7 @@ fn options(motions: usize) -> ReplicaOptions {
         start_ms: replica::START_MS,
         step_ms: replica::STEP_MS,
         motions,
+        admission: Admission::TestCommand,
     }
 }
 
@@ -29,9 +30,11 @@ fn options(motions: usize) -> ReplicaOptions {
 fn an_honest_pool_gets_answers_through_apply_and_the_counts_add_up() {
     let s = shipped("baseline");
     let o = options(120);
-    let motions = replica::run(&s, &o).expect("the machine applies every step");
+    let run = replica::run(&s, &o).expect("the machine applies every step");
+    assert_eq!(run.admitted, 24);
+    let motions = &run.motions;
     assert_eq!(motions.len(), 120);
-    for m in &motions {
+    for m in motions {
         assert_eq!(m.verdicts.len(), POLICIES.len());
         for v in &m.verdicts {
             // Every drawn panel has the scenario's seats, each a pool member.
@@ -46,7 +49,7 @@ fn an_honest_pool_gets_answers_through_apply_and_the_counts_add_up() {
             }
         }
     }
-    let r = measure(&s, &motions, &o);
+    let r = measure(&s, &run, &o);
     assert_eq!(r.policies.len(), 2);
     let binary = motions.iter().filter(|m| m.gold.is_none()).count();
     for f in &r.policies {
@@ -62,7 +65,7 @@ fn an_honest_pool_gets_answers_through_apply_and_the_counts_add_up() {
     assert!(default.machine.coverage.estimate > 0.2, "{default:?}");
     assert!(r.policies[0].accepted > 0, "{:?}", r.policies[0]);
     // The same world and rulings give the same outcomes.
-    assert_eq!(replica::run(&s, &o).expect("rerun"), motions);
+    assert_eq!(replica::run(&s, &o).expect("rerun"), run);
 }
 
 #[test]
@@ -86,6 +89,25 @@ fn a_confined_coalition_forces_nothing_against_the_truth_through_apply() {
         assert!(!independent.forced.is_empty(), "{name}: a coalition");
         for (c, n) in &independent.forced {
             assert_eq!(*n, 0, "{name}: coalition {c} forced outcomes through apply");
+        }
+    }
+}
+
+/// The pool sits a sealed exam through apply, answered by the judge model; the machine's
+/// bars (kappa against gold among them) admit only some of the baseline's judges, of
+/// accuracy 0.70 to 0.80, and panels are drawn from those alone.
+#[test]
+fn the_exam_admits_through_apply_and_only_the_admitted_sit() {
+    let s = shipped("baseline");
+    let o = ReplicaOptions {
+        admission: Admission::Exam,
+        ..options(20)
+    };
+    let run = replica::run(&s, &o).expect("the sitting and the motions apply");
+    assert!(run.admitted > 0 && run.admitted < 24, "{}", run.admitted);
+    for m in &run.motions {
+        for v in &m.verdicts {
+            assert!(v.seated.len() <= run.admitted, "{v:?}");
         }
     }
 }

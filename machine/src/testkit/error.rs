@@ -26,6 +26,9 @@ pub enum KitError {
     /// Signing a ruling or a commitment failed.
     #[error("cannot sign for {arbiter}: {reason}")]
     Sign { arbiter: String, reason: String },
+    /// The sealed sitting could not be set up (no pool, no open sitting, a draw error).
+    #[error("the exam sitting: {0}")]
+    Sitting(String),
     /// A fixture command did not deserialise (a kit defect).
     #[error("a kit command does not decode: {0}")]
     Command(#[from] serde_json::Error),

@@ -17,6 +17,7 @@ pub mod fixtures;
 pub mod keys;
 pub mod reveal;
 pub mod round;
+pub mod sitting;
 pub mod worked_example;
 
 pub use driver::{Driver, Schedule};
