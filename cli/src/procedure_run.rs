@@ -8,15 +8,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use ed25519_dalek::SigningKey;
-use panel_coordinator::acceptance::{Acceptance, DeadlockReason, Stance};
 use panel_coordinator::client::failover::WriteOutcome;
 use panel_coordinator::command::{ClientCommand, Query};
-use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::query::MotionReply;
 use panel_coordinator::runs::{RunInputSubmission, RunRecord, RunRequest};
-use panel_procedures::{
-    Awaited, DeadlockCause, DeadlockCauses, PanelOutcome, Prior, RunInput, RunStart,
-};
+use panel_procedures::{Awaited, DeadlockCauses, PanelOutcome, RunInput, RunStart};
 use serde::Deserialize;
 
 use crate::cluster_client::Cluster;
@@ -270,83 +266,10 @@ pub async fn deadlock_causes(c: &Cluster, run: &RunRecord) -> Result<DeadlockCau
         let refused = run.refused_settlements.get(&s.key).copied().unwrap_or(0);
         causes.insert(
             s.motion_id.clone(),
-            causes_of(reply.motion.as_ref(), refused),
+            panel_machine::run_deadlocks::causes_of(reply.motion.as_ref(), refused),
         );
     }
     Ok(causes)
-}
-
-/// The causes a motion's record gives for a question its run took as deadlocked.
-fn causes_of(motion: Option<&Motion>, refused: u32) -> Vec<DeadlockCause> {
-    match motion.map(|m| &m.status) {
-        Some(MotionStatus::Decided(Acceptance::Deadlocked(d))) => {
-            d.reasons.iter().map(cause_of).collect()
-        }
-        // The panel answered, but the procedure refused the answer each time it was asked.
-        Some(MotionStatus::Decided(Acceptance::Accepted { .. })) => {
-            vec![DeadlockCause::AnswerRefused { times: refused }]
-        }
-        Some(MotionStatus::Open) | None => vec![DeadlockCause::NotOnRecord],
-    }
-}
-
-fn prior_of(stance: Stance) -> Prior {
-    match stance {
-        Stance::A => Prior::A,
-        Stance::B => Prior::B,
-        Stance::None => Prior::None,
-    }
-}
-
-/// One failed acceptance condition (machine/src/acceptance.rs) in the procedures' terms.
-fn cause_of(r: &DeadlockReason) -> DeadlockCause {
-    match r {
-        DeadlockReason::NoQuorum { counted, quorum } => DeadlockCause::TooFewRulings {
-            counted: *counted,
-            quorum: *quorum,
-        },
-        DeadlockReason::SingleStanceGroup => DeadlockCause::OneStanceOnly,
-        DeadlockReason::SplitGroup { stance } => DeadlockCause::SplitVote {
-            prior: prior_of(*stance),
-        },
-        DeadlockReason::GroupsDisagree => DeadlockCause::StancesDisagree,
-        DeadlockReason::InsufficientSupport {
-            stance,
-            net,
-            needed,
-        } => DeadlockCause::NetSupportShort {
-            prior: prior_of(*stance),
-            net: *net,
-            needed: *needed,
-        },
-        DeadlockReason::InsufficientLineages {
-            stance,
-            net,
-            needed,
-        } => DeadlockCause::TooFewLineages {
-            prior: prior_of(*stance),
-            net: *net,
-            needed: *needed,
-        },
-        DeadlockReason::DependsOnOrganisation { organisation } => DeadlockCause::OneOrganisation {
-            organisation: organisation.clone(),
-        },
-        DeadlockReason::CorrelatedSupport {
-            n_eff_milli,
-            needed_milli,
-        } => DeadlockCause::EffectiveVotesBelowFloor {
-            n_eff_milli: *n_eff_milli,
-            needed_milli: *needed_milli,
-        },
-        // Conditions of relevance and tier-verification motions, not of a procedure's
-        // yes/no questions: kept in the machine's words.
-        other @ (DeadlockReason::RelevanceSpread { .. }
-        | DeadlockReason::MissingRelevance { .. }
-        | DeadlockReason::MissingReceipts { .. }
-        | DeadlockReason::ReceiptsDisagree) => DeadlockCause::Other {
-            reason: other.to_string(),
-        },
-    }
 }
 
 /// The run's report with each deadlocked question's causes beside its outcome.

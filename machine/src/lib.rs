@@ -42,6 +42,7 @@ pub mod reply;
 pub mod rules;
 pub mod ruling;
 pub mod run_convener;
+pub mod run_deadlocks;
 pub mod run_roles;
 pub mod runs;
 pub mod signed_motion;

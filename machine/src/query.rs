@@ -231,7 +231,10 @@ pub fn query(state: &State, q: &Query) -> Value {
                 summary: Some(r.run.summary()),
                 finished: Some(r.run.finished()),
                 awaiting: Some(r.run.awaiting()),
-                markdown: Some(r.run.render_markdown()),
+                markdown: Some(
+                    r.run
+                        .render_markdown_with(&crate::run_deadlocks::of_run(&state.motions, r)),
+                ),
             },
             None => RunReply {
                 run: None,
