@@ -1,4 +1,4 @@
-//! Criterion benches for issue 5 part 6: score 10^6 binary judgments; score 10^4 quantile
+//! Criterion benches (BENCHMARKS.md): score 10^6 binary judgments; score 10^4 quantile
 //! assessments (100 experts x 100 seed items) with and without the optimised decision
 //! maker; fit the bridging model on 1,000 raters x 10,000 items at 5% density.
 //! Inputs come from the crate's seeded generator, so every run measures the same data.

@@ -1,6 +1,6 @@
 //! Recalibration from resolved outcomes: an arbiter's running track record after
 //! admission, scored only on items whose truth was later established by something other
-//! than the panel that ruled (issue 5, part 3).
+//! than the panel that ruled (docs/CALIBRATION.md "Recalibration from resolved outcomes").
 //!
 //! What counts as resolved is the coordinator's business (a later tier verification
 //! carried by retrieval receipts from both stances, an appeal decision); this module only

@@ -9,7 +9,7 @@ use calibration::request::answer_line;
 use libfuzzer_sys::fuzz_target;
 
 /// One line of the JSONL stream; longer lines are not what this target is about (the
-/// bridging fit's cost grows with the matrix, and its bound is item 6/7 of issue 13).
+/// bridging fit's cost grows with the matrix, and its bound is in docs/FUZZING.md).
 const MAX_LINE: usize = 4096;
 
 fuzz_target!(|data: &[u8]| {

@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 
 /// Steps per script; a script of more steps is refused by the target (not by the engine)
-/// so one execution stays short. The engine's own limits are what item 7 of issue 13 adds.
+/// so one execution stays short. The engine's own limits are in docs/FUZZING.md.
 const MAX_STEPS: usize = 64;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,6 @@
 //! Who the member organisations are and how many of them endorse an entry: the count
 //! every threshold rule (admission, membership, motion-key rotation, breakers) is checked
-//! against (docs/SECURITY.md "Membership needs the federation").
+//! against (docs/SECURITY.md "Membership").
 
 use ed25519_dalek::VerifyingKey;
 use panel_federation::Organisation;

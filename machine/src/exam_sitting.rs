@@ -914,7 +914,7 @@ mod tests {
         s
     }
 
-    /// Issue 35: a chartered group sealed the shipped pool, whose gold answers ship in the
+    /// docs/SECURITY.md "Exams": a chartered group sealed the shipped pool, whose gold answers ship in the
     /// repository, and four lookup judges were admitted in seconds. From rule set 5 only
     /// a practice group may seal it; an unchartered debug group still may.
     #[test]

@@ -1197,7 +1197,7 @@ mod tests {
         (a, b, refusals)
     }
 
-    /// Issue 35, part 5: one certificate of member organisation `north` floods
+    /// docs/SECURITY.md "What is enforced": one certificate of member organisation `north` floods
     /// `CreateDebate` past the global debates cap (15 in a burst, 12 a minute) while
     /// `south` sends 6 writes interleaved. Before fair shares the flood took the whole cap
     /// and south got 1 of its 6 writes through; now each member organisation has 2 of the
@@ -1321,7 +1321,7 @@ mod tests {
         }
     }
 
-    /// Issue 35, part 5: a reader holding only `ca.pem` wrote refusals that each stored a
+    /// docs/SECURITY.md "What is enforced": a reader holding only `ca.pem` wrote refusals that each stored a
     /// deduplication row for a day (3,497 in 15 s). Refused anonymous writes now store
     /// none (a retry is judged again), while an applied one keeps its row, so its retry is
     /// still answered once. Refusals over a limit store none for anyone.
@@ -1362,7 +1362,7 @@ mod tests {
         );
     }
 
-    /// Issue 35, part 5: one identity cannot fill the deduplication table. It keeps at
+    /// docs/SECURITY.md "What is enforced": one identity cannot fill the deduplication table. It keeps at
     /// most its bound of rows within the lease; a write past it is refused, names the
     /// bound, the identity and when to retry, and stores nothing. Its organisation's
     /// certificates together have a bound too, anonymous callers theirs, and another

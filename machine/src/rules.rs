@@ -19,7 +19,7 @@ pub const CURRENT: u32 = EXAM_TRACK_RECORD;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
-/// (`admission::check_exam_motions`; docs/SECURITY.md "Arbiter node caller").
+/// (`admission::check_exam_motions`; docs/SECURITY.md "What each attacker can and cannot do").
 pub const EXAM_MOTIONS: u32 = 1;
 
 /// From this level on, apply counts every accepted yes/no outcome into the pairwise error
@@ -49,7 +49,7 @@ pub const PRACTICE_EXAMS: u32 = 5;
 /// From this level on, a revocation's `effective_from_unix_ms` is read: at a close a
 /// revoked arbiter's ruling counts only if its commitment was logged before that instant,
 /// and a revocation dated back lists the decided motions that counted rulings committed
-/// after it (`Revocation::counted_after_revocation`; docs/SECURITY.md "Keys").
+/// after it (`Revocation::counted_after_revocation`; docs/SECURITY.md "What is enforced").
 pub const REVOCATION_TIME: u32 = 6;
 
 /// From this level on, an arbiter may declare a standing stance (`DeclareStance` for
@@ -60,7 +60,7 @@ pub const STANDING_STANCES: u32 = 8;
 
 /// From this level on, a chartered group starts a procedure run only when its convener
 /// (a registered contributor or arbiter) signed the start, and a signed start is used
-/// once (`run_convener`; docs/SECURITY.md "Runs"). Level 7 was never stamped.
+/// once (`run_convener`; docs/SECURITY.md "What is enforced"). Level 7 was never stamped.
 pub const SIGNED_RUNS: u32 = 9;
 
 /// From this level on, a panel request to advance a debate's phase is refused when the

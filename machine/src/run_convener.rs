@@ -1,5 +1,5 @@
 //! Who may start a procedure run (docs/PROCEDURES.md, "Who may start a run";
-//! docs/SECURITY.md "Runs").
+//! docs/SECURITY.md "What is enforced").
 //!
 //! A run spends panel capacity (every question it asks seats a panel) in its convener's
 //! name, and the convener's per-name limits count it. From rule set

@@ -1,5 +1,5 @@
 //! The signed motion an outcome answers, as the log carries it and `apply` re-checks it
-//! (docs/WIRE.md "Motion, layout v1" and "Ruling, envelope version 2"; issue 11 item 4).
+//! (docs/WIRE.md "Motion, layout v1" and "Ruling, envelope version 2").
 //!
 //! The motion driver signs every motion it puts to nodes with the cluster's motion key and
 //! puts that signed motion into its `RecordOutcome`. `apply` then checks, from the entry

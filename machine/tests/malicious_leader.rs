@@ -1,4 +1,4 @@
-//! The leader's remaining powers, tested (issue 35 part 8; docs/SECURITY.md "What each
+//! The leader's remaining powers, tested (docs/SECURITY.md "What each
 //! attacker can and cannot do", "Leader").
 //!
 //! The Raft leader seals every batch: it stamps `time_ms` and `seed`, chooses which pending

@@ -1,4 +1,4 @@
-//! Every error names its fix (issue 40): each stable refusal code a client can receive
+//! Every error names its fix (docs/REFUSALS.md): each stable refusal code a client can receive
 //! from `apply` has a case here whose message must name what resolves it (a `panel ...`
 //! command, a flag, a charter or replica setting, or what to send instead), and a row in
 //! docs/REFUSALS.md. A new code, a new `ApplyError` variant or a new protocol code fails

@@ -1,7 +1,7 @@
 //! The witnessed record, end to end over the pure machine (docs/SECURITY.md "The
 //! record"): apply issues checkpoints, witnesses of two organisations cosign them through
 //! the log, the export verifies under a tlog-policy, one entry's proof verifies on its own,
-//! and the forgeries of issue 12 are refused with the missing piece named.
+//! and the forgeries docs/WITNESS.md lists are refused with the missing piece named.
 
 use ed25519_dalek::SigningKey;
 use panel_federation::{Charter, Floors, LogIdentity, Organisation, WitnessEntry};

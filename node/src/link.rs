@@ -43,7 +43,7 @@ pub enum LinkError {
     #[error("cannot reach coordinator {addr}: {reason}")]
     Connect { addr: String, reason: String },
     /// The server's certificate chains to a federation authority but is no replica's
-    /// (docs/SECURITY.md "Transport"): a relay, or another member's host, at that address.
+    /// (docs/SECURITY.md "What is enforced"): a relay, or another member's host, at that address.
     #[error("refusing coordinator {addr}: {source}")]
     Pinned {
         addr: String,

@@ -1,4 +1,4 @@
-//! Held-out crux cases (issue 40 part 6): clean position pairs and named defects on
+//! Held-out crux cases (docs/CRUX.md): clean position pairs and named defects on
 //! subjects the shipped eval does not use, each defect one named fault the rules are meant
 //! to catch (`tests/data/crux_heldout*.json`). The shipped controls were the only clean
 //! texts the rules had been fitted to; these batches measure the rules on text they were

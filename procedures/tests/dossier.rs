@@ -207,7 +207,7 @@ fn agree(yes: bool) -> Vec<PanelRuling> {
 /// Dissent is what the seed preserves: rulings against what the Quench settled. A yes on
 /// the recommended option from an attempt that deadlocked agrees with the
 /// recommendation; the no beside it is dissent, and only a dissenter's own "would change
-/// if" becomes a condition (issue 40 part 2, the `panel up` dossier's defect).
+/// if" becomes a condition (docs/DOSSIER.md; once a defect of the `panel up` dossier).
 #[test]
 fn dissent_is_against_the_recommendation_and_conditions_are_the_dissenters_own() {
     let mut run = started();

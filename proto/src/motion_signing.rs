@@ -3,7 +3,7 @@
 //!
 //! A node judges whatever a motion shows it, so a motion must come from the coordinator and
 //! reach the node unaltered: an unsigned motion let any caller pre-commit honest nodes on a
-//! predicted motion id with altered content (issue 11, item 4). The coordinator cluster
+//! predicted motion id with altered content (docs/SECURITY.md "What each attacker can and cannot do"). The coordinator cluster
 //! holds one ed25519 motion key; every motion it sends is signed over the canonical layout
 //! below, nodes verify it against the keys they are configured with before judging, and a
 //! ruling (envelope v2, [`crate::signing`]) binds the [`motion_digest`] of the motion it

@@ -1,4 +1,4 @@
-//! Identity attacks of issue 11 (docs/SECURITY.md), each against three real replicas
+//! Identity attacks (docs/SECURITY.md), each against three real replicas
 //! running mutual TLS under a federation charter, written over real sockets with the
 //! certificates a federation issues. Each test fails if its hole reopens:
 //! - a borrowed name: contributions written under an honest arbiter's id (unsigned, signed

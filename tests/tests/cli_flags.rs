@@ -1,4 +1,4 @@
-//! Consistent flags across subcommands (issue 40): every command that takes a debate id
+//! Consistent flags across subcommands: every command that takes a debate id
 //! takes it positionally or as `--debate`, every one that takes a motion id positionally
 //! or as `--motion`, and the older spelling of each still parses. Checked through the
 //! real binary without a cluster: the commands are pointed at a closed loopback port, so

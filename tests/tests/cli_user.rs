@@ -208,7 +208,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         a.contains("Brier") && a.contains("admission: admitted"),
         "{a}"
     );
-    // The exam read as a person would (issue 40 part 5): the bias probes with intervals,
+    // The exam read as a person would (docs/CALIBRATION.md): the bias probes with intervals,
     // the reliability table with counts and Wilson intervals, topics, and the items held
     // back from admission now on the track record.
     for part in [
@@ -342,7 +342,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     // deb_1 is the worked example, deb_2 the contested question (`panel up`).
     assert_eq!(created["debate_id"], "deb_3");
     // An advance whose prerequisites do not hold is refused before any panel is asked,
-    // with the engine's reason (issue 40 part 1: no yes is ever dropped silently).
+    // with the engine's reason (no yes is ever dropped silently).
     let advance_from_construction = || {
         fails(
             st,

@@ -245,7 +245,7 @@ fn expectations(deep: &str) -> Vec<(String, &'static str, Vec<&'static str>)> {
                 "href=\"/debates/deb_1\"",
                 "href=\"/motions?arbiter=arb-north-a\"",
                 "Exam reliability: arb-north-a",
-                // The exam read as `panel arbiter show` reads it (issue 40 part 5).
+                // The exam read as `panel arbiter show` reads it (docs/CALIBRATION.md).
                 "Bias probes",
                 "order flip rate",
                 "Calibration per topic",

@@ -2,7 +2,7 @@
 //! rulings, every signed field tampered, replays onto another motion or state, reveals
 //! without or against their commitment, second commitments, outsiders, late and early
 //! messages, oversized and malformed messages; unsigned, foreign-signed and altered
-//! motions, and the pre-commit attack on a predicted motion id (issue 11 item 4). Each is
+//! motions, and the pre-commit attack on a predicted motion id (docs/SECURITY.md). Each is
 //! refused with a specific error.
 
 mod node_support;
@@ -97,7 +97,7 @@ async fn own_records(c: &mut ArbiterNodeClient<Channel>, motion_id: &str) -> usi
     .len()
 }
 
-/// Issue 11 item 4: a node judges only motions its coordinator signed, exactly as signed.
+/// docs/SECURITY.md: a node judges only motions its coordinator signed, exactly as signed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsigned_unknown_key_and_altered_motions_are_refused_before_judging() {
     let root = tempfile::tempdir().unwrap();

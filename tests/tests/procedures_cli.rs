@@ -321,7 +321,7 @@ fn verify(st: &Path, dir: &Path) {
 
 /// One `StartRun` sent as it is, through `panel coordinator write` under mutual TLS with
 /// the client identity of `panel up`; the reply as the CLI prints it. The intake's rate
-/// limit on new runs per identity (docs/SECURITY.md "Floods") refuses before the log, so
+/// limit on new runs per identity (docs/SECURITY.md "What is enforced") refuses before the log, so
 /// a write it turns away is sent again, under the same ids, once it says to retry.
 fn raw_start(st: &Path, client_id: &str, request_id: u64, req: &RunRequest) -> Value {
     let file: Value =
@@ -376,7 +376,7 @@ fn refused_start(reply: &Value, want: &str) {
     );
 }
 
-/// Issue 35 part 6, over the wire: a chartered group starts a run only from its
+/// Signed runs (docs/SECURITY.md "What is enforced"), over the wire: a chartered group starts a run only from its
 /// registered convener's signed request. The convener `panel up` registered (`operator`,
 /// its key in the state folder) starts one; the same signed request sent again under new
 /// ids, the name under another key, and an unsigned start are refused, and the same ids

@@ -101,7 +101,7 @@ fn re_rooted(r: &mut Value, keys: &[&panel_tlog::NoteSigner], keep: impl Fn(&str
     }
 }
 
-/// Issue 12's forgeries against the real record of `panel up`, under its policy.
+/// The forgeries of docs/WITNESS.md against the real record of `panel up`, under its policy.
 fn witnessed_record_attacks(dir: &Path, state: &Path, record: &Value) {
     let pki = state.join("pki");
     let policy = pki.join("policy.txt");
@@ -169,7 +169,7 @@ fn witnessed_record_attacks(dir: &Path, state: &Path, record: &Value) {
     edited["entries"][reg]["request_id"] = Value::from(999_999u64);
     // One organisation (northwind runs replicas 1 and 3) re-signs the edited history with
     // both its replicas' real keys, and keeps the witnesses' old lines: the policy's
-    // quorum log needs another organisation's key (issue 35 part 3).
+    // quorum log needs another organisation's key (docs/SECURITY.md "The record").
     let mut alone = edited.clone();
     re_rooted(&mut alone, &[&r1, &r3], |_| true);
     assert_fails(

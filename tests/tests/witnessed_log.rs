@@ -1,4 +1,4 @@
-//! The witnessed log on a live chartered cluster (issue 12): two witnesses of two
+//! The witnessed log on a live chartered cluster (docs/WITNESS.md): two witnesses of two
 //! organisations cosign the checkpoints the leader pushes; one entry's proof verifies
 //! offline with the policy alone; `panel monitor` follows the cluster; after `kill -9` of
 //! the leader the new leader keeps the witnesses following (every checkpoint the record
@@ -72,7 +72,7 @@ fn start(root: &Path) -> (TlsCluster, Vec<ChildGuard>, Vec<String>, Vec<String>)
     (start_issued(root, issued, &extra), witnesses, urls, extra)
 }
 
-/// Issue 35 part 3: one organisation's operator holds the log keys of both its replicas
+/// docs/SECURITY.md "The record": one organisation's operator holds the log keys of both its replicas
 /// (1 and 3 of the local federation) and signs a checkpoint of a history the log never
 /// had. The witnesses refuse it (403): the charter's quorum log needs the keys of two
 /// organisations, so no operator or replica alone can have a history cosigned.

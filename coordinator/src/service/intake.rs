@@ -831,7 +831,7 @@ mod tests {
             .expect("another organisation is served");
     }
 
-    /// Issue 35, part 5, at the leader's intake: one certificate of `north` floods new
+    /// Fair shares (docs/SECURITY.md "What is enforced") at the leader's intake: one certificate of `north` floods new
     /// debates past the global debates bucket while `south` sends 6 writes interleaved.
     /// Before fair shares the flood took the bucket and south got 1 of 6 through; now
     /// south's share is honoured (even though north spent the bucket before south first

@@ -587,7 +587,7 @@ fn intake_status(e: IntakeError) -> Status {
     }
 }
 
-/// Every intake refusal names its fix (issue 40): a case per `Refusal` reason, whose
+/// Every intake refusal names its fix (docs/REFUSALS.md): a case per `Refusal` reason, whose
 /// message must name what resolves it, and docs/REFUSALS.md's "Intake refusals" table must
 /// list exactly these reasons.
 #[cfg(test)]

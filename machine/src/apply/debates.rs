@@ -940,7 +940,7 @@ mod tests {
     }
 
     /// Under declared stances a draw that cannot seat a stance names the missing
-    /// declarations and the command that makes them (issue 40 part 3).
+    /// declarations and the command that makes them (docs/REFUSALS.md).
     #[test]
     fn a_draw_short_of_declared_stances_names_panel_arbiter_declare() {
         let mut s = ten_admitted();

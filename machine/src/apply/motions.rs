@@ -1092,7 +1092,7 @@ mod tests {
         assert!(refused(&r).starts_with("motion_closed"), "{}", refused(&r));
     }
 
-    /// Issue 34: a panel whose supporters of one stance all share a lineage deadlocks on
+    /// docs/COORDINATOR.md "The acceptance rule": a panel whose supporters of one stance all share a lineage deadlocks on
     /// rule 4, and the output must say so by name, not only count.
     #[test]
     fn a_deadlock_names_the_one_lineage_a_stances_supporters_share() {
@@ -1142,7 +1142,7 @@ mod tests {
         );
     }
 
-    /// Issue 35: a revocation's instant was stored and never read. Now a commitment logged
+    /// docs/SECURITY.md "What is enforced": a revocation's instant was stored and never read. Now a commitment logged
     /// before `effective_from_unix_ms` counts at the close, one logged at or after it does
     /// not; a revocation dated back names the decided motions that counted such a ruling.
     /// Before rule set 6 every revoked arbiter's rulings are refused, as they applied.

@@ -211,7 +211,7 @@ pub struct State {
     /// then keeps every retired reply until the next prune, as it kept every held one).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub requests_pruned_at_index: u64,
-    /// Write limits per identity and organisation (`limits.rs`, docs/SECURITY.md "Floods").
+    /// Write limits per identity and organisation (`limits.rs`, docs/SECURITY.md "What is enforced").
     #[serde(default)]
     pub limits: crate::model::limits_state::LimitsState,
     /// Set by the first logged round (`LogCommitments`): from then on a debate motion is
