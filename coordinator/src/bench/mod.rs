@@ -1,5 +1,7 @@
-//! `panel coordinator bench`: start a local 3-replica cluster as separate processes, drive
-//! accepted decisions through it, and print figures. Timings are printed, never asserted.
+//! `panel coordinator bench`, the component bench: start a local 3-replica cluster as
+//! separate processes, drive accepted decisions through it by a shortcut (raw motions and
+//! finished outcomes through test commands, no nodes, no commit-reveal round), and print
+//! figures. Timings are printed, never asserted. `panel bench` times the real path.
 //!
 //! One decision = `OpenMotion` (5 seats) then `RecordOutcome` with 5 reveals: each a signed
 //! ruling, its salt and the arbiter's signed commitment to H(ruling, salt), exactly what an
