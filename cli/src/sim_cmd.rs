@@ -79,13 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("sim-out").join(&scenario.name));
-    fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    for (file, svg) in &plots {
-        fs::write(out.join(file), svg).with_context(|| format!("cannot write {file}"))?;
-    }
-    fs::write(out.join("report.md"), &markdown).context("cannot write report.md")?;
-    fs::write(out.join("report.json"), &json).context("cannot write report.json")?;
-    println!("{}", if args.json { &json } else { &markdown });
+    publish(&out, &plots, &markdown, &json, args.json)?;
     crate::output::note!(
         "simulated {} motions (plus sweeps) in {elapsed:.2} s; report in {}",
         report.motions,
@@ -120,14 +114,30 @@ fn run_through_apply(args: &Args, scenario: &panel_sim::Scenario) -> anyhow::Res
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("sim-out").join(&scenario.name).join("apply"));
-    fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    fs::write(out.join("report.md"), &markdown).context("cannot write report.md")?;
-    fs::write(out.join("report.json"), &json).context("cannot write report.json")?;
-    println!("{}", if args.json { &json } else { &markdown });
+    publish(&out, &[], &markdown, &json, args.json)?;
     crate::output::note!(
         "ran {} motions through apply in {elapsed:.2} s; report in {}",
         options.motions,
         out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the plots, `report.md` and `report.json` into `out` and prints the report
+/// (JSON when `as_json`).
+fn publish(
+    out: &std::path::Path,
+    plots: &[panel_sim::plot::Plot],
+    markdown: &str,
+    json: &str,
+    as_json: bool,
+) -> anyhow::Result<()> {
+    fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    for (file, svg) in plots {
+        fs::write(out.join(file), svg).with_context(|| format!("cannot write {file}"))?;
+    }
+    fs::write(out.join("report.md"), markdown).context("cannot write report.md")?;
+    fs::write(out.join("report.json"), json).context("cannot write report.json")?;
+    println!("{}", if as_json { json } else { markdown });
+    Ok(())
 }

@@ -296,8 +296,8 @@ impl ReplicaReport {
         for f in &self.policies {
             out.push_str(&format!(
                 "\n**{}**: {} accepted ({} with the machine's confidence), {} deadlocked, {} \
-                 without a panel; majority coverage {}, accuracy {}; best single accuracy {}; \
-                 Brier minus best single {}. Deadlock reasons: {}.\n",
+                 without a panel; majority coverage {}, accuracy {}; best single accuracy {}. \
+                 Deadlock reasons: {}.\n",
                 f.policy,
                 f.accepted,
                 f.with_confidence,
@@ -306,7 +306,6 @@ impl ReplicaReport {
                 f.majority.coverage.show(),
                 f.majority.accuracy.show(),
                 f.best_single.accuracy.show(),
-                f.brier_vs_best_single.show(),
                 f.reasons
                     .iter()
                     .map(|(r, n)| format!("{r} {n}"))
