@@ -284,7 +284,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 let arbiter = panel_node::keyfile::load_key(own)
                     .with_context(|| format!("--key-file {}", own.display()))?;
                 reg.attestation = Some(
-                    panel_coordinator::charter::attest(&reg, &arbiter, &organisation)
+                    panel_coordinator::charter_rules::attest(&reg, &arbiter, &organisation)
                         .context("signing the registration")?,
                 );
             }

@@ -336,8 +336,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     endorsement: String::new(),
                 },
             };
-            reg.attestation = panel_coordinator::charter::attest_contributor(&reg, &key, &roster)
-                .context("signing the registration")?;
+            reg.attestation =
+                panel_coordinator::charter_rules::attest_contributor(&reg, &key, &roster)
+                    .context("signing the registration")?;
             submit(
                 &cluster,
                 ClientCommand::RegisterContributor(reg),
@@ -354,9 +355,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let to = public_key("--to", &to)?;
             let key = panel_transport::pki::read_seed_key(&org_key)
                 .with_context(|| format!("--org-key {}", org_key.display()))?;
-            let signature =
-                panel_coordinator::charter::sign_rotation(&charter, rotation.seq, &from, &to, &key)
-                    .context("signing the rotation")?;
+            let signature = panel_coordinator::charter_rules::sign_rotation(
+                &charter,
+                rotation.seq,
+                &from,
+                &to,
+                &key,
+            )
+            .context("signing the rotation")?;
             println!("{signature}");
             Ok(ExitCode::SUCCESS)
         }
@@ -369,9 +375,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let key = panel_coordinator::service::motion_key::load(&new_key)
                 .with_context(|| format!("--new-key {}", new_key.display()))?;
             let to = key.verifying_key();
-            let possession =
-                panel_coordinator::charter::sign_rotation(&charter, rotation.seq, &from, &to, &key)
-                    .context("signing the rotation with the new key")?;
+            let possession = panel_coordinator::charter_rules::sign_rotation(
+                &charter,
+                rotation.seq,
+                &from,
+                &to,
+                &key,
+            )
+            .context("signing the rotation with the new key")?;
             let command = ClientCommand::RotateMotionKey(MotionKeyRotation {
                 seq: rotation.seq,
                 to: hex::encode(to.to_bytes()),
@@ -393,8 +404,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let org = organisation(&newcomer)?;
             let key = panel_transport::pki::read_seed_key(&org_key)
                 .with_context(|| format!("--org-key {}", org_key.display()))?;
-            let signature =
-                panel_coordinator::charter::endorse(&org, &key).context("signing the admission")?;
+            let signature = panel_coordinator::charter_rules::endorse(&org, &key)
+                .context("signing the admission")?;
             println!("{signature}");
             Ok(ExitCode::SUCCESS)
         }

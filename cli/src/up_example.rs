@@ -173,7 +173,7 @@ pub async fn register_contributor(
         },
     };
     let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;
-    reg.attestation = panel_coordinator::charter::attest_contributor(&reg, key, &roster)?;
+    reg.attestation = panel_coordinator::charter_rules::attest_contributor(&reg, key, &roster)?;
     panel.write(ClientCommand::RegisterContributor(reg)).await?;
     Ok(())
 }

@@ -56,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let trusted = match &args.charter {
-        Some(path) => match panel_transport::charter::load(path) {
+        Some(path) => match panel_transport::charter_file::load(path) {
             Ok(c) => Some(c),
             Err(e) => {
                 eprintln!("error: {e}");

@@ -96,7 +96,7 @@ fn serve(a: RunArgs) -> Result<ExitCode> {
         .try_init();
     let logs = match &a.charter {
         Some(path) => {
-            let charter = panel_transport::charter::load(path)?;
+            let charter = panel_transport::charter_file::load(path)?;
             panel_coordinator::local::witnesses::logs_of(&charter)?
         }
         None => panel_witness::config::known_logs(&a.logs)?,

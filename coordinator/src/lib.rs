@@ -6,7 +6,7 @@
 //! bench and the cross-process tests start one) and the bench ([`bench`]).
 
 pub use panel_machine::{
-    acceptance, admission, apply, authorship, charter, checkpoints, command, debates,
+    acceptance, admission, apply, authorship, charter_rules, checkpoints, command, debates,
     declared_priors, draw, entry_proof, exam_sitting, independence, limits, membership, model,
     priors, query, recalibration, record, reply, ruling, run_convener, run_roles, runs,
     signed_motion, transparency,

@@ -273,7 +273,7 @@ pub fn percent(permille: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charter::tests::{charter, org_key};
+    use crate::charter_rules::tests::{charter, org_key};
     use crate::command::{ClientCommand, ItemReply};
     use crate::log::endorsement::Endorsement;
 

@@ -512,7 +512,7 @@ mod tests {
         let mut st = State::default();
         let w =
             Cosigner::new("w.north", ed25519_dalek::SigningKey::from_bytes(&[5; 32])).expect("w");
-        let mut charter = crate::charter::tests::charter();
+        let mut charter = crate::charter_rules::tests::charter();
         let log = NoteSigner::new(
             "panel.test/log",
             ed25519_dalek::SigningKey::from_bytes(&[6; 32]),
@@ -615,7 +615,7 @@ mod tests {
             NoteSigner::new(origin, ed25519_dalek::SigningKey::from_bytes(&[seed; 32])).expect("k")
         };
         let (r1, r2, rogue) = (key(41), key(42), key(43));
-        let mut charter = crate::charter::tests::charter();
+        let mut charter = crate::charter_rules::tests::charter();
         charter.replicas = [(1, "north", &r1), (2, "south", &r2)]
             .iter()
             .map(|(id, org, k)| panel_federation::ReplicaEntry {

@@ -905,7 +905,7 @@ mod tests {
                 },
             }),
             ClientCommand::AdmitOrganisation(OrganisationAdmission {
-                organisation: crate::charter::tests::charter().organisations[0].clone(),
+                organisation: crate::charter_rules::tests::charter().organisations[0].clone(),
                 endorsements: vec![Endorsement {
                     by: "south".into(),
                     signature: "00".into(),
@@ -968,7 +968,7 @@ mod tests {
                 motions: vec![],
                 sitting: None,
             },
-            InternalCommand::AdoptCharter(Box::new(crate::charter::tests::charter())),
+            InternalCommand::AdoptCharter(Box::new(crate::charter_rules::tests::charter())),
             InternalCommand::LogCommitments(CommitmentLog {
                 motion_id: "m".into(),
                 motion: "00".into(),

@@ -70,7 +70,7 @@ pub fn claim(d: &StanceDeclaration) -> DeclarationClaim<'_> {
     DeclarationClaim {
         arbiter_id: &d.arbiter_id,
         debate_id: &d.debate_id,
-        side: crate::charter::stance_label(d.stance),
+        side: crate::charter_rules::stance_label(d.stance),
         credence_permille: d.credence_permille,
     }
 }
@@ -435,7 +435,7 @@ mod tests {
         // Unchartered: a raw debate keeps the default rule; chartered: independent.
         let raw = debate(&mut s, 112, None);
         assert_eq!(s.debates.get(&raw).unwrap().policy, Policy::default());
-        s.charter = Some(crate::charter::tests::charter());
+        s.charter = Some(crate::charter_rules::tests::charter());
         let raw = debate(&mut s, 113, None);
         assert_eq!(s.debates.get(&raw).unwrap().policy, Policy::independent());
     }

@@ -315,7 +315,7 @@ pub fn submit(
     }
     let key = crate::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
     let asked = open.asked(arbiter_id, &key)?;
-    let pinned = crate::charter::current_motion_key(state);
+    let pinned = crate::charter_rules::current_motion_key(state);
     let digests = crate::admission::check_motions(
         motions,
         pinned.as_ref(),
@@ -934,7 +934,7 @@ mod tests {
             let mut s = State {
                 charter: Some(panel_federation::Charter {
                     exam: exam_terms.clone(),
-                    ..crate::charter::tests::charter()
+                    ..crate::charter_rules::tests::charter()
                 }),
                 rules: crate::rules::PRACTICE_EXAMS,
                 ..State::default()
@@ -949,7 +949,7 @@ mod tests {
         }
         // Before rule set 5 the same entry replays as it applied.
         let mut s = State {
-            charter: Some(crate::charter::tests::charter()),
+            charter: Some(crate::charter_rules::tests::charter()),
             ..State::default()
         };
         applied(write(&mut s, 1, T0, seal_cmd(&public)));
@@ -957,7 +957,7 @@ mod tests {
         let mut private = public.clone();
         private.items.truncate(private.items.len() - 1);
         let mut s = State {
-            charter: Some(crate::charter::tests::charter()),
+            charter: Some(crate::charter_rules::tests::charter()),
             rules: crate::rules::PRACTICE_EXAMS,
             ..State::default()
         };

@@ -14,7 +14,7 @@ pub mod admission;
 pub mod apply;
 pub mod authorship;
 pub mod breakers;
-pub mod charter;
+pub mod charter_rules;
 pub mod checkpoints;
 pub mod command;
 pub mod confidence;

@@ -1166,7 +1166,7 @@ mod tests {
     /// The replica of a chartered group: member organisations `north` and `south`.
     fn chartered(policy: LimitPolicy) -> Replica {
         let mut r = Replica::new(policy);
-        r.state.charter = Some(crate::charter::tests::charter());
+        r.state.charter = Some(crate::charter_rules::tests::charter());
         r
     }
 

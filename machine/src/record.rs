@@ -242,7 +242,7 @@ pub enum CharterFailure {
 
 /// What a successful verification established.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
+pub struct VerificationReport {
     pub entries: usize,
     pub arbiters: usize,
     pub debates: usize,
@@ -374,7 +374,7 @@ fn check_runs(bundle: &Bundle, st: &State) -> Result<(), Failure> {
     Ok(())
 }
 
-pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
+pub fn verify(bundle: &Bundle) -> Result<VerificationReport, Failure> {
     if ![FORMAT, FORMAT_V2, FORMAT_V1].contains(&bundle.format.as_str()) {
         return Err(Failure::Format(bundle.format.clone()));
     }
@@ -512,7 +512,7 @@ pub fn verify(bundle: &Bundle) -> Result<Report, Failure> {
             })
         })
         .collect();
-    Ok(Report {
+    Ok(VerificationReport {
         entries: bundle.entries.len(),
         arbiters: st.arbiters.len(),
         debates: st.debates.len(),

@@ -190,7 +190,7 @@ mod tests {
     fn chartered() -> State {
         let mut s = State {
             rules: crate::rules::SIGNED_RUNS,
-            charter: Some(crate::charter::tests::charter()),
+            charter: Some(crate::charter_rules::tests::charter()),
             ..State::default()
         };
         s.contributors.insert(

@@ -12,7 +12,7 @@ use panel_machine::admission::{ExamMotionError, ExamRefusal};
 use panel_machine::apply::{ApplyError, RevocationError, RotationError, RoundError, apply_batch};
 use panel_machine::authorship::AuthorshipError;
 use panel_machine::breakers::BreakerError;
-use panel_machine::charter::CharterRuleError;
+use panel_machine::charter_rules::CharterRuleError;
 use panel_machine::checkpoints::CheckpointError;
 use panel_machine::command::{Batch, ClientCommand, Command, Item, ItemReply, TestCommand};
 use panel_machine::debates::DebateError;

@@ -95,7 +95,7 @@ fn registration(id: &str, arbiter: u8, org: &str, org_key: u8, family: &str) -> 
     }))
     .expect("registration");
     reg.attestation =
-        Some(panel_machine::charter::attest(&reg, &k, &key(org_key)).expect("attest"));
+        Some(panel_machine::charter_rules::attest(&reg, &k, &key(org_key)).expect("attest"));
     Command::Client(ClientCommand::RegisterArbiter(reg))
 }
 

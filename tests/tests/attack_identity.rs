@@ -20,7 +20,7 @@ use std::time::Duration;
 use crucible::contribution::Contribution;
 use ed25519_dalek::SigningKey;
 use panel_coordinator::acceptance::Stance;
-use panel_coordinator::charter::{attest, attest_contributor, endorse};
+use panel_coordinator::charter_rules::{attest, attest_contributor, endorse};
 use panel_coordinator::command::{
     ArbiterRegistration, ClientCommand, Command, ContributionSubmission, ContributorRegistration,
     Endorsement, OrganisationAdmission, Query, TestCommand, WireAttestation,

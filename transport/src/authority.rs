@@ -9,7 +9,7 @@
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, TrustAnchor, UnixTime};
 
-use crate::charter::Charter;
+use crate::charter_file::Charter;
 use crate::peer::Fingerprint;
 
 /// One organisation's authority as a trust anchor.

@@ -7,7 +7,7 @@
 //! (`Peer`, `PinnedVerifier`).
 
 pub mod authority;
-pub mod charter;
+pub mod charter_file;
 pub mod error;
 pub mod material;
 pub mod mode;
@@ -16,7 +16,7 @@ pub mod pin;
 pub mod pki;
 
 pub use authority::Authorities;
-pub use charter::{Charter, Role};
+pub use charter_file::{Charter, Role};
 pub use error::TransportError;
 pub use material::TlsMaterial;
 pub use mode::{ClientAuth, Transport};

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tonic::transport::{ClientTlsConfig, Endpoint, Server, ServerTlsConfig};
 
-use crate::charter::Charter;
+use crate::charter_file::Charter;
 use crate::error::TransportError;
 use crate::material::TlsMaterial;
 use crate::pin::{Peer, PinnedVerifier, Unpinnable};
@@ -51,7 +51,10 @@ impl Transport {
             (None, false) => Err(TransportError::Unconfigured),
             (Some(dir), false) => Ok(Transport::Tls {
                 material: Arc::new(TlsMaterial::load(dir)?),
-                charter: charter.map(crate::charter::load).transpose()?.map(Arc::new),
+                charter: charter
+                    .map(crate::charter_file::load)
+                    .transpose()?
+                    .map(Arc::new),
             }),
         }
     }

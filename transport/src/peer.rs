@@ -7,7 +7,7 @@ use std::sync::Arc;
 pub use panel_federation::Fingerprint;
 use tonic::{Request, Status};
 
-use crate::charter::{Charter, Role};
+use crate::charter_file::{Charter, Role};
 
 /// The fingerprint of the leaf certificate the caller of `req` presented, if it
 /// presented one over TLS.

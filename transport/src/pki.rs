@@ -7,7 +7,7 @@
 //! Layout under the output folder:
 //! ```text
 //! ca.pem                      every organisation's authority (the federation's roots)
-//! charter.json                organisations, replicas, operators (crate::charter)
+//! charter.json                organisations, replicas, operators (crate::charter_file)
 //! orgs/<org>/ca.pem, ca.key   one organisation's authority (the key stays with it)
 //! orgs/<org>/signing.key      its roster key: endorses its arbiters' registrations
 //! orgs/<org>/witness.key      its witness's cosigning key (`panel witness run --key`)
@@ -551,7 +551,7 @@ mod tests {
             m.fingerprint(),
             Some(issued.charter.replicas[0].cert_sha256.clone())
         );
-        let loaded = crate::charter::load(&issued.charter_path()).unwrap();
+        let loaded = crate::charter_file::load(&issued.charter_path()).unwrap();
         assert!(read_seed_key(&issued.motion_key_path()).is_ok());
         assert!(read_seed_key(&issued.signing_key_path("south")).is_ok());
         assert_eq!(loaded, issued.charter);

@@ -227,7 +227,8 @@ async fn register_authors(
             },
         };
         let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;
-        reg.attestation = panel_coordinator::charter::attest_contributor(&reg, &key, &roster)?;
+        reg.attestation =
+            panel_coordinator::charter_rules::attest_contributor(&reg, &key, &roster)?;
         write_patiently(panel, ClientCommand::RegisterContributor(reg)).await?;
         authors.push(Author { name, key });
         progress.set(i as u64 + 1);

@@ -219,7 +219,7 @@ pub(crate) fn arbiter(
     if let Some(f) = federation.filter(|f| !f.rosters.is_empty()) {
         let (org, roster) = &f.rosters[i % f.rosters.len()];
         reg.organisation = org.clone();
-        reg.attestation = crate::charter::attest(&reg, &key, roster).ok();
+        reg.attestation = crate::charter_rules::attest(&reg, &key, roster).ok();
     }
     (key, reg)
 }

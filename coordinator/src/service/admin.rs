@@ -57,7 +57,7 @@ impl AdminService {
             let required = state.charter.as_ref().map_or(1, |c| {
                 panel_machine::membership::required_endorsers(
                     c,
-                    panel_machine::charter::organisations(state).count(),
+                    panel_machine::charter_rules::organisations(state).count(),
                 )
             });
             let latest = match latest {

@@ -3,7 +3,7 @@
 //! the outbound arbiter link.
 
 pub mod admin;
-pub mod charter;
+pub mod charter_adoption;
 pub mod client_api;
 pub mod debates_api;
 pub mod driver;

@@ -420,8 +420,11 @@ async fn submit_decoded(
     caller: &Caller,
 ) -> Result<pb::WriteReply, Status> {
     let bytes = req.command_json.len();
-    crate::service::charter::write_gate(&replica.sm, replica.transport.charter().as_deref())
-        .inspect_err(|_| replica.metrics.refused(Refusal::Unchartered))?;
+    crate::service::charter_adoption::write_gate(
+        &replica.sm,
+        replica.transport.charter().as_deref(),
+    )
+    .inspect_err(|_| replica.metrics.refused(Refusal::Unchartered))?;
     let writer = caller.writer_of(&req);
     if !replica.is_leader() {
         return replica
@@ -593,7 +596,7 @@ fn intake_status(e: IntakeError) -> Status {
 #[cfg(test)]
 mod refusal_messages {
     use super::*;
-    use crate::service::charter::{Standing, gate_of};
+    use crate::service::charter_adoption::{Standing, gate_of};
 
     fn write_req(client_id: &str, command: &Command) -> pb::WriteRequest {
         pb::WriteRequest {

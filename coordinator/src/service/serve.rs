@@ -283,7 +283,7 @@ pub async fn serve(
         },
     );
     if let Some(charter) = opts.transport.charter() {
-        crate::service::charter::spawn(
+        crate::service::charter_adoption::spawn(
             opts.id,
             raft.clone(),
             sm.clone(),

@@ -25,7 +25,7 @@ pub(super) fn register(
     non_empty("model_family", &reg.model_family)?;
     ruling::parse_public_key(&reg.arbiter_id, &reg.public_key)?;
     if state.charter.is_some() {
-        crate::charter::check_registration(state, reg)?;
+        crate::charter_rules::check_registration(state, reg)?;
     }
     if state.arbiters.contains(&reg.arbiter_id) {
         return Err(ApplyError::ArbiterExists(reg.arbiter_id.clone()));
@@ -241,7 +241,7 @@ pub(super) fn submit_exam(
     let key = ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
     let exam = crate::admission::default_exam().map_err(|e| ExamRefusal::Load(e.clone()))?;
     let digests = if state.rules >= crate::rules::EXAM_MOTIONS {
-        let pinned = crate::charter::current_motion_key(state);
+        let pinned = crate::charter_rules::current_motion_key(state);
         Some(
             crate::admission::check_exam_motions(
                 exam,

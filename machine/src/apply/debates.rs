@@ -26,7 +26,7 @@ pub(super) fn create_debate(
 ) -> Result<Value, ApplyError> {
     non_empty("resolution", &spec.resolution)?;
     non_empty("convener", &spec.convener)?;
-    let floors = crate::charter::floors(state.charter.as_ref());
+    let floors = crate::charter_rules::floors(state.charter.as_ref());
     let standing = state.rules >= crate::rules::STANDING_STANCES;
     let policy = match &spec.policy {
         Some(p) => p.clone(),
@@ -34,7 +34,7 @@ pub(super) fn create_debate(
         None if standing && state.charter.is_some() => crate::acceptance::Policy::independent(),
         None => crate::acceptance::Policy::default(),
     };
-    crate::charter::check_policy(&floors, &policy, spec.min_per_stance)?;
+    crate::charter_rules::check_policy(&floors, &policy, spec.min_per_stance)?;
     let id = format!("deb_{}", state.debates.len() + 1);
     let rec = debates::create(
         &id,
@@ -79,7 +79,8 @@ pub(super) fn contribute(
         )
     {
         return Err(
-            crate::charter::CharterRuleError::UnregisteredContributor(sub.author.clone()).into(),
+            crate::charter_rules::CharterRuleError::UnregisteredContributor(sub.author.clone())
+                .into(),
         );
     }
     // A registered arbiter's id is not a free name: only that arbiter's key may write

@@ -95,7 +95,7 @@ pub enum ApplyError {
         max: usize,
     },
     #[error("{0}")]
-    Charter(#[from] crate::charter::CharterRuleError),
+    Charter(#[from] crate::charter_rules::CharterRuleError),
     #[error("{0}")]
     Limit(#[from] crate::limits::LimitError),
     #[error("{0}")]

@@ -1,11 +1,11 @@
 //! The charter's own command: `AdoptCharter`, once, as the first record entry
-//! (crate::charter for the rules it brings).
+//! (crate::charter_rules for the rules it brings).
 
 use panel_federation::Charter;
 use serde_json::Value;
 
 use crate::apply::error::ApplyError;
-use crate::charter::CharterRuleError;
+use crate::charter_rules::CharterRuleError;
 use crate::command::OrganisationAdmission;
 use crate::model::State;
 use crate::reply::{
@@ -24,7 +24,7 @@ pub(super) fn register_contributor(
     if state.contributors.contains(&reg.name) || state.arbiters.contains(&reg.name) {
         return Err(CharterRuleError::NameTaken(reg.name.clone()).into());
     }
-    crate::charter::check_contributor(state, reg)?;
+    crate::charter_rules::check_contributor(state, reg)?;
     let key = hex::decode(&reg.public_key).unwrap_or_default();
     state.contributors.insert(
         reg.name.clone(),
@@ -43,7 +43,7 @@ pub(super) fn admit_organisation(
     state: &mut State,
     adm: &OrganisationAdmission,
 ) -> Result<Value, ApplyError> {
-    crate::charter::check_admission(state, adm)?;
+    crate::charter_rules::check_admission(state, adm)?;
     state.admitted_organisations.push(adm.organisation.clone());
     Ok(to_value(&AdmitOrganisationReply {
         organisation: adm.organisation.name.clone(),
@@ -51,7 +51,7 @@ pub(super) fn admit_organisation(
     }))
 }
 
-/// Rotates the cluster's motion key (checked by `charter::check_rotation`): motions opened
+/// Rotates the cluster's motion key (checked by `charter_rules::check_rotation`): motions opened
 /// from this entry on must be signed by the new key; motions already open keep the key
 /// they were opened under.
 pub(super) fn rotate_motion_key(
@@ -59,8 +59,8 @@ pub(super) fn rotate_motion_key(
     ctx: &crate::apply::ApplyCtx,
     rot: &crate::command::MotionKeyRotation,
 ) -> Result<Value, ApplyError> {
-    let from = crate::charter::current_motion_key(state);
-    let to = crate::charter::check_rotation(state, rot)?;
+    let from = crate::charter_rules::current_motion_key(state);
+    let to = crate::charter_rules::check_rotation(state, rot)?;
     state.motion_keys.push(crate::model::MotionKeyChange {
         seq: rot.seq,
         key: hex::encode(to.as_bytes()),
@@ -82,7 +82,7 @@ pub(super) fn authorise_membership(
     auth: &crate::command::MembershipAuthorisation,
 ) -> Result<Value, ApplyError> {
     let endorsed_by = crate::membership::check_membership(state, auth)
-        .map_err(crate::charter::CharterRuleError::from)?;
+        .map_err(crate::charter_rules::CharterRuleError::from)?;
     let change = crate::membership::record(state, auth, endorsed_by, ctx.log_index);
     Ok(to_value(&change))
 }
@@ -153,7 +153,7 @@ pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Valu
 mod tests {
     use super::*;
     use crate::acceptance::{Policy, Stance};
-    use crate::charter::tests::{charter, org_key};
+    use crate::charter_rules::tests::{charter, org_key};
     use crate::command::{
         ArbiterRegistration, ClientCommand, Command, DebateSpec, InternalCommand, ItemReply,
     };
@@ -199,7 +199,7 @@ mod tests {
 
     fn attested(id: &str, key: &SigningKey, org: &str, org_signer: &SigningKey) -> Command {
         let mut reg = registration(id, key, org);
-        reg.attestation = Some(crate::charter::attest(&reg, key, org_signer).unwrap());
+        reg.attestation = Some(crate::charter_rules::attest(&reg, key, org_signer).unwrap());
         ClientCommand::RegisterArbiter(reg).into()
     }
 
@@ -245,7 +245,7 @@ mod tests {
         // An honest arbiter's key registered by someone who does not hold it.
         let thief = arbiter_key(2);
         let mut stolen = registration("fake", &honest, "north");
-        let sig = crate::charter::attest(&stolen, &thief, &org_key(0)).unwrap();
+        let sig = crate::charter_rules::attest(&stolen, &thief, &org_key(0)).unwrap();
         stolen.attestation = Some(sig);
         let (c, m) = code(&write(
             &mut s,
@@ -341,7 +341,7 @@ mod tests {
             .iter()
             .map(|(name, i)| crate::log::endorsement::Endorsement {
                 by: (*name).into(),
-                signature: crate::charter::endorse(org, &org_key(*i)).unwrap(),
+                signature: crate::charter_rules::endorse(org, &org_key(*i)).unwrap(),
             })
             .collect();
         ClientCommand::AdmitOrganisation(crate::command::OrganisationAdmission {
@@ -447,7 +447,7 @@ mod tests {
                 endorsement: String::new(),
             },
         };
-        reg.attestation = crate::charter::attest_contributor(&reg, key, roster).unwrap();
+        reg.attestation = crate::charter_rules::attest_contributor(&reg, key, roster).unwrap();
         ClientCommand::RegisterContributor(reg).into()
     }
 
@@ -484,7 +484,8 @@ mod tests {
             },
         };
         stolen.attestation =
-            crate::charter::attest_contributor(&stolen, &arbiter_key(31), &org_key(0)).unwrap();
+            crate::charter_rules::attest_contributor(&stolen, &arbiter_key(31), &org_key(0))
+                .unwrap();
         let (_, m) = code(&write(
             &mut s,
             6,
@@ -517,7 +518,7 @@ mod tests {
         use panel_proto::motion_key_rotation::{RotationClaim, sign_rotation};
         let digest = state.charter.as_ref().map_or([0; 32], |c| c.digest());
         // A bare group has no key in force; any valid key stands in for the signature.
-        let from = crate::charter::current_motion_key(state)
+        let from = crate::charter_rules::current_motion_key(state)
             .unwrap_or_else(|| SigningKey::from_bytes(&[1; 32]).verifying_key())
             .to_bytes();
         let to_pub = to.verifying_key().to_bytes();
@@ -559,7 +560,7 @@ mod tests {
         assert!(m.contains("no charter"), "{m}");
 
         let mut s = chartered();
-        let old = crate::charter::current_motion_key(&s).expect("charter key");
+        let old = crate::charter_rules::current_motion_key(&s).expect("charter key");
         let refusals = [
             (
                 rotation(&s, 1, &new, &new, &both[..1]),
@@ -610,7 +611,7 @@ mod tests {
             assert!(m.contains(needle), "{needle:?} not in {m}");
         }
         assert_eq!(
-            crate::charter::current_motion_key(&s),
+            crate::charter_rules::current_motion_key(&s),
             Some(old),
             "nothing rotated"
         );
@@ -621,13 +622,13 @@ mod tests {
         };
         assert_eq!(v["to"], hex::encode(new.verifying_key().to_bytes()));
         assert_eq!(
-            crate::charter::current_motion_key(&s),
+            crate::charter_rules::current_motion_key(&s),
             Some(new.verifying_key())
         );
         // Motions opened before the rotating entry keep the charter's key.
-        assert_eq!(crate::charter::motion_key_at(&s, 19), Some(old));
+        assert_eq!(crate::charter_rules::motion_key_at(&s, 19), Some(old));
         assert_eq!(
-            crate::charter::motion_key_at(&s, 21),
+            crate::charter_rules::motion_key_at(&s, 21),
             Some(new.verifying_key())
         );
         // Replaying the rotation (seq 1 again) and rotating back are refused.

@@ -110,7 +110,7 @@ fn draw_seats(
     let draw_spec = DrawSpec {
         seats: spec.seats,
         min_per_stance: spec.min_per_stance,
-        min_organisations: crate::charter::floors(state.charter.as_ref())
+        min_organisations: crate::charter_rules::floors(state.charter.as_ref())
             .min_organisations
             .max(2),
         contributors: spec.contributors.iter().cloned().collect(),

@@ -19,7 +19,7 @@ use crate::command::{CommitmentLog, OutcomeSubmission};
 use crate::debates;
 use crate::model::ApplyCtx;
 use crate::model::{
-    Absent, EffectRefusal, Motion, MotionStatus, Round, SeatCommitment, State, StoredReveal,
+    Absent, EffectRefusal, Motion, MotionRound, MotionStatus, SeatCommitment, State, StoredReveal,
 };
 use crate::reply::{
     CloseReply, CommitmentsReply, Decided, EquivocationReply, OutcomeReply, RevealReply,
@@ -80,7 +80,7 @@ pub(super) fn record_outcome(
     // before any ruling, so every ruling below is held against its digest.
     let motion_digest = match &sub.motion {
         Some(wire) => {
-            let pinned = crate::charter::motion_key_at(state, motion.opened_log_index);
+            let pinned = crate::charter_rules::motion_key_at(state, motion.opened_log_index);
             Some(signed_motion::check(
                 wire,
                 &binding,
@@ -401,7 +401,7 @@ pub(super) fn log_commitments(
         state_hash: &state_hash,
     };
     let (seated, all_keys) = seat_keys(state, motion)?;
-    let pinned = crate::charter::motion_key_at(state, motion.opened_log_index);
+    let pinned = crate::charter_rules::motion_key_at(state, motion.opened_log_index);
     let (digest, signed) =
         signed_motion::check_round(&log.motion, &binding, &all_keys, pinned.as_ref(), ctx.memo)?;
     let now = batch_time(ctx);
@@ -484,7 +484,7 @@ pub(super) fn log_commitments(
         commit_deadline_ms: signed.commit_deadline_unix_ms,
         reveal_deadline_ms: signed.reveal_deadline_unix_ms,
     });
-    let round = Round {
+    let round = MotionRound {
         motion: log.motion.clone(),
         motion_digest: hex::encode(digest),
         signer_key: hex::encode(&signed.signer_key),

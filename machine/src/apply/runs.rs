@@ -44,9 +44,9 @@ pub(super) fn start_run(
     {
         return Err(ApplyError::UnknownRun(earlier.clone()));
     }
-    let floors = crate::charter::floors(state.charter.as_ref());
+    let floors = crate::charter_rules::floors(state.charter.as_ref());
     let policy = req.policy.clone().unwrap_or_default();
-    crate::charter::check_policy(&floors, &policy, req.min_per_stance)?;
+    crate::charter_rules::check_policy(&floors, &policy, req.min_per_stance)?;
     let run_id = format!("run_{}", state.runs.len() + 1);
     let start_ctx = StartContext {
         run_id: run_id.clone(),

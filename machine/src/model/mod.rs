@@ -18,7 +18,7 @@ pub mod sitting;
 pub mod stored_reply;
 pub use apply_ctx::ApplyCtx;
 pub use motion::{
-    Absent, EffectRefusal, Motion, MotionStatus, Round, SeatCommitment, StoredReveal,
+    Absent, EffectRefusal, Motion, MotionRound, MotionStatus, SeatCommitment, StoredReveal,
 };
 pub use record_entry::RecordEntry;
 use record_entry::is_zero;
@@ -238,7 +238,7 @@ pub struct State {
     #[serde(skip)]
     pub v2_rules: bool,
     /// Motion keys rotated to after the charter's, in order (`RotateMotionKey`,
-    /// `charter::motion_key_at`).
+    /// `charter_rules::motion_key_at`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub motion_keys: Vec<MotionKeyChange>,
     /// Arbiter id -> its standing stance for debates created after it
@@ -246,7 +246,7 @@ pub struct State {
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub standing_stances: std::collections::BTreeMap<String, crate::debates::DeclaredStance>,
     /// Voter sets authorised by member organisations, in order (`AuthoriseMembership`,
-    /// `charter::check_membership`); the last is the one `Admin.ChangeMembership` may
+    /// `charter_rules::check_membership`); the last is the one `Admin.ChangeMembership` may
     /// execute.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub membership: Vec<MembershipChange>,

@@ -39,7 +39,7 @@ pub struct Motion {
     /// the signed motion, each seat's commitment and reveal. Absent on motions decided by
     /// a `RecordOutcome` (raw test motions, records from before rounds were logged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub round: Option<Round>,
+    pub round: Option<MotionRound>,
     /// The supporters' measured independence the verdict was reached with, as its
     /// record entry gives it (`Decided::independence`), under a policy with `measured_n_eff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,7 +70,7 @@ pub struct EffectRefusal {
 /// round"): fixed when the commitments are logged, filled by reveals, decided from all of
 /// them by the close.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Round {
+pub struct MotionRound {
     /// Hex protobuf of the signed motion put to the seats.
     pub motion: crate::signed_motion::WireMotion,
     /// Hex of its digest, which every counted ruling binds (envelope v2).
@@ -92,7 +92,7 @@ pub struct Round {
     pub absent: Option<Absent>,
 }
 
-impl Round {
+impl MotionRound {
     /// The round's timing rule (`panel_proto::round`), from its signed deadlines.
     pub fn window(&self) -> panel_proto::round::Window {
         panel_proto::round::Window {

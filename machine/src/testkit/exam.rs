@@ -1,6 +1,6 @@
 //! Answers to the calibration exam (docs/CALIBRATION.md "The exam"), committed, signed
 //! and revealed as an arbiter's node sends them, and the signed exam motions the exam
-//! driver puts (docs/SECURITY.md "Exams are the exam's own items").
+//! driver puts (docs/SECURITY.md "Exams").
 
 use std::collections::BTreeMap;
 

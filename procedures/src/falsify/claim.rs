@@ -64,7 +64,7 @@ pub struct Attack {
 
 /// One attack round: a critic, its committed refuter and what followed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Round {
+pub struct AttackRound {
     pub number: u32,
     pub critic: String,
     pub refuter: RefuterKind,
@@ -100,7 +100,7 @@ pub struct ClaimRun {
     pub split_from: Option<String>,
     pub probes: Probes,
     pub form: Option<FormReport>,
-    pub rounds: Vec<Round>,
+    pub rounds: Vec<AttackRound>,
     pub answers: Vec<Answer>,
     pub findings: Vec<Finding>,
     pub stage: Stage,
@@ -140,7 +140,7 @@ impl ClaimRun {
         }
     }
 
-    pub fn current_round(&self) -> Option<&Round> {
+    pub fn current_round(&self) -> Option<&AttackRound> {
         self.rounds.last()
     }
 
@@ -291,7 +291,7 @@ impl ClaimRun {
                 ),
             ));
         }
-        self.rounds.push(Round {
+        self.rounds.push(AttackRound {
             number: self.rounds.len() as u32 + 1,
             critic,
             refuter,

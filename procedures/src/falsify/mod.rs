@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::panel::{Awaited, PanelQuestion, Procedure, ProcedureError, Settlement, StartContext};
 
 pub use bucket::{Bucket, Committed, DebateBucketing, Dissent, Outcome, QuestionTally, Severity};
-pub use claim::{Answer, Attack, ClaimRun, Round, Stage, Step};
+pub use claim::{Answer, Attack, AttackRound, ClaimRun, Stage, Step};
 pub use demo::{demo_inputs, demo_start};
 pub use input::{FalsifyInput, FormReport, RefuterKind, Role};
 pub use questions::SEATS_PER_STEP;

@@ -4,7 +4,7 @@
 
 use crate::panel::{AnswerShape, PanelQuestion, ShownItem};
 
-use super::claim::{ClaimRun, Round, Step};
+use super::claim::{AttackRound, ClaimRun, Step};
 use super::input::Role;
 use super::script::{Script, attempt_key};
 
@@ -106,7 +106,7 @@ fn items(claim: &ClaimRun, step: Step) -> Vec<ShownItem> {
 }
 
 /// The defender's answers, struck from the refuter question after a model-shield.
-fn defender_item(claim: &ClaimRun, round: &Round, step: Step) -> ShownItem {
+fn defender_item(claim: &ClaimRun, round: &AttackRound, step: Step) -> ShownItem {
     if step == Step::Refuter && round.shield {
         return item(
             "defender cross-examination",

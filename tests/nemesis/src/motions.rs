@@ -65,7 +65,7 @@ pub(crate) async fn setup(
             lineage: None,
         };
         reg.attestation = Some(
-            panel_coordinator::charter::attest(&reg, &key(i), &roster).map_err(|e| {
+            panel_coordinator::charter_rules::attest(&reg, &key(i), &roster).map_err(|e| {
                 ClusterError::Setup {
                     what: "attest an arbiter".into(),
                     detail: e.to_string(),

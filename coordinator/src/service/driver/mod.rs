@@ -374,7 +374,7 @@ impl Shared {
     fn motion_key_for(&self, opened_log_index: u64) -> Result<&SigningKey, DriveError> {
         let in_force = self
             .sm
-            .read(|a| panel_machine::charter::motion_key_at(&a.state, opened_log_index));
+            .read(|a| panel_machine::charter_rules::motion_key_at(&a.state, opened_log_index));
         Ok(self.motion_keys.for_key(in_force.as_ref())?)
     }
 }
