@@ -30,10 +30,12 @@ use crate::output::say;
 #[derive(clap::Args)]
 pub struct Args {
     /// Decisions to drive (claims threaded, each opening one merge motion).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 600)]
     pub decisions: usize,
-    /// Decisions in flight at most (writers, each waiting for its motion's decision).
-    #[arg(long, default_value_t = 128)]
+    /// Decisions in flight at most (writers, each waiting for its motion's decision). The
+    /// real path saturates two cores at about 16 (BENCHMARKS.md "Real path"); at 128 the
+    /// replicas starve, elect new leaders and miss commit windows.
+    #[arg(long, default_value_t = 16)]
     pub concurrency: usize,
     /// Arbiter nodes (at least the seats; both organisations, both stances).
     #[arg(long, default_value_t = 8)]
