@@ -21,6 +21,7 @@ mod demo;
 mod dossier_cmd;
 mod export_cmd;
 mod falsify_cmd;
+mod fingerprint_cmd;
 mod gate_cmd;
 mod jsonl;
 mod leaderboard_view;

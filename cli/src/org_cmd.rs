@@ -86,6 +86,15 @@ struct Membership {
 
 #[derive(clap::Subcommand)]
 enum OrgCmd {
+    /// What key or certificate files are and the values members endorse them by: a PEM
+    /// certificate's SHA-256 (the charter's pin), an Ed25519 key's public half and
+    /// fingerprint (roster, log and motion keys, node key files).
+    Fingerprint {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Sign a circuit-breaker order (pause or lift new motions, closings or verdicts
     /// federation-wide) with your organisation's roster key; prints the signature
     /// (docs/SECURITY.md "Circuit breakers").
@@ -265,6 +274,10 @@ pub(crate) fn submit(
 
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
+        OrgCmd::Fingerprint { files, json } => {
+            crate::fingerprint_cmd::run(&files, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
         OrgCmd::EndorseBreaker { order, org_key } => crate::breaker_cmd::endorse(&order, &org_key),
         OrgCmd::Breaker { order, endorsed } => crate::breaker_cmd::submit(
             &order,
