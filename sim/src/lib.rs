@@ -9,6 +9,11 @@
 //! outcomes with the calibration crate's scoring rules, prior-consistency check, inert
 //! screen and Kish effective number.
 //!
+//! A second engine (`replica`, figures in `replica_figures`) runs every motion through the
+//! machine's `apply` instead, driven by `panel_machine::testkit`: registration, admission,
+//! declared stances, commit-reveal rounds and the machine's own outcome and confidence
+//! (docs/SIMULATION.md "The machine's own path").
+//!
 //! Pure: no I/O and no clock; randomness only from the scenario's seed. The CLI
 //! (`panel sim`) reads the scenario and writes the report and plots this crate renders.
 

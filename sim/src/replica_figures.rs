@@ -286,7 +286,7 @@ impl ReplicaReport {
             self.admission,
             self.seed,
             self.start_ms,
-            self.step_ms
+            self.step_ms,
         );
         out.push_str(TABLE_HEAD);
         for r in self.rows() {
