@@ -70,6 +70,20 @@ pub(crate) mod fixtures {
         st
     }
 
+    /// The only debate of a state made by [`state`] from one [`debate`], as the view reads
+    /// it, with its id.
+    pub fn only_debate(st: &State) -> (String, panel_machine::debates::DebateRecord) {
+        let list: panel_machine::query::DebatesReply = read(st, &Query::Debates);
+        let id = list.debates[0].id.clone();
+        let reply: panel_machine::query::DebateReply = read(
+            st,
+            &Query::Debate {
+                debate_id: id.clone(),
+            },
+        );
+        (id, reply.debate.expect("the debate"))
+    }
+
     /// The machine's answer to `q`, decoded as a reader decodes it.
     pub fn read<T: serde::de::DeserializeOwned>(st: &State, q: &Query) -> T {
         serde_json::from_value(panel_machine::query::query(st, q)).expect("the reply decodes")

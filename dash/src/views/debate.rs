@@ -316,7 +316,6 @@ mod tests {
     use super::*;
     use crate::fixtures;
     use panel_machine::acceptance::{GroupTally, Stance};
-    use panel_machine::query::DebatesReply;
 
     fn merge_motion(n: usize, version: &str, status: MotionStatus) -> Motion {
         serde_json::from_value(serde_json::json!({
@@ -339,16 +338,7 @@ mod tests {
     #[test]
     fn claims_link_the_motion_that_merged_them_and_motions_are_paged() {
         let st = fixtures::state(vec![fixtures::debate("Resolved: <i>x</i>.")]);
-        let list: DebatesReply = fixtures::read(&st, &Query::Debates);
-        let id = list.debates[0].id.clone();
-        let mut r = fixtures::read::<DebateReply>(
-            &st,
-            &Query::Debate {
-                debate_id: id.clone(),
-            },
-        )
-        .debate
-        .expect("the debate");
+        let (id, mut r) = fixtures::only_debate(&st);
         r.debate.threads.push(
             serde_json::from_value(serde_json::json!({
                 "id": "t1", "title": "T <1>", "side": "A", "canonicalId": "v1",

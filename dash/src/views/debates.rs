@@ -180,16 +180,7 @@ mod tests {
         let st = fixtures::state(vec![fixtures::debate(
             "Resolved: <script>alert(1)</script> tags are harmless.",
         )]);
-        let list: DebatesReply = fixtures::read(&st, &Query::Debates);
-        let id = list.debates[0].id.clone();
-        let mut r = fixtures::read::<DebateReply>(
-            &st,
-            &Query::Debate {
-                debate_id: id.clone(),
-            },
-        )
-        .debate
-        .expect("the debate");
+        let (id, mut r) = fixtures::only_debate(&st);
         r.debate.verdicts.push(
             serde_json::from_value(serde_json::json!({
                 "n": 1, "winner": "A", "totals": {"A": 6.36, "B": 4.2}, "margin": 0.34,
