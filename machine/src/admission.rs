@@ -526,29 +526,8 @@ pub fn admit(
     Ok((scores, decision))
 }
 
-/// A test arbiter's answer to a quantity seed of realised value `value`: a median just
-/// below or just above the truth by the item's position `n`, and wide 5 and 95 %
-/// quantiles, so a run of such answers is calibrated.
-#[cfg(test)]
-pub(crate) fn calibrated_quantiles(value: f64, n: usize, levels: &[f64]) -> Vec<pb::Quantile> {
-    let shift = if n.is_multiple_of(2) { 0.01 } else { -0.01 };
-    let q = if value > 0.0 {
-        [value / 2.0, value * (1.0 + shift), value * 2.0]
-    } else {
-        let w = value.abs().max(1.0);
-        [value - w, value + shift * w, value + w]
-    };
-    levels
-        .iter()
-        .zip(q)
-        .map(|(&level, value)| pb::Quantile { level, value })
-        .collect()
-}
-
 /// A test arbiter's answer to one exam item, committed, signed with `key` and revealed
-/// (hex `Reveal`): `ruling` names the motion (id, state hash, digest); a binary item is
-/// answered `p_yes`, a relevance or tier item with its gold, a quantity seed by
-/// [`calibrated_quantiles`] at position `n`.
+/// (hex `Reveal`): the test kit's (`testkit::exam`), for the unit tests here.
 #[cfg(test)]
 pub(crate) fn test_reveal(
     key: &ed25519_dalek::SigningKey,
@@ -558,39 +537,7 @@ pub(crate) fn test_reveal(
     n: usize,
     levels: &[f64],
 ) -> String {
-    use prost::Message;
-    let mut r = pb::Ruling {
-        debate_id: EXAM_DEBATE.into(),
-        kind: pb::MotionKind::Exam as i32,
-        decision: pb::Decision::None as i32,
-        rationale: "exam answer".into(),
-        issued_at_unix_ms: 1,
-        ..ruling
-    };
-    match gold {
-        Gold::Binary(_) => {
-            r.probability = p_yes;
-            r.decision = if p_yes >= 0.5 {
-                pb::Decision::Accept
-            } else {
-                pb::Decision::Reject
-            } as i32;
-        }
-        Gold::Relevance(x) => r.relevance = Some(u32::from(crate::debates::relevance_step(*x))),
-        Gold::Tier(t) => r.tier = Some(t.index() as u32 + 1),
-        Gold::Quantity { value, .. } => r.quantiles = calibrated_quantiles(*value, n, levels),
-    }
-    let sr = panel_proto::sign_ruling(key, r).expect("sign");
-    let salt = [n as u8; 32];
-    let c = panel_proto::commit_reveal::commit(key, &sr, &salt, 1).expect("commit");
-    hex::encode(
-        pb::Reveal {
-            signed_ruling: Some(sr),
-            salt: salt.to_vec(),
-            commitment: Some(c),
-        }
-        .encode_to_vec(),
-    )
+    crate::testkit::exam::item_reveal(key, ruling, gold, p_yes, n, levels).expect("a reveal")
 }
 
 /// Keeps a scored exam on the arbiter: the record, the admission (never for a revoked

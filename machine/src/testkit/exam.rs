@@ -33,7 +33,7 @@ fn calibrated_quantiles(value: f64, n: usize, levels: &[f64]) -> Vec<pb::Quantil
 /// One item answered and revealed (hex `Reveal`): `ruling` names the motion; a binary
 /// item is answered `p_yes`, a relevance or tier item with its gold, a quantity seed by
 /// [`calibrated_quantiles`] at position `n`.
-pub(super) fn item_reveal(
+pub(crate) fn item_reveal(
     key: &SigningKey,
     ruling: pb::Ruling,
     gold: &Gold,
