@@ -155,14 +155,14 @@ pub async fn register_contributors_with(
     Ok(Contributors(keys))
 }
 
-/// Registers `name` under `key`, endorsed by `organisation`'s roster key.
-pub async fn register_contributor(
-    panel: &mut Panel,
+/// `name`'s registration under `key`, signed by the key and endorsed by `organisation`'s
+/// roster key, as a chartered group requires.
+pub fn attested_contributor(
     issued: &pki::Issued,
     name: &str,
     organisation: &str,
     key: &panel_proto::SigningKey,
-) -> Result<()> {
+) -> Result<panel_coordinator::command::ContributorRegistration> {
     let mut reg = panel_coordinator::command::ContributorRegistration {
         name: name.to_owned(),
         public_key: hex::encode(key.verifying_key().to_bytes()),
@@ -174,6 +174,18 @@ pub async fn register_contributor(
     };
     let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;
     reg.attestation = panel_coordinator::charter_rules::attest_contributor(&reg, key, &roster)?;
+    Ok(reg)
+}
+
+/// Registers `name` under `key`, endorsed by `organisation`'s roster key.
+pub async fn register_contributor(
+    panel: &mut Panel,
+    issued: &pki::Issued,
+    name: &str,
+    organisation: &str,
+    key: &panel_proto::SigningKey,
+) -> Result<()> {
+    let reg = attested_contributor(issued, name, organisation, key)?;
     panel.write(ClientCommand::RegisterContributor(reg)).await?;
     Ok(())
 }

@@ -526,20 +526,6 @@ pub fn admit(
     Ok((scores, decision))
 }
 
-/// A test arbiter's answer to one exam item, committed, signed with `key` and revealed
-/// (hex `Reveal`): the test kit's (`testkit::exam`), for the unit tests here.
-#[cfg(test)]
-pub(crate) fn test_reveal(
-    key: &ed25519_dalek::SigningKey,
-    ruling: pb::Ruling,
-    gold: &Gold,
-    p_yes: f64,
-    n: usize,
-    levels: &[f64],
-) -> String {
-    crate::testkit::exam::item_reveal(key, ruling, gold, p_yes, n, levels).expect("a reveal")
-}
-
 /// Keeps a scored exam on the arbiter: the record, the admission (never for a revoked
 /// key), the headline score, and a fresh recalibration window. Returns the decision.
 pub(crate) fn record_exam(state: &mut State, arbiter_id: &str, written: &ExamWritten<'_>) -> bool {

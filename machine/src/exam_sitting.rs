@@ -1012,9 +1012,10 @@ mod tests {
             };
             let levels = &open.public.quantiles;
             let p = judge(item);
-            reveals.push(crate::admission::test_reveal(
-                &k, ruling, &item.gold, p, n, levels,
-            ));
+            reveals.push(
+                crate::testkit::exam::item_reveal(&k, ruling, &item.gold, p, n, levels)
+                    .expect("a reveal"),
+            );
             motions.push(crate::signed_motion::encode(&m));
         }
         InternalCommand::SubmitExam {

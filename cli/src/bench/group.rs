@@ -217,18 +217,7 @@ async fn register_authors(
         let name = format!("bench-author-{i:04}");
         let key = SigningKey::from_bytes(&panel_node::keyfile::random_32()?);
         let organisation = pki::LOCAL_ORGANISATIONS[i % pki::LOCAL_ORGANISATIONS.len()];
-        let mut reg = panel_coordinator::command::ContributorRegistration {
-            name: name.clone(),
-            public_key: hex::encode(key.verifying_key().to_bytes()),
-            organisation: organisation.to_owned(),
-            attestation: panel_coordinator::command::WireAttestation {
-                proof: String::new(),
-                endorsement: String::new(),
-            },
-        };
-        let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;
-        reg.attestation =
-            panel_coordinator::charter_rules::attest_contributor(&reg, &key, &roster)?;
+        let reg = crate::up_example::attested_contributor(issued, &name, organisation, &key)?;
         write_patiently(panel, ClientCommand::RegisterContributor(reg)).await?;
         authors.push(Author { name, key });
         progress.set(i as u64 + 1);
