@@ -119,7 +119,7 @@ pub fn print_scores(arbiters: &[ArbiterView]) {
 }
 
 /// The reliability diagram, as a table, of every arbiter the exam refused: what its
-/// forecasts said against what happened, bin by bin (issue 34: a refusal shows why).
+/// forecasts said against what happened, bin by bin (a refusal shows why).
 pub fn print_refused_reliability(arbiters: &[ArbiterView]) {
     for a in arbiters.iter().filter(|a| !a.admitted) {
         let exam = a.exam_record().and_then(Result::ok);

@@ -1,4 +1,4 @@
-//! Recalibration from resolved outcomes (issue 5, part 3), inside the deterministic
+//! Recalibration from resolved outcomes (docs/CALIBRATION.md), inside the deterministic
 //! `apply`: when a motion's outcome establishes the truth of an earlier question, the
 //! earlier rulings are scored against it and kept on each arbiter's track record
 //! (`calibration::recalibration`); an arbiter whose record fails the admission bars is
@@ -624,7 +624,7 @@ mod tests {
 
     /// From rule set `APPEALS_WAIT` an appeal that no fresh panel can seat is not denied:
     /// it waits with its reason, naming who can end the wait, and opens once arbiters who
-    /// have not sat on what it contests can serve (issue 38 part 2: no appeal is lost by
+    /// have not sat on what it contests can serve (docs/PANEL.md "Fresh panels": no appeal is lost by
     /// bookkeeping).
     #[test]
     fn an_appeal_no_fresh_panel_can_seat_waits_instead_of_being_denied() {

@@ -1,4 +1,4 @@
-//! `panel coordinator bench --soak-secs N`: a sustained paced load (issue 13, item 5) over
+//! `panel coordinator bench --soak-secs N`: a sustained paced load (docs/RELIABILITY.md) over
 //! the same cluster and decisions as the bench, long enough for snapshots and log purges
 //! to happen many times. Every sample window (a minute by default) reports throughput,
 //! latency percentiles and the worst write, each replica's resident memory and the sizes
