@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exam::{Exam, Gold};
 use crate::exam_scoring::{Answer, AnswerValue};
+use crate::scoring_rules::brier_score;
 
 /// Plain binary items (not bias-probe variants) held back from one arbiter's admission
 /// score, at most.
@@ -98,14 +99,7 @@ pub struct TopicCalibration {
 /// Calibration per tag over every answered binary item asked (probe variants included:
 /// each is a question with a gold of its own), tags in name order.
 pub fn by_topic(exam: &Exam, asked: &[String], answers: &[&Answer]) -> Vec<TopicCalibration> {
-    #[derive(Default)]
-    struct Sum {
-        items: usize,
-        yes: usize,
-        forecast: f64,
-        brier: f64,
-    }
-    let mut sums: BTreeMap<&str, Sum> = BTreeMap::new();
+    let mut by_tag: BTreeMap<&str, (Vec<f64>, Vec<bool>)> = BTreeMap::new();
     for id in asked {
         let Some(item) = exam.item(id) else { continue };
         let Gold::Binary(gold) = item.gold else {
@@ -118,20 +112,22 @@ pub fn by_topic(exam: &Exam, asked: &[String], answers: &[&Answer]) -> Vec<Topic
             continue;
         };
         for tag in &item.tags {
-            let s = sums.entry(tag).or_default();
-            s.items += 1;
-            s.yes += usize::from(gold);
-            s.forecast += p;
-            s.brier += (p - f64::from(u8::from(gold))).powi(2);
+            let (forecasts, outcomes) = by_tag.entry(tag).or_default();
+            forecasts.push(p);
+            outcomes.push(gold);
         }
     }
-    sums.into_iter()
-        .map(|(tag, s)| TopicCalibration {
-            tag: tag.to_owned(),
-            items: s.items,
-            yes: s.yes,
-            mean_forecast: s.forecast / s.items as f64,
-            brier: s.brier / s.items as f64,
+    by_tag
+        .into_iter()
+        .filter_map(|(tag, (forecasts, outcomes))| {
+            Some(TopicCalibration {
+                tag: tag.to_owned(),
+                items: forecasts.len(),
+                yes: outcomes.iter().filter(|o| **o).count(),
+                mean_forecast: forecasts.iter().sum::<f64>() / forecasts.len() as f64,
+                // Answers were checked in [0, 1] when they were held, so this scores.
+                brier: brier_score(&forecasts, &outcomes).ok()?,
+            })
         })
         .collect()
 }
