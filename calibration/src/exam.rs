@@ -140,6 +140,8 @@ pub struct ExamItem {
     /// Part of the objective-correctness subset: the gold follows from a checkable fact or
     /// an explicit SPEC rule rather than from judgement (binary items only).
     pub objective: bool,
+    /// Other wordings of the question, with the same gold ([`crate::phrasing`]).
+    pub phrasings: Vec<crate::phrasing::Phrasing>,
     /// Line of the item in the file.
     pub line: usize,
 }
@@ -600,6 +602,15 @@ fn parse_item(obj: &Map<String, Value>, line: usize) -> Result<ExamItem, LineErr
             ));
         }
     }
+    let phrasings = crate::phrasing::parse(obj, line, motion.is_some())?;
+    if probe.is_some() && !phrasings.is_empty() {
+        return Err(LineError::new(
+            line,
+            "$.phrasings",
+            "a probe item measures one change of presentation, so it cannot carry other \
+             wordings: drop `phrasings` or `probe`",
+        ));
+    }
     Ok(ExamItem {
         id,
         question,
@@ -609,6 +620,7 @@ fn parse_item(obj: &Map<String, Value>, line: usize) -> Result<ExamItem, LineErr
         tags,
         probe,
         objective,
+        phrasings,
         line,
     })
 }

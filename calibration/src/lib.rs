@@ -28,6 +28,7 @@ pub mod independence;
 pub mod inert;
 pub mod judge_model;
 pub mod leaderboard;
+pub mod phrasing;
 pub mod prior_consistency;
 pub mod prior_consistency_v2;
 pub mod probe_text;

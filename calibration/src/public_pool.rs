@@ -77,6 +77,10 @@ pub struct PublicItem {
     pub probe: Option<Probe>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub objective: bool,
+    /// Other wordings an arbiter may be shown instead ([`crate::phrasing`]); a pool
+    /// without them keeps the id it had before they existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phrasings: Vec<crate::phrasing::Phrasing>,
 }
 
 impl PublicItem {
@@ -93,7 +97,18 @@ impl PublicItem {
             },
             probe: i.probe.clone(),
             objective: i.objective,
+            phrasings: i.phrasings.clone(),
         }
+    }
+
+    /// The wording an arbiter whose draw seed is `seed` is shown ([`crate::phrasing::pick`]).
+    pub fn wording(&self, seed: u64) -> crate::phrasing::Wording<'_> {
+        crate::phrasing::wording(
+            &self.question,
+            self.motion.as_deref(),
+            &self.phrasings,
+            crate::phrasing::pick(seed, &self.id, self.phrasings.len()),
+        )
     }
 }
 
@@ -140,6 +155,12 @@ pub enum PoolError {
     Unit(String),
     #[error("the pool's quantile levels {0:?} are not strictly increasing levels in (0, 1)")]
     Quantiles(Vec<f64>),
+    #[error(
+        "item `{0}`'s phrasings do not check: at most {max} non-empty wordings, each with a \
+         motion text exactly when the item has one, and none on a probe item",
+        max = crate::phrasing::MAX_PHRASINGS
+    )]
+    Phrasings(String),
 }
 
 /// One probe group of a public pool: its objective flag (the base's) and its members,
@@ -276,7 +297,34 @@ fn check_item(index: usize, item: &PublicItem) -> Result<(), PoolError> {
     if (item.kind == ItemKind::Quantity) != item.unit.is_some() {
         return Err(PoolError::Unit(item.id.clone()));
     }
-    Ok(())
+    check_phrasings(item)
+}
+
+/// What [`crate::phrasing::parse`] checks of an item's wordings, for a pool from the log.
+fn check_phrasings(item: &PublicItem) -> Result<(), PoolError> {
+    let p = &item.phrasings;
+    let bad = p.len() > crate::phrasing::MAX_PHRASINGS
+        || (item.probe.is_some() && !p.is_empty())
+        || p.iter().any(|w| {
+            w.question.trim().is_empty() || w.motion.is_some() != item.motion.is_some()
+        });
+    if bad {
+        return Err(PoolError::Phrasings(item.id.clone()));
+    }
+    let long = p.iter().flat_map(|w| {
+        [
+            ("phrasing question", w.question.len()),
+            ("phrasing motion", w.motion.as_ref().map_or(0, String::len)),
+        ]
+    });
+    match long.into_iter().find(|(_, len)| *len > MAX_ITEM_TEXT) {
+        Some((field, len)) => Err(PoolError::TooLong {
+            id: item.id.chars().take(64).collect(),
+            field,
+            len,
+        }),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
