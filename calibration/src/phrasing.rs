@@ -118,7 +118,10 @@ fn parse_one(v: &Value, line: usize, i: usize, has_motion: bool) -> Result<Phras
             "must be an object {\"question\": ..., \"motion\": ...}",
         ));
     };
-    if let Some(k) = o.keys().find(|k| !matches!(k.as_str(), "question" | "motion")) {
+    if let Some(k) = o
+        .keys()
+        .find(|k| !matches!(k.as_str(), "question" | "motion"))
+    {
         return Err(LineError::new(
             line,
             format!("{path}.{k}"),
@@ -175,11 +178,31 @@ mod tests {
         assert_eq!(ok[0].motion.as_deref(), Some("M2"));
         for (json, has_motion, path) in [
             (r#"{"phrasings": 3}"#, false, "$.phrasings"),
-            (r#"{"phrasings": [{"motion": "M"}]}"#, true, "$.phrasings[0].question"),
-            (r#"{"phrasings": [{"question": "Q"}]}"#, true, "$.phrasings[0].motion"),
-            (r#"{"phrasings": [{"question": "Q", "motion": "M"}]}"#, false, "$.phrasings[0].motion"),
-            (r#"{"phrasings": [{"question": "Q", "gold": true}]}"#, false, "$.phrasings[0].gold"),
-            (r#"{"phrasings": [{"question": ""}]}"#, false, "$.phrasings[0].question"),
+            (
+                r#"{"phrasings": [{"motion": "M"}]}"#,
+                true,
+                "$.phrasings[0].question",
+            ),
+            (
+                r#"{"phrasings": [{"question": "Q"}]}"#,
+                true,
+                "$.phrasings[0].motion",
+            ),
+            (
+                r#"{"phrasings": [{"question": "Q", "motion": "M"}]}"#,
+                false,
+                "$.phrasings[0].motion",
+            ),
+            (
+                r#"{"phrasings": [{"question": "Q", "gold": true}]}"#,
+                false,
+                "$.phrasings[0].gold",
+            ),
+            (
+                r#"{"phrasings": [{"question": ""}]}"#,
+                false,
+                "$.phrasings[0].question",
+            ),
         ] {
             let e = parse(&obj(json), 3, has_motion).unwrap_err();
             assert_eq!(e.field, path, "{json}");
@@ -188,7 +211,10 @@ mod tests {
             r#"{{"phrasings": [{}]}}"#,
             vec![r#"{"question": "Q"}"#; MAX_PHRASINGS + 1].join(",")
         );
-        assert_eq!(parse(&obj(&many), 1, false).unwrap_err().field, "$.phrasings");
+        assert_eq!(
+            parse(&obj(&many), 1, false).unwrap_err().field,
+            "$.phrasings"
+        );
     }
 
     #[test]

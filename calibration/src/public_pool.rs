@@ -305,9 +305,8 @@ fn check_phrasings(item: &PublicItem) -> Result<(), PoolError> {
     let p = &item.phrasings;
     let bad = p.len() > crate::phrasing::MAX_PHRASINGS
         || (item.probe.is_some() && !p.is_empty())
-        || p.iter().any(|w| {
-            w.question.trim().is_empty() || w.motion.is_some() != item.motion.is_some()
-        });
+        || p.iter()
+            .any(|w| w.question.trim().is_empty() || w.motion.is_some() != item.motion.is_some());
     if bad {
         return Err(PoolError::Phrasings(item.id.clone()));
     }

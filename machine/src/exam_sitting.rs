@@ -241,6 +241,7 @@ pub fn seal(
         // asked the plain draw and holds nothing back.
         holds_back: state.rules >= crate::rules::EXAM_TRACK_RECORD
             && draw_public_with_extra(&sealed.public, 0, &DRAW, HELD_BACK_EXTRA).is_ok(),
+        opaque: state.rules >= crate::rules::OPAQUE_EXAMS,
     });
     Ok(crate::reply::SealPoolReply {
         sitting: number,
@@ -315,33 +316,44 @@ pub fn submit(
     }
     let key = crate::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
     let asked = open.asked(arbiter_id, &key)?;
+    let seed = open.seed(&key);
     let pinned = crate::charter_rules::current_motion_key(state);
+    let opaque = open
+        .opaque
+        .then(|| crate::opaque_exam::Matcher::new(open, seed, &asked));
     let digests = crate::admission::check_motions(
         motions,
         pinned.as_ref(),
         &open.pool_id,
         memo,
         |index, m| {
-            let item = open
-                .asked_item(arbiter_id, &asked, &m.motion_id)
-                .ok_or_else(|| ExamMotionError::NotAnItem {
-                    index,
-                    motion_id: m.motion_id.clone(),
-                    arbiter_id: arbiter_id.to_owned(),
-                })?;
+            let item = match &opaque {
+                Some(matcher) => open.carried_item(matcher, arbiter_id, m),
+                None => open.asked_item(arbiter_id, &asked, &m.motion_id),
+            }
+            .ok_or_else(|| ExamMotionError::NotAnItem {
+                index,
+                motion_id: m.motion_id.clone(),
+                arbiter_id: arbiter_id.to_owned(),
+            })?;
             // The hint is a simulation's; apply cannot check it before the reveal.
             let hint = m.projection.as_ref().and_then(|p| p.expected);
             let deadlines = (m.commit_deadline_unix_ms, m.reveal_deadline_unix_ms);
-            Ok((
-                open.motion(arbiter_id, item, deadlines, hint),
-                item.id.clone(),
-            ))
+            let asking = Asked {
+                motion_id: m.motion_id.clone(),
+                seed,
+                item,
+            };
+            Ok((open.motion_as(asking, deadlines, hint), item.id.clone()))
         },
     )
     .map_err(crate::admission::ExamRefusal::from)?;
     let item_for = |motion_id: &str| {
-        open.asked_item(arbiter_id, &asked, motion_id)
-            .map(|i| (i.id.clone(), i.kind))
+        let id = match &opaque {
+            Some(matcher) => matcher.item_for(motion_id)?,
+            None => open.asked_item(arbiter_id, &asked, motion_id)?.id.clone(),
+        };
+        open.public.item(&id).map(|i| (i.id.clone(), i.kind))
     };
     let answers = Sheet {
         arbiter_id,
@@ -357,7 +369,7 @@ pub fn submit(
         asked: asked.len(),
         answered: answers.len(),
     };
-    let seed = open.seed(&key);
+    let motions = opaque.map(|m| m.by_item()).unwrap_or_default();
     if let Some(open) = state.exam_sittings.last_mut() {
         open.held.insert(
             arbiter_id.to_owned(),
@@ -367,6 +379,7 @@ pub fn submit(
                 answers,
                 submitted_log_index: log_index,
                 submitted_at_ms: time_ms,
+                motions,
             },
         );
     }
@@ -405,41 +418,49 @@ pub fn reveal(
     let bar = exam_bar(state);
     let hold_back = open.holds_back;
     // Score first, from the held exams as they stand; then write.
-    let scored: Vec<(String, Result<Scored, ScoreError>)> =
-        open.held
-            .iter()
-            .map(|(arbiter_id, h)| {
-                let held = if hold_back {
-                    // Only answered items are held back, so a missing answer never pushes
-                    // the scored items below the floor.
-                    let answered: Vec<String> = h
-                        .asked
-                        .iter()
-                        .filter(|id| h.answers.iter().any(|a| &a.item == *id))
-                        .cloned()
-                        .collect();
-                    exam_hold_back::held_back(&exam, &answered)
-                } else {
-                    Vec::new()
-                };
-                let scored = score(&exam, arbiter_id, h, &held, now_s, bar).map(
-                    |(scores, probes, decision)| Scored {
-                        scores,
-                        probes,
-                        decision,
-                        beyond: hold_back.then(|| Beyond::of(&exam, h, &held)),
-                        sitting: SittingRef {
-                            number: open.number,
-                            pool_id: open.pool_id.clone(),
-                            seed: h.seed,
-                            asked: h.asked.clone(),
-                            reused_from: open.reused_from,
-                        },
-                    },
-                );
-                (arbiter_id.clone(), scored)
-            })
-            .collect();
+    let scored: Vec<(String, Result<Scored, ScoreError>)> = open
+        .held
+        .iter()
+        .map(|(arbiter_id, h)| {
+            let held = if hold_back {
+                // Only answered items are held back, so a missing answer never pushes
+                // the scored items below the floor.
+                let answered: Vec<String> = h
+                    .asked
+                    .iter()
+                    .filter(|id| h.answers.iter().any(|a| &a.item == *id))
+                    .cloned()
+                    .collect();
+                exam_hold_back::held_back(&exam, &answered)
+            } else {
+                Vec::new()
+            };
+            let ids = match open.opaque {
+                true => {
+                    crate::opaque_exam::first_wrong_id(&h.motions, &salt, open.number, arbiter_id)
+                }
+                false => None,
+            };
+            let scored = match ids {
+                Some(item) => Err(ScoreError::NotOpaque(item.to_owned())),
+                None => score(&exam, arbiter_id, h, &held, now_s, bar),
+            }
+            .map(|(scores, probes, decision)| Scored {
+                scores,
+                probes,
+                decision,
+                beyond: hold_back.then(|| Beyond::of(&exam, h, &held)),
+                sitting: SittingRef {
+                    number: open.number,
+                    pool_id: open.pool_id.clone(),
+                    seed: h.seed,
+                    asked: h.asked.clone(),
+                    reused_from: open.reused_from,
+                },
+            });
+            (arbiter_id.clone(), scored)
+        })
+        .collect();
     let number = open.number;
     let mut outcomes = Vec::new();
     let mut unscored = Vec::new();
@@ -578,6 +599,11 @@ enum ScoreError {
     Scores(#[from] calibration::CalibrationError),
     #[error("bias probes: {0}")]
     Probes(#[from] calibration::bias_probes::ProbeError),
+    #[error(
+        "item {0} was asked under a motion id that is not its opaque token: the sitting's \
+         driver must ask every item under the id `opaque_exam::token` gives"
+    )]
+    NotOpaque(String),
 }
 
 /// Scores one held exam on the items it was asked, less those `held` back for the track
@@ -673,6 +699,11 @@ impl PrivatePool {
         }
     }
 
+    /// The salt of the pool's key commitment, which also keys opaque motion ids.
+    pub fn salt(&self) -> &[u8; 32] {
+        &self.salt
+    }
+
     /// The `RevealExamKey` payload for sitting `number`.
     pub fn reveal(&self, number: u32) -> KeyReveal {
         KeyReveal {
@@ -766,6 +797,14 @@ pub fn next_step(
     SittingStep::Examine(open.number)
 }
 
+/// One item put to one arbiter: under which id, and the arbiter's draw seed (which picks
+/// the wording).
+struct Asked<'a> {
+    motion_id: String,
+    seed: u64,
+    item: &'a PublicItem,
+}
+
 impl Sitting {
     /// What `arbiter_id` (with registered key `key`) is asked here, in asking order.
     pub fn asked(&self, arbiter_id: &str, key: &VerifyingKey) -> Result<Vec<String>, SittingError> {
@@ -807,9 +846,32 @@ impl Sitting {
             .flatten()
     }
 
-    /// Motion id of one item for one arbiter in this sitting.
-    pub fn motion_id(&self, arbiter_id: &str, item_id: &str) -> String {
-        format!("exam/s{}/{arbiter_id}/{item_id}", self.number)
+    /// The item an opaque sitting's carried motion asks (`opaque_exam`): its id must be
+    /// token-shaped and what it shows must be the wording of an item of the draw.
+    fn carried_item<'a>(
+        &'a self,
+        matcher: &crate::opaque_exam::Matcher<'a>,
+        arbiter_id: &str,
+        m: &pb::Motion,
+    ) -> Option<&'a PublicItem> {
+        crate::opaque_exam::token_of(self.number, arbiter_id, &m.motion_id)?;
+        let p = m.projection.as_ref()?;
+        let motion = p.items.first().map(|i| i.text.as_str());
+        matcher.take(&m.motion_id, &p.question, motion)
+    }
+
+    /// Motion id of one item for one arbiter in this sitting: opaque (keyed by the pool's
+    /// `salt`) in a sitting sealed under rule set 15, the item id before.
+    pub fn motion_id(&self, arbiter_id: &str, item_id: &str, salt: &[u8; 32]) -> String {
+        let last = if self.opaque {
+            crate::opaque_exam::token(salt, self.number, arbiter_id, item_id)
+        } else {
+            item_id.to_owned()
+        };
+        format!(
+            "{}{last}",
+            crate::opaque_exam::prefix(self.number, arbiter_id)
+        )
     }
 
     /// The hash every ruling of the sitting judges: the pool id's digest.
@@ -817,17 +879,51 @@ impl Sitting {
         hex::decode(self.pool_id.trim_start_matches("sha256:")).unwrap_or_else(|_| vec![0; 32])
     }
 
-    /// The motion that asks `item` of `arbiter_id`; `expected` is the simulation's hint.
+    /// The motion that asks `item` of `arbiter_id` (with registered key `key`) in a pool
+    /// with key salt `salt`; `expected` is the simulation's hint.
     pub fn motion(
         &self,
         arbiter_id: &str,
+        key: &VerifyingKey,
         item: &PublicItem,
+        salt: &[u8; 32],
         deadlines: (i64, i64),
         expected: Option<pb::ExpectedAnswer>,
     ) -> pb::Motion {
+        let asking = Asked {
+            motion_id: self.motion_id(arbiter_id, &item.id, salt),
+            seed: self.seed(key),
+            item,
+        };
+        self.motion_as(asking, deadlines, expected)
+    }
+
+    /// The motion that asks `a.item` under `a.motion_id`: in an opaque sitting in the
+    /// wording the draw seed picks and with the id's token for the item id.
+    fn motion_as(
+        &self,
+        a: Asked<'_>,
+        deadlines: (i64, i64),
+        expected: Option<pb::ExpectedAnswer>,
+    ) -> pb::Motion {
+        let shown;
+        let item = if self.opaque {
+            let w = a.item.wording(a.seed);
+            let token = a.motion_id.rsplit('/').next().unwrap_or_default();
+            shown = PublicItem {
+                id: token.to_owned(),
+                question: w.question.to_owned(),
+                motion: w.motion.map(str::to_owned),
+                phrasings: Vec::new(),
+                ..a.item.clone()
+            };
+            &shown
+        } else {
+            a.item
+        };
         item_motion(
             Asking {
-                motion_id: self.motion_id(arbiter_id, &item.id),
+                motion_id: a.motion_id,
                 state_hash: self.state_hash(),
                 quantiles: &self.public.quantiles,
                 commit_deadline_ms: deadlines.0,
@@ -848,6 +944,7 @@ mod tests {
     use calibration::exam::{ExamItem, Gold, ProbeVariant};
     use ed25519_dalek::SigningKey;
     use serde_json::json;
+    use std::collections::BTreeSet;
 
     const V2: &str = include_str!("../../exams/default-v2.jsonl");
     const SALT: [u8; 32] = [9; 32];
@@ -993,6 +1090,18 @@ mod tests {
     /// The signed motions and revealed answers of arbiter `i` in the open sitting,
     /// answered from `truth` (the golds the judge believes) by `judge` on binary items.
     fn sit(s: &State, i: u8, id: &str, truth: &Exam, judge: Judge<'_>) -> InternalCommand {
+        sit_salted(s, i, id, truth, judge, &SALT)
+    }
+
+    /// [`sit`], with opaque ids keyed by `salt` (a driver that does not hold the pool's).
+    fn sit_salted(
+        s: &State,
+        i: u8,
+        id: &str,
+        truth: &Exam,
+        judge: Judge<'_>,
+        salt: &[u8; 32],
+    ) -> InternalCommand {
         let open = open_sitting(s).expect("open");
         let k = key(i);
         let asked = open.asked(id, &k.verifying_key()).expect("draw");
@@ -1001,7 +1110,14 @@ mod tests {
             let public = open.public.item(item_id).expect("item");
             let m = panel_proto::sign_motion(
                 &motion_key(),
-                open.motion(id, public, (T0 as i64 + 10, T0 as i64 + 20), None),
+                open.motion(
+                    id,
+                    &k.verifying_key(),
+                    public,
+                    salt,
+                    (T0 as i64 + 10, T0 as i64 + 20),
+                    None,
+                ),
             );
             let item = truth.item(item_id).expect("in the judge's exam");
             let ruling = pb::Ruling {
@@ -1429,5 +1545,149 @@ mod tests {
         assert_ne!(s, draw_seed("sha256:aa", 2, &k1));
         assert_ne!(s, draw_seed("sha256:ab", 1, &k1));
         assert_ne!(s, draw_seed("sha256:aa", 1, &k2));
+    }
+
+    /// The motions a `SubmitExam` carries, decoded.
+    fn carried(c: &InternalCommand) -> Vec<pb::Motion> {
+        use prost::Message;
+        let InternalCommand::SubmitExam { motions, .. } = c else {
+            panic!("not an exam: {c:?}");
+        };
+        motions
+            .iter()
+            .map(|w| pb::Motion::decode(hex::decode(w).expect("hex").as_slice()).expect("motion"))
+            .collect()
+    }
+
+    /// docs/SECURITY.md "Exams": an exam motion's id and its exam item named the pool item,
+    /// so a judge holding a copy of the pool read the gold off the id. From rule set 15 the
+    /// id ends in a token keyed by the pool's secret salt; apply matches the motion to the
+    /// draw by its text, and the reveal scores only exams asked under the true tokens.
+    #[test]
+    fn an_opaque_sitting_names_no_item_and_scores_only_the_true_tokens() {
+        let exam = load_exam(V2).expect("v2");
+        let judge = by_gold(&exam);
+        let mut s = registered(&["a", "b", "c"]);
+        s.rules = crate::rules::OPAQUE_EXAMS;
+        applied(write(&mut s, 11, T0, seal_cmd(&exam)));
+        assert!(open_sitting(&s).expect("open").opaque);
+        let ids: BTreeSet<&str> = exam.items.iter().map(|i| i.id.as_str()).collect();
+
+        let a = sit(&s, 0, "a", &exam, &judge);
+        for m in carried(&a) {
+            let last = m.motion_id.rsplit('/').next().expect("a last part");
+            let shown = m.projection.as_ref().and_then(|p| p.exam_item.as_ref());
+            assert!(!ids.contains(last), "{} names its item", m.motion_id);
+            assert_eq!(shown.map(|e| e.item_id.as_str()), Some(last));
+        }
+        applied(write(&mut s, 12, T0, a));
+
+        // Asked under the item ids (the old ids): no item of b's draw, refused.
+        let mut plain = s.clone();
+        if let Some(open) = plain.exam_sittings.last_mut() {
+            open.opaque = false;
+        }
+        let b = sit(&plain, 1, "b", &exam, &judge);
+        refused(
+            write(&mut s, 13, T0, b),
+            "exam_refused",
+            "is not an item of b's exam",
+        );
+        // Under token-shaped ids the driver made up: held, since apply cannot know the
+        // salt yet, but not scored at the reveal.
+        let c = sit_salted(&s, 2, "c", &exam, &judge, &[7; 32]);
+        applied(write(&mut s, 14, T0, c));
+
+        let out = applied(write(&mut s, 19, T0, reveal_cmd(1, V2, SALT)));
+        assert!(s.arbiters.get("a").expect("a").admitted, "{out}");
+        assert!(!s.arbiters.get("c").expect("c").admitted);
+        let unscored = out["unscored"].to_string();
+        assert!(
+            unscored.contains("\"c\"") && unscored.contains("opaque token"),
+            "{out}"
+        );
+    }
+
+    /// `V2` with another wording for every plain binary item that shows a motion.
+    fn with_phrasings() -> String {
+        V2.lines()
+            .map(|line| {
+                let mut v: serde_json::Value = serde_json::from_str(line).expect("json");
+                let plain =
+                    v["kind"] == "binary" && v.get("probe").is_none() && v["motion"].is_string();
+                if plain {
+                    let (q, m) = (v["question"].clone(), v["motion"].clone());
+                    v["phrasings"] = json!([{
+                        "question": format!("In other words: {}", q.as_str().unwrap_or_default()),
+                        "motion": format!("Restated: {}", m.as_str().unwrap_or_default()),
+                    }]);
+                }
+                v.to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Where the pool gives other wordings, each arbiter is asked the one its draw picks:
+    /// two arbiters see the same item in different words, and a driver that shows an
+    /// arbiter another wording than its draw's is refused.
+    #[test]
+    fn each_arbiter_is_asked_the_wording_its_draw_picks() {
+        let text = with_phrasings();
+        let exam = load_exam(&text).expect("the reworded pool loads");
+        let judge = by_gold(&exam);
+        let mut s = registered(&["a", "b"]);
+        s.rules = crate::rules::OPAQUE_EXAMS;
+        applied(write(&mut s, 11, T0, seal_cmd(&exam)));
+        let open = open_sitting(&s).expect("open").clone();
+        let shown = |i: u8, id: &str| -> BTreeMap<String, String> {
+            let key = key(i).verifying_key();
+            open.asked(id, &key)
+                .expect("draw")
+                .into_iter()
+                .map(|item| {
+                    let w = open
+                        .public
+                        .item(&item)
+                        .expect("item")
+                        .wording(open.seed(&key));
+                    (item, w.question.to_owned())
+                })
+                .collect()
+        };
+        let (qa, qb) = (shown(0, "a"), shown(1, "b"));
+        let reworded = qa
+            .values()
+            .filter(|q| q.starts_with("In other words"))
+            .count();
+        assert!(
+            reworded > 0 && reworded < qa.len(),
+            "{reworded} of {}",
+            qa.len()
+        );
+        assert!(
+            qa.iter()
+                .any(|(item, q)| qb.get(item).is_some_and(|other| other != q)),
+            "no item shown to both in different words"
+        );
+        let a = sit(&s, 0, "a", &exam, &judge);
+        applied(write(&mut s, 12, T0, a));
+
+        // b asked every item as written, ignoring the wordings its draw picked.
+        let mut as_written = s.clone();
+        if let Some(open) = as_written.exam_sittings.last_mut() {
+            open.public
+                .items
+                .iter_mut()
+                .for_each(|i| i.phrasings.clear());
+        }
+        let b = sit(&as_written, 1, "b", &exam, &judge);
+        refused(
+            write(&mut s, 13, T0, b),
+            "exam_refused",
+            "is not an item of b's exam",
+        );
+        let out = applied(write(&mut s, 19, T0, reveal_cmd(1, &text, SALT)));
+        assert!(s.arbiters.get("a").expect("a").admitted, "{out}");
     }
 }

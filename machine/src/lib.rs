@@ -34,6 +34,7 @@ pub mod membership;
 pub mod model;
 pub use model::{motion_table, record_log, reply_table};
 pub mod motion_history;
+pub mod opaque_exam;
 pub mod priors;
 pub mod query;
 pub mod recalibration;

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = EXAM_TRACK_RECORD;
+pub const CURRENT: u32 = OPAQUE_EXAMS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -91,6 +91,12 @@ pub const APPEALS_WAIT: u32 = 13;
 /// revealed gold, and the exam record carries calibration per topic
 /// (`calibration::exam_hold_back`; docs/CALIBRATION.md "Held-back items and topics").
 pub const EXAM_TRACK_RECORD: u32 = 14;
+
+/// From this level on, a sealed sitting asks each item under an opaque motion id (a hash
+/// keyed by the pool's secret salt, checked at the reveal) with no item id in the motion,
+/// and in the wording the arbiter's draw picks among the item's phrasings, so nothing but
+/// the text maps a motion to a pool item (docs/COORDINATOR.md "Sealed exams").
+pub const OPAQUE_EXAMS: u32 = 15;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -948,7 +948,14 @@ fn exam_answers(
             let public = open.public.item(item_id).expect("item");
             let m = panel_proto::sign_motion(
                 &motion_key(),
-                open.motion(id, public, (T0 as i64 + 10, T0 as i64 + 20), None),
+                open.motion(
+                    id,
+                    &key(k).verifying_key(),
+                    public,
+                    exam_sitting::embedded_pool().expect("pool").salt(),
+                    (T0 as i64 + 10, T0 as i64 + 20),
+                    None,
+                ),
             );
             let mut r = pb::Ruling {
                 motion_id: m.motion_id.clone(),
@@ -1068,7 +1075,14 @@ fn the_exam_draw_ignores_every_stamp_the_leader_controls() {
         .expect("the pool is larger than one draw");
     let m = panel_proto::sign_motion(
         &motion_key(),
-        open.motion("x", other, (T0 as i64 + 10, T0 as i64 + 20), None),
+        open.motion(
+            "x",
+            &kx,
+            other,
+            exam_sitting::embedded_pool().expect("pool").salt(),
+            (T0 as i64 + 10, T0 as i64 + 20),
+            None,
+        ),
     );
     let mut l = base.clone();
     let why = refused(

@@ -29,6 +29,10 @@ pub struct Sitting {
     /// track record.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub holds_back: bool,
+    /// Sealed under rule set 15: items are asked under opaque ids, in the wording the
+    /// draw picks (`opaque_exam`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub opaque: bool,
 }
 
 /// One arbiter's checked answers in a sitting.
@@ -41,6 +45,10 @@ pub struct HeldExam {
     pub answers: Vec<Answer>,
     pub submitted_log_index: u64,
     pub submitted_at_ms: u64,
+    /// In an opaque sitting: the motion id each answered item was asked under, by item
+    /// id, checked against the tokens at the reveal.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub motions: BTreeMap<String, String>,
 }
 
 /// What the reveal left on a sitting.

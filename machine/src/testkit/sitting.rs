@@ -36,7 +36,7 @@ impl Driver {
             .map(|s| s.number)
             .ok_or_else(|| sitting_error("the seal opened no sitting".into()))?;
         for id in ids {
-            let exam = self.sit(id, &pool.exam, &p_yes)?;
+            let exam = self.sit(id, &pool.exam, pool.salt(), &p_yes)?;
             self.try_ok(exam)?;
         }
         self.try_ok(InternalCommand::RevealExamKey(Box::new(
@@ -59,6 +59,7 @@ impl Driver {
         &self,
         id: &str,
         exam: &calibration::exam::Exam,
+        salt: &[u8; 32],
         p_yes: &impl Fn(&str, &ExamItem) -> f64,
     ) -> Result<InternalCommand, KitError> {
         let open =
@@ -77,7 +78,14 @@ impl Driver {
                 .ok_or_else(|| sitting_error(format!("item {item_id} is not in the pool")))?;
             let m = panel_proto::sign_motion(
                 &motion_key(),
-                open.motion(id, public, (now + 10_000, now + 20_000), None),
+                open.motion(
+                    id,
+                    &key.verifying_key(),
+                    public,
+                    salt,
+                    (now + 10_000, now + 20_000),
+                    None,
+                ),
             );
             let ruling = pb::Ruling {
                 motion_id: m.motion_id.clone(),

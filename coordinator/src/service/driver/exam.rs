@@ -222,18 +222,21 @@ pub(super) fn exam_sheet(
         let key =
             panel_machine::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
         let asked = open.asked(arbiter_id, &key)?;
-        let pool = s.pools.for_sitting(open);
+        let pool = s
+            .pools
+            .for_sitting(open)
+            .ok_or(DriveError::PoolNotHeld(number))?;
         Ok(asked
             .iter()
             .filter_map(|id| open.public.item(id))
             .map(|item| {
                 // Scripted judges in a simulation get the gold as a hint.
-                let hint = pool
+                let hint = Some(pool)
                     .filter(|_| s.opts.simulation)
                     .and_then(|p| p.exam.item(&item.id))
                     .map(|i| crate::admission::expected_answer(&i.gold));
                 let deadlines = (window.commit_deadline_ms, window.reveal_deadline_ms);
-                open.motion(arbiter_id, item, deadlines, hint)
+                open.motion(arbiter_id, &key, item, pool.salt(), deadlines, hint)
             })
             .collect())
     })

@@ -186,6 +186,11 @@ pub enum DriveError {
     UnknownArbiter(String),
     #[error("exam sitting {0} is no longer open; the arbiter is examined at the next")]
     SittingClosed(u32),
+    #[error(
+        "this replica does not hold the pool sitting {0} sealed, so it cannot ask its items \
+         (their ids are keyed by the pool's salt): give every replica the same exam_pools"
+    )]
+    PoolNotHeld(u32),
     #[error("the arbiter's registered key: {0}")]
     Key(#[from] panel_machine::ruling::RulingError),
     #[error(transparent)]
