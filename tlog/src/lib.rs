@@ -8,7 +8,8 @@
 //! - [`log_quorum`]: checkpoints signed by replicas of several organisations;
 //! - [`witness`]: the rules of tlog-witness v1.0.0 `add-checkpoint`;
 //! - [`proof`]: the tlog-proof offline bundle (editor's draft);
-//! - [`policy`]: tlog-policy files and quorums (editor's draft).
+//! - [`policy`]: tlog-policy files and quorums (editor's draft);
+//! - [`tiles`]: tlog-tiles, the record as static tiles, entry bundles and checkpoint.
 
 pub mod checkpoint;
 pub mod cosignature;
@@ -17,6 +18,7 @@ pub mod merkle;
 pub mod note;
 pub mod policy;
 pub mod proof;
+pub mod tiles;
 pub mod witness;
 
 pub use checkpoint::Checkpoint;
