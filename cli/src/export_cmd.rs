@@ -19,6 +19,10 @@ pub struct Args {
     /// Where to write the record; default STATE/record-export.json.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Also write the record as a static C2SP tlog-tiles layout into DIR (docs/WIRE.md
+    /// "tlog-tiles"; `panel tiles write` does the same from a record file).
+    #[arg(long, value_name = "DIR")]
+    tiles: Option<PathBuf>,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -51,6 +55,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .context("the coordinator's export is not a record; is it the same panel version?")?;
     // A local check, so a bad export is noticed now; `panel verify` is the auditor's tool.
     let check = record::verify(&bundle);
+    let tiles = match &args.tiles {
+        Some(dir) => Some(crate::tiles_cmd::export_tiles(&bundle, dir)?),
+        None => None,
+    };
     if args.json {
         print_json(&json!({
             "out": out,
@@ -59,6 +67,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "arbiters": bundle.arbiters.len(),
             "checkpoints": bundle.checkpoints.len(),
             "cosignatures": last_cosignatures(&bundle),
+            "tiles": args.tiles,
             "verifies": check.as_ref().map_err(|e| e.to_string()).err().map_or(json!(true), |e| json!({ "error": e })),
         }))?;
     } else {
@@ -73,6 +82,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             },
             out.display()
         );
+        if let Some(line) = &tiles {
+            println!("{line}");
+        }
         match &check {
             Ok(_) => println!("it verifies offline: `panel verify {}`", out.display()),
             Err(e) => eprintln!("warning: the exported record does not verify: {e}"),

@@ -41,6 +41,7 @@ mod role_adapters;
 mod rulings;
 mod sim_cmd;
 mod source_server;
+mod tiles_cmd;
 mod up;
 mod up_cluster;
 mod up_conveners;
@@ -110,6 +111,8 @@ enum Command {
     Monitor(monitor_cmd::Args),
     /// Run a transparency log witness (C2SP tlog-witness) and manage its key.
     Witness(witness_cmd::Args),
+    /// Publish the record as a C2SP tlog-tiles log (static files or HTTP) for outside auditors.
+    Tiles(tiles_cmd::Args),
     /// Crux on the panel: isolated advocates, checked positions, the panel names the crux.
     Crux(crux_cmd::Args),
     /// Falsification buckets on the panel: UNFALSIFIABLE, BROKEN or CORROBORATED.
@@ -194,6 +197,7 @@ fn main() -> ExitCode {
         Command::VerifyProof(args) => verify_proof_cmd::run(args),
         Command::Monitor(args) => monitor_cmd::run(args),
         Command::Witness(args) => witness_cmd::run(args),
+        Command::Tiles(args) => tiles_cmd::run(args),
         Command::Crux(args) => crux_cmd::run(args),
         Command::Falsify(args) => falsify_cmd::run(args),
         Command::Dossier(args) => dossier_cmd::run(args),

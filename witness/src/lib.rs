@@ -1,7 +1,8 @@
 //! A C2SP tlog-witness v1.0.0 witness (docs/WITNESS.md): the `add-checkpoint` endpoint and
 //! the monitoring `checkpoint` endpoint over plain HTTP/1.1, with the latest cosigned
 //! checkpoint per log stored durably and atomically before any answer, and the client the
-//! coordinator submits checkpoints with.
+//! coordinator submits checkpoints with; and a read-only C2SP tlog-tiles server
+//! ([`tiles`]) that publishes the record for auditors outside the federation.
 //!
 //! The rules (what is refused with which status) live in the pure `panel-tlog` crate
 //! (`panel_tlog::witness::decide`); this crate is the shell: HTTP, the clock, the disk.
@@ -13,7 +14,9 @@ pub mod config;
 pub mod key;
 pub mod server;
 pub mod store;
+pub mod tiles;
 
 pub use client::{SubmitError, add_checkpoint};
 pub use config::{Clock, Config, StartError, SystemClock};
 pub use server::Server;
+pub use tiles::{Publisher, TileServer, TileServerError};
