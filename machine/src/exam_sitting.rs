@@ -899,7 +899,10 @@ impl Sitting {
     }
 
     /// The motion that asks `a.item` under `a.motion_id`: in an opaque sitting in the
-    /// wording the draw seed picks and with the id's token for the item id.
+    /// wording the draw seed picks and with the id's token for the item id. A simulation's
+    /// motion (one with the truth hint, `expected`) keeps the item id: it carries the gold
+    /// anyway, and the simulated judges answer an item the same way in every sitting by
+    /// its id (docs/COORDINATOR.md "Sealed exams").
     fn motion_as(
         &self,
         a: Asked<'_>,
@@ -911,7 +914,10 @@ impl Sitting {
             let w = a.item.wording(a.seed);
             let token = a.motion_id.rsplit('/').next().unwrap_or_default();
             shown = PublicItem {
-                id: token.to_owned(),
+                id: match expected {
+                    Some(_) => a.item.id.clone(),
+                    None => token.to_owned(),
+                },
                 question: w.question.to_owned(),
                 motion: w.motion.map(str::to_owned),
                 phrasings: Vec::new(),
@@ -1580,6 +1586,25 @@ mod tests {
             assert!(!ids.contains(last), "{} names its item", m.motion_id);
             assert_eq!(shown.map(|e| e.item_id.as_str()), Some(last));
         }
+        // A simulation's motion carries the gold as its hint, and the item id beside it.
+        let open = open_sitting(&s).expect("open");
+        let k = key(0).verifying_key();
+        let first = open.asked("a", &k).expect("draw").remove(0);
+        let item = open.public.item(&first).expect("item");
+        let gold = &exam.item(&first).expect("gold").gold;
+        let hinted = open.motion(
+            "a",
+            &k,
+            item,
+            &SALT,
+            (1, 2),
+            Some(crate::admission::expected_answer(gold)),
+        );
+        let shown = hinted
+            .projection
+            .and_then(|p| p.exam_item)
+            .map(|e| e.item_id);
+        assert_eq!(shown.as_deref(), Some(first.as_str()));
         applied(write(&mut s, 12, T0, a));
 
         // Asked under the item ids (the old ids): no item of b's draw, refused.

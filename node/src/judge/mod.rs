@@ -140,21 +140,3 @@ pub trait Judge: Send + Sync {
         String::new()
     }
 }
-
-/// What identifies an exam item to a judge that must answer it the same way whenever it is
-/// asked: its text (question, what it shows, unit), hex SHA-256. Not the motion or item
-/// id, which are opaque tokens that differ per arbiter and sitting (docs/COORDINATOR.md
-/// "Sealed exams"); an item asked in another wording is, to the judge, another question.
-pub fn exam_content_key(p: &panel_proto::pb::ContentProjection) -> Option<String> {
-    use sha2::{Digest, Sha256};
-    let item = p.exam_item.as_ref()?;
-    let mut h = Sha256::new();
-    for part in std::iter::once(item.question.as_str())
-        .chain(p.items.iter().map(|i| i.text.as_str()))
-        .chain(std::iter::once(item.unit.as_str()))
-    {
-        h.update((part.len() as u64).to_be_bytes());
-        h.update(part.as_bytes());
-    }
-    Some(hex::encode(h.finalize()))
-}

@@ -220,12 +220,13 @@ impl ScriptedJudge {
                     // A calibrated judge's truths land in the inter-quantile bins with
                     // probabilities 5/45/45/5 %, not all on the median (which Cooke's
                     // calibration score rightly calls overconfident). An exam item's truth
-                    // lands just below or just above the median by its text, so the
+                    // lands just below or just above the median by its item id, so the
                     // scripted judge's exam is the same in every sitting and draw: with
                     // the 10-13 seeds an exam asks, drawing the tails by chance would fail
                     // Cooke's bar for one calibrated arbiter in twenty.
-                    let position = match super::exam_content_key(&proj) {
-                        Some(item) => 0.25 + 0.5 * self.unit(&item, "position").round(),
+                    let exam_item = proj.exam_item.as_ref().map(|e| e.item_id.as_str());
+                    let position = match exam_item {
+                        Some(item) => 0.25 + 0.5 * self.unit(item, "position").round(),
                         None => self.unit(&m.motion_id, "position"),
                     };
                     let miss = if correct {
@@ -405,15 +406,13 @@ mod tests {
             ..Default::default()
         });
         // Over many seed items a perfect profile puts the truths just below or just above
-        // the median, about half each, by the item's text: calibrated, not all on the
-        // median, and the same in every sitting (the motion id changes, the placement does
-        // not).
+        // the median, about half each, by item id: calibrated, not all on the median, and
+        // the same in every sitting (the motion id changes, the placement does not).
         let mut bins = [0usize; 4];
         for i in 0..400 {
             m.motion_id = format!("q{i}");
             if let Some(e) = m.projection.as_mut().and_then(|p| p.exam_item.as_mut()) {
-                e.question = format!("item-{i}");
-                e.item_id = format!("token-{i}");
+                e.item_id = format!("item-{i}");
             }
             let a = j.answer(&m).unwrap();
             m.motion_id = format!("exam/s2/other/q{i}");

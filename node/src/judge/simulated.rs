@@ -26,9 +26,8 @@
 //! measures the noise it was declared with, never any model: there is none.
 //!
 //! **Deterministic.** Every draw is SHA-256 over the seed (or the lineage's name), the
-//! question and the purpose. The question is the exam item's text for an exam motion
-//! (`exam_content_key`: the same item in the same words in every sitting and draw; its
-//! motion and item ids are opaque tokens) and otherwise a digest of what the motion shows:
+//! question and the purpose. The question is the exam item's id for an exam motion (the
+//! same item in every sitting and draw) and otherwise a digest of what the motion shows:
 //! kind, question, resolution and the items, order aside, with the host and port of every
 //! web address left out (where a source is served is not what it says). Not the motion id, which carries
 //! the log index the motion opened at and so differs from one run of the same demo to the
@@ -179,9 +178,9 @@ pub fn question_key(m: &Motion) -> QuestionKey {
     let mut h = Sha256::new();
     h.update(DRAW_DOMAIN);
     let proj = m.projection.clone().unwrap_or_default();
-    if let Some(content) = super::exam_content_key(&proj) {
+    if let Some(item) = proj.exam_item.as_ref() {
         put(&mut h, b"exam-item");
-        put(&mut h, content.as_bytes());
+        put(&mut h, item.item_id.as_bytes());
         return h.finalize().into();
     }
     put(&mut h, b"motion");
