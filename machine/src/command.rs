@@ -690,6 +690,11 @@ pub struct PanelRequest {
     pub question: crucible::motion::Question,
     #[serde(default)]
     pub expected: Option<crucible::motion::Answer>,
+    /// Why a panel must sit although a `final` outcome already answers this question on
+    /// the same content (docs/PANEL.md "Precedent"); without it such a question is
+    /// answered by citing that outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_panel: Option<String>,
 }
 
 /// The revealed, signed rulings for a motion (retrieval receipts ride inside the rulings).

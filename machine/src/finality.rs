@@ -165,6 +165,7 @@ pub fn advance(state: &mut State, at: At) {
             f.reason = "final: the appeal window closed with no appeal".into();
             f.changed_log_index = at.0;
             f.changed_at_ms = at.1;
+            crate::precedent::on_final(state, &key.1);
         }
     }
     let held: Vec<String> = state.finality.appealed.iter().cloned().collect();
@@ -178,6 +179,9 @@ pub fn advance(state: &mut State, at: At) {
                 f.reason = end.1;
                 f.changed_log_index = at.0;
                 f.changed_at_ms = at.1;
+                if f.status == OutcomeStatus::Final {
+                    crate::precedent::on_final(state, &id);
+                }
             }
         }
     }

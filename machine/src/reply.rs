@@ -232,6 +232,9 @@ pub struct AskPanelReply {
     pub debate_id: String,
     pub motion_id: String,
     pub opened: Vec<String>,
+    /// The final motion that answered the question, when no panel sat (`precedent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precedent: Option<String>,
 }
 
 /// `ReissueVerdict`: `verdict` is the new verdict's number.
@@ -631,6 +634,7 @@ mod tests {
                 debate_id: "deb_1".into(),
                 motion_id: "mot-2".into(),
                 opened: vec![],
+                precedent: None,
             },
             json!({ "debate_id": "deb_1", "motion_id": "mot-2", "opened": [] }),
         );

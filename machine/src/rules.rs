@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = OPAQUE_EXAMS;
+pub const CURRENT: u32 = PRECEDENTS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -97,6 +97,12 @@ pub const EXAM_TRACK_RECORD: u32 = 14;
 /// and in the wording the arbiter's draw picks among the item's phrasings, so nothing but
 /// the text maps a motion to a pool item (docs/COORDINATOR.md "Sealed exams").
 pub const OPAQUE_EXAMS: u32 = 15;
+
+/// From this level on, a debate question whose content (what the arbiters would be
+/// shown) matches an outcome that is `final` is answered by citing it, with no panel,
+/// unless the asker requests a fresh panel with a reason (`precedent.rs`; docs/PANEL.md
+/// "Precedent").
+pub const PRECEDENTS: u32 = 16;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -183,6 +183,9 @@ pub(super) fn ask_panel(
     {
         crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Verdicts)?;
     }
+    if let Some(reason) = &req.fresh_panel {
+        non_empty("fresh_panel", reason)?;
+    }
     let checked_advances = state.rules >= crate::rules::CHECKED_ADVANCES;
     let rec = debate_mut(state, &req.debate_id)?;
     if rec.open.len() >= MAX_OPEN_MOTIONS_PER_DEBATE {
@@ -196,12 +199,17 @@ pub(super) fn ask_panel(
         rec.check_advance(from)?;
     }
     let to_open = rec.request(req.question.clone(), req.expected)?;
-    let id = open_question(state, ctx, to_open, 0)?;
+    let id = open_question(state, ctx, to_open, 0, req.fresh_panel.as_deref())?;
     let opened = open_pending(state, ctx, &req.debate_id);
+    let precedent = state
+        .motions
+        .get(&id)
+        .and_then(|m| m.precedent.as_ref().map(|p| p.motion_id.clone()));
     Ok(to_value(&AskPanelReply {
         debate_id: req.debate_id.clone(),
         motion_id: id,
         opened,
+        precedent,
     }))
 }
 
@@ -234,16 +242,25 @@ fn open_question(
     ctx: &ApplyCtx,
     t: ToOpen,
     n: u32,
+    fresh_panel: Option<&str>,
 ) -> Result<String, NotOpened> {
     // A paused federation opens nothing; the question waits for the pause to end.
     crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)
         .map_err(|e| NotOpened::Wait(e.into()))?;
+    if !state.debates.get(&t.debate_id).is_some() {
+        return Err(NotOpened::Wait(ApplyError::Debate(
+            DebateError::UnknownDebate(t.debate_id.clone()),
+        )));
+    }
+    let motion_id = ctx.new_id("mot", n);
+    if super::precedent::cite(state, ctx, &t, &motion_id, fresh_panel).is_some() {
+        return Ok(motion_id);
+    }
     let rec = state.debates.get(&t.debate_id).ok_or_else(|| {
         NotOpened::Wait(ApplyError::Debate(DebateError::UnknownDebate(
             t.debate_id.clone(),
         )))
     })?;
-    let motion_id = ctx.new_id("mot", n);
     let seats_of = |m: &str| {
         state
             .motions
@@ -283,6 +300,9 @@ fn open_question(
         rec.open.insert(t.question.key(), motion_id.clone());
         rec.questions.insert(motion_id.clone(), t.question);
     }
+    if let (Some(reason), Some(m)) = (fresh_panel, state.motions.get_mut(&motion_id)) {
+        m.fresh_panel = Some(reason.to_owned());
+    }
     Ok(motion_id)
 }
 
@@ -306,6 +326,29 @@ fn refusal(
 /// panel cannot be drawn yet (too few admitted arbiters) stays pending and is tried
 /// again after the next write.
 pub(super) fn open_pending(state: &mut State, ctx: &ApplyCtx, debate_id: &str) -> Vec<String> {
+    let mut opened = Vec::new();
+    // A question answered by precedent is settled at once and may leave the document with
+    // new questions; each pass settles at least one, so the passes are bounded.
+    for _ in 0..MAX_OPEN_MOTIONS_PER_DEBATE {
+        let pass = open_pending_once(state, ctx, debate_id, opened.len());
+        let cited = pass
+            .iter()
+            .any(|id| state.motions.get(id).is_some_and(|m| m.precedent.is_some()));
+        opened.extend(pass);
+        if !cited {
+            break;
+        }
+    }
+    opened
+}
+
+/// One pass of [`open_pending`]; `first` numbers its motion ids after the earlier passes'.
+fn open_pending_once(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    debate_id: &str,
+    first: usize,
+) -> Vec<String> {
     let appeals_wait = state.rules >= crate::rules::APPEALS_WAIT;
     let Some(rec) = state.debates.get(debate_id) else {
         return Vec::new();
@@ -313,7 +356,7 @@ pub(super) fn open_pending(state: &mut State, ctx: &ApplyCtx, debate_id: &str) -
     let mut opened = Vec::new();
     for (i, t) in rec.to_open().into_iter().enumerate() {
         let question = t.question.clone();
-        match open_question(state, ctx, t, 1000 + i as u32) {
+        match open_question(state, ctx, t, 1000 + (first + i) as u32, None) {
             Ok(id) => {
                 if let Some(rec) = state.debates.get_mut(debate_id) {
                     rec.waiting.remove(&question.key());

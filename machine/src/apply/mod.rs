@@ -16,6 +16,7 @@ mod federation;
 mod motion_open;
 mod motions;
 mod notes;
+mod precedent;
 mod runs;
 
 pub use crate::model::ApplyCtx;

@@ -51,6 +51,8 @@ pub(super) fn open_motion(
             effect_refused: None,
             confidence: None,
             finality: None,
+            precedent: None,
+            fresh_panel: None,
         },
     );
     Ok(reply)

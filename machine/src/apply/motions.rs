@@ -16,10 +16,9 @@ use super::debates::open_pending;
 use crate::acceptance::{self, Acceptance};
 use crate::apply::error::{ApplyError, RoundError};
 use crate::command::{CommitmentLog, OutcomeSubmission};
-use crate::debates;
 use crate::model::ApplyCtx;
 use crate::model::{
-    Absent, EffectRefusal, Motion, MotionRound, MotionStatus, SeatCommitment, State, StoredReveal,
+    Absent, Motion, MotionRound, MotionStatus, SeatCommitment, State, StoredReveal,
 };
 use crate::reply::{
     CloseReply, CommitmentsReply, Decided, EquivocationReply, OutcomeReply, RevealReply,
@@ -183,9 +182,9 @@ pub(super) fn record_outcome(
 
 /// A motion's verdict and, under a policy with `measured_n_eff`, its supporters'
 /// measured independence.
-struct Judged {
-    verdict: Acceptance,
-    independence: Option<crate::independence::SupportIndependence>,
+pub(super) struct Judged {
+    pub verdict: Acceptance,
+    pub independence: Option<crate::independence::SupportIndependence>,
 }
 
 /// The acceptance rule over a motion's counted rulings, then, under a policy with
@@ -215,7 +214,7 @@ fn judge(
 /// Decides a motion: records the verdict with every counted ruling, settles the debate's
 /// question (or records the deadlock) and opens what the document now asks. Shared by
 /// the close of a logged round and the older one-entry outcome.
-fn conclude(
+pub(super) fn conclude(
     state: &mut State,
     ctx: &ApplyCtx,
     motion_id: &str,
@@ -247,7 +246,7 @@ fn conclude(
     let question = motion.spec.question.clone();
     let debate_id = motion.spec.debate_id.clone();
     if let Some(q) = question
-        && let Some(rec) = state.debates.get_mut(&debate_id)
+        && state.debates.get(&debate_id).is_some()
     {
         let settled = match &verdict {
             Acceptance::Accepted { outcome, tallies } => {
@@ -260,37 +259,16 @@ fn conclude(
                         .join("; "),
                     rationales.first().map(String::as_str).unwrap_or("")
                 );
-                rec.settle(
-                    ctx.time_ms,
-                    motion_id,
-                    debates::answer_of(outcome),
-                    rationale.trim(),
-                )
+                super::precedent::settle_answer(state, ctx, motion_id, outcome, &rationale)
             }
             Acceptance::Deadlocked(_) => {
-                rec.deadlocked(motion_id, &q);
-                Ok(())
+                if let Some(rec) = state.debates.get_mut(&debate_id) {
+                    rec.deadlocked(motion_id, &q);
+                }
+                Some(Settled::Settled(true))
             }
         };
-        reply.settled = Some(match settled {
-            Ok(()) => Settled::Settled(true),
-            Err(e) => {
-                // The outcome stands; its effect did not happen. Kept on the motion so
-                // no reader mistakes the yes for a change (docs/COORDINATOR.md "Outcome
-                // effects").
-                if state.rules >= crate::rules::CHECKED_ADVANCES
-                    && let Some(m) = state.motions.get_mut(motion_id)
-                {
-                    m.effect_refused = Some(EffectRefusal {
-                        code: e.code().to_owned(),
-                        message: e.to_string(),
-                    });
-                }
-                Settled::Refused {
-                    refused: e.to_string(),
-                }
-            }
-        });
+        reply.settled = settled;
         reply.opened = Some(open_pending(state, ctx, &debate_id));
         reply.prior_check = scheduled_prior_check(state, &debate_id);
     }

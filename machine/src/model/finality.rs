@@ -1,7 +1,7 @@
 //! Outcome statuses as the state keeps them (`finality` moves them; docs/PANEL.md
 //! "Finality").
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -87,10 +87,15 @@ pub struct FinalityBook {
     /// Motion ids of appealed outcomes.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub appealed: BTreeSet<String>,
+    /// Final accepted outcomes by the digest of the question's content
+    /// (`precedent::digest`), from rule set 16: the first final outcome of each content.
+    /// One row per final motion, like the motion itself.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub precedents: BTreeMap<String, String>,
 }
 
 impl FinalityBook {
     pub fn is_empty(&self) -> bool {
-        self.due.is_empty() && self.appealed.is_empty()
+        self.due.is_empty() && self.appealed.is_empty() && self.precedents.is_empty()
     }
 }

@@ -57,6 +57,21 @@ pub struct Motion {
     /// (`finality.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finality: Option<crate::model::finality::Finality>,
+    /// The final outcome this motion was answered by, with no panel (`precedent.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precedent: Option<Precedent>,
+    /// The asker's reason for a fresh panel where a precedent would have answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_panel: Option<String>,
+}
+
+/// A final outcome cited as the answer to a motion on the same content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Precedent {
+    pub motion_id: String,
+    pub debate_id: String,
+    /// `precedent::digest` of the content both motions show.
+    pub digest: String,
 }
 
 /// An accepted outcome's effect that the engine refused, with its refusal code.
