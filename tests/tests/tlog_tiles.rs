@@ -716,7 +716,7 @@ fn an_outside_auditor_mirrors_and_checks_the_record_from_each_replica_and_a_stat
     assert!(head.body.is_empty());
     // Still serving after all that.
     let again = mirror_and_check(addr, &policy, true);
-    assert_eq!(again.size, total);
+    assert!(again.size >= total);
 
     // The offline form: `panel export --tiles DIR`, served by Python's stock static file
     // server, checked by the same reader.
