@@ -790,3 +790,102 @@ fn checkpoint_file_size(dir: &Path) -> Option<u64> {
     let (text, _) = parse_note(&bytes);
     text.split('\n').nth(1)?.parse().ok()
 }
+
+/// A signed note over `text` by `key` under `name`, as signed-note v1 writes it, and the
+/// verifier key string.
+fn sign_note(name: &str, key: &ed25519_dalek::SigningKey, text: &str) -> (String, String) {
+    use ed25519_dalek::Signer;
+    let mut typed = vec![0x01];
+    typed.extend_from_slice(key.verifying_key().as_bytes());
+    let id = &sha256(&[name.as_bytes(), b"\n", &typed])[..4];
+    let mut line = id.to_vec();
+    line.extend_from_slice(&key.sign(text.as_bytes()).to_bytes());
+    (
+        format!("{text}\n\u{2014} {name} {}\n", B64.encode(line)),
+        format!("{name}+{}+{}", hex::encode(id), B64.encode(typed)),
+    )
+}
+
+/// Entries longer than a `u16` length can say (a real record's exam sittings are about
+/// 180 kB): `panel tiles serve --record` serves their bundles at `tile/entries32` only,
+/// `panel tiles write` names the bundles it leaves out, and the reader still recomputes
+/// the root. The record is built here, its checkpoint signed with a key of the test's.
+#[test]
+fn entries_too_long_for_a_u16_length_are_read_from_the_wide_bundles() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let n = 300u64;
+    let long = [7u64, 290];
+    let entries: Vec<String> = (0..n)
+        .map(|i| {
+            let text = if long.contains(&i) {
+                "y".repeat(70_000)
+            } else {
+                format!("note {i}")
+            };
+            format!(
+                r#"{{"seq":{i},"log_index":{i},"item_index":0,"time_ms":1,"seed":2,"client_id":"c","request_id":{i},"command":{{"Note":{{"topic":"t","text":"{text}"}}}},"reply":{{"Applied":null}}}}"#
+            )
+        })
+        .collect();
+    let leaves: Vec<[u8; 32]> = entries.iter().map(|e| leaf(e.as_bytes())).collect();
+    let origin = "tiles.example/wide";
+    let key = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+    let body = format!("{origin}\n{n}\n{}\n", B64.encode(mth(&leaves)));
+    let (note, vkey) = sign_note(origin, &key, &body);
+    let record = format!(
+        r#"{{"format":"crucible-panel-record/v3","entries":[{}],"debates":{{}},"arbiters":[],"checkpoints":[{}]}}"#,
+        entries.join(","),
+        serde_json::to_string(&note).expect("json string")
+    );
+    let record_path = root.path().join("record.json");
+    std::fs::write(&record_path, record).expect("write record");
+    let policy_path = root.path().join("policy.txt");
+    std::fs::write(&policy_path, format!("log {vkey}\nquorum none\n")).expect("write policy");
+    let policy = parse_policy(&format!("log {vkey}\nquorum none\n"));
+
+    let out = panel()
+        .args(["tiles", "write"])
+        .arg(&record_path)
+        .arg("--out")
+        .arg(root.path().join("static"))
+        .arg("--policy")
+        .arg(&policy_path)
+        .output()
+        .expect("tiles write");
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("left out tile/entries/000:"), "{stdout}");
+    assert!(
+        stdout.contains("left out tile/entries/001.p/44:"),
+        "{stdout}"
+    );
+    assert!(root.path().join("static/tile/entries32/000").exists());
+
+    let listen = format!("127.0.0.1:{}", free_port());
+    let mut cmd = panel();
+    cmd.args(["tiles", "serve", "--listen", &listen, "--record"])
+        .arg(&record_path)
+        .arg("--policy")
+        .arg(&policy_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _server = ChildGuard::spawn("tiles of a record file", cmd);
+    poll("the tile server", Duration::from_secs(20), || {
+        checkpoint_size(&listen)
+    });
+    let m = mirror_and_check(&listen, &policy, true);
+    assert_eq!(m.size, n);
+    assert_eq!(m.wide_bundles, 2);
+    let got: Vec<String> = m
+        .entries
+        .iter()
+        .map(|e| String::from_utf8(e.clone()).expect("utf8"))
+        .collect();
+    assert_eq!(
+        got, entries,
+        "the served entries are the record's leaf bytes"
+    );
+    let r = get(&listen, "/tile/entries/000");
+    assert_eq!(r.status, 404);
+    assert!(text(&r.body).contains("entries32"), "{}", text(&r.body));
+}
