@@ -119,6 +119,10 @@ pub struct AskArgs {
     /// Who asks (on the record).
     #[arg(long, default_value = "panel-cli")]
     author: String,
+    /// Seat a panel even where a final outcome on the same content would answer the
+    /// question by precedent, for this reason (on the record; docs/PANEL.md "Precedent").
+    #[arg(long, value_name = "REASON")]
+    fresh_panel: Option<String>,
     /// Wait until the motion is decided and print its outcome; `--wait final` waits
     /// further, until its outcome is no longer open to appeal (final, overturned or not
     /// proven; docs/PANEL.md "Finality").
@@ -507,6 +511,7 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
         author: args.author.clone(),
         question: question.clone(),
         expected,
+        fresh_panel: args.fresh_panel.clone(),
     };
     runtime()?.block_on(async move {
         let v = match c.write(&Write::AskPanel(req)).await? {
@@ -525,6 +530,13 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
         let Some(until) = args.wait.as_deref() else {
             if args.json {
                 print_json(&v)?;
+            } else if let Some(cited) = &asked.precedent {
+                println!(
+                    "motion {motion_id} answered by precedent: {} was decided on the same \
+                     content by motion {cited}, which is final; no panel sat (`panel motion \
+                     show {motion_id}`; ask with --fresh-panel REASON to seat one)",
+                    question.key()
+                );
             } else {
                 println!(
                     "motion {motion_id} opened: {} (`panel motion show {motion_id}`)",

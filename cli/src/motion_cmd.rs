@@ -186,12 +186,28 @@ pub fn outcome_text(status: &MotionStatus) -> String {
 /// (`confidence`, `finality`), a line each where the record has them; shared by `motion
 /// show` and `ask --wait`.
 pub fn outcome_lines(m: &Motion) -> Vec<String> {
+    let precedent = m.precedent.as_ref().map(|p| {
+        format!(
+            "answered by precedent: motion {} of {} decided the same question on the same \
+             content and is final; no panel sat (`panel motion show {}`)",
+            p.motion_id, p.debate_id, p.motion_id
+        )
+    });
+    let fresh = m
+        .fresh_panel
+        .as_ref()
+        .map(|r| format!("fresh panel asked for: {r}"));
     let sure = m.confidence.map(|c| format!("how sure: {}", c.sentence()));
     let status = m
         .finality
         .as_ref()
         .map(|f| format!("status: {}", f.sentence()));
-    sure.into_iter().chain(status).collect()
+    precedent
+        .into_iter()
+        .chain(fresh)
+        .chain(sure)
+        .chain(status)
+        .collect()
 }
 
 /// A unit enum's name as the record spells it (`Relevance`, `TierVerification`).

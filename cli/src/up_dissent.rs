@@ -123,6 +123,7 @@ pub async fn run(
                 from: "framing".into(),
             },
             expected: Some(crucible::motion::Answer::Yes),
+            fresh_panel: None,
         }))
         .await?;
     crate::up::settle(panel, &debate_id, names, &mut printed, &mut phase).await?;

@@ -274,6 +274,7 @@ impl Target for Live<'_> {
                 author: "panel-up".into(),
                 question: q.clone(),
                 expected: Some(hint),
+                fresh_panel: None,
             }))
             .await;
         match asked {

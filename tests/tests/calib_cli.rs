@@ -397,6 +397,7 @@ fn a_sittings_draw_gets_the_sittings_decision_offline() {
                     .collect(),
                 submitted_log_index: 2,
                 submitted_at_ms: 0,
+                motions: Default::default(),
             };
             sitting.held.insert(id.to_owned(), held);
         }

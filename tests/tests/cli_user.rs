@@ -75,6 +75,84 @@ fn thread_args<'a>(assertion: &'a str, title: &'a str, key: &'a str) -> Vec<&'a 
     ]
 }
 
+/// Waits until one of `debate`'s merge motions (`panel motion list --json`) satisfies
+/// `done`; that motion.
+fn wait_merge(st: &Path, debate: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let listed = json(st, &["motion", "list", "--debate", debate, "--json"]);
+        let merges: Vec<&Value> = listed["motions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["spec"]["question"]["kind"] == "merge")
+            .collect();
+        if let Some(m) = merges.iter().find(|m| done(m)) {
+            return (*m).clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no merge of {debate} got there: {merges:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+/// docs/PANEL.md "Precedent": once deb_3's merge of cara's claim is final, the same claim
+/// in a new debate on the same resolution is merged by citing it, with no panel, and
+/// `panel motion show` names the cited motion.
+fn precedent_answers_the_same_claim_in_a_new_debate(st: &Path, cara: &str) {
+    let first = wait_merge(st, "deb_3", |m| m["finality"]["status"] == "final");
+    assert!(first["precedent"].is_null(), "{first}");
+    let created = json(
+        st,
+        &[
+            "debate",
+            "new",
+            "--resolution",
+            "Resolved: remote work raises output per employee.",
+            "--pos-a",
+            "Remote work raises output",
+            "--pos-b",
+            "Remote work does not raise output",
+            "--policy",
+            "head-count",
+            "--appeal-window-secs",
+            "2",
+            "--simulation",
+            "--json",
+        ],
+    );
+    let debate = created["debate_id"]
+        .as_str()
+        .expect("a debate id")
+        .to_owned();
+    let adv = ok(
+        st,
+        &["ask", "--debate", &debate, "--advance", "framing", "--wait"],
+    );
+    assert!(adv.contains("ACCEPTED"), "{adv}");
+    let mut again = thread_args(
+        "Remote work returns commuting time that can be spent on work.",
+        "Commute time",
+        cara,
+    );
+    again[4] = &debate;
+    ok(st, &again);
+    let cited = wait_merge(st, &debate, |m| m["status"] != "Open");
+    assert_eq!(
+        cited["precedent"]["motion_id"], first["spec"]["motion_id"],
+        "{cited}"
+    );
+    assert_eq!(cited["seats"].as_array().map(Vec::len), Some(0), "{cited}");
+    let id = cited["spec"]["motion_id"].as_str().expect("an id");
+    let shown = ok(st, &["motion", "show", id]);
+    assert!(shown.contains("answered by precedent"), "{shown}");
+    // Its answer did what a panel's would have: the claim is the thread's canonical one.
+    let doc = json(st, &["debate", "show", &debate, "--json"]);
+    assert!(doc["threads"][0]["canonicalId"].is_string(), "{doc}");
+}
+
 #[test]
 fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -480,6 +558,8 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     );
     let doc = json(st, &["debate", "show", "deb_3", "--json"]);
     assert_eq!(doc["threads"][0]["versions"][0]["author"], "cara");
+
+    precedent_answers_the_same_claim_in_a_new_debate(st, &cara);
 
     // A protocol refusal prints the code and the message.
     let e = fails(

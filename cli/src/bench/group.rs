@@ -265,6 +265,7 @@ async fn open_debate(
                     from: "framing".into(),
                 },
                 expected: Some(crucible::motion::Answer::Yes),
+                fresh_panel: None,
             }),
         )
         .await?;

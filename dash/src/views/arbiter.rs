@@ -362,6 +362,8 @@ mod tests {
             effect_refused: None,
             confidence: None,
             finality: None,
+            precedent: None,
+            fresh_panel: None,
         }
     }
 

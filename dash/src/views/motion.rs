@@ -204,6 +204,17 @@ fn heading(m: &Motion) -> String {
 /// effect the engine refused.
 fn standing(m: &Motion) -> String {
     let mut s = String::new();
+    if let Some(p) = &m.precedent {
+        let _ = write!(
+            s,
+            "<p class=\"status\">answered by precedent: <a href=\"/motions/{id}\">{id}</a> of <a href=\"/debates/{d}\">{d}</a> decided the same question on the same content and is final; no panel sat</p>",
+            id = escape(&p.motion_id),
+            d = escape(&p.debate_id)
+        );
+    }
+    if let Some(r) = &m.fresh_panel {
+        let _ = write!(s, "<p>fresh panel asked for: {}</p>", escape(r));
+    }
     if let Some(f) = &m.finality {
         let _ = write!(
             s,

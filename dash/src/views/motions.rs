@@ -263,6 +263,8 @@ mod tests {
             effect_refused: None,
             confidence: None,
             finality: None,
+            precedent: None,
+            fresh_panel: None,
         }
     }
 
