@@ -333,3 +333,131 @@ pub fn export_tiles(bundle: &Bundle, dir: &Path) -> Result<String> {
         dir.display()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ed25519_dalek::SigningKey;
+    use panel_tlog::{Checkpoint, Cosigner, Log, NoteSigner};
+
+    const ORIGIN: &str = "tiles.example/log";
+
+    fn entry(i: u64) -> Value {
+        serde_json::json!({
+            "seq": i, "log_index": i, "item_index": 0, "time_ms": 1, "seed": 2,
+            "client_id": "c", "request_id": i,
+            "command": { "Note": { "topic": "t", "text": format!("n{i}") } },
+            "reply": { "Applied": null }
+        })
+    }
+
+    /// A record of 3 entries with checkpoints at 1 (cosigned by `w`), 2 (cosigned) and 3
+    /// (log-signed only, as an export between checkpoints adds).
+    fn record(log: &NoteSigner, w: &Cosigner) -> Bundle {
+        let entries: Vec<Value> = (0..3).map(entry).collect();
+        let mut bundle: Bundle = serde_json::from_value(serde_json::json!({
+            "format": "crucible-panel-record/v3", "entries": entries,
+            "debates": {}, "arbiters": [],
+        }))
+        .expect("bundle");
+        let mut tree = Log::new();
+        for (i, e) in bundle.entries.iter().enumerate() {
+            tree.append(&e.leaf_bytes());
+            let mut note =
+                Note::new(Checkpoint::new(ORIGIN, i as u64 + 1, tree.root()).body()).expect("n");
+            note.add(log.sign(&note.text));
+            if i < 2 {
+                note.add(w.cosign(&note.text, 1_800_000_000));
+            }
+            bundle.checkpoints.push(note.to_text());
+        }
+        bundle
+    }
+
+    #[test]
+    fn the_published_checkpoint_is_the_newest_witnessed_or_the_newest_the_policy_accepts() {
+        let log = NoteSigner::new(ORIGIN, SigningKey::from_bytes(&[1; 32])).expect("log");
+        let w = Cosigner::new("w.example/1", SigningKey::from_bytes(&[2; 32])).expect("w");
+        let other = Cosigner::new("w.example/2", SigningKey::from_bytes(&[3; 32])).expect("w2");
+        let bundle = record(&log, &w);
+        assert_eq!(publish(&bundle, None).expect("publish").size(), 2);
+
+        let policy = |witness: &Cosigner| {
+            Policy::parse(&format!(
+                "log {}\nwitness w {}\nquorum w\n",
+                log.verifier(),
+                witness.verifier()
+            ))
+            .expect("policy")
+        };
+        assert_eq!(
+            publish(&bundle, Some(&policy(&w))).expect("publish").size(),
+            2
+        );
+        assert!(matches!(
+            publish(&bundle, Some(&policy(&other))),
+            Err(TilesError::NoneMeetsPolicy { .. })
+        ));
+
+        // Without any cosignature, the newest checkpoint.
+        let mut bare = bundle.clone();
+        bare.checkpoints = bare
+            .checkpoints
+            .iter()
+            .map(|t| {
+                let mut n = Note::parse(t.as_bytes()).expect("note");
+                n.signatures.truncate(1);
+                n.to_text()
+            })
+            .collect();
+        assert_eq!(publish(&bare, None).expect("publish").size(), 3);
+
+        // A checkpoint whose root is not the entries' is refused, not served.
+        let mut forged = bundle.clone();
+        forged.entries[1].request_id = 99;
+        assert!(matches!(
+            publish(&forged, None),
+            Err(TilesError::Publish(_))
+        ));
+        forged.checkpoints.clear();
+        assert!(matches!(
+            publish(&forged, None),
+            Err(TilesError::NoCheckpoints)
+        ));
+    }
+
+    #[test]
+    fn the_static_layout_is_written_checkpoint_last_and_complete() {
+        let log = NoteSigner::new(ORIGIN, SigningKey::from_bytes(&[1; 32])).expect("log");
+        let w = Cosigner::new("w.example/1", SigningKey::from_bytes(&[2; 32])).expect("w");
+        let dir = tempfile::tempdir().expect("dir");
+        let line = export_tiles(&record(&log, &w), dir.path()).expect("write");
+        assert!(line.contains("tree size 2"), "{line}");
+        for f in [
+            "checkpoint",
+            "tile/0/000.p/2",
+            "tile/entries/000.p/2",
+            "tile/entries32/000.p/2",
+        ] {
+            assert!(dir.path().join(f).is_file(), "{f}");
+        }
+        let leftovers: Vec<_> = walk(dir.path())
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "tmp-write"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).expect("read dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+        out
+    }
+}
