@@ -67,13 +67,27 @@ pub enum AuthorshipError {
     SignatureLength(usize),
     #[error("a {field} longer than 65535 bytes cannot be signed")]
     TooLong { field: &'static str },
+    #[error("the {what} cannot be encoded for signing ({reason}); nothing was signed or checked")]
+    Encode { what: &'static str, reason: String },
+}
+
+/// SHA-256 of `value`'s compact JSON, the digest a signed layout carries of a JSON part;
+/// a value that does not encode is refused by name, never signed as empty bytes.
+pub(crate) fn json_digest(
+    what: &'static str,
+    value: &impl serde::Serialize,
+) -> Result<[u8; 32], AuthorshipError> {
+    let json = serde_json::to_vec(value).map_err(|e| AuthorshipError::Encode {
+        what,
+        reason: e.to_string(),
+    })?;
+    Ok(Sha256::digest(&json).into())
 }
 
 /// SHA-256 of the contribution's compact JSON (serde field order of
 /// `crucible::contribution::Contribution`).
-pub fn contribution_digest(sub: &ContributionSubmission) -> [u8; 32] {
-    let json = serde_json::to_vec(&sub.contribution).unwrap_or_default();
-    Sha256::digest(&json).into()
+pub fn contribution_digest(sub: &ContributionSubmission) -> Result<[u8; 32], AuthorshipError> {
+    json_digest("contribution", &sub.contribution)
 }
 
 /// Appends `s` with its u16 length, big-endian (the layouts of every key-signed write).
@@ -102,7 +116,7 @@ pub fn signed_bytes(
     )?;
     text(&mut buf, "client_id", client_id)?;
     buf.extend_from_slice(&request_id.to_be_bytes());
-    buf.extend_from_slice(&contribution_digest(sub));
+    buf.extend_from_slice(&contribution_digest(sub)?);
     Ok(buf)
 }
 

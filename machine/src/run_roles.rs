@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 use ed25519_dalek::{Signer, SigningKey};
 use panel_procedures::{Run, RunInput};
 use panel_proto::VerifiedMemo;
-use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::authorship::{AuthorshipError, fingerprint_hex, text, verify};
@@ -107,8 +106,7 @@ pub fn signed_bytes(
     text(&mut buf, "role", &input.role().unwrap_or_default())?;
     text(&mut buf, "client_id", client_id)?;
     buf.extend_from_slice(&request_id.to_be_bytes());
-    let json = serde_json::to_vec(input).unwrap_or_default();
-    buf.extend_from_slice(&Sha256::digest(&json));
+    buf.extend_from_slice(&crate::authorship::json_digest("run input", input)?);
     Ok(buf)
 }
 
