@@ -1,4 +1,7 @@
-//! Calibration for the arbiter panel: proper scoring rules, Cooke's classical model,
+//! Calibration for the arbiter panel: the statistics that admit arbiters and keep scoring
+//! them (docs/CALIBRATION.md).
+//!
+//! It holds proper scoring rules, Cooke's classical model,
 //! agreement statistics, inert-factor detection, the bridging model and the prior
 //! consistency check, the exam format and the admission policy, the bias probes, the
 //! per-arbiter exam draw and the answer-key commitment, and the simulated judge's formulas

@@ -1,5 +1,7 @@
-//! The replicated coordinator's shell (docs/ARCHITECTURE.md, "coordinator/"; docs/COORDINATOR.md):
-//! an openraft group on redb ([`raft`]) around the pure state machine of `panel-machine`
+//! The replicated coordinator's shell: openraft, storage, gRPC and the leader's drivers
+//! around the pure state machine (docs/ARCHITECTURE.md, "coordinator/").
+//!
+//! It holds an openraft group on redb ([`raft`]) around the pure state machine of `panel-machine`
 //! (re-exported below, so callers name one crate), the replica process and its gRPC
 //! services, the leader's drivers and the outbound arbiter link ([`service`]), a failover
 //! client ([`client`]), a local cluster as child processes ([`local`]: `panel up`, the

@@ -1,5 +1,7 @@
-//! The operator endpoint of a replica or a node (docs/COORDINATOR.md, "Metrics and
-//! readiness"): plain HTTP/1.1 on the address of `--metrics-addr` (replica) or
+//! The operator endpoint of a replica or a node: metrics and health probes
+//! (docs/COORDINATOR.md, "Metrics and readiness").
+//!
+//! Plain HTTP/1.1 on the address of `--metrics-addr` (replica) or
 //! `metrics_addr` (node.toml), serving
 //!
 //! - `GET /metrics`: the process's metrics in the text exposition format, encoded by

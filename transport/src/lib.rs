@@ -1,5 +1,7 @@
-//! Transport security for every hop of Crucible Panel (docs/SECURITY.md, "Transport"):
-//! client ↔ replica, replica ↔ replica, coordinator ↔ arbiter node, node ↔ node and the
+//! Mutual TLS for every hop of Crucible Panel, with the charter pinning who is who
+//! (docs/SECURITY.md, "Transport").
+//!
+//! Client ↔ replica, replica ↔ replica, coordinator ↔ arbiter node, node ↔ node and the
 //! node's outbound link all run mutual TLS (rustls through tonic) over certificates issued
 //! by the federation's organisations; the charter pins which certificate is which replica
 //! and which operator, so a certificate from a listed authority is not by itself a role,

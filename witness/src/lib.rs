@@ -1,4 +1,7 @@
-//! A C2SP tlog-witness v1.0.0 witness (docs/WITNESS.md): the `add-checkpoint` endpoint and
+//! The record's outside checkers: a C2SP tlog-witness and a tlog-tiles server
+//! (docs/WITNESS.md).
+//!
+//! A C2SP tlog-witness v1.0.0 witness: the `add-checkpoint` endpoint and
 //! the monitoring `checkpoint` endpoint over plain HTTP/1.1, with the latest cosigned
 //! checkpoint per log stored durably and atomically before any answer, and the client the
 //! coordinator submits checkpoints with; and a read-only C2SP tlog-tiles server
