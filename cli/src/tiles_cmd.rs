@@ -6,7 +6,8 @@
 //! - `panel tiles write RECORD --out DIR`: the static layout of an exported record, for
 //!   any static file server;
 //! - `panel tiles serve`: the same resources over HTTP, from a record file or following a
-//!   running cluster (`--addr` one replica to serve that replica's record).
+//!   running cluster (`--addr` one replica to serve that replica's record), fetching only
+//!   the entries it lacks as the record grows.
 //!
 //! The checkpoint served is the newest in the record that meets `--policy` (signed by the
 //! log, cosigned by the policy's witness quorum), or without one the newest carrying a
@@ -21,9 +22,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use panel_coordinator::command::Query;
+use panel_coordinator::pb::coordinator as cpb;
 use panel_coordinator::record::Bundle;
 use panel_tlog::tiles::{Layout, Published};
-use panel_tlog::{Note, Policy};
+use panel_tlog::{Checkpoint, Note, Policy};
 use panel_witness::{Publisher, TileServer};
 use serde_json::Value;
 
@@ -238,9 +240,14 @@ fn serve(a: ServeArgs) -> Result<ExitCode> {
             }
             None => {
                 // Fail early on a cluster that cannot be found; later failures only warn.
-                let cluster = Cluster::connect(&a.cluster)?;
-                let every = Duration::from_millis(a.refresh_ms.max(100));
-                tokio::spawn(follow(cluster, publisher, policy, every));
+                let follower = Follower {
+                    cluster: Cluster::connect(&a.cluster)?,
+                    publisher,
+                    policy,
+                    entries: Vec::new(),
+                    seen: Vec::new(),
+                };
+                tokio::spawn(follower.run(Duration::from_millis(a.refresh_ms.max(100))));
             }
         }
         println!("tlog-tiles at http://{addr}/ (GET checkpoint, tile/...); Ctrl-C stops it");
@@ -249,62 +256,181 @@ fn serve(a: ServeArgs) -> Result<ExitCode> {
     })
 }
 
-/// What the newest checkpoint looks like, cheaply: its size and how many cosigned it.
-async fn latest(cluster: &Cluster) -> Result<(u64, usize)> {
-    let v: Value = cluster.read(&Query::Checkpoints { limit: Some(1) }).await?;
-    let last = v["checkpoints"]
-        .as_array()
-        .and_then(|a| a.last())
-        .cloned()
-        .unwrap_or(Value::Null);
-    let size = last["size"].as_u64().unwrap_or(0);
-    let cosigners = last["cosigned_by"].as_array().map_or(0, Vec::len);
-    Ok((size, cosigners))
+/// Checkpoints a follower considers, newest first, when choosing what to publish.
+const CANDIDATES: usize = 16;
+/// Past this many missing entries the follower reads one export rather than one entry
+/// at a time.
+const BULK: u64 = 512;
+
+/// Follows one replica: keeps the leaf bytes of the record's first entries, and on every
+/// new or newly cosigned checkpoint fetches only the entries it lacks (one `Log` read
+/// each, the whole export when it lacks many) and publishes the tiles at the newest
+/// acceptable checkpoint. The replica is asked for its own checkpoints and entries
+/// (`Log.GetCheckpoint`, `Log.GetEntryProof`), so the tiles are that replica's record.
+struct Follower {
+    cluster: Cluster,
+    publisher: Publisher,
+    policy: Option<Policy>,
+    /// Leaf bytes of entries `0..entries.len()`.
+    entries: Vec<Vec<u8>>,
+    /// `(size, cosignatures)` of the checkpoints last looked at, to skip unchanged ticks.
+    seen: Vec<(u64, usize)>,
 }
 
-/// Re-publishes whenever the cluster's newest checkpoint grows or gains a cosignature;
-/// an error is reported and the last good snapshot stays served.
-async fn follow(cluster: Cluster, publisher: Publisher, policy: Option<Policy>, every: Duration) {
-    let mut shown: Option<(u64, usize)> = None;
-    let mut last_error = String::new();
-    loop {
-        let step = async {
-            let now = latest(&cluster).await?;
-            if shown == Some(now) {
-                return Ok(None);
+impl Follower {
+    /// The latest checkpoints' sizes and cosignature counts, oldest first.
+    async fn checkpoints(&self) -> Result<Vec<(u64, usize)>> {
+        let v: Value = self
+            .cluster
+            .read(&Query::Checkpoints {
+                limit: Some(CANDIDATES),
+            })
+            .await?;
+        Ok(v["checkpoints"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| {
+                        let size = c["size"].as_u64()?;
+                        Some((size, c["cosigned_by"].as_array().map_or(0, Vec::len)))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn note(&self, size: u64) -> Result<Note> {
+        let text = self
+            .cluster
+            .log("a checkpoint", |mut log| async move {
+                log.get_checkpoint(cpb::CheckpointRequest { size })
+                    .await
+                    .map(|r| r.into_inner().note)
+            })
+            .await?;
+        Ok(Note::parse(text.as_bytes())
+            .map_err(|problem| TilesError::BadNote { index: 0, problem })?)
+    }
+
+    /// The newest of `sizes` whose checkpoint meets the policy (or, without one, carries
+    /// a cosignature; else the newest).
+    async fn choose(&self, sizes: &[(u64, usize)]) -> Result<Note> {
+        let mut newest = None;
+        let mut problem = None;
+        for &(size, _) in sizes.iter().rev() {
+            let note = self.note(size).await?;
+            let ok = match &self.policy {
+                Some(p) => match p.check(&note) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        problem.get_or_insert(e);
+                        false
+                    }
+                },
+                None => cosigned(&note),
+            };
+            if ok {
+                return Ok(note);
             }
-            let export = cluster.read(&Query::Export).await?;
+            newest.get_or_insert(note);
+        }
+        match (problem, newest) {
+            (Some(problem), _) => Err(TilesError::NoneMeetsPolicy { problem }.into()),
+            (None, Some(n)) => Ok(n),
+            (None, None) => Err(TilesError::NoCheckpoints.into()),
+        }
+    }
+
+    /// Makes `entries` hold at least the first `size` entries; says how it got them.
+    async fn extend_to(&mut self, size: u64) -> Result<String> {
+        let have = self.entries.len() as u64;
+        if size <= have {
+            return Ok("no new entries".into());
+        }
+        if have == 0 || size - have > BULK {
+            let export = self.cluster.read(&Query::Export).await?;
             let bundle: Bundle = serde_json::from_value(export)
                 .context("the coordinator's export is not a record; is it the same version?")?;
-            let policy = policy.clone();
-            let published =
-                tokio::task::spawn_blocking(move || publish(&bundle, policy.as_ref())).await??;
-            anyhow::Ok(Some((now, published)))
-        };
-        match step.await {
-            Ok(None) => {}
-            Ok(Some((now, published))) => {
-                let changed = publisher
-                    .current()
-                    .is_none_or(|p| p.checkpoint() != published.checkpoint());
-                if changed {
-                    println!("publishing {}", describe(&published));
-                    publisher.publish(published);
-                }
-                shown = Some(now);
-                last_error.clear();
-            }
-            Err(e) => {
-                let e = format!("{e:#}");
-                if e != last_error {
-                    eprintln!(
-                        "warning: could not refresh the tiles (still serving the last ones): {e}"
-                    );
-                    last_error = e;
-                }
+            self.entries = bundle.entries.iter().map(|e| e.leaf_bytes()).collect();
+            return Ok("entries from one export".into());
+        }
+        for seq in have..size {
+            let text = self
+                .cluster
+                .log("an entry", |mut log| async move {
+                    log.get_entry_proof(cpb::EntryProofRequest { seq })
+                        .await
+                        .map(|r| r.into_inner().bundle)
+                })
+                .await?;
+            let bundle = panel_tlog::ProofBundle::parse(&text)
+                .with_context(|| format!("the replica's proof of entry {seq}"))?;
+            match bundle.extra {
+                Some(bytes) if bundle.index == seq => self.entries.push(bytes),
+                _ => anyhow::bail!("the replica's proof of entry {seq} does not carry it"),
             }
         }
-        tokio::time::sleep(every).await;
+        Ok(format!("{} new entries read one by one", size - have))
+    }
+
+    /// One look at the replica; `Some` when something new was published.
+    async fn tick(&mut self) -> Result<Option<String>> {
+        let sizes = self.checkpoints().await?;
+        if sizes == self.seen {
+            return Ok(None);
+        }
+        let note = self.choose(&sizes).await?;
+        if self
+            .publisher
+            .current()
+            .is_some_and(|p| p.checkpoint() == &note)
+        {
+            self.seen = sizes;
+            return Ok(None);
+        }
+        let size = Checkpoint::parse_body(&note.text)
+            .map_err(panel_tlog::tiles::PublishError::from)
+            .map_err(TilesError::from)?
+            .size;
+        let how = self.extend_to(size).await?;
+        let entries = self.entries[..size as usize].to_vec();
+        let published =
+            match tokio::task::spawn_blocking(move || Published::new(entries, note)).await? {
+                Ok(p) => p,
+                Err(e) => {
+                    // Entries that do not hash to a signed root: start over from an export.
+                    self.entries.clear();
+                    return Err(TilesError::from(e).into());
+                }
+            };
+        let line = format!("{}; {how}", describe(&published));
+        self.publisher.publish(published);
+        self.seen = sizes;
+        Ok(Some(line))
+    }
+
+    /// Ticks every `every`; an error is reported once and the last good tiles stay served.
+    async fn run(mut self, every: Duration) {
+        let mut last_error = String::new();
+        loop {
+            match self.tick().await {
+                Ok(Some(line)) => {
+                    println!("publishing {line}");
+                    last_error.clear();
+                }
+                Ok(None) => last_error.clear(),
+                Err(e) => {
+                    let e = format!("{e:#}");
+                    if e != last_error {
+                        eprintln!(
+                            "warning: could not refresh the tiles (still serving the last ones): {e}"
+                        );
+                        last_error = e;
+                    }
+                }
+            }
+            tokio::time::sleep(every).await;
+        }
     }
 }
 

@@ -547,8 +547,9 @@ fn register(c: &TlsCluster, root: &Path, id: &str) {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
-/// `n` writes that each add one entry to the record: admission decisions for `arbiter`.
-fn write_entries(c: &TlsCluster, arbiter: &str, n: u64) {
+/// Writes that each add one entry to the record: admission decisions for `arbiter`, one
+/// per request id in `ids`.
+fn write_entries(c: &TlsCluster, arbiter: &str, ids: std::ops::RangeInclusive<u64>) {
     let transport = panel_tests::tls::tls(&c.pki.dir(pki::LOCAL_CLIENT));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -560,7 +561,7 @@ fn write_entries(c: &TlsCluster, arbiter: &str, n: u64) {
             .iter()
             .map(|a| panel_coordinator::client::coordinator(&transport, a).expect("client"))
             .collect();
-        for i in 1..=n {
+        for i in ids {
             let r = panel_coordinator::client::write_with_retry(
                 &mut clients,
                 "tiles-auditor-test",
@@ -575,6 +576,33 @@ fn write_entries(c: &TlsCluster, arbiter: &str, n: u64) {
             assert!(r.applied, "write {i}: {}", r.result_json);
         }
     });
+}
+
+/// Waits until tile server `i` at `addr` publishes a checkpoint of at least `size`; on a
+/// timeout, fails with its output and the cluster's checkpoints.
+fn wait_for_size(c: &TlsCluster, root: &Path, i: usize, addr: &str, size: u64) {
+    let start = Instant::now();
+    while checkpoint_size(addr).is_none_or(|s| s < size) {
+        if start.elapsed() >= Duration::from_secs(60) {
+            let logs = ["out", "err"].map(|ext| {
+                std::fs::read_to_string(root.join(format!("tiles-{i}.{ext}"))).unwrap_or_default()
+            });
+            let q = panel()
+                .args(["coordinator", "read", "--addr", &c.addrs[0], "--query"])
+                .arg(r#"{"Checkpoints":{"limit":3}}"#)
+                .arg("--tls")
+                .arg(c.pki.dir(pki::LOCAL_CLIENT))
+                .output()
+                .expect("read");
+            panic!(
+                "no witnessed checkpoint of size {size} from {addr}; its output:\n{}\n{}\nthe cluster's checkpoints: {}",
+                logs[0],
+                logs[1],
+                text(&q.stdout)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 fn checkpoint_size(addr: &str) -> Option<u64> {
@@ -624,7 +652,7 @@ fn an_outside_auditor_mirrors_and_checks_the_record_from_each_replica_and_a_stat
     // The charter, the registration and the admissions.
     let total = admissions + 2;
     register(&c, root.path(), "arb-audit");
-    write_entries(&c, "arb-audit", admissions);
+    write_entries(&c, "arb-audit", 1..=admissions);
 
     // Each of two replicas serves its own copy; both reach a witnessed head covering
     // every entry.
@@ -633,34 +661,22 @@ fn an_outside_auditor_mirrors_and_checks_the_record_from_each_replica_and_a_stat
         .map(|&r| tiles_server(&c, root.path(), r))
         .collect();
     for (i, (_, addr)) in servers.iter().enumerate() {
-        let start = Instant::now();
-        while checkpoint_size(addr).is_none_or(|s| s < total) {
-            let logs = ["out", "err"].map(|ext| {
-                std::fs::read_to_string(root.path().join(format!("tiles-{i}.{ext}")))
-                    .unwrap_or_default()
-            });
-            if start.elapsed() >= Duration::from_secs(60) {
-                let q = panel()
-                    .args(["coordinator", "read", "--addr", &c.addrs[0], "--query"])
-                    .arg(r#"{"Checkpoints":{"limit":3}}"#)
-                    .arg("--tls")
-                    .arg(c.pki.dir(pki::LOCAL_CLIENT))
-                    .output()
-                    .expect("read");
-                eprintln!("checkpoints: {}\n{}", text(&q.stdout), text(&q.stderr));
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "no witnessed checkpoint covering every entry from {addr}; its output:\n{}\n{}",
-                logs[0],
-                logs[1]
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        wait_for_size(&c, root.path(), i, addr, total);
         let m = mirror_and_check(addr, &policy, true);
         assert_eq!(m.wide_bundles, 0, "no entry here needs the wide bundle");
         check_record(&m, admissions);
         assert!(m.size > 256, "a full tile and a partial one");
+    }
+    // The record grows; each server follows, fetching only the new entries.
+    write_entries(&c, "arb-audit", admissions + 1..=admissions + 40);
+    let (admissions, total) = (admissions + 40, total + 40);
+    for (i, (_, addr)) in servers.iter().enumerate() {
+        wait_for_size(&c, root.path(), i, addr, total);
+        let m = mirror_and_check(addr, &policy, true);
+        check_record(&m, admissions);
+        let out = std::fs::read_to_string(root.path().join(format!("tiles-{i}.out")))
+            .expect("server output");
+        assert!(out.contains("read one by one"), "{out}");
     }
 
     // Malformed and out-of-tree requests: a status, never a crash.
