@@ -175,7 +175,7 @@ impl NodeCore {
     pub fn new(arbiter: Arc<Arbiter>, store: Arc<Store>, peers: PeerBook) -> Self {
         Self {
             coordinators: RoleGuard::new(
-                peers.transport.charter(),
+                peers.transport().charter(),
                 Role::Replica,
                 "ArbiterNode commit/reveal",
             ),
@@ -394,7 +394,7 @@ impl NodeCore {
 
     /// A first reveal goes to the panel's peers and, for a logged round, to the
     /// coordinators as this node's own copy, so no driver decides whether it counts
-    /// (docs/COORDINATOR.md "The commit-reveal round"). Exam answers are scored from the
+    /// (docs/coordinator/state-machine.md "The commit-reveal round"). Exam answers are scored from the
     /// exam driver's `SubmitExam`, not from logged rounds.
     fn announce(&self, m: &Motion, motion_id: &str, reveal: &Reveal) {
         self.peers
@@ -407,7 +407,7 @@ impl NodeCore {
             self.reveal_to.clone()
         };
         crate::submit::spawn_submit(
-            self.peers.transport.clone(),
+            self.peers.channels.clone(),
             to,
             crate::submit::submit_request(
                 &format!("node-{}", hex::encode(&key[..8])),
@@ -618,12 +618,12 @@ mod tests {
         let judge = ScriptedJudge::new("steady", Profile::exact(1)).unwrap();
         let arbiter =
             Arbiter::new(key.clone(), Some(Arc::new(judge)), Default::default()).with_clock(clock);
-        let peers = PeerBook {
-            configured: Default::default(),
-            attempts: 1,
-            max_message_bytes: 1 << 20,
-            transport: panel_transport::Transport::InsecureLoopback,
-        };
+        let peers = PeerBook::new(
+            Default::default(),
+            1,
+            1 << 20,
+            panel_transport::Transport::InsecureLoopback,
+        );
         let store = Arc::new(Store::open(dir).unwrap());
         let core = NodeCore::new(Arc::new(arbiter), store, peers)
             .with_coordinator_keys(vec![coordinator().verifying_key()]);

@@ -8,6 +8,7 @@
 //! * [`service`]: the `ArbiterNode` and `ArbiterAdmin` gRPC services, the core's edge
 //!   (refusals become statuses here).
 //! * [`exchange`]: delivery of revealed rulings to the other panel members.
+//! * [`channels`]: the long-lived channels to replicas and peers those writes share.
 //! * [`link`]: outbound links to coordinator replicas for a node that cannot be called.
 //! * [`store`]: redb storage of own and received rulings and the pending queue.
 //! * [`keyfile`]: key generation (mode 0600) and loading (loose permissions refused).
@@ -21,6 +22,7 @@
 pub mod address;
 pub mod advocate;
 pub mod arbiter;
+pub mod channels;
 pub mod clock;
 pub mod config;
 pub mod core;

@@ -151,7 +151,7 @@ async fn session(
     // hello and its commitments, and could drop them.
     let channel = core
         .peers
-        .transport
+        .transport()
         .endpoint_pinned(addr, Peer::Replicas)
         .map_err(|e| LinkError::Address {
             addr: addr.to_owned(),

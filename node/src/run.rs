@@ -501,12 +501,12 @@ pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
         NodeCore::new(
             arbiter,
             store,
-            PeerBook {
+            PeerBook::new(
                 configured,
-                attempts: cfg.delivery_attempts,
-                max_message_bytes: cfg.max_message_bytes,
-                transport: transport(cfg)?,
-            },
+                cfg.delivery_attempts,
+                cfg.max_message_bytes,
+                transport(cfg)?,
+            ),
         )
         .with_coordinator_keys(coordinator_keys)
         .with_coordinators(if cfg.coordinators.is_empty() {
@@ -595,7 +595,7 @@ fn declare_stances(core: &Arc<NodeCore>, cfg: &NodeConfig, link_id: Option<&str>
     for stance in &cfg.stances {
         match crate::declare::declaration_request(&core.arbiter, arbiter_id, stance) {
             Ok(req) => crate::submit::spawn_write(
-                core.peers.transport.clone(),
+                core.peers.channels.clone(),
                 coordinators.clone(),
                 req,
                 "stance declaration",
@@ -686,7 +686,7 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
         }));
     }
     core.peers
-        .transport
+        .transport()
         .server(ClientAuth::Required)?
         .add_service(health)
         .add_service(reflection)

@@ -1,19 +1,23 @@
-//! A node submits its own reveals to the coordinator (docs/COORDINATOR.md "The
+//! A node submits its own reveals to the coordinator (docs/coordinator/state-machine.md "The
 //! commit-reveal round"): after it reveals, it writes `SubmitReveal` to the replicas it
 //! knows, so its ruling reaches the record even when the leader's driver never delivers
 //! it. Apply accepts the reveal only if it opens the node's logged commitment, and a copy
 //! the driver already submitted is refused as a duplicate, which changes nothing.
 //!
 //! The coordinator's `Coordinator.Write` is called with the node's own transport (mutual
-//! TLS with its certificate, or the loopback debug mode). Its two messages are declared
-//! here from `coordinator/proto/coordinator.proto`, so the node needs no coordinator crate.
+//! TLS with its certificate, or the loopback debug mode), over one long-lived channel per
+//! replica ([`Channels`]) rather than a connection per write. Its two messages are
+//! declared here from `coordinator/proto/coordinator.proto`, so the node needs no
+//! coordinator crate.
 
 use std::time::Duration;
 
 use panel_proto::pb::Reveal;
-use panel_transport::Transport;
+use panel_transport::Peer;
 use prost::Message;
 use tracing::{Instrument, info, warn};
+
+use crate::channels::Channels;
 
 /// `crucible.coordinator.v1.WriteRequest`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -78,45 +82,53 @@ pub fn submit_request(client_id: &str, motion_id: &str, reveal: &Reveal) -> Writ
     }
 }
 
+/// A write to one replica over its shared channel. The reveal is signed, but a relay
+/// posing as a replica could drop it: the channel accepts the charter's replicas only.
 async fn write_once(
-    transport: &Transport,
+    channels: &Channels,
     addr: &str,
     req: WriteRequest,
 ) -> Result<WriteReply, tonic::Status> {
-    // The reveal is signed, but a relay posing as a replica could drop it: write to the
-    // charter's replicas only.
-    let channel = transport
-        .endpoint_pinned(addr, panel_transport::Peer::Replicas)
-        .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?
-        .timeout(Duration::from_secs(10))
-        .connect()
-        .await
-        .map_err(|e| {
-            tonic::Status::unavailable(format!("connect: {}", panel_transport::connect_failure(&e)))
-        })?;
+    let channel = channels
+        .get(addr, Peer::Replicas, |e| e.timeout(Duration::from_secs(10)))
+        .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?;
     let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready()
-        .await
-        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
     let codec = tonic_prost::ProstCodec::<WriteRequest, WriteReply>::default();
-    grpc.unary(
-        tonic::Request::new(req),
-        tonic::codegen::http::uri::PathAndQuery::from_static(WRITE_PATH),
-        codec,
-    )
-    .await
-    .map(tonic::Response::into_inner)
+    let reply = match grpc.ready().await {
+        Ok(()) => {
+            grpc.unary(
+                tonic::Request::new(req),
+                tonic::codegen::http::uri::PathAndQuery::from_static(WRITE_PATH),
+                codec,
+            )
+            .await
+        }
+        Err(e) => Err(tonic::Status::unavailable(format!(
+            "connect: {}",
+            panel_transport::connect_failure(&e)
+        ))),
+    };
+    reply
+        .map(tonic::Response::into_inner)
+        .map_err(|s| match s.code() {
+            // No connection (or it broke): the next attempt starts from a new channel.
+            tonic::Code::Unavailable => {
+                channels.forget(addr, &Peer::Replicas);
+                tonic::Status::unavailable(crate::exchange::describe(&s))
+            }
+            _ => s,
+        })
 }
 
 /// Writes the reveal to `coordinators` in the background, trying each in turn.
-pub fn spawn_submit(transport: Transport, coordinators: Vec<String>, req: WriteRequest) {
-    spawn_write(transport, coordinators, req, "own reveal");
+pub fn spawn_submit(channels: Channels, coordinators: Vec<String>, req: WriteRequest) {
+    spawn_write(channels, coordinators, req, "own reveal");
 }
 
 /// Writes one of the node's own signed writes (`what`, for the log) to `coordinators` in
 /// the background, trying each in turn.
 pub fn spawn_write(
-    transport: Transport,
+    channels: Channels,
     coordinators: Vec<String>,
     req: WriteRequest,
     what: &'static str,
@@ -130,7 +142,7 @@ pub fn spawn_write(
             let mut last = String::new();
             for attempt in 0..ATTEMPTS * coordinators.len() as u32 {
                 let addr = &coordinators[attempt as usize % coordinators.len()];
-                match write_once(&transport, addr, req.clone()).await {
+                match write_once(&channels, addr, req.clone()).await {
                     Ok(r) if r.applied => {
                         info!(log_index = r.log_index, "{what} stored by the coordinator");
                         return;
