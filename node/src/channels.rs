@@ -3,15 +3,18 @@
 //!
 //! Every seated decision sends one write to a replica and one delivery to each other seat.
 //! A mutual-TLS handshake per call (certificate chain, ECDSA and key exchange on both
-//! ends, plus building the pinned verifier from `ca.pem`) cost more CPU than the rest of a
-//! node's share of the decision (BENCHMARKS.md "Real path"). So each address gets one
+//! ends, plus building the pinned verifier from `ca.pem`) was the largest single cost of
+//! a node's share of a decision (BENCHMARKS.md "Real path"). So each address gets one
 //! channel, made once and multiplexed over HTTP/2; it reconnects by itself, and a call
 //! that fails for want of a connection drops it so the next call builds a fresh endpoint.
 //!
 //! The pin is unchanged: the channel's endpoint carries the same verifier as before
-//! ([`Transport::endpoint_pinned`], docs/SECURITY.md "Transport"), and every connection
-//! the channel makes, the first and each reconnection, passes it. A channel made under one
-//! pin is never handed out under another: the pin is part of the key.
+//! ([`Transport::endpoint_pinned`], docs/SECURITY.md "What is enforced", Transport), and
+//! every connection the channel makes, the first and each reconnection, passes it. A
+//! channel made under one pin is never handed out under another: the pin is part of the
+//! key. What changes is when the check runs: once per connection, not once per call, as
+//! for the node's outbound links (`link.rs`); the charter a node pins against is read
+//! once at start either way.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
