@@ -1,16 +1,23 @@
 //! Durable storage of a node (redb): its own commitments and rulings with their salts,
 //! the revealed rulings received from peers, and the human judge's pending queue.
 //!
-//! Every write is one redb transaction committed with the default immediate durability,
-//! so a commitment returned to the coordinator survives a crash of the node: the node can
-//! always open what it committed to. Values are protobuf-encoded `RulingRecord`s and
-//! `Motion`s, the same messages the node serves.
+//! A commitment is one redb transaction committed with immediate durability, so a
+//! commitment returned to the coordinator survives a crash of the node: the node can
+//! always open what it committed to. Peer rulings that arrive together share one durable
+//! transaction (a group commit, [`Store::insert_peer`]), each acknowledged only once it is
+//! on disk. Marking an own ruling revealed is not flushed by itself: the mark is only a
+//! note (the ruling, salt and commitment are durable already), and losing it in a crash
+//! makes the node reveal the same ruling once more, which its peers and the replicas
+//! take as a duplicate. Values are protobuf-encoded `RulingRecord`s and `Motion`s, the
+//! same messages the node serves.
 
 use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use panel_proto::pb::{ListRulingsRequest, Motion, RecordSource, RulingRecord};
 use prost::Message;
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use thiserror::Error;
 
 const OWN: TableDefinition<&str, &[u8]> = TableDefinition::new("own_rulings");
@@ -30,6 +37,10 @@ pub enum StoreError {
     },
     #[error("no own ruling stored for motion {0:?}")]
     NoOwnRuling(String),
+    /// The shared transaction of a group of peer rulings failed; every ruling in it was
+    /// refused with the same reason.
+    #[error("storing peer rulings: {0}")]
+    PeerBatch(String),
 }
 
 fn redb_err(e: impl Into<redb::Error>) -> StoreError {
@@ -46,9 +57,23 @@ pub enum PeerInsert {
     Conflict(Box<RulingRecord>),
 }
 
+/// A peer ruling waiting for the next group commit, and where its outcome goes.
+struct QueuedPeer {
+    record: RulingRecord,
+    done: mpsc::Sender<Result<PeerInsert, String>>,
+}
+
 /// The node's database.
 pub struct Store {
     db: Database,
+    /// Peer rulings waiting to be written ([`Store::insert_peer`]).
+    peer_queue: Mutex<Vec<QueuedPeer>>,
+    /// Held by the caller that writes the queued peer rulings.
+    peer_writer: Mutex<()>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn peer_key(motion_id: &str, arbiter_key: &[u8]) -> String {
@@ -68,7 +93,11 @@ impl Store {
         txn.open_table(PEER).map_err(redb_err)?;
         txn.open_table(PENDING).map_err(redb_err)?;
         txn.commit().map_err(redb_err)?;
-        Ok(Self { db })
+        Ok(Self {
+            db,
+            peer_queue: Mutex::new(Vec::new()),
+            peer_writer: Mutex::new(()),
+        })
     }
 
     fn get(
@@ -120,9 +149,11 @@ impl Store {
         Ok(out)
     }
 
-    /// Marks the own ruling on a motion as revealed; returns the updated record.
+    /// Marks the own ruling on a motion as revealed; returns the updated record. The mark
+    /// reaches the disk with the next durable write, not by itself (see the module doc).
     pub fn mark_revealed(&self, motion_id: &str) -> Result<RulingRecord, StoreError> {
-        let txn = self.db.begin_write().map_err(redb_err)?;
+        let mut txn = self.db.begin_write().map_err(redb_err)?;
+        txn.set_durability(Durability::None).map_err(redb_err)?;
         let rec = {
             let mut t = txn.open_table(OWN).map_err(redb_err)?;
             let existing = t
@@ -144,49 +175,57 @@ impl Store {
         Ok(rec)
     }
 
-    /// Stores a verified peer ruling.
+    /// Stores a verified peer ruling, durably. A peer's reveal reaches every other seat at
+    /// about the same time, so the rulings queued while one transaction is written are
+    /// written together in the next one, with one flush: whichever caller gets the writer
+    /// slot writes everything queued, its own ruling or a later caller's among it.
     pub fn insert_peer(&self, record: &RulingRecord) -> Result<PeerInsert, StoreError> {
-        let (motion_id, arbiter, sig) = match record.signed_ruling.as_ref() {
-            Some(sr) => match sr.ruling.as_ref() {
-                Some(r) => (
-                    r.motion_id.clone(),
-                    r.arbiter_key.clone(),
-                    sr.signature.clone(),
-                ),
-                None => return Ok(PeerInsert::Duplicate),
-            },
-            None => return Ok(PeerInsert::Duplicate),
-        };
-        let key = peer_key(&motion_id, &arbiter);
-        let txn = self.db.begin_write().map_err(redb_err)?;
-        let out = {
-            let mut t = txn.open_table(PEER).map_err(redb_err)?;
-            let existing = t
-                .get(key.as_str())
-                .map_err(redb_err)?
-                .map(|v| v.value().to_vec());
-            match existing {
-                Some(b) => {
-                    let old = RulingRecord::decode(b.as_slice())?;
-                    let same = old
-                        .signed_ruling
-                        .as_ref()
-                        .is_some_and(|s| s.signature == sig);
-                    if same {
-                        PeerInsert::Duplicate
-                    } else {
-                        PeerInsert::Conflict(Box::new(old))
-                    }
-                }
-                None => {
-                    t.insert(key.as_str(), record.encode_to_vec().as_slice())
-                        .map_err(redb_err)?;
-                    PeerInsert::Inserted
+        let (done, outcome) = mpsc::channel();
+        lock(&self.peer_queue).push(QueuedPeer {
+            record: record.clone(),
+            done,
+        });
+        {
+            let _writer = lock(&self.peer_writer);
+            let batch = std::mem::take(&mut *lock(&self.peer_queue));
+            if !batch.is_empty() {
+                self.write_peers(batch);
+            }
+        }
+        // Sent before the writer slot was released, by this caller or an earlier one.
+        outcome
+            .recv()
+            .map_err(|_| StoreError::PeerBatch("the writer stopped without an answer".into()))?
+            .map_err(StoreError::PeerBatch)
+    }
+
+    /// One durable transaction for `batch`; answers every caller in it.
+    fn write_peers(&self, batch: Vec<QueuedPeer>) {
+        let written = (|| {
+            let txn = self.db.begin_write().map_err(redb_err)?;
+            let outcomes = {
+                let mut t = txn.open_table(PEER).map_err(redb_err)?;
+                batch
+                    .iter()
+                    .map(|q| insert_peer_in(&mut t, &q.record))
+                    .collect::<Result<Vec<_>, StoreError>>()?
+            };
+            txn.commit().map_err(redb_err)?;
+            Ok::<_, StoreError>(outcomes)
+        })();
+        match written {
+            Ok(outcomes) => {
+                for (q, o) in batch.into_iter().zip(outcomes) {
+                    let _ = q.done.send(o.map_err(|e| e.to_string()));
                 }
             }
-        };
-        txn.commit().map_err(redb_err)?;
-        Ok(out)
+            Err(e) => {
+                let reason = e.to_string();
+                for q in batch {
+                    let _ = q.done.send(Err(reason.clone()));
+                }
+            }
+        }
     }
 
     /// Records matching a filter, own first then peers, each in key order.
@@ -254,5 +293,110 @@ impl Store {
             out.push(Motion::decode(v.value())?);
         }
         Ok(out)
+    }
+}
+
+/// One peer ruling into the open table. `Err` aborts the shared transaction (storage);
+/// `Ok(Err)` refuses this ruling alone (a corrupt stored record under its key).
+fn insert_peer_in(
+    t: &mut redb::Table<&str, &[u8]>,
+    record: &RulingRecord,
+) -> Result<Result<PeerInsert, StoreError>, StoreError> {
+    let (motion_id, arbiter, sig) = match record.signed_ruling.as_ref() {
+        Some(sr) => match sr.ruling.as_ref() {
+            Some(r) => (
+                r.motion_id.clone(),
+                r.arbiter_key.clone(),
+                sr.signature.clone(),
+            ),
+            None => return Ok(Ok(PeerInsert::Duplicate)),
+        },
+        None => return Ok(Ok(PeerInsert::Duplicate)),
+    };
+    let key = peer_key(&motion_id, &arbiter);
+    let existing = t
+        .get(key.as_str())
+        .map_err(redb_err)?
+        .map(|v| v.value().to_vec());
+    Ok(match existing {
+        Some(b) => match RulingRecord::decode(b.as_slice()) {
+            Ok(old)
+                if old
+                    .signed_ruling
+                    .as_ref()
+                    .is_some_and(|s| s.signature == sig) =>
+            {
+                Ok(PeerInsert::Duplicate)
+            }
+            Ok(old) => Ok(PeerInsert::Conflict(Box::new(old))),
+            Err(e) => Err(e.into()),
+        },
+        None => {
+            t.insert(key.as_str(), record.encode_to_vec().as_slice())
+                .map_err(redb_err)?;
+            Ok(PeerInsert::Inserted)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use panel_proto::pb::{Ruling, SignedRuling};
+
+    fn peer(motion: &str, arbiter: u8, signature: u8) -> RulingRecord {
+        RulingRecord {
+            source: RecordSource::Peer as i32,
+            signed_ruling: Some(SignedRuling {
+                ruling: Some(Ruling {
+                    motion_id: motion.into(),
+                    arbiter_key: vec![arbiter; 32],
+                    ..Default::default()
+                }),
+                signature: vec![signature; 64],
+                envelope_version: 2,
+            }),
+            revealed: true,
+            ..Default::default()
+        }
+    }
+
+    /// Callers at once share transactions, and each still gets its own ruling's outcome:
+    /// inserted, the same ruling again, or a second ruling by the same arbiter.
+    #[test]
+    fn concurrent_peer_rulings_each_get_their_own_outcome() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(Store::open(dir.path()).unwrap());
+        let threads: Vec<_> = (0..16u8)
+            .map(|i| {
+                let store = store.clone();
+                std::thread::spawn(move || store.insert_peer(&peer("m1", i, 1)).unwrap())
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), PeerInsert::Inserted);
+        }
+        assert_eq!(
+            store.insert_peer(&peer("m1", 3, 1)).unwrap(),
+            PeerInsert::Duplicate
+        );
+        match store.insert_peer(&peer("m1", 3, 2)).unwrap() {
+            PeerInsert::Conflict(old) => {
+                assert_eq!(old.signed_ruling.unwrap().signature, vec![1; 64]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let stored = store
+            .list(&ListRulingsRequest {
+                source: RecordSource::Peer as i32,
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(stored.len(), 16);
+        drop(store);
+        // Kept: all of them are there after reopening.
+        let store = Store::open(dir.path()).unwrap();
+        let stored = store.list(&ListRulingsRequest::default()).unwrap();
+        assert_eq!(stored.len(), 16);
     }
 }
