@@ -84,7 +84,7 @@ enum ArbiterCmd {
     /// Declare the arbiter's stance for one debate, signed by its key. Under a debate
     /// policy with declared stances (the default of `Policy::independent`), panels seat an
     /// arbiter under a stance only by such a declaration, and it cannot change later
-    /// (docs/COORDINATOR.md "Declared priors").
+    /// (docs/coordinator/acceptance.md "Declared priors").
     Declare {
         /// The arbiter's id.
         #[arg(long)]

@@ -130,7 +130,7 @@ enum Cmd {
 }
 
 /// Write limits per identity, per organisation and globally (docs/SECURITY.md, "Floods";
-/// docs/COORDINATOR.md, "Command line"). Unset flags keep the defaults of
+/// docs/coordinator/operations.md, "Command line"). Unset flags keep the defaults of
 /// `LimitPolicy::default()` and `IntakeLimits::default()`.
 #[derive(ClapArgs, Debug, Clone, Default)]
 struct LimitArgs {
@@ -208,7 +208,7 @@ impl LimitArgs {
 
 #[derive(ClapArgs)]
 struct RunArgs {
-    /// A replica config file (TOML, docs/COORDINATOR.md "Configuration file"); flags given
+    /// A replica config file (TOML, docs/coordinator/operations.md "Configuration file"); flags given
     /// override its keys.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,

@@ -58,7 +58,7 @@ enum DebateCmd {
         /// each declared for this debate (`panel arbiter declare`) and adds the lineage,
         /// organisation, measured-independence and unsteerable-draw rules; `head-count` is
         /// the older rule, stances from registration and two agreeing stances enough
-        /// (docs/COORDINATOR.md "The acceptance rule").
+        /// (docs/coordinator/acceptance.md "The acceptance rule").
         #[arg(long, value_enum, default_value_t = AcceptanceRule::Independent)]
         policy: AcceptanceRule,
         /// How long an accepted outcome stays provisional, open to appeal, before it is

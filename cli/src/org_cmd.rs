@@ -6,7 +6,7 @@
 //!
 //! `panel org endorse-rotation` and `panel org rotate-motion-key` change the cluster's
 //! motion key the same way: organisations sign the rotation offline, the holder of the new
-//! key signs it too and submits it (docs/COORDINATOR.md "Rotating the motion key").
+//! key signs it too and submits it (docs/coordinator/state-machine.md "Rotating the motion key").
 
 use std::path::PathBuf;
 use std::process::ExitCode;

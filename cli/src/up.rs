@@ -554,7 +554,7 @@ async fn print_new_motions(
         for r in &m.rulings {
             if let Some((registered, arb, val)) = ruling_line(&r.to_hex(), names) {
                 // The stance the seat counted under: a debate's declaration, not the
-                // registered label (docs/COORDINATOR.md "Declared priors").
+                // registered label (docs/coordinator/acceptance.md "Declared priors").
                 let stance = m
                     .seats
                     .iter()

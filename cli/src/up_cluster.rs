@@ -1,6 +1,6 @@
 //! `panel up`'s federation on loopback: a fresh state folder, the organisations'
 //! certificates, one witness per organisation and three coordinator replicas made one
-//! Raft group (docs/COORDINATOR.md "Configuration file").
+//! Raft group (docs/coordinator/operations.md "Configuration file").
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -178,7 +178,7 @@ pub async fn start_coordinators_tuned(
 }
 
 /// Writes replica `id`'s config file into the state folder (`config/replica-ID.toml`, the
-/// shape docs/COORDINATOR.md "Configuration file" documents) and returns its path: what
+/// shape docs/coordinator/operations.md "Configuration file" documents) and returns its path: what
 /// this replica runs with, and what a user copies to a host of its own.
 fn write_replica_config(
     state: &Path,

@@ -64,7 +64,7 @@ pub struct Shown {
 
 impl Shown {
     /// The demo's two summary lines: the deadlock the fresh panel resolved, and what its
-    /// votes were worth (docs/COORDINATOR.md "Measured independence").
+    /// votes were worth (docs/coordinator/acceptance.md "Measured independence").
     pub fn say(&self) {
         say!(
             "  the panel earned its keep in {}: {} deadlocked ({}), the fresh panel accepted {}",

@@ -71,7 +71,7 @@ pub fn start_with_keys(
     // Every node trusts the cluster's motion key, which the charter names (docs/WIRE.md
     // "Motion, layout v1").
     let motion_public = &issued.charter.motion_key;
-    // Nodes also write their own reveals to the replicas (docs/COORDINATOR.md "The
+    // Nodes also write their own reveals to the replicas (docs/coordinator/state-machine.md "The
     // commit-reveal round").
     let reveal_to = addrs
         .iter()

@@ -1,5 +1,5 @@
 //! `panel up`'s arbiters declare their stance for each debate they judge: a signed claim
-//! about that debate, not one label for all (docs/COORDINATOR.md "Declared priors"). Each
+//! about that debate, not one label for all (docs/coordinator/acceptance.md "Declared priors"). Each
 //! declaration is signed with the node's own key file, as `panel arbiter declare` does.
 
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! The backup file of `panel coordinator backup` and `panel coordinator run --restore`
-//! (docs/COORDINATOR.md, "Backup, restore and a lost quorum"): a replica's whole applied
+//! (docs/coordinator/storage.md, "Backup, restore and a lost quorum"): a replica's whole applied
 //! state (every table, so the record with its checkpoints and cosignatures, the arbiters,
 //! the deduplication table) as of one applied log entry.
 //!

@@ -1,5 +1,5 @@
 //! A replica's configuration file (`panel coordinator run --config replica.toml`;
-//! docs/COORDINATOR.md, "Configuration file"). Every key is optional in the file, and a
+//! docs/coordinator/operations.md, "Configuration file"). Every key is optional in the file, and a
 //! command-line flag of the same meaning overrides it; [`ReplicaConfig::resolve`] checks
 //! the result and names the key and the fix for anything wrong. Relative paths are taken
 //! from the file's folder, so a folder of files can be copied to another host whole.
@@ -87,7 +87,7 @@ pub struct ReplicaConfig {
     pub test_commands: Option<bool>,
     /// Private exam pools (exam files in the format of exams/default-v2.jsonl), each sealed
     /// for one sitting, in order; every replica of the group needs the same list. Without
-    /// it the embedded public pool is used, which examines nobody in secret (docs/COORDINATOR.md
+    /// it the embedded public pool is used, which examines nobody in secret (docs/coordinator/state-machine.md
     /// "Sealed exams").
     pub exam_pools: Option<Vec<PathBuf>>,
     #[serde(default)]
@@ -124,7 +124,7 @@ pub struct TlsSection {
 pub struct KeysSection {
     /// The motion key (`panel coordinator motion-keygen FILE`).
     pub motion_key: Option<PathBuf>,
-    /// A second motion key held for a rotation (`RotateMotionKey`; docs/COORDINATOR.md
+    /// A second motion key held for a rotation (`RotateMotionKey`; docs/coordinator/state-machine.md
     /// "Rotating the motion key").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_motion_key: Option<PathBuf>,

@@ -16,7 +16,7 @@
 //!    the panel without any one organisation's seats and rulings, so no organisation alone
 //!    carries it (`DeadlockReason::DependsOnOrganisation` names each that would).
 //!
-//! Rules 4 (lineage) and 5 are off for policies written before them (docs/COORDINATOR.md,
+//! Rules 4 (lineage) and 5 are off for policies written before them (docs/coordinator/acceptance.md,
 //! "The acceptance rule"), so older records replay to the same state.
 //!
 //! Relevance motions accept the median value when the stance-group medians lie within one
@@ -111,7 +111,7 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Independence::is_off")]
     pub independence: Independence,
     /// Run the prior-consistency check by itself after every this many decided motions
-    /// of the debate (`priors.rs`; docs/COORDINATOR.md "Declared priors are measured"):
+    /// of the debate (`priors.rs`; docs/coordinator/acceptance.md "Declared priors"):
     /// nobody has to ask for it, and a confirmed impostor is reseated under its fitted
     /// camp on the record. Absent in policies written before it: checks ran on request
     /// only.
@@ -143,7 +143,7 @@ impl Default for Policy {
 
 impl Policy {
     /// The project default for new debates: the default rule with every independence rule
-    /// on (docs/COORDINATOR.md "The acceptance rule").
+    /// on (docs/coordinator/acceptance.md "The acceptance rule").
     /// The prior-consistency check runs by itself every [`PRIOR_CHECK_EVERY`] decided
     /// motions, so measuring declared priors needs nobody to ask.
     pub fn independent() -> Self {
@@ -251,7 +251,7 @@ impl std::fmt::Display for Stance {
 }
 
 /// Each reason as a sentence a reader of `panel up` or `panel motion show` can act on
-/// (docs/COORDINATOR.md "The acceptance rule" numbers the rules).
+/// (docs/coordinator/acceptance.md "The acceptance rule" numbers the rules).
 impl std::fmt::Display for DeadlockReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -422,7 +422,7 @@ impl Evaluation {
     }
 }
 
-/// Rule 5 (docs/COORDINATOR.md "The acceptance rule"): re-run rules 1 to 4 on the panel
+/// Rule 5 (docs/coordinator/acceptance.md "The acceptance rule"): re-run rules 1 to 4 on the panel
 /// without each seated organisation in turn, and add a `DependsOnOrganisation` reason for
 /// every organisation without which the outcome would not stand. Only an accepted
 /// evaluation is checked: a deadlock stays a deadlock with its own reasons.
@@ -700,7 +700,7 @@ pub struct Independence {
     /// from the leader's batch seed (`crate::draw_seed`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsteerable_draw: bool,
-    /// Declared priors are per debate (docs/COORDINATOR.md "Declared priors"): a debate's
+    /// Declared priors are per debate (docs/coordinator/acceptance.md "Declared priors"): a debate's
     /// panels seat an arbiter under a stance only by its signed declaration for that
     /// debate ([`crate::command::StanceDeclaration`]), and keep off every motion an
     /// arbiter related by lineage to any author the motion is about.
@@ -730,7 +730,7 @@ impl Independence {
 }
 
 /// How many supporters count for stance A and for stance B when each lineage counts at
-/// most once overall (docs/COORDINATOR.md "The acceptance rule", rule 4).
+/// most once overall (docs/coordinator/acceptance.md "The acceptance rule", rule 4).
 ///
 /// `supporters` are the seats that ruled for the outcome (or took part, for relevance);
 /// `needed` is how many each side must reach. A lineage with supporters of one side counts
@@ -814,7 +814,7 @@ pub(crate) fn outcome_survives(full: &Outcome, reduced: Option<&Outcome>) -> boo
 }
 
 /// The lineage a seat counts under. Seats without a declared lineage share one, so leaving
-/// the lineage out never buys a second count (docs/COORDINATOR.md "The acceptance rule").
+/// the lineage out never buys a second count (docs/coordinator/acceptance.md "The acceptance rule").
 pub(crate) fn lineage_key(seat: &Seat) -> &str {
     seat.lineage.as_str()
 }

@@ -226,7 +226,7 @@ pub enum ClientCommand {
     /// A reveal (hex protobuf `Reveal`: signed ruling and salt; a commitment in it is
     /// ignored) opening a commitment logged by [`InternalCommand::LogCommitments`]. Anyone
     /// may send it, the arbiter's own node included, so no driver chooses which reveals
-    /// count (docs/COORDINATOR.md "The commit-reveal round"); apply accepts it only inside
+    /// count (docs/coordinator/state-machine.md "The commit-reveal round"); apply accepts it only inside
     /// the signed motion's reveal window, from the seat that committed, opening exactly its
     /// logged commitment, and once.
     SubmitReveal {
@@ -345,7 +345,7 @@ pub enum InternalCommand {
     AdoptCharter(Box<panel_federation::Charter>),
     /// After the commit window: the signed motion put to the seats and every commitment
     /// the driver received. Logged before any reveal, so the record shows which seats
-    /// committed (docs/COORDINATOR.md "The commit-reveal round").
+    /// committed (docs/coordinator/state-machine.md "The commit-reveal round").
     LogCommitments(CommitmentLog),
     /// After the reveal deadline (or once every logged commitment is revealed): apply
     /// decides from every stored reveal. Carries no rulings, so nothing can be left out.
@@ -493,7 +493,7 @@ pub struct ArbiterRegistration {
     /// unchartered debug groups, and then omitted from the JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attestation: Option<WireAttestation>,
-    /// Where the arbiter's model comes from, when known (docs/COORDINATOR.md "Declared
+    /// Where the arbiter's model comes from, when known (docs/coordinator/acceptance.md "Declared
     /// priors"). Signed with the registration (layout v2); absent in registrations
     /// written before it, whose lineage is their model family.
     #[serde(default, skip_serializing_if = "Option::is_none")]

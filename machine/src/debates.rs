@@ -431,7 +431,7 @@ impl DebateRecord {
     /// The declared model families of every author a question is about: the authors of
     /// every version of the thread it concerns, of a challenge and its response and of
     /// the challenged thread, of an appeal and of everything it contests. The draw keeps
-    /// arbiters of these lineages off the question's panel (docs/COORDINATOR.md
+    /// arbiters of these lineages off the question's panel (docs/coordinator/acceptance.md
     /// "Declared priors"), so no author's relatives judge any part of its work.
     pub fn involved_author_families(&self, q: &Question) -> BTreeSet<String> {
         let doc = &self.debate;

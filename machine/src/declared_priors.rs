@@ -1,4 +1,4 @@
-//! Declared priors per debate (docs/COORDINATOR.md "Declared priors"): a stance is a
+//! Declared priors per debate (docs/coordinator/acceptance.md "Declared priors"): a stance is a
 //! signed claim about one debate, and a lineage is declared once per arbiter.
 //!
 //! Under a policy with `Independence::declared_stances`, a debate's panels seat an arbiter
@@ -369,7 +369,7 @@ mod tests {
     /// The registered label seats nobody under a debate's declared-stances policy; the
     /// signed declarations do, each for its own debate only; a policy written before keeps
     /// seating by the registered stance.
-    /// docs/COORDINATOR.md "Declared priors": a new debate under the independent policy could seat nobody, because
+    /// docs/coordinator/acceptance.md "Declared priors": a new debate under the independent policy could seat nobody, because
     /// stances were declared by hand per debate. A standing declaration seats the arbiter
     /// on every debate where it declared nothing, and the first motion that seats it so
     /// fixes the stance in that debate; a chartered group's raw debate without a policy

@@ -120,7 +120,7 @@ fn eligible<'a>(pool: &'a [Candidate], spec: &DrawSpec) -> Vec<&'a Candidate> {
     eligible
 }
 
-/// Prefers low-correlation panels among equally eligible arbiters (docs/COORDINATOR.md
+/// Prefers low-correlation panels among equally eligible arbiters (docs/coordinator/acceptance.md
 /// "Measured independence"): while some seat can go to an unseated eligible arbiter of
 /// the same stance without losing an organisation, and that lowers the panel's summed
 /// pairwise correlation `rho`, the best such swap is made (ties: the earliest seat, then

@@ -1,5 +1,5 @@
 //! Where a motion's panel draw gets its seed (docs/SECURITY.md "The draw cannot be
-//! steered", docs/COORDINATOR.md "The panel draw").
+//! steered", docs/coordinator/acceptance.md "The panel draw").
 //!
 //! Under a policy with `Independence::unsteerable_draw` the seed is
 //! `SHA-256(DOMAIN || size || root || len(motion_id) || motion_id)`, first 8 bytes

@@ -1,5 +1,5 @@
 //! Sealed exam sittings (rule set [`SEALED_EXAMS`](crate::rules::SEALED_EXAMS);
-//! docs/CALIBRATION.md "Sealed pools", docs/COORDINATOR.md "Sealed exams").
+//! docs/CALIBRATION.md "Sealed pools", docs/coordinator/state-machine.md "Sealed exams").
 //!
 //! Before, the exam was a file in the repository: every gold answer was public, so a judge
 //! that only looked answers up was admitted with a perfect score. Now an exam runs in
@@ -72,7 +72,7 @@ pub enum SittingError {
     #[error(
         "pool {0} is the shipped public pool, whose gold answers anyone can read, and this \
          federation's charter does not mark it a practice group (exam.practice): give every \
-         replica private pools (exam_pools, docs/COORDINATOR.md \"Sealed exams\")"
+         replica private pools (exam_pools, docs/coordinator/state-machine.md \"Sealed exams\")"
     )]
     PublicPool(String),
     #[error("the sealed pool does not check: {0}")]
@@ -510,7 +510,7 @@ pub fn reveal(
 }
 
 /// Counts the open sitting's binary items into the pairwise error history
-/// (docs/COORDINATOR.md "Measured independence"): every item two or more held exams
+/// (docs/coordinator/acceptance.md "Measured independence"): every item two or more held exams
 /// answered, against the revealed gold, in item order.
 fn count_exam_errors(state: &mut State, exam: &Exam) {
     // The fields, not `open_sitting(state)`: the sitting is read while the history is
@@ -902,7 +902,7 @@ impl Sitting {
     /// wording the draw seed picks and with the id's token for the item id. A simulation's
     /// motion (one with the truth hint, `expected`) keeps the item id: it carries the gold
     /// anyway, and the simulated judges answer an item the same way in every sitting by
-    /// its id (docs/COORDINATOR.md "Sealed exams").
+    /// its id (docs/coordinator/state-machine.md "Sealed exams").
     fn motion_as(
         &self,
         a: Asked<'_>,

@@ -1,6 +1,6 @@
 //! Independence that is measured, not declared: the parts of the acceptance rule and of
 //! the draw that stop one organisation, one lineage or one replica from deciding a motion
-//! (docs/ARCHITECTURE.md invariants 1 and 3; docs/COORDINATOR.md "The acceptance rule",
+//! (docs/ARCHITECTURE.md invariants 1 and 3; docs/coordinator/acceptance.md "The acceptance rule",
 //! rules 4 and 5; docs/SECURITY.md "The draw cannot be steered").
 //!
 //! Every rule here is switched on by a field of the debate's [`crate::acceptance::Policy`]
@@ -27,13 +27,13 @@ pub fn seated_lineage(policy: Option<&Policy>, model_family: String) -> String {
 }
 
 /// Pairs with fewer motions in common than this are judged by their declared lineage, not
-/// by their measured error correlation (docs/COORDINATOR.md "Measured independence").
+/// by their measured error correlation (docs/coordinator/acceptance.md "Measured independence").
 pub const MIN_SHARED_MOTIONS: u64 = 10;
 
 /// The effective number of independent supporters an outcome needs, in thousandths.
 pub const MIN_N_EFF_MILLI: u32 = 2000;
 
-/// Measured independence (docs/COORDINATOR.md "Measured independence"): for every pair of
+/// Measured independence (docs/coordinator/acceptance.md "Measured independence"): for every pair of
 /// arbiters, how often each and both ruled against an accepted yes/no outcome on the
 /// motions both ruled on. An accepted outcome is the best truth the record holds; motions
 /// that deadlocked or answer a value are not counted. Apply keeps one in the state
@@ -216,7 +216,7 @@ pub fn support_independence(members: &[&Seat], history: &ErrorHistory) -> Suppor
     }
 }
 
-/// The measured-independence rule (`Independence::measured_n_eff`; docs/COORDINATOR.md
+/// The measured-independence rule (`Independence::measured_n_eff`; docs/coordinator/acceptance.md
 /// "Measured independence"): an accepted yes/no outcome stands only if its supporters
 /// of stance A and B are worth at least two independent votes. Each pair counts its
 /// measured error correlation when `history` has enough of it, else its declared
@@ -485,7 +485,7 @@ mod tests {
 }
 
 /// A deadlock that rule 4 caused because one stance's supporters are all of one lineage:
-/// the stance and the lineage (docs/COORDINATOR.md "The acceptance rule", rule 4).
+/// the stance and the lineage (docs/coordinator/acceptance.md "The acceptance rule", rule 4).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OneLineageSupport {
     pub stance: Stance,

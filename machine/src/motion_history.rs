@@ -1,7 +1,7 @@
 //! What the decided motions of a record say about measured independence: the pairwise
 //! error history they give (for a reader rebuilding it from an export) and, for a motion
 //! deadlocked on lineages, which supporters shared one lineage. Above the row types: the
-//! history itself is kept in `independence` (docs/COORDINATOR.md "Measured independence").
+//! history itself is kept in `independence` (docs/coordinator/acceptance.md "Measured independence").
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,5 +1,5 @@
 //! Opaque exam motions (rule set [`OPAQUE_EXAMS`](crate::rules::OPAQUE_EXAMS);
-//! docs/COORDINATOR.md "Sealed exams", docs/SECURITY.md "Exams").
+//! docs/coordinator/state-machine.md "Sealed exams", docs/SECURITY.md "Exams").
 //!
 //! Before, an exam motion's id was `exam/s<N>/<arbiter>/<item id>` and the motion named the
 //! item id again, so anyone holding a copy of the pool (the shipped one is public, and a

@@ -1,5 +1,5 @@
 //! Rule sets: which version of apply's rules an entry was applied under
-//! (docs/COORDINATOR.md "Rule sets").
+//! (docs/coordinator/state-machine.md "Rule sets").
 //!
 //! A rule that makes apply stricter would refuse entries that an older replica accepted,
 //! so a record that spans an upgrade could not be replayed with one rule set. Instead the
@@ -55,7 +55,7 @@ pub const REVOCATION_TIME: u32 = 6;
 /// From this level on, an arbiter may declare a standing stance (`DeclareStance` for
 /// debate `*`), which seats it on debates where it declared nothing, and a `CreateDebate`
 /// without a policy in a chartered group gets `Policy::independent()`, never the
-/// head-count rule (docs/COORDINATOR.md "Declared priors"; docs/SECURITY.md).
+/// head-count rule (docs/coordinator/acceptance.md "Declared priors"; docs/SECURITY.md).
 pub const STANDING_STANCES: u32 = 8;
 
 /// From this level on, a chartered group starts a procedure run only when its convener
@@ -66,7 +66,7 @@ pub const SIGNED_RUNS: u32 = 9;
 /// From this level on, a panel request to advance a debate's phase is refused when the
 /// debate is not in that phase or the phase's prerequisites (SPEC section 6) do not hold,
 /// so no panel is spent on a yes the engine would refuse, and a fresh verdict is issued
-/// only in the verdict phase or once closed (docs/COORDINATOR.md "Declared
+/// only in the verdict phase or once closed (docs/coordinator/acceptance.md "Declared
 /// priors"; `apply::debates::ask_panel`).
 pub const CHECKED_ADVANCES: u32 = 10;
 
@@ -95,7 +95,7 @@ pub const EXAM_TRACK_RECORD: u32 = 14;
 /// From this level on, a sealed sitting asks each item under an opaque motion id (a hash
 /// keyed by the pool's secret salt, checked at the reveal) with no item id in the motion,
 /// and in the wording the arbiter's draw picks among the item's phrasings, so nothing but
-/// the text maps a motion to a pool item (docs/COORDINATOR.md "Sealed exams").
+/// the text maps a motion to a pool item (docs/coordinator/state-machine.md "Sealed exams").
 pub const OPAQUE_EXAMS: u32 = 15;
 
 /// From this level on, a debate question whose content (what the arbiters would be

@@ -1,6 +1,6 @@
 //! Invariant 1 (docs/ARCHITECTURE.md): no coalition confined to one stance, one
 //! organisation or one lineage forces an outcome, whatever its size, under the policy new
-//! debates get (`Policy::independent`, docs/COORDINATOR.md "The acceptance rule"); and the
+//! debates get (`Policy::independent`, docs/coordinator/acceptance.md "The acceptance rule"); and the
 //! rule is not vacuous: honest support across stances, organisations and lineages is
 //! accepted.
 
@@ -160,7 +160,7 @@ proptest! {
     }
 
     /// The same for relevance values, for coalitions of one stance or one organisation
-    /// (a coalition of one lineage still can: docs/COORDINATOR.md "The acceptance rule").
+    /// (a coalition of one lineage still can: docs/coordinator/acceptance.md "The acceptance rule").
     #[test]
     fn a_confined_coalition_never_forces_a_relevance_value(
         by in prop_oneof![Just(Confined::Stance), Just(Confined::Organisation)],

@@ -265,12 +265,12 @@ pub struct NodeConfig {
     #[serde(default)]
     pub coordinator_keys: Vec<String>,
     /// Coordinator replicas (`host:port`) the node writes its own reveals to
-    /// (`SubmitReveal`, docs/COORDINATOR.md "The commit-reveal round"); when empty, the
+    /// (`SubmitReveal`, docs/coordinator/state-machine.md "The commit-reveal round"); when empty, the
     /// `connect` list is used. Give every replica: any of them forwards to the leader.
     #[serde(default)]
     pub coordinators: Vec<String>,
     /// Where to serve plain-HTTP `/metrics` (Prometheus), `/livez` and `/readyz`
-    /// (docs/COORDINATOR.md, "Metrics and readiness"); off when unset.
+    /// (docs/coordinator/operations.md, "Metrics and readiness"); off when unset.
     #[serde(default)]
     pub metrics_addr: Option<SocketAddr>,
     /// Judge calls that may run at once (exam items arrive together); the rest wait, and

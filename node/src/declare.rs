@@ -1,5 +1,5 @@
 //! A node declares its configured stances itself (docs/WIRE.md "Stance declaration";
-//! docs/COORDINATOR.md "Declared priors"): at start it signs each `[[stances]]` entry with
+//! docs/coordinator/acceptance.md "Declared priors"): at start it signs each `[[stances]]` entry with
 //! its own key and writes `DeclareStance` to its coordinators. An entry with
 //! `debate_id = "*"` is a standing stance, which every debate created later starts with,
 //! so a new debate under the independent policy can seat the node without hand work.

@@ -1,5 +1,5 @@
 //! The node's metrics and readiness, served by `panel-ops` on `metrics_addr` in node.toml
-//! (docs/COORDINATOR.md, "Metrics and readiness"): how long the judge takes per judge
+//! (docs/coordinator/operations.md, "Metrics and readiness"): how long the judge takes per judge
 //! kind, motions refused before judging (by reason; a bad coordinator signature is one),
 //! signature failures, commitments and reveals made.
 

@@ -1,5 +1,5 @@
 //! The operator endpoint of a replica or a node: metrics and health probes
-//! (docs/COORDINATOR.md, "Metrics and readiness").
+//! (docs/coordinator/operations.md, "Metrics and readiness").
 //!
 //! Plain HTTP/1.1 on the address of `--metrics-addr` (replica) or
 //! `metrics_addr` (node.toml), serving

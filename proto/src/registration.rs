@@ -38,7 +38,7 @@ pub struct RegistrationClaim<'a> {
 
 /// Where an arbiter's model comes from, as far as it is known: two arbiters of one lineage
 /// tend to share their errors, and an arbiter of a contributor's lineage is not seated on
-/// motions about that contribution (docs/COORDINATOR.md "Declared priors"). Unknown parts
+/// motions about that contribution (docs/coordinator/acceptance.md "Declared priors"). Unknown parts
 /// are empty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineageClaim<'a> {

@@ -1,5 +1,5 @@
 //! One commit-reveal round as a sans-I/O core (docs/WIRE.md "Commit-reveal",
-//! docs/COORDINATOR.md "The commit-reveal round").
+//! docs/coordinator/state-machine.md "The commit-reveal round").
 //!
 //! A motion's two signed deadlines split time into three phases: commitments until the
 //! commit deadline (inclusive), reveals after it until the reveal deadline (inclusive),

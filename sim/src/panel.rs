@@ -1,7 +1,7 @@
 //! One motion through the machine's own code: the panel draw (`panel_machine::draw::draw`)
 //! from the draw seed of either rule (`panel_machine::draw_seed`), and the acceptance rule
 //! (`panel_machine::acceptance::decide`) under the old policy and `Policy::independent()`
-//! (docs/COORDINATOR.md "The panel draw" and "The acceptance rule").
+//! (docs/coordinator/acceptance.md "The panel draw" and "The acceptance rule").
 
 use panel_machine::acceptance::{
     Acceptance, Decision, MotionKind, Outcome, Policy, RevealedRuling, Seat,

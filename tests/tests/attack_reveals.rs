@@ -5,7 +5,7 @@
 //! reveal to the driver, and the test submits that seat's reveal itself, as any client
 //! can (`SubmitReveal`). The record must show the commitment logged before the reveal, the
 //! reveal submitted by the test's client id, and the close counting it
-//! (docs/COORDINATOR.md "The commit-reveal round").
+//! (docs/coordinator/state-machine.md "The commit-reveal round").
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Backup and restore with real processes (docs/COORDINATOR.md, "Backup, restore and a
+//! Backup and restore with real processes (docs/coordinator/storage.md, "Backup, restore and a
 //! lost quorum"): a three-replica group writes entries on the record, a hot backup is
 //! taken from a follower while it serves, every replica is killed and its data deleted,
 //! and `panel coordinator run --restore` brings the record back as a group of one. The

@@ -1,4 +1,4 @@
-//! Disk faults on real replicas (docs/COORDINATOR.md, "Disk faults and recovery"): bytes
+//! Disk faults on real replicas (docs/coordinator/storage.md, "Disk faults and recovery"): bytes
 //! flipped in, or truncation of, a stopped replica's `log.redb` (log and vote) and
 //! `state.redb` (snapshot) make it refuse to start, naming the file and the recovery;
 //! the documented re-join brings every acknowledged write back; a full disk (a small tmpfs
@@ -97,7 +97,7 @@ impl Replica {
         assert!(!st.success(), "exit status {st}; stderr: {err}");
         assert!(err.contains(file), "the error names {file}: {err}");
         assert!(
-            err.contains("re-join") && err.contains("docs/COORDINATOR.md"),
+            err.contains("re-join") && err.contains("docs/coordinator/storage.md"),
             "the error names the recovery: {err}"
         );
         self.guard.take();
@@ -249,7 +249,7 @@ fn truncate(file: &Path, len: u64) {
         .expect("truncate");
 }
 
-/// The operator's recovery of a replica whose files are damaged (docs/COORDINATOR.md,
+/// The operator's recovery of a replica whose files are damaged (docs/coordinator/storage.md,
 /// "Disk faults and recovery"): remove it from the voters, move its data directory
 /// aside, start it empty, add it as a learner, make it a voter again. Every acknowledged
 /// write must come back on it.

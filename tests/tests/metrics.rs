@@ -1,5 +1,5 @@
 //! The metrics endpoint of real replicas (`panel coordinator run --metrics-addr`,
-//! docs/COORDINATOR.md "Metrics and readiness"): a three-replica cluster as processes,
+//! docs/coordinator/operations.md "Metrics and readiness"): a three-replica cluster as processes,
 //! scraped over real sockets. The exposition is parsed strictly (every line a comment of
 //! a known kind or a sample of a declared family, `# EOF` last), counters move when work
 //! happens (a write, a refused write, rate-limited writes, an admission), `/readyz` is 200

@@ -1,4 +1,4 @@
-//! A replica started from its config file (docs/COORDINATOR.md, "Configuration file"),
+//! A replica started from its config file (docs/coordinator/operations.md, "Configuration file"),
 //! as real processes: a file with a misspelt key, a wrong type, inconsistent timeouts or a
 //! missing key file stops the replica at start with the key named, before it listens; a
 //! good file starts a replica that serves, and a flag overrides the file's key.

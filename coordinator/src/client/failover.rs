@@ -117,7 +117,7 @@ impl Failover {
 
     /// Answers a query linearizably from the first replica that can (any replica with a
     /// reachable leader and quorum). Never falls back to a local, possibly stale read: a
-    /// user-facing answer must reflect every acknowledged write (docs/COORDINATOR.md,
+    /// user-facing answer must reflect every acknowledged write (docs/coordinator/reads-and-writes.md,
     /// "Reads"); `panel coordinator read --local` is the explicit way to see one replica's
     /// state.
     pub async fn read(&self, q: &Query) -> Result<Value, FailoverError> {

@@ -1,4 +1,4 @@
-//! A local replica's config file (docs/COORDINATOR.md, "Configuration file"): what the
+//! A local replica's config file (docs/coordinator/operations.md, "Configuration file"): what the
 //! replica runs with, and what a user copies to a host of its own.
 
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ pub fn write(
     })?;
     let path = dir.join(format!("replica-{id}.toml"));
     let text = format!(
-        "# Replica {id} of {starter} (docs/COORDINATOR.md, \"Configuration file\").\n\
+        "# Replica {id} of {starter} (docs/coordinator/operations.md, \"Configuration file\").\n\
          # `panel coordinator run --config {}`; flags given override these keys.\n\n{}",
         path.display(),
         config.to_toml()
@@ -85,7 +85,7 @@ mod tests {
         assert_eq!(path, dir.path().join("config").join("replica-2.toml"));
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(text.starts_with(
-            "# Replica 2 of `panel up` (docs/COORDINATOR.md, \"Configuration file\").\n"
+            "# Replica 2 of `panel up` (docs/coordinator/operations.md, \"Configuration file\").\n"
         ));
         assert_eq!(ReplicaConfig::load(&path).expect("parse"), config);
     }

@@ -153,7 +153,7 @@ const FALLBACK_PROGRESS: std::ops::Range<f64> = 0.2..0.5;
 /// altered on disk are found before anything is read, not at some later read. A repair
 /// that would fall back to the previous commit is aborted: a commit that was fsynced and
 /// then damaged may hold entries this replica acknowledged, and rolling it back silently
-/// would drop them (docs/COORDINATOR.md, "Disk faults and recovery"). Commits are fsynced
+/// would drop them (docs/coordinator/storage.md, "Disk faults and recovery"). Commits are fsynced
 /// before anything counts on them, so a kill cannot tear one; only damage can, or a
 /// commit that failed (a full disk), which [`note_failed_commit`] records: then the roll
 /// back is what redb is for, and it is allowed. `cache_bytes` bounds redb's page cache
@@ -253,7 +253,7 @@ pub struct LogStore {
 }
 
 /// The committed log index as this replica last learned it (0 before any); a cheap shared
-/// handle (docs/COORDINATOR.md, "Metrics and readiness").
+/// handle (docs/coordinator/operations.md, "Metrics and readiness").
 #[derive(Debug, Clone, Default)]
 pub struct CommitIndex(Arc<std::sync::atomic::AtomicU64>);
 

@@ -97,11 +97,11 @@ pub enum RaftStartError {
     /// A storage file fails its checks: checksums (redb verifies every page on open),
     /// truncation, a missing file beside a present one, or contents that contradict each
     /// other. Starting anyway could drop entries this replica acknowledged, so it does not
-    /// (docs/COORDINATOR.md, "Disk faults and recovery").
+    /// (docs/coordinator/storage.md, "Disk faults and recovery").
     #[error(
         "{path} is damaged: {detail}. This replica refuses to start rather than serve without \
          entries it may have acknowledged. Recovery: re-join it from its peers \
-         (docs/COORDINATOR.md, \"Disk faults and recovery\"): remove it from the voters \
+         (docs/coordinator/storage.md, \"Disk faults and recovery\"): remove it from the voters \
          (panel coordinator change-membership), move its data directory aside, start it on \
          an empty one, add it as a learner and make it a voter again"
     )]
@@ -197,7 +197,7 @@ pub fn mark_clean_stop(dir: &Path) {
 
 /// Refuses an emptied file, or one storage file without the other: redb would initialise
 /// a fresh database in an empty or missing file, and the replica would come back having
-/// forgotten its vote, its entries or its snapshot (docs/COORDINATOR.md, "Disk faults and
+/// forgotten its vote, its entries or its snapshot (docs/coordinator/storage.md, "Disk faults and
 /// recovery"). Both files absent is a new replica.
 fn check_files_present(log: &Path, state: &Path) -> Result<(), RaftStartError> {
     let len = |p: &Path| std::fs::metadata(p).ok().map(|m| m.len());
@@ -295,7 +295,7 @@ pub const STORAGE_FAILURE: &str = "storage error: ";
 /// shutdown; never resolves otherwise. openraft 0.9 stops the node on any
 /// `StorageError` (a log append, vote, purge or snapshot write that did not commit), and
 /// every later call only returns `Fatal`, so the process must notice and exit
-/// (docs/COORDINATOR.md, "Disk faults and recovery").
+/// (docs/coordinator/storage.md, "Disk faults and recovery").
 pub async fn failure(raft: Raft) -> String {
     let mut metrics = raft.metrics();
     loop {

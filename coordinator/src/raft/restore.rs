@@ -1,5 +1,5 @@
 //! `panel coordinator run --restore FILE`: lays out a new replica's storage from a backup
-//! (docs/COORDINATOR.md, "Backup, restore and a lost quorum"), before [`super::start`]
+//! (docs/coordinator/storage.md, "Backup, restore and a lost quorum"), before [`super::start`]
 //! opens it as any replica's.
 //!
 //! The backup's state becomes the snapshot in `state.redb`, covering the backup's last

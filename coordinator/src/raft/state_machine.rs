@@ -77,7 +77,7 @@ pub struct StateMachineStore {
     shared: Arc<RwLock<Applied>>,
     events: broadcast::Sender<AppliedEvent>,
     /// When the latest snapshot was built (Unix ms; 0: none), for the metrics endpoint's
-    /// snapshot age (docs/COORDINATOR.md, "Metrics and readiness").
+    /// snapshot age (docs/coordinator/operations.md, "Metrics and readiness").
     snapshot_at_ms: Arc<AtomicU64>,
     /// The replica's one memo of verified signatures: apply verifies through it, and the
     /// leader's intake and driver check through the same one ([`Self::memo`]), so apply

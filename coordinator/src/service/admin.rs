@@ -1,5 +1,5 @@
 //! Operator administration (`Admin`): membership (`Init`, `AddLearner`,
-//! `ChangeMembership`) and the hot backup (`Backup`, docs/COORDINATOR.md "Backup, restore
+//! `ChangeMembership`) and the hot backup (`Backup`, docs/coordinator/storage.md "Backup, restore
 //! and a lost quorum"). Under TLS only the charter's operators reach it (`serve.rs`).
 
 use std::collections::BTreeSet;

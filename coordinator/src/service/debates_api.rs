@@ -324,7 +324,7 @@ impl Debates for DebatesService {
         &self,
         request: Request<pb::DebateRef>,
     ) -> Result<Response<pb::DebateDocument>, Status> {
-        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        // User-facing reads are linearizable (docs/coordinator/reads-and-writes.md, "Reads").
         self.0
             .read_barrier(pb::ReadConsistency::Linearizable)
             .await?;
@@ -353,7 +353,7 @@ impl Debates for DebatesService {
         &self,
         _request: Request<pb::ListDebatesRequest>,
     ) -> Result<Response<pb::DebateList>, Status> {
-        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        // User-facing reads are linearizable (docs/coordinator/reads-and-writes.md, "Reads").
         self.0
             .read_barrier(pb::ReadConsistency::Linearizable)
             .await?;
@@ -375,7 +375,7 @@ impl Debates for DebatesService {
         &self,
         request: Request<pb::DebateRef>,
     ) -> Result<Response<pb::MotionList>, Status> {
-        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        // User-facing reads are linearizable (docs/coordinator/reads-and-writes.md, "Reads").
         self.0
             .read_barrier(pb::ReadConsistency::Linearizable)
             .await?;
@@ -403,7 +403,7 @@ impl Debates for DebatesService {
         &self,
         request: Request<pb::DebateRef>,
     ) -> Result<Response<pb::VerdictList>, Status> {
-        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        // User-facing reads are linearizable (docs/coordinator/reads-and-writes.md, "Reads").
         self.0
             .read_barrier(pb::ReadConsistency::Linearizable)
             .await?;
@@ -429,7 +429,7 @@ impl Debates for DebatesService {
         &self,
         _request: Request<pb::ExportRequest>,
     ) -> Result<Response<pb::RecordExport>, Status> {
-        // User-facing reads are linearizable (docs/COORDINATOR.md, "Reads").
+        // User-facing reads are linearizable (docs/coordinator/reads-and-writes.md, "Reads").
         self.0
             .read_barrier(pb::ReadConsistency::Linearizable)
             .await?;

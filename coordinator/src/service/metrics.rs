@@ -1,5 +1,5 @@
 //! A replica's metrics and readiness, served by `panel-ops` on `--metrics-addr`
-//! (docs/COORDINATOR.md, "Metrics and readiness").
+//! (docs/coordinator/operations.md, "Metrics and readiness").
 //!
 //! Two kinds of metric:
 //!
@@ -34,7 +34,7 @@ use crate::service::replica::Replica;
 pub const READY_APPLY_MARGIN: u64 = 64;
 
 /// Apply refusal codes that mean a signature or a signed binding did not verify
-/// (docs/COORDINATOR.md, "The commit-reveal round" and "Client API").
+/// (docs/coordinator/state-machine.md, "The commit-reveal round" and "Client API").
 const SIGNATURE_CODES: &[&str] = &[
     "authorship",
     "bad_ruling",

@@ -229,7 +229,7 @@ async fn run(raft: Raft, mut rx: mpsc::Receiver<Queued>, opts: ProposerOptions) 
                         }
                         Err(_) => {
                             // A write dropped because this replica's storage failed says
-                            // so (docs/COORDINATOR.md, "Disk faults and recovery").
+                            // so (docs/coordinator/storage.md, "Disk faults and recovery").
                             let why = match raft::stopped_cause(&raft).await {
                                 Some(cause) => ProposeError::StorageStopped { cause },
                                 None => ProposeError::Dropped,

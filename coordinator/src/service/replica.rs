@@ -514,7 +514,7 @@ fn client_write(req: &pb::WriteRequest, test_commands: bool) -> Result<Command, 
     client_may_use(&req.client_id)?;
     let command: Command = serde_json::from_str(&req.command_json).map_err(|e| {
         (Refusal::Malformed, Status::invalid_argument(format!(
-            "command_json is not a client command ({e}); example: {{\"CreateDebate\":{{...}}}}, see docs/COORDINATOR.md"
+            "command_json is not a client command ({e}); example: {{\"CreateDebate\":{{...}}}}, see docs/coordinator/reads-and-writes.md \"Writes, batching, forwarding\""
         )))
     })?;
     let test_cluster = test_commands && test_commands_built();
@@ -629,7 +629,7 @@ mod refusal_messages {
                 req.command_json = "{not json".into();
                 (
                     refused(client_write(&req, false), r),
-                    &["docs/COORDINATOR.md"],
+                    &["docs/coordinator/reads-and-writes.md"],
                 )
             }
             Refusal::ReservedClientId => (

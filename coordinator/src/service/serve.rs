@@ -52,7 +52,7 @@ pub struct ServeOptions {
     pub motion_key: Option<PathBuf>,
     /// A second motion key this replica holds for a rotation (`--next-motion-key`): the
     /// driver signs each motion with whichever held key is in force for it
-    /// (docs/COORDINATOR.md "Rotating the motion key").
+    /// (docs/coordinator/state-machine.md "Rotating the motion key").
     pub next_motion_key: Option<PathBuf>,
     /// Write limits: the leader's intake buckets and the quotas apply enforces per
     /// identity and organisation (docs/SECURITY.md, "Floods"; flags in docs/COORDINATOR.md).
@@ -64,13 +64,13 @@ pub struct ServeOptions {
     /// When apply issues checkpoints (`--checkpoint-every-entries`, `--checkpoint-every-ms`).
     pub checkpoints: panel_machine::checkpoints::Cadence,
     /// Where the plain-HTTP metrics endpoint listens (`--metrics-addr`: `/metrics`,
-    /// `/livez`, `/readyz`); off when unset (docs/COORDINATOR.md, "Metrics and readiness").
+    /// `/livez`, `/readyz`); off when unset (docs/coordinator/operations.md, "Metrics and readiness").
     pub metrics_addr: Option<SocketAddr>,
     /// Start a new group of one from a backup (`--restore`) in an empty data directory.
     pub restore: Option<Restore>,
 }
 
-/// `--restore FILE [--member-addr HOST:PORT]` (docs/COORDINATOR.md, "Backup, restore and a
+/// `--restore FILE [--member-addr HOST:PORT]` (docs/coordinator/storage.md, "Backup, restore and a
 /// lost quorum").
 #[derive(Debug, Clone)]
 pub struct Restore {
@@ -124,12 +124,12 @@ pub enum ServeError {
     Metrics(#[from] panel_ops::OpsError),
     /// openraft stops a replica whose storage fails (a log append, vote, snapshot or purge
     /// that does not commit); the process then exits with this error instead of serving
-    /// on without a disk (docs/COORDINATOR.md, "Disk faults and recovery").
+    /// on without a disk (docs/coordinator/storage.md, "Disk faults and recovery").
     #[error(
         "replica {id} stopped: its storage under {data_dir} failed: {cause}. Nothing it \
          acknowledged is lost (an entry counts only once it is fsynced). Free space or fix the \
          disk and restart it on the same data directory; if it then refuses a file as \
-         damaged, re-join it from its peers (docs/COORDINATOR.md, \"Disk faults and recovery\")"
+         damaged, re-join it from its peers (docs/coordinator/storage.md, \"Disk faults and recovery\")"
     )]
     StorageFailed {
         id: NodeId,
@@ -242,7 +242,7 @@ pub async fn serve(
         tracing::warn!(
             charter = %charter.motion_key,
             "no motion key this replica holds is the charter's: it signs motions only once a \
-             rotation on the record names one of its keys (docs/COORDINATOR.md \"Rotating the \
+             rotation on the record names one of its keys (docs/coordinator/state-machine.md \"Rotating the \
              motion key\")"
         );
     }

@@ -242,7 +242,7 @@ pub(crate) fn non_empty(field: &'static str, v: &str) -> Result<(), ApplyError> 
     }
 }
 
-/// Why a step of a logged commit-reveal round is refused (docs/COORDINATOR.md "The
+/// Why a step of a logged commit-reveal round is refused (docs/coordinator/state-machine.md "The
 /// commit-reveal round"). Each message names what is wrong and what to send instead.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RoundError {

@@ -1,4 +1,4 @@
-//! Opening a motion: the panel draw under the motion's policy (docs/COORDINATOR.md "The
+//! Opening a motion: the panel draw under the motion's policy (docs/coordinator/acceptance.md "The
 //! panel draw"), and whether a panel could be seated now. Below the closing half
 //! (`motions`), which the debate and run commands that open motions never call.
 

@@ -1,6 +1,6 @@
 //! Motion commands after the opening (`motion_open`): the logged commit-reveal round
 //! (commitments logged after the commit window, reveals submitted by anyone, the close
-//! deciding from every stored reveal: docs/COORDINATOR.md "The commit-reveal round"), and
+//! deciding from every stored reveal: docs/coordinator/state-machine.md "The commit-reveal round"), and
 //! the older one-entry outcome (every ruling re-verified, then the acceptance rule), kept
 //! for raw test motions and for records written before rounds were logged.
 
@@ -188,7 +188,7 @@ pub(super) struct Judged {
 }
 
 /// The acceptance rule over a motion's counted rulings, then, under a policy with
-/// `measured_n_eff`, the measured-independence rule over its supporters (docs/COORDINATOR.md
+/// `measured_n_eff`, the measured-independence rule over its supporters (docs/coordinator/acceptance.md
 /// "The acceptance rule", "Measured independence").
 fn judge(
     state: &State,
@@ -1070,7 +1070,7 @@ mod tests {
         assert!(refused(&r).starts_with("motion_closed"), "{}", refused(&r));
     }
 
-    /// docs/COORDINATOR.md "The acceptance rule": a panel whose supporters of one stance all share a lineage deadlocks on
+    /// docs/coordinator/acceptance.md "The acceptance rule": a panel whose supporters of one stance all share a lineage deadlocks on
     /// rule 4, and the output must say so by name, not only count.
     #[test]
     fn a_deadlock_names_the_one_lineage_a_stances_supporters_share() {

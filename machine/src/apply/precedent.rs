@@ -86,7 +86,7 @@ pub(super) fn cite(
 }
 
 /// Settles a debate motion's question with an accepted `outcome`; an effect the engine
-/// refuses is kept on the motion (docs/COORDINATOR.md "Outcome effects") and the outcome
+/// refuses is kept on the motion (docs/PANEL.md "Acceptance, in apply") and the outcome
 /// stands.
 pub(super) fn settle_answer(
     state: &mut State,

@@ -1,7 +1,7 @@
 //! The replicated state: every table the state machine holds and the rows in them.
 //!
 //! The machine lives in memory; its durable form is the Raft log plus snapshots
-//! (docs/COORDINATOR.md, "What is durable when"), so a field added here needs
+//! (docs/coordinator/storage.md, "What is durable when"), so a field added here needs
 //! `#[serde(default)]` for snapshots and records written before it to load.
 
 mod apply_ctx;

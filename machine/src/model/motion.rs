@@ -1,5 +1,5 @@
 //! A motion as the state keeps it: its spec, the drawn seats, the logged round with its
-//! commitments and reveals, and its status once decided (docs/COORDINATOR.md "The
+//! commitments and reveals, and its status once decided (docs/coordinator/state-machine.md "The
 //! commit-reveal round").
 
 use std::collections::BTreeMap;
@@ -81,7 +81,7 @@ pub struct EffectRefusal {
     pub message: String,
 }
 
-/// One commit-reveal round as the log holds it (docs/COORDINATOR.md "The commit-reveal
+/// One commit-reveal round as the log holds it (docs/coordinator/state-machine.md "The commit-reveal
 /// round"): fixed when the commitments are logged, filled by reveals, decided from all of
 /// them by the close.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 //!
 //! Offline (`panel verify`, the simulator, tests) nothing is handed off, so every entry
 //! stays and the log is *complete*. A replica takes the new entries after each apply and
-//! keeps them in its store (docs/COORDINATOR.md, "What is durable when"), so its memory
+//! keeps them in its store (docs/coordinator/storage.md, "What is durable when"), so its memory
 //! and its snapshots do not grow with the record (BENCHMARKS.md, "Soak"). Apply only ever
 //! appends and counts; nothing in it reads an old entry, so both forms apply identically.
 

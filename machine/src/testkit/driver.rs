@@ -1,5 +1,5 @@
 //! The driver: a replicated state moved only through [`apply_batch`], one batch per
-//! write, every batch kept for replay (docs/COORDINATOR.md "Determinism"). Batch time and
+//! write, every batch kept for replay (docs/SECURITY.md "Determinism"). Batch time and
 //! seed come from a [`Schedule`], never from a clock or a generator.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -127,7 +127,7 @@ impl Driver {
     }
 
     /// Arbiter `id` declares `stance` on debate `debate_id` at `credence_permille`,
-    /// signed with its key (`DeclareStance`, docs/COORDINATOR.md "Declared priors").
+    /// signed with its key (`DeclareStance`, docs/coordinator/acceptance.md "Declared priors").
     pub fn try_declare(
         &mut self,
         id: &str,

@@ -10,7 +10,7 @@ pub fn arbiter_key(id: &str) -> SigningKey {
 }
 
 /// The key the kit's motion driver signs the motions of a round with (no charter pins
-/// one, docs/COORDINATOR.md "The commit-reveal round").
+/// one, docs/coordinator/state-machine.md "The commit-reveal round").
 pub fn motion_key() -> SigningKey {
     SigningKey::from_bytes(&[7; 32])
 }

@@ -1,4 +1,4 @@
-//! The commit-reveal round a motion driver runs, through `apply` (docs/COORDINATOR.md
+//! The commit-reveal round a motion driver runs, through `apply` (docs/coordinator/state-machine.md
 //! "The commit-reveal round"): the signed motion and every seat's commitment logged
 //! (`LogCommitments`), then each reveal (`SubmitReveal`) and the close (`CloseMotion`),
 //! which decides from the stored reveals alone.

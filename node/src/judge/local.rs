@@ -54,7 +54,7 @@ const MAX_SOURCE_CHARS: usize = 1500;
 const MIN_REUSE: usize = 8;
 
 /// The lineage a model's architecture belongs to: Gemma and Qwen are two; the Qwen sizes
-/// are one (docs/COORDINATOR.md "Declared priors").
+/// are one (docs/coordinator/acceptance.md "Declared priors").
 pub fn lineage_of(architecture: &str) -> &str {
     match architecture {
         a if a.starts_with("gemma") => "gemma",

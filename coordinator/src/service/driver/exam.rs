@@ -1,5 +1,5 @@
 //! The exam driver: seals a pool, puts each due arbiter's draw to its node under
-//! commit-reveal and submits the answers, then reveals the key (docs/COORDINATOR.md
+//! commit-reveal and submits the answers, then reveals the key (docs/coordinator/state-machine.md
 //! "Sealed exams"); the machine decides each step (`exam_sitting::next_step`).
 
 use super::*;
@@ -51,7 +51,7 @@ pub(super) fn drive_sittings(s: &Arc<Shared>) {
             {
                 warn!(
                     waiting = due.len(),
-                    "every exam pool is spent: add a fresh pool to exam_pools on every replica (docs/COORDINATOR.md \"Sealed exams\")"
+                    "every exam pool is spent: add a fresh pool to exam_pools on every replica (docs/coordinator/state-machine.md \"Sealed exams\")"
                 );
             }
         }

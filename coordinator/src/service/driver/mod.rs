@@ -1,5 +1,5 @@
 //! The motion driver: on the leader, every open debate motion is put to its drawn panel
-//! as one logged round (docs/COORDINATOR.md "The commit-reveal round"): the commitments
+//! as one logged round (docs/coordinator/state-machine.md "The commit-reveal round"): the commitments
 //! received are logged after the commit window (`LogCommitments`), each committed seat's
 //! reveal is collected and submitted (`SubmitReveal`, which the nodes also send
 //! themselves), and `CloseMotion` lets apply decide from every stored reveal. `apply`

@@ -1,5 +1,5 @@
 //! One debate or run motion put to its drawn panel as a logged commit-reveal round: ask
-//! commitments, log them, collect reveals, close (docs/COORDINATOR.md "The commit-reveal
+//! commitments, log them, collect reveals, close (docs/coordinator/state-machine.md "The commit-reveal
 //! round").
 
 use super::*;
@@ -111,7 +111,7 @@ impl Shared {
     }
 }
 
-/// Drives one debate motion through its logged round (docs/COORDINATOR.md "The
+/// Drives one debate motion through its logged round (docs/coordinator/state-machine.md "The
 /// commit-reveal round"): put the signed motion to the seats and log every commitment
 /// received once the commit window closes; ask each committed seat for its reveal and
 /// submit it (the nodes submit their own too); close once every logged commitment is

@@ -1,5 +1,5 @@
 //! How the leader reaches one arbiter's node: its gRPC endpoint, or the link its node
-//! opened to this replica (docs/COORDINATOR.md "Nodes behind a firewall").
+//! opened to this replica (README.md "A node behind a firewall").
 
 use super::*;
 
