@@ -373,6 +373,61 @@ pub struct Resource {
     pub caching: Caching,
 }
 
+/// Where [`Published::locate`] found a resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Located {
+    /// A checkpoint or hash tile.
+    Bytes(Resource),
+    /// An entry bundle (always immutable).
+    Bundle(BundleSpan),
+}
+
+/// The entries of one bundle and the width of its length prefixes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleSpan {
+    /// Entry indices.
+    pub span: std::ops::Range<usize>,
+    /// Bytes of each big-endian length: 2 for the spec's bundle, 4 for `entries32`.
+    pub prefix: usize,
+}
+
+impl BundleSpan {
+    /// The bundle's length in bytes.
+    pub fn len(&self, published: &Published) -> u64 {
+        self.span
+            .clone()
+            .filter_map(|i| published.entry(i))
+            .map(|e| (self.prefix + e.len()) as u64)
+            .sum()
+    }
+
+    /// Whether the bundle has no entries (never, for a bundle [`Published::locate`] found).
+    pub fn is_empty(&self) -> bool {
+        self.span.is_empty()
+    }
+
+    /// The bundle as one frame per entry: its length prefix and its bytes.
+    pub fn frames<'a>(&'a self, published: &'a Published) -> impl Iterator<Item = Vec<u8>> + 'a {
+        (0..self.span.len()).filter_map(move |k| self.frame(published, k))
+    }
+
+    /// Frame `k` of the bundle (entry `span.start + k`), for a server that sends them one
+    /// at a time.
+    pub fn frame(&self, published: &Published, k: usize) -> Option<Vec<u8>> {
+        let i = self
+            .span
+            .start
+            .checked_add(k)
+            .filter(|i| *i < self.span.end)?;
+        let e = published.entry(i)?;
+        let len = (e.len() as u64).to_be_bytes();
+        let mut frame = Vec::with_capacity(self.prefix + e.len());
+        frame.extend_from_slice(&len[8 - self.prefix..]);
+        frame.extend_from_slice(e);
+        Some(frame)
+    }
+}
+
 /// Why a request gets no resource.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GetError {
@@ -430,41 +485,70 @@ impl Published {
         &self.checkpoint
     }
 
-    /// The resource at `path`, relative to the prefix (`checkpoint`, `tile/...`).
+    /// The resource at `path`, relative to the prefix (`checkpoint`, `tile/...`), with
+    /// its bytes.
     pub fn get(&self, path: &str) -> Result<Resource, GetError> {
+        match self.locate(path)? {
+            Located::Bytes(r) => Ok(r),
+            Located::Bundle(b) => Ok(Resource {
+                body: b.frames(self).flatten().collect(),
+                caching: Caching::Immutable,
+            }),
+        }
+    }
+
+    /// The resource at `path`: a checkpoint or hash tile as bytes, an entry bundle as the
+    /// entries it holds, so a server can send a bundle entry by entry instead of building
+    /// the whole of it (a bundle of exam sittings is tens of megabytes) per request.
+    pub fn locate(&self, path: &str) -> Result<Located, GetError> {
         if path == "checkpoint" {
-            return Ok(Resource {
+            return Ok(Located::Bytes(Resource {
                 body: self.checkpoint.to_text().into_bytes(),
                 caching: Caching::Mutable,
-            });
+            }));
         }
         let tile = TilePath::parse(path)?;
         let beyond = || GetError::Beyond {
             path: tile.to_path(),
             size: self.size(),
         };
-        let body = match tile.kind {
-            TileKind::Hashes(level) => self
-                .tiles
-                .tile(level, tile.index, tile.width)
-                .ok_or_else(beyond)?,
+        match tile.kind {
+            TileKind::Hashes(level) => Ok(Located::Bytes(Resource {
+                body: self
+                    .tiles
+                    .tile(level, tile.index, tile.width)
+                    .ok_or_else(beyond)?,
+                caching: Caching::Immutable,
+            })),
             TileKind::Entries | TileKind::WideEntries => {
                 let span = self
                     .tiles
                     .span(0, tile.index, tile.width)
                     .ok_or_else(beyond)?;
-                let first = span.start as u64;
-                let entries = &self.entries[span];
-                match tile.kind {
-                    TileKind::Entries => entry_bundle(first, entries)?,
-                    _ => wide_bundle(entries),
-                }
+                let prefix = if tile.kind == TileKind::Entries {
+                    if let Some((i, e)) = self.entries[span.clone()]
+                        .iter()
+                        .enumerate()
+                        .find(|(_, e)| e.len() > MAX_BUNDLE_ENTRY)
+                    {
+                        return Err(BundleError::EntryTooLarge {
+                            index: (span.start + i) as u64,
+                            len: e.len(),
+                        }
+                        .into());
+                    }
+                    2
+                } else {
+                    4
+                };
+                Ok(Located::Bundle(BundleSpan { span, prefix }))
             }
-        };
-        Ok(Resource {
-            body,
-            caching: Caching::Immutable,
-        })
+        }
+    }
+
+    /// Entry `index` (below [`Self::size`]).
+    pub fn entry(&self, index: usize) -> Option<&[u8]> {
+        self.entries.get(index).map(Vec::as_slice)
     }
 
     /// The static layout: the checkpoint, every full tile and bundle, and the partial ones

@@ -19,12 +19,16 @@ use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{ACCESS_CONTROL_ALLOW_ORIGIN, ALLOW, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use panel_tlog::tiles::{Caching, GetError, Published};
+use panel_tlog::tiles::{BundleSpan, Caching, GetError, Located, Published};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
@@ -149,13 +153,69 @@ impl TileServer {
     }
 }
 
+type Answer = Response<BoxBody<Bytes, Infallible>>;
+
+/// An entry bundle sent one entry per frame, read from the snapshot as hyper asks for
+/// more, so a large bundle costs a request one entry of memory, not the whole bundle.
+struct BundleBody {
+    published: Arc<Published>,
+    bundle: BundleSpan,
+    next: usize,
+    remaining: u64,
+}
+
+impl Body for BundleBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = &mut *self;
+        match this.bundle.frame(&this.published, this.next) {
+            Some(frame) => {
+                this.next += 1;
+                this.remaining = this.remaining.saturating_sub(frame.len() as u64);
+                Poll::Ready(Some(Ok(Frame::data(Bytes::from(frame)))))
+            }
+            None => {
+                this.remaining = 0;
+                Poll::Ready(None)
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.remaining == 0
+    }
+
+    /// Exact, so the answer carries a Content-Length rather than chunks.
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
+}
+
 fn respond(
     status: StatusCode,
     content_type: &'static str,
     cache: &'static str,
     body: Vec<u8>,
-) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+) -> Answer {
+    headers(
+        Response::new(Full::new(Bytes::from(body)).boxed()),
+        status,
+        content_type,
+        cache,
+    )
+}
+
+fn headers(
+    mut r: Answer,
+    status: StatusCode,
+    content_type: &'static str,
+    cache: &'static str,
+) -> Answer {
     *r.status_mut() = status;
     let h = r.headers_mut();
     h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -165,17 +225,17 @@ fn respond(
     r
 }
 
-fn refuse(status: StatusCode, why: String) -> Response<Full<Bytes>> {
+fn refuse(status: StatusCode, why: String) -> Answer {
     respond(status, TEXT, NO_STORE, format!("{why}\n").into_bytes())
 }
 
 /// Answers one request from the current snapshot. The body of a HEAD answer is dropped
 /// by hyper, its headers kept.
-fn route(publisher: &Publisher, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+fn route(publisher: &Publisher, req: &Request<Incoming>) -> Answer {
     answer(publisher, req.method(), req.uri().path())
 }
 
-fn answer(publisher: &Publisher, method: &Method, path: &str) -> Response<Full<Bytes>> {
+fn answer(publisher: &Publisher, method: &Method, path: &str) -> Answer {
     if method != Method::GET && method != Method::HEAD {
         let mut r = refuse(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -194,11 +254,26 @@ fn answer(publisher: &Publisher, method: &Method, path: &str) -> Response<Full<B
             "no witnessed checkpoint has been published yet".into(),
         );
     };
-    match published.get(rel) {
-        Ok(r) => match r.caching {
+    match published.locate(rel) {
+        Ok(Located::Bytes(r)) => match r.caching {
             Caching::Mutable => respond(StatusCode::OK, TEXT, CHECKPOINT, r.body),
             Caching::Immutable => respond(StatusCode::OK, OCTETS, IMMUTABLE, r.body),
         },
+        Ok(Located::Bundle(bundle)) => {
+            let remaining = bundle.len(&published);
+            let body = BundleBody {
+                published,
+                bundle,
+                next: 0,
+                remaining,
+            };
+            headers(
+                Response::new(body.boxed()),
+                StatusCode::OK,
+                OCTETS,
+                IMMUTABLE,
+            )
+        }
         Err(e @ GetError::BadPath(_)) => refuse(
             StatusCode::BAD_REQUEST,
             format!("{e}: this server has /checkpoint and /tile/... (C2SP tlog-tiles)"),
@@ -227,7 +302,7 @@ mod tests {
         Published::new(entries, note).expect("publish")
     }
 
-    fn header(r: &Response<Full<Bytes>>, name: hyper::header::HeaderName) -> &str {
+    fn header(r: &Answer, name: hyper::header::HeaderName) -> &str {
         r.headers()
             .get(name)
             .and_then(|v| v.to_str().ok())
@@ -274,5 +349,21 @@ mod tests {
         let post = answer(&p, &Method::POST, "/checkpoint");
         assert_eq!(post.status(), 405);
         assert_eq!(header(&post, ALLOW), "GET, HEAD");
+    }
+
+    /// A bundle sent entry by entry is the bundle, with its exact length announced.
+    #[tokio::test]
+    async fn bundles_stream_the_same_bytes_with_a_content_length() {
+        let p = Publisher::default();
+        p.publish(published(300));
+        let snapshot = p.current().expect("published");
+        for path in ["tile/entries/000", "tile/entries32/001.p/44"] {
+            let want = snapshot.get(path).expect("bundle").body;
+            let r = answer(&p, &Method::GET, &format!("/{path}"));
+            assert_eq!(r.status(), 200);
+            assert_eq!(r.body().size_hint().exact(), Some(want.len() as u64));
+            let got = r.into_body().collect().await.expect("body").to_bytes();
+            assert_eq!(got.as_ref(), want.as_slice(), "{path}");
+        }
     }
 }
