@@ -159,11 +159,85 @@ fn read_record(path: &Path) -> Result<Bundle> {
         .with_context(|| format!("{} is not a record `panel export` wrote", path.display()))
 }
 
+/// Why a folder's tiles may not be replaced: tiles are immutable and a log's tree only
+/// grows (tlog-tiles), so a mirror that already copied them must never see them change.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplaceError {
+    #[error("{} holds another log's tiles (origin {held:?}, not {origin:?})", dir.display())]
+    OtherLog {
+        dir: PathBuf,
+        held: String,
+        origin: String,
+    },
+    #[error(
+        "{} holds a checkpoint of size {held}, newer than this one ({size}); a log never moves back",
+        dir.display()
+    )]
+    Older { dir: PathBuf, held: u64, size: u64 },
+    #[error(
+        "{} holds a checkpoint of size {size} with another root: two trees of one size (a split view); nothing was written",
+        dir.display()
+    )]
+    SplitView { dir: PathBuf, size: u64 },
+    #[error("{} differs from this tree's; tiles never change, so nothing was written", path.display())]
+    TileDiffers { path: PathBuf },
+}
+
+/// Checks that writing `layout` over what `dir` holds keeps every copied file valid.
+fn check_replaceable(layout: &Layout, published: &Published, dir: &Path) -> Result<()> {
+    let new = Checkpoint::parse_body(&published.checkpoint().text)
+        .map_err(panel_tlog::tiles::PublishError::from)
+        .map_err(TilesError::from)?;
+    let held = dir.join("checkpoint");
+    if let Ok(bytes) = std::fs::read(&held) {
+        let old = Note::parse(&bytes)
+            .ok()
+            .and_then(|n| Checkpoint::parse_body(&n.text).ok())
+            .with_context(|| format!("{} is not a checkpoint note", held.display()))?;
+        let dir = dir.to_path_buf();
+        if old.origin != new.origin {
+            return Err(ReplaceError::OtherLog {
+                dir,
+                held: old.origin,
+                origin: new.origin,
+            }
+            .into());
+        }
+        if old.size > new.size {
+            return Err(ReplaceError::Older {
+                dir,
+                held: old.size,
+                size: new.size,
+            }
+            .into());
+        }
+        if old.size == new.size && old.root != new.root {
+            return Err(ReplaceError::SplitView {
+                dir,
+                size: new.size,
+            }
+            .into());
+        }
+    }
+    for (path, bytes) in layout.files.iter().filter(|(p, _)| p != "checkpoint") {
+        let target = dir.join(path);
+        if let Ok(held) = std::fs::read(&target)
+            && &held != bytes
+        {
+            return Err(ReplaceError::TileDiffers { path: target }.into());
+        }
+    }
+    Ok(())
+}
+
 /// Writes the static layout under `dir`: every file through a temporary name and a
 /// rename, so a static server never serves half a tile, and the checkpoint last, so it
-/// never names a tree whose tiles are not there yet.
+/// never names a tree whose tiles are not there yet. A folder that already holds tiles is
+/// only extended: the same log, a tree at least as large, and every file it holds
+/// unchanged ([`ReplaceError`]).
 pub fn write_layout(published: &Published, dir: &Path) -> Result<Layout> {
     let layout = published.files();
+    check_replaceable(&layout, published, dir)?;
     let (checkpoint, tiles): (Vec<_>, Vec<_>) = layout
         .files
         .iter()
@@ -388,10 +462,26 @@ impl Follower {
             self.seen = sizes;
             return Ok(None);
         }
-        let size = Checkpoint::parse_body(&note.text)
+        let chosen = Checkpoint::parse_body(&note.text)
             .map_err(panel_tlog::tiles::PublishError::from)
-            .map_err(TilesError::from)?
-            .size;
+            .map_err(TilesError::from)?;
+        let size = chosen.size;
+        // What is served never moves back (a replica behind the cluster's view may lack a
+        // cosignature the served checkpoint has), and two roots of one size are a split
+        // view to report, not to serve.
+        if let Some(current) = self.publisher.current() {
+            let served = Checkpoint::parse_body(&current.checkpoint().text)
+                .map_err(panel_tlog::tiles::PublishError::from)
+                .map_err(TilesError::from)?;
+            if served.size == size && served.root != chosen.root {
+                anyhow::bail!(
+                    "the replica shows two roots at size {size}: a split view (still serving the first)"
+                );
+            }
+            if served.size > size {
+                return Ok(None);
+            }
+        }
         let how = self.extend_to(size).await?;
         let entries = self.entries[..size as usize].to_vec();
         let published =
@@ -572,6 +662,67 @@ mod tests {
             .filter(|p| p.extension().is_some_and(|e| e == "tmp-write"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn a_folder_of_tiles_only_grows() {
+        let log = NoteSigner::new(ORIGIN, SigningKey::from_bytes(&[1; 32])).expect("log");
+        let w = Cosigner::new("w.example/1", SigningKey::from_bytes(&[2; 32])).expect("w");
+        let dir = tempfile::tempdir().expect("dir");
+        let bundle = record(&log, &w);
+        let at = |size: usize, bundle: &Bundle| {
+            let mut b = bundle.clone();
+            b.checkpoints.truncate(size);
+            publish(&b, None).expect("publish")
+        };
+        write_layout(&at(2, &bundle), dir.path()).expect("first write");
+        // The same tree again, and a larger one: fine.
+        write_layout(&at(2, &bundle), dir.path()).expect("same again");
+        let mut grown = bundle.clone();
+        grown.checkpoints = vec![bundle.checkpoints[2].clone()];
+        let grown = publish(&grown, None).expect("grown");
+        assert_eq!(grown.size(), 3);
+        write_layout(&grown, dir.path()).expect("a larger tree");
+        // An older tree: refused.
+        let err = write_layout(&at(1, &bundle), dir.path()).expect_err("older");
+        assert!(
+            matches!(
+                err.downcast_ref(),
+                Some(ReplaceError::Older {
+                    held: 3,
+                    size: 1,
+                    ..
+                })
+            ),
+            "{err}"
+        );
+        // Another tree of the same size: refused as a split view, nothing written.
+        let dir = tempfile::tempdir().expect("dir");
+        write_layout(&at(2, &bundle), dir.path()).expect("write");
+        let mut forked = bundle.clone();
+        forked.entries[1].request_id = 77;
+        let mut tree = Log::new();
+        for e in &forked.entries[..2] {
+            tree.append(&e.leaf_bytes());
+        }
+        let mut note = Note::new(Checkpoint::new(ORIGIN, 2, tree.root()).body()).expect("n");
+        note.add(log.sign(&note.text));
+        note.add(w.cosign(&note.text, 1_800_000_000));
+        forked.checkpoints = vec![note.to_text()];
+        let before = std::fs::read(dir.path().join("tile/0/000.p/2")).expect("tile");
+        let err = write_layout(&publish(&forked, None).expect("fork"), dir.path())
+            .expect_err("split view");
+        assert!(
+            matches!(
+                err.downcast_ref(),
+                Some(ReplaceError::SplitView { size: 2, .. })
+            ),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("tile/0/000.p/2")).expect("tile"),
+            before
+        );
     }
 
     fn walk(dir: &Path) -> Vec<PathBuf> {
