@@ -93,6 +93,9 @@ enum DebateCmd {
         #[command(flatten)]
         cluster: ClusterArgs,
     },
+    /// The charter's last-word authority decides a question the panels left not proven,
+    /// signing with its key (docs/PANEL.md "The last word").
+    LastWord(crate::last_word_cmd::LastWordArgs),
 }
 
 /// `panel ask`: put a question to the panel.
@@ -277,6 +280,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        DebateCmd::LastWord(a) => crate::last_word_cmd::run(a),
         DebateCmd::Show {
             debate,
             json,

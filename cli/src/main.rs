@@ -24,6 +24,7 @@ mod falsify_cmd;
 mod fingerprint_cmd;
 mod gate_cmd;
 mod jsonl;
+mod last_word_cmd;
 mod leaderboard_view;
 mod ledger_cmd;
 mod model_cmd;

@@ -193,6 +193,13 @@ pub fn outcome_lines(m: &Motion) -> Vec<String> {
             p.motion_id, p.debate_id, p.motion_id
         )
     });
+    let last_word = m.last_word.as_ref().map(|w| {
+        let answer = panel_machine::last_word::answer_text(&w.answer);
+        format!(
+            "last word of {} (log index {}): {answer}, because {}",
+            w.authority, w.log_index, w.reason
+        )
+    });
     let fresh = m
         .fresh_panel
         .as_ref()
@@ -204,6 +211,7 @@ pub fn outcome_lines(m: &Motion) -> Vec<String> {
         .map(|f| format!("status: {}", f.sentence()));
     precedent
         .into_iter()
+        .chain(last_word)
         .chain(fresh)
         .chain(sure)
         .chain(status)

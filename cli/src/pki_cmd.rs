@@ -42,6 +42,10 @@ struct InitArgs {
     /// A client identity (contributors, the CLI): NAME=ORG.
     #[arg(long = "client", value_name = "NAME=ORG")]
     clients: Vec<String>,
+    /// Name the authority that has the last word on a question the panels could not
+    /// answer (docs/PANEL.md "The last word"); its key is issued as last-word.key.
+    #[arg(long, value_name = "NAME")]
+    last_word: Option<String>,
 }
 
 /// `NAME=ORG[@HOST,HOST...]`, each part checked, with the flag named in the error.
@@ -105,6 +109,7 @@ fn plan(a: &InitArgs) -> Result<PkiPlan> {
         organisations: a.orgs.clone(),
         identities,
         exam: None,
+        last_word: a.last_word.clone(),
     })
 }
 

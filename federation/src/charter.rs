@@ -192,6 +192,21 @@ pub struct Charter {
     /// before exam terms read so, and their digests are unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exam: Option<ExamTerms>,
+    /// Who decides a debate question after the ladder's last round left it unanswered
+    /// (docs/PANEL.md "The last word"); absent: such a question stays not proven.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_word: Option<LastWordAuthority>,
+}
+
+/// A named human authority whose signed decision ends a question the panels could not
+/// answer, with its reason on the record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LastWordAuthority {
+    /// Its name, as the record shows it ("the federation's appeals board").
+    pub name: String,
+    /// Hex Ed25519 public key its decisions are signed with.
+    pub key: String,
 }
 
 /// A role a peer can hold on the transport.
@@ -232,6 +247,12 @@ impl Charter {
     /// valid motion key; floors no lower than the project's; an admission threshold between
     /// one and the number of organisations.
     pub fn check(&self) -> Result<(), CharterError> {
+        if let Some(lw) = &self.last_word {
+            if lw.name.trim().is_empty() {
+                return Err(rule("last_word.name", "is empty: name the authority"));
+            }
+            key("last_word.key".into(), &lw.key)?;
+        }
         if let Some(exam) = &self.exam
             && exam.bar != ExamBar::Skill
             && !exam.practice
@@ -550,6 +571,7 @@ mod tests {
             log: None,
             witnesses: Vec::new(),
             exam: None,
+            last_word: None,
         }
     }
 

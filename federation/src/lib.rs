@@ -8,7 +8,7 @@ pub mod charter;
 pub mod fingerprint;
 
 pub use charter::{
-    CHARTER_VERSION, Charter, CharterError, ExamBar, ExamTerms, Floors, LogIdentity, OperatorEntry,
-    Organisation, ReplicaEntry, Role, WitnessEntry,
+    CHARTER_VERSION, Charter, CharterError, ExamBar, ExamTerms, Floors, LastWordAuthority,
+    LogIdentity, OperatorEntry, Organisation, ReplicaEntry, Role, WitnessEntry,
 };
 pub use fingerprint::{Fingerprint, FingerprintError};

@@ -491,6 +491,7 @@ pub(crate) mod tests {
             log: None,
             witnesses: Vec::new(),
             exam: None,
+            last_word: None,
         }
     }
 

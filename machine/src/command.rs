@@ -70,7 +70,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 30] = [
+const KINDS: [&str; 31] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -88,6 +88,7 @@ const KINDS: [&str; 30] = [
     "DeclareStance",
     "AuthoriseMembership",
     "SetBreaker",
+    "LastWord",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
@@ -102,8 +103,8 @@ const KINDS: [&str; 30] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..17;
-const INTERNAL_KINDS: std::ops::Range<usize> = 17..26;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..18;
+const INTERNAL_KINDS: std::ops::Range<usize> = 18..27;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -263,6 +264,8 @@ pub enum ClientCommand {
     /// organisations (docs/WIRE.md "Circuit breakers"; docs/SECURITY.md "Circuit
     /// breakers"); may arm the automatic breaker.
     SetBreaker(crate::log::breaker_order::BreakerOrder),
+    /// The charter's last-word authority decides a question the panels left not proven.
+    LastWord(crate::log::last_word::LastWordDecision),
 }
 
 /// A change of voters as organisations endorse it.
@@ -402,6 +405,7 @@ impl ClientCommand {
             ClientCommand::DeclareStance(_) => "DeclareStance",
             ClientCommand::AuthoriseMembership(_) => "AuthoriseMembership",
             ClientCommand::SetBreaker(_) => "SetBreaker",
+            ClientCommand::LastWord(_) => "LastWord",
         }
     }
 }
@@ -963,6 +967,13 @@ mod tests {
                 reason: "r".into(),
                 automatic: None,
                 endorsements: vec![],
+            }),
+            ClientCommand::LastWord(crate::log::last_word::LastWordDecision {
+                debate_id: "deb_1".into(),
+                motion_id: "m".into(),
+                answer: crucible::motion::Answer::Yes,
+                reason: "r".into(),
+                signature: "00".into(),
             }),
         ];
         let internal = [

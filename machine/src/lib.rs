@@ -28,6 +28,7 @@ pub mod exam_sitting;
 pub mod finality;
 pub mod fresh_panel;
 pub mod independence;
+pub mod last_word;
 pub mod limits;
 pub mod log;
 pub mod membership;

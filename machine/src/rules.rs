@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = PRECEDENTS;
+pub const CURRENT: u32 = LAST_WORD;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -103,6 +103,11 @@ pub const OPAQUE_EXAMS: u32 = 15;
 /// unless the asker requests a fresh panel with a reason (`precedent.rs`; docs/PANEL.md
 /// "Precedent").
 pub const PRECEDENTS: u32 = 16;
+
+/// From this level on, the authority a charter names (`last_word`) may decide a debate
+/// question the ladder left not proven, with a signed decision and its reason
+/// (`last_word.rs`; docs/PANEL.md "The last word").
+pub const LAST_WORD: u32 = 17;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

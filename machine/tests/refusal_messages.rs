@@ -19,6 +19,7 @@ use panel_machine::debates::DebateError;
 use panel_machine::declared_priors::DeclarationRefusal;
 use panel_machine::draw::DrawError;
 use panel_machine::exam_sitting::SittingError;
+use panel_machine::last_word::LastWordError;
 use panel_machine::limits::LimitError;
 use panel_machine::model::{ReplyText, State};
 use panel_machine::priors::PriorCheckError;
@@ -648,6 +649,14 @@ fn constructed() -> Vec<Case> {
                 required: 2,
             }),
             &["panel org endorse-breaker"],
+        ),
+        case(
+            ApplyError::LastWord(LastWordError::NoAuthority),
+            &["panel pki init --last-word NAME"],
+        ),
+        case(
+            ApplyError::LastWord(LastWordError::Signature(s("another key"))),
+            &["panel debate last-word --key FILE"],
         ),
     ];
     out.extend(rounds.into_iter().map(|(e, n)| case(e.into(), n)));

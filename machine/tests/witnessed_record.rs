@@ -67,6 +67,7 @@ fn federation() -> Fed {
             },
         ],
         exam: None,
+        last_word: None,
     };
     charter.check().expect("charter");
     Fed {

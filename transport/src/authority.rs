@@ -103,6 +103,7 @@ mod tests {
             organisations: vec!["north".into(), "south".into()],
             identities: vec![client("n1", "north"), client("s1", "south")],
             exam: None,
+            last_word: None,
         };
         let issued = issue(&plan, dir.path()).unwrap();
         let m = TlsMaterial::load(&issued.dir("n1")).unwrap();

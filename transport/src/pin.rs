@@ -351,6 +351,7 @@ mod tests {
                 hosts: vec!["127.0.0.1".into()],
             }],
             exam: None,
+            last_word: None,
         };
         let foreign = pki::issue(&plan, &dir.path().join("foreign")).unwrap();
         let stranger = leaf(&foreign, "stranger");

@@ -44,6 +44,8 @@ use panel_federation::{
 pub const CHARTER_FILE: &str = "charter.json";
 /// The cluster's motion key under the issued folder.
 pub const MOTION_KEY_FILE: &str = "motion.key";
+/// The last-word authority's signing key (docs/PANEL.md "The last word").
+pub const LAST_WORD_KEY_FILE: &str = "last-word.key";
 /// An organisation's roster key under `orgs/<org>/`.
 pub const SIGNING_KEY_FILE: &str = "signing.key";
 /// An organisation's witness key under `orgs/<org>/`.
@@ -97,6 +99,9 @@ pub struct PkiPlan {
     pub identities: Vec<IdentitySpec>,
     /// The charter's exam terms (`None`: a real group at the skill bar).
     pub exam: Option<panel_federation::ExamTerms>,
+    /// The name of the authority that has the last word (docs/PANEL.md "The last word");
+    /// its key is issued as `last-word.key` beside the charter.
+    pub last_word: Option<String>,
 }
 
 /// Where the issued material is.
@@ -420,6 +425,17 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         }
     }
     let motion_key = generate_seed_key(&out.join(MOTION_KEY_FILE))?;
+    let last_word = match &plan.last_word {
+        Some(name) => Some(panel_federation::LastWordAuthority {
+            name: name.clone(),
+            key: hex::encode(
+                generate_seed_key(&out.join(LAST_WORD_KEY_FILE))?
+                    .verifying_key()
+                    .to_bytes(),
+            ),
+        }),
+        None => None,
+    };
     let (log, replica_log_keys) = log_identity(plan, out, &mut replicas)?;
     let charter = Charter {
         charter_version: CHARTER_VERSION,
@@ -433,6 +449,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         log: Some(log),
         witnesses,
         exam: plan.exam.clone(),
+        last_word,
     };
     charter.check().map_err(|e| TransportError::Charter {
         path: out.display().to_string(),
@@ -516,6 +533,9 @@ pub fn local_plan(replicas: u64, nodes: &[(&str, &str)]) -> PkiPlan {
             practice: true,
             bar: panel_federation::ExamBar::Skill,
         }),
+        // A local panel's last word is a key in its own folder, so the tests and a user
+        // trying the command have one; a real federation names its own authority.
+        last_word: Some("the local panel's appeals board (a key in .panel/pki)".into()),
     }
 }
 
@@ -544,6 +564,7 @@ mod tests {
                 },
             ],
             exam: None,
+            last_word: None,
         };
         let issued = issue(&plan, dir.path()).unwrap();
         let m = TlsMaterial::load(&issued.dir("replica-1")).unwrap();

@@ -212,6 +212,15 @@ fn standing(m: &Motion) -> String {
             d = escape(&p.debate_id)
         );
     }
+    if let Some(w) = &m.last_word {
+        let answer = panel_machine::last_word::answer_text(&w.answer);
+        let _ = write!(
+            s,
+            "<p class=\"status\">last word of {}: <b>{answer}</b>, because {}</p>",
+            escape(&w.authority),
+            escape(&w.reason)
+        );
+    }
     if let Some(r) = &m.fresh_panel {
         let _ = write!(s, "<p>fresh panel asked for: {}</p>", escape(r));
     }

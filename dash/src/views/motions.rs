@@ -265,6 +265,7 @@ mod tests {
             finality: None,
             precedent: None,
             fresh_panel: None,
+            last_word: None,
         }
     }
 

@@ -316,6 +316,7 @@ fn apply_client(
         ClientCommand::DeclareStance(d) => arbiters::declare_stance(state, ctx, d),
         ClientCommand::AuthoriseMembership(m) => federation::authorise_membership(state, ctx, m),
         ClientCommand::SetBreaker(order) => federation::set_breaker(state, ctx, order),
+        ClientCommand::LastWord(d) => Ok(to_value(&crate::last_word::apply(state, ctx, d)?)),
     }
 }
 

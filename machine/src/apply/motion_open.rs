@@ -53,6 +53,7 @@ pub(super) fn open_motion(
             finality: None,
             precedent: None,
             fresh_panel: None,
+            last_word: None,
         },
     );
     Ok(reply)

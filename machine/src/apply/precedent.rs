@@ -72,6 +72,7 @@ pub(super) fn cite(
                 digest,
             }),
             fresh_panel: None,
+            last_word: None,
         },
     );
     if let Acceptance::Accepted { outcome, .. } = &verdict {

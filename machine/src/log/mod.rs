@@ -6,4 +6,5 @@ pub mod cadence;
 pub mod contributor_signature;
 pub mod endorsement;
 pub mod exam_pool;
+pub mod last_word;
 pub mod limit_policy;

@@ -63,6 +63,10 @@ pub struct Motion {
     /// The asker's reason for a fresh panel where a precedent would have answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fresh_panel: Option<String>,
+    /// The charter's authority's decision on a question the panels left not proven
+    /// (`last_word.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_word: Option<LastWordRecord>,
 }
 
 /// A final outcome cited as the answer to a motion on the same content.
@@ -154,4 +158,13 @@ pub struct Absent {
     /// Revoked by the close, so their reveals did not count.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub revoked: Vec<String>,
+}
+
+/// The route on record of a last word (`last_word.rs`): who had it, what it said and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LastWordRecord {
+    pub authority: String,
+    pub answer: crucible::motion::Answer,
+    pub reason: String,
+    pub log_index: u64,
 }
