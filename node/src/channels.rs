@@ -47,6 +47,11 @@ impl From<&Peer> for Pin {
 
 type Key = (String, Pin);
 
+/// At most this many channels are kept. A federation has far fewer replicas and peers; the
+/// cap only bounds a long-lived node whose peers' addresses keep changing. Past it the
+/// cache starts over: channels in use stay usable, idle ones are dropped.
+const MAX_CHANNELS: usize = 1024;
+
 /// This node's channels, one per (address, pin); cheap to clone (shared).
 #[derive(Clone)]
 pub struct Channels {
@@ -106,14 +111,12 @@ impl Channels {
                 .keep_alive_while_idle(true),
         );
         let channel = endpoint.connect_lazy();
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        if open.len() >= MAX_CHANNELS && !open.contains_key(&key) {
+            open.clear();
+        }
         // Two first calls may race; both channels work, and the one kept is shared from now.
-        Ok(self
-            .open
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(key)
-            .or_insert(channel)
-            .clone())
+        Ok(open.entry(key).or_insert(channel).clone())
     }
 
     /// Drops the channel to `addr` under `peer`'s pin after a call on it could not reach
@@ -154,6 +157,20 @@ mod tests {
         assert_eq!(c.len(), 1);
         c.get("127.0.0.1:1", Peer::AnyMember, |e| e).unwrap();
         assert_eq!(c.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn the_cache_is_bounded() {
+        let c = Channels::new(Transport::InsecureLoopback);
+        for port in 1..=MAX_CHANNELS {
+            c.get(&format!("127.0.0.1:{port}"), Peer::AnyMember, |e| e)
+                .unwrap();
+        }
+        assert_eq!(c.len(), MAX_CHANNELS);
+        c.get("127.0.0.1:1", Peer::AnyMember, |e| e).unwrap();
+        assert_eq!(c.len(), MAX_CHANNELS, "a cached address adds nothing");
+        c.get("127.0.0.1:65000", Peer::AnyMember, |e| e).unwrap();
+        assert_eq!(c.len(), 1, "a new address past the cap starts over");
     }
 
     #[tokio::test]
