@@ -24,7 +24,7 @@ use clap::{Args as ClapArgs, Subcommand};
 use panel_coordinator::command::Query;
 use panel_coordinator::pb::coordinator as cpb;
 use panel_coordinator::record::Bundle;
-use panel_tlog::tiles::{Layout, Published};
+use panel_tlog::tiles::{Layout, Leaf, Published};
 use panel_tlog::{Checkpoint, Note, Policy};
 use panel_witness::{Publisher, TileServer};
 use serde_json::Value;
@@ -345,8 +345,8 @@ struct Follower {
     cluster: Cluster,
     publisher: Publisher,
     policy: Option<Policy>,
-    /// Leaf bytes of entries `0..entries.len()`.
-    entries: Vec<Vec<u8>>,
+    /// Entries `0..entries.len()` with their leaf hashes, shared with the snapshots.
+    entries: Vec<Leaf>,
     /// `(size, cosignatures)` of the checkpoints last looked at, to skip unchanged ticks.
     seen: Vec<(u64, usize)>,
 }
@@ -425,7 +425,11 @@ impl Follower {
             let export = self.cluster.read(&Query::Export).await?;
             let bundle: Bundle = serde_json::from_value(export)
                 .context("the coordinator's export is not a record; is it the same version?")?;
-            self.entries = bundle.entries.iter().map(|e| e.leaf_bytes()).collect();
+            self.entries = bundle
+                .entries
+                .iter()
+                .map(|e| Leaf::new(e.leaf_bytes()))
+                .collect();
             return Ok("entries from one export".into());
         }
         for seq in have..size {
@@ -440,7 +444,7 @@ impl Follower {
             let bundle = panel_tlog::ProofBundle::parse(&text)
                 .with_context(|| format!("the replica's proof of entry {seq}"))?;
             match bundle.extra {
-                Some(bytes) if bundle.index == seq => self.entries.push(bytes),
+                Some(bytes) if bundle.index == seq => self.entries.push(Leaf::new(bytes)),
                 _ => anyhow::bail!("the replica's proof of entry {seq} does not carry it"),
             }
         }
@@ -485,7 +489,8 @@ impl Follower {
         let how = self.extend_to(size).await?;
         let entries = self.entries[..size as usize].to_vec();
         let published =
-            match tokio::task::spawn_blocking(move || Published::new(entries, note)).await? {
+            match tokio::task::spawn_blocking(move || Published::from_leaves(entries, note)).await?
+            {
                 Ok(p) => p,
                 Err(e) => {
                     // Entries that do not hash to a signed root: start over from an export.

@@ -442,11 +442,36 @@ pub enum GetError {
     Bundle(#[from] BundleError),
 }
 
+/// One entry's bytes with its RFC 6962 leaf hash, computed once, when it is made: an owner
+/// that publishes a growing log keeps its entries as these, so each new snapshot shares
+/// the bytes (a reference count) and hashes nothing it hashed before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leaf {
+    bytes: std::sync::Arc<[u8]>,
+    hash: Hash,
+}
+
+impl Leaf {
+    pub fn new(bytes: impl Into<std::sync::Arc<[u8]>>) -> Self {
+        let bytes = bytes.into();
+        let hash = leaf_hash(&bytes);
+        Leaf { bytes, hash }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn hash(&self) -> &Hash {
+        &self.hash
+    }
+}
+
 /// A tree's entries with its checkpoint, ready to serve as tlog-tiles resources.
 #[derive(Debug, Clone)]
 pub struct Published {
     tiles: TileSet,
-    entries: Vec<Vec<u8>>,
+    entries: Vec<Leaf>,
     checkpoint: Note,
 }
 
@@ -454,7 +479,12 @@ impl Published {
     /// Publishes the first `size` entries, `size` being the checkpoint's; refuses a
     /// checkpoint whose root is not these entries' root, so a server never shows tiles
     /// that disagree with the signed head.
-    pub fn new(mut entries: Vec<Vec<u8>>, checkpoint: Note) -> Result<Self, PublishError> {
+    pub fn new(entries: Vec<Vec<u8>>, checkpoint: Note) -> Result<Self, PublishError> {
+        Self::from_leaves(entries.into_iter().map(Leaf::new).collect(), checkpoint)
+    }
+
+    /// [`Self::new`] for entries already hashed.
+    pub fn from_leaves(mut entries: Vec<Leaf>, checkpoint: Note) -> Result<Self, PublishError> {
         let cp = Checkpoint::parse_body(&checkpoint.text)?;
         let have = entries.len() as u64;
         if have < cp.size {
@@ -464,7 +494,7 @@ impl Published {
             });
         }
         entries.truncate(cp.size as usize);
-        let tiles = TileSet::new(entries.iter().map(|e| leaf_hash(e)).collect());
+        let tiles = TileSet::new(entries.iter().map(|e| e.hash).collect());
         if tiles.root() != cp.root {
             return Err(PublishError::RootMismatch { size: cp.size });
         }
@@ -529,11 +559,11 @@ impl Published {
                     if let Some((i, e)) = self.entries[span.clone()]
                         .iter()
                         .enumerate()
-                        .find(|(_, e)| e.len() > MAX_BUNDLE_ENTRY)
+                        .find(|(_, e)| e.bytes.len() > MAX_BUNDLE_ENTRY)
                     {
                         return Err(BundleError::EntryTooLarge {
                             index: (span.start + i) as u64,
-                            len: e.len(),
+                            len: e.bytes.len(),
                         }
                         .into());
                     }
@@ -548,7 +578,7 @@ impl Published {
 
     /// Entry `index` (below [`Self::size`]).
     pub fn entry(&self, index: usize) -> Option<&[u8]> {
-        self.entries.get(index).map(Vec::as_slice)
+        self.entries.get(index).map(Leaf::bytes)
     }
 
     /// The static layout: the checkpoint, every full tile and bundle, and the partial ones
