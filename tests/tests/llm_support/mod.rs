@@ -312,12 +312,21 @@ fn model(user: &str) -> String {
 
 /// A calibrated answer to an exam item: the gold answer, with honest uncertainty, and
 /// quantiles whose truths fall in the inter-quantile bins 5/45/45/5 % of the time.
+///
+/// The item is recognised by what it asks (question and motion text), as a model knows a
+/// question, not by its id: exam motions carry opaque ids (docs/coordinator/
+/// state-machine.md "Sealed exams").
 fn exam_answer(motion: &Value) -> String {
-    let id = motion["exam_item"]["item_id"].as_str().unwrap_or("");
+    let question = motion["exam_item"]["question"].as_str().unwrap_or("");
+    let shown = motion["items"][0]["text"].as_str();
     let exam = &panel_coordinator::exam_sitting::embedded_pool()
         .expect("the shipped pool loads")
         .exam;
-    let Some(item) = exam.items.iter().find(|i| i.id == id) else {
+    let Some(item) = exam
+        .items
+        .iter()
+        .find(|i| i.question == question && i.motion.as_deref() == shown)
+    else {
         return json!({"decision": "ABSTAIN", "probability": 0.5, "rationale": "unknown item"})
             .to_string();
     };
@@ -346,7 +355,7 @@ fn exam_answer(motion: &Value) -> String {
                 .items
                 .iter()
                 .filter(|i| matches!(i.gold, Gold::Quantity { .. }))
-                .position(|i| i.id == id)
+                .position(|i| i.id == item.id)
                 .unwrap_or(0);
             let miss = match k % 20 {
                 0 => -1.5,
