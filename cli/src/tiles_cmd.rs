@@ -423,13 +423,19 @@ impl Follower {
         }
         if have == 0 || size - have > BULK {
             let export = self.cluster.read(&Query::Export).await?;
-            let bundle: Bundle = serde_json::from_value(export)
-                .context("the coordinator's export is not a record; is it the same version?")?;
-            self.entries = bundle
-                .entries
-                .iter()
-                .map(|e| Leaf::new(e.leaf_bytes()))
-                .collect();
+            // Decoding and hashing a whole record is CPU work: off the serving threads.
+            self.entries = tokio::task::spawn_blocking(move || {
+                let bundle: Bundle = serde_json::from_value(export)
+                    .context("the coordinator's export is not a record; is it the same version?")?;
+                anyhow::Ok(
+                    bundle
+                        .entries
+                        .iter()
+                        .map(|e| Leaf::new(e.leaf_bytes()))
+                        .collect(),
+                )
+            })
+            .await??;
             return Ok("entries from one export".into());
         }
         for seq in have..size {
