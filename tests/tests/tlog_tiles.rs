@@ -10,8 +10,10 @@
 //! (the log quorum of replica keys, both organisations' witnesses), fetches every entry
 //! bundle and hash tile, checks each tile against hashes it computes from the entries,
 //! recomputes the RFC 6962 root and compares it with the checkpoint, and reads the
-//! entries as the record (the charter first, then the admissions written). Malformed and
-//! out-of-tree requests get 400, 404 or 405, and the server keeps answering.
+//! entries as the record (the charter first, then the admissions written). The record then
+//! grows and each server follows it; malformed and out-of-tree requests get 400, 404 or
+//! 405, and the server keeps answering. A second test serves a record whose entries are too
+//! long for the spec's `u16` lengths, read through `tile/entries32`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
