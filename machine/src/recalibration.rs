@@ -383,14 +383,7 @@ mod tests {
             &d,
             "ada",
             "A",
-            json!({"op": "thread", "title": "Registry data", "claim": {
-                "type": "empirical",
-                "assertion": "The national registry recorded a fall in incidents after the change.",
-                "grounds": "The registry publishes yearly incident counts before and after the change.",
-                "warrant": "If the counts fell while reporting stayed constant, incidents fell.",
-                "evidence": evidence,
-                "qualifier": "probable",
-            }}),
+            crate::testkit::fixtures::registry_claim(evidence),
             SubmissionHints::default(),
         );
         let version = v["created"].as_str().expect("version id").to_string();

@@ -34,14 +34,9 @@ fn debate_with_claim(d: &mut Driver) -> String {
         &id,
         "ada",
         "A",
-        json!({"op": "thread", "title": "Registry data", "claim": {
-            "type": "empirical",
-            "assertion": "The national registry recorded a fall in incidents after the change.",
-            "grounds": "The registry publishes yearly incident counts before and after the change.",
-            "warrant": "If the counts fell while reporting stayed constant, incidents fell.",
-            "evidence": [{"source": "Registry report", "url": "http://source.test/report.txt", "tier": "T1"}],
-            "qualifier": "probable",
-        }}),
+        panel_machine::testkit::fixtures::registry_claim(vec![json!(
+            {"source": "Registry report", "url": "http://source.test/report.txt", "tier": "T1"}
+        )]),
         Default::default(),
     );
     d.answer_all(&id, &|m, _| hinted(m, 0.9));

@@ -75,6 +75,30 @@ fn thread_args<'a>(assertion: &'a str, title: &'a str, key: &'a str) -> Vec<&'a 
     ]
 }
 
+/// A new simulation debate on remote work under the head-count rule with a two-second
+/// appeal window; `panel debate new --json`'s reply.
+fn remote_work_debate(st: &Path) -> Value {
+    json(
+        st,
+        &[
+            "debate",
+            "new",
+            "--resolution",
+            "Resolved: remote work raises output per employee.",
+            "--pos-a",
+            "Remote work raises output",
+            "--pos-b",
+            "Remote work does not raise output",
+            "--policy",
+            "head-count",
+            "--appeal-window-secs",
+            "2",
+            "--simulation",
+            "--json",
+        ],
+    )
+}
+
 /// Waits until one of `debate`'s merge motions (`panel motion list --json`) satisfies
 /// `done`; that motion.
 fn wait_merge(st: &Path, debate: &str, done: impl Fn(&Value) -> bool) -> Value {
@@ -104,25 +128,7 @@ fn wait_merge(st: &Path, debate: &str, done: impl Fn(&Value) -> bool) -> Value {
 fn precedent_answers_the_same_claim_in_a_new_debate(st: &Path, cara: &str) {
     let first = wait_merge(st, "deb_3", |m| m["finality"]["status"] == "final");
     assert!(first["precedent"].is_null(), "{first}");
-    let created = json(
-        st,
-        &[
-            "debate",
-            "new",
-            "--resolution",
-            "Resolved: remote work raises output per employee.",
-            "--pos-a",
-            "Remote work raises output",
-            "--pos-b",
-            "Remote work does not raise output",
-            "--policy",
-            "head-count",
-            "--appeal-window-secs",
-            "2",
-            "--simulation",
-            "--json",
-        ],
-    );
+    let created = remote_work_debate(st);
     let debate = created["debate_id"]
         .as_str()
         .expect("a debate id")
@@ -398,25 +404,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     // under the default (independent) rule the draw does not yet seat both stances in both
     // organisations, so rule 5 deadlocks some 4-seat framing panels (docs/SECURITY.md,
     // "Organisation"), and the rest of this test needs the debate in construction.
-    let created = json(
-        st,
-        &[
-            "debate",
-            "new",
-            "--resolution",
-            "Resolved: remote work raises output per employee.",
-            "--pos-a",
-            "Remote work raises output",
-            "--pos-b",
-            "Remote work does not raise output",
-            "--policy",
-            "head-count",
-            "--appeal-window-secs",
-            "2",
-            "--simulation",
-            "--json",
-        ],
-    );
+    let created = remote_work_debate(st);
     // deb_1 is the worked example, deb_2 the contested question (`panel up`).
     assert_eq!(created["debate_id"], "deb_3");
     // An advance whose prerequisites do not hold is refused before any panel is asked,

@@ -114,3 +114,16 @@ pub const EIGHTEEN: [PoolMember; 18] = [
     ("b8", Stance::B, "o5"),
     ("b9", Stance::B, "o2"),
 ];
+
+/// A thread contribution with one empirical claim about a registry, citing `evidence`
+/// (`{"source", "url", "tier"}` objects): the cited claim the kit's debates argue over.
+pub fn registry_claim(evidence: Vec<Value>) -> Value {
+    json!({"op": "thread", "title": "Registry data", "claim": {
+        "type": "empirical",
+        "assertion": "The national registry recorded a fall in incidents after the change.",
+        "grounds": "The registry publishes yearly incident counts before and after the change.",
+        "warrant": "If the counts fell while reporting stayed constant, incidents fell.",
+        "evidence": evidence,
+        "qualifier": "probable",
+    }})
+}
