@@ -209,7 +209,7 @@ mod tests {
         }
         let many = format!(
             r#"{{"phrasings": [{}]}}"#,
-            vec![r#"{"question": "Q"}"#; MAX_PHRASINGS + 1].join(",")
+            [r#"{"question": "Q"}"#; MAX_PHRASINGS + 1].join(",")
         );
         assert_eq!(
             parse(&obj(&many), 1, false).unwrap_err().field,

@@ -247,7 +247,7 @@ fn open_question(
     // A paused federation opens nothing; the question waits for the pause to end.
     crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)
         .map_err(|e| NotOpened::Wait(e.into()))?;
-    if !state.debates.get(&t.debate_id).is_some() {
+    if state.debates.get(&t.debate_id).is_none() {
         return Err(NotOpened::Wait(ApplyError::Debate(
             DebateError::UnknownDebate(t.debate_id.clone()),
         )));
