@@ -14,6 +14,7 @@
 
 pub mod client;
 pub mod config;
+mod http_serve;
 pub mod key;
 pub mod server;
 pub mod store;

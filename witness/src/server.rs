@@ -11,17 +11,15 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use panel_tlog::witness::{AddCheckpoint, KnownLog, Latest, Refusal, decide};
 use panel_tlog::{Checkpoint, Cosigner, Note, VerifierKey};
 use tokio::net::TcpListener;
-use tokio::sync::{Mutex, Semaphore};
+use tokio::sync::Mutex;
 
 use crate::config::{Clock, Config, StartError};
 use crate::store::{Entry, Store, write_atomically};
@@ -30,10 +28,8 @@ use crate::store::{Entry, Store, write_atomically};
 /// of a few hundred bytes, so 64 KiB is generous.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// Largest request head (request line and headers).
-pub const MAX_HEADER_BYTES: usize = 16 * 1024;
-const MAX_HEADERS: usize = 64;
-const MAX_CONNECTIONS: usize = 256;
-const READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub use crate::http_serve::MAX_HEADER_BYTES;
+use crate::http_serve::READ_TIMEOUT;
 
 const TEXT: &str = "text/plain; charset=utf-8";
 const SIZE: &str = "text/x.tlog.size";
@@ -88,45 +84,15 @@ impl Server {
     /// Serves until `shutdown` completes. A request already deciding finishes its persist
     /// even if its client goes away (the decision runs in its own task).
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
-        let limit = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-        tokio::pin!(shutdown);
-        loop {
-            let permit = tokio::select! {
-                () = &mut shutdown => break,
-                p = limit.clone().acquire_owned() => match p {
-                    Ok(p) => p,
-                    Err(_) => break,
-                },
-            };
-            let (stream, peer) = tokio::select! {
-                () = &mut shutdown => break,
-                r = self.listener.accept() => match r {
-                    Ok(x) => x,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-            };
-            let shared = self.shared.clone();
-            tokio::spawn(async move {
-                let _permit = permit;
-                let service = hyper::service::service_fn(move |req| {
-                    let shared = shared.clone();
-                    async move { Ok::<_, Infallible>(route(shared, req).await) }
-                });
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(READ_TIMEOUT)
-                    .max_headers(MAX_HEADERS)
-                    .max_header_size(MAX_HEADER_BYTES)
-                    .serve_connection(TokioIo::new(stream), service);
-                if let Err(e) = conn.await {
-                    tracing::debug!(%peer, error = %e, "connection ended");
-                }
-            });
-        }
+        let shared = self.shared.clone();
+        crate::http_serve::serve(&self.listener, shutdown, move || {
+            let shared = shared.clone();
+            hyper::service::service_fn(move |req| {
+                let shared = shared.clone();
+                async move { Ok::<_, Infallible>(route(shared, req).await) }
+            })
+        })
+        .await;
     }
 }
 
@@ -337,6 +303,7 @@ async fn monitor(shared: &Shared, hash: &str) -> Response<Full<Bytes>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use ed25519_dalek::SigningKey;
     use panel_tlog::NoteSigner;
     use panel_tlog::merkle::Log;

@@ -17,7 +17,6 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -27,15 +26,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{ACCESS_CONTROL_ALLOW_ORIGIN, ALLOW, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use panel_tlog::tiles::{BundleSpan, Caching, GetError, Located, Published};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-
-const MAX_HEADER_BYTES: usize = 16 * 1024;
-const MAX_HEADERS: usize = 64;
-const MAX_CONNECTIONS: usize = 256;
-const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 const TEXT: &str = "text/plain; charset=utf-8";
 const OCTETS: &str = "application/octet-stream";
@@ -111,45 +103,15 @@ impl TileServer {
 
     /// Serves until `shutdown` completes.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
-        let limit = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-        tokio::pin!(shutdown);
-        loop {
-            let permit = tokio::select! {
-                () = &mut shutdown => break,
-                p = limit.clone().acquire_owned() => match p {
-                    Ok(p) => p,
-                    Err(_) => break,
-                },
-            };
-            let (stream, peer) = tokio::select! {
-                () = &mut shutdown => break,
-                r = self.listener.accept() => match r {
-                    Ok(x) => x,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-            };
-            let publisher = self.publisher.clone();
-            tokio::spawn(async move {
-                let _permit = permit;
-                let service = hyper::service::service_fn(move |req| {
-                    let answer = route(&publisher, &req);
-                    async move { Ok::<_, Infallible>(answer) }
-                });
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(READ_TIMEOUT)
-                    .max_headers(MAX_HEADERS)
-                    .max_header_size(MAX_HEADER_BYTES)
-                    .serve_connection(TokioIo::new(stream), service);
-                if let Err(e) = conn.await {
-                    tracing::debug!(%peer, error = %e, "connection ended");
-                }
-            });
-        }
+        let publisher = self.publisher.clone();
+        crate::http_serve::serve(&self.listener, shutdown, move || {
+            let publisher = publisher.clone();
+            hyper::service::service_fn(move |req| {
+                let answer = route(&publisher, &req);
+                async move { Ok::<_, Infallible>(answer) }
+            })
+        })
+        .await;
     }
 }
 
