@@ -303,10 +303,10 @@ async fn monitor(shared: &Shared, hash: &str) -> Response<Full<Bytes>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
     use ed25519_dalek::SigningKey;
     use panel_tlog::NoteSigner;
     use panel_tlog::merkle::Log;
+    use std::time::Duration;
 
     /// In-process, with the clock pinned: the cosignature carries the injected time, and a
     /// clock reading 0 cosigns nothing (the spec forbids a zero timestamp).
