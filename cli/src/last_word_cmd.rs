@@ -28,7 +28,7 @@ pub struct LastWordArgs {
     /// Why, on the record with the decision.
     #[arg(long)]
     reason: String,
-    /// The authority's key file (`last-word.key` beside the charter).
+    /// The authority's key file (`last-word.key` beside the charter, a raw 32-byte seed).
     #[arg(long, value_name = "FILE")]
     key: PathBuf,
     #[arg(long)]
@@ -38,7 +38,8 @@ pub struct LastWordArgs {
 }
 
 pub fn run(a: LastWordArgs) -> Result<ExitCode> {
-    let key = panel_node::keyfile::load_key(&a.key)
+    // Issued by `panel pki init --last-word` as a raw seed, like the motion key.
+    let key = panel_transport::pki::read_seed_key(&a.key)
         .with_context(|| format!("--key {}", a.key.display()))?;
     let decision = sign(
         &key,

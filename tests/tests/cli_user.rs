@@ -125,8 +125,62 @@ fn wait_merge(st: &Path, debate: &str, done: impl Fn(&Value) -> bool) -> Value {
 /// docs/PANEL.md "Precedent": once deb_3's merge of cara's claim is final, the same claim
 /// in a new debate on the same resolution is merged by citing it, with no panel, and
 /// `panel motion show` names the cited motion.
+///
+/// The panels decide deb_3's merge by chance: when they leave it not proven instead, the
+/// local panel's last-word authority decides it (docs/PANEL.md "The last word"), and
+/// `panel motion show` names the route.
 fn precedent_answers_the_same_claim_in_a_new_debate(st: &Path, cara: &str) {
-    let first = wait_merge(st, "deb_3", |m| m["finality"]["status"] == "final");
+    let ended = |m: &Value| {
+        matches!(
+            m["finality"]["status"].as_str(),
+            Some("final") | Some("not_proven")
+        )
+    };
+    let first = wait_merge(st, "deb_3", ended);
+    if first["finality"]["status"] == "not_proven" {
+        let id = first["spec"]["motion_id"].as_str().expect("an id");
+        let key = st.join("pki/last-word.key");
+        let said = ok(
+            st,
+            &[
+                "debate",
+                "last-word",
+                "--debate",
+                "deb_3",
+                "--motion",
+                id,
+                "--answer",
+                "yes",
+                "--reason",
+                "The claim follows from its grounds; the panels split on its wording.",
+                "--key",
+                key.to_str().expect("utf-8 path"),
+            ],
+        );
+        assert!(said.contains("is final"), "{said}");
+        let shown = ok(st, &["motion", "show", id]);
+        assert!(shown.contains("last word of"), "{shown}");
+        assert!(shown.contains("status: final"), "{shown}");
+        let e = fails(
+            st,
+            &[
+                "debate",
+                "last-word",
+                "--debate",
+                "deb_3",
+                "--motion",
+                id,
+                "--answer",
+                "no",
+                "--reason",
+                "Again.",
+                "--key",
+                key.to_str().expect("utf-8 path"),
+            ],
+        );
+        assert!(e.contains("already has the last word"), "{e}");
+        return;
+    }
     assert!(first["precedent"].is_null(), "{first}");
     let created = remote_work_debate(st);
     let debate = created["debate_id"]
