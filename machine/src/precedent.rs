@@ -65,7 +65,7 @@ fn digest_of(state: &State, motion_id: &str) -> Option<String> {
 }
 
 /// Indexes an outcome that just became `final`, if it is an accepted answer to an eligible
-/// question and its content has no precedent yet.
+/// question and no standing precedent answers its content yet.
 pub fn on_final(state: &mut State, motion_id: &str) {
     if state.rules < crate::rules::PRECEDENTS {
         return;
@@ -77,12 +77,12 @@ pub fn on_final(state: &mut State, motion_id: &str) {
     if !accepted {
         return;
     }
-    if let Some(d) = digest_of(state, motion_id) {
-        state
-            .finality
-            .precedents
-            .entry(d)
-            .or_insert_with(|| motion_id.to_owned());
+    if let Some(d) = digest_of(state, motion_id)
+        && find(state, &d).is_none()
+    {
+        // The first final outcome of a content answers it; one that no longer stands
+        // (overturned since) gives its place to this one.
+        state.finality.precedents.insert(d, motion_id.to_owned());
     }
 }
 

@@ -127,7 +127,7 @@ fn a_final_outcome_answers_the_same_content_with_no_panel() {
 #[test]
 fn a_fresh_panel_needs_a_reason_and_then_sits() {
     let mut d = driver();
-    let first = debate_with_claim(&mut d);
+    debate_with_claim(&mut d);
     tick_past_window(&mut d);
     let later = debate_with_claim(&mut d);
     let thread = d.doc(&later).threads[0].clone();
@@ -158,5 +158,4 @@ fn a_fresh_panel_needs_a_reason_and_then_sits() {
         m.fresh_panel.as_deref(),
         Some("the registry revised its counts since")
     );
-    let _ = first;
 }

@@ -140,9 +140,9 @@ fn precedent_answers_the_same_claim_in_a_new_debate(st: &Path, cara: &str) {
     if first["finality"]["status"] == "not_proven" {
         let id = first["spec"]["motion_id"].as_str().expect("an id");
         let key = st.join("pki/last-word.key");
-        let said = ok(
-            st,
-            &[
+        let key = key.to_str().expect("utf-8 path");
+        let last_word = |answer: &'static str, reason: &'static str| {
+            [
                 "debate",
                 "last-word",
                 "--debate",
@@ -150,34 +150,25 @@ fn precedent_answers_the_same_claim_in_a_new_debate(st: &Path, cara: &str) {
                 "--motion",
                 id,
                 "--answer",
-                "yes",
+                answer,
                 "--reason",
-                "The claim follows from its grounds; the panels split on its wording.",
+                reason,
                 "--key",
-                key.to_str().expect("utf-8 path"),
-            ],
+                key,
+            ]
+        };
+        let said = ok(
+            st,
+            &last_word(
+                "yes",
+                "The claim follows from its grounds; the panels split on its wording.",
+            ),
         );
         assert!(said.contains("is final"), "{said}");
         let shown = ok(st, &["motion", "show", id]);
         assert!(shown.contains("last word of"), "{shown}");
         assert!(shown.contains("status: final"), "{shown}");
-        let e = fails(
-            st,
-            &[
-                "debate",
-                "last-word",
-                "--debate",
-                "deb_3",
-                "--motion",
-                id,
-                "--answer",
-                "no",
-                "--reason",
-                "Again.",
-                "--key",
-                key.to_str().expect("utf-8 path"),
-            ],
-        );
+        let e = fails(st, &last_word("no", "Again."));
         assert!(e.contains("already has the last word"), "{e}");
         return;
     }

@@ -19,7 +19,11 @@ pub(super) fn cite(
     motion_id: &str,
     fresh_panel: Option<&str>,
 ) -> Option<String> {
-    if state.rules < crate::rules::PRECEDENTS || fresh_panel.is_some() {
+    // An empty index answers nothing: skip hashing the projection on every opening.
+    if state.rules < crate::rules::PRECEDENTS
+        || fresh_panel.is_some()
+        || state.finality.precedents.is_empty()
+    {
         return None;
     }
     let digest = crate::precedent::digest(&t.question, &t.projection)?;
