@@ -110,6 +110,7 @@ fn plan(a: &InitArgs) -> Result<PkiPlan> {
         identities,
         exam: None,
         last_word: a.last_word.clone(),
+        key_seed: None,
     })
 }
 

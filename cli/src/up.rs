@@ -350,7 +350,11 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
         }
     );
     let state = up_cluster::fresh_state(&args.state, args.fresh)?;
-    let (issued, operator) = up_cluster::certificates(&state, args.exam_bar.bar())?;
+    let (issued, operator) = up_cluster::certificates(
+        &state,
+        args.exam_bar.bar(),
+        Some(seed.key("pki").to_bytes()),
+    )?;
     let sources = up_example::serve_sources(&state).await?;
     let addrs = up_cluster::start_coordinators(
         cluster,

@@ -39,11 +39,14 @@ pub fn fresh_state(state: &Path, replace: bool) -> Result<PathBuf> {
 /// hop, replicas and operators pinned in the charter. Returns them with the operator's
 /// transport, which forms the Raft group. The charter marks the federation a practice
 /// group at exam `bar` (docs/SECURITY.md "Exams").
+/// `key_seed` derives the federation's Ed25519 keys (`PkiPlan::key_seed`; `panel up
+/// --seed`), so the replicas' beacon keys and with them the panel draws replay.
 pub fn certificates(
     state: &Path,
     bar: panel_federation::ExamBar,
+    key_seed: Option<[u8; 32]>,
 ) -> Result<(pki::Issued, Transport)> {
-    certificates_for(state, bar, &ARBITERS)
+    certificates_for(state, bar, &ARBITERS, key_seed)
 }
 
 /// [`certificates`] for another set of arbiter nodes (`panel bench` sizes its own).
@@ -51,9 +54,11 @@ pub fn certificates_for(
     state: &Path,
     bar: panel_federation::ExamBar,
     arbiters: &[ArbiterSpec],
+    key_seed: Option<[u8; 32]>,
 ) -> Result<(pki::Issued, Transport)> {
     let nodes: Vec<(&str, &str)> = arbiters.iter().map(|a| (a.id, a.organisation)).collect();
     let mut plan = pki::local_plan(3, &nodes);
+    plan.key_seed = key_seed;
     plan.exam = Some(panel_federation::ExamTerms {
         practice: true,
         bar,

@@ -74,7 +74,7 @@ pub async fn run(
         }
     }
     let state = up_cluster::fresh_state(state, fresh)?;
-    let (issued, operator) = up_cluster::certificates(&state, bar)?;
+    let (issued, operator) = up_cluster::certificates(&state, bar, None)?;
     let addrs =
         up_cluster::start_coordinators(cluster, &state, &issued, operator, Judging::LOCAL).await?;
     say!(

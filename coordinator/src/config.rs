@@ -464,6 +464,8 @@ impl ReplicaConfig {
             exam_concurrency,
             simulation: false,
             exam_pools: None,
+            // Derived from the log key at start (`log_key::beacon`), never configured.
+            beacon: None,
         })
     }
 

@@ -61,6 +61,11 @@ pub struct ReplicaEntry {
     /// log is signed by a quorum of replicas ([`LogIdentity::quorum`]); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_vkey: Option<String>,
+    /// The replica's beacon key (hex vrf-r255 public key, `beacon_key.rs`), derived from
+    /// its log key: its proofs are the shares a motion's panel is drawn from
+    /// (docs/SECURITY.md "The draw cannot be steered"). Absent in charters from before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beacon_vkey: Option<String>,
 }
 
 /// An operator: may change the group's membership through the `Admin` service.
@@ -432,6 +437,16 @@ impl Charter {
                 }
             }
         }
+        let mut beacon_keys = BTreeSet::new();
+        for (i, r) in self.replicas.iter().enumerate() {
+            if let Some(k) = &r.beacon_vkey {
+                let path = format!("replicas[{i}].beacon_vkey");
+                crate::beacon_key::parse_public(k).map_err(|e| rule(&path, e.to_string()))?;
+                if !beacon_keys.insert(k.to_ascii_lowercase()) {
+                    return Err(rule(path, "two replicas share one beacon key"));
+                }
+            }
+        }
         for (i, w) in self.witnesses.iter().enumerate() {
             let path = format!("witnesses[{i}]");
             if !orgs.contains(w.organisation.as_str()) {
@@ -560,6 +575,7 @@ mod tests {
                 organisation: "north".into(),
                 cert_sha256: fp(2),
                 log_vkey: None,
+                beacon_vkey: None,
             }],
             operators: vec![OperatorEntry {
                 name: "ops".into(),
@@ -616,6 +632,7 @@ mod tests {
             organisation: "south".into(),
             cert_sha256: fp(5),
             log_vkey: Some(vkey(21)),
+            beacon_vkey: None,
         });
         c.replicas[0].log_vkey = Some(vkey(20));
         c.log = Some(LogIdentity {

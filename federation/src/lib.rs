@@ -4,6 +4,7 @@
 //! against the same document; the transport pins replicas and operators by it.
 //! Pure: no I/O (callers read the file).
 
+pub mod beacon_key;
 pub mod charter;
 pub mod fingerprint;
 

@@ -480,6 +480,7 @@ pub(crate) mod tests {
                 organisation: "north".into(),
                 cert_sha256: Fingerprint([7; 32]),
                 log_vkey: None,
+                beacon_vkey: None,
             }],
             operators: vec![OperatorEntry {
                 name: "ops".into(),

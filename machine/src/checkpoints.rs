@@ -623,6 +623,7 @@ mod tests {
                 organisation: (*org).into(),
                 cert_sha256: panel_federation::Fingerprint([*id as u8; 32]),
                 log_vkey: Some(k.verifier().to_string()),
+                beacon_vkey: None,
             })
             .collect();
         charter.log = Some(panel_federation::LogIdentity {

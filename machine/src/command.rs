@@ -70,7 +70,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 31] = [
+const KINDS: [&str; 32] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -98,13 +98,14 @@ const KINDS: [&str; 31] = [
     "AddCosignatures",
     "SealExamPool",
     "RevealExamKey",
+    "SeatMotion",
     "Put",
     "Note",
     "SetAdmission",
     "OpenMotion",
 ];
 const CLIENT_KINDS: std::ops::Range<usize> = 0..18;
-const INTERNAL_KINDS: std::ops::Range<usize> = 18..27;
+const INTERNAL_KINDS: std::ops::Range<usize> = 18..28;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -359,6 +360,9 @@ pub enum InternalCommand {
     /// Cosignatures witnesses returned for an issued checkpoint; apply keeps only those
     /// that verify under a charter witness key (docs/SECURITY.md "The record").
     AddCosignatures(crate::log::cadence::Cosignatures),
+    /// The beacon shares an unseated motion's panel is drawn from (`beacon.rs`): proposed
+    /// by the leader's driver for every motion that opened awaiting its seats.
+    SeatMotion(crate::log::seating::Seating),
 }
 
 /// Commands for test clusters only: a replica accepts them from clients only when built
@@ -423,6 +427,7 @@ impl InternalCommand {
             InternalCommand::CloseMotion { .. } => "CloseMotion",
             InternalCommand::IssueCheckpoint => "IssueCheckpoint",
             InternalCommand::AddCosignatures(_) => "AddCosignatures",
+            InternalCommand::SeatMotion(_) => "SeatMotion",
         }
     }
 }
@@ -1012,6 +1017,13 @@ mod tests {
                 exam: "{}".into(),
                 salt: "00".into(),
             })),
+            InternalCommand::SeatMotion(crate::log::seating::Seating {
+                motion_id: "m".into(),
+                shares: vec![crate::log::seating::BeaconShare {
+                    replica: 1,
+                    proof: "00".into(),
+                }],
+            }),
         ];
         let test = [
             TestCommand::Put {

@@ -13,6 +13,7 @@ pub mod acceptance;
 pub mod admission;
 pub mod apply;
 pub mod authorship;
+pub mod beacon;
 pub mod breakers;
 pub mod charter_rules;
 pub mod checkpoints;

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = LAST_WORD;
+pub const CURRENT: u32 = BEACON_DRAW;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -108,6 +108,12 @@ pub const PRECEDENTS: u32 = 16;
 /// question the ladder left not proven, with a signed decision and its reason
 /// (`last_word.rs`; docs/PANEL.md "The last word").
 pub const LAST_WORD: u32 = 17;
+
+/// From this level on, a motion under an unsteerable draw in a group whose charter gives
+/// its replicas beacon keys opens unseated and is seated by a `SeatMotion` carrying
+/// replicas' VRF proofs over its question key, never from the record's tree
+/// (`beacon.rs`; docs/SECURITY.md "The draw cannot be steered").
+pub const BEACON_DRAW: u32 = 18;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

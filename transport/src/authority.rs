@@ -104,6 +104,7 @@ mod tests {
             identities: vec![client("n1", "north"), client("s1", "south")],
             exam: None,
             last_word: None,
+            key_seed: None,
         };
         let issued = issue(&plan, dir.path()).unwrap();
         let m = TlsMaterial::load(&issued.dir("n1")).unwrap();

@@ -39,6 +39,7 @@ use panel_federation::{
     CHARTER_VERSION, Charter, Floors, LogIdentity, OperatorEntry, Organisation, ReplicaEntry,
     WitnessEntry,
 };
+use sha2::{Digest, Sha256};
 
 /// The file every issued folder's charter is written to.
 pub const CHARTER_FILE: &str = "charter.json";
@@ -102,6 +103,12 @@ pub struct PkiPlan {
     /// The name of the authority that has the last word (docs/PANEL.md "The last word");
     /// its key is issued as `last-word.key` beside the charter.
     pub last_word: Option<String>,
+    /// Derive every Ed25519 key the plan issues (roster, witness, log, motion, last-word
+    /// keys; the replicas' beacon keys follow from their log keys) from this secret and the
+    /// key file's place, instead of the OS's randomness: `panel up --seed` replays its
+    /// panel draws with it. TLS keys stay fresh; no draw reads them. `None` for every real
+    /// federation.
+    pub key_seed: Option<[u8; 32]>,
 }
 
 /// Where the issued material is.
@@ -167,6 +174,29 @@ pub fn generate_seed_key(path: &Path) -> Result<SigningKey, TransportError> {
     })?;
     write(path, &seed, true)?;
     Ok(SigningKey::from_bytes(&seed))
+}
+
+/// Where the plan's Ed25519 keys come from: the OS, or [`PkiPlan::key_seed`].
+struct KeySource<'a> {
+    seed: Option<[u8; 32]>,
+    root: &'a Path,
+}
+
+impl KeySource<'_> {
+    /// A key for the file `path` under the issue's root, written as its raw seed.
+    fn key(&self, path: &Path) -> Result<SigningKey, TransportError> {
+        let Some(secret) = self.seed else {
+            return generate_seed_key(path);
+        };
+        let place = path.strip_prefix(self.root).unwrap_or(path);
+        let mut h = Sha256::new();
+        h.update(b"crucible-panel/pki-key/v1\0");
+        h.update(secret);
+        h.update(place.to_string_lossy().as_bytes());
+        let seed: [u8; 32] = h.finalize().into();
+        write(path, &seed, true)?;
+        Ok(SigningKey::from_bytes(&seed))
+    }
 }
 
 /// Reads a raw 32-byte seed key file; one readable by group or others is refused.
@@ -309,6 +339,7 @@ pub fn policy_of(charter: &Charter) -> String {
 fn log_identity(
     plan: &PkiPlan,
     out: &Path,
+    keys: &KeySource,
     replicas: &mut [ReplicaEntry],
 ) -> Result<(LogIdentity, BTreeMap<u64, PathBuf>), TransportError> {
     let origin_of = |key: &SigningKey| {
@@ -323,7 +354,7 @@ fn log_identity(
         .collect::<std::collections::BTreeSet<&str>>()
         .len();
     if orgs < 2 {
-        let seed = generate_seed_key(&out.join(LOG_KEY_FILE))?;
+        let seed = keys.key(&out.join(LOG_KEY_FILE))?;
         let origin = origin_of(&seed);
         let log = panel_tlog::NoteSigner::new(&origin, seed)
             .map_err(|e| plan_error(out, e.to_string()))?;
@@ -347,11 +378,13 @@ fn log_identity(
             .map(|s| s.name.clone())
             .unwrap_or_else(|| replica_dir_name(r.id));
         let path = out.join(name).join(LOG_KEY_FILE);
-        seeds.push(generate_seed_key(&path)?);
+        seeds.push(keys.key(&path)?);
         paths.insert(r.id, path);
     }
     let origin = origin_of(&seeds[0]);
     for (r, seed) in replicas.iter_mut().zip(seeds) {
+        let beacon = panel_federation::beacon_key::BeaconSecret::from_log_seed(&seed.to_bytes());
+        r.beacon_vkey = Some(beacon.public_hex());
         let signer = panel_tlog::NoteSigner::new(&origin, seed)
             .map_err(|e| plan_error(out, e.to_string()))?;
         r.log_vkey = Some(signer.verifier().to_string());
@@ -366,6 +399,10 @@ fn log_identity(
 
 /// Issues `plan` under `out` (see the module docs) and writes the charter.
 pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
+    let keys = KeySource {
+        seed: plan.key_seed,
+        root: out,
+    };
     let mut issuers = BTreeMap::new();
     let mut witnesses = Vec::new();
     let mut bundle = String::new();
@@ -375,8 +412,8 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         let org_dir = out.join("orgs").join(org);
         write(&org_dir.join(CA_FILE), issuer.pem().as_bytes(), false)?;
         write(&org_dir.join("ca.key"), key_pem.as_bytes(), true)?;
-        let roster = generate_seed_key(&org_dir.join(SIGNING_KEY_FILE))?;
-        let witness_key = generate_seed_key(&org_dir.join(WITNESS_KEY_FILE))?;
+        let roster = keys.key(&org_dir.join(SIGNING_KEY_FILE))?;
+        let witness_key = keys.key(&org_dir.join(WITNESS_KEY_FILE))?;
         let witness = panel_tlog::Cosigner::new(&witness_name(org), witness_key)
             .map_err(|e| plan_error(out, e.to_string()))?;
         witnesses.push(WitnessEntry {
@@ -415,6 +452,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
                 organisation: spec.organisation.clone(),
                 cert_sha256: fp,
                 log_vkey: None,
+                beacon_vkey: None,
             }),
             Kind::Operator => operators.push(OperatorEntry {
                 name: spec.name.clone(),
@@ -424,19 +462,19 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
             Kind::Node | Kind::Client => {}
         }
     }
-    let motion_key = generate_seed_key(&out.join(MOTION_KEY_FILE))?;
+    let motion_key = keys.key(&out.join(MOTION_KEY_FILE))?;
     let last_word = match &plan.last_word {
         Some(name) => Some(panel_federation::LastWordAuthority {
             name: name.clone(),
             key: hex::encode(
-                generate_seed_key(&out.join(LAST_WORD_KEY_FILE))?
+                keys.key(&out.join(LAST_WORD_KEY_FILE))?
                     .verifying_key()
                     .to_bytes(),
             ),
         }),
         None => None,
     };
-    let (log, replica_log_keys) = log_identity(plan, out, &mut replicas)?;
+    let (log, replica_log_keys) = log_identity(plan, out, &keys, &mut replicas)?;
     let charter = Charter {
         charter_version: CHARTER_VERSION,
         // A new organisation needs the endorsement of a majority of the founders.
@@ -536,6 +574,7 @@ pub fn local_plan(replicas: u64, nodes: &[(&str, &str)]) -> PkiPlan {
         // A local panel's last word is a key in its own folder, so the tests and a user
         // trying the command have one; a real federation names its own authority.
         last_word: Some("the local panel's appeals board (a key in .panel/pki)".into()),
+        key_seed: None,
     }
 }
 
@@ -565,6 +604,7 @@ mod tests {
             ],
             exam: None,
             last_word: None,
+            key_seed: None,
         };
         let issued = issue(&plan, dir.path()).unwrap();
         let m = TlsMaterial::load(&issued.dir("replica-1")).unwrap();

@@ -108,7 +108,7 @@ pub async fn start(cluster: &mut Supervisor, state: &Path, sizing: Sizing) -> Re
     // The exam still runs and is scored; the attendance bar admits whoever answers, so a
     // judge's draw can never keep the bench from starting.
     let (issued, operator) =
-        up_cluster::certificates_for(&state, panel_federation::ExamBar::Attendance, &specs)?;
+        up_cluster::certificates_for(&state, panel_federation::ExamBar::Attendance, &specs, None)?;
     let judging = Judging {
         commit_ms: sizing.commit_ms,
         ..Judging::SIMULATED

@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use panel_federation::beacon_key::BeaconSecret;
 use panel_machine::checkpoints::UNCHARTERED_ORIGIN;
 use panel_tlog::NoteSigner;
 use panel_transport::Charter;
@@ -40,6 +41,16 @@ pub enum LogKeyError {
          replica {0}; run this replica under an id the charter lists"
     )]
     NoReplicaKey(u64),
+    #[error(
+        "the charter gives replica {id} the beacon key {charter}, but the --log-key file {path} \
+         derives {derived}; give this replica the log.key issued in its own folder"
+    )]
+    BeaconMismatch {
+        path: PathBuf,
+        id: u64,
+        charter: String,
+        derived: String,
+    },
     #[error(transparent)]
     File(#[from] panel_transport::TransportError),
     #[error("log key: {0}")]
@@ -95,4 +106,37 @@ fn own_key(path: &Path) -> Result<ed25519_dalek::SigningKey, LogKeyError> {
     } else {
         Ok(panel_transport::pki::generate_seed_key(path)?)
     }
+}
+
+/// The replica's beacon key (docs/SECURITY.md "The draw cannot be steered"): derived
+/// from its own log key when its charter entry names a `beacon_vkey`, which it must match;
+/// `None` when the charter names none for it (the group draws from the record's tree).
+pub fn beacon(
+    path: Option<&Path>,
+    charter: Option<&Charter>,
+    id: u64,
+) -> Result<Option<BeaconSecret>, LogKeyError> {
+    let Some(want) = charter
+        .and_then(|c| c.replicas.iter().find(|r| r.id == id))
+        .and_then(|r| r.beacon_vkey.clone())
+    else {
+        return Ok(None);
+    };
+    let origin = charter
+        .and_then(|c| c.log.as_ref())
+        .map(|l| l.origin.clone())
+        .unwrap_or_default();
+    let path = path.ok_or(LogKeyError::Missing { origin })?;
+    let seed = panel_transport::pki::read_seed_key(path)?.to_bytes();
+    let secret = BeaconSecret::from_log_seed(&seed);
+    let derived = secret.public_hex();
+    if !derived.eq_ignore_ascii_case(&want) {
+        return Err(LogKeyError::BeaconMismatch {
+            path: path.to_owned(),
+            id,
+            charter: want,
+            derived,
+        });
+    }
+    Ok(Some(secret))
 }

@@ -252,6 +252,12 @@ pub async fn serve(
         opts.transport.charter().as_deref(),
         opts.id,
     )?;
+    let beacon = crate::service::log_key::beacon(
+        opts.log_key.as_deref(),
+        opts.transport.charter().as_deref(),
+        opts.id,
+    )?
+    .map(Arc::new);
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .map_err(|e| ServeError::Bind {
@@ -297,7 +303,10 @@ pub async fn serve(
         raft.clone(),
         sm.clone(),
         proposer.clone(),
-        opts.driver,
+        crate::service::driver::DriverOptions {
+            beacon,
+            ..opts.driver
+        },
         links.clone(),
         opts.transport.clone(),
         motion_keys,

@@ -362,6 +362,7 @@ mod tests {
             effect_refused: None,
             confidence: None,
             finality: None,
+            beacon: None,
             precedent: None,
             fresh_panel: None,
             last_word: None,

@@ -124,6 +124,8 @@ pub enum ApplyError {
     Breaker(#[from] crate::breakers::BreakerError),
     #[error("{0}")]
     LastWord(#[from] crate::last_word::LastWordError),
+    #[error("seating refused: {0}")]
+    Beacon(#[from] crate::beacon::BeaconError),
     #[error(
         "only {available} eligible arbiters are seated under stance {stance:?} on debate {debate}, {needed} needed: under this debate's policy an arbiter is seated only under the stance it declared for the debate ({declared} arbiter(s) declared one so far; admitted without a declaration: {}). Each arbiter declares with `panel arbiter declare --id ID --key-file FILE --debate {debate} --stance A|B` (a node declares by itself from its node.toml [[stances]]), or admit more arbiters",
         list_or_none(undeclared)
@@ -227,6 +229,7 @@ impl ApplyError {
             ApplyError::Declaration(_) => "declaration_refused",
             ApplyError::Breaker(e) => e.code(),
             ApplyError::LastWord(_) => "last_word_refused",
+            ApplyError::Beacon(e) => e.code(),
             ApplyError::Procedure(e) => match e {
                 panel_procedures::ProcedureError::Contract(_) => "malformed",
                 panel_procedures::ProcedureError::Refused(_) => "procedure_refused",

@@ -274,6 +274,9 @@ pub fn apply(
                 issued: crate::checkpoints::issue(state, ctx.time_ms),
             }))
         }
+        Command::Internal(InternalCommand::SeatMotion(seating)) => {
+            motion_open::seat_motion(state, seating)
+        }
         Command::Internal(InternalCommand::AddCosignatures(cos)) => {
             Ok(to_value(&crate::checkpoints::add_cosignatures(state, cos)?))
         }

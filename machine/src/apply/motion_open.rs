@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::acceptance::Seat;
 use crate::apply::error::{ApplyError, non_empty};
+use crate::beacon::{BeaconError, Seating};
 use crate::command::MotionSpec;
 use crate::draw::{self, Candidate, DrawSpec};
 use crate::model::ApplyCtx;
@@ -26,9 +27,16 @@ pub(super) fn open_motion(
         return Err(ApplyError::MotionExists(spec.motion_id.clone()));
     }
     let (seats, draw_seed) = draw_seats(state, ctx, spec)?;
-    if crate::declared_priors::governing_debate(state, spec).is_some() {
-        crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
-    }
+    // Under the beacon the draw above only proved a panel can be seated; the panel itself
+    // is drawn by the `SeatMotion` that carries the replicas' shares (`beacon.rs`).
+    let (seats, draw_seed, beacon) = if crate::beacon::applies(state, spec) {
+        (Vec::new(), 0, Some(crate::beacon::open(state, spec)?))
+    } else {
+        if crate::declared_priors::governing_debate(state, spec).is_some() {
+            crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
+        }
+        (seats, draw_seed, None)
+    };
     let reply = to_value(&OpenMotionReply {
         motion_id: spec.motion_id.clone(),
         seats: seats.clone(),
@@ -51,12 +59,43 @@ pub(super) fn open_motion(
             effect_refused: None,
             confidence: None,
             finality: None,
+            beacon,
             precedent: None,
             fresh_panel: None,
             last_word: None,
         },
     );
     Ok(reply)
+}
+
+/// `SeatMotion`: draws an unseated motion's panel from the beacon shares (`beacon.rs`),
+/// over the pool as it stands now.
+pub(super) fn seat_motion(state: &mut State, seating: &Seating) -> Result<Value, ApplyError> {
+    let awaiting = || BeaconError::NotAwaiting(seating.motion_id.clone());
+    let motion = state.motions.get(&seating.motion_id).ok_or_else(awaiting)?;
+    let draw = match (&motion.status, &motion.beacon) {
+        (MotionStatus::Open, Some(b)) if b.pending() => b.clone(),
+        _ => return Err(awaiting().into()),
+    };
+    let seed = crate::beacon::seed(state.charter.as_ref(), &draw, &seating.shares)?;
+    let spec = motion.spec.clone();
+    let seats = draw_with_seed(state, &spec, seed)?;
+    if crate::declared_priors::governing_debate(state, &spec).is_some() {
+        crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
+    }
+    if let Some(m) = state.motions.get_mut(&seating.motion_id) {
+        m.seats = seats.clone();
+        m.draw_seed = seed;
+        m.beacon = Some(crate::beacon::BeaconDraw {
+            shares: seating.shares.clone(),
+            ..draw
+        });
+    }
+    Ok(to_value(&OpenMotionReply {
+        motion_id: seating.motion_id.clone(),
+        seats,
+        draw_seed: seed,
+    }))
 }
 
 /// Opens `spec`; when its panel is wider than `base_seats` and cannot be drawn, opens it
@@ -86,6 +125,16 @@ fn draw_seats(
     ctx: &ApplyCtx,
     spec: &MotionSpec,
 ) -> Result<(Vec<Seat>, u64), ApplyError> {
+    let draw_seed = crate::draw_seed::for_motion(state, ctx, spec);
+    Ok((draw_with_seed(state, spec, draw_seed)?, draw_seed))
+}
+
+/// The panel `spec` would seat now from `draw_seed`; changes nothing.
+fn draw_with_seed(
+    state: &State,
+    spec: &MotionSpec,
+    draw_seed: u64,
+) -> Result<Vec<Seat>, ApplyError> {
     // Under declared stances, the debate's declarations seat the stances and every
     // involved author's relatives stay off (`declared_priors`).
     let debate = crate::declared_priors::governing_debate(state, spec);
@@ -119,7 +168,6 @@ fn draw_seats(
         contributors: spec.contributors.iter().cloned().collect(),
         author_model_family: spec.author_model_family.clone(),
     };
-    let draw_seed = crate::draw_seed::for_motion(state, ctx, spec);
     let mut panel = draw::draw(&pool, &draw_spec, draw_seed).map_err(|e| match (e, debate) {
         // Under declared stances the usual cause is missing declarations: name them.
         (
@@ -171,7 +219,7 @@ fn draw_seats(
             }
         })
         .collect();
-    Ok((seats, draw_seed))
+    Ok(seats)
 }
 
 /// Two candidates' error correlation as the measured-independence rule counts it

@@ -70,6 +70,7 @@ pub(super) fn cite(
             effect_refused: None,
             confidence,
             finality: None,
+            beacon: None,
             precedent: Some(Precedent {
                 motion_id: cited.clone(),
                 debate_id: cited_debate,

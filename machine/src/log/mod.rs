@@ -8,3 +8,4 @@ pub mod endorsement;
 pub mod exam_pool;
 pub mod last_word;
 pub mod limit_policy;
+pub mod seating;

@@ -276,6 +276,10 @@ pub struct State {
         skip_serializing_if = "crate::model::finality::FinalityBook::is_empty"
     )]
     pub finality: crate::model::finality::FinalityBook,
+    /// Beacon motions opened per content digest (hex), so a re-ask of the same content
+    /// gets a fresh question key (`beacon.rs`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub beacon_attempts: std::collections::BTreeMap<String, u32>,
 }
 
 /// One motion-key rotation on the record.

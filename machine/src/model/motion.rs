@@ -57,6 +57,10 @@ pub struct Motion {
     /// (`finality.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finality: Option<crate::model::finality::Finality>,
+    /// The draw beacon it is (or was) seated by (`beacon.rs`); absent on motions drawn at
+    /// their opening.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beacon: Option<crate::beacon::BeaconDraw>,
     /// The final outcome this motion was answered by, with no panel (`precedent.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precedent: Option<Precedent>,

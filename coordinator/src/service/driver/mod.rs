@@ -50,12 +50,14 @@ mod exam;
 mod projection;
 mod round;
 mod route;
+mod seating;
 
 use exam::*;
 pub use projection::wire_projection;
 use projection::*;
 use round::*;
 use route::*;
+use seating::*;
 
 /// Timing of the commit-reveal rounds the driver runs.
 ///
@@ -85,6 +87,9 @@ pub struct DriverOptions {
     /// embedded public pool, reusable: demos and tests only). Every replica of a group
     /// needs the same pools, so whichever leads can reveal a sitting's key.
     pub exam_pools: Option<Arc<Pools>>,
+    /// This replica's beacon key (derived from its log key, `log_key::beacon`): with it,
+    /// the driver seats the motions that open awaiting a beacon (`seating.rs`).
+    pub beacon: Option<Arc<panel_federation::beacon_key::BeaconSecret>>,
 }
 
 /// Exam items sent to one node at once by default.
@@ -100,6 +105,7 @@ impl Default for DriverOptions {
             exam_concurrency: DEFAULT_EXAM_CONCURRENCY,
             simulation: false,
             exam_pools: None,
+            beacon: None,
         }
     }
 }
@@ -332,6 +338,26 @@ pub fn spawn(
                 continue;
             }
             drive_sittings(&shared);
+            for (motion_id, question) in awaiting_seats(&shared) {
+                let key = format!("seat:{motion_id}");
+                let fresh = shared
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(key.clone());
+                if fresh {
+                    let s = shared.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = seat(&s, motion_id, question).await {
+                            warn!("motion not seated: {e}");
+                        }
+                        s.in_flight
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .remove(&key);
+                    });
+                }
+            }
             for (motion, endpoints) in open_motions(&shared) {
                 let fresh = shared
                     .in_flight

@@ -27,7 +27,7 @@ pub(super) fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
         debates
             .chain(runs)
             .filter_map(|id| a.state.motions.get(id))
-            .filter(|m| m.status == MotionStatus::Open && m.spec.asks_a_question())
+            .filter(|m| m.status == MotionStatus::Open && m.spec.asks_a_question() && seated(m))
             .map(|m| {
                 let seats = m
                     .seats

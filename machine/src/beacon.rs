@@ -1,0 +1,206 @@
+//! The draw beacon (docs/SECURITY.md "The draw cannot be steered"; docs/coordinator/acceptance.md
+//! "The panel draw"): from rule set [`BEACON_DRAW`](crate::rules::BEACON_DRAW) on, a
+//! debate or run motion of a policy with an unsteerable draw, in a group whose charter
+//! gives its replicas beacon keys, opens *unseated*; its panel is drawn by a later
+//! `SeatMotion` entry from replicas' VRF proofs over the motion's question key.
+//!
+//! Why two steps: the seed must not exist while anyone can still change what it is drawn
+//! for. The question key is fixed by the opening entry and depends on what is asked, not
+//! on the leader's stamps, the entries' order or the log's indices, so a leader cannot try
+//! variants of the record before a motion; a share is a VRF output, one per key and input,
+//! so a replica cannot try variants of its share either. The same question asked with the
+//! same keys draws the same panel, which makes `panel up --seed` replay its outcomes.
+//!
+//! Question key: `SHA-256(QUESTION_DOMAIN || digest || attempt)` where `digest` is the
+//! SHA-256 of the motion's spec as compact JSON with `motion_id` and `state_hash` blanked
+//! (what is asked and under which terms; the debate's state hash is left out because the
+//! debate document carries leader-stamped times), and `attempt` (u32 big-endian) counts
+//! the earlier beacon motions with the same digest, so a re-ask draws afresh.
+//!
+//! Seed: the first 8 bytes (big-endian) of `SHA-256(SEED_DOMAIN || question key ||
+//! for each share in replica order: replica id (u64 BE) || 64-byte VRF output)`.
+//!
+//! What stays open is in docs/SECURITY.md: the replica that seats a motion knows its own
+//! share first, so it can refuse to seat; a quorum of shares from distinct organisations
+//! (each replica's proof fetched before seating) is the next step.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::command::MotionSpec;
+pub use crate::log::seating::{BeaconShare, Seating};
+use crate::model::State;
+use panel_federation::beacon_key::{self, BeaconKeyError};
+
+/// Domain of the question key.
+pub const QUESTION_DOMAIN: &[u8] = b"crucible-panel/beacon-question/v1\0";
+/// Domain of the VRF input (the question key follows it).
+pub const INPUT_DOMAIN: &[u8] = b"crucible-panel/beacon-input/v1\0";
+/// Domain of the seed.
+pub const SEED_DOMAIN: &[u8] = b"crucible-panel/beacon-seed/v1\0";
+
+/// A motion's beacon: the question key it is drawn for and, once seated, the shares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BeaconDraw {
+    /// Hex of the question key.
+    pub question: String,
+    /// Earlier beacon motions with the same content digest.
+    pub attempt: u32,
+    /// The replicas' proofs it was seated with; empty while the motion awaits its seats.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shares: Vec<BeaconShare>,
+}
+
+impl BeaconDraw {
+    /// Whether the motion still awaits its `SeatMotion`.
+    pub fn pending(&self) -> bool {
+        self.shares.is_empty()
+    }
+}
+
+/// Why a `SeatMotion` is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BeaconError {
+    #[error("motion {0} awaits no seats: it is unknown, decided, or already seated")]
+    NotAwaiting(String),
+    #[error("a seating carries no share; send the proof of at least one charter replica")]
+    NoShares,
+    #[error(
+        "the seating lists replica {0} twice or out of order; list each replica once, by \
+         ascending id"
+    )]
+    Duplicate(u64),
+    #[error(
+        "replica {0} has no beacon key in the charter; only replicas the charter gives a \
+         beacon_vkey can share a draw"
+    )]
+    NoKey(u64),
+    #[error("replica {replica}'s share: {source}")]
+    Share {
+        replica: u64,
+        #[source]
+        source: BeaconKeyError,
+    },
+    #[error("the motion's spec cannot be encoded for its question key: {0}")]
+    Encode(String),
+}
+
+impl BeaconError {
+    pub fn code(&self) -> &'static str {
+        "beacon_refused"
+    }
+}
+
+/// Whether a motion of `spec` opened now waits for a beacon seating: the rule set is in
+/// force, the policy asks for an unsteerable draw, the motion asks a question, and the
+/// charter gives at least one replica a beacon key.
+pub fn applies(state: &State, spec: &MotionSpec) -> bool {
+    state.rules >= crate::rules::BEACON_DRAW
+        && crate::draw_seed::is_unsteerable(spec)
+        && spec.asks_a_question()
+        && state
+            .charter
+            .as_ref()
+            .is_some_and(|c| c.replicas.iter().any(|r| r.beacon_vkey.is_some()))
+}
+
+/// The digest of what `spec` asks (module docs): its JSON with the motion id and the
+/// debate's state hash blanked.
+pub fn content_digest(spec: &MotionSpec) -> Result<[u8; 32], BeaconError> {
+    let blank = MotionSpec {
+        motion_id: String::new(),
+        state_hash: String::new(),
+        ..spec.clone()
+    };
+    let json = serde_json::to_vec(&blank).map_err(|e| BeaconError::Encode(e.to_string()))?;
+    Ok(Sha256::digest(&json).into())
+}
+
+/// The question key of the `attempt`-th motion with content `digest`.
+pub fn question_key(digest: &[u8; 32], attempt: u32) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(QUESTION_DOMAIN);
+    h.update(digest);
+    h.update(attempt.to_be_bytes());
+    h.finalize().into()
+}
+
+/// The VRF input a replica proves over for `question`.
+pub fn input(question: &[u8; 32]) -> Vec<u8> {
+    let mut v = INPUT_DOMAIN.to_vec();
+    v.extend_from_slice(question);
+    v
+}
+
+/// The beacon a motion of `spec` opens with (pending), counting the attempt in `state`.
+pub fn open(state: &mut State, spec: &MotionSpec) -> Result<BeaconDraw, BeaconError> {
+    let digest = content_digest(spec)?;
+    let slot = state
+        .beacon_attempts
+        .entry(hex::encode(digest))
+        .or_insert(0);
+    let attempt = *slot;
+    *slot += 1;
+    Ok(BeaconDraw {
+        question: hex::encode(question_key(&digest, attempt)),
+        attempt,
+        shares: Vec::new(),
+    })
+}
+
+/// Checks `shares` against the charter's beacon keys for `draw`'s question and returns
+/// the seed they give (module docs).
+pub fn seed(
+    charter: Option<&panel_federation::Charter>,
+    draw: &BeaconDraw,
+    shares: &[BeaconShare],
+) -> Result<u64, BeaconError> {
+    if shares.is_empty() {
+        return Err(BeaconError::NoShares);
+    }
+    let question: [u8; 32] = hex::decode(&draw.question)
+        .ok()
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| BeaconError::Encode("the stored question key is not 32 bytes".into()))?;
+    let alpha = input(&question);
+    let mut h = Sha256::new();
+    h.update(SEED_DOMAIN);
+    h.update(question);
+    let mut seen = BTreeSet::new();
+    for share in shares {
+        if seen.last().is_some_and(|last| *last >= share.replica) || !seen.insert(share.replica) {
+            return Err(BeaconError::Duplicate(share.replica));
+        }
+        let key = charter
+            .and_then(|c| c.replicas.iter().find(|r| r.id == share.replica))
+            .and_then(|r| r.beacon_vkey.as_deref())
+            .ok_or(BeaconError::NoKey(share.replica))?;
+        let share_err = |source| BeaconError::Share {
+            replica: share.replica,
+            source,
+        };
+        let key = beacon_key::parse_public(key).map_err(share_err)?;
+        let out = beacon_key::verify(&key, &alpha, &share.proof).map_err(share_err)?;
+        h.update(share.replica.to_be_bytes());
+        h.update(out);
+    }
+    let d = h.finalize();
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    Ok(u64::from_be_bytes(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_question_key_binds_content_and_attempt() {
+        let d = [3u8; 32];
+        assert_eq!(question_key(&d, 0), question_key(&d, 0));
+        assert_ne!(question_key(&d, 0), question_key(&d, 1));
+        assert_ne!(question_key(&d, 0), question_key(&[4u8; 32], 0));
+    }
+}

@@ -1,0 +1,212 @@
+//! The draw beacon (rule set 18, `beacon.rs`; docs/SECURITY.md "The draw cannot be
+//! steered"): in a group whose charter gives its replicas beacon keys, an unsteerable
+//! motion opens unseated and is seated by replicas' VRF proofs over its question key.
+//! The attacks: a leader re-stamping times and seeds, padding the log and reordering
+//! entries before a question, to choose its panel (it cannot: the same question draws the
+//! same panel); a forged, foreign, replayed or duplicated share (refused, the motion stays
+//! unseated); a second seating (refused). The same content asked again draws afresh.
+
+use crucible::motion::{Answer, Question};
+use panel_federation::beacon_key::BeaconSecret;
+use panel_federation::{CHARTER_VERSION, Charter, Floors, ReplicaEntry};
+use panel_machine::acceptance::{Independence, Policy};
+use panel_machine::beacon::{self, BeaconShare, Seating};
+use panel_machine::command::{InternalCommand, ItemReply, TestCommand};
+use panel_machine::testkit::{Driver, SIX, Schedule};
+
+fn secret(replica: u64) -> BeaconSecret {
+    BeaconSecret::from_log_seed(&[replica as u8 + 60; 32])
+}
+
+fn charter() -> Charter {
+    Charter {
+        charter_version: CHARTER_VERSION,
+        organisations: Vec::new(),
+        admission_threshold: 1,
+        replicas: (1..=3)
+            .map(|id| ReplicaEntry {
+                id,
+                organisation: "north".into(),
+                cert_sha256: panel_federation::Fingerprint([id as u8; 32]),
+                log_vkey: None,
+                beacon_vkey: Some(secret(id).public_hex()),
+            })
+            .collect(),
+        operators: Vec::new(),
+        motion_key: hex::encode(
+            panel_machine::testkit::keys::motion_key()
+                .verifying_key()
+                .to_bytes(),
+        ),
+        floors: Floors::PROJECT,
+        log: None,
+        witnesses: Vec::new(),
+        exam: None,
+        last_word: None,
+    }
+}
+
+/// The unsteerable draw alone, so the pool's registered stances seat the panel.
+fn policy() -> serde_json::Value {
+    serde_json::to_value(Policy {
+        independence: Independence {
+            unsteerable_draw: true,
+            ..Independence::default()
+        },
+        ..Policy::default()
+    })
+    .expect("a policy encodes")
+}
+
+fn merge() -> Question {
+    Question::AdvancePhase {
+        from: "framing".into(),
+    }
+}
+
+/// A chartered driver under `schedule`, with `padding` notes on the log before the debate.
+fn group(schedule: Schedule, padding: usize) -> Driver {
+    let mut d = Driver::with_schedule(schedule);
+    for (id, stance, org) in SIX {
+        d.add_arbiter(id, stance, org);
+    }
+    d.rules = Some(panel_machine::rules::CURRENT);
+    d.state.charter = Some(charter());
+    for i in 0..padding {
+        d.ok(TestCommand::Note {
+            topic: "pad".into(),
+            text: format!("filler {i}"),
+        });
+    }
+    d
+}
+
+fn share(replica: u64, question: &str) -> BeaconShare {
+    let q: [u8; 32] = hex::decode(question).unwrap().try_into().unwrap();
+    BeaconShare {
+        replica,
+        proof: secret(replica).prove_hex(&beacon::input(&q)),
+    }
+}
+
+fn seat(d: &mut Driver, motion_id: &str, shares: Vec<BeaconShare>) -> ItemReply {
+    d.write(InternalCommand::SeatMotion(Seating {
+        motion_id: motion_id.into(),
+        shares,
+    }))
+}
+
+fn question_of(d: &Driver, motion_id: &str) -> String {
+    let m = d.state.motions.get(motion_id).expect("the motion exists");
+    m.beacon.as_ref().expect("a beacon motion").question.clone()
+}
+
+/// Opens the question in a fresh debate; the motion id and its question key.
+fn ask(d: &mut Driver) -> (String, String) {
+    let debate = d.try_debate_under(Some(policy())).expect("debate created");
+    let m = d.ask(&debate, &merge(), Some(Answer::Yes));
+    let q = question_of(d, &m);
+    (m, q)
+}
+
+fn refused(r: ItemReply, needle: &str) {
+    match r {
+        ItemReply::Refused { code, message } => {
+            assert_eq!(code, "beacon_refused", "{message}");
+            assert!(message.contains(needle), "{message:?} lacks {needle:?}");
+        }
+        other => panic!("accepted: {other:?}"),
+    }
+}
+
+#[test]
+fn a_motion_opens_unseated_and_only_a_charter_replicas_proof_over_its_question_seats_it() {
+    let mut d = group(Schedule::default(), 0);
+    let (m, q) = ask(&mut d);
+    assert!(d.state.motions.get(&m).unwrap().seats.is_empty());
+
+    // Forged: bytes that are no proof, and a proof by a key the charter does not list.
+    let forged = BeaconShare {
+        replica: 1,
+        proof: "ab".repeat(80),
+    };
+    refused(seat(&mut d, &m, vec![forged]), "replica 1's share");
+    let outsider = BeaconSecret::from_log_seed(&[9; 32]);
+    let qb: [u8; 32] = hex::decode(&q).unwrap().try_into().unwrap();
+    let foreign = BeaconShare {
+        replica: 1,
+        proof: outsider.prove_hex(&beacon::input(&qb)),
+    };
+    refused(seat(&mut d, &m, vec![foreign]), "does not verify");
+    refused(seat(&mut d, &m, vec![share(7, &q)]), "no beacon key");
+    // Replayed: replica 1's genuine proof over another question.
+    let other = hex::encode(beacon::question_key(&[1; 32], 0));
+    refused(seat(&mut d, &m, vec![share(1, &other)]), "does not verify");
+    refused(seat(&mut d, &m, vec![share(2, &q), share(2, &q)]), "twice");
+    refused(seat(&mut d, &m, vec![]), "no share");
+    assert!(d.state.motions.get(&m).unwrap().seats.is_empty());
+
+    assert!(matches!(
+        seat(&mut d, &m, vec![share(1, &q)]),
+        ItemReply::Applied(_)
+    ));
+    let seated = d.state.motions.get(&m).unwrap();
+    assert_eq!(seated.seats.len(), seated.spec.seats);
+    refused(seat(&mut d, &m, vec![share(2, &q)]), "awaits no seats");
+}
+
+/// The attack: a leader varies everything it controls before a question (the stamped
+/// times and batch seeds, filler entries that move the log's indices and the record's
+/// tree) hoping for a panel it likes. The question key, so the share and the panel, stay
+/// the same; only a different share (another replica's) changes the draw.
+#[test]
+fn stamps_padding_and_order_before_a_question_do_not_move_its_draw() {
+    let mut panels = std::collections::BTreeSet::new();
+    let mut keys = std::collections::BTreeSet::new();
+    for (i, padding) in [0usize, 1, 3, 7].into_iter().enumerate() {
+        let schedule = Schedule {
+            start_ms: 1_790_000_000_000 + 7_919 * i as u64,
+            step_ms: 13 + i as u64,
+            seed_base: 1_000 * i as u64,
+        };
+        let mut d = group(schedule, padding);
+        let (m, q) = ask(&mut d);
+        assert!(matches!(
+            seat(&mut d, &m, vec![share(1, &q)]),
+            ItemReply::Applied(_)
+        ));
+        let motion = d.state.motions.get(&m).unwrap();
+        keys.insert(q);
+        panels.insert((motion.draw_seed, format!("{:?}", motion.seats)));
+    }
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert_eq!(panels.len(), 1, "{panels:?}");
+
+    let mut d = group(Schedule::default(), 0);
+    let (m, q) = ask(&mut d);
+    seat(&mut d, &m, vec![share(2, &q)]);
+    let other = d.state.motions.get(&m).unwrap().draw_seed;
+    assert!(!panels.iter().any(|(seed, _)| *seed == other));
+}
+
+#[test]
+fn the_same_content_asked_again_gets_a_fresh_question_key_and_shares_combine() {
+    let mut d = group(Schedule::default(), 0);
+    let (m1, q1) = ask(&mut d);
+    let spec = d.state.motions.get(&m1).unwrap().spec.clone();
+    // The next motion of exactly this content would be attempt 1, under another key.
+    let again = beacon::open(&mut d.state, &spec).expect("a key");
+    assert_eq!(again.attempt, 1);
+    assert_ne!(again.question, q1);
+    // Two replicas' shares, listed by ascending id, seat it; out of order they do not.
+    refused(
+        seat(&mut d, &m1, vec![share(3, &q1), share(1, &q1)]),
+        "out of order",
+    );
+    assert!(matches!(
+        seat(&mut d, &m1, vec![share(1, &q1), share(3, &q1)]),
+        ItemReply::Applied(_)
+    ));
+    let seated = d.state.motions.get(&m1).unwrap();
+    assert_eq!(seated.beacon.as_ref().map(|b| b.shares.len()), Some(2));
+}
