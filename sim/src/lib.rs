@@ -14,6 +14,10 @@
 //! declared stances, commit-reveal rounds and the machine's own outcome and confidence
 //! (docs/SIMULATION.md "The machine's own path").
 //!
+//! A third, separate model (`shards`) simulates the throughput and latency of debates
+//! sharded over several Raft groups on one machine, from the real path's measured CPU per
+//! decision (docs/SHARDING.md).
+//!
 //! Pure: no I/O and no clock; randomness only from the scenario's seed. The CLI
 //! (`panel sim`) reads the scenario and writes the report and plots this crate renders.
 
@@ -36,6 +40,7 @@ pub mod replica;
 pub mod replica_figures;
 pub mod report;
 pub mod scenario;
+pub mod shards;
 pub mod simulation;
 pub mod sweep;
 pub mod world;
