@@ -6,6 +6,13 @@
 //! the scenario, writes `DIR/report.md`, `DIR/report.json` and the SVG plots, and prints
 //! the report (Markdown, or JSON with `--json`). A malformed scenario exits with status 2
 //! and names the TOML key and the fix.
+//!
+//! `panel sim shards [--cores 2,8,32] [--groups 1,2,4,8,16] [--load 0.5,0.9] [--seed N]
+//! [--secs S] [--json]`: the model of debates sharded over several Raft groups on one
+//! machine (docs/SHARDING.md; `panel_sim::shards`). It prints one table per core count:
+//! capacity, CPU use and latency at each offered load. It is a model fed with the real
+//! path's measured CPU per decision, not a measurement; a parameter it cannot use exits
+//! with status 2 and names it.
 
 use std::fs;
 use std::path::PathBuf;
@@ -15,9 +22,13 @@ use std::time::Instant;
 use anyhow::Context;
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Args {
+    #[command(subcommand)]
+    command: Option<SimCommand>,
     /// The scenario (TOML; see sim/scenarios/ and docs/SIMULATION.md).
-    scenario: PathBuf,
+    #[arg(required = true)]
+    scenario: Option<PathBuf>,
     /// Where the report and plots go; defaults to `sim-out/<scenario name>`.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -39,6 +50,41 @@ pub struct Args {
     admission: AdmissionArg,
 }
 
+/// Models beside the verdict-quality simulator.
+#[derive(clap::Subcommand)]
+pub enum SimCommand {
+    /// Model throughput, latency and CPU of debates sharded over 1-16 Raft groups on C
+    /// cores, from the real path's measured CPU per decision (docs/SHARDING.md).
+    Shards(ShardsArgs),
+}
+
+/// `panel sim shards`: the sweep of docs/SHARDING.md, every flag defaulting to the doc's.
+#[derive(clap::Args)]
+pub struct ShardsArgs {
+    /// Core counts of the machine, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [2u32, 8, 32])]
+    cores: Vec<u32>,
+    /// Group counts, comma-separated (1 to 64; the index group comes on top).
+    #[arg(long, value_delimiter = ',', default_values_t = [1u32, 2, 4, 8, 16])]
+    groups: Vec<u32>,
+    /// Offered loads as fractions of the machine's CPU bound, comma-separated.
+    #[arg(long = "load", value_delimiter = ',', default_values_t = [0.5f64, 0.9])]
+    loads: Vec<f64>,
+    /// The model's only source of randomness.
+    #[arg(long, default_value_t = 41)]
+    seed: u64,
+    /// Simulated seconds measured per run (after 10 s of warm-up).
+    #[arg(long, default_value_t = 30.0)]
+    secs: f64,
+    /// Share of each replica's CPU on its group's serial apply task (an assumption;
+    /// docs/SHARDING.md "Assumptions").
+    #[arg(long)]
+    serial_share: Option<f64>,
+    /// Print the report as JSON instead of Markdown.
+    #[arg(long)]
+    json: bool,
+}
+
 /// How `--engine apply` admits the pool.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AdmissionArg {
@@ -54,12 +100,18 @@ pub enum Engine {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let text = fs::read_to_string(&args.scenario)
-        .with_context(|| format!("cannot read the scenario {}", args.scenario.display()))?;
+    if let Some(SimCommand::Shards(shards)) = args.command {
+        return run_shards(&shards);
+    }
+    let Some(path) = args.scenario.clone() else {
+        anyhow::bail!("give a scenario file (panel sim SCENARIO.toml) or `panel sim shards`");
+    };
+    let text = fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the scenario {}", path.display()))?;
     let scenario = match panel_sim::parse(&text) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{}: {e}", args.scenario.display());
+            eprintln!("{}: {e}", path.display());
             return Ok(ExitCode::from(2));
         }
     };
@@ -84,6 +136,51 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "simulated {} motions (plus sweeps) in {elapsed:.2} s; report in {}",
         report.motions,
         out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `panel sim shards`: runs the sweep and prints its tables (or JSON).
+fn run_shards(a: &ShardsArgs) -> anyhow::Result<ExitCode> {
+    use panel_sim::shards::{Costs, Params, Sweep};
+    let defaults = Costs::default();
+    let sweep = Sweep {
+        base: Params {
+            seed: a.seed,
+            measure_s: a.secs,
+            costs: Costs {
+                serial_share: a.serial_share.unwrap_or(defaults.serial_share),
+                ..defaults
+            },
+            ..Params::default()
+        },
+        cores: a.cores.clone(),
+        groups: a.groups.clone(),
+        load_fractions: a.loads.clone(),
+        ..Sweep::default()
+    };
+    let started = Instant::now();
+    let report = match panel_sim::shards::sweep::run(&sweep) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("panel sim shards: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "A model, not a measurement: CPU per decision from BENCHMARKS.md \"Real path\", the \
+             rest assumed (docs/SHARDING.md). Seed {}, {} simulated s per run.\n",
+            a.seed, a.secs
+        );
+        print!("{}", report.markdown());
+    }
+    crate::output::note!(
+        "simulated {} configurations in {:.2} s",
+        report.rows.len(),
+        started.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -140,4 +237,40 @@ fn publish(
     fs::write(out.join("report.json"), json).context("cannot write report.json")?;
     println!("{}", if as_json { json } else { markdown });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::SimCommand;
+
+    fn sim(args: &[&str]) -> super::Args {
+        let cli = crate::Cli::try_parse_from(args).expect("parses");
+        match cli.command {
+            crate::Command::Sim(a) => a,
+            _ => panic!("not `panel sim`"),
+        }
+    }
+
+    /// `shards` is the model's subcommand; any other word is still a scenario's path.
+    #[test]
+    fn shards_is_a_subcommand_and_a_scenario_is_still_a_path() {
+        let a = sim(&["panel", "sim", "shards", "--cores", "2,4", "--load", "0.7"]);
+        match a.command {
+            Some(SimCommand::Shards(s)) => {
+                assert_eq!(s.cores, vec![2, 4]);
+                assert_eq!(s.groups, vec![1, 2, 4, 8, 16]);
+                assert_eq!(s.loads, vec![0.7]);
+            }
+            None => panic!("shards parsed as a scenario"),
+        }
+        let a = sim(&["panel", "sim", "sim/scenarios/baseline.toml", "--json"]);
+        assert!(a.command.is_none());
+        assert_eq!(
+            a.scenario.as_deref(),
+            Some(std::path::Path::new("sim/scenarios/baseline.toml"))
+        );
+        assert!(crate::Cli::try_parse_from(["panel", "sim"]).is_err());
+    }
 }
