@@ -7,7 +7,7 @@
 //! the report (Markdown, or JSON with `--json`). A malformed scenario exits with status 2
 //! and names the TOML key and the fix.
 //!
-//! `panel sim shards [--cores 2,8,32] [--groups 1,2,4,8,16] [--load 0.5,0.9] [--seed N]
+//! `panel sim shards [--cores 2,8,32] [--groups 1,2,4,8,16] [--load 0.5,0.8] [--seed N]
 //! [--secs S] [--json]`: the model of debates sharded over several Raft groups on one
 //! machine (docs/SHARDING.md; `panel_sim::shards`). It prints one table per core count:
 //! capacity, CPU use and latency at each offered load. It is a model fed with the real
@@ -68,7 +68,7 @@ pub struct ShardsArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [1u32, 2, 4, 8, 16])]
     groups: Vec<u32>,
     /// Offered loads as fractions of the machine's CPU bound, comma-separated.
-    #[arg(long = "load", value_delimiter = ',', default_values_t = [0.5f64, 0.9])]
+    #[arg(long = "load", value_delimiter = ',', default_values_t = [0.5f64, 0.8])]
     loads: Vec<f64>,
     /// The model's only source of randomness.
     #[arg(long, default_value_t = 41)]

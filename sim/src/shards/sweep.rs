@@ -34,7 +34,7 @@ impl Default for Sweep {
             base: Params::default(),
             cores: vec![2, 8, 32],
             groups: vec![1, 2, 4, 8, 16],
-            load_fractions: vec![0.5, 0.9],
+            load_fractions: vec![0.5, 0.8],
             clients_per_core: 16,
         }
     }
