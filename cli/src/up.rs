@@ -69,10 +69,13 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "skill")]
     exam_bar: ExamBarChoice,
     /// Derive every key the demo makes (arbiters', whose keys seed their exam draws,
-    /// contributors', conveners', procedure roles') from this number; without it one is
-    /// picked and printed. The federation's certificates, the ports, the leader's batch
-    /// seeds and the timestamps are not the demo's to choose and still differ from run to
-    /// run, and they feed the panel draws, so the outcome counts can differ under one seed.
+    /// contributors', conveners', procedure roles') and the federation's Ed25519 keys
+    /// (roster, witness, log and motion keys; the replicas' beacon keys follow from the
+    /// log keys) from this number; without it one is picked and printed. Panels are drawn
+    /// by the replicas' beacon over what each question asks (docs/SECURITY.md "The
+    /// beacon"), so a second run with the same seed seats the same panels and reaches the
+    /// same outcomes; certificates, ports and timestamps still differ, and no draw reads
+    /// them.
     /// Simulated judges only.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,

@@ -7,12 +7,12 @@
 //! judges' noise seeds are constants of the demo (`up::ARBITERS`), chosen so its story
 //! holds, and so the same under every seed.
 //!
-//! What the seed cannot fix is not the demo's to choose: the federation's certificates and
-//! roster, log and motion keys (issued by `panel_transport::pki` from the OS), the free
-//! loopback ports, the leader's random seed for each batch, the entries' timestamps and
-//! which requests share a batch. They are on the record, the record's tree feeds the panel
-//! draws and a run's seed comes from its batch, so which arbiters sit on a question, and so
-//! the outcome counts, can still differ between runs of one seed.
+//! The federation's Ed25519 keys derive from the seed too (`PkiPlan::key_seed`), and with
+//! them the replicas' beacon keys, which draw every panel from what its question asks
+//! (docs/SECURITY.md "The beacon"): the same seed seats the same panels and so repeats
+//! the outcomes. What still differs between runs is not the demo's to choose and feeds no
+//! draw: the TLS certificates, the free loopback ports, the leader's batch seeds, the
+//! entries' timestamps and which requests share a batch (so log indices and motion ids).
 
 use anyhow::Result;
 use ed25519_dalek::{Signer, SigningKey};
@@ -80,7 +80,7 @@ impl DemoSeed {
 /// The summary's line naming the seed, to replay the run with.
 pub fn replay_line(seed: u64) -> String {
     format!(
-        "seed {seed}; replay with panel up --seed {seed} (it fixes the demo's own keys and exam draws; the federation's certificates, ports, batch seeds and timestamps still vary, and with them which arbiters sit)"
+        "seed {seed}; replay with panel up --seed {seed} (it fixes the demo's keys, exam draws and panel draws, so the outcomes; ports, timestamps and motion ids still vary)"
     )
 }
 

@@ -292,6 +292,40 @@ fn stances(r: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What a run decided, as its narration says it, without what no seed fixes: folders,
+/// ports, log indices in motion ids, timings, the checkpoint count (the leader's clock
+/// sets the cadence) and the order in which concurrent motions were reported.
+fn outcome_lines(stdout: &str) -> Vec<String> {
+    let timed = |l: &str| {
+        l.match_indices(" in ")
+            .any(|(at, _)| l[at + 4..].starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let mut lines: Vec<String> = stdout
+        .lines()
+        .filter(|l| !l.contains("127.0.0.1") && !timed(l))
+        .map(|l| {
+            l.split_whitespace()
+                .map(|w| match w {
+                    w if w.starts_with("mot-") => "MOT",
+                    w if w.contains('/') && w.contains(".panel") => "PATH",
+                    w if w.starts_with('/') => "PATH",
+                    w => w,
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .map(|l| match l.find(" checkpoints") {
+            Some(at) => l[..at]
+                .rsplit_once(' ')
+                .map_or(l.clone(), |(head, _)| head.into()),
+            None => l,
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.sort();
+    lines
+}
+
 #[test]
 fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_not() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -301,6 +335,10 @@ fn panel_up_reproduces_both_verdicts_and_its_record_verifies_but_tampering_does_
         stdout.contains(&format!("seed {SEED}; replay with panel up --seed {SEED}")),
         "the summary names the seed to replay with:\n{stdout}"
     );
+    // The replay: a second run under the same seed seats the same panels, so every
+    // outcome, tally, dossier row and count repeats (docs/SECURITY.md "The beacon").
+    let again = run_up(&dir.path().join("again"));
+    assert_eq!(outcome_lines(&stdout), outcome_lines(&again));
 
     // Both verdicts of the paper, through the panel.
     assert!(

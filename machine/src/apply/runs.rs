@@ -45,12 +45,27 @@ pub(super) fn start_run(
         return Err(ApplyError::UnknownRun(earlier.clone()));
     }
     let floors = crate::charter_rules::floors(state.charter.as_ref());
-    let policy = req.policy.clone().unwrap_or_default();
+    let policy = match &req.policy {
+        Some(p) => p.clone(),
+        // From the beacon's rule set on, a chartered group's run without a policy keeps
+        // the head-count rule its seats were sized for, but its panels are drawn by the
+        // beacon, never from the leader's batch seed (docs/SECURITY.md "The beacon").
+        None if state.rules >= crate::rules::BEACON_DRAW && state.charter.is_some() => {
+            crate::acceptance::Policy {
+                independence: crate::acceptance::Independence {
+                    unsteerable_draw: true,
+                    ..Default::default()
+                },
+                ..Default::default()
+            }
+        }
+        None => crate::acceptance::Policy::default(),
+    };
     crate::charter_rules::check_policy(&floors, &policy, req.min_per_stance)?;
     let run_id = format!("run_{}", state.runs.len() + 1);
     let start_ctx = StartContext {
         run_id: run_id.clone(),
-        seed: ctx.derive_seed(&run_id),
+        seed: run_seed(state, ctx, &run_id, req)?,
         simulation: req.simulation,
     };
     let run = Run::start(req.start.clone(), &start_ctx)?;
@@ -180,6 +195,30 @@ fn excluded(state: &State, run: &Run, q: &PanelQuestion) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// A run's seed: under the beacon's rule set a hash of the run's id and start, so neither
+/// the leader's batch seed nor its stamps choose it; before, the batch-derived seed.
+fn run_seed(
+    state: &State,
+    ctx: &ApplyCtx,
+    run_id: &str,
+    req: &RunRequest,
+) -> Result<u64, ApplyError> {
+    if state.rules < crate::rules::BEACON_DRAW {
+        return Ok(ctx.derive_seed(run_id));
+    }
+    let start = crate::authorship::json_digest("the run's start", &req.start)?;
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(b"crucible-panel/run-seed/v1\0");
+    h.update((run_id.len() as u64).to_be_bytes());
+    h.update(run_id.as_bytes());
+    h.update(start);
+    let d = h.finalize();
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    Ok(u64::from_be_bytes(b))
 }
 
 fn open_question(
