@@ -189,3 +189,18 @@ fn the_sweep_renders_one_table_per_core_count() {
         "{md}"
     );
 }
+
+/// The CPU the run spends is what its decisions cost plus a little per-group upkeep: no
+/// cost is lost or counted twice between the nodes, the replicas and the index.
+#[test]
+fn the_cpu_spent_is_what_the_decisions_cost() {
+    let p = params(8, 4);
+    let r = run(&p, Load::Open { per_s: 40.0 }).unwrap();
+    let expected = r.throughput_per_s * p.decision_cpu_ms() / 1000.0 / f64::from(p.cores);
+    let ratio = r.cpu_utilisation / expected;
+    assert!(
+        (0.97..=1.08).contains(&ratio),
+        "busy {:.3} of the cores against {expected:.3} for the decisions alone",
+        r.cpu_utilisation
+    );
+}

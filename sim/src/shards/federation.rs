@@ -20,7 +20,8 @@
 //! group's cosigned checkpoint over that entry is when a decision becomes checkable
 //! against the federation-wide index ("indexed" below).
 //!
-//! Service times are the measured means times a uniform factor in [0.5, 1.5); claims
+//! Service times are the inputs' means (measured or assumed: [`super::params`]) times a
+//! uniform factor in [0.5, 1.5); claims
 //! arrive as a Poisson stream (open loop) or from clients that send their next claim when
 //! the last one is decided (closed loop). The seeded generator is the only randomness.
 
