@@ -128,21 +128,20 @@ fn ms(v: Option<f64>) -> String {
     }
 }
 
+/// The decided cell carries the CPU share at that load and, when overloaded, what was
+/// decided; the indexed cell beside it only its percentiles.
 fn latency_cell(r: &RunResult, indexed: bool) -> String {
-    if r.saturated {
-        return format!("overloaded ({:.1}/s decided)", r.throughput_per_s);
+    match (r.saturated, indexed) {
+        (true, false) => format!("overloaded ({:.1}/s decided)", r.throughput_per_s),
+        (true, true) => "overloaded".to_owned(),
+        (false, false) => format!(
+            "{} / {} ({:.0} %)",
+            ms(r.decided_p50_ms),
+            ms(r.decided_p99_ms),
+            r.cpu_utilisation * 100.0
+        ),
+        (false, true) => format!("{} / {}", ms(r.indexed_p50_ms), ms(r.indexed_p99_ms)),
     }
-    let (p50, p99) = if indexed {
-        (r.indexed_p50_ms, r.indexed_p99_ms)
-    } else {
-        (r.decided_p50_ms, r.decided_p99_ms)
-    };
-    format!(
-        "{} / {} ({:.0} %)",
-        ms(p50),
-        ms(p99),
-        r.cpu_utilisation * 100.0
-    )
 }
 
 impl Report {
