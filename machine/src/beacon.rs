@@ -20,9 +20,10 @@
 //! Seed: the first 8 bytes (big-endian) of `SHA-256(SEED_DOMAIN || question key ||
 //! for each share in replica order: replica id (u64 BE) || 64-byte VRF output)`.
 //!
-//! What stays open is in docs/SECURITY.md: the replica that seats a motion knows its own
-//! share first, so it can refuse to seat; a quorum of shares from distinct organisations
-//! (each replica's proof fetched before seating) is the next step.
+//! A seating carries exactly one share from each of as many organisations as the charter's
+//! log quorum (`organisations_needed`): no organisation alone knows a seed before another
+//! organisation's replica has proved over the question. What stays open is in
+//! docs/SECURITY.md "The beacon".
 
 use std::collections::BTreeSet;
 
@@ -77,6 +78,20 @@ pub enum BeaconError {
          beacon_vkey can share a draw"
     )]
     NoKey(u64),
+    #[error(
+        "replicas {first} and {second} are both of organisation {organisation}; a seating \
+         carries one share per organisation"
+    )]
+    SameOrganisation {
+        organisation: String,
+        first: u64,
+        second: u64,
+    },
+    #[error(
+        "the seating carries shares of {got} organisation(s); the charter needs exactly \
+         {needed} (its log quorum), so no organisation knows the seed before another's share"
+    )]
+    Organisations { got: usize, needed: usize },
     #[error("replica {replica}'s share: {source}")]
     Share {
         replica: u64,
@@ -150,6 +165,21 @@ pub fn open(state: &mut State, spec: &MotionSpec) -> Result<BeaconDraw, BeaconEr
     })
 }
 
+/// How many organisations' shares a seating needs: the charter's log quorum (the same
+/// number of organisations that must sign a checkpoint), at least one, and no more than
+/// the organisations whose replicas hold beacon keys.
+pub fn organisations_needed(charter: Option<&panel_federation::Charter>) -> usize {
+    let Some(c) = charter else { return 1 };
+    let keyed: BTreeSet<&str> = c
+        .replicas
+        .iter()
+        .filter(|r| r.beacon_vkey.is_some())
+        .map(|r| r.organisation.as_str())
+        .collect();
+    let quorum = c.log.as_ref().map_or(0, |l| l.quorum);
+    quorum.max(1).min(keyed.len().max(1))
+}
+
 /// Checks `shares` against the charter's beacon keys for `draw`'s question and returns
 /// the seed they give (module docs).
 pub fn seed(
@@ -168,23 +198,40 @@ pub fn seed(
     let mut h = Sha256::new();
     h.update(SEED_DOMAIN);
     h.update(question);
-    let mut seen = BTreeSet::new();
+    let mut last: Option<u64> = None;
+    let mut organisations: std::collections::BTreeMap<&str, u64> = Default::default();
     for share in shares {
-        if seen.last().is_some_and(|last| *last >= share.replica) || !seen.insert(share.replica) {
+        if last.is_some_and(|l| l >= share.replica) {
             return Err(BeaconError::Duplicate(share.replica));
         }
-        let key = charter
+        last = Some(share.replica);
+        let entry = charter
             .and_then(|c| c.replicas.iter().find(|r| r.id == share.replica))
-            .and_then(|r| r.beacon_vkey.as_deref())
+            .filter(|r| r.beacon_vkey.is_some())
             .ok_or(BeaconError::NoKey(share.replica))?;
+        if let Some(first) = organisations.insert(&entry.organisation, share.replica) {
+            return Err(BeaconError::SameOrganisation {
+                organisation: entry.organisation.clone(),
+                first,
+                second: share.replica,
+            });
+        }
         let share_err = |source| BeaconError::Share {
             replica: share.replica,
             source,
         };
-        let key = beacon_key::parse_public(key).map_err(share_err)?;
+        let key = beacon_key::parse_public(entry.beacon_vkey.as_deref().unwrap_or_default())
+            .map_err(share_err)?;
         let out = beacon_key::verify(&key, &alpha, &share.proof).map_err(share_err)?;
         h.update(share.replica.to_be_bytes());
         h.update(out);
+    }
+    let needed = organisations_needed(charter);
+    if organisations.len() != needed {
+        return Err(BeaconError::Organisations {
+            got: organisations.len(),
+            needed,
+        });
     }
     let d = h.finalize();
     let mut b = [0u8; 8];

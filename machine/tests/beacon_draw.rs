@@ -3,8 +3,8 @@
 //! motion opens unseated and is seated by replicas' VRF proofs over its question key.
 //! The attacks: a leader re-stamping times and seeds, padding the log and reordering
 //! entries before a question, to choose its panel (it cannot: the same question draws the
-//! same panel); a forged, foreign, replayed or duplicated share (refused, the motion stays
-//! unseated); a second seating (refused). The same content asked again draws afresh.
+//! same panel); a forged, foreign, replayed or duplicated share, or the shares of one
+//! organisation alone (refused, the motion stays unseated); a second seating (refused). The same content asked again draws afresh.
 
 use crucible::motion::{Answer, Question};
 use panel_federation::beacon_key::BeaconSecret;
@@ -26,7 +26,7 @@ fn charter() -> Charter {
         replicas: (1..=3)
             .map(|id| ReplicaEntry {
                 id,
-                organisation: "north".into(),
+                organisation: if id == 2 { "south" } else { "north" }.into(),
                 cert_sha256: panel_federation::Fingerprint([id as u8; 32]),
                 log_vkey: None,
                 beacon_vkey: Some(secret(id).public_hex()),
@@ -39,7 +39,12 @@ fn charter() -> Charter {
                 .to_bytes(),
         ),
         floors: Floors::PROJECT,
-        log: None,
+        // Two organisations must share every draw (the log quorum).
+        log: Some(panel_federation::LogIdentity {
+            origin: "example.com/beacon-test".into(),
+            vkey: String::new(),
+            quorum: 2,
+        }),
         witnesses: Vec::new(),
         exam: None,
         last_word: None,
@@ -130,29 +135,50 @@ fn a_motion_opens_unseated_and_only_a_charter_replicas_proof_over_its_question_s
         replica: 1,
         proof: "ab".repeat(80),
     };
-    refused(seat(&mut d, &m, vec![forged]), "replica 1's share");
+    refused(
+        seat(&mut d, &m, vec![forged, share(2, &q)]),
+        "replica 1's share",
+    );
     let outsider = BeaconSecret::from_log_seed(&[9; 32]);
     let qb: [u8; 32] = hex::decode(&q).unwrap().try_into().unwrap();
     let foreign = BeaconShare {
         replica: 1,
         proof: outsider.prove_hex(&beacon::input(&qb)),
     };
-    refused(seat(&mut d, &m, vec![foreign]), "does not verify");
-    refused(seat(&mut d, &m, vec![share(7, &q)]), "no beacon key");
+    refused(
+        seat(&mut d, &m, vec![foreign, share(2, &q)]),
+        "does not verify",
+    );
+    refused(
+        seat(&mut d, &m, vec![share(1, &q), share(7, &q)]),
+        "no beacon key",
+    );
     // Replayed: replica 1's genuine proof over another question.
     let other = hex::encode(beacon::question_key(&[1; 32], 0));
-    refused(seat(&mut d, &m, vec![share(1, &other)]), "does not verify");
+    refused(
+        seat(&mut d, &m, vec![share(1, &other), share(2, &q)]),
+        "does not verify",
+    );
     refused(seat(&mut d, &m, vec![share(2, &q), share(2, &q)]), "twice");
     refused(seat(&mut d, &m, vec![]), "no share");
+    // One organisation alone: one share, or two shares of the same organisation.
+    refused(seat(&mut d, &m, vec![share(1, &q)]), "needs exactly 2");
+    refused(
+        seat(&mut d, &m, vec![share(1, &q), share(3, &q)]),
+        "both of organisation north",
+    );
     assert!(d.state.motions.get(&m).unwrap().seats.is_empty());
 
     assert!(matches!(
-        seat(&mut d, &m, vec![share(1, &q)]),
+        seat(&mut d, &m, vec![share(1, &q), share(2, &q)]),
         ItemReply::Applied(_)
     ));
     let seated = d.state.motions.get(&m).unwrap();
     assert_eq!(seated.seats.len(), seated.spec.seats);
-    refused(seat(&mut d, &m, vec![share(2, &q)]), "awaits no seats");
+    refused(
+        seat(&mut d, &m, vec![share(2, &q), share(3, &q)]),
+        "awaits no seats",
+    );
 }
 
 /// The attack: a leader varies everything it controls before a question (the stamped
@@ -172,7 +198,7 @@ fn stamps_padding_and_order_before_a_question_do_not_move_its_draw() {
         let mut d = group(schedule, padding);
         let (m, q) = ask(&mut d);
         assert!(matches!(
-            seat(&mut d, &m, vec![share(1, &q)]),
+            seat(&mut d, &m, vec![share(1, &q), share(2, &q)]),
             ItemReply::Applied(_)
         ));
         let motion = d.state.motions.get(&m).unwrap();
@@ -184,13 +210,13 @@ fn stamps_padding_and_order_before_a_question_do_not_move_its_draw() {
 
     let mut d = group(Schedule::default(), 0);
     let (m, q) = ask(&mut d);
-    seat(&mut d, &m, vec![share(2, &q)]);
+    seat(&mut d, &m, vec![share(2, &q), share(3, &q)]);
     let other = d.state.motions.get(&m).unwrap().draw_seed;
     assert!(!panels.iter().any(|(seed, _)| *seed == other));
 }
 
 #[test]
-fn the_same_content_asked_again_gets_a_fresh_question_key_and_shares_combine() {
+fn the_same_content_asked_again_gets_a_fresh_question_key_and_shares_list_in_order() {
     let mut d = group(Schedule::default(), 0);
     let (m1, q1) = ask(&mut d);
     let spec = d.state.motions.get(&m1).unwrap().spec.clone();
@@ -198,13 +224,13 @@ fn the_same_content_asked_again_gets_a_fresh_question_key_and_shares_combine() {
     let again = beacon::open(&mut d.state, &spec).expect("a key");
     assert_eq!(again.attempt, 1);
     assert_ne!(again.question, q1);
-    // Two replicas' shares, listed by ascending id, seat it; out of order they do not.
+    // The two organisations' shares, listed by ascending id, seat it; out of order not.
     refused(
-        seat(&mut d, &m1, vec![share(3, &q1), share(1, &q1)]),
+        seat(&mut d, &m1, vec![share(2, &q1), share(1, &q1)]),
         "out of order",
     );
     assert!(matches!(
-        seat(&mut d, &m1, vec![share(1, &q1), share(3, &q1)]),
+        seat(&mut d, &m1, vec![share(1, &q1), share(2, &q1)]),
         ItemReply::Applied(_)
     ));
     let seated = d.state.motions.get(&m1).unwrap();

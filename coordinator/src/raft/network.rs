@@ -13,6 +13,9 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
     VoteRequest, VoteResponse,
 };
+use std::sync::Arc;
+
+use panel_federation::beacon_key::BeaconSecret;
 use panel_transport::{Peer, Transport};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -159,12 +162,52 @@ pub struct ReplicaService {
     raft: Raft,
     sm: super::StateMachineStore,
     log_key: panel_tlog::NoteSigner,
+    /// This replica's beacon key, when its charter entry names one.
+    beacon: Option<Arc<BeaconSecret>>,
 }
 
 impl ReplicaService {
-    pub fn new(raft: Raft, sm: super::StateMachineStore, log_key: panel_tlog::NoteSigner) -> Self {
-        Self { raft, sm, log_key }
+    pub fn new(
+        raft: Raft,
+        sm: super::StateMachineStore,
+        log_key: panel_tlog::NoteSigner,
+        beacon: Option<Arc<BeaconSecret>>,
+    ) -> Self {
+        Self {
+            raft,
+            sm,
+            log_key,
+            beacon,
+        }
     }
+}
+
+/// Asks replica `target` at `addr` for its beacon share of `motion_id` (the leader's side
+/// of `BeaconShare`), over a connection pinned to the target's charter certificate.
+pub async fn beacon_share(
+    transport: &Transport,
+    target: NodeId,
+    addr: &str,
+    motion_id: &str,
+    timeout: std::time::Duration,
+) -> Result<String, Status> {
+    let endpoint = transport
+        .endpoint_pinned(addr, Peer::Replica(target))
+        .map_err(|e| Status::unavailable(e.to_string()))?
+        .connect_timeout(timeout);
+    let channel = endpoint
+        .connect()
+        .await
+        .map_err(|e| Status::unavailable(e.to_string()))?;
+    let mut request = Request::new(crate::pb::replica::BeaconShareRequest {
+        motion_id: motion_id.to_owned(),
+    });
+    request.set_timeout(timeout);
+    Ok(ReplicaClient::new(channel)
+        .beacon_share(request)
+        .await?
+        .into_inner()
+        .proof)
 }
 
 /// Asks replica `target` at `addr` for its log signature over the checkpoint of `size`
@@ -247,6 +290,34 @@ impl Replica for ReplicaService {
         let line = self.log_key.sign(&body).to_line().trim_end().to_string();
         Ok(Response::new(crate::pb::replica::SignCheckpointReply {
             line,
+        }))
+    }
+
+    async fn beacon_share(
+        &self,
+        request: Request<crate::pb::replica::BeaconShareRequest>,
+    ) -> Result<Response<crate::pb::replica::BeaconShareReply>, Status> {
+        let secret = self.beacon.as_ref().ok_or_else(|| {
+            Status::failed_precondition("this replica has no beacon key in the charter")
+        })?;
+        let motion_id = request.into_inner().motion_id;
+        // The question key comes from this replica's own applied state: a share is given
+        // only for a motion that is open and awaits its seats here.
+        let question = self.sm.read(|a| {
+            let m = a.state.motions.get(&motion_id)?;
+            let b = m.beacon.as_ref().filter(|b| b.pending())?;
+            (m.status == panel_machine::model::MotionStatus::Open).then(|| b.question.clone())
+        });
+        let key = question
+            .and_then(|q| hex::decode(q).ok())
+            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            .ok_or_else(|| {
+                Status::failed_precondition(format!(
+                    "motion {motion_id} is not open and awaiting its seats on this replica (yet)"
+                ))
+            })?;
+        Ok(Response::new(crate::pb::replica::BeaconShareReply {
+            proof: secret.prove_hex(&panel_machine::beacon::input(&key)),
         }))
     }
 }

@@ -304,7 +304,7 @@ pub async fn serve(
         sm.clone(),
         proposer.clone(),
         crate::service::driver::DriverOptions {
-            beacon,
+            beacon: beacon.clone(),
             ..opts.driver
         },
         links.clone(),
@@ -425,6 +425,7 @@ pub async fn serve(
                 raft.clone(),
                 replica.sm.clone(),
                 replica.log_key.clone(),
+                beacon,
             ))
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE),

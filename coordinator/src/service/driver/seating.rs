@@ -1,6 +1,8 @@
 //! Seating the motions that opened awaiting a beacon (`panel_machine::beacon`;
-//! docs/SECURITY.md "The draw cannot be steered"): the leader proves over each one's
-//! question key with its beacon key and proposes the `SeatMotion` that draws the panel.
+//! docs/SECURITY.md "The beacon"): the leader proves over each one's question key with
+//! its beacon key, asks replicas of the other organisations the charter's log quorum
+//! needs for theirs (`Replica.BeaconShare`), and proposes the `SeatMotion` that draws the
+//! panel.
 //! Until that entry applies the motion has no seats, so the round driver leaves it alone.
 
 use super::*;
@@ -29,7 +31,13 @@ pub(super) fn seated(m: &Motion) -> bool {
     m.beacon.as_ref().is_none_or(|b| !b.pending())
 }
 
-/// Proposes the `SeatMotion` for one awaiting motion, with this replica's share.
+/// How long the leader waits for one replica's share.
+const SHARE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Proposes the `SeatMotion` for one awaiting motion: this replica's share and, from the
+/// charter's replicas in ascending id, one share of each further organisation until the
+/// charter's quorum of organisations is met (`beacon::organisations_needed`). When too
+/// few organisations answer, nothing is proposed and the next pass asks again.
 pub(super) async fn seat(
     s: &Shared,
     motion_id: String,
@@ -50,21 +58,90 @@ pub(super) async fn seat(
         warn!(motion = %motion_id, "the stored question key is not 32 bytes of hex");
         return Ok(());
     };
-    let proof = secret.prove_hex(&panel_machine::beacon::input(&key));
+    let (replicas, needed) = s.sm.read(|a| {
+        let charter = a.state.charter.as_ref();
+        let replicas: Vec<(u64, String)> = charter
+            .map(|c| {
+                c.replicas
+                    .iter()
+                    .filter(|r| r.beacon_vkey.is_some())
+                    .map(|r| (r.id, r.organisation.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        (
+            replicas,
+            panel_machine::beacon::organisations_needed(charter),
+        )
+    });
+    let own_org = replicas
+        .iter()
+        .find(|(id, _)| *id == s.id)
+        .map(|(_, org)| org.clone());
+    let mut covered: BTreeSet<String> = own_org.into_iter().collect();
+    let mut shares = vec![BeaconShare {
+        replica: s.id,
+        proof: secret.prove_hex(&panel_machine::beacon::input(&key)),
+    }];
+    let members = crate::raft::status(&s.raft).nodes;
+    for (id, org) in &replicas {
+        if covered.len() >= needed {
+            break;
+        }
+        if covered.contains(org) {
+            continue;
+        }
+        let Some(member) = members.get(id) else {
+            continue;
+        };
+        match crate::raft::network::beacon_share(
+            &s.transport,
+            *id,
+            &member.addr,
+            &motion_id,
+            SHARE_TIMEOUT,
+        )
+        .await
+        {
+            Ok(proof) => {
+                covered.insert(org.clone());
+                shares.push(BeaconShare {
+                    replica: *id,
+                    proof,
+                });
+            }
+            Err(e) => {
+                info!(motion = %motion_id, "replica {id} gave no beacon share (yet): {}", e.message())
+            }
+        }
+    }
+    if covered.len() < needed {
+        info!(
+            motion = %motion_id,
+            "{} of the {needed} organisations' beacon shares: the motion waits unseated",
+            covered.len()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        return Ok(());
+    }
+    shares.sort_by_key(|sh| sh.replica);
+    // Another set of sharing replicas is another request, not a retry of a refused one.
+    let sharing = shares
+        .iter()
+        .map(|sh| sh.replica.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let item = Item {
         client_id: "motion-driver".into(),
-        request_id: request_id(&["seat", &motion_id, &question]),
+        request_id: request_id(&["seat", &motion_id, &question, &sharing]),
         command: InternalCommand::SeatMotion(Seating {
             motion_id: motion_id.clone(),
-            shares: vec![BeaconShare {
-                replica: s.id,
-                proof,
-            }],
+            shares,
         })
         .into(),
         writer: None,
     };
-    let out = s.proposer.submit(item, 256).await?;
+    let out = s.proposer.submit(item, 512).await?;
     match &out.reply {
         ItemReply::Refused { code, message } => {
             warn!(motion = %motion_id, %code, "seating refused: {message}")
