@@ -47,6 +47,13 @@ pub struct OrderArgs {
     /// ... or when their closes refused more than this many rulings in all.
     #[arg(long, value_name = "N", requires = "auto_window")]
     auto_max_refused: Option<u32>,
+    /// ... or when more than this many outcomes were overturned on appeal over the window.
+    #[arg(long, value_name = "N", requires = "auto_window")]
+    auto_max_overturned: Option<u32>,
+    /// ... or as soon as a prior check flags an arbiter (rulings its declared prior
+    /// contradicts).
+    #[arg(long, requires = "auto_window")]
+    auto_on_flagged: bool,
 }
 
 impl OrderArgs {
@@ -77,6 +84,8 @@ impl OrderArgs {
                     window,
                     max_deadlock_permille: percent * 10,
                     max_refused_rulings: refused,
+                    max_overturned: self.auto_max_overturned,
+                    on_flagged: self.auto_on_flagged,
                 })
             }
             _ => None,
@@ -149,13 +158,24 @@ pub fn show(json: bool, cluster: &ClusterArgs) -> Result<ExitCode> {
         );
     }
     match r.breakers.automatic {
-        Some(a) => println!(
-            "automatic breaker armed: over the last {} decided motions, more than {} deadlocked or more than {} refused rulings pause new motions ({} counted so far)",
-            a.window,
-            panel_machine::breakers::percent(u64::from(a.max_deadlock_permille)),
-            a.max_refused_rulings,
-            r.breakers.recent.len()
-        ),
+        Some(a) => {
+            let overturned = a
+                .max_overturned
+                .map(|n| format!(", more than {n} outcomes overturned on appeal"))
+                .unwrap_or_default();
+            let flagged = if a.on_flagged {
+                ", or any arbiter a prior check flags,"
+            } else {
+                ""
+            };
+            println!(
+                "automatic breaker armed: over the last {} decided motions, more than {} deadlocked, more than {} refused rulings{overturned}{flagged} pause new motions ({} counted so far)",
+                a.window,
+                panel_machine::breakers::percent(u64::from(a.max_deadlock_permille)),
+                a.max_refused_rulings,
+                r.breakers.recent.len()
+            )
+        }
         None => println!("automatic breaker: not armed"),
     }
     println!("next order: --seq {}", r.next_seq);

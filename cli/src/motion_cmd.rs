@@ -266,6 +266,23 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
         }
         MotionStatus::Open => {}
     }
+    match &m.beacon {
+        Some(b) if b.pending() => println!(
+            "  seats: not drawn yet: the beacon's shares for question key {}… are being collected (docs/SECURITY.md \"The beacon\")",
+            &b.question[..b.question.len().min(12)]
+        ),
+        Some(b) => println!(
+            "  drawn by the beacon: question key {}…, attempt {}, shares of replica(s) {}",
+            &b.question[..b.question.len().min(12)],
+            b.attempt,
+            b.shares
+                .iter()
+                .map(|s| s.replica.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => {}
+    }
     println!("  seats:");
     for s in &m.seats {
         println!(

@@ -105,6 +105,8 @@ pub fn claim<'a>(
             window: a.window,
             max_deadlock_permille: a.max_deadlock_permille,
             max_refused_rulings: a.max_refused_rulings,
+            max_overturned: a.max_overturned,
+            on_flagged: a.on_flagged,
         }),
     })
 }
@@ -196,13 +198,13 @@ pub fn record(state: &mut State, order: &BreakerOrder, by: Vec<String>, at: (u64
         } else {
             b.paused.remove(scope);
             if *scope == Scope::Motions {
-                b.recent.clear();
+                b.fresh_window();
             }
         }
     }
     if let Some(a) = order.automatic {
         b.automatic = Some(a);
-        b.recent.clear();
+        b.fresh_window();
     }
 }
 
@@ -231,7 +233,14 @@ pub fn observe(state: &mut State, deadlocked: bool, refused_rulings: u32, at: (u
     while b.recent.len() > auto.window as usize {
         b.recent.pop_front();
     }
-    if b.recent.len() < auto.window as usize || b.paused.contains_key(&Scope::Motions) {
+    if auto.max_overturned.is_some() {
+        b.overturns
+            .push_back(std::mem::take(&mut b.pending_overturns));
+        while b.overturns.len() > auto.window as usize {
+            b.overturns.pop_front();
+        }
+    }
+    if b.recent.len() < auto.window as usize {
         return;
     }
     let deadlocks = b.recent.iter().filter(|(d, _)| *d).count() as u64;
@@ -252,17 +261,56 @@ pub fn observe(state: &mut State, deadlocked: bool, refused_rulings: u32, at: (u
     } else {
         None
     };
-    if let Some(reason) = signal {
-        b.paused.insert(
-            Scope::Motions,
-            Pause {
-                reason,
-                by: vec!["automatic breaker".into()],
-                log_index: at.0,
-                since_ms: at.1,
-            },
-        );
+    trip(state, signal, at);
+}
+
+/// Counts an outcome overturned on appeal (`finality`); trips the breaker at once when the
+/// overturns over the window pass the armed bound.
+pub fn note_overturn(state: &mut State, motion_id: &str, at: (u64, u64)) {
+    let b = &mut state.breakers;
+    let Some(max) = b.automatic.and_then(|a| a.max_overturned) else {
+        return;
+    };
+    b.pending_overturns = b.pending_overturns.saturating_add(1);
+    let window = b.automatic.map_or(0, |a| a.window);
+    let overturned: u64 =
+        b.overturns.iter().map(|n| u64::from(*n)).sum::<u64>() + u64::from(b.pending_overturns);
+    let signal = (overturned > u64::from(max)).then(|| {
+        format!(
+            "automatic breaker: {overturned} outcomes overturned on appeal over the last {window} decided motions, the latest {motion_id} (above the armed bound of {max})"
+        )
+    });
+    trip(state, signal, at);
+}
+
+/// Trips the breaker armed with `on_flagged` when a prior check flags arbiters.
+pub fn note_flagged(state: &mut State, flagged: &[String], at: (u64, u64)) {
+    if flagged.is_empty() || !state.breakers.automatic.is_some_and(|a| a.on_flagged) {
+        return;
     }
+    let signal = format!(
+        "automatic breaker: the prior check flagged {} (rulings their declared priors contradict); examine them (`panel arbiter show`) before lifting",
+        flagged.join(", ")
+    );
+    trip(state, Some(signal), at);
+}
+
+/// Pauses new motions for `signal`, unless they are paused already.
+fn trip(state: &mut State, signal: Option<String>, at: (u64, u64)) {
+    let b = &mut state.breakers;
+    let Some(reason) = signal else { return };
+    if b.paused.contains_key(&Scope::Motions) {
+        return;
+    }
+    b.paused.insert(
+        Scope::Motions,
+        Pause {
+            reason,
+            by: vec!["automatic breaker".into()],
+            log_index: at.0,
+            since_ms: at.1,
+        },
+    );
 }
 
 /// Thousandths as a percentage with one decimal, e.g. 625 -> "62.5%".
@@ -467,6 +515,8 @@ mod tests {
             window: 10,
             max_deadlock_permille: 500,
             max_refused_rulings: 100,
+            max_overturned: None,
+            on_flagged: false,
         });
         let c = charter();
         arm.endorsements = (0..2u8)
@@ -541,11 +591,95 @@ mod tests {
             window: 5,
             max_deadlock_permille: 10,
             max_refused_rulings: 1,
+            max_overturned: None,
+            on_flagged: false,
         });
         refused(
             &write(&mut s, 4, ClientCommand::SetBreaker(o)),
             "breaker_refused",
             &["automatic.window is 5"],
+        );
+    }
+
+    /// Arms the automatic breaker with `auto`, endorsed by both organisations.
+    fn arm(s: &mut State, seq: u64, auto: AutoBreaker) {
+        let mut o = order(seq, &[Scope::Closings], false, &[]);
+        o.reason = "arm the automatic breaker".into();
+        o.automatic = Some(auto);
+        let c = charter();
+        o.endorsements = (0..2u8)
+            .map(|i| Endorsement {
+                by: c.organisations[i as usize].name.clone(),
+                signature: endorse(&c, &o, &org_key(i)).expect("sign"),
+            })
+            .collect();
+        let r = write(s, 10 + seq, ClientCommand::SetBreaker(o));
+        assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+    }
+
+    const QUIET: AutoBreaker = AutoBreaker {
+        window: 10,
+        max_deadlock_permille: 1000,
+        max_refused_rulings: 1000,
+        max_overturned: Some(2),
+        on_flagged: true,
+    };
+
+    /// A burst of overturned outcomes trips the breaker as soon as it passes the bound,
+    /// naming the signal and the latest overturned motion; overturns older than the window
+    /// stop counting.
+    #[test]
+    fn the_automatic_breaker_trips_on_overturned_outcomes() {
+        let mut s = chartered();
+        arm(&mut s, 1, QUIET);
+        note_overturn(&mut s, "m1", (20, 0));
+        for i in 0..11 {
+            observe(&mut s, false, 0, (21 + i, 0));
+        }
+        // m1's overturn (counted with the first of these decisions) has left the window
+        // of the last ten.
+        note_overturn(&mut s, "m2", (40, 0));
+        note_overturn(&mut s, "m3", (41, 0));
+        assert!(
+            s.breakers.paused.is_empty(),
+            "two overturns are the bound, not above"
+        );
+        note_overturn(&mut s, "m4", (42, 0));
+        let pause = s.breakers.paused.get(&Scope::Motions).expect("tripped");
+        assert!(
+            pause.reason.contains("3 outcomes overturned on appeal") && pause.reason.contains("m4"),
+            "{}",
+            pause.reason
+        );
+        refused(&ask(&mut s, 43), "paused", &["overturned on appeal"]);
+    }
+
+    /// A prior check that flags an arbiter trips a breaker armed for it and names them;
+    /// one that flags nobody, or a breaker not armed for flags, leaves motions open.
+    #[test]
+    fn the_automatic_breaker_trips_on_a_flagged_arbiter() {
+        let mut s = chartered();
+        note_flagged(&mut s, &["arb-x".into()], (5, 0));
+        assert!(s.breakers.paused.is_empty(), "no breaker is armed");
+        arm(
+            &mut s,
+            1,
+            AutoBreaker {
+                on_flagged: false,
+                ..QUIET
+            },
+        );
+        note_flagged(&mut s, &["arb-x".into()], (15, 0));
+        assert!(s.breakers.paused.is_empty(), "armed without the flag trip");
+        arm(&mut s, 2, QUIET);
+        note_flagged(&mut s, &[], (16, 0));
+        assert!(s.breakers.paused.is_empty(), "nobody flagged");
+        note_flagged(&mut s, &["arb-x".into(), "arb-y".into()], (17, 0));
+        let pause = s.breakers.paused.get(&Scope::Motions).expect("tripped");
+        assert!(
+            pause.reason.contains("flagged arb-x, arb-y"),
+            "{}",
+            pause.reason
         );
     }
 }

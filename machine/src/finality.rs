@@ -179,8 +179,10 @@ pub fn advance(state: &mut State, at: At) {
                 f.reason = end.1;
                 f.changed_log_index = at.0;
                 f.changed_at_ms = at.1;
-                if f.status == OutcomeStatus::Final {
-                    crate::precedent::on_final(state, &id);
+                match f.status {
+                    OutcomeStatus::Final => crate::precedent::on_final(state, &id),
+                    OutcomeStatus::Overturned => crate::breakers::note_overturn(state, &id, at),
+                    _ => {}
                 }
             }
         }

@@ -552,7 +552,7 @@ mod tests {
 
         // Applied: reseated under B in deb_2 only, on the record's reply.
         s.rules = crate::rules::DECLARED_CAMPS;
-        let reply = crate::apply::arbiters::check_priors(&mut s).expect("check applies");
+        let reply = crate::apply::arbiters::check_priors(&mut s, (0, 0)).expect("check applies");
         assert!(reply.flagged.is_empty(), "{reply:?}");
         assert_eq!(reply.flagged_declarations.len(), 1, "{reply:?}");
         let x = &s.arbiters.get("x").expect("registered").clone();

@@ -31,6 +31,20 @@ pub struct AutoClaim {
     /// Rulings refused at closes among them (equivocations, commitments never revealed),
     /// above which new motions pause.
     pub max_refused_rulings: u32,
+    /// Outcomes overturned on appeal while they were decided, above which new motions
+    /// pause; `None` watches no overturns.
+    pub max_overturned: Option<u32>,
+    /// Whether a prior check that flags an arbiter (rulings its declared prior
+    /// contradicts) pauses new motions.
+    pub on_flagged: bool,
+}
+
+impl AutoClaim {
+    /// Whether the order sets a signal added after layout v1's three (so its automatic
+    /// block is written in the longer form).
+    fn extended(&self) -> bool {
+        self.max_overturned.is_some() || self.on_flagged
+    }
 }
 
 /// What an order says, as organisations sign it.
@@ -79,11 +93,17 @@ pub fn breaker_canonical_bytes(c: &BreakerClaim<'_>) -> Result<Vec<u8>, BreakerS
     w.text(c.reason);
     match c.automatic {
         None => w.u8(0),
+        // Form 1 for the first three signals alone (orders signed before the others
+        // existed keep their bytes), form 2 when an overturn bound or the flag trip is set.
         Some(a) => {
-            w.u8(1);
+            w.u8(if a.extended() { 2 } else { 1 });
             w.u32(a.window);
             w.u32(u32::from(a.max_deadlock_permille));
             w.u32(a.max_refused_rulings);
+            if a.extended() {
+                w.u32(a.max_overturned.unwrap_or(u32::MAX));
+                w.u8(u8::from(a.on_flagged));
+            }
         }
     }
     Ok(w.finish())
@@ -130,6 +150,8 @@ mod tests {
             window: 50,
             max_deadlock_permille: 500,
             max_refused_rulings: 10,
+            max_overturned: None,
+            on_flagged: false,
         };
         for changed in [
             BreakerClaim {
@@ -173,6 +195,63 @@ mod tests {
             assert_eq!(
                 breaker_canonical_bytes(&BreakerClaim { scopes, ..claim }),
                 Err(BreakerSignatureError::Scopes)
+            );
+        }
+    }
+
+    /// The later signals are signed too, and an order without them keeps layout v1's
+    /// bytes (form 1), so endorsements made before them still verify.
+    #[test]
+    fn the_overturn_and_flag_signals_are_bound_and_old_orders_keep_their_bytes() {
+        let org = SigningKey::from_bytes(&[9; 32]);
+        let base = AutoClaim {
+            window: 50,
+            max_deadlock_permille: 500,
+            max_refused_rulings: 10,
+            max_overturned: None,
+            on_flagged: false,
+        };
+        let claim = |a: AutoClaim| BreakerClaim {
+            charter_digest: &[7; 32],
+            seq: 3,
+            scopes: SCOPE_MOTIONS,
+            pause: false,
+            reason: "arm",
+            automatic: Some(a),
+        };
+        let v1 = breaker_canonical_bytes(&claim(base)).unwrap();
+        let mut want = CanonicalWriter::new(BREAKER_ORDER_TAG_V1);
+        want.fixed(&[7; 32]);
+        want.u64(3);
+        want.u8(SCOPE_MOTIONS);
+        want.u8(0);
+        want.text("arm");
+        want.u8(1);
+        want.u32(50);
+        want.u32(500);
+        want.u32(10);
+        assert_eq!(v1, want.finish());
+        let armed = AutoClaim {
+            max_overturned: Some(2),
+            on_flagged: true,
+            ..base
+        };
+        let sig = sign_breaker(&claim(armed), &org).unwrap();
+        assert!(verify_breaker(&claim(armed), &sig, &org.verifying_key()).is_ok());
+        for changed in [
+            base,
+            AutoClaim {
+                max_overturned: Some(3),
+                ..armed
+            },
+            AutoClaim {
+                on_flagged: false,
+                ..armed
+            },
+        ] {
+            assert_eq!(
+                verify_breaker(&claim(changed), &sig, &org.verifying_key()),
+                Err(BreakerSignatureError::BadSignature)
             );
         }
     }

@@ -157,12 +157,23 @@ impl Client {
         .await
     }
 
+    /// The motion once its panel is drawn: a motion under the beacon opens unseated and
+    /// is seated by the leader's next entry (docs/SECURITY.md "The beacon").
     async fn motion(&self, motion_id: &str) -> Value {
-        self.query(Query::Motion {
-            motion_id: motion_id.into(),
-        })
-        .await["motion"]
-            .clone()
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let m = self
+                .query(Query::Motion {
+                    motion_id: motion_id.into(),
+                })
+                .await["motion"]
+                .clone();
+            let awaiting = m["beacon"].is_object() && m["beacon"]["shares"].is_null();
+            if !awaiting || std::time::Instant::now() > deadline {
+                return m;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 
     async fn motions_of(&self, debate: &str) -> Vec<Value> {

@@ -41,9 +41,15 @@ fn client_flags(c: &TlsCluster) -> Vec<String> {
 
 /// `panel org endorse-breaker` by `org`: ORG=SIGNATURE.
 fn endorse(c: &TlsCluster, org: &str, seq: u64, direction: &str) -> String {
+    endorse_with(c, org, seq, direction, &[])
+}
+
+/// [`endorse`] of an order with the `extra` flags (the automatic breaker's).
+fn endorse_with(c: &TlsCluster, org: &str, seq: u64, direction: &str, extra: &[&str]) -> String {
     let out = panel()
         .args(["org", "endorse-breaker"])
         .args(order_flags(c, seq, direction))
+        .args(extra)
         .arg("--org-key")
         .arg(c.pki.signing_key_path(org))
         .output()
@@ -53,9 +59,21 @@ fn endorse(c: &TlsCluster, org: &str, seq: u64, direction: &str) -> String {
 }
 
 fn submit(c: &TlsCluster, seq: u64, direction: &str, endorsements: &[String]) -> Output {
+    submit_with(c, seq, direction, endorsements, &[])
+}
+
+/// [`submit`] of an order with the `extra` flags.
+fn submit_with(
+    c: &TlsCluster,
+    seq: u64,
+    direction: &str,
+    endorsements: &[String],
+    extra: &[&str],
+) -> Output {
     let mut cmd = panel();
     cmd.args(["org", "breaker"])
-        .args(order_flags(c, seq, direction));
+        .args(order_flags(c, seq, direction))
+        .args(extra);
     for e in endorsements {
         cmd.args(["--endorsement", e]);
     }
@@ -162,4 +180,33 @@ fn only_the_federation_pauses_and_a_pause_names_itself_and_its_lift() {
     // The same request now reaches the debate lookup: no longer the pause's refusal.
     let r = ask(&c, 2);
     assert_ne!(r["result"]["code"], "paused", "{r}");
+
+    // Both organisations arm the automatic breaker with the overturn and flag signals. A
+    // submitter who adds a signal the endorsers did not sign is refused: the signature
+    // covers every signal.
+    let armed = [
+        "--auto-window",
+        "10",
+        "--auto-max-deadlocks-percent",
+        "90",
+        "--auto-max-refused",
+        "50",
+        "--auto-max-overturned",
+        "2",
+    ];
+    let mut with_flag = armed.to_vec();
+    with_flag.push("--auto-on-flagged");
+    let north = endorse_with(&c, "northwind", 3, "--lift", &armed);
+    let south = endorse_with(&c, "southbank", 3, "--lift", &armed);
+    let both = [north, south];
+    let out = submit_with(&c, 3, "--lift", &both, &with_flag);
+    assert!(!out.status.success(), "an unsigned signal was accepted");
+    let out = submit_with(&c, 3, "--lift", &both, &armed);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = breakers(&c);
+    assert!(
+        shown.contains("more than 2 outcomes overturned on appeal")
+            && !shown.contains("prior check flags"),
+        "{shown}"
+    );
 }

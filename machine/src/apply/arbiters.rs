@@ -285,10 +285,33 @@ pub(super) fn submit_exam(
 
 /// Runs the prior-consistency check over the ruling history and records its findings; a
 /// confirmed arbiter is seated under its fitted camp from then on.
-pub(crate) fn check_priors(state: &mut State) -> Result<CheckPriorsReply, ApplyError> {
-    if state.rules >= crate::rules::DECLARED_CAMPS {
-        return Ok(check_claims(state)?);
-    }
+pub(crate) fn check_priors(
+    state: &mut State,
+    at: (u64, u64),
+) -> Result<CheckPriorsReply, ApplyError> {
+    let reply = if state.rules >= crate::rules::DECLARED_CAMPS {
+        check_claims(state)?
+    } else {
+        check_registered(state)?
+    };
+    // An armed breaker that trips on flags pauses new motions (`breakers::note_flagged`).
+    let flagged: Vec<String> = reply
+        .flagged
+        .iter()
+        .cloned()
+        .chain(
+            reply
+                .flagged_declarations
+                .iter()
+                .map(|d| d.arbiter_id.clone()),
+        )
+        .collect();
+    crate::breakers::note_flagged(state, &flagged, at);
+    Ok(reply)
+}
+
+/// The check before rule set `DECLARED_CAMPS`: registered stances only.
+fn check_registered(state: &mut State) -> Result<CheckPriorsReply, ApplyError> {
     let findings = crate::priors::run(state)?;
     let mut flagged = Vec::new();
     for (id, finding, fitted) in findings {

@@ -295,7 +295,9 @@ fn apply_client(
         ClientCommand::RegisterArbiter(reg) => arbiters::register(state, ctx, reg),
         ClientCommand::RevokeKey { revocation } => arbiters::revoke_key(state, ctx, revocation),
         ClientCommand::RotateKey { rotation } => arbiters::rotate_key(state, ctx, rotation),
-        ClientCommand::CheckPriors => arbiters::check_priors(state).map(|r| to_value(&r)),
+        ClientCommand::CheckPriors => {
+            arbiters::check_priors(state, (ctx.log_index, ctx.time_ms)).map(|r| to_value(&r))
+        }
         ClientCommand::AdmitOrganisation(adm) => federation::admit_organisation(state, adm),
         ClientCommand::RegisterContributor(reg) => {
             federation::register_contributor(state, ctx, reg)

@@ -270,7 +270,7 @@ pub(super) fn conclude(
         };
         reply.settled = settled;
         reply.opened = Some(open_pending(state, ctx, &debate_id));
-        reply.prior_check = scheduled_prior_check(state, &debate_id);
+        reply.prior_check = scheduled_prior_check(state, &debate_id, (ctx.log_index, ctx.time_ms));
     }
     crate::finality::on_decided(state, motion_id, (ctx.log_index, ctx.time_ms));
     reply.run = super::runs::settle_motion(state, ctx, motion_id, &verdict);
@@ -289,14 +289,18 @@ pub(super) fn conclude(
 /// after every N-th decided motion of the debate it runs inside apply, as `CheckPriors`
 /// would, and its findings go on the record in this entry's reply. A check the history
 /// cannot support yet is recorded as such and changes nothing.
-fn scheduled_prior_check(state: &mut State, debate_id: &str) -> Option<ScheduledPriorCheck> {
+fn scheduled_prior_check(
+    state: &mut State,
+    debate_id: &str,
+    at: (u64, u64),
+) -> Option<ScheduledPriorCheck> {
     let rec = state.debates.get(debate_id)?;
     let every = rec.policy.prior_check_every.filter(|n| *n > 0)? as usize;
     let decided = rec.questions.len().saturating_sub(rec.open.len());
     if decided == 0 || decided % every != 0 {
         return None;
     }
-    Some(match super::arbiters::check_priors(state) {
+    Some(match super::arbiters::check_priors(state, at) {
         Ok(result) => ScheduledPriorCheck::Ran {
             after_decided_motions: decided,
             result,

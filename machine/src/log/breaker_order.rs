@@ -45,14 +45,19 @@ impl Scope {
 }
 
 /// The automatic breaker: over the last `window` decided motions, more than
-/// `max_deadlock_permille` thousandths deadlocked, or more than `max_refused_rulings`
-/// rulings refused at their closes (equivocations, commitments never revealed), pauses
-/// new motions and says which signal tripped.
+/// `max_deadlock_permille` thousandths deadlocked, more than `max_refused_rulings`
+/// rulings refused at their closes (equivocations, commitments never revealed), or more
+/// than `max_overturned` outcomes overturned on appeal; or, with `on_flagged`, any prior
+/// check that flags an arbiter: pauses new motions and says which signal tripped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AutoBreaker {
     pub window: u32,
     pub max_deadlock_permille: u16,
     pub max_refused_rulings: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_overturned: Option<u32>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub on_flagged: bool,
 }
 
 /// The most decisions an automatic breaker may watch: its window is kept in the state.

@@ -30,10 +30,28 @@ pub struct Breakers {
     /// many rulings its close refused. Kept only while a breaker is armed.
     #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub recent: VecDeque<(bool, u32)>,
+    /// Outcomes overturned on appeal, per decided motion of `recent` (the overturns that
+    /// came before it), while an overturn bound is armed.
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub overturns: VecDeque<u32>,
+    /// Overturns since the last decided motion.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pending_overturns: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Breakers {
     pub fn is_empty(&self) -> bool {
         *self == Breakers::default()
+    }
+
+    /// Forgets the window's signals (a lift of new motions, or a re-arm, starts afresh).
+    pub fn fresh_window(&mut self) {
+        self.recent.clear();
+        self.overturns.clear();
+        self.pending_overturns = 0;
     }
 }
