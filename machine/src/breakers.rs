@@ -509,26 +509,17 @@ mod tests {
     #[test]
     fn the_automatic_breaker_trips_on_deadlocks_and_names_the_signal() {
         let mut s = chartered();
-        let mut arm = order(1, &[Scope::Closings], false, &[]);
-        arm.reason = "arm the automatic breaker".into();
-        arm.automatic = Some(AutoBreaker {
-            window: 10,
-            max_deadlock_permille: 500,
-            max_refused_rulings: 100,
-            max_overturned: None,
-            on_flagged: false,
-        });
-        let c = charter();
-        arm.endorsements = (0..2u8)
-            .map(|i| Endorsement {
-                by: c.organisations[i as usize].name.clone(),
-                signature: endorse(&c, &arm, &org_key(i)).expect("sign"),
-            })
-            .collect();
-        assert!(matches!(
-            write(&mut s, 10, ClientCommand::SetBreaker(arm)),
-            ItemReply::Applied(_)
-        ));
+        arm(
+            &mut s,
+            1,
+            AutoBreaker {
+                window: 10,
+                max_deadlock_permille: 500,
+                max_refused_rulings: 100,
+                max_overturned: None,
+                on_flagged: false,
+            },
+        );
         for i in 0..9 {
             observe(&mut s, i % 3 != 0, 0, (20 + i, 0));
         }

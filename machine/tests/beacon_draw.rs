@@ -12,7 +12,7 @@ use panel_federation::{CHARTER_VERSION, Charter, Floors, ReplicaEntry};
 use panel_machine::acceptance::{Independence, Policy};
 use panel_machine::beacon::{self, BeaconShare, Seating};
 use panel_machine::command::{InternalCommand, ItemReply, TestCommand};
-use panel_machine::testkit::{Driver, SIX, Schedule};
+use panel_machine::testkit::{Driver, SIX, Schedule, assert_refused};
 
 fn secret(replica: u64) -> BeaconSecret {
     BeaconSecret::from_log_seed(&[replica as u8 + 60; 32])
@@ -114,14 +114,9 @@ fn ask(d: &mut Driver) -> (String, String) {
     (m, q)
 }
 
+#[track_caller]
 fn refused(r: ItemReply, needle: &str) {
-    match r {
-        ItemReply::Refused { code, message } => {
-            assert_eq!(code, "beacon_refused", "{message}");
-            assert!(message.contains(needle), "{message:?} lacks {needle:?}");
-        }
-        other => panic!("accepted: {other:?}"),
-    }
+    assert_refused(r, "beacon_refused", needle);
 }
 
 #[test]

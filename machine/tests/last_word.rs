@@ -6,10 +6,10 @@
 use crucible::motion::{Answer, Question};
 use ed25519_dalek::SigningKey;
 use panel_federation::{CHARTER_VERSION, Charter, Floors, LastWordAuthority};
-use panel_machine::command::{ClientCommand, ItemReply};
+use panel_machine::command::ClientCommand;
 use panel_machine::last_word::{LastWordDecision, sign};
 use panel_machine::model::finality::OutcomeStatus;
-use panel_machine::testkit::{Driver, SIX, Vote, hinted};
+use panel_machine::testkit::{Driver, SIX, Vote, assert_refused, hinted};
 
 fn authority() -> SigningKey {
     SigningKey::from_bytes(&[41; 32])
@@ -77,14 +77,13 @@ fn decision(debate: &str, motion: &str, reason: &str) -> LastWordDecision {
     }
 }
 
+#[track_caller]
 fn refused(d: &mut Driver, w: LastWordDecision, needle: &str) {
-    match d.write(ClientCommand::LastWord(w)) {
-        ItemReply::Refused { code, message } => {
-            assert_eq!(code, "last_word_refused", "{message}");
-            assert!(message.contains(needle), "{message}");
-        }
-        r => panic!("accepted: {r:?}"),
-    }
+    assert_refused(
+        d.write(ClientCommand::LastWord(w)),
+        "last_word_refused",
+        needle,
+    );
 }
 
 #[test]

@@ -182,6 +182,25 @@ impl ReplicaService {
     }
 }
 
+/// A `Replica` client of `target` at `addr`, over a connection pinned to its charter
+/// certificate (a one-off call of the leader's, not the Raft traffic's pooled channel).
+async fn pinned_client(
+    transport: &Transport,
+    target: NodeId,
+    addr: &str,
+    timeout: std::time::Duration,
+) -> Result<ReplicaClient<Channel>, Status> {
+    let endpoint = transport
+        .endpoint_pinned(addr, Peer::Replica(target))
+        .map_err(|e| Status::unavailable(e.to_string()))?
+        .connect_timeout(timeout);
+    let channel = endpoint
+        .connect()
+        .await
+        .map_err(|e| Status::unavailable(e.to_string()))?;
+    Ok(ReplicaClient::new(channel))
+}
+
 /// Asks replica `target` at `addr` for its beacon share of `motion_id` (the leader's side
 /// of `BeaconShare`), over a connection pinned to the target's charter certificate.
 pub async fn beacon_share(
@@ -191,19 +210,12 @@ pub async fn beacon_share(
     motion_id: &str,
     timeout: std::time::Duration,
 ) -> Result<String, Status> {
-    let endpoint = transport
-        .endpoint_pinned(addr, Peer::Replica(target))
-        .map_err(|e| Status::unavailable(e.to_string()))?
-        .connect_timeout(timeout);
-    let channel = endpoint
-        .connect()
-        .await
-        .map_err(|e| Status::unavailable(e.to_string()))?;
     let mut request = Request::new(crate::pb::replica::BeaconShareRequest {
         motion_id: motion_id.to_owned(),
     });
     request.set_timeout(timeout);
-    Ok(ReplicaClient::new(channel)
+    Ok(pinned_client(transport, target, addr, timeout)
+        .await?
         .beacon_share(request)
         .await?
         .into_inner()
@@ -220,17 +232,10 @@ pub async fn sign_checkpoint(
     size: u64,
     timeout: std::time::Duration,
 ) -> Result<String, Status> {
-    let endpoint = transport
-        .endpoint_pinned(addr, Peer::Replica(target))
-        .map_err(|e| Status::unavailable(e.to_string()))?
-        .connect_timeout(timeout);
-    let channel = endpoint
-        .connect()
-        .await
-        .map_err(|e| Status::unavailable(e.to_string()))?;
     let mut request = Request::new(crate::pb::replica::SignCheckpointRequest { size });
     request.set_timeout(timeout);
-    Ok(ReplicaClient::new(channel)
+    Ok(pinned_client(transport, target, addr, timeout)
+        .await?
         .sign_checkpoint(request)
         .await?
         .into_inner()

@@ -376,6 +376,18 @@ pub fn applied(reply: ItemReply) -> Result<Value, KitError> {
     }
 }
 
+/// Asserts that `reply` is a refusal with `code` whose message names `needle`.
+#[track_caller]
+pub fn assert_refused(reply: ItemReply, code: &str, needle: &str) {
+    match reply {
+        ItemReply::Refused { code: got, message } => {
+            assert_eq!(got, code, "{message}");
+            assert!(message.contains(needle), "{message:?} lacks {needle:?}");
+        }
+        other => panic!("accepted: {other:?}"),
+    }
+}
+
 /// A string field of a reply.
 fn field(v: &Value, name: &'static str) -> Result<String, KitError> {
     v[name]

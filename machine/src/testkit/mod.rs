@@ -20,6 +20,6 @@ pub mod round;
 pub mod sitting;
 pub mod worked_example;
 
-pub use driver::{Driver, Schedule};
+pub use driver::{Driver, Schedule, assert_refused};
 pub use error::KitError;
 pub use fixtures::{EIGHTEEN, SIX, Vote, hinted};

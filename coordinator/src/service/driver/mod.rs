@@ -339,51 +339,54 @@ pub fn spawn(
             }
             drive_sittings(&shared);
             for (motion_id, question) in awaiting_seats(&shared) {
+                let span = info_span!("seating", motion = %motion_id);
                 let key = format!("seat:{motion_id}");
-                let fresh = shared
-                    .in_flight
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(key.clone());
-                if fresh {
-                    let s = shared.clone();
-                    tokio::spawn(async move {
-                        if let Err(e) = seat(&s, motion_id, question).await {
-                            warn!("motion not seated: {e}");
-                        }
-                        s.in_flight
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .remove(&key);
-                    });
-                }
+                spawn_once(&shared, key, span, |s| async move {
+                    if let Err(e) = seat(&s, motion_id, question).await {
+                        warn!("motion not seated: {e}");
+                    }
+                });
             }
             for (motion, endpoints) in open_motions(&shared) {
-                let fresh = shared
-                    .in_flight
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(motion.spec.motion_id.clone());
-                if fresh {
-                    let s = shared.clone();
-                    let span = info_span!("motion", motion = %motion.spec.motion_id, debate = %motion.spec.debate_id);
-                    tokio::spawn(
-                        async move {
-                            let id = motion.spec.motion_id.clone();
-                            if let Err(e) = drive(&s, motion, endpoints).await {
-                                warn!("motion not completed: {e}");
-                            }
-                            s.in_flight
-                                .lock()
-                                .unwrap_or_else(PoisonError::into_inner)
-                                .remove(&id);
-                        }
-                        .instrument(span),
-                    );
-                }
+                let span = info_span!("motion", motion = %motion.spec.motion_id, debate = %motion.spec.debate_id);
+                let key = motion.spec.motion_id.clone();
+                spawn_once(&shared, key, span, |s| async move {
+                    if let Err(e) = drive(&s, motion, endpoints).await {
+                        warn!("motion not completed: {e}");
+                    }
+                });
             }
         }
     });
+}
+
+/// Runs `task` under `key` unless a task of that key is still running (one driver task
+/// per motion step at a time, however many passes see it).
+fn spawn_once<F, Fut>(shared: &Arc<Shared>, key: String, span: tracing::Span, task: F)
+where
+    F: FnOnce(Arc<Shared>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let fresh = shared
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key.clone());
+    if !fresh {
+        return;
+    }
+    let s = shared.clone();
+    let run = task(shared.clone());
+    tokio::spawn(
+        async move {
+            run.await;
+            s.in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&key);
+        }
+        .instrument(span),
+    );
 }
 
 impl Shared {
