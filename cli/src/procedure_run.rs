@@ -40,12 +40,20 @@ pub trait RoleSource {
     ) -> impl std::future::Future<Output = Result<Option<RunInput>>>;
 }
 
-/// A fixed list of inputs, submitted in order whenever the run awaits one.
+/// A fixed list of inputs, submitted whenever the run awaits one: the first in list order
+/// that the run's engine takes now. Claims of one run move at the panels' pace, so a
+/// later claim's input may be due before an earlier one's. When none fits, the first is
+/// sent, and the run's refusal says what it waits for instead.
 pub struct Scripted(pub std::collections::VecDeque<RunInput>);
 
 impl RoleSource for Scripted {
-    async fn next(&mut self, _: &RunRecord, _: &[Awaited]) -> Result<Option<RunInput>> {
-        Ok(self.0.pop_front())
+    async fn next(&mut self, run: &RunRecord, _: &[Awaited]) -> Result<Option<RunInput>> {
+        let due = self
+            .0
+            .iter()
+            .position(|input| run.run.clone().submit(input.clone()).is_ok())
+            .unwrap_or(0);
+        Ok(self.0.remove(due))
     }
 }
 
