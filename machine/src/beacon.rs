@@ -33,6 +33,7 @@ use sha2::{Digest, Sha256};
 use crate::command::MotionSpec;
 pub use crate::log::seating::{BeaconShare, Seating};
 use crate::model::State;
+pub use crate::model::motion::BeaconDraw;
 use panel_federation::beacon_key::{self, BeaconKeyError};
 
 /// Domain of the question key.
@@ -41,25 +42,6 @@ pub const QUESTION_DOMAIN: &[u8] = b"crucible-panel/beacon-question/v1\0";
 pub const INPUT_DOMAIN: &[u8] = b"crucible-panel/beacon-input/v1\0";
 /// Domain of the seed.
 pub const SEED_DOMAIN: &[u8] = b"crucible-panel/beacon-seed/v1\0";
-
-/// A motion's beacon: the question key it is drawn for and, once seated, the shares.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BeaconDraw {
-    /// Hex of the question key.
-    pub question: String,
-    /// Earlier beacon motions with the same content digest.
-    pub attempt: u32,
-    /// The replicas' proofs it was seated with; empty while the motion awaits its seats.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub shares: Vec<BeaconShare>,
-}
-
-impl BeaconDraw {
-    /// Whether the motion still awaits its `SeatMotion`.
-    pub fn pending(&self) -> bool {
-        self.shares.is_empty()
-    }
-}
 
 /// Why a `SeatMotion` is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

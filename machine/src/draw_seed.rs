@@ -16,8 +16,8 @@ use sha2::{Digest, Sha256};
 
 pub use panel_tlog::merkle::Hash;
 
-use crate::apply::ApplyCtx;
 use crate::command::MotionSpec;
+use crate::model::ApplyCtx;
 use crate::model::State;
 
 /// Domain tag of the unsteerable draw seed: no other hash of the project can collide with

@@ -60,7 +60,7 @@ pub struct Motion {
     /// The draw beacon it is (or was) seated by (`beacon.rs`); absent on motions drawn at
     /// their opening.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub beacon: Option<crate::beacon::BeaconDraw>,
+    pub beacon: Option<BeaconDraw>,
     /// The final outcome this motion was answered by, with no panel (`precedent.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precedent: Option<Precedent>,
@@ -171,4 +171,24 @@ pub struct LastWordRecord {
     pub answer: crucible::motion::Answer,
     pub reason: String,
     pub log_index: u64,
+}
+
+/// A motion's beacon (`beacon.rs`): the question key it is drawn for and, once seated,
+/// the shares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BeaconDraw {
+    /// Hex of the question key.
+    pub question: String,
+    /// Earlier beacon motions with the same content digest.
+    pub attempt: u32,
+    /// The replicas' proofs it was seated with; empty while the motion awaits its seats.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shares: Vec<crate::log::seating::BeaconShare>,
+}
+
+impl BeaconDraw {
+    /// Whether the motion still awaits its `SeatMotion`.
+    pub fn pending(&self) -> bool {
+        self.shares.is_empty()
+    }
 }
