@@ -25,9 +25,15 @@ pub const PROOF_LEN: usize = 80;
 pub enum BeaconKeyError {
     #[error("the beacon key {0:?} is not 32 bytes of hex encoding a ristretto255 point")]
     BadKey(String),
-    #[error("the beacon proof is not {PROOF_LEN} bytes of hex encoding a vrf-r255 proof")]
+    #[error(
+        "the beacon proof is not {PROOF_LEN} bytes of hex encoding a vrf-r255 proof; send the \
+         proof as the replica's beacon key made it"
+    )]
     BadProof,
-    #[error("the beacon proof does not verify under the replica's beacon key for this input")]
+    #[error(
+        "the beacon proof does not verify under the replica's beacon key for this input; the \
+         replica must prove over the motion's question key with the key its charter entry names"
+    )]
     Invalid,
 }
 

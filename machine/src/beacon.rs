@@ -27,7 +27,6 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::command::MotionSpec;
@@ -46,7 +45,10 @@ pub const SEED_DOMAIN: &[u8] = b"crucible-panel/beacon-seed/v1\0";
 /// Why a `SeatMotion` is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BeaconError {
-    #[error("motion {0} awaits no seats: it is unknown, decided, or already seated")]
+    #[error(
+        "motion {0} awaits no seats: it is unknown, decided, or already seated; `panel motion \
+         show {0}` shows its panel"
+    )]
     NotAwaiting(String),
     #[error("a seating carries no share; send the proof of at least one charter replica")]
     NoShares,
@@ -57,12 +59,12 @@ pub enum BeaconError {
     Duplicate(u64),
     #[error(
         "replica {0} has no beacon key in the charter; only replicas the charter gives a \
-         beacon_vkey can share a draw"
+         beacon_vkey can share a draw (`panel pki init` writes one for each replica)"
     )]
     NoKey(u64),
     #[error(
         "replicas {first} and {second} are both of organisation {organisation}; a seating \
-         carries one share per organisation"
+         carries one share per organisation: drop one of them"
     )]
     SameOrganisation {
         organisation: String,
@@ -71,7 +73,9 @@ pub enum BeaconError {
     },
     #[error(
         "the seating carries shares of {got} organisation(s); the charter needs exactly \
-         {needed} (its log quorum), so no organisation knows the seed before another's share"
+         {needed} (its log quorum), so no organisation knows the seed before another's share: \
+         keep a replica of each of {needed} organisations up, and the leader asks each for its \
+         share"
     )]
     Organisations { got: usize, needed: usize },
     #[error("replica {replica}'s share: {source}")]

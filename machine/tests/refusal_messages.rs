@@ -11,6 +11,7 @@ use panel_machine::acceptance::{Policy, Stance};
 use panel_machine::admission::{ExamMotionError, ExamRefusal};
 use panel_machine::apply::{ApplyError, RevocationError, RotationError, RoundError, apply_batch};
 use panel_machine::authorship::AuthorshipError;
+use panel_machine::beacon::BeaconError;
 use panel_machine::breakers::BreakerError;
 use panel_machine::charter_rules::CharterRuleError;
 use panel_machine::checkpoints::CheckpointError;
@@ -657,6 +658,29 @@ fn constructed() -> Vec<Case> {
         case(
             ApplyError::LastWord(LastWordError::Signature(s("another key"))),
             &["panel debate last-word --key FILE"],
+        ),
+        case(
+            ApplyError::Beacon(BeaconError::NotAwaiting(s("m1"))),
+            &["panel motion show m1"],
+        ),
+        case(
+            ApplyError::Beacon(BeaconError::NoShares),
+            &["send the proof"],
+        ),
+        case(
+            ApplyError::Beacon(BeaconError::NoKey(4)),
+            &["panel pki init"],
+        ),
+        case(
+            ApplyError::Beacon(BeaconError::Organisations { got: 1, needed: 2 }),
+            &["keep a replica of each of 2 organisations up"],
+        ),
+        case(
+            ApplyError::Beacon(BeaconError::Share {
+                replica: 2,
+                source: panel_federation::beacon_key::BeaconKeyError::Invalid,
+            }),
+            &["with the key its charter entry names"],
         ),
     ];
     out.extend(rounds.into_iter().map(|(e, n)| case(e.into(), n)));

@@ -181,6 +181,17 @@ fn register(root: &Path, c: &TlsCluster, dir: &Path) -> std::path::PathBuf {
 /// `panel node run` for the arbiter over TLS with the charter, linking out to `connect`;
 /// returns its guard and its own listen address.
 fn start_node(root: &Path, c: &TlsCluster, dir: &Path, connect: &[&str]) -> (ChildGuard, String) {
+    start_node_as(root, c, dir, connect, &pki::node_dir_name(ARBITER))
+}
+
+/// [`start_node`] with the TLS identity of the folder `identity`.
+fn start_node_as(
+    root: &Path,
+    c: &TlsCluster,
+    dir: &Path,
+    connect: &[&str],
+    identity: &str,
+) -> (ChildGuard, String) {
     std::fs::write(
         dir.join("profiles.toml"),
         "[profiles.perfect]\naccuracy = 1.0\nseed = 1\n",
@@ -193,7 +204,7 @@ fn start_node(root: &Path, c: &TlsCluster, dir: &Path, connect: &[&str]) -> (Chi
             "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\n\
              organisation = \"northwind\"\nmodel_family = \"scripted\"\n\n[judge]\nkind = \"scripted\"\n\
              profiles = \"profiles.toml\"\nprofile = \"perfect\"\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
-            c.pki.dir(&pki::node_dir_name(ARBITER)).display(),
+            c.pki.dir(identity).display(),
             c.pki.charter_path().display()
         ),
     )
@@ -355,4 +366,35 @@ fn a_nodes_batch_calls_answer_the_charters_replicas_only() {
         assert!(first.commitment.is_none(), "{first:?}");
         assert!(!first.error.contains("federation charter"), "{first:?}");
     });
+}
+
+/// A node that holds the arbiter's key but connects with another arbiter's node
+/// certificate (another member's, valid and chained to the federation) is refused at the
+/// link: a node speaks only for the arbiter its certificate names (docs/SECURITY.md
+/// "Identity bound to role").
+#[test]
+fn a_replica_refuses_a_link_whose_certificate_names_another_arbiter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let issued = panel_tests::tls::issue(root, &[(ARBITER, "northwind"), (RELAY, "southbank")]);
+    let c = start_issued(root, issued, &[]);
+    let dir = root.join("node");
+    register(root, &c, &dir);
+    let (_node, _) = start_node_as(root, &c, &dir, &[&c.addrs[0]], &pki::node_dir_name(RELAY));
+    let needle = "may open a link only for the arbiter its certificate names";
+    poll(root, "the replica refuses the link", DEADLINE, || {
+        node_log(root).contains(needle).then_some(())
+    });
+    let log = node_log(root);
+    assert!(
+        log.contains(&format!("node/node-{RELAY}")),
+        "the refusal names the certificate's id: {log}"
+    );
+    assert!(
+        !link_lines(&log, &c.addrs[0])
+            .iter()
+            .any(|l| l.contains("link accepted")),
+        "{}",
+        logs(root)
+    );
 }

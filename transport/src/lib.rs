@@ -16,6 +16,7 @@ pub mod mode;
 pub mod peer;
 pub mod pin;
 pub mod pki;
+pub mod spiffe;
 
 pub use authority::Authorities;
 pub use charter_file::{Charter, Role};

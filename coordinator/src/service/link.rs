@@ -23,6 +23,7 @@ use panel_proto::pb::{
     Commitment, LinkAccepted, LinkChallenge, LinkFromNode, LinkHello, LinkRequest, LinkToNode,
     Motion, Reveal, RevealRequest, link_from_node, link_request, link_response, link_to_node,
 };
+use panel_transport::spiffe::{SpiffeId, TRUST_DOMAIN};
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
@@ -331,6 +332,43 @@ pub fn check_hello(
         .map_err(|e| Status::unauthenticated(e.to_string()))
 }
 
+/// Whether the link's certificate may speak for the hello's arbiter (docs/SECURITY.md
+/// "Identity bound to role"): in a chartered group a link is opened only by the node
+/// identity whose SPIFFE id names that arbiter in its registered organisation.
+pub fn check_identity(
+    state: &State,
+    arbiter_id: &str,
+    identity: Option<&SpiffeId>,
+) -> Result<(), Status> {
+    if state.charter.is_none() {
+        return Ok(());
+    }
+    let Some(arb) = state.arbiters.get(arbiter_id) else {
+        return Err(Status::not_found(format!(
+            "arbiter {arbiter_id:?} is not registered"
+        )));
+    };
+    let org = &arb.registration.organisation;
+    if identity.is_some_and(|i| i.is_node_of(arbiter_id, org)) {
+        return Ok(());
+    }
+    let shown = identity.map_or_else(
+        || "no federation SPIFFE id".to_owned(),
+        |i| {
+            format!(
+                "spiffe://{}/{}/{}/{}",
+                TRUST_DOMAIN, i.organisation, i.kind, i.name
+            )
+        },
+    );
+    Err(Status::permission_denied(format!(
+        "this link's certificate names {shown}, not arbiter {arbiter_id:?}'s node: a node may \
+         open a link only for the arbiter its certificate names \
+         (spiffe://{TRUST_DOMAIN}/{org}/node/node-{arbiter_id}); run the node with the identity \
+         `panel pki` issued for it (`--node {arbiter_id}`)"
+    )))
+}
+
 /// The `ArbiterLink` service of one replica.
 pub struct LinkService {
     replica_id: NodeId,
@@ -362,6 +400,9 @@ impl ArbiterLink for LinkService {
         let peer = request
             .remote_addr()
             .map_or_else(|| "unknown".to_owned(), |a| a.to_string());
+        let identity = panel_transport::peer_leaf(&request)
+            .as_deref()
+            .and_then(panel_transport::spiffe::of_leaf);
         let mut nonce = [0u8; NONCE_LEN];
         getrandom::fill(&mut nonce)
             .map_err(|e| Status::internal(format!("no randomness for the link challenge: {e}")))?;
@@ -380,6 +421,7 @@ impl ArbiterLink for LinkService {
             sm: self.sm.clone(),
             links: self.links.clone(),
             nonce,
+            identity,
             tx,
         };
         let span = info_span!("link", replica = self.replica_id, peer = %peer);
@@ -394,6 +436,8 @@ struct Session {
     sm: StateMachineStore,
     links: Arc<LinkRegistry>,
     nonce: [u8; NONCE_LEN],
+    /// The SPIFFE id of the certificate the node connected with.
+    identity: Option<SpiffeId>,
     tx: Outbound,
 }
 
@@ -426,9 +470,10 @@ impl Session {
             }
             Ok(Ok(None)) | Ok(Err(_)) => return,
         };
-        let checked = self
-            .sm
-            .read(|a| check_hello(&a.state, self.replica_id, &self.nonce, &h));
+        let checked = self.sm.read(|a| {
+            check_hello(&a.state, self.replica_id, &self.nonce, &h)
+                .and_then(|()| check_identity(&a.state, &h.arbiter_id, self.identity.as_ref()))
+        });
         let id = h.arbiter_id.clone();
         let span = info_span!("arbiter", arbiter = %id);
         async {
