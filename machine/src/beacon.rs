@@ -135,8 +135,13 @@ pub fn input(question: &[u8; 32]) -> Vec<u8> {
     v
 }
 
-/// The beacon a motion of `spec` opens with (pending), counting the attempt in `state`.
-pub fn open(state: &mut State, spec: &MotionSpec) -> Result<BeaconDraw, BeaconError> {
+/// The beacon a motion of `spec` opens with (pending, over the admitted `pool` of the
+/// opening), counting the attempt in `state`.
+pub fn open(
+    state: &mut State,
+    spec: &MotionSpec,
+    pool: Vec<crate::draw::Candidate>,
+) -> Result<BeaconDraw, BeaconError> {
     let digest = content_digest(spec)?;
     let slot = state
         .beacon_attempts
@@ -148,6 +153,7 @@ pub fn open(state: &mut State, spec: &MotionSpec) -> Result<BeaconDraw, BeaconEr
         question: hex::encode(question_key(&digest, attempt)),
         attempt,
         shares: Vec::new(),
+        pool,
     })
 }
 

@@ -216,7 +216,7 @@ fn the_same_content_asked_again_gets_a_fresh_question_key_and_shares_list_in_ord
     let (m1, q1) = ask(&mut d);
     let spec = d.state.motions.get(&m1).unwrap().spec.clone();
     // The next motion of exactly this content would be attempt 1, under another key.
-    let again = beacon::open(&mut d.state, &spec).expect("a key");
+    let again = beacon::open(&mut d.state, &spec, Vec::new()).expect("a key");
     assert_eq!(again.attempt, 1);
     assert_ne!(again.question, q1);
     // The two organisations' shares, listed by ascending id, seat it; out of order not.
@@ -230,4 +230,45 @@ fn the_same_content_asked_again_gets_a_fresh_question_key_and_shares_list_in_ord
     ));
     let seated = d.state.motions.get(&m1).unwrap();
     assert_eq!(seated.beacon.as_ref().map(|b| b.shares.len()), Some(2));
+}
+
+/// What is admitted between the opening and the seating does not change the panel: the
+/// seating draws from the pool the opening entry saw (so the order in which the leader
+/// puts other writes before the seating chooses nothing either).
+#[test]
+fn an_arbiter_admitted_before_the_seating_changes_nothing() {
+    let seat_after = |admit_first: bool| {
+        let mut d = Driver::with_schedule(Schedule::default());
+        for (id, stance, org) in SIX {
+            d.add_arbiter(id, stance, org);
+        }
+        // Two more arbiters, registered but not yet admitted.
+        for (id, stance, org) in [
+            ("a9", panel_machine::acceptance::Stance::A, "o1"),
+            ("b9", panel_machine::acceptance::Stance::B, "o2"),
+        ] {
+            d.try_register(id, org, &format!("fam-{id}"), stance)
+                .expect("registered");
+        }
+        d.rules = Some(panel_machine::rules::CURRENT);
+        d.state.charter = Some(charter());
+        let (m, q) = ask(&mut d);
+        if admit_first {
+            for id in ["a9", "b9"] {
+                d.try_admit_without_exam(id).expect("admitted");
+            }
+            let pending = d.state.motions.get(&m).unwrap();
+            let pool = &pending.beacon.as_ref().unwrap().pool;
+            assert!(pool.len() == 6 && !pool.iter().any(|c| c.id.ends_with('9')));
+        }
+        assert!(matches!(
+            seat(&mut d, &m, vec![share(1, &q), share(2, &q)]),
+            ItemReply::Applied(_)
+        ));
+        d.seated_on(&m)
+    };
+    let control = seat_after(false);
+    let raced = seat_after(true);
+    assert_eq!(control, raced);
+    assert!(!raced.contains("a9") && !raced.contains("b9"), "{raced:?}");
 }

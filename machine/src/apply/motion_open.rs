@@ -30,7 +30,13 @@ pub(super) fn open_motion(
     // Under the beacon the draw above only proved a panel can be seated; the panel itself
     // is drawn by the `SeatMotion` that carries the replicas' shares (`beacon.rs`).
     let (seats, draw_seed, beacon) = if crate::beacon::applies(state, spec) {
-        (Vec::new(), 0, Some(crate::beacon::open(state, spec)?))
+        // The seating draws from the pool as it is now, whatever is admitted or declared
+        // between this entry and the seating.
+        let pool = candidates(state, spec)
+            .into_iter()
+            .filter(|c| c.admitted)
+            .collect();
+        (Vec::new(), 0, Some(crate::beacon::open(state, spec, pool)?))
     } else {
         if crate::declared_priors::governing_debate(state, spec).is_some() {
             crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
@@ -79,7 +85,7 @@ pub(super) fn seat_motion(state: &mut State, seating: &Seating) -> Result<Value,
     };
     let seed = crate::beacon::seed(state.charter.as_ref(), &draw, &seating.shares)?;
     let spec = motion.spec.clone();
-    let seats = draw_with_seed(state, &spec, seed)?;
+    let seats = draw_from(state, &spec, &draw.pool, seed)?;
     if crate::declared_priors::governing_debate(state, &spec).is_some() {
         crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
     }
@@ -88,6 +94,7 @@ pub(super) fn seat_motion(state: &mut State, seating: &Seating) -> Result<Value,
         m.draw_seed = seed;
         m.beacon = Some(crate::beacon::BeaconDraw {
             shares: seating.shares.clone(),
+            pool: Vec::new(),
             ..draw
         });
     }
@@ -135,6 +142,12 @@ fn draw_with_seed(
     spec: &MotionSpec,
     draw_seed: u64,
 ) -> Result<Vec<Seat>, ApplyError> {
+    draw_from(state, spec, &candidates(state, spec), draw_seed)
+}
+
+/// The pool `spec`'s panel is drawn from now: every arbiter not related to an involved
+/// author, under the stance it is seated with for the motion's debate.
+fn candidates(state: &State, spec: &MotionSpec) -> Vec<Candidate> {
     // Under declared stances, the debate's declarations seat the stances and every
     // involved author's relatives stay off (`declared_priors`).
     let debate = crate::declared_priors::governing_debate(state, spec);
@@ -142,7 +155,7 @@ fn draw_with_seed(
         (Some(d), Some(q)) => d.involved_author_families(q),
         _ => Default::default(),
     };
-    let pool: Vec<Candidate> = state
+    state
         .arbiters
         .iter()
         .filter(|(_, a)| !crate::declared_priors::related(a, &related_families))
@@ -158,7 +171,17 @@ fn draw_with_seed(
             model_family: a.registration.model_family.clone(),
             admitted: a.admitted && !a.recalibration.is_flagged(),
         })
-        .collect();
+        .collect()
+}
+
+/// The panel drawn for `spec` from `pool` with `draw_seed`; changes nothing.
+fn draw_from(
+    state: &State,
+    spec: &MotionSpec,
+    pool: &[Candidate],
+    draw_seed: u64,
+) -> Result<Vec<Seat>, ApplyError> {
+    let debate = crate::declared_priors::governing_debate(state, spec);
     let draw_spec = DrawSpec {
         seats: spec.seats,
         min_per_stance: spec.min_per_stance,
@@ -168,7 +191,7 @@ fn draw_with_seed(
         contributors: spec.contributors.iter().cloned().collect(),
         author_model_family: spec.author_model_family.clone(),
     };
-    let mut panel = draw::draw(&pool, &draw_spec, draw_seed).map_err(|e| match (e, debate) {
+    let mut panel = draw::draw(pool, &draw_spec, draw_seed).map_err(|e| match (e, debate) {
         // Under declared stances the usual cause is missing declarations: name them.
         (
             draw::DrawError::NotEnoughOfStance {
@@ -199,7 +222,7 @@ fn draw_with_seed(
         .as_ref()
         .is_some_and(|p| p.independence.measured_n_eff)
     {
-        panel = draw::prefer_independent(panel, &pool, &draw_spec, |a, b| {
+        panel = draw::prefer_independent(panel, pool, &draw_spec, |a, b| {
             pair_correlation(state, a, b)
         });
     }

@@ -184,6 +184,11 @@ pub struct BeaconDraw {
     /// The replicas' proofs it was seated with; empty while the motion awaits its seats.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shares: Vec<crate::log::seating::BeaconShare>,
+    /// The admitted pool as the opening entry saw it, which the seating draws from (so
+    /// what is admitted or declared before the seating does not change the panel);
+    /// emptied once seated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pool: Vec<crate::draw::Candidate>,
 }
 
 impl BeaconDraw {

@@ -33,6 +33,32 @@ pub(super) fn seated(m: &Motion) -> bool {
 
 /// How long the leader waits for one replica's share.
 const SHARE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often, and how far apart, the leader asks a replica that has not applied the
+/// opening entry yet: a follower applies it within milliseconds, and the sooner the
+/// seating follows the opening, the fewer other entries come between.
+const NOT_YET_TRIES: u32 = 25;
+const NOT_YET_PAUSE: Duration = Duration::from_millis(20);
+
+/// One replica's share, asked again while it has not applied the opening entry.
+async fn share_of(
+    s: &Shared,
+    id: u64,
+    addr: &str,
+    motion_id: &str,
+) -> Result<String, tonic::Status> {
+    let mut tries = 0;
+    loop {
+        match crate::raft::network::beacon_share(&s.transport, id, addr, motion_id, SHARE_TIMEOUT)
+            .await
+        {
+            Err(e) if e.code() == tonic::Code::FailedPrecondition && tries < NOT_YET_TRIES => {
+                tries += 1;
+                tokio::time::sleep(NOT_YET_PAUSE).await;
+            }
+            other => return other,
+        }
+    }
+}
 
 /// Proposes the `SeatMotion` for one awaiting motion: this replica's share and, from the
 /// charter's replicas in ascending id, one share of each further organisation until the
@@ -94,15 +120,7 @@ pub(super) async fn seat(
         let Some(member) = members.get(id) else {
             continue;
         };
-        match crate::raft::network::beacon_share(
-            &s.transport,
-            *id,
-            &member.addr,
-            &motion_id,
-            SHARE_TIMEOUT,
-        )
-        .await
-        {
+        match share_of(s, *id, &member.addr, &motion_id).await {
             Ok(proof) => {
                 covered.insert(org.clone());
                 shares.push(BeaconShare {
