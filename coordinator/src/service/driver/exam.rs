@@ -139,49 +139,30 @@ pub(super) fn spawn_exam(s: &Arc<Shared>, arbiter_id: String, endpoint: String, 
         return;
     }
     let key = format!("exam:{arbiter_id}");
-    let fresh = s
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(key.clone());
-    if !fresh {
-        return;
-    }
-    let s = s.clone();
     let span = info_span!("exam", arbiter = %arbiter_id, sitting = number);
-    tokio::spawn(
-        async move {
-            let outcome = administer_exam(&s, &arbiter_id, &endpoint, number).await;
-            {
-                let mut backoff = s
-                    .exam_backoff
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                match outcome {
-                    Ok(()) => {
-                        backoff.remove(&arbiter_id);
-                    }
-                    Err(e) => {
-                        let failures = backoff.get(&arbiter_id).map_or(0, |(n, _)| *n) + 1;
-                        let wait =
-                            Duration::from_secs(1 << (failures - 1).min(10)).min(EXAM_RETRY_MAX);
-                        warn!(
-                            failures,
-                            retry_in_s = wait.as_secs(),
-                            "exam not completed: {e}"
-                        );
-                        let next = tokio::time::Instant::now() + wait;
-                        backoff.insert(arbiter_id.clone(), (failures, next));
-                    }
-                }
+    spawn_once(s, key, span, move |s| async move {
+        let outcome = administer_exam(&s, &arbiter_id, &endpoint, number).await;
+        let mut backoff = s
+            .exam_backoff
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match outcome {
+            Ok(()) => {
+                backoff.remove(&arbiter_id);
             }
-            s.in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&key);
+            Err(e) => {
+                let failures = backoff.get(&arbiter_id).map_or(0, |(n, _)| *n) + 1;
+                let wait = Duration::from_secs(1 << (failures - 1).min(10)).min(EXAM_RETRY_MAX);
+                warn!(
+                    failures,
+                    retry_in_s = wait.as_secs(),
+                    "exam not completed: {e}"
+                );
+                let next = tokio::time::Instant::now() + wait;
+                backoff.insert(arbiter_id.clone(), (failures, next));
+            }
         }
-        .instrument(span),
-    );
+    });
 }
 
 /// Registered arbiters with a node endpoint that are due an exam
