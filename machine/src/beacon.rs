@@ -231,9 +231,40 @@ pub fn seed(
     Ok(u64::from_be_bytes(b))
 }
 
+/// How many seeds a seating tries when a draw misses (`follow_on_seeds`).
+pub const SEAT_TRIES: u64 = 8;
+
+/// The beacon seed, then [`SEAT_TRIES`]` - 1` seeds derived from it in order
+/// (`SHA-256(SEED_DOMAIN || seed || k)`, first 8 bytes big-endian).
+pub fn follow_on_seeds(seed: u64) -> impl Iterator<Item = u64> {
+    (0..SEAT_TRIES).map(move |k| {
+        if k == 0 {
+            return seed;
+        }
+        let mut h = Sha256::new();
+        h.update(SEED_DOMAIN);
+        h.update(seed.to_be_bytes());
+        h.update(k.to_be_bytes());
+        let d = h.finalize();
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&d[..8]);
+        u64::from_be_bytes(b)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn follow_on_seeds_start_with_the_beacon_seed_and_differ() {
+        let seeds: Vec<u64> = follow_on_seeds(42).collect();
+        assert_eq!(seeds.len() as u64, SEAT_TRIES);
+        assert_eq!(seeds[0], 42);
+        let distinct: BTreeSet<u64> = seeds.iter().copied().collect();
+        assert_eq!(distinct.len(), seeds.len());
+        assert_eq!(seeds, follow_on_seeds(42).collect::<Vec<_>>());
+    }
 
     #[test]
     fn the_question_key_binds_content_and_attempt() {

@@ -83,9 +83,20 @@ pub(super) fn seat_motion(state: &mut State, seating: &Seating) -> Result<Value,
         (MotionStatus::Open, Some(b)) if b.pending() => b.clone(),
         _ => return Err(awaiting().into()),
     };
-    let seed = crate::beacon::seed(state.charter.as_ref(), &draw, &seating.shares)?;
+    let beacon_seed = crate::beacon::seed(state.charter.as_ref(), &draw, &seating.shares)?;
     let spec = motion.spec.clone();
-    let seats = draw_from(state, &spec, &draw.pool, seed)?;
+    // The opening proved the pool can seat the panel, but the organisation swaps of the
+    // draw are greedy, so a rare shuffle can miss a panel that exists: the next seeds of
+    // the beacon's own sequence are tried, which nobody chooses either.
+    let mut tries = crate::beacon::follow_on_seeds(beacon_seed)
+        .map(|seed| draw_from(state, &spec, &draw.pool, seed).map(|seats| (seats, seed)));
+    let first = tries
+        .next()
+        .unwrap_or_else(|| Err(BeaconError::NoShares.into()));
+    let (seats, seed) = match first {
+        Ok(drawn) => drawn,
+        Err(e) => tries.find_map(Result::ok).ok_or(e)?,
+    };
     if crate::declared_priors::governing_debate(state, &spec).is_some() {
         crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
     }

@@ -9,9 +9,15 @@ use super::*;
 
 use panel_machine::beacon::{BeaconShare, Seating};
 
-/// Open debate and run motions that await their seats, with their question keys (hex).
+/// Open debate and run motions that await their seats, with their question keys (hex);
+/// not those whose seating apply refused this leader.
 pub(super) fn awaiting_seats(s: &Shared) -> Vec<(String, String)> {
-    s.sm.read(|a| {
+    let refused = s
+        .refused_sitting_steps
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let awaiting: Vec<(String, String)> = s.sm.read(|a| {
         let debates = a.state.debates.iter().flat_map(|(_, r)| r.open.values());
         let runs = a.state.runs.iter().flat_map(|(_, r)| r.open.values());
         debates
@@ -23,7 +29,11 @@ pub(super) fn awaiting_seats(s: &Shared) -> Vec<(String, String)> {
                 Some((m.spec.motion_id.clone(), b.question.clone()))
             })
             .collect()
-    })
+    });
+    awaiting
+        .into_iter()
+        .filter(|(id, _)| !refused.contains(&format!("seat:{id}")))
+        .collect()
 }
 
 /// Whether a motion still awaits its seats (the round driver skips it until seated).
@@ -162,6 +172,12 @@ pub(super) async fn seat(
     let out = s.proposer.submit(item, 512).await?;
     match &out.reply {
         ItemReply::Refused { code, message } => {
+            // Refused by apply: asking again with the same shares gets the same refusal,
+            // so this leader does not propose it again.
+            s.refused_sitting_steps
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(format!("seat:{motion_id}"));
             warn!(motion = %motion_id, %code, "seating refused: {message}")
         }
         ItemReply::Applied(_) => info!(motion = %motion_id, log_index = out.log_index, "seated"),
