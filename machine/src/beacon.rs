@@ -225,10 +225,7 @@ pub fn seed(
             needed,
         });
     }
-    let d = h.finalize();
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&d[..8]);
-    Ok(u64::from_be_bytes(b))
+    Ok(crate::model::seed_of(h))
 }
 
 /// How many seeds a seating tries when a draw misses (`follow_on_seeds`).
@@ -245,10 +242,7 @@ pub fn follow_on_seeds(seed: u64) -> impl Iterator<Item = u64> {
         h.update(SEED_DOMAIN);
         h.update(seed.to_be_bytes());
         h.update(k.to_be_bytes());
-        let d = h.finalize();
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&d[..8]);
-        u64::from_be_bytes(b)
+        crate::model::seed_of(h)
     })
 }
 

@@ -268,11 +268,13 @@ pub fn observe(state: &mut State, deadlocked: bool, refused_rulings: u32, at: (u
 /// overturns over the window pass the armed bound.
 pub fn note_overturn(state: &mut State, motion_id: &str, at: (u64, u64)) {
     let b = &mut state.breakers;
-    let Some(max) = b.automatic.and_then(|a| a.max_overturned) else {
+    let Some((max, window)) = b
+        .automatic
+        .and_then(|a| a.max_overturned.map(|max| (max, a.window)))
+    else {
         return;
     };
     b.pending_overturns = b.pending_overturns.saturating_add(1);
-    let window = b.automatic.map_or(0, |a| a.window);
     let overturned: u64 =
         b.overturns.iter().map(|n| u64::from(*n)).sum::<u64>() + u64::from(b.pending_overturns);
     let signal = (overturned > u64::from(max)).then(|| {

@@ -33,10 +33,7 @@ pub fn derive(size: u64, root: &Hash, motion_id: &str) -> u64 {
     h.update(root);
     h.update((motion_id.len() as u64).to_be_bytes());
     h.update(motion_id.as_bytes());
-    let d = h.finalize();
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&d[..8]);
-    u64::from_be_bytes(b)
+    crate::model::seed_of(h)
 }
 
 /// Whether a motion's panel is drawn from the record rather than from the batch seed.

@@ -215,10 +215,7 @@ fn run_seed(
     h.update((run_id.len() as u64).to_be_bytes());
     h.update(run_id.as_bytes());
     h.update(start);
-    let d = h.finalize();
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&d[..8]);
-    Ok(u64::from_be_bytes(b))
+    Ok(crate::model::seed_of(h))
 }
 
 fn open_question(

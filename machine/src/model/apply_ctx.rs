@@ -17,6 +17,15 @@ pub struct ApplyCtx<'a> {
     pub memo: &'a VerifiedMemo,
 }
 
+/// A seed from a finished hash: the digest's first 8 bytes, big-endian (the layout every
+/// seed of the machine uses: batch-derived, draw, beacon, run seeds).
+pub fn seed_of(h: Sha256) -> u64 {
+    let d = h.finalize();
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    u64::from_be_bytes(b)
+}
+
 impl ApplyCtx<'_> {
     /// A seed for one purpose (e.g. the draw of one motion): SHA-256 over the batch seed,
     /// the item's position and the label, first 8 bytes big-endian. Re-derivable offline.
@@ -26,10 +35,7 @@ impl ApplyCtx<'_> {
         h.update(self.log_index.to_be_bytes());
         h.update(self.item_index.to_be_bytes());
         h.update(label.as_bytes());
-        let d = h.finalize();
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&d[..8]);
-        u64::from_be_bytes(b)
+        seed_of(h)
     }
 
     /// A unique, deterministic id for something this item creates (`n` distinguishes

@@ -16,7 +16,7 @@ pub mod record_log;
 pub mod reply_table;
 pub mod sitting;
 pub mod stored_reply;
-pub use apply_ctx::ApplyCtx;
+pub use apply_ctx::{ApplyCtx, seed_of};
 pub use motion::{
     Absent, EffectRefusal, Motion, MotionRound, MotionStatus, SeatCommitment, StoredReveal,
 };
