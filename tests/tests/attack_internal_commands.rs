@@ -221,6 +221,20 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                 "RevealExamKey",
                 "only the leader's motion and exam drivers",
             );
+            // A seating with shares of the client's choosing: the driver's alone.
+            let seat: Command = InternalCommand::SeatMotion(panel_machine::beacon::Seating {
+                motion_id: format!("m{n}"),
+                shares: vec![panel_machine::beacon::BeaconShare {
+                    replica: 1,
+                    proof: "00".repeat(80),
+                }],
+            })
+            .into();
+            assert_denied(
+                write(&mut c, "attacker", base + 8, &seat).await,
+                "SeatMotion",
+                "only the leader's motion and exam drivers",
+            );
             // A raw motion, and an outcome of the client's choosing.
             let open: Command = TestCommand::OpenMotion(Box::new(MotionSpec {
                 motion_id: format!("m{n}"),
