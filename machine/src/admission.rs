@@ -139,6 +139,7 @@ pub fn item_motion(
         // Signed by the driver before it is sent (`sign_motion`).
         signer_key: Vec::new(),
         signature: Vec::new(),
+        seals: Vec::new(),
     }
 }
 

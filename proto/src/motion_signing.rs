@@ -104,7 +104,8 @@ impl MotionWriter {
     }
 }
 
-/// Canonical bytes of a motion, layout v1 (docs/WIRE.md): every field but `signature`.
+/// Canonical bytes of a motion, layout v1 (docs/WIRE.md): every field but `signature` and
+/// the `seals`, which sign the digest of these bytes and the signature.
 pub fn motion_canonical_bytes(m: &Motion) -> Vec<u8> {
     let mut w = MotionWriter {
         buf: Vec::with_capacity(512),
@@ -330,6 +331,7 @@ mod tests {
             }],
             signer_key: Vec::new(),
             signature: Vec::new(),
+            seals: Vec::new(),
         }
     }
 
@@ -413,6 +415,18 @@ mod tests {
         assert_eq!(d, motion_digest(&m));
         assert_eq!(verify_motion_self(&m, &VerifiedMemo::default()).unwrap(), d);
         assert!(motion_canonical_bytes(&m).starts_with(MOTION_TAG_V1));
+    }
+
+    #[test]
+    fn seals_sign_the_digest_and_stay_outside_it() {
+        // Seals are signatures over the digest (docs/WIRE.md "Motion seals"), added after
+        // signing: they change neither the signed bytes nor the digest.
+        let k = key(1);
+        let m = sign_motion(&k, motion());
+        let mut sealed = m.clone();
+        sealed.seals.push("\u{2014} panel.test/log AAAA".into());
+        assert_eq!(motion_digest(&sealed), motion_digest(&m));
+        assert!(verify_motion(&sealed, &[k.verifying_key()], &VerifiedMemo::default()).is_ok());
     }
 
     #[test]

@@ -114,6 +114,7 @@ pub fn motion_for(r: &Ruling, panel: &[&SigningKey]) -> Motion {
             .collect(),
         signature: Vec::new(),
         signer_key: Vec::new(),
+        seals: Vec::new(),
     }
 }
 

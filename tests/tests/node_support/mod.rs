@@ -266,6 +266,7 @@ pub fn merge_motion(
         panel,
         signature: Vec::new(),
         signer_key: Vec::new(),
+        seals: Vec::new(),
     }
 }
 

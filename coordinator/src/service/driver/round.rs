@@ -238,6 +238,7 @@ pub(super) async fn ask_commitments(
             .collect(),
         signer_key: Vec::new(),
         signature: Vec::new(),
+        seals: Vec::new(),
     };
     // Signed over every field (docs/WIRE.md "Motion, layout v1"): nodes verify before
     // judging, and each ruling binds this digest (envelope v2).
