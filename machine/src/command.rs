@@ -820,6 +820,12 @@ pub enum Query {
     },
     /// The circuit breakers: pauses in force with who set them, the automatic breaker.
     Breakers,
+    /// Appeal credits: the terms, every organisation's balance, and the deposits appeals
+    /// hold or held (only `debate_id`'s, when given).
+    AppealCredits {
+        #[serde(default)]
+        debate_id: Option<String>,
+    },
 }
 
 #[cfg(test)]

@@ -181,11 +181,26 @@ pub fn advance(state: &mut State, at: At) {
                 f.changed_at_ms = at.1;
                 match f.status {
                     OutcomeStatus::Final => crate::precedent::on_final(state, &id),
-                    OutcomeStatus::Overturned => crate::breakers::note_overturn(state, &id, at),
+                    OutcomeStatus::Overturned => {
+                        crate::breakers::note_overturn(state, &id, at);
+                        note_won(state, &id);
+                    }
                     _ => {}
                 }
             }
         }
+    }
+}
+
+/// The appeal that held an overturned motion won: its deposit goes back with a share
+/// (`appeal_credits::settle`, at the end of the same batch).
+fn note_won(state: &mut State, motion_id: &str) {
+    let Some(m) = state.motions.get(motion_id) else {
+        return;
+    };
+    let debate_id = m.spec.debate_id.clone();
+    if let Some(appeal_id) = m.finality.as_ref().and_then(|f| f.appeal_id.clone()) {
+        state.appeal_credits.note_won(&debate_id, &appeal_id);
     }
 }
 

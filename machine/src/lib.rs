@@ -11,6 +11,7 @@
 
 pub mod acceptance;
 pub mod admission;
+pub mod appeal_credits;
 pub mod apply;
 pub mod authorship;
 pub mod beacon;

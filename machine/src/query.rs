@@ -132,6 +132,54 @@ pub struct StatsReply {
     pub accepted_motions: usize,
 }
 
+/// One organisation's appeal credits in `Query::AppealCredits`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OrgBalance {
+    pub organisation: String,
+    /// Its balance as of its last change; `None` while it has never been charged (it
+    /// holds the terms' cap). `OrgCredits::at` gives the balance at a later time.
+    pub credits: Option<crate::appeal_credits::OrgCredits>,
+}
+
+/// `Query::AppealCredits` (docs/PANEL.md "Funded appeals").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppealCreditsReply {
+    pub terms: crate::appeal_credits::AppealTerms,
+    /// Whether appeals are funded here (rule set `APPEAL_CREDITS` in force).
+    pub funded: bool,
+    pub organisations: Vec<OrgBalance>,
+    pub deposits: Vec<crate::appeal_credits::Deposit>,
+}
+
+/// Every organisation the group knows (the charter's, those admitted since, and any with
+/// a balance) with its credits, and the deposits of `debate_id` (all when `None`).
+fn appeal_credits(state: &State, debate_id: Option<&str>) -> AppealCreditsReply {
+    let book = &state.appeal_credits;
+    let mut names: std::collections::BTreeSet<String> =
+        book.organisations.keys().cloned().collect();
+    if let Some(c) = &state.charter {
+        names.extend(c.organisations.iter().map(|o| o.name.clone()));
+    }
+    names.extend(state.admitted_organisations.iter().map(|o| o.name.clone()));
+    AppealCreditsReply {
+        terms: crate::appeal_credits::terms(state),
+        funded: state.rules >= crate::rules::APPEAL_CREDITS,
+        organisations: names
+            .into_iter()
+            .map(|organisation| OrgBalance {
+                credits: book.organisations.get(&organisation).copied(),
+                organisation,
+            })
+            .collect(),
+        deposits: book
+            .deposits
+            .values()
+            .filter(|d| debate_id.is_none_or(|id| d.debate_id == id))
+            .cloned()
+            .collect(),
+    }
+}
+
 /// `Query::Breakers`: the circuit breakers (`breakers.rs`), and the next order's seq.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BreakersReply {
@@ -253,6 +301,9 @@ pub fn query(state: &State, q: &Query) -> Value {
             breakers: state.breakers.clone(),
             next_seq: state.breakers.orders + 1,
         }),
+        Query::AppealCredits { debate_id } => {
+            to_value(&appeal_credits(state, debate_id.as_deref()))
+        }
     }
 }
 

@@ -224,6 +224,10 @@ pub struct ContributeReply {
     pub created: Option<String>,
     pub opened: Vec<String>,
     pub signed_by: Option<String>,
+    /// The deposit a filed appeal was charged and the balance left (rule set 19,
+    /// `appeal_credits`); absent for other contributions and unfunded appeals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appeal_deposit: Option<crate::model::appeal_credits::AppealCharge>,
 }
 
 /// `AskPanel`.
@@ -626,6 +630,7 @@ mod tests {
                 created: Some("c1".into()),
                 opened: vec!["mot-1".into()],
                 signed_by: None,
+                appeal_deposit: None,
             },
             json!({ "debate_id": "deb_1", "created": "c1", "opened": ["mot-1"], "signed_by": null }),
         );

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = BEACON_DRAW;
+pub const CURRENT: u32 = APPEAL_CREDITS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -114,6 +114,13 @@ pub const LAST_WORD: u32 = 17;
 /// replicas' VRF proofs over its question key, never from the record's tree
 /// (`beacon.rs`; docs/SECURITY.md "The draw cannot be steered").
 pub const BEACON_DRAW: u32 = 18;
+
+/// From this level on, an appeal costs its appellant's organisation a deposit of appeal
+/// credits (doubled per round of the debate's ladder) from a budget that refills by the
+/// batch time; an organisation that cannot pay is refused, a won appeal gets its deposit
+/// back with half again and a lost one forfeits it (`appeal_credits.rs`; docs/PANEL.md
+/// "Funded appeals").
+pub const APPEAL_CREDITS: u32 = 19;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

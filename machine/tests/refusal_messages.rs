@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use panel_machine::acceptance::{Policy, Stance};
 use panel_machine::admission::{ExamMotionError, ExamRefusal};
+use panel_machine::appeal_credits::AppealCreditError;
 use panel_machine::apply::{ApplyError, RevocationError, RotationError, RoundError, apply_batch};
 use panel_machine::authorship::AuthorshipError;
 use panel_machine::beacon::BeaconError;
@@ -681,6 +682,48 @@ fn constructed() -> Vec<Case> {
                 source: panel_federation::beacon_key::BeaconKeyError::Invalid,
             }),
             &["with the key its charter entry names"],
+        ),
+        case(
+            ApplyError::from(AppealCreditError::Short {
+                organisation: s("north"),
+                debate: s("deb_1"),
+                round: 2,
+                price: 4,
+                first: 2,
+                balance: 1,
+                per_period: 1,
+                period_ms: 86_400_000,
+                next_at_ms: 1_790_086_400_000,
+                cap: 8,
+                affordable_at_ms: Some(1_790_259_200_000),
+            }),
+            &[
+                "holds 1",
+                "costs 4",
+                "next at",
+                "file the appeal again then",
+                "panel debate show deb_1",
+            ],
+        ),
+        case(
+            ApplyError::from(AppealCreditError::Short {
+                organisation: s("north"),
+                debate: s("deb_1"),
+                round: 4,
+                price: 16,
+                first: 2,
+                balance: 8,
+                per_period: 1,
+                period_ms: 86_400_000,
+                next_at_ms: 1_790_086_400_000,
+                cap: 8,
+                affordable_at_ms: None,
+            }),
+            &["costs 16", "no budget ever holds that much"],
+        ),
+        case(
+            ApplyError::from(AppealCreditError::NoOrganisation { author: s("alice") }),
+            &["panel org register-contributor"],
         ),
     ];
     out.extend(rounds.into_iter().map(|(e, n)| case(e.into(), n)));

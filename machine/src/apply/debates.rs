@@ -95,6 +95,7 @@ pub(super) fn contribute(
             .into());
         }
     }
+    let quote = appeal_quote(state, ctx, sub)?;
     let rec = debate_mut(state, &sub.debate_id)?;
     let appeals_before = rec.debate.appeals.len();
     let created = debates::contribute(
@@ -136,13 +137,20 @@ pub(super) fn contribute(
                 .collect()
         })
         .unwrap_or_default();
-    for appeal_id in filed {
-        crate::finality::on_appeal_filed(
+    let at = (ctx.log_index, ctx.time_ms);
+    let appeal_deposit = match (quote, filed.first()) {
+        (Some(q), Some(appeal_id)) => Some(crate::appeal_credits::charge(
             state,
+            at,
             &sub.debate_id,
-            &appeal_id,
-            (ctx.log_index, ctx.time_ms),
-        );
+            appeal_id,
+            &sub.author,
+            q,
+        )),
+        _ => None,
+    };
+    for appeal_id in filed {
+        crate::finality::on_appeal_filed(state, &sub.debate_id, &appeal_id, at);
     }
     let opened = open_pending(state, ctx, &sub.debate_id);
     Ok(to_value(&ContributeReply {
@@ -150,7 +158,36 @@ pub(super) fn contribute(
         created,
         opened,
         signed_by,
+        appeal_deposit,
     }))
+}
+
+/// What an appeal will cost its appellant's organisation, checked before the document
+/// changes so a refusal changes nothing (`appeal_credits`; docs/PANEL.md "Funded
+/// appeals"). The appeal's round is its place among the debate's appeals.
+fn appeal_quote(
+    state: &State,
+    ctx: &ApplyCtx,
+    sub: &ContributionSubmission,
+) -> Result<Option<crate::appeal_credits::Quote>, ApplyError> {
+    if !matches!(
+        sub.contribution,
+        crucible::contribution::Contribution::Appeal { .. }
+    ) {
+        return Ok(None);
+    }
+    // An unknown debate is refused by the caller, naming it.
+    let Some(rec) = state.debates.get(&sub.debate_id) else {
+        return Ok(None);
+    };
+    let round = u32::try_from(rec.debate.appeals.len() + 1).unwrap_or(u32::MAX);
+    Ok(crate::appeal_credits::quote(
+        state,
+        ctx.time_ms,
+        &sub.debate_id,
+        &sub.author,
+        round,
+    )?)
 }
 
 /// The arbiters recused from a debate's panels: those holding, or having held, a key that
@@ -408,7 +445,7 @@ pub(super) fn reissue_verdict(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::command::{ClientCommand, ItemReply};
     use ed25519_dalek::SigningKey;
@@ -418,7 +455,7 @@ mod tests {
         SigningKey::from_bytes(&[i; 32])
     }
 
-    fn write(state: &mut State, n: u64, command: ClientCommand) -> ItemReply {
+    pub(in crate::apply) fn write(state: &mut State, n: u64, command: ClientCommand) -> ItemReply {
         crate::apply::write_one(state, n, command.into())
     }
 
@@ -520,7 +557,7 @@ mod tests {
 
     /// A pool of ten admitted arbiters (five per stance, two organisations) and a debate
     /// of four seats.
-    fn ten_admitted() -> State {
+    pub(in crate::apply) fn ten_admitted() -> State {
         let mut s = State::default();
         for n in 0..10u8 {
             let (id, stance) = if n < 5 {
@@ -796,7 +833,12 @@ mod tests {
 
     /// Closes deb_1 with a verdict issued at `time_ms` and files side `side`'s appeal on it
     /// as request `n`; the contribution's reply.
-    fn close_and_appeal(s: &mut State, n: u64, time_ms: u64, side: &str) -> Value {
+    pub(in crate::apply) fn close_and_appeal(
+        s: &mut State,
+        n: u64,
+        time_ms: u64,
+        side: &str,
+    ) -> Value {
         let rec = s.debates.get_mut("deb_1").expect("debate");
         rec.reissue_verdict(time_ms, "x");
         rec.debate.phase = "closed".into();
@@ -812,7 +854,7 @@ mod tests {
     }
 
     /// Asks deb_1's panel to advance from framing as request `n`; the motion id.
-    fn advance_motion(s: &mut State, n: u64) -> String {
+    pub(in crate::apply) fn advance_motion(s: &mut State, n: u64) -> String {
         let r = ask_advance(s, n, "framing");
         let ItemReply::Applied(v) = &r else {
             panic!("{r:?}")
@@ -821,7 +863,12 @@ mod tests {
     }
 
     /// Every seat of `motion_id` answers (`yes` per seat index); the outcome's reply.
-    fn decide(s: &mut State, n: u64, motion_id: &str, yes: impl Fn(usize) -> bool) -> ItemReply {
+    pub(in crate::apply) fn decide(
+        s: &mut State,
+        n: u64,
+        motion_id: &str,
+        yes: impl Fn(usize) -> bool,
+    ) -> ItemReply {
         let m = s.motions.get(motion_id).expect("motion").clone();
         let reveals: Vec<String> = m
             .seats
@@ -848,7 +895,7 @@ mod tests {
             .expect("a status")
     }
 
-    fn tick(s: &mut State, n: u64) {
+    pub(in crate::apply) fn tick(s: &mut State, n: u64) {
         let note = crate::command::TestCommand::Note {
             topic: "t".into(),
             text: "tick".into(),

@@ -126,6 +126,9 @@ pub enum ApplyError {
     LastWord(#[from] crate::last_word::LastWordError),
     #[error("seating refused: {0}")]
     Beacon(#[from] crate::beacon::BeaconError),
+    /// Boxed: a shortfall names its whole schedule, and every `Result` carries the size.
+    #[error("appeal refused: {0}")]
+    AppealCredits(Box<crate::appeal_credits::AppealCreditError>),
     #[error(
         "only {available} eligible arbiters are seated under stance {stance:?} on debate {debate}, {needed} needed: under this debate's policy an arbiter is seated only under the stance it declared for the debate ({declared} arbiter(s) declared one so far; admitted without a declaration: {}). Each arbiter declares with `panel arbiter declare --id ID --key-file FILE --debate {debate} --stance A|B` (a node declares by itself from its node.toml [[stances]]), or admit more arbiters",
         list_or_none(undeclared)
@@ -176,6 +179,12 @@ fn procedure_fix(e: &panel_procedures::ProcedureError) -> &'static str {
         P::UnknownQuestion(_) => {
             "answer one of the run's open questions (`panel runs` lists the runs; `panel crux show`, `panel falsify show` or `panel dossier show` prints one)"
         }
+    }
+}
+
+impl From<crate::appeal_credits::AppealCreditError> for ApplyError {
+    fn from(e: crate::appeal_credits::AppealCreditError) -> Self {
+        ApplyError::AppealCredits(Box::new(e))
     }
 }
 
@@ -230,6 +239,7 @@ impl ApplyError {
             ApplyError::Breaker(e) => e.code(),
             ApplyError::LastWord(_) => "last_word_refused",
             ApplyError::Beacon(e) => e.code(),
+            ApplyError::AppealCredits(e) => e.code(),
             ApplyError::Procedure(e) => match e {
                 panel_procedures::ProcedureError::Contract(_) => "malformed",
                 panel_procedures::ProcedureError::Refused(_) => "procedure_refused",

@@ -33,6 +33,12 @@ pub(super) fn register_contributor(
             bound_at_log_index: ctx.log_index,
         },
     );
+    // Kept whatever the rule set: an appeal it files later is charged to this
+    // organisation (`appeal_credits`), and the row changes no reply.
+    state
+        .appeal_credits
+        .contributor_organisations
+        .insert(reg.name.clone(), reg.organisation.clone());
     Ok(to_value(&RegisterContributorReply {
         contributor: reg.name.clone(),
         organisation: reg.organisation.clone(),

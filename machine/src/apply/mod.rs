@@ -13,6 +13,8 @@ pub(crate) mod arbiters;
 mod debates;
 pub mod error;
 mod federation;
+#[cfg(test)]
+mod funded_appeals_tests;
 mod motion_open;
 mod motions;
 mod notes;
@@ -219,6 +221,9 @@ pub fn apply_batch(
     // Statuses move at the end of the batch: windows its stamped time closed, appeals its
     // entries decided (`finality.rs`).
     crate::finality::advance(state, (log_index, batch.time_ms));
+    // Deposits of appeals those statuses ended are returned or forfeited
+    // (`appeal_credits.rs`).
+    crate::appeal_credits::settle(state, (log_index, batch.time_ms));
     let verdict = verdicts_before.is_some_and(|before| verdict_count(state) > before);
     crate::checkpoints::after_batch(state, batch.checkpoints.as_ref(), batch.time_ms, verdict);
     BatchReply { items }

@@ -4,6 +4,7 @@
 //! (docs/coordinator/storage.md, "What is durable when"), so a field added here needs
 //! `#[serde(default)]` for snapshots and records written before it to load.
 
+pub mod appeal_credits;
 mod apply_ctx;
 pub mod breakers;
 pub mod checkpoint;
@@ -280,6 +281,13 @@ pub struct State {
     /// gets a fresh question key (`beacon.rs`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub beacon_attempts: std::collections::BTreeMap<String, u32>,
+    /// Appeal credits: each organisation's balance, the deposits appeals hold, and the
+    /// organisation of each registered contributor (`appeal_credits.rs`, rule set 19).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::model::appeal_credits::AppealCreditBook::is_empty"
+    )]
+    pub appeal_credits: crate::model::appeal_credits::AppealCreditBook,
 }
 
 /// One motion-key rotation on the record.
