@@ -412,6 +412,9 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
                     })?)?;
                 } else {
                     print_accepted(op, &reply, thread.as_deref());
+                    if let Some(c) = &reply.appeal_deposit {
+                        println!("{}", crate::appeal_credits_view::charge_line(c));
+                    }
                     if let Some(state) = appeal {
                         println!("{state}");
                     }

@@ -17,6 +17,7 @@ use panel_coordinator::command::{ClientCommand as Write, DebateSpec, PanelReques
 use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::query::{DebatesReply, MotionReply};
 use panel_machine::acceptance::Rule;
+use panel_machine::query::AppealCreditsReply;
 use panel_machine::reply::{AskPanelReply, CreateDebateReply, ReissueVerdictReply};
 use serde_json::{Value, json};
 
@@ -288,20 +289,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
         } => {
             let id = debate.id().to_owned();
             let c = Cluster::connect(&cluster)?;
-            let (doc, rec, motions) = runtime()?.block_on(async {
+            let (doc, rec, motions, credits) = runtime()?.block_on(async {
                 let (doc, rec) = fetch(&c, &id).await?;
                 let m: panel_coordinator::query::DebateMotionsReply = c
                     .read_as(&Query::DebateMotions {
                         debate_id: id.clone(),
                     })
                     .await?;
-                Ok::<_, anyhow::Error>((doc, rec, m.motions))
+                // Absent from a replica that predates funded appeals: shown without.
+                let credits: Option<AppealCreditsReply> = c
+                    .read_as(&Query::AppealCredits {
+                        debate_id: Some(id.clone()),
+                    })
+                    .await
+                    .ok();
+                Ok::<_, anyhow::Error>((doc, rec, m.motions, credits))
             })?;
             if json {
                 print_json(&doc.to_json())?;
             } else {
                 print_debate(&doc, &rec);
-                print_outcomes(&doc, &motions);
+                print_outcomes(&doc, &motions, credits.as_ref());
+                if let Some(r) = &credits {
+                    crate::appeal_credits_view::print_balances(r, now_ms());
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -442,9 +453,16 @@ fn print_debate(d: &Debate, rec: &Value) {
     }
 }
 
-/// The appeals with their state, and every decided motion's outcome status (docs/PANEL.md
-/// "Finality").
-fn print_outcomes(d: &Debate, motions: &[Motion]) {
+/// The reader's clock, for showing a balance as it stands now (display only).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The appeals with their state and deposit, and every decided motion's outcome status
+/// (docs/PANEL.md "Finality", "Funded appeals").
+fn print_outcomes(d: &Debate, motions: &[Motion], credits: Option<&AppealCreditsReply>) {
     if !d.appeals.is_empty() {
         println!("\nappeals");
     }
@@ -460,6 +478,10 @@ fn print_outcomes(d: &Debate, motions: &[Motion]) {
                 .filter(|r| !r.is_empty())
                 .map_or(String::new(), |r| format!(": {r}"))
         );
+        let deposit = credits.and_then(|c| c.deposits.iter().find(|x| x.appeal_id == a.id));
+        if let Some(x) = deposit {
+            println!("    {}", crate::appeal_credits_view::deposit_note(x));
+        }
     }
     let decided: Vec<&Motion> = motions.iter().filter(|m| m.finality.is_some()).collect();
     if !decided.is_empty() {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod appeal_credits_view;
 mod arbiter_cmd;
 mod bench;
 mod breaker_cmd;
