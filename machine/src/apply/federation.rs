@@ -502,6 +502,11 @@ mod tests {
         // nobody can register the name again.
         let ok = write(&mut s, 7, contributor("ada", &ada, "north", &org_key(0)));
         assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        // Its appeals are charged to the organisation that endorsed it (`appeal_credits`).
+        assert_eq!(
+            crate::appeal_credits::organisation_of(&s, "ada").as_deref(),
+            Some("north")
+        );
         let ok = write(&mut s, 8, definition("ada", Some((&ada, 8))));
         assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
         let (_, m) = code(&write(
