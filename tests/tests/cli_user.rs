@@ -45,6 +45,48 @@ fn register_cara(st: &Path) {
     );
 }
 
+/// An appeal costs its appellant's organisation a deposit (docs/PANEL.md "Funded
+/// appeals"): cara (northwind) appeals deb_1's verdict as its first appeal, is charged
+/// two of northwind's eight credits, and `panel debate show` lists the deposit and every
+/// organisation's balance.
+fn appeals_are_funded(st: &Path, cara: &str) {
+    let filed = ok(
+        st,
+        &[
+            "appeal",
+            "--key",
+            cara,
+            "--debate",
+            "deb_1",
+            "--author",
+            "cara",
+            "--side",
+            "B",
+            "--ground",
+            "A2",
+            "--justification",
+            "The panel resolved these challenges before the response filed in time was shown to it.",
+            "--target",
+            "thr_1",
+        ],
+    );
+    assert!(
+        filed.contains(
+            "deposit: 2 appeal credit(s) charged to northwind for appeal round 1; balance left: 6"
+        ),
+        "{filed}"
+    );
+    let shown = ok(st, &["debate", "show", "deb_1"]);
+    for needle in [
+        "deposit 2 credit(s) from northwind (round 1)",
+        "appeal credits (each organisation holds up to 8",
+        "northwind",
+        "southbank",
+    ] {
+        assert!(shown.contains(needle), "{needle:?} in {shown}");
+    }
+}
+
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
@@ -654,6 +696,8 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         asked.contains("verify-tier:ver_1:0") && asked.contains("ACCEPTED"),
         "{asked}"
     );
+
+    appeals_are_funded(st, &cara);
 
     cluster.stop();
 
