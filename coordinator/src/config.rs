@@ -466,6 +466,8 @@ impl ReplicaConfig {
             exam_pools: None,
             // Derived from the log key at start (`log_key::beacon`), never configured.
             beacon: None,
+            // The log key, set at start.
+            seal_key: None,
         })
     }
 

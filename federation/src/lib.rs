@@ -7,6 +7,7 @@
 pub mod beacon_key;
 pub mod charter;
 pub mod fingerprint;
+pub mod motion_seal;
 
 pub use charter::{
     CHARTER_VERSION, Charter, CharterError, ExamBar, ExamTerms, Floors, LastWordAuthority,

@@ -293,6 +293,9 @@ pub(crate) fn check_motions(
         let (mut want, item) = expected(index, &m)?;
         want.signer_key.clone_from(&m.signer_key);
         want.signature.clone_from(&m.signature);
+        // Seals sign the digest from outside it (docs/WIRE.md "Motion seals"); the nodes
+        // check them, apply compares the content.
+        want.seals.clone_from(&m.seals);
         if want != m {
             return Err(ExamMotionError::Altered {
                 motion_id: m.motion_id,

@@ -31,6 +31,7 @@ use crate::judge::{JudgeAnswer, JudgeError};
 use crate::keyfile::{KeyFileError, random_32};
 use crate::metrics::MotionRefusal;
 use crate::store::{PeerInsert, Store, StoreError};
+use panel_federation::motion_seal;
 use panel_transport::{Role, RoleGuard};
 
 /// Why the node refuses a request. Each message names what is wrong and, where there is
@@ -45,6 +46,8 @@ pub enum CoreError {
     NoTrustedKey(String),
     #[error(transparent)]
     MotionSignature(#[from] MotionSignatureError),
+    #[error(transparent)]
+    Seals(#[from] panel_federation::motion_seal::SealError),
     #[error(
         "second commitment refused: this arbiter already committed on another motion \
          under the id {0:?} (its content, deadlines, seats or state differ); a motion \
@@ -215,10 +218,28 @@ impl NodeCore {
             self.metrics.motion_refused(MotionRefusal::NoTrustedKey);
             return Err(CoreError::NoTrustedKey(m.motion_id.clone()));
         }
-        verify_motion(m, &self.coordinator_keys, &self.memo).map_err(|e| {
+        let digest = verify_motion(m, &self.coordinator_keys, &self.memo).map_err(|e| {
             self.metrics.motion_refused(MotionRefusal::Signature);
-            e.into()
-        })
+            CoreError::from(e)
+        })?;
+        self.check_seals(m, &digest)?;
+        Ok(digest)
+    }
+
+    /// Under a charter whose log is signed by a quorum, the motion must also carry the
+    /// seals of that many organisations' replicas (`panel_federation::motion_seal`): the
+    /// motion key alone is held by every replica, so it cannot show that the log opened
+    /// the motion.
+    fn check_seals(&self, m: &Motion, digest: &[u8; 32]) -> Result<(), CoreError> {
+        let charter = self.peers.transport().charter();
+        let Some(quorum) = charter.as_deref().and_then(motion_seal::required) else {
+            return Ok(());
+        };
+        motion_seal::check(&quorum, &m.motion_id, digest, &m.seals).map_err(|e| {
+            self.metrics.motion_refused(MotionRefusal::Seals);
+            CoreError::from(e)
+        })?;
+        Ok(())
     }
 
     /// Releases Commit calls that wait for a human answer (graceful shutdown).

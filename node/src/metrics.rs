@@ -43,6 +43,8 @@ pub enum MotionRefusal {
     NoTrustedKey,
     /// The coordinator's signature did not verify.
     Signature,
+    /// The motion lacks the seals of the charter's log quorum.
+    Seals,
     /// The motion failed the arbiter's own checks (seat, deadline, content).
     Check,
     /// The judge failed or answered after the commit deadline.
@@ -54,6 +56,7 @@ impl MotionRefusal {
         match self {
             MotionRefusal::NoTrustedKey => "no_trusted_key",
             MotionRefusal::Signature => "signature",
+            MotionRefusal::Seals => "seals",
             MotionRefusal::Check => "check",
             MotionRefusal::Judge => "judge",
         }

@@ -62,7 +62,9 @@ fn commitment_code(e: &CommitRevealError) -> tonic::Code {
 pub fn status_code(e: &CoreError) -> tonic::Code {
     use tonic::Code;
     match e {
-        CoreError::NoTrustedKey(_) | CoreError::MotionSignature(_) => Code::Unauthenticated,
+        CoreError::NoTrustedKey(_) | CoreError::MotionSignature(_) | CoreError::Seals(_) => {
+            Code::Unauthenticated
+        }
         CoreError::SecondCommitment(_) | CoreError::Equivocation { .. } => Code::AlreadyExists,
         CoreError::StoredWithoutCommitment
         | CoreError::Salt(_)

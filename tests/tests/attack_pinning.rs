@@ -8,7 +8,11 @@
 //!   hello reaches the replica behind it, and the node's log names the certificate and the
 //!   charter entry it should have matched; the same node links to the real replica;
 //! - the node's batch commit and reveal calls answer the charter's replicas only (the
-//!   relay's certificate, or a client's, is refused before any motion is read).
+//!   relay's certificate, or a client's, is refused before any motion is read);
+//! - a replica's operator, who holds the cluster's motion key, cannot make the node judge
+//!   a motion of its own making: it lacks the seals of the charter's log quorum, and the
+//!   other organisation's replica seals no motion its applied state does not hold
+//!   (docs/SECURITY.md "No replica makes a motion alone").
 
 use std::path::Path;
 use std::pin::Pin;
@@ -202,8 +206,10 @@ fn start_node_as(
         dir.join("node.toml"),
         format!(
             "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\n\
-             organisation = \"northwind\"\nmodel_family = \"scripted\"\n\n[judge]\nkind = \"scripted\"\n\
-             profiles = \"profiles.toml\"\nprofile = \"perfect\"\n\n[transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
+             organisation = \"northwind\"\nmodel_family = \"scripted\"\ncoordinator_keys = [\"{}\"]\n\n\
+             [judge]\nkind = \"scripted\"\nprofiles = \"profiles.toml\"\nprofile = \"perfect\"\n\n\
+             [transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
+            hex::encode(motion_key(c).verifying_key().to_bytes()),
             c.pki.dir(identity).display(),
             c.pki.charter_path().display()
         ),
@@ -221,6 +227,11 @@ fn start_node_as(
         .stdout(out)
         .stderr(err);
     (ChildGuard::spawn("node", cmd), format!("127.0.0.1:{port}"))
+}
+
+/// The cluster's motion key, which every replica (and so every replica's operator) holds.
+fn motion_key(c: &TlsCluster) -> panel_proto::SigningKey {
+    pki::read_seed_key(&c.pki.motion_key_path()).expect("motion key")
 }
 
 fn node_log(root: &Path) -> String {
@@ -397,4 +408,149 @@ fn a_replica_refuses_a_link_whose_certificate_names_another_arbiter() {
         "{}",
         logs(root)
     );
+}
+
+/// A replica's seal over `m` made with its own log key (the test plays that replica's
+/// operator, who holds the key file).
+fn seal_by(c: &TlsCluster, replica: u64, m: &Motion) -> String {
+    let charter =
+        panel_federation::Charter::parse(&std::fs::read_to_string(c.pki.charter_path()).unwrap())
+            .unwrap();
+    let origin = charter
+        .log
+        .as_ref()
+        .expect("a witnessed log")
+        .origin
+        .clone();
+    let key = pki::read_seed_key(&c.pki.log_key_path(replica)).expect("log key");
+    let signer = panel_tlog::NoteSigner::new(&origin, key).unwrap();
+    panel_federation::motion_seal::seal(&signer, &panel_proto::motion_digest(m))
+}
+
+/// One replica's operator holds the cluster's motion key and its replica's certificate
+/// and log key, and signs a motion the log never opened. Before seals the node judged it
+/// (the motion key was the only check); now the node refuses it until replicas of the log
+/// quorum's organisations sealed it, and the other organisation's replica, asked to seal
+/// it, refuses because its own applied state holds no such motion.
+#[test]
+fn a_motion_one_replica_makes_is_judged_by_no_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let issued = panel_tests::tls::issue(root, &[(ARBITER, "northwind")]);
+    let c = start_issued(root, issued, &[]);
+    let dir = root.join("node");
+    let key = register(root, &c, &dir);
+    // `panel node keygen` writes the seed on a `seed:` line.
+    let text = std::fs::read_to_string(&key).unwrap();
+    let seed = text
+        .lines()
+        .find_map(|l| l.strip_prefix("seed:"))
+        .expect("seed line");
+    let seed: [u8; 32] = hex::decode(seed.trim()).unwrap().try_into().unwrap();
+    let arbiter = panel_proto::SigningKey::from_bytes(&seed);
+    let (_node, addr) = start_node(root, &c, &dir, &[&c.addrs[0]]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // Replica 2 is southbank's; replicas 1 and 3 are northwind's (the local plan).
+    let rogue = tls(&c.pki.dir(&pki::replica_dir_name(2)));
+    let connect = || ArbiterNodeClient::new(rogue.endpoint(&addr).unwrap().connect_lazy());
+    poll(root, "the node answers", DEADLINE, || {
+        rt.block_on(async {
+            connect()
+                .identity(panel_proto::pb::IdentityRequest {})
+                .await
+        })
+        .ok()
+    });
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let made_up = panel_proto::sign_motion(
+        &motion_key(&c),
+        Motion {
+            motion_id: "made-up-by-one-replica".into(),
+            debate_id: "deb_forged".into(),
+            kind: panel_proto::pb::MotionKind::Merge as i32,
+            state_hash: vec![7; 32],
+            projection: Some(panel_proto::pb::ContentProjection {
+                question: "Should the candidate replace the incumbent?".into(),
+                resolution: "Remote work raises productivity.".into(),
+                affirmative_favours: panel_proto::pb::Side::A as i32,
+                ..Default::default()
+            }),
+            commit_deadline_unix_ms: now + 30_000,
+            reveal_deadline_unix_ms: now + 60_000,
+            panel: vec![panel_proto::pb::PanelSeat {
+                public_key: arbiter.verifying_key().to_bytes().to_vec(),
+                endpoint: String::new(),
+            }],
+            ..Default::default()
+        },
+    );
+    let commit = |m: Motion| rt.block_on(async { connect().commit(m).await });
+
+    // Signed by the motion key alone: refused, naming the missing seals.
+    let e = commit(made_up.clone()).expect_err("an unsealed motion");
+    assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+    assert!(
+        e.message().contains("not sealed by the charter's replicas"),
+        "{e:?}"
+    );
+    assert!(e.message().contains("quorum is 2"), "{e:?}");
+
+    // Sealed by every replica of one organisation: still one organisation.
+    let mut one_org = made_up.clone();
+    one_org.seals = vec![seal_by(&c, 1, &made_up), seal_by(&c, 3, &made_up)];
+    let e = commit(one_org).expect_err("one organisation's seals");
+    assert!(e.message().contains("northwind"), "{e:?}");
+
+    // A seal moved from another motion does not count either.
+    let mut other = made_up.clone();
+    other.motion_id.push('x');
+    let other = panel_proto::sign_motion(&motion_key(&c), other);
+    let mut moved = made_up.clone();
+    moved.seals = vec![seal_by(&c, 2, &made_up), seal_by(&c, 1, &other)];
+    let e = commit(moved).expect_err("a moved seal");
+    assert!(e.message().contains("does not verify"), "{e:?}");
+
+    // The other organisation's replica seals nothing its own state does not hold.
+    rt.block_on(async {
+        // As a replica calls another: pinned to the charter's entry for replica 1.
+        let chartered = Transport::from_flags(
+            Some(&c.pki.dir(&pki::replica_dir_name(2))),
+            Some(&c.pki.charter_path()),
+            false,
+        )
+        .unwrap();
+        let endpoint = chartered.endpoint_pinned(&c.addrs[0], panel_transport::Peer::Replica(1));
+        let mut r = panel_coordinator::pb::replica::replica_client::ReplicaClient::new(
+            endpoint.unwrap().connect().await.expect("replica 1"),
+        );
+        let ask =
+            |motions: Vec<Vec<u8>>| panel_coordinator::pb::replica::SealMotionsRequest { motions };
+        let e = r
+            .seal_motions(ask(vec![prost::Message::encode_to_vec(&made_up)]))
+            .await
+            .expect_err("a motion the log never opened");
+        assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+        assert!(e.message().contains("no motion or exam item open"), "{e:?}");
+        let e = r
+            .seal_motions(ask(vec![vec![0xff; 8]]))
+            .await
+            .expect_err("bytes that are no motion");
+        assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+        assert!(e.message().contains("motions[0]"), "{e:?}");
+        let e = r
+            .seal_motions(ask(vec![Vec::new(); 257]))
+            .await
+            .expect_err("an oversized batch");
+        assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    });
+
+    // Control: with the seals of both organisations the same motion is judged, so the
+    // refusals above came from the seals alone.
+    let mut sealed = made_up.clone();
+    sealed.seals = vec![seal_by(&c, 1, &made_up), seal_by(&c, 2, &made_up)];
+    let commitment = commit(sealed).expect("a motion both organisations sealed");
+    assert!(!commitment.into_inner().signature.is_empty());
 }

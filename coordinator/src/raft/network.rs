@@ -156,6 +156,24 @@ impl RaftNetwork<TypeConfig> for Connection {
     }
 }
 
+/// Why a replica does not seal a motion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VouchRefusal {
+    /// Its applied state does not hold the motion yet: the leader may ask again.
+    NotYet(String),
+    /// The motion is not what its applied state puts to nodes: it never will be.
+    Differs(String),
+}
+
+/// Checks a motion the leader asks this replica to seal against what the replica's own
+/// applied state would put to nodes (the driver's rebuild, `service/driver/seal.rs`).
+pub trait MotionVouch: Send + Sync {
+    fn vouch(&self, motion: &panel_proto::pb::Motion) -> Result<(), VouchRefusal>;
+}
+
+/// Most motions one `SealMotions` call may carry (an exam sheet is at most a few dozen).
+pub const MAX_SEAL_BATCH: usize = 256;
+
 /// Server side: hands incoming Raft RPCs to the local Raft instance, and signs the
 /// checkpoints this replica's own applied state issued with its log key.
 pub struct ReplicaService {
@@ -164,6 +182,8 @@ pub struct ReplicaService {
     log_key: panel_tlog::NoteSigner,
     /// This replica's beacon key, when its charter entry names one.
     beacon: Option<Arc<BeaconSecret>>,
+    /// The driver's check of motions to seal; without it, none is sealed.
+    vouch: Option<Arc<dyn MotionVouch>>,
 }
 
 impl ReplicaService {
@@ -172,12 +192,14 @@ impl ReplicaService {
         sm: super::StateMachineStore,
         log_key: panel_tlog::NoteSigner,
         beacon: Option<Arc<BeaconSecret>>,
+        vouch: Option<Arc<dyn MotionVouch>>,
     ) -> Self {
         Self {
             raft,
             sm,
             log_key,
             beacon,
+            vouch,
         }
     }
 }
@@ -220,6 +242,25 @@ pub async fn beacon_share(
         .await?
         .into_inner()
         .proof)
+}
+
+/// Asks replica `target` at `addr` for its seals over the encoded signed `motions` (the
+/// leader's side of `SealMotions`), over a connection pinned to its charter certificate.
+pub async fn seal_motions(
+    transport: &Transport,
+    target: NodeId,
+    addr: &str,
+    motions: Vec<Vec<u8>>,
+    timeout: std::time::Duration,
+) -> Result<Vec<String>, Status> {
+    let mut request = Request::new(crate::pb::replica::SealMotionsRequest { motions });
+    request.set_timeout(timeout);
+    Ok(pinned_client(transport, target, addr, timeout)
+        .await?
+        .seal_motions(request)
+        .await?
+        .into_inner()
+        .seals)
 }
 
 /// Asks replica `target` at `addr` for its log signature over the checkpoint of `size`
@@ -295,6 +336,37 @@ impl Replica for ReplicaService {
         let line = self.log_key.sign(&body).to_line().trim_end().to_string();
         Ok(Response::new(crate::pb::replica::SignCheckpointReply {
             line,
+        }))
+    }
+
+    async fn seal_motions(
+        &self,
+        request: Request<crate::pb::replica::SealMotionsRequest>,
+    ) -> Result<Response<crate::pb::replica::SealMotionsReply>, Status> {
+        let vouch = self.vouch.as_ref().ok_or_else(|| {
+            Status::failed_precondition("this replica's driver does not check motions yet")
+        })?;
+        let motions = request.into_inner().motions;
+        if motions.len() > MAX_SEAL_BATCH {
+            return Err(Status::invalid_argument(format!(
+                "{} motions in one SealMotions call; send at most {MAX_SEAL_BATCH}",
+                motions.len()
+            )));
+        }
+        let mut seals = Vec::with_capacity(motions.len());
+        for (i, bytes) in motions.iter().enumerate() {
+            let m = <panel_proto::pb::Motion as prost::Message>::decode(bytes.as_slice()).map_err(
+                |e| Status::invalid_argument(format!("motions[{i}] is not a Motion: {e}")),
+            )?;
+            vouch.vouch(&m).map_err(|refusal| match refusal {
+                VouchRefusal::NotYet(why) => Status::failed_precondition(why),
+                VouchRefusal::Differs(why) => Status::permission_denied(why),
+            })?;
+            let digest = panel_proto::motion_digest(&m);
+            seals.push(panel_federation::motion_seal::seal(&self.log_key, &digest));
+        }
+        Ok(Response::new(crate::pb::replica::SealMotionsReply {
+            seals,
         }))
     }
 

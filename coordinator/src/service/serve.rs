@@ -298,13 +298,14 @@ pub async fn serve(
         );
     }
     let links = crate::service::link::LinkRegistry::new();
-    crate::service::driver::spawn(
+    let vouch = crate::service::driver::spawn(
         opts.id,
         raft.clone(),
         sm.clone(),
         proposer.clone(),
         crate::service::driver::DriverOptions {
             beacon: beacon.clone(),
+            seal_key: Some(log_key.clone()),
             ..opts.driver
         },
         links.clone(),
@@ -426,6 +427,7 @@ pub async fn serve(
                 replica.sm.clone(),
                 replica.log_key.clone(),
                 beacon,
+                Some(vouch),
             ))
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE),

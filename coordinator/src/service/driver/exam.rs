@@ -257,6 +257,8 @@ pub(super) async fn administer_exam(
                     // Signed like debate motions: the node refuses anything else.
                     .map(|m| sign_motion(motion_key, m))
                     .collect();
+                // Sealed by the charter's log quorum, as debate motions are (`seal.rs`).
+                let motions = seal::sealed(s, motions).await?;
                 committed = commit_exam_items(s, &c, motions, window).await;
                 if committed.is_empty() {
                     return Err(DriveError::NoExamItem);

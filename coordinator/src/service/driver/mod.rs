@@ -50,6 +50,7 @@ mod exam;
 mod projection;
 mod round;
 mod route;
+mod seal;
 mod seating;
 
 use exam::*;
@@ -90,6 +91,9 @@ pub struct DriverOptions {
     /// This replica's beacon key (derived from its log key, `log_key::beacon`): with it,
     /// the driver seats the motions that open awaiting a beacon (`seating.rs`).
     pub beacon: Option<Arc<panel_federation::beacon_key::BeaconSecret>>,
+    /// This replica's own log key, which seals the motions it puts to nodes under a
+    /// charter whose log is signed by a quorum (`seal.rs`).
+    pub seal_key: Option<panel_tlog::NoteSigner>,
 }
 
 /// Exam items sent to one node at once by default.
@@ -106,6 +110,7 @@ impl Default for DriverOptions {
             simulation: false,
             exam_pools: None,
             beacon: None,
+            seal_key: None,
         }
     }
 }
@@ -219,6 +224,8 @@ pub enum DriveError {
     UnexpectedStep(Step),
     #[error(transparent)]
     Propose(#[from] crate::service::proposer::ProposeError),
+    #[error(transparent)]
+    Seal(#[from] seal::SealError),
 }
 
 /// Why a commitment a node returned is not proposed (apply would refuse it).
@@ -288,6 +295,7 @@ const EXAM_RETRY_MAX: Duration = Duration::from_secs(600);
 
 /// Starts the driver loop on this replica; it acts only while this replica leads.
 /// `links` holds the arbiter links open to this replica (served by [`crate::service::link`]).
+/// Returns the check this replica's `SealMotions` service seals by (`seal.rs`).
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(
     id: NodeId,
@@ -299,7 +307,7 @@ pub fn spawn(
     transport: panel_transport::Transport,
     motion_keys: Arc<MotionKeys>,
     clock: Arc<dyn Clock>,
-) {
+) -> Arc<dyn crate::raft::network::MotionVouch> {
     let pools = opts.exam_pools.clone().unwrap_or_else(|| {
         Arc::new(Pools::embedded().unwrap_or_else(|e| {
             tracing::error!("the embedded exam pool does not load ({e}): no exam can be sealed");
@@ -327,6 +335,7 @@ pub fn spawn(
         unlinked: Mutex::new(BTreeSet::new()),
         motion_keys,
     });
+    let vouch = Arc::new(seal::Vouch::new(shared.clone()));
     tokio::spawn(async move {
         let mut events = shared.sm.subscribe();
         loop {
@@ -358,6 +367,7 @@ pub fn spawn(
             }
         }
     });
+    vouch
 }
 
 /// Runs `task` under `key` unless a task of that key is still running (one driver task

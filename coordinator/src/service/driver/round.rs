@@ -28,20 +28,67 @@ pub(super) fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
             .chain(runs)
             .filter_map(|id| a.state.motions.get(id))
             .filter(|m| m.status == MotionStatus::Open && m.spec.asks_a_question() && seated(m))
-            .map(|m| {
-                let seats = m
-                    .seats
-                    .iter()
-                    .filter_map(|seat| a.state.arbiters.get(&seat.arbiter_id))
-                    .map(|arb| SeatAddress {
-                        arbiter_id: arb.registration.arbiter_id.clone(),
-                        endpoint: arb.registration.endpoint.clone(),
-                        key: hex::decode(&arb.registration.public_key).unwrap_or_default(),
-                    })
-                    .collect();
-                (m.clone(), seats)
-            })
+            .map(|m| (m.clone(), seat_addresses(&a.state, &m)))
             .collect()
+    })
+}
+
+/// The endpoint and key of every seat of `m`, as registered in `state`.
+pub(super) fn seat_addresses(state: &panel_machine::model::State, m: &Motion) -> Vec<SeatAddress> {
+    m.seats
+        .iter()
+        .filter_map(|seat| state.arbiters.get(&seat.arbiter_id))
+        .map(|arb| SeatAddress {
+            arbiter_id: arb.registration.arbiter_id.clone(),
+            endpoint: arb.registration.endpoint.clone(),
+            key: hex::decode(&arb.registration.public_key).unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// The motion nodes are asked to judge, unsigned: every field comes from the applied
+/// motion and its seats but the round's window, which the leader's clock sets. A replica
+/// asked to seal it rebuilds it the same way (`seal.rs`).
+pub(super) fn wire_motion(
+    motion: &Motion,
+    seats: &[SeatAddress],
+    window: Window,
+) -> Result<pb::Motion, DriveError> {
+    let spec = &motion.spec;
+    let mut projection = spec
+        .projection
+        .as_ref()
+        .map(|p| wire_projection(p, spec.kind, spec.expected))
+        .unwrap_or_default();
+    if let Some(q) = &spec.procedure {
+        procedure_projection(&mut projection, q, motion.draw_seed);
+    }
+    Ok(pb::Motion {
+        motion_id: spec.motion_id.clone(),
+        debate_id: spec.debate_id.clone(),
+        kind: wire_kind(spec.kind) as i32,
+        state_hash: hex::decode(&spec.state_hash).map_err(|_| DriveError::StateHash {
+            motion: spec.motion_id.clone(),
+            state_hash: spec.state_hash.clone(),
+        })?,
+        projection: Some(projection),
+        commit_deadline_unix_ms: window.commit_deadline_ms,
+        reveal_deadline_unix_ms: window.reveal_deadline_ms,
+        // A link node cannot be called, so peers get no endpoint to deliver to.
+        panel: seats
+            .iter()
+            .map(|seat| pb::PanelSeat {
+                public_key: seat.key.clone(),
+                endpoint: if is_link_endpoint(&seat.endpoint) {
+                    String::new()
+                } else {
+                    seat.endpoint.clone()
+                },
+            })
+            .collect(),
+        signer_key: Vec::new(),
+        signature: Vec::new(),
+        seals: Vec::new(),
     })
 }
 
@@ -204,46 +251,13 @@ pub(super) async fn ask_commitments(
     seats: &[SeatAddress],
     window: Window,
 ) -> Result<Collected, DriveError> {
-    let spec = &motion.spec;
-    let mut projection = spec
-        .projection
-        .as_ref()
-        .map(|p| wire_projection(p, spec.kind, spec.expected))
-        .unwrap_or_default();
-    if let Some(q) = &spec.procedure {
-        procedure_projection(&mut projection, q, motion.draw_seed);
-    }
-    let wire = pb::Motion {
-        motion_id: spec.motion_id.clone(),
-        debate_id: spec.debate_id.clone(),
-        kind: wire_kind(spec.kind) as i32,
-        state_hash: hex::decode(&spec.state_hash).map_err(|_| DriveError::StateHash {
-            motion: spec.motion_id.clone(),
-            state_hash: spec.state_hash.clone(),
-        })?,
-        projection: Some(projection),
-        commit_deadline_unix_ms: window.commit_deadline_ms,
-        reveal_deadline_unix_ms: window.reveal_deadline_ms,
-        // A link node cannot be called, so peers get no endpoint to deliver to.
-        panel: seats
-            .iter()
-            .map(|seat| pb::PanelSeat {
-                public_key: seat.key.clone(),
-                endpoint: if is_link_endpoint(&seat.endpoint) {
-                    String::new()
-                } else {
-                    seat.endpoint.clone()
-                },
-            })
-            .collect(),
-        signer_key: Vec::new(),
-        signature: Vec::new(),
-        seals: Vec::new(),
-    };
+    let wire = wire_motion(motion, seats, window)?;
     // Signed over every field (docs/WIRE.md "Motion, layout v1"): nodes verify before
     // judging, and each ruling binds this digest (envelope v2).
     let wire = sign_motion(s.motion_key_for(motion.opened_log_index)?, wire);
     let digest = motion_digest(&wire);
+    // Sealed by the charter's log quorum (`seal.rs`): nodes judge nothing less.
+    let wire = seal::sealed_one(s, wire).await?;
     // Commit: every seat judges without seeing anyone else's ruling.
     let mut commits = Vec::new();
     for seat in seats.iter().filter(|seat| !seat.endpoint.is_empty()) {

@@ -110,48 +110,32 @@ pub(super) async fn seat(
             panel_machine::beacon::organisations_needed(charter),
         )
     });
-    let own_org = replicas
-        .iter()
-        .find(|(id, _)| *id == s.id)
-        .map(|(_, org)| org.clone());
-    let mut covered: BTreeSet<String> = own_org.into_iter().collect();
-    let mut shares = vec![BeaconShare {
+    let own = BeaconShare {
         replica: s.id,
         proof: secret.prove_hex(&panel_machine::beacon::input(&key)),
-    }];
-    let members = crate::raft::status(&s.raft).nodes;
-    for (id, org) in &replicas {
-        if covered.len() >= needed {
-            break;
-        }
-        if covered.contains(org) {
-            continue;
-        }
-        let Some(member) = members.get(id) else {
-            continue;
-        };
-        match share_of(s, *id, &member.addr, &motion_id).await {
-            Ok(proof) => {
-                covered.insert(org.clone());
-                shares.push(BeaconShare {
-                    replica: *id,
-                    proof,
-                });
-            }
-            Err(e) => {
-                info!(motion = %motion_id, "replica {id} gave no beacon share (yet): {}", e.message())
-            }
-        }
-    }
-    if covered.len() < needed {
+    };
+    let asked = super::seal::from_other_organisations(s, &replicas, needed, |id, addr| {
+        let motion_id = motion_id.clone();
+        async move { share_of(s, id, &addr, &motion_id).await }
+    })
+    .await;
+    if asked.covered < needed {
         info!(
             motion = %motion_id,
             "{} of the {needed} organisations' beacon shares: the motion waits unseated",
-            covered.len()
+            asked.covered
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
         return Ok(());
     }
+    let mut shares: Vec<BeaconShare> = std::iter::once(own)
+        .chain(
+            asked
+                .answers
+                .into_iter()
+                .map(|(replica, proof)| BeaconShare { replica, proof }),
+        )
+        .collect();
     shares.sort_by_key(|sh| sh.replica);
     // Another set of sharing replicas is another request, not a retry of a refused one.
     let sharing = shares
