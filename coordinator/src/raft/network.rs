@@ -13,6 +13,7 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
     VoteRequest, VoteResponse,
 };
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use panel_federation::beacon_key::BeaconSecret;
@@ -204,83 +205,135 @@ impl ReplicaService {
     }
 }
 
-/// A `Replica` client of `target` at `addr`, over a connection pinned to its charter
-/// certificate (a one-off call of the leader's, not the Raft traffic's pooled channel).
-async fn pinned_client(
-    transport: &Transport,
-    target: NodeId,
-    addr: &str,
-    timeout: std::time::Duration,
-) -> Result<ReplicaClient<Channel>, Status> {
-    let endpoint = transport
-        .endpoint_pinned(addr, Peer::Replica(target))
-        .map_err(|e| Status::unavailable(e.to_string()))?
-        .connect_timeout(timeout);
-    let channel = endpoint
-        .connect()
+/// The leader's one-off calls to other replicas (beacon shares, motion seals, checkpoint
+/// signatures), each over a connection pinned to the target's charter certificate and kept
+/// open between calls: a mutual-TLS handshake per call cost more than the call itself. A
+/// connection that fails is dropped and the next call dials again.
+#[derive(Clone)]
+pub struct PinnedClients {
+    transport: Transport,
+    open: Arc<std::sync::Mutex<OpenClients>>,
+}
+
+/// Each replica's open client, with the address it was dialled at.
+type OpenClients = HashMap<NodeId, (String, ReplicaClient<Channel>)>;
+
+impl PinnedClients {
+    pub fn new(transport: Transport) -> Self {
+        Self {
+            transport,
+            open: Arc::default(),
+        }
+    }
+
+    /// The open client of `target` at `addr`, or a new one.
+    async fn client(
+        &self,
+        target: NodeId,
+        addr: &str,
+        timeout: std::time::Duration,
+    ) -> Result<ReplicaClient<Channel>, Status> {
+        let open = self.lock().get(&target).cloned();
+        if let Some((at, client)) = open
+            && at == addr
+        {
+            return Ok(client);
+        }
+        let endpoint = self
+            .transport
+            .endpoint_pinned(addr, Peer::Replica(target))
+            .map_err(|e| Status::unavailable(e.to_string()))?
+            .connect_timeout(timeout);
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|e| Status::unavailable(e.to_string()))?;
+        let client = ReplicaClient::new(channel);
+        self.lock()
+            .insert(target, (addr.to_owned(), client.clone()));
+        Ok(client)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, OpenClients> {
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs one call on `target`'s client; a transport failure closes the connection.
+    async fn call<T, F, Fut>(
+        &self,
+        target: NodeId,
+        addr: &str,
+        timeout: std::time::Duration,
+        call: F,
+    ) -> Result<T, Status>
+    where
+        F: FnOnce(ReplicaClient<Channel>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, Status>>,
+    {
+        let client = self.client(target, addr, timeout).await?;
+        let out = call(client).await;
+        if let Err(e) = &out
+            && matches!(e.code(), tonic::Code::Unavailable | tonic::Code::Unknown)
+        {
+            self.lock().remove(&target);
+        }
+        out
+    }
+
+    /// Replica `target`'s beacon share of `motion_id` (the leader's side of
+    /// `BeaconShare`).
+    pub async fn beacon_share(
+        &self,
+        target: NodeId,
+        addr: &str,
+        motion_id: &str,
+        timeout: std::time::Duration,
+    ) -> Result<String, Status> {
+        let mut request = Request::new(crate::pb::replica::BeaconShareRequest {
+            motion_id: motion_id.to_owned(),
+        });
+        request.set_timeout(timeout);
+        self.call(target, addr, timeout, |mut c| async move {
+            Ok(c.beacon_share(request).await?.into_inner().proof)
+        })
         .await
-        .map_err(|e| Status::unavailable(e.to_string()))?;
-    Ok(ReplicaClient::new(channel))
-}
+    }
 
-/// Asks replica `target` at `addr` for its beacon share of `motion_id` (the leader's side
-/// of `BeaconShare`), over a connection pinned to the target's charter certificate.
-pub async fn beacon_share(
-    transport: &Transport,
-    target: NodeId,
-    addr: &str,
-    motion_id: &str,
-    timeout: std::time::Duration,
-) -> Result<String, Status> {
-    let mut request = Request::new(crate::pb::replica::BeaconShareRequest {
-        motion_id: motion_id.to_owned(),
-    });
-    request.set_timeout(timeout);
-    Ok(pinned_client(transport, target, addr, timeout)
-        .await?
-        .beacon_share(request)
-        .await?
-        .into_inner()
-        .proof)
-}
+    /// Replica `target`'s seals over the encoded signed `motions` (the leader's side of
+    /// `SealMotions`).
+    pub async fn seal_motions(
+        &self,
+        target: NodeId,
+        addr: &str,
+        motions: Vec<Vec<u8>>,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<String>, Status> {
+        let mut request = Request::new(crate::pb::replica::SealMotionsRequest { motions });
+        request.set_timeout(timeout);
+        self.call(target, addr, timeout, |mut c| async move {
+            Ok(c.seal_motions(request).await?.into_inner().seals)
+        })
+        .await
+    }
 
-/// Asks replica `target` at `addr` for its seals over the encoded signed `motions` (the
-/// leader's side of `SealMotions`), over a connection pinned to its charter certificate.
-pub async fn seal_motions(
-    transport: &Transport,
-    target: NodeId,
-    addr: &str,
-    motions: Vec<Vec<u8>>,
-    timeout: std::time::Duration,
-) -> Result<Vec<String>, Status> {
-    let mut request = Request::new(crate::pb::replica::SealMotionsRequest { motions });
-    request.set_timeout(timeout);
-    Ok(pinned_client(transport, target, addr, timeout)
-        .await?
-        .seal_motions(request)
-        .await?
-        .into_inner()
-        .seals)
-}
-
-/// Asks replica `target` at `addr` for its log signature over the checkpoint of `size`
-/// (the leader's side of `SignCheckpoint`), over a connection pinned to the target's
-/// charter certificate.
-pub async fn sign_checkpoint(
-    transport: &Transport,
-    target: NodeId,
-    addr: &str,
-    size: u64,
-    timeout: std::time::Duration,
-) -> Result<String, Status> {
-    let mut request = Request::new(crate::pb::replica::SignCheckpointRequest { size });
-    request.set_timeout(timeout);
-    Ok(pinned_client(transport, target, addr, timeout)
-        .await?
-        .sign_checkpoint(request)
-        .await?
-        .into_inner()
-        .line)
+    /// Replica `target`'s log signature over the checkpoint of `size` (the leader's side
+    /// of `SignCheckpoint`).
+    pub async fn sign_checkpoint(
+        &self,
+        target: NodeId,
+        addr: &str,
+        size: u64,
+        timeout: std::time::Duration,
+    ) -> Result<String, Status> {
+        let mut request = Request::new(crate::pb::replica::SignCheckpointRequest { size });
+        request.set_timeout(timeout);
+        self.call(target, addr, timeout, |mut c| async move {
+            Ok(c.sign_checkpoint(request).await?.into_inner().line)
+        })
+        .await
+    }
 }
 
 fn decode<T: DeserializeOwned>(p: RaftPayload) -> Result<T, Status> {

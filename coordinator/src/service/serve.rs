@@ -322,7 +322,7 @@ pub async fn serve(
             log_key: log_key.clone(),
             cadence: opts.checkpoints,
             metrics: metrics.clone(),
-            transport: opts.transport.clone(),
+            replicas: crate::raft::network::PinnedClients::new(opts.transport.clone()),
         },
         opts.witnesses.clone(),
     );

@@ -37,8 +37,8 @@ pub struct Witnessing {
     pub cadence: Cadence,
     /// Counts the checkpoints a witness did not cosign (`panel_witness_cosignature_failures_total`).
     pub metrics: std::sync::Arc<crate::service::metrics::ReplicaMetrics>,
-    /// How this replica dials the others for their log signatures.
-    pub transport: panel_transport::Transport,
+    /// The connections this replica asks the others for their log signatures over.
+    pub replicas: crate::raft::network::PinnedClients,
 }
 
 /// How long a replica may take to sign a checkpoint.
@@ -184,14 +184,10 @@ async fn collect_log_signatures(w: &Witnessing, signing: &mut Signing) {
         let line = if *id == w.id {
             Some(w.log_key.sign(&body).to_line().trim_end().to_string())
         } else if let Some(member) = members.get(id) {
-            match crate::raft::network::sign_checkpoint(
-                &w.transport,
-                *id,
-                &member.addr,
-                size,
-                SIGN_TIMEOUT,
-            )
-            .await
+            match w
+                .replicas
+                .sign_checkpoint(*id, &member.addr, size, SIGN_TIMEOUT)
+                .await
             {
                 Ok(line) => Some(line),
                 Err(e) => {

@@ -270,6 +270,8 @@ struct Shared {
     /// How the leader dials nodes: mutual TLS with this replica's certificate, which the
     /// node checks against the charter before it judges anything.
     transport: panel_transport::Transport,
+    /// Kept connections to the other replicas, for beacon shares and seals.
+    replicas: crate::raft::network::PinnedClients,
     /// The motion keys this replica holds: every motion put to a node is signed with the
     /// one in force for it (docs/WIRE.md "Motion, layout v1"; a rotation changes it).
     motion_keys: Arc<MotionKeys>,
@@ -323,6 +325,7 @@ pub fn spawn(
         exam_backoff: Mutex::new(HashMap::new()),
         refused_sitting_steps: Mutex::new(BTreeSet::new()),
         clock,
+        replicas: crate::raft::network::PinnedClients::new(transport.clone()),
         transport,
         id,
         raft,

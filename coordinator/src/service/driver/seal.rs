@@ -111,14 +111,10 @@ async fn seals_of(
 ) -> Result<Vec<String>, tonic::Status> {
     let mut tries = 0;
     loop {
-        let asked = crate::raft::network::seal_motions(
-            &s.transport,
-            id,
-            addr,
-            motions.clone(),
-            SEAL_TIMEOUT,
-        )
-        .await;
+        let asked = s
+            .replicas
+            .seal_motions(id, addr, motions.clone(), SEAL_TIMEOUT)
+            .await;
         match asked {
             Err(e) if e.code() == tonic::Code::FailedPrecondition && tries < NOT_YET_TRIES => {
                 tries += 1;

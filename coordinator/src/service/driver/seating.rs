@@ -58,7 +58,9 @@ async fn share_of(
 ) -> Result<String, tonic::Status> {
     let mut tries = 0;
     loop {
-        match crate::raft::network::beacon_share(&s.transport, id, addr, motion_id, SHARE_TIMEOUT)
+        match s
+            .replicas
+            .beacon_share(id, addr, motion_id, SHARE_TIMEOUT)
             .await
         {
             Err(e) if e.code() == tonic::Code::FailedPrecondition && tries < NOT_YET_TRIES => {
