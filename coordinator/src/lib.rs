@@ -34,15 +34,14 @@ pub const TEST_COMMANDS_BUILT: bool = cfg!(feature = "test-commands");
 /// Generated gRPC code (see `proto/`).
 pub mod pb {
     #![allow(clippy::all, missing_docs)]
-    /// Client API: `crucible.coordinator.v1`.
-    pub mod coordinator {
-        tonic::include_proto!("crucible.coordinator.v1");
-    }
+    /// Client API: `crucible.coordinator.v1`, generated in `panel-proto` so the node
+    /// shares it.
+    pub use panel_proto::coordinator_pb as coordinator;
     /// Replica-to-replica transport: `crucible.coordinator.replica.v1`.
     pub mod replica {
         tonic::include_proto!("crucible.coordinator.replica.v1");
     }
-    /// Encoded descriptor set of both packages, for gRPC reflection.
-    pub const DESCRIPTOR_SET: &[u8] =
-        include_bytes!(concat!(env!("OUT_DIR"), "/coordinator_descriptor.bin"));
+    /// Encoded descriptor set of the replica package, for gRPC reflection.
+    pub const REPLICA_DESCRIPTOR_SET: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/replica_descriptor.bin"));
 }

@@ -427,15 +427,11 @@ impl NodeCore {
         } else {
             self.reveal_to.clone()
         };
-        crate::submit::spawn_submit(
-            self.peers.channels.clone(),
-            to,
-            crate::submit::submit_request(
-                &format!("node-{}", hex::encode(&key[..8])),
-                motion_id,
-                reveal,
-            ),
-        );
+        let client_id = format!("node-{}", hex::encode(&key[..8]));
+        match crate::submit::submit_request(&client_id, motion_id, reveal) {
+            Ok(req) => crate::submit::spawn_submit(self.peers.channels.clone(), to, req),
+            Err(e) => warn!(motion = %motion_id, "own reveal not submitted: {e}"),
+        }
     }
 
     /// A peer's revealed ruling: verify everything, then store for audit.

@@ -7,22 +7,33 @@
 //! Each write's request id is derived from the signed declaration, so a restarted node
 //! repeats the same write (deduplicated) instead of adding one.
 
+use panel_machine::acceptance::Stance;
+use panel_machine::command::{ClientCommand, StanceDeclaration};
 use panel_proto::stance_declaration::{DeclarationClaim, DeclarationError};
 
 use crate::arbiter::Arbiter;
 use crate::config::StanceConfig;
 use crate::submit::WriteRequest;
 
+/// Why a configured stance cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum DeclareError {
+    #[error(transparent)]
+    Claim(#[from] DeclarationError),
+    #[error("the DeclareStance command does not encode: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
 /// The `DeclareStance` write of one configured stance, signed by `arbiter`'s key.
 pub fn declaration_request(
     arbiter: &Arbiter,
     arbiter_id: &str,
     stance: &StanceConfig,
-) -> Result<WriteRequest, DeclarationError> {
+) -> Result<WriteRequest, DeclareError> {
     let (side, wire) = match stance.side.as_str() {
-        "A" | "a" => ("A", "A"),
-        "B" | "b" => ("B", "B"),
-        _ => ("none", "None"),
+        "A" | "a" => ("A", Stance::A),
+        "B" | "b" => ("B", Stance::B),
+        _ => ("none", Stance::None),
     };
     let credence_permille = (stance.credence.clamp(0.0, 1.0) * 1000.0).round() as u16;
     let claim = DeclarationClaim {
@@ -32,14 +43,12 @@ pub fn declaration_request(
         credence_permille,
     };
     let signature = hex::encode(arbiter.sign_declaration(&claim)?);
-    let command = serde_json::json!({
-        "DeclareStance": {
-            "arbiter_id": arbiter_id,
-            "debate_id": stance.debate_id,
-            "stance": wire,
-            "credence_permille": credence_permille,
-            "signature": signature,
-        }
+    let command = ClientCommand::DeclareStance(StanceDeclaration {
+        arbiter_id: arbiter_id.to_owned(),
+        debate_id: stance.debate_id.clone(),
+        stance: wire,
+        credence_permille,
+        signature: signature.clone(),
     });
     let digest = <sha2::Sha256 as sha2::Digest>::digest(
         [b"declare-stance\0".as_slice(), signature.as_bytes()].concat(),
@@ -50,8 +59,8 @@ pub fn declaration_request(
     Ok(WriteRequest {
         client_id: format!("node-{}", hex::encode(&key[..8])),
         request_id: u64::from_be_bytes(rid),
-        command_json: command.to_string(),
-        forwarded: false,
+        command_json: serde_json::to_string(&command)?,
+        ..WriteRequest::default()
     })
 }
 

@@ -6,12 +6,14 @@
 //!
 //! The coordinator's `Coordinator.Write` is called with the node's own transport (mutual
 //! TLS with its certificate, or the loopback debug mode), over one long-lived channel per
-//! replica ([`Channels`]) rather than a connection per write. Its two messages are
-//! declared here from `coordinator/proto/coordinator.proto`, so the node needs no
-//! coordinator crate.
+//! replica ([`Channels`]) rather than a connection per write, with the client generated
+//! in `panel-proto` from the coordinator's schema (`proto/coordinator.proto`), so the node
+//! needs no coordinator crate.
 
 use std::time::Duration;
 
+use panel_machine::command::ClientCommand;
+use panel_proto::coordinator_pb::coordinator_client::CoordinatorClient;
 use panel_proto::pb::Reveal;
 use panel_transport::Peer;
 use prost::Message;
@@ -19,33 +21,7 @@ use tracing::{Instrument, info, warn};
 
 use crate::channels::Channels;
 
-/// `crucible.coordinator.v1.WriteRequest`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct WriteRequest {
-    #[prost(string, tag = "1")]
-    pub client_id: String,
-    #[prost(uint64, tag = "2")]
-    pub request_id: u64,
-    #[prost(string, tag = "3")]
-    pub command_json: String,
-    #[prost(bool, tag = "4")]
-    pub forwarded: bool,
-}
-
-/// `crucible.coordinator.v1.WriteReply`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct WriteReply {
-    #[prost(bool, tag = "1")]
-    pub applied: bool,
-    #[prost(string, tag = "2")]
-    pub result_json: String,
-    #[prost(uint64, tag = "3")]
-    pub log_index: u64,
-    #[prost(bool, tag = "4")]
-    pub duplicate: bool,
-}
-
-const WRITE_PATH: &str = "/crucible.coordinator.v1.Coordinator/Write";
+pub use panel_proto::coordinator_pb::{WriteReply, WriteRequest};
 
 /// How many times the replicas are tried in turn before the node gives up (the driver
 /// still collects the reveal in the common case, so a failure here is logged, not fatal).
@@ -53,16 +29,21 @@ const ATTEMPTS: u32 = 6;
 
 /// The `SubmitReveal` write of one reveal: the command JSON and a request id derived from
 /// the motion and the arbiter key, so retries (and a restarted node) apply at most once.
-pub fn submit_request(client_id: &str, motion_id: &str, reveal: &Reveal) -> WriteRequest {
+pub fn submit_request(
+    client_id: &str,
+    motion_id: &str,
+    reveal: &Reveal,
+) -> Result<WriteRequest, serde_json::Error> {
     let arbiter_key = reveal
         .signed_ruling
         .as_ref()
         .and_then(|s| s.ruling.as_ref())
         .map(|r| r.arbiter_key.clone())
         .unwrap_or_default();
-    let command = serde_json::json!({
-        "SubmitReveal": { "motion_id": motion_id, "reveal": hex::encode(reveal.encode_to_vec()) }
-    });
+    let command = ClientCommand::SubmitReveal {
+        motion_id: motion_id.to_owned(),
+        reveal: hex::encode(reveal.encode_to_vec()),
+    };
     let digest = <sha2::Sha256 as sha2::Digest>::digest(
         [
             b"submit-reveal\0".as_slice(),
@@ -74,12 +55,12 @@ pub fn submit_request(client_id: &str, motion_id: &str, reveal: &Reveal) -> Writ
     );
     let mut rid = [0u8; 8];
     rid.copy_from_slice(&digest[..8]);
-    WriteRequest {
+    Ok(WriteRequest {
         client_id: client_id.to_owned(),
         request_id: u64::from_be_bytes(rid),
-        command_json: command.to_string(),
-        forwarded: false,
-    }
+        command_json: serde_json::to_string(&command)?,
+        ..WriteRequest::default()
+    })
 }
 
 /// A write to one replica over its shared channel. The reveal is signed, but a relay
@@ -92,22 +73,9 @@ async fn write_once(
     let channel = channels
         .get(addr, Peer::Replicas, |e| e.timeout(Duration::from_secs(10)))
         .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?;
-    let mut grpc = tonic::client::Grpc::new(channel);
-    let codec = tonic_prost::ProstCodec::<WriteRequest, WriteReply>::default();
-    let reply = match grpc.ready().await {
-        Ok(()) => {
-            grpc.unary(
-                tonic::Request::new(req),
-                tonic::codegen::http::uri::PathAndQuery::from_static(WRITE_PATH),
-                codec,
-            )
-            .await
-        }
-        Err(e) => Err(tonic::Status::unavailable(format!(
-            "connect: {}",
-            panel_transport::connect_failure(&e)
-        ))),
-    };
+    let reply = CoordinatorClient::new(channel)
+        .write(tonic::Request::new(req))
+        .await;
     reply
         .map(tonic::Response::into_inner)
         .map_err(|s| match s.code() {

@@ -45,6 +45,18 @@ pub mod pb {
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/panel_descriptor.bin"));
 
+/// The coordinator's client API (`coordinator.proto`, package `crucible.coordinator.v1`):
+/// the coordinator serves it, the CLI and the arbiter node call it, so all share one
+/// generated schema.
+pub mod coordinator_pb {
+    #![allow(clippy::all, missing_docs)]
+    include!(concat!(env!("OUT_DIR"), "/crucible.coordinator.v1.rs"));
+}
+
+/// The encoded `FileDescriptorSet` of `coordinator.proto`, for gRPC server reflection.
+pub const COORDINATOR_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/coordinator_descriptor.bin"));
+
 pub use commit_reveal::{CommitRevealBook, CommitRevealError, MotionWindow};
 pub use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
 pub use keys::{KeyError, fingerprint, parse_public_key};

@@ -49,7 +49,7 @@ fn stock_protoc_compiles_every_proto_and_a_python_client_talks_to_a_replica() {
         .arg(format!("--grpc_python_out={}", out.path().display()))
         .arg(r.join("proto/panel.proto"))
         .arg(r.join("proto/link.proto"))
-        .arg(r.join("coordinator/proto/coordinator.proto"))
+        .arg(r.join("proto/coordinator.proto"))
         .arg(r.join("coordinator/proto/replica.proto"))
         .output()
         .expect("run protoc");

@@ -357,7 +357,8 @@ pub async fn serve(
         .set_serving::<CoordinatorServer<CoordinatorService>>()
         .await;
     let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(crate::pb::DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(crate::pb::REPLICA_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(panel_proto::COORDINATOR_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(panel_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
