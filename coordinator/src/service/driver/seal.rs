@@ -188,14 +188,20 @@ where
 
 /// The sealing replica's side: checks a motion against what its own applied state would
 /// put to nodes (served through [`MotionVouch`]).
-pub struct Vouch(Arc<Shared>);
+pub struct Vouch {
+    shared: Arc<Shared>,
+    /// The windows this replica sealed and whose commit deadline has not passed yet, by
+    /// motion id ([`Windows`]).
+    windows: Mutex<Windows>,
+}
 
 impl MotionVouch for Vouch {
     fn vouch(&self, wire: &pb::Motion) -> Result<(), VouchRefusal> {
-        let now = self.0.now_ms();
+        let now = self.shared.now_ms();
         plausible_window(wire, now)?;
+        let digest = motion_digest(wire);
         let known = self
-            .0
+            .shared
             .sm
             .read(|a| a.state.motions.contains(&wire.motion_id));
         let expected = if known {
@@ -210,22 +216,28 @@ impl MotionVouch for Vouch {
                 wire.motion_id
             )));
         }
-        panel_proto::motion_signing::verify_motion_self(wire, self.0.sm.memo())
-            .map(|_| ())
-            .map_err(|e| VouchRefusal::Differs(e.to_string()))
+        panel_proto::motion_signing::verify_motion_self(wire, self.shared.sm.memo())
+            .map_err(|e| VouchRefusal::Differs(e.to_string()))?;
+        self.windows
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .admit(&wire.motion_id, digest, wire.commit_deadline_unix_ms, now)
     }
 }
 
 impl Vouch {
     pub(super) fn new(shared: Arc<Shared>) -> Self {
-        Vouch(shared)
+        Vouch {
+            shared,
+            windows: Mutex::new(Windows::default()),
+        }
     }
 
     /// An open, seated debate or run motion whose commitments are not logged yet, rebuilt
     /// under the asked window and signed by the motion key in force for it.
     fn expected_debate_motion(&self, wire: &pb::Motion) -> Result<pb::Motion, VouchRefusal> {
         let window = window_of(wire);
-        self.0.sm.read(|a| {
+        self.shared.sm.read(|a| {
             let differs =
                 |why: &str| VouchRefusal::Differs(format!("motion {}: {why}", wire.motion_id));
             let m = a
@@ -266,7 +278,7 @@ impl Vouch {
         };
         // An exam item seats nobody; its id names the sitting and the arbiter
         // (`opaque_exam::prefix`), which this replica's own sitting must match.
-        let found = self.0.sm.read(|a| {
+        let found = self.shared.sm.read(|a| {
             let open = panel_machine::exam_sitting::open_sitting(&a.state)?;
             let (arbiter_id, _) = wire
                 .motion_id
@@ -285,7 +297,7 @@ impl Vouch {
             Some((open.number, arbiter.registration.arbiter_id.clone(), key))
         });
         let (number, arbiter_id, key) = found.ok_or_else(not_yet)?;
-        let sheet = exam_sheet(&self.0, &arbiter_id, number, window_of(wire))
+        let sheet = exam_sheet(&self.shared, &arbiter_id, number, window_of(wire))
             .map_err(|e| VouchRefusal::Differs(e.to_string()))?;
         let mut expected = sheet
             .into_iter()
@@ -293,6 +305,40 @@ impl Vouch {
             .ok_or_else(not_yet)?;
         expected.signer_key = key.map(|k| k.to_bytes().to_vec()).unwrap_or_default();
         Ok(expected)
+    }
+}
+
+/// One window per motion at a time: a replica seals a second digest of a motion only once
+/// the commit deadline of the one it sealed has passed, so a leader cannot show the seats
+/// of one motion different windows at once (a later round, after a failover or a failed
+/// attempt, gets its seal once the earlier window closed).
+#[derive(Default)]
+struct Windows {
+    /// Motion id: the sealed digest and its commit deadline.
+    open: HashMap<String, ([u8; 32], i64)>,
+}
+
+impl Windows {
+    fn admit(
+        &mut self,
+        motion_id: &str,
+        digest: [u8; 32],
+        commit_deadline_ms: i64,
+        now_ms: i64,
+    ) -> Result<(), VouchRefusal> {
+        // Closed windows no longer bind anything: the map holds live windows only.
+        self.open.retain(|_, (_, deadline)| *deadline >= now_ms);
+        match self.open.get(motion_id) {
+            Some((sealed, deadline)) if *sealed != digest => Err(VouchRefusal::NotYet(format!(
+                "motion {motion_id}: this replica sealed it under another window, whose \
+                 commit deadline {deadline} ms has not passed yet"
+            ))),
+            _ => {
+                self.open
+                    .insert(motion_id.to_owned(), (digest, commit_deadline_ms));
+                Ok(())
+            }
+        }
     }
 }
 
@@ -334,6 +380,28 @@ mod tests {
             reveal_deadline_unix_ms: reveal,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_second_window_of_one_motion_is_sealed_only_after_the_first_closed() {
+        let mut w = Windows::default();
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        assert!(w.admit("m", a, 1_000, 0).is_ok());
+        // The same motion and window again (a retry): sealed again.
+        assert!(w.admit("m", a, 1_000, 10).is_ok());
+        // Another window while the first is open: not yet.
+        assert!(matches!(
+            w.admit("m", b, 2_000, 500),
+            Err(VouchRefusal::NotYet(_))
+        ));
+        // Other motions are independent.
+        assert!(w.admit("n", b, 2_000, 500).is_ok());
+        // Once the first window's commit deadline passed, the new one is sealed, and the
+        // closed window is forgotten.
+        assert!(w.admit("m", b, 3_000, 1_001).is_ok());
+        assert_eq!(w.open.len(), 2);
+        assert!(w.admit("z", a, 9_000, 5_000).is_ok());
+        assert_eq!(w.open.len(), 1, "closed windows are dropped");
     }
 
     #[test]
