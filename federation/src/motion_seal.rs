@@ -106,7 +106,6 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use panel_tlog::LogSigner;
 
     fn signer(seed: u8) -> NoteSigner {
         NoteSigner::new(
@@ -117,16 +116,10 @@ mod tests {
     }
 
     fn quorum(keys: &[(&str, &NoteSigner)], organisations: usize) -> LogQuorum {
-        LogQuorum {
-            signers: keys
-                .iter()
-                .map(|(org, k)| LogSigner {
-                    organisation: (*org).to_owned(),
-                    key: k.verifier(),
-                })
-                .collect(),
+        LogQuorum::of(
+            keys.iter().map(|(org, k)| (*org, k.verifier())),
             organisations,
-        }
+        )
     }
 
     #[test]

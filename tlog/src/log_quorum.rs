@@ -48,6 +48,24 @@ pub enum LogQuorumError {
 }
 
 impl LogQuorum {
+    /// The quorum of `organisations` over the signers' verifier keys, each named with its
+    /// organisation.
+    pub fn of<'a>(
+        signers: impl IntoIterator<Item = (&'a str, VerifierKey)>,
+        organisations: usize,
+    ) -> Self {
+        LogQuorum {
+            signers: signers
+                .into_iter()
+                .map(|(organisation, key)| LogSigner {
+                    organisation: organisation.to_owned(),
+                    key,
+                })
+                .collect(),
+            organisations,
+        }
+    }
+
     /// The keys, for callers that only need to know whether a line is a log signature.
     pub fn keys(&self) -> impl Iterator<Item = &VerifierKey> {
         self.signers.iter().map(|s| &s.key)
@@ -103,16 +121,10 @@ mod tests {
     }
 
     fn quorum(keys: &[(&str, &NoteSigner)], organisations: usize) -> LogQuorum {
-        LogQuorum {
-            signers: keys
-                .iter()
-                .map(|(org, k)| LogSigner {
-                    organisation: (*org).to_string(),
-                    key: k.verifier(),
-                })
-                .collect(),
+        LogQuorum::of(
+            keys.iter().map(|(org, k)| (*org, k.verifier())),
             organisations,
-        }
+        )
     }
 
     #[test]
