@@ -201,6 +201,60 @@ pub struct Charter {
     /// (docs/PANEL.md "The last word"); absent: such a question stays not proven.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_word: Option<LastWordAuthority>,
+    /// The appeal credits each organisation is granted (docs/PANEL.md "Funded appeals");
+    /// absent: the project's terms (8 credits, one more a day, 2 for a first round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appeal_credits: Option<AppealCredits>,
+}
+
+/// The budget of appeal credits the charter grants every organisation, and what an appeal
+/// costs from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppealCredits {
+    /// What an organisation holds before its first appeal, and the most it can hold.
+    pub budget: u64,
+    /// Credits added every `refill_period_ms` of the record's time, up to `budget`.
+    pub refill: u64,
+    pub refill_period_ms: u64,
+    /// The deposit of a debate's first appeal; each later round doubles it.
+    pub deposit: u64,
+}
+
+impl AppealCredits {
+    /// Longest refill period (a year) and largest budget a charter may set.
+    const MAX_PERIOD_MS: u64 = 366 * 24 * 3600 * 1000;
+    const MAX_BUDGET: u64 = 1_000_000;
+
+    fn check(&self) -> Result<(), CharterError> {
+        let field = |f: &str| format!("appeal_credits.{f}");
+        if self.deposit == 0 || self.deposit > self.budget {
+            return Err(rule(
+                field("deposit"),
+                format!(
+                    "{} is not between 1 and the budget {}: an appeal must cost something and \
+                     a full budget must pay a first round",
+                    self.deposit, self.budget
+                ),
+            ));
+        }
+        if self.budget > Self::MAX_BUDGET {
+            return Err(rule(
+                field("budget"),
+                format!("{} is above {}", self.budget, Self::MAX_BUDGET),
+            ));
+        }
+        if self.refill == 0 || !(60_000..=Self::MAX_PERIOD_MS).contains(&self.refill_period_ms) {
+            return Err(rule(
+                field("refill_period_ms"),
+                format!(
+                    "refill {} every {} ms: give at least 1 credit every 60000 ms to a year",
+                    self.refill, self.refill_period_ms
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// A named human authority whose signed decision ends a question the panels could not
@@ -252,6 +306,9 @@ impl Charter {
     /// valid motion key; floors no lower than the project's; an admission threshold between
     /// one and the number of organisations.
     pub fn check(&self) -> Result<(), CharterError> {
+        if let Some(credits) = &self.appeal_credits {
+            credits.check()?;
+        }
         if let Some(lw) = &self.last_word {
             if lw.name.trim().is_empty() {
                 return Err(rule("last_word.name", "is empty: name the authority"));
@@ -588,6 +645,7 @@ mod tests {
             witnesses: Vec::new(),
             exam: None,
             last_word: None,
+            appeal_credits: None,
         }
     }
 
@@ -762,5 +820,47 @@ mod tests {
         assert!(refused(&c).starts_with("charter_version"));
         let text = serde_json::to_string(&charter()).unwrap();
         assert_eq!(Charter::parse(&text).unwrap(), charter());
+    }
+
+    #[test]
+    fn appeal_credits_must_cost_something_that_a_full_budget_can_pay() {
+        let good = AppealCredits {
+            budget: 8,
+            refill: 1,
+            refill_period_ms: 86_400_000,
+            deposit: 2,
+        };
+        assert!(good.check().is_ok());
+        for (bad, field) in [
+            (
+                AppealCredits { deposit: 0, ..good },
+                "appeal_credits.deposit",
+            ),
+            (
+                AppealCredits { deposit: 9, ..good },
+                "appeal_credits.deposit",
+            ),
+            (
+                AppealCredits {
+                    budget: 2_000_000,
+                    ..good
+                },
+                "appeal_credits.budget",
+            ),
+            (
+                AppealCredits { refill: 0, ..good },
+                "appeal_credits.refill_period_ms",
+            ),
+            (
+                AppealCredits {
+                    refill_period_ms: 10,
+                    ..good
+                },
+                "appeal_credits.refill_period_ms",
+            ),
+        ] {
+            let e = bad.check().unwrap_err().to_string();
+            assert!(e.contains(field), "{e}");
+        }
     }
 }

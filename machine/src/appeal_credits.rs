@@ -81,9 +81,18 @@ fn replenish_sentence(
     }
 }
 
-/// The group's terms (a charter does not name its own yet: docs/PANEL.md "Funded appeals").
-pub fn terms(_state: &State) -> AppealTerms {
-    AppealTerms::DEFAULT
+/// The group's terms: its charter's `appeal_credits`, else the project's
+/// ([`AppealTerms::DEFAULT`]; docs/PANEL.md "Funded appeals").
+pub fn terms(state: &State) -> AppealTerms {
+    match state.charter.as_ref().and_then(|c| c.appeal_credits) {
+        Some(c) => AppealTerms {
+            cap: c.budget,
+            per_period: c.refill,
+            period_ms: c.refill_period_ms,
+            deposit: c.deposit,
+        },
+        None => AppealTerms::DEFAULT,
+    }
 }
 
 /// The organisation an author speaks for: an arbiter's registered one, or the one that
@@ -267,5 +276,48 @@ fn settle_one(state: &mut State, key: &str, at: (u64, u64)) {
         };
         d.returned = returned;
         d.settled_log_index = Some(at.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use panel_federation::{AppealCredits, CHARTER_VERSION, Charter, Floors};
+
+    fn charter(appeal_credits: Option<AppealCredits>) -> Charter {
+        Charter {
+            charter_version: CHARTER_VERSION,
+            organisations: Vec::new(),
+            admission_threshold: 1,
+            replicas: Vec::new(),
+            operators: Vec::new(),
+            motion_key: String::new(),
+            floors: Floors::PROJECT,
+            log: None,
+            witnesses: Vec::new(),
+            exam: None,
+            last_word: None,
+            appeal_credits,
+        }
+    }
+
+    #[test]
+    fn the_charter_grants_the_budget_and_the_project_terms_stand_in_without_it() {
+        let mut s = State::default();
+        assert_eq!(terms(&s), AppealTerms::DEFAULT, "no charter");
+        s.charter = Some(charter(None));
+        assert_eq!(terms(&s), AppealTerms::DEFAULT, "a charter naming no terms");
+        s.charter = Some(charter(Some(AppealCredits {
+            budget: 20,
+            refill: 2,
+            refill_period_ms: 3_600_000,
+            deposit: 5,
+        })));
+        let t = terms(&s);
+        assert_eq!(
+            (t.cap, t.per_period, t.period_ms, t.deposit),
+            (20, 2, 3_600_000, 5)
+        );
+        assert_eq!(t.price(2), 10, "each round doubles the charter's deposit");
     }
 }

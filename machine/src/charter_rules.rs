@@ -493,6 +493,7 @@ pub(crate) mod tests {
             witnesses: Vec::new(),
             exam: None,
             last_word: None,
+            appeal_credits: None,
         }
     }
 

@@ -48,6 +48,7 @@ fn charter() -> Charter {
         witnesses: Vec::new(),
         exam: None,
         last_word: None,
+        appeal_credits: None,
     }
 }
 

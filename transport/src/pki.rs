@@ -488,6 +488,9 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         witnesses,
         exam: plan.exam.clone(),
         last_word,
+        // The project's terms; a federation that wants others writes them in the
+        // charter it adopts (docs/PANEL.md "Funded appeals").
+        appeal_credits: None,
     };
     charter.check().map_err(|e| TransportError::Charter {
         path: out.display().to_string(),

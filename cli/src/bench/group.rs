@@ -17,8 +17,8 @@ use panel_proto::SigningKey;
 use panel_transport::{Transport, pki};
 
 use crate::output::say;
+use crate::up::cluster::{self, Judging, Tuning};
 use crate::up::{ArbiterSpec, Noise, Panel};
-use crate::up_cluster::{self, Judging, Tuning};
 
 /// How big the bench's federation and load are.
 #[derive(Debug, Clone, Copy)]
@@ -103,12 +103,12 @@ pub fn limits() -> LimitsSection {
 /// admitted, authors registered, debates open with every arbiter's stance declared and
 /// past framing.
 pub async fn start(cluster: &mut Supervisor, state: &Path, sizing: Sizing) -> Result<Group> {
-    let state = up_cluster::fresh_state(state, true)?;
+    let state = cluster::fresh_state(state, true)?;
     let specs = arbiters(sizing.arbiters);
     // The exam still runs and is scored; the attendance bar admits whoever answers, so a
     // judge's draw can never keep the bench from starting.
     let (issued, operator) =
-        up_cluster::certificates_for(&state, panel_federation::ExamBar::Attendance, &specs, None)?;
+        cluster::certificates_for(&state, panel_federation::ExamBar::Attendance, &specs, None)?;
     let judging = Judging {
         commit_ms: sizing.commit_ms,
         ..Judging::SIMULATED
@@ -119,22 +119,23 @@ pub async fn start(cluster: &mut Supervisor, state: &Path, sizing: Sizing) -> Re
         tune: &tune,
     };
     let addrs =
-        up_cluster::start_coordinators_tuned(cluster, &state, &issued, operator, judging, &tuning)
+        cluster::start_coordinators_tuned(cluster, &state, &issued, operator, judging, &tuning)
             .await?;
-    let registrations = crate::up_nodes::start(
+    let registrations = crate::up::nodes::start(
         cluster,
         &state,
         &issued,
         &addrs,
         &specs,
-        &crate::up_nodes::simulated,
+        &crate::up::nodes::simulated,
     )?;
     let mut panel = Panel::connect(&state, &addrs, &issued)?;
     for r in registrations {
         write_patiently(&mut panel, ClientCommand::RegisterArbiter(r)).await?;
     }
     let scored =
-        crate::up_exams::wait_scored(&panel, &state, specs.len(), Duration::from_secs(300)).await?;
+        crate::up::exams::wait_scored(&panel, &state, specs.len(), Duration::from_secs(300))
+            .await?;
     if let Some(a) = scored.iter().find(|a| !a.admitted) {
         bail!(
             "arbiter {} was not admitted; see {}",
@@ -217,7 +218,7 @@ async fn register_authors(
         let name = format!("bench-author-{i:04}");
         let key = SigningKey::from_bytes(&panel_node::keyfile::random_32()?);
         let organisation = pki::LOCAL_ORGANISATIONS[i % pki::LOCAL_ORGANISATIONS.len()];
-        let reg = crate::up_example::attested_contributor(issued, &name, organisation, &key)?;
+        let reg = crate::up::example::attested_contributor(issued, &name, organisation, &key)?;
         write_patiently(panel, ClientCommand::RegisterContributor(reg)).await?;
         authors.push(Author { name, key });
         progress.set(i as u64 + 1);
@@ -254,7 +255,7 @@ async fn open_debate(
     .await?;
     let debate_id = decode_reply::<CreateDebateReply>("a bench debate", created)?.debate_id;
     let stances: Vec<(&str, Stance)> = specs.iter().map(|s| (s.id, s.stance)).collect();
-    crate::up_stances::declare(&mut panel.coordinators, state, &debate_id, &stances).await?;
+    crate::up::stances::declare(&mut panel.coordinators, state, &debate_id, &stances).await?;
     for _ in 0..3 {
         write_patiently(
             panel,

@@ -73,7 +73,7 @@ pub async fn export(
         r.motions_deadlocked,
         r.checkpoints,
     );
-    crate::output::result!("{}", crate::up_seed::replay_line(summary.seed));
+    crate::output::result!("{}", crate::up::seed::replay_line(summary.seed));
     say!(
         "its last checkpoint is signed by the log {} and cosigned by the witnesses of {}; it verifies offline against the policy and the charter: `panel verify {} --policy {} --charter {}`",
         w.origin,

@@ -1,7 +1,7 @@
 //! Who convenes `panel up`'s procedure runs (docs/PROCEDURES.md "Who may start a run"):
 //! under the charter a run starts only from a registered contributor's signed request, so
 //! `panel up` registers two names, each endorsed by the first organisation:
-//! [`CONVENER`](crate::up_procedures::CONVENER) for its own scripted demo runs (key held
+//! [`CONVENER`](crate::up::procedures::CONVENER) for its own scripted demo runs (key held
 //! in memory), and [`OPERATOR`] for the CLI's runs against a kept cluster, whose key it
 //! writes to the state folder and names in cluster.json.
 
@@ -12,7 +12,7 @@ use panel_proto::SigningKey;
 use panel_transport::pki;
 
 use crate::up::Panel;
-use crate::up_seed::DemoSeed;
+use crate::up::seed::DemoSeed;
 
 /// The contributor the CLI starts runs as against a `panel up --keep` cluster.
 pub const OPERATOR: &str = "operator";
@@ -26,10 +26,10 @@ pub async fn register(
 ) -> Result<SigningKey> {
     let organisation = pki::LOCAL_ORGANISATIONS[0];
     let demo = seed.key("convener/demo");
-    crate::up_example::register_contributor(
+    crate::up::example::register_contributor(
         panel,
         issued,
-        crate::up_procedures::CONVENER,
+        crate::up::procedures::CONVENER,
         organisation,
         &demo,
     )
@@ -37,7 +37,7 @@ pub async fn register(
     let path = state.join("operator.key");
     let operator = seed.key("convener/operator");
     panel_node::keyfile::write_key(&path, &operator, true)?;
-    crate::up_example::register_contributor(panel, issued, OPERATOR, organisation, &operator)
+    crate::up::example::register_contributor(panel, issued, OPERATOR, organisation, &operator)
         .await?;
     crate::cluster_addr::record_convener(
         state,

@@ -16,10 +16,10 @@ use panel_coordinator::command::ClientCommand;
 use panel_coordinator::local::Supervisor;
 
 use crate::output::say;
+use crate::up::cluster::{self, Judging};
+use crate::up::nodes::{self, NodeJudge};
 use crate::up::{ARBITERS, ArbiterSpec, Panel, WORKED_EXAMPLE_ARBITERS};
-use crate::up_cluster::{self, Judging};
-use crate::up_nodes::{self, NodeJudge};
-use crate::{up_example, up_exams};
+use crate::up::{example, exams};
 
 /// The two model files, by lineage, as `scripts/models.sh` names them.
 const GEMMA: &str = "gemma3-270m-q4_k_m.gguf";
@@ -73,10 +73,10 @@ pub async fn run(
             );
         }
     }
-    let state = up_cluster::fresh_state(state, fresh)?;
-    let (issued, operator) = up_cluster::certificates(&state, bar, None)?;
+    let state = cluster::fresh_state(state, fresh)?;
+    let (issued, operator) = cluster::certificates(&state, bar, None)?;
     let addrs =
-        up_cluster::start_coordinators(cluster, &state, &issued, operator, Judging::LOCAL).await?;
+        cluster::start_coordinators(cluster, &state, &issued, operator, Judging::LOCAL).await?;
     say!(
         "windows sized for local models: {} s to commit a ruling, {} s for an exam sitting",
         Judging::LOCAL.commit_ms / 1000,
@@ -84,7 +84,7 @@ pub async fn run(
     );
     let specs = &ARBITERS[..WORKED_EXAMPLE_ARBITERS];
     let judge = |spec: &ArbiterSpec| local_judge(spec, &models);
-    let registrations = up_nodes::start(cluster, &state, &issued, &addrs, specs, &judge)?;
+    let registrations = nodes::start(cluster, &state, &issued, &addrs, specs, &judge)?;
     // A motion can take its whole commit window and a reveal round with real models.
     let mut panel = Panel::connect(&state, &addrs, &issued)?
         .with_patience(Duration::from_millis(Judging::LOCAL.commit_ms) * 3);
@@ -100,10 +100,10 @@ pub async fn run(
     );
     // The sitting is scored after its window closes and every seat has revealed.
     let patience = Duration::from_millis(Judging::LOCAL.exam_ms) + Duration::from_secs(600);
-    let arbiters = up_exams::wait_scored(&panel, &state, specs.len(), patience).await?;
-    up_exams::print_scores(&arbiters);
+    let arbiters = exams::wait_scored(&panel, &state, specs.len(), patience).await?;
+    exams::print_scores(&arbiters);
     let admitted = arbiters.iter().filter(|a| a.admitted).count();
-    up_exams::print_refused_reliability(&arbiters);
+    exams::print_refused_reliability(&arbiters);
     if admitted < specs.len() {
         say!(
             "\n{admitted} of {} model arbiters admitted. The exam scored each from its own \
@@ -119,11 +119,11 @@ pub async fn run(
         return Ok(ExitCode::from(2));
     }
     let names = crate::rulings::names_from_arbiters(&arbiters);
-    let sources = up_example::serve_sources(&state).await?;
+    let sources = example::serve_sources(&state).await?;
     let scenario = worked_example(&sources.base_url);
-    let debate_id = up_example::open_debate(&mut panel, &state, &scenario).await?;
-    let contributors = up_example::register_contributors(&mut panel, &issued, &scenario).await?;
-    up_example::play_live(
+    let debate_id = example::open_debate(&mut panel, &state, &scenario).await?;
+    let contributors = example::register_contributors(&mut panel, &issued, &scenario).await?;
+    example::play_live(
         &mut panel,
         &state,
         &scenario,

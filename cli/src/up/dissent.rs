@@ -108,7 +108,7 @@ pub async fn run(
         }))
         .await?;
     let debate_id = decode_reply::<CreateDebateReply>("the second debate", created)?.debate_id;
-    crate::up_stances::declare(&mut panel.coordinators, state, &debate_id, &FIRST).await?;
+    crate::up::stances::declare(&mut panel.coordinators, state, &debate_id, &FIRST).await?;
     say!(
         "Debate {debate_id}: only {} declared a stance so far; arb-north-p's judge leans to B whatever the evidence",
         FIRST.map(|(id, _)| id).join(", ")
@@ -151,7 +151,7 @@ pub async fn run(
     );
     let first = wait_for_open_merge(panel, &debate_id).await?;
     // The first panel is seated; the wider pool arrives.
-    crate::up_stances::declare(&mut panel.coordinators, state, &debate_id, &FRESH).await?;
+    crate::up::stances::declare(&mut panel.coordinators, state, &debate_id, &FRESH).await?;
     say!(
         "  while {first} is open, four more arbiters declare for {debate_id}: {}",
         FRESH.map(|(id, _)| id).join(", ")

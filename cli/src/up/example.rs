@@ -22,7 +22,7 @@ use panel_transport::pki;
 
 use crate::output::say;
 use crate::rulings::Names;
-use crate::source_server::SourceServer;
+use crate::up::source_server::SourceServer;
 use crate::up::{ARBITERS, Contributor, Panel, WORKED_EXAMPLE_ARBITERS};
 
 /// Starts the file server arbiters retrieve sources from when they verify a tier. B1's
@@ -72,7 +72,7 @@ pub async fn open_debate(panel: &mut Panel, state: &Path, scenario: &Scenario) -
         .iter()
         .map(|a| (a.id, a.stance))
         .collect();
-    crate::up_stances::declare(&mut panel.coordinators, state, &debate_id, &stances).await?;
+    crate::up::stances::declare(&mut panel.coordinators, state, &debate_id, &stances).await?;
     say!(
         "each arbiter signed its stance for {debate_id}: {}",
         stances

@@ -5,6 +5,20 @@
 //! server and confirmed at T1, and the revised verdict is issued. The record is exported
 //! and verified offline.
 
+pub(crate) mod cluster;
+mod conveners;
+mod dissent;
+pub(crate) mod example;
+pub(crate) mod exams;
+mod judges;
+mod local;
+pub(crate) mod nodes;
+mod procedures;
+mod record;
+mod seed;
+mod source_server;
+pub(crate) mod stances;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,12 +38,11 @@ use panel_machine::reply::{CheckPriorsReply, ContributeReply};
 use panel_transport::pki;
 use serde_json::Value;
 
+use self::seed::DemoSeed;
 use crate::cluster_addr::ClusterArgs;
 use crate::cluster_client::Cluster as Coordinators;
 use crate::output::say;
 use crate::rulings::ruling_line;
-use crate::up_seed::DemoSeed;
-use crate::{up_cluster, up_example, up_exams, up_nodes, up_record};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -45,7 +58,7 @@ pub struct Args {
     keep: bool,
     /// The other seeds' procedures to run after the worked example (docs/PROCEDURES.md).
     #[arg(long, value_enum, default_value = "all")]
-    procedure: crate::up_procedures::Which,
+    procedure: procedures::Which,
     /// Print one JSON summary on stdout at the end (verdicts, record, checkpoints, runs);
     /// the narration goes to stderr.
     #[arg(long)]
@@ -176,10 +189,10 @@ const fn honest(accuracy: f64, leaning: &'static str, seed: u64) -> Noise {
 }
 
 /// The worked example's four arbiters (the first four, who alone declare stances for its
-/// debate), then the four more the contested question needs (`up_dissent`): seven honest
+/// debate), then the four more the contested question needs (`dissent`): seven honest
 /// simulated judges of accuracy 0.92 to 0.97 in three lineages, and `arb-north-p`, whose
 /// judge leans to side B far more than any evidence moves it. The seeds are chosen so
-/// the story holds (tests in `up_judges`); every ruling still comes from the noisy
+/// the story holds (tests in `judges`); every ruling still comes from the noisy
 /// judgement.
 pub(crate) const ARBITERS: [ArbiterSpec; 8] = [
     arbiter(
@@ -333,7 +346,7 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
                  fresh and is not seeded: drop --seed, or drop --judge local"
             );
         }
-        return crate::up_local::run(
+        return local::run(
             &args.state,
             args.fresh,
             args.models.as_deref(),
@@ -352,47 +365,47 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
             "picked; --seed replays it"
         }
     );
-    let state = up_cluster::fresh_state(&args.state, args.fresh)?;
-    let (issued, operator) = up_cluster::certificates(
+    let state = cluster::fresh_state(&args.state, args.fresh)?;
+    let (issued, operator) = cluster::certificates(
         &state,
         args.exam_bar.bar(),
         Some(seed.key("pki").to_bytes()),
     )?;
-    let sources = up_example::serve_sources(&state).await?;
-    let addrs = up_cluster::start_coordinators(
+    let sources = example::serve_sources(&state).await?;
+    let addrs = cluster::start_coordinators(
         cluster,
         &state,
         &issued,
         operator,
-        up_cluster::Judging::SIMULATED,
+        cluster::Judging::SIMULATED,
     )
     .await?;
-    let registrations = up_nodes::start_with_keys(
+    let registrations = nodes::start_with_keys(
         cluster,
         &state,
         &issued,
         &addrs,
         &ARBITERS,
-        &up_nodes::simulated,
+        &nodes::simulated,
         &|spec| Ok(seed.key(&format!("arbiter/{}", spec.id))),
     )?;
     let mut panel = Panel::connect(&state, &addrs, &issued)?;
     for r in registrations {
         panel.write(ClientCommand::RegisterArbiter(r)).await?;
     }
-    let names = up_exams::wait_for_admission(&panel, &state).await?;
+    let names = exams::wait_for_admission(&panel, &state).await?;
     // Registered before anything else runs, so the CLI can start signed runs against a
     // kept cluster as soon as cluster.json names its convener.
-    let convener = crate::up_conveners::register(&mut panel, &issued, &state, &seed).await?;
+    let convener = conveners::register(&mut panel, &issued, &state, &seed).await?;
 
     let scenario = worked_example(&sources.base_url);
-    let debate_id = up_example::open_debate(&mut panel, &state, &scenario).await?;
+    let debate_id = example::open_debate(&mut panel, &state, &scenario).await?;
     let contributors =
-        up_example::register_contributors_with(&mut panel, &issued, &scenario, &|author| {
+        example::register_contributors_with(&mut panel, &issued, &scenario, &|author| {
             Ok(seed.key(&format!("contributor/{author}")))
         })
         .await?;
-    let doc = up_example::play_live(
+    let doc = example::play_live(
         &mut panel,
         &state,
         &scenario,
@@ -404,11 +417,10 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
     check_priors(&mut panel).await?;
 
     let author = contributors.first()?;
-    crate::up_dissent::run(&mut panel, &state, &author, &names)
+    dissent::run(&mut panel, &state, &author, &names)
         .await?
         .say();
-    let runs = crate::up_procedures::run(&mut panel.coordinators, args.procedure, &convener, &seed)
-        .await?;
+    let runs = procedures::run(&mut panel.coordinators, args.procedure, &convener, &seed).await?;
     if !runs.is_empty() {
         say!(
             "\n{} procedure run(s) on the record: {}; `panel runs` lists them",
@@ -417,7 +429,7 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
         );
     }
 
-    let summary = up_record::Summary {
+    let summary = record::Summary {
         state: &state,
         debate_id: &debate_id,
         verdicts: &doc.verdicts,
@@ -425,7 +437,7 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
         addrs: &addrs,
         seed: seed.value(),
     };
-    up_record::export(&panel, &issued, &summary, args.json).await?;
+    record::export(&panel, &issued, &summary, args.json).await?;
     if args.keep {
         keep_running(&state, &addrs, &debate_id).await?;
     }

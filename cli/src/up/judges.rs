@@ -216,7 +216,7 @@ mod tests {
         for spec in &ARBITERS {
             let text = format!(
                 "{} {} {}",
-                crate::up_nodes::judge_section(spec),
+                crate::up::nodes::judge_section(spec),
                 spec.model_family,
                 spec.organisation
             )

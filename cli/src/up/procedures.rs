@@ -15,7 +15,7 @@ use panel_procedures::{RunInput, RunStart, crux, dossier, falsify};
 
 use crate::cluster_client::Cluster;
 use crate::procedure_run::{self, Scripted};
-use crate::up_seed::DemoSeed;
+use crate::up::seed::DemoSeed;
 
 /// Which procedures `panel up` runs after the worked example.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
