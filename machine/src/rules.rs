@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = APPEAL_CREDITS;
+pub const CURRENT: u32 = MOTION_SEALS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -121,6 +121,12 @@ pub const BEACON_DRAW: u32 = 18;
 /// back with half again and a lost one forfeits it (`appeal_credits.rs`; docs/PANEL.md
 /// "Funded appeals").
 pub const APPEAL_CREDITS: u32 = 19;
+
+/// From this level on, under a charter whose log is signed by a quorum, a logged round's
+/// motion must carry the seals of that many organisations' replicas over its digest, as
+/// nodes require before judging (docs/WIRE.md "Motion seals"), so the record shows that no
+/// replica alone put the motion to its seats.
+pub const MOTION_SEALS: u32 = 20;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

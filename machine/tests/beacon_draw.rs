@@ -5,6 +5,8 @@
 //! entries before a question, to choose its panel (it cannot: the same question draws the
 //! same panel); a forged, foreign, replayed or duplicated share, or the shares of one
 //! organisation alone (refused, the motion stays unseated); a second seating (refused). The same content asked again draws afresh.
+//! Under the same quorum charter a seated motion's round is logged only with the seals of
+//! the quorum's organisations (rule set 20, docs/WIRE.md "Motion seals").
 
 use crucible::motion::{Answer, Question};
 use panel_federation::beacon_key::BeaconSecret;
@@ -12,7 +14,7 @@ use panel_federation::{CHARTER_VERSION, Charter, Floors, ReplicaEntry};
 use panel_machine::acceptance::{Independence, Policy};
 use panel_machine::beacon::{self, BeaconShare, Seating};
 use panel_machine::command::{InternalCommand, ItemReply, TestCommand};
-use panel_machine::testkit::{Driver, SIX, Schedule, assert_refused};
+use panel_machine::testkit::{Driver, KitError, SIX, Schedule, Vote, assert_refused};
 
 fn secret(replica: u64) -> BeaconSecret {
     BeaconSecret::from_log_seed(&[replica as u8 + 60; 32])
@@ -272,4 +274,51 @@ fn an_arbiter_admitted_before_the_seating_changes_nothing() {
     let raced = seat_after(true);
     assert_eq!(control, raced);
     assert!(!raced.contains("a9") && !raced.contains("b9"), "{raced:?}");
+}
+
+/// A replica's log key, named for the test charter's log origin.
+fn log_key(replica: u64) -> panel_tlog::NoteSigner {
+    panel_tlog::NoteSigner::new(
+        "example.com/beacon-test",
+        panel_proto::SigningKey::from_bytes(&[replica as u8 + 90; 32]),
+    )
+    .unwrap()
+}
+
+/// Rule set 20 (`MOTION_SEALS`): the motion a round puts to its seats is logged only with
+/// the seals of the log quorum's organisations over its digest, so the record shows that
+/// no replica alone put it to them; one organisation's replicas, however many, do not
+/// suffice.
+#[test]
+fn a_round_is_logged_only_with_the_seals_of_the_quorums_organisations() {
+    let mut d = group(Schedule::default(), 0);
+    let mut c = charter();
+    for r in &mut c.replicas {
+        r.log_vkey = Some(log_key(r.id).verifier().to_string());
+    }
+    d.state.charter = Some(c);
+    let (m, q) = ask(&mut d);
+    assert!(matches!(
+        seat(&mut d, &m, vec![share(1, &q), share(2, &q)]),
+        ItemReply::Applied(_)
+    ));
+    let yes = |_: &_, _: &str| Vote {
+        yes: true,
+        p: 0.9,
+        relevance: None,
+        receipt: None,
+    };
+    let unsealed = |r: Result<serde_json::Value, KitError>, found: &str| match r {
+        Err(KitError::Refused { code, message }) => {
+            assert_eq!(code, "motion_unsealed", "{message}");
+            assert!(message.contains(found), "{message}");
+        }
+        other => panic!("{other:?}"),
+    };
+    unsealed(d.try_decide_by_round(&m, yes), "0 organisation(s)");
+    d.sealers = vec![log_key(1), log_key(3)];
+    unsealed(d.try_decide_by_round(&m, yes), "[\"north\"]");
+    d.sealers = vec![log_key(1), log_key(2)];
+    d.try_decide_by_round(&m, yes)
+        .expect("sealed by north and south");
 }

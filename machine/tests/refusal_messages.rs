@@ -210,6 +210,20 @@ fn constructed() -> Vec<Case> {
     let arbiter = || s("a1");
     let rounds: Vec<(RoundError, &'static [&'static str])> = vec![
         (
+            RoundError::Unsealed(panel_federation::motion_seal::SealError::Quorum {
+                motion_id: motion(),
+                source: panel_tlog::LogQuorumError::TooFew {
+                    found: 1,
+                    required: 2,
+                    signed_by: vec![s("north")],
+                },
+            }),
+            &[
+                "collect the signatures of the other organisations' replicas",
+                "sealed it",
+            ],
+        ),
+        (
             RoundError::AlreadyLogged {
                 motion: motion(),
                 log_index: 3,

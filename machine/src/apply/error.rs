@@ -262,6 +262,8 @@ pub(crate) fn non_empty(field: &'static str, v: &str) -> Result<(), ApplyError> 
 /// commit-reveal round"). Each message names what is wrong and what to send instead.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RoundError {
+    #[error(transparent)]
+    Unsealed(#[from] panel_federation::motion_seal::SealError),
     #[error(
         "motion {motion} already has its round logged (log index {log_index}); a motion's \
          commitments are logged once and never replaced: send reveals (SubmitReveal) for it instead"
@@ -378,6 +380,7 @@ pub enum RoundError {
 impl RoundError {
     pub fn code(&self) -> &'static str {
         match self {
+            RoundError::Unsealed(_) => "motion_unsealed",
             RoundError::AlreadyLogged { .. } => "round_logged",
             RoundError::Expired { .. } => "round_expired",
             RoundError::BadCommitment { .. }

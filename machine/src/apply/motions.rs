@@ -386,6 +386,7 @@ pub(super) fn log_commitments(
     let pinned = crate::charter_rules::motion_key_at(state, motion.opened_log_index);
     let (digest, signed) =
         signed_motion::check_round(&log.motion, &binding, &all_keys, pinned.as_ref(), ctx.memo)?;
+    check_seals(state, &signed, &digest)?;
     let now = batch_time(ctx);
     let window = Window::of(&signed);
     if window.phase(now) == Phase::Over {
@@ -766,6 +767,24 @@ pub(super) fn close_motion(
         absent,
         equivocated,
     }))
+}
+
+/// From rule set [`MOTION_SEALS`](crate::rules::MOTION_SEALS), under a charter whose log
+/// is signed by a quorum, the motion put to the seats must carry that quorum's seals
+/// (docs/WIRE.md "Motion seals"), exactly as nodes require.
+fn check_seals(state: &State, signed: &pb::Motion, digest: &[u8; 32]) -> Result<(), RoundError> {
+    if state.rules < crate::rules::MOTION_SEALS {
+        return Ok(());
+    }
+    let Some(quorum) = state
+        .charter
+        .as_ref()
+        .and_then(panel_federation::motion_seal::required)
+    else {
+        return Ok(());
+    };
+    panel_federation::motion_seal::check(&quorum, &signed.motion_id, digest, &signed.seals)?;
+    Ok(())
 }
 
 #[cfg(test)]

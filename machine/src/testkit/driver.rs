@@ -59,6 +59,9 @@ pub struct Driver {
     retiring: Option<(Arc<MemoryArchive>, usize)>,
     /// Every entry's replies, in order.
     pub replies: Vec<ItemReply>,
+    /// The replicas' log keys that seal every round's motion (docs/WIRE.md "Motion
+    /// seals"); empty: rounds carry no seals.
+    pub sealers: Vec<panel_tlog::NoteSigner>,
     schedule: Schedule,
     requests: u64,
 }
@@ -74,6 +77,7 @@ impl Driver {
             rules: None,
             retiring: None,
             replies: Vec::new(),
+            sealers: Vec::new(),
             schedule,
             requests: 0,
         }

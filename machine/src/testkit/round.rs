@@ -62,8 +62,13 @@ impl Driver {
         let logged_at = i64::try_from(self.next_time_ms()).unwrap_or(i64::MAX);
         let step = i64::try_from(self.schedule().step_ms).unwrap_or(i64::MAX);
         let reveal_deadline = logged_at.saturating_add(step.saturating_mul(2));
-        let signed = signed_motion(&m, keys, logged_at, reveal_deadline)?;
+        let mut signed = signed_motion(&m, keys, logged_at, reveal_deadline)?;
         let digest = panel_proto::motion_digest(&signed);
+        signed.seals = self
+            .sealers
+            .iter()
+            .map(|k| panel_federation::motion_seal::seal(k, &digest))
+            .collect();
         let mut commitments = Vec::new();
         let mut reveals: Vec<Command> = Vec::new();
         for s in &m.seats {
