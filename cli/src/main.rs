@@ -1,53 +1,24 @@
-//! `panel`: the Crucible Panel command line. Each subcommand lives in its own module;
-//! this file only parses arguments and dispatches.
+//! `panel`: the Crucible Panel command line. Each subcommand lives in its own module, in a
+//! folder by audience: `up/` (the local panel in one command), `user/` (a debate's users
+//! against a running cluster), `procedures/` (the seed procedures' runs), `operations/`
+//! (running and looking after a federation's hosts) and `offline/` (tools over files that
+//! need no cluster); `client/` finds the cluster and talks to it. This file only parses
+//! arguments and dispatches.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod appeal_credits_view;
-mod arbiter_cmd;
-mod bench;
-mod breaker_cmd;
-mod calibrate;
-mod cluster_addr;
-mod cluster_client;
-mod contribution_cmd;
-mod coordinator_cmd;
-mod crux_cmd;
-mod crux_live;
-mod dash_cmd;
-mod debate_cmd;
-mod demo;
-mod dossier_cmd;
-mod export_cmd;
-mod falsify_cmd;
-mod fingerprint_cmd;
-mod gate_cmd;
+mod client;
 mod jsonl;
-mod last_word_cmd;
-mod leaderboard_view;
-mod ledger_cmd;
-mod model_cmd;
-mod monitor_cmd;
-mod motion_cmd;
-mod node_cmd;
-mod org_cmd;
+mod offline;
+mod operations;
 mod output;
-mod pki_cmd;
-mod procedure_run;
+mod procedures;
 mod progress;
-mod proof_cmd;
-mod replay_cmd;
-mod role_adapters;
 mod rulings;
-mod sim_cmd;
-mod tiles_cmd;
 mod up;
-mod user_cmd;
-mod verify_cmd;
-mod verify_proof_cmd;
-mod witness_cmd;
+mod user;
 
 #[derive(Parser)]
 #[command(
@@ -69,56 +40,56 @@ enum Command {
     Up(up::Args),
     /// Time the real path end to end on a local panel: decisions/s, latency per phase, CPU,
     /// disk and network per decision, against the signature-verification bound.
-    Bench(bench::Args),
+    Bench(operations::bench::Args),
     /// Verify an exported record offline: signatures, commitments, draws, acceptance, Merkle log, ledger.
-    Verify(verify_cmd::Args),
+    Verify(offline::verify::Args),
     #[command(flatten)]
-    User(user_cmd::Command),
+    User(user::Command),
     /// Replay the paper's worked verdict (section 4) through the engine and print both verdicts.
-    Demo(demo::Args),
+    Demo(offline::demo::Args),
     /// Recompute a debate document's ledger, margin, band and winner offline.
-    Ledger(ledger_cmd::Args),
+    Ledger(offline::ledger::Args),
     /// Run a replay script of writer calls and print the results and the document.
-    Replay(replay_cmd::Args),
+    Replay(offline::replay::Args),
     /// Check fields against the Gate (G1-G14).
-    Gate(gate_cmd::Args),
+    Gate(offline::gate::Args),
     /// Score arbiters' answers offline: Brier, log score, Cooke's model, bridging.
-    Calibrate(calibrate::Args),
+    Calibrate(offline::calibrate::Args),
     /// Run an arbiter node; manage its key, key documents and human queue.
-    Node(node_cmd::Args),
+    Node(operations::node::Args),
     /// Run and manage the replicated coordinator (openraft on redb), write, read, bench.
-    Coordinator(coordinator_cmd::Args),
+    Coordinator(operations::coordinator::Args),
     /// Issue a federation's TLS certificates (one authority per organisation) and charter.
-    Pki(pki_cmd::Args),
+    Pki(operations::pki::Args),
     /// Endorse and admit a new organisation to a chartered federation.
-    Org(org_cmd::Args),
+    Org(operations::org::Args),
     /// Write one record entry's offline proof (a tlog-proof bundle) from a running cluster.
-    Proof(proof_cmd::Args),
+    Proof(operations::proof::Args),
     /// Check one entry's proof bundle offline against a trust policy.
-    VerifyProof(verify_proof_cmd::Args),
+    VerifyProof(offline::verify_proof::Args),
     /// Watch the log's checkpoints and raise an alarm on a split view or a rewritten history.
-    Monitor(monitor_cmd::Args),
+    Monitor(operations::monitor::Args),
     /// Run a transparency log witness (C2SP tlog-witness) and manage its key.
-    Witness(witness_cmd::Args),
+    Witness(operations::witness::Args),
     /// Publish the record as a C2SP tlog-tiles log (static files or HTTP) for outside auditors.
-    Tiles(tiles_cmd::Args),
+    Tiles(operations::tiles::Args),
     /// Crux on the panel: isolated advocates, checked positions, the panel names the crux.
-    Crux(crux_cmd::Args),
+    Crux(procedures::crux::Args),
     /// Falsification buckets on the panel: UNFALSIFIABLE, BROKEN or CORROBORATED.
-    Falsify(falsify_cmd::Args),
+    Falsify(procedures::falsify::Args),
     /// The decision dossier on the panel: NOW / PREPARE / REJECT with surviving dissent.
-    Dossier(dossier_cmd::Args),
+    Dossier(procedures::dossier::Args),
     /// Simulate verdict quality: known truth, faulty arbiters, the real draw and acceptance rule.
-    Sim(sim_cmd::Args),
+    Sim(offline::sim::Args),
     /// Print a shell completion script for `panel` (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
     /// Serve a read-only dashboard of a running cluster in the browser (debates, motions,
     /// arbiters, the record, procedure runs).
-    Dash(dash_cmd::Args),
+    Dash(operations::dash::Args),
     /// List the procedure runs on a cluster, or submit one role's input to a run.
-    Runs(procedure_run::RunsArgs),
+    Runs(procedures::RunsArgs),
     /// Serve a GGUF model as an OpenAI-compatible endpoint for llm judges (`local-judge` build).
-    Model(model_cmd::Args),
+    Model(operations::model::Args),
 }
 
 /// The completion script, written whole; a closed pipe (`| head`) ends quietly.
@@ -169,31 +140,31 @@ fn main() -> ExitCode {
     output::set_quiet(cli.quiet);
     quiet_on_closed_pipe(&cli.command);
     let result = match cli.command {
-        Command::Demo(args) => demo::run(args),
+        Command::Demo(args) => offline::demo::run(args),
         Command::Up(args) => up::run(args),
-        Command::Bench(args) => bench::run(args),
-        Command::Verify(args) => verify_cmd::run(args),
-        Command::User(cmd) => user_cmd::run(cmd),
-        Command::Ledger(args) => ledger_cmd::run(args),
-        Command::Replay(args) => replay_cmd::run(args),
-        Command::Gate(args) => gate_cmd::run(args),
-        Command::Calibrate(args) => calibrate::run(args),
-        Command::Coordinator(args) => coordinator_cmd::run(args),
-        Command::Node(args) => node_cmd::run(args),
-        Command::Pki(args) => pki_cmd::run(args),
-        Command::Org(args) => org_cmd::run(args),
-        Command::Proof(args) => proof_cmd::run(args),
-        Command::VerifyProof(args) => verify_proof_cmd::run(args),
-        Command::Monitor(args) => monitor_cmd::run(args),
-        Command::Witness(args) => witness_cmd::run(args),
-        Command::Tiles(args) => tiles_cmd::run(args),
-        Command::Crux(args) => crux_cmd::run(args),
-        Command::Falsify(args) => falsify_cmd::run(args),
-        Command::Dossier(args) => dossier_cmd::run(args),
-        Command::Sim(args) => sim_cmd::run(args),
-        Command::Dash(args) => dash_cmd::run(args),
-        Command::Runs(args) => procedure_run::runs(args),
-        Command::Model(args) => model_cmd::run(args),
+        Command::Bench(args) => operations::bench::run(args),
+        Command::Verify(args) => offline::verify::run(args),
+        Command::User(cmd) => user::run(cmd),
+        Command::Ledger(args) => offline::ledger::run(args),
+        Command::Replay(args) => offline::replay::run(args),
+        Command::Gate(args) => offline::gate::run(args),
+        Command::Calibrate(args) => offline::calibrate::run(args),
+        Command::Coordinator(args) => operations::coordinator::run(args),
+        Command::Node(args) => operations::node::run(args),
+        Command::Pki(args) => operations::pki::run(args),
+        Command::Org(args) => operations::org::run(args),
+        Command::Proof(args) => operations::proof::run(args),
+        Command::VerifyProof(args) => offline::verify_proof::run(args),
+        Command::Monitor(args) => operations::monitor::run(args),
+        Command::Witness(args) => operations::witness::run(args),
+        Command::Tiles(args) => operations::tiles::run(args),
+        Command::Crux(args) => procedures::crux::run(args),
+        Command::Falsify(args) => procedures::falsify::run(args),
+        Command::Dossier(args) => procedures::dossier::run(args),
+        Command::Sim(args) => offline::sim::run(args),
+        Command::Dash(args) => operations::dash::run(args),
+        Command::Runs(args) => procedures::runs(args),
+        Command::Model(args) => operations::model::run(args),
         Command::Completions { shell } => completions(shell),
     };
     match result {

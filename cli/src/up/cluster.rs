@@ -170,7 +170,7 @@ pub async fn start_coordinators_tuned(
     let addrs = replicas.addrs().to_vec();
     say!("started 3 coordinator replicas: {}", addrs.join(", "));
     let client_tls = issued.dir(pki::LOCAL_CLIENT);
-    crate::cluster_addr::write_cluster_file(state, &addrs, Some(&client_tls))?;
+    crate::client::addr::write_cluster_file(state, &addrs, Some(&client_tls))?;
     replicas.wait_answering(Duration::from_secs(30)).await?;
     replicas.init(Duration::from_secs(30)).await?;
     let leader = replicas.wait_for_leader(Duration::from_secs(30)).await?;

@@ -39,9 +39,9 @@ pub async fn register(
     panel_node::keyfile::write_key(&path, &operator, true)?;
     crate::up::example::register_contributor(panel, issued, OPERATOR, organisation, &operator)
         .await?;
-    crate::cluster_addr::record_convener(
+    crate::client::addr::record_convener(
         state,
-        crate::cluster_addr::ConvenerFile {
+        crate::client::addr::ConvenerFile {
             name: OPERATOR.into(),
             key: path,
         },

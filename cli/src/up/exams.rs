@@ -142,7 +142,7 @@ pub fn print_refused_reliability(arbiters: &[ArbiterView]) {
 reliability of {}'s exam forecasts (n per bin, yes outcomes, 95% Wilson interval of the observed frequency):",
                     a.registration.arbiter_id
                 );
-                for line in crate::calibrate::reliability_lines(&rows) {
+                for line in crate::offline::calibrate::reliability_lines(&rows) {
                     say!("{line}");
                 }
             }

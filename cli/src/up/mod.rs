@@ -39,8 +39,8 @@ use panel_transport::pki;
 use serde_json::Value;
 
 use self::seed::DemoSeed;
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::Cluster as Coordinators;
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::Cluster as Coordinators;
 use crate::output::say;
 use crate::rulings::ruling_line;
 
@@ -331,7 +331,7 @@ impl Panel {
     }
 
     pub(crate) async fn debate(&self, id: &str) -> Result<(Debate, Value)> {
-        crate::debate_cmd::fetch(&self.coordinators, id).await
+        crate::user::debate::fetch(&self.coordinators, id).await
     }
 }
 
@@ -466,7 +466,7 @@ async fn keep_running(state: &Path, addrs: &[String], debate_id: &str) -> Result
     say!(
         "try: panel debate show {debate_id} --state {}   (addresses in {}; Ctrl-C stops everything)",
         state.display(),
-        state.join(crate::cluster_addr::FILE).display()
+        state.join(crate::client::addr::FILE).display()
     );
     tokio::signal::ctrl_c().await?;
     Ok(())
@@ -564,7 +564,7 @@ async fn print_new_motions(
         say!(
             "  motion {}: {} -> {outcome}",
             m.spec.motion_id,
-            crate::motion_cmd::question_line(&m.spec)
+            crate::user::motion::question_line(&m.spec)
         );
         for note in panel_machine::motion_history::one_lineage_support(&m) {
             say!("      {note}");

@@ -13,8 +13,8 @@ use panel_coordinator::acceptance::Policy;
 use panel_coordinator::runs::RunRequest;
 use panel_procedures::{RunInput, RunStart, crux, dossier, falsify};
 
-use crate::cluster_client::Cluster;
-use crate::procedure_run::{self, Scripted};
+use crate::client::cluster::Cluster;
+use crate::procedures::{self, Scripted};
 use crate::up::seed::DemoSeed;
 
 /// Which procedures `panel up` runs after the worked example.
@@ -104,10 +104,10 @@ pub async fn run(
     let mut ids = Vec::new();
     for d in demos(which)? {
         say!("\n== {} ==", d.title);
-        let keys = procedure_run::RoleKeys::derived(&d.start, |role| {
+        let keys = procedures::RoleKeys::derived(&d.start, |role| {
             seed.key(&format!("role/{}/{role}", d.title))
         });
-        let id = procedure_run::start(
+        let id = procedures::start(
             c,
             RunRequest {
                 start: d.start,
@@ -123,7 +123,7 @@ pub async fn run(
             Some(convener),
         )
         .await?;
-        let view = procedure_run::drive(
+        let view = procedures::drive(
             c,
             &id,
             &mut Scripted(VecDeque::from(d.inputs)),
@@ -133,7 +133,7 @@ pub async fn run(
         .await?;
         let motions = view.run.as_ref().map_or(0, |r| r.settled.len());
         say!("run {id}: {motions} panel questions settled");
-        let report = procedure_run::explained_markdown(c, &view).await?;
+        let report = procedures::explained_markdown(c, &view).await?;
         for line in report.lines() {
             say!("  {line}");
         }

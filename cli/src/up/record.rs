@@ -96,7 +96,7 @@ pub async fn export(
             "coordinators": summary.addrs,
             "seed": summary.seed,
         });
-        crate::cluster_client::print_json(&summary)?;
+        crate::client::cluster::print_json(&summary)?;
     }
     Ok(())
 }

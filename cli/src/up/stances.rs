@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use panel_coordinator::acceptance::Stance;
 use panel_coordinator::command::ClientCommand;
 
-use crate::cluster_client::Cluster;
+use crate::client::cluster::Cluster;
 use panel_coordinator::client::failover::WriteOutcome;
 
 /// Declares `stance` for `debate_id` for each `(arbiter id, stance)`, signed by the key in

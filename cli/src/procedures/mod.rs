@@ -1,7 +1,13 @@
 //! Running a procedure on the cluster, whatever the procedure (docs/PROCEDURES.md): start
 //! the run, supply each role input the run awaits from the role's source, wait while the
-//! panel answers its questions, and read the finished run back. `crux_cmd`, `falsify_cmd`
-//! and `dossier_cmd` differ only in how they build the start document and the inputs.
+//! panel answers its questions, and read the finished run back. `crux`, `falsify`
+//! and `dossier` differ only in how they build the start document and the inputs.
+
+pub(crate) mod crux;
+mod crux_live;
+pub(crate) mod dossier;
+pub(crate) mod falsify;
+mod role_adapters;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -15,7 +21,7 @@ use panel_coordinator::runs::{RunInputSubmission, RunRecord, RunRequest};
 use panel_procedures::{Awaited, DeadlockCauses, PanelOutcome, RunInput, RunStart};
 use serde::Deserialize;
 
-use crate::cluster_client::Cluster;
+use crate::client::cluster::Cluster;
 
 /// The `Run` query's answer, decoded once.
 #[derive(Debug, Deserialize)]
@@ -299,13 +305,13 @@ pub struct ShowArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub cluster: crate::cluster_addr::ClusterArgs,
+    pub cluster: crate::client::addr::ClusterArgs,
 }
 
 /// `panel <procedure> show RUN`: the run's report as Markdown, or its record as JSON.
 pub fn show(a: &ShowArgs) -> Result<std::process::ExitCode> {
     let c = Cluster::connect(&a.cluster)?;
-    crate::cluster_client::runtime()?.block_on(async {
+    crate::client::cluster::runtime()?.block_on(async {
         let view = read(&c, &a.run).await?;
         print_view(&c, &view, a.json).await
     })
@@ -313,7 +319,7 @@ pub fn show(a: &ShowArgs) -> Result<std::process::ExitCode> {
 
 async fn print_view(c: &Cluster, view: &RunView, json: bool) -> Result<std::process::ExitCode> {
     if json {
-        crate::cluster_client::print_json(&serde_json::to_value(&view.run)?)?;
+        crate::client::cluster::print_json(&serde_json::to_value(&view.run)?)?;
     } else {
         println!("{}", explained_markdown(c, view).await?);
     }
@@ -349,7 +355,7 @@ pub struct PanelArgs {
     #[arg(long, value_name = "FILE", requires = "convener")]
     pub key: Option<std::path::PathBuf>,
     #[command(flatten)]
-    pub cluster: crate::cluster_addr::ClusterArgs,
+    pub cluster: crate::client::addr::ClusterArgs,
 }
 
 /// Who starts a run: a name, and the key that signs the start when there is one.
@@ -415,7 +421,7 @@ pub fn run_and_print(
         signature: None,
     };
     let mut c = Cluster::connect(&panel.cluster)?;
-    crate::cluster_client::runtime()?.block_on(async {
+    crate::client::cluster::runtime()?.block_on(async {
         let id = start(&mut c, req, convener.key.as_ref()).await?;
         crate::output::note!("started {id}; waiting for the panel");
         let view = drive(
@@ -439,7 +445,7 @@ pub struct RunsArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub cluster: crate::cluster_addr::ClusterArgs,
+    pub cluster: crate::client::addr::ClusterArgs,
 }
 
 #[derive(clap::Subcommand)]
@@ -460,7 +466,7 @@ pub struct SubmitArgs {
     #[arg(long)]
     pub key: Option<std::path::PathBuf>,
     #[command(flatten)]
-    pub cluster: crate::cluster_addr::ClusterArgs,
+    pub cluster: crate::client::addr::ClusterArgs,
 }
 
 pub fn runs(a: RunsArgs) -> Result<std::process::ExitCode> {
@@ -477,13 +483,13 @@ fn submit_one(a: &SubmitArgs) -> Result<std::process::ExitCode> {
     let value: serde_json::Value = panel_procedures::decode("input", &bytes)
         .map_err(|e| anyhow!("{}: {e}", a.input.display()))?;
     let mut c = Cluster::connect(&a.cluster)?;
-    crate::cluster_client::runtime()?.block_on(async {
+    crate::client::cluster::runtime()?.block_on(async {
         let view = read(&c, &a.run).await?;
         let run = view
             .run
             .as_ref()
             .ok_or_else(|| anyhow!("run {} is gone", a.run))?;
-        let input = crate::role_adapters::decode(&run.run, value)
+        let input = role_adapters::decode(&run.run, value)
             .with_context(|| format!("{} is not an input of run {}", a.input.display(), a.run))?;
         let mut keys = BTreeMap::new();
         if let (Some(path), Some(role)) = (&a.key, input.role()) {
@@ -499,7 +505,7 @@ fn submit_one(a: &SubmitArgs) -> Result<std::process::ExitCode> {
 
 /// `panel runs`: every procedure run on the cluster, one line each.
 pub fn list(
-    cluster: &crate::cluster_addr::ClusterArgs,
+    cluster: &crate::client::addr::ClusterArgs,
     json: bool,
 ) -> Result<std::process::ExitCode> {
     #[derive(Deserialize, serde::Serialize)]
@@ -516,10 +522,10 @@ pub fn list(
         runs: Vec<Line>,
     }
     let c = Cluster::connect(cluster)?;
-    let v = crate::cluster_client::runtime()?.block_on(c.read(&Query::Runs))?;
+    let v = crate::client::cluster::runtime()?.block_on(c.read(&Query::Runs))?;
     let runs: Runs = serde_json::from_value(v)?;
     if json {
-        crate::cluster_client::print_json(&serde_json::to_value(&runs.runs)?)?;
+        crate::client::cluster::print_json(&serde_json::to_value(&runs.runs)?)?;
         return Ok(std::process::ExitCode::SUCCESS);
     }
     if runs.runs.is_empty() {

@@ -66,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let policy = match &args.policy {
-        Some(path) => match crate::verify_proof_cmd::load_policy(path)? {
+        Some(path) => match crate::offline::verify_proof::load_policy(path)? {
             Ok(p) => Some(p),
             Err(e) => {
                 eprintln!("error: {e}");

@@ -15,8 +15,8 @@ use panel_coordinator::pb::coordinator as cpb;
 use panel_tlog::merkle::verify_consistency;
 use panel_tlog::{Checkpoint, Note, Policy, ProofError};
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, runtime};
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, runtime};
 use crate::jsonl::BAD_INPUT;
 
 /// Exit status of a detected split view or a checkpoint that does not extend another.
@@ -66,7 +66,7 @@ enum Alarm {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let policy = match crate::verify_proof_cmd::load_policy(&args.policy)? {
+    let policy = match crate::offline::verify_proof::load_policy(&args.policy)? {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");

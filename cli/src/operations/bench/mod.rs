@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     match outcome? {
         Some(report) if args.json => {
-            crate::cluster_client::print_json(&serde_json::to_value(&report)?)?;
+            crate::client::cluster::print_json(&serde_json::to_value(&report)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(report) => {

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use panel_coordinator::pb::coordinator as cpb;
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, runtime};
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, runtime};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -16,8 +16,8 @@ use panel_procedures::crux::{self, Advocate, CruxStart, EvidencePack, Position, 
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::cluster_client::{print_json, runtime};
-use crate::procedure_run::{self, Launch, PanelArgs, Scripted, ShowArgs};
+use crate::client::cluster::{print_json, runtime};
+use crate::procedures::{self, Launch, PanelArgs, Scripted, ShowArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -81,13 +81,13 @@ struct RunArgs {
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         CruxCmd::Run(a) => run_one(*a),
-        CruxCmd::Show(a) => procedure_run::show(&a),
+        CruxCmd::Show(a) => procedures::show(&a),
         CruxCmd::Eval {
             json,
             live_url: Some(url),
             live_model,
             api_key_env,
-        } => crate::crux_live::run(
+        } => crate::procedures::crux_live::run(
             &url,
             live_model.as_deref().unwrap_or_default(),
             api_key_env.as_deref(),
@@ -120,7 +120,7 @@ fn run_one(a: RunArgs) -> Result<ExitCode> {
         retry_of: None,
         default_seats: 4,
     };
-    procedure_run::run_and_print(&a.panel, launch, &mut Scripted(Default::default()))
+    procedures::run_and_print(&a.panel, launch, &mut Scripted(Default::default()))
 }
 
 /// Positions written elsewhere, with who wrote them.
@@ -245,4 +245,4 @@ async fn write_position(
         .map_err(|err| anyhow!("the {} advocate's position: {err}", side.name()))
 }
 
-const POSITION_SCHEMA: &str = include_str!("../../docs/schemas/crux/position.schema.json");
+const POSITION_SCHEMA: &str = include_str!("../../../docs/schemas/crux/position.schema.json");

@@ -19,7 +19,7 @@ use panel_procedures::{
 use panel_proto::pb;
 use serde::Serialize;
 
-use crate::cluster_client::{print_json, runtime};
+use crate::client::cluster::{print_json, runtime};
 
 /// Questions one live case may ask before it is cut off.
 const MAX_QUESTIONS: usize = 12;

@@ -19,8 +19,8 @@ use panel_coordinator::command::{
 };
 use panel_federation::{Fingerprint, Organisation};
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, print_json, runtime};
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, print_json, runtime};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -100,7 +100,7 @@ enum OrgCmd {
     /// (docs/SECURITY.md "Circuit breakers").
     EndorseBreaker {
         #[command(flatten)]
-        order: crate::breaker_cmd::OrderArgs,
+        order: crate::operations::breaker::OrderArgs,
         /// Your organisation's roster key (orgs/ORG/signing.key).
         #[arg(long, value_name = "PATH")]
         org_key: PathBuf,
@@ -109,7 +109,7 @@ enum OrgCmd {
     /// ORG=SIGNATURE_HEX.
     Breaker {
         #[command(flatten)]
-        order: crate::breaker_cmd::OrderArgs,
+        order: crate::operations::breaker::OrderArgs,
         #[command(flatten)]
         endorsed: Endorsed,
     },
@@ -275,17 +275,19 @@ pub(crate) fn submit(
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         OrgCmd::Fingerprint { files, json } => {
-            crate::fingerprint_cmd::run(&files, json)?;
+            crate::operations::fingerprint::run(&files, json)?;
             Ok(ExitCode::SUCCESS)
         }
-        OrgCmd::EndorseBreaker { order, org_key } => crate::breaker_cmd::endorse(&order, &org_key),
-        OrgCmd::Breaker { order, endorsed } => crate::breaker_cmd::submit(
+        OrgCmd::EndorseBreaker { order, org_key } => {
+            crate::operations::breaker::endorse(&order, &org_key)
+        }
+        OrgCmd::Breaker { order, endorsed } => crate::operations::breaker::submit(
             &order,
             &endorsed.endorsements,
             endorsed.json,
             &endorsed.cluster,
         ),
-        OrgCmd::Breakers { json, cluster } => crate::breaker_cmd::show(json, &cluster),
+        OrgCmd::Breakers { json, cluster } => crate::operations::breaker::show(json, &cluster),
         OrgCmd::EndorseMembership {
             membership,
             org_key,

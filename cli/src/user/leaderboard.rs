@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use calibration::leaderboard::{Forecast, Leaderboard, Standing, leaderboard};
 use panel_coordinator::model::Arbiter;
 
-use crate::cluster_client::print_json;
+use crate::client::cluster::print_json;
 
 /// Every resolved forecast on the arbiters' track records; the question is the motion (or
 /// exam item) ruled on, so arbiters who ruled on the same one are compared.

@@ -10,7 +10,7 @@ use panel_coordinator::pb::coordinator::log_client::LogClient;
 use serde_json::Value;
 use tonic::transport::Channel;
 
-use crate::cluster_addr::{ClusterArgs, Source};
+use crate::client::addr::{ClusterArgs, Source};
 
 pub struct Cluster {
     failover: Failover,

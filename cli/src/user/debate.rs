@@ -21,8 +21,8 @@ use panel_machine::query::AppealCreditsReply;
 use panel_machine::reply::{AskPanelReply, CreateDebateReply, ReissueVerdictReply};
 use serde_json::{Value, json};
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, print_json, report_refusal, runtime};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -96,7 +96,7 @@ enum DebateCmd {
     },
     /// The charter's last-word authority decides a question the panels left not proven,
     /// signing with its key (docs/PANEL.md "The last word").
-    LastWord(crate::last_word_cmd::LastWordArgs),
+    LastWord(crate::user::last_word::LastWordArgs),
 }
 
 /// `panel ask`: put a question to the panel.
@@ -281,7 +281,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        DebateCmd::LastWord(a) => crate::last_word_cmd::run(a),
+        DebateCmd::LastWord(a) => crate::user::last_word::run(a),
         DebateCmd::Show {
             debate,
             json,
@@ -311,7 +311,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 print_debate(&doc, &rec);
                 print_outcomes(&doc, &motions, credits.as_ref());
                 if let Some(r) = &credits {
-                    crate::appeal_credits_view::print_balances(r, now_ms());
+                    crate::user::appeal_credits::print_balances(r, now_ms());
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -480,7 +480,7 @@ fn print_outcomes(d: &Debate, motions: &[Motion], credits: Option<&AppealCredits
         );
         let deposit = credits.and_then(|c| c.deposits.iter().find(|x| x.appeal_id == a.id));
         if let Some(x) = deposit {
-            println!("    {}", crate::appeal_credits_view::deposit_note(x));
+            println!("    {}", crate::user::appeal_credits::deposit_note(x));
         }
     }
     let decided: Vec<&Motion> = motions.iter().filter(|m| m.finality.is_some()).collect();
@@ -583,9 +583,9 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
             println!(
                 "motion {motion_id} ({}): {}",
                 question.key(),
-                crate::motion_cmd::outcome_text(&m.status)
+                crate::user::motion::outcome_text(&m.status)
             );
-            for line in crate::motion_cmd::outcome_lines(&m) {
+            for line in crate::user::motion::outcome_lines(&m) {
                 println!("{line}");
             }
         }
@@ -643,7 +643,7 @@ async fn wait_until(
         if start.elapsed() > limit {
             let now = match &m.finality {
                 Some(f) => f.sentence(),
-                None => crate::motion_cmd::outcome_text(&m.status),
+                None => crate::user::motion::outcome_text(&m.status),
             };
             bail!(
                 "motion {motion_id} is not {what} after {} s (now: {now}); wait longer with --wait-secs or check it later with `panel motion show {motion_id}`",

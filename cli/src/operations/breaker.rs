@@ -12,8 +12,8 @@ use panel_coordinator::command::{ClientCommand, Query};
 use panel_machine::breakers::{AutoBreaker, BreakerOrder, Scope};
 use panel_machine::query::BreakersReply;
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, print_json, runtime};
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, print_json, runtime};
 
 /// A breaker order as every endorser signs it.
 #[derive(clap::Args, Clone)]
@@ -103,7 +103,7 @@ impl OrderArgs {
 
 /// `panel org endorse-breaker`: prints this organisation's signature over the order.
 pub fn endorse(order: &OrderArgs, org_key: &std::path::Path) -> Result<ExitCode> {
-    let charter = crate::org_cmd::read_charter(&order.charter)?;
+    let charter = crate::operations::org::read_charter(&order.charter)?;
     let key = panel_transport::pki::read_seed_key(org_key)
         .with_context(|| format!("--org-key {}", org_key.display()))?;
     let signature = panel_machine::breakers::endorse(&charter, &order.order(Vec::new())?, &key)
@@ -119,7 +119,7 @@ pub fn submit(
     json: bool,
     cluster: &ClusterArgs,
 ) -> Result<ExitCode> {
-    let o = order.order(crate::org_cmd::endorsements(endorsements)?)?;
+    let o = order.order(crate::operations::org::endorsements(endorsements)?)?;
     let scopes = o
         .scopes
         .iter()
@@ -134,7 +134,7 @@ pub fn submit(
     } else {
         format!("lifted: {scopes} (order {})", o.seq)
     };
-    crate::org_cmd::submit(cluster, ClientCommand::SetBreaker(o), done, json)
+    crate::operations::org::submit(cluster, ClientCommand::SetBreaker(o), done, json)
 }
 
 /// `panel org breakers`: what is paused, by whom and why, and the next order's seq.

@@ -12,10 +12,10 @@ use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::query::{ArbitersReply, DebateMotionsReply, DebateReply, MotionReply};
 use serde_json::{Value, json};
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, print_json, runtime};
-use crate::debate_cmd::DebateRef;
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, print_json, runtime};
 use crate::rulings::{self, RulingView};
+use crate::user::debate::DebateRef;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -11,7 +11,7 @@ use panel_tlog::policy::PolicyError;
 use panel_tlog::{Policy, ProofBundle};
 use serde_json::json;
 
-use crate::cluster_client::print_json;
+use crate::client::cluster::print_json;
 use crate::jsonl::BAD_INPUT;
 
 #[derive(clap::Args)]

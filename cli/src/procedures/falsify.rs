@@ -10,8 +10,8 @@ use anyhow::{Context, Result, anyhow};
 use panel_procedures::falsify::FalsifyStart;
 use panel_procedures::{RunInput, RunStart};
 
-use crate::procedure_run::{self, Launch, PanelArgs, ShowArgs};
-use crate::role_adapters;
+use crate::procedures::role_adapters;
+use crate::procedures::{self, Launch, PanelArgs, ShowArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -45,7 +45,7 @@ pub struct RunArgs {
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         FalsifyCmd::Run(a) => run_one(a),
-        FalsifyCmd::Show(a) => procedure_run::show(&a),
+        FalsifyCmd::Show(a) => procedures::show(&a),
     }
 }
 
@@ -66,5 +66,5 @@ fn run_one(a: RunArgs) -> Result<ExitCode> {
         retry_of: None,
         default_seats: 2,
     };
-    procedure_run::run_and_print(&a.panel, launch, &mut roles)
+    procedures::run_and_print(&a.panel, launch, &mut roles)
 }

@@ -11,8 +11,8 @@ use panel_coordinator::client::failover::WriteOutcome;
 use panel_coordinator::command::ClientCommand as Write;
 use panel_machine::last_word::{LastWordDecision, sign};
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, print_json, report_refusal, runtime};
 
 #[derive(clap::Args)]
 pub struct LastWordArgs {

@@ -11,8 +11,8 @@ use anyhow::{Context, Result, anyhow};
 use panel_procedures::dossier::DossierStart;
 use panel_procedures::{RunInput, RunStart};
 
-use crate::procedure_run::{self, Launch, PanelArgs, ShowArgs};
-use crate::role_adapters;
+use crate::procedures::role_adapters;
+use crate::procedures::{self, Launch, PanelArgs, ShowArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,7 +46,7 @@ pub struct RunArgs {
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         DossierCmd::Run(a) => run_one(a),
-        DossierCmd::Show(a) => procedure_run::show(&a),
+        DossierCmd::Show(a) => procedures::show(&a),
     }
 }
 
@@ -67,5 +67,5 @@ fn run_one(a: RunArgs) -> Result<ExitCode> {
         start: RunStart::Dossier(start),
         default_seats: 4,
     };
-    procedure_run::run_and_print(&a.panel, launch, &mut roles)
+    procedures::run_and_print(&a.panel, launch, &mut roles)
 }

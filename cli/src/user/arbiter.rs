@@ -19,11 +19,11 @@ use panel_coordinator::model::Arbiter;
 use panel_coordinator::query::{ArbiterReply, ArbitersReply};
 use serde::Deserialize;
 
-use crate::calibrate::reliability_lines;
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
-use crate::debate_cmd::DebateRef;
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, print_json, report_refusal, runtime};
+use crate::offline::calibrate::reliability_lines;
 use crate::rulings::stance_name;
+use crate::user::debate::DebateRef;
 use calibration::probe_text::ProbeCells;
 
 #[derive(clap::Args)]
@@ -242,7 +242,7 @@ fn check_endpoint(endpoint: &str) -> Result<()> {
         .or_else(|| endpoint.strip_prefix("https://"));
     match rest {
         Some(hp) => {
-            crate::cluster_addr::check_addr(hp.trim_end_matches('/'), "--endpoint")?;
+            crate::client::addr::check_addr(hp.trim_end_matches('/'), "--endpoint")?;
             Ok(())
         }
         None => bail!(
@@ -377,7 +377,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ArbiterCmd::Leaderboard { json, cluster } => {
             let c = Cluster::connect(&cluster)?;
             let v: ArbitersReply = runtime()?.block_on(c.read_as(&Query::Arbiters))?;
-            crate::leaderboard_view::print(&v.arbiters, json)?;
+            crate::user::leaderboard::print(&v.arbiters, json)?;
             Ok(ExitCode::SUCCESS)
         }
         ArbiterCmd::Show {

@@ -29,8 +29,8 @@ use panel_tlog::{Checkpoint, Note, Policy};
 use panel_witness::{Publisher, TileServer};
 use serde_json::Value;
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::Cluster;
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::Cluster;
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -149,7 +149,7 @@ pub fn publish(bundle: &Bundle, policy: Option<&Policy>) -> Result<Published, Ti
 }
 
 fn load_policy(path: Option<&Path>) -> Result<Option<Policy>> {
-    path.map(|p| crate::verify_proof_cmd::load_policy(p)?.map_err(anyhow::Error::from))
+    path.map(|p| crate::offline::verify_proof::load_policy(p)?.map_err(anyhow::Error::from))
         .transpose()
 }
 

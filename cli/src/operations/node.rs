@@ -84,7 +84,7 @@ enum NodeCommand {
     /// Answer a pending motion on a running node (human judge).
     Rule {
         #[command(flatten)]
-        motion: crate::motion_cmd::MotionRef,
+        motion: crate::user::motion::MotionRef,
         /// ACCEPT, REJECT, UPHOLD, DISMISS, ADMIT, DENY, NONE or ABSTAIN.
         #[arg(long)]
         decision: String,

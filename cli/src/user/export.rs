@@ -11,8 +11,8 @@ use panel_coordinator::command::Query;
 use panel_coordinator::record::{self, Bundle};
 use serde_json::json;
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, print_json, runtime};
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, print_json, runtime};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // A local check, so a bad export is noticed now; `panel verify` is the auditor's tool.
     let check = record::verify(&bundle);
     let tiles = match &args.tiles {
-        Some(dir) => Some(crate::tiles_cmd::export_tiles(&bundle, dir)?),
+        Some(dir) => Some(crate::operations::tiles::export_tiles(&bundle, dir)?),
         None => None,
     };
     if args.json {

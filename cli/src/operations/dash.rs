@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::runtime;
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::runtime;
 
 #[derive(clap::Args)]
 pub struct Args {

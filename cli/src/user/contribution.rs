@@ -18,9 +18,9 @@ use panel_coordinator::query::DebateReply;
 use panel_machine::reply::ContributeReply;
 use serde_json::json;
 
-use crate::cluster_addr::ClusterArgs;
-use crate::cluster_client::{Cluster, print_json, report_refusal, runtime};
-use crate::debate_cmd::DebateRef;
+use crate::client::addr::ClusterArgs;
+use crate::client::cluster::{Cluster, print_json, report_refusal, runtime};
+use crate::user::debate::DebateRef;
 
 /// A side of the debate as typed on the command line.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -413,7 +413,7 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
                 } else {
                     print_accepted(op, &reply, thread.as_deref());
                     if let Some(c) = &reply.appeal_deposit {
-                        println!("{}", crate::appeal_credits_view::charge_line(c));
+                        println!("{}", crate::user::appeal_credits::charge_line(c));
                     }
                     if let Some(state) = appeal {
                         println!("{state}");

@@ -13,7 +13,7 @@ use panel_procedures::{Awaited, Run, RunInput};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::procedure_run::{RoleSource, Scripted};
+use crate::procedures::{RoleSource, Scripted};
 
 /// One role of a roles file.
 #[derive(Deserialize)]
@@ -40,8 +40,8 @@ impl Adapters {
     }
 }
 
-const FALSIFY_INPUT_SCHEMA: &str = include_str!("../../docs/schemas/falsify/input.schema.json");
-const DOSSIER_INPUT_SCHEMA: &str = include_str!("../../docs/schemas/dossier/input.schema.json");
+const FALSIFY_INPUT_SCHEMA: &str = include_str!("../../../docs/schemas/falsify/input.schema.json");
+const DOSSIER_INPUT_SCHEMA: &str = include_str!("../../../docs/schemas/dossier/input.schema.json");
 
 /// What the awaited role may see: for a dossier advocate its brief (shared evidence, its
 /// own material, at Clash II the bounded projection; never a sibling's output), for a
