@@ -37,11 +37,19 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Start a local panel (3 coordinators, 8 arbiter nodes) and run the paper's worked example through it.
+    ///
+    /// `--json` prints one JSON summary on stdout at the end (verdicts, record,
+    /// checkpoints, runs); the narration goes to stderr.
     Up(up::Args),
     /// Time the real path end to end on a local panel: decisions/s, latency per phase, CPU,
     /// disk and network per decision, against the signature-verification bound.
+    ///
+    /// `--json` prints the report as one JSON document on stdout; the narration goes to
+    /// stderr.
     Bench(operations::bench::Args),
     /// Verify an exported record offline: signatures, commitments, draws, acceptance, Merkle log, ledger.
+    ///
+    /// `--json` prints the report as JSON.
     Verify(offline::verify::Args),
     #[command(flatten)]
     User(user::Command),
@@ -54,6 +62,9 @@ enum Command {
     /// Check fields against the Gate (G1-G14).
     Gate(offline::gate::Args),
     /// Score arbiters' answers offline: Brier, log score, Cooke's model, bridging.
+    ///
+    /// `--json` prints one JSON object per arbiter (scores, probes, reliability with
+    /// intervals, policy and decision) instead of the table.
     Calibrate(offline::calibrate::Args),
     /// Run an arbiter node; manage its key, key documents and human queue.
     Node(operations::node::Args),
@@ -66,8 +77,13 @@ enum Command {
     /// Write one record entry's offline proof (a tlog-proof bundle) from a running cluster.
     Proof(operations::proof::Args),
     /// Check one entry's proof bundle offline against a trust policy.
+    ///
+    /// `--json` prints the result as JSON.
     VerifyProof(offline::verify_proof::Args),
     /// Watch the log's checkpoints and raise an alarm on a split view or a rewritten history.
+    ///
+    /// `--json` prints one JSON object per round on stdout (`round`, `checkpoints`,
+    /// `latest_size`, `source`) instead of a sentence.
     Monitor(operations::monitor::Args),
     /// Run a transparency log witness (C2SP tlog-witness) and manage its key.
     Witness(operations::witness::Args),
@@ -80,6 +96,8 @@ enum Command {
     /// The decision dossier on the panel: NOW / PREPARE / REJECT with surviving dissent.
     Dossier(procedures::dossier::Args),
     /// Simulate verdict quality: known truth, faulty arbiters, the real draw and acceptance rule.
+    ///
+    /// `--json` prints the report as JSON instead of Markdown.
     Sim(offline::sim::Args),
     /// Print a shell completion script for `panel` (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },

@@ -8,6 +8,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static QUIET: AtomicBool = AtomicBool::new(false);
 static JSON: AtomicBool = AtomicBool::new(false);
 
+/// The `--json` flag of every command that can print its result as JSON, flattened into
+/// each command's arguments (`#[command(flatten)] output: OutputArgs`).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct OutputArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Set once from the global `--quiet` flag.
 pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);

@@ -54,6 +54,8 @@ use calibration::wilson::{ReliabilityInterval, reliability_intervals};
 use panel_machine::exam_sitting::embedded_pool;
 use serde_json::json;
 
+use crate::output::OutputArgs;
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Read one JSON request per stdin line, write one JSON response per line.
@@ -73,10 +75,8 @@ pub struct Args {
     /// system clock.
     #[arg(long)]
     now: Option<String>,
-    /// Print one JSON object per arbiter (scores, probes, reliability with intervals,
-    /// policy and decision) instead of the table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     /// Score as a sitting of rule set 14 does, for a sitting's export (answers in asking
     /// order): the last answered plain binary items above the 30-item floor, at most 8,
     /// are held back from the decision (docs/CALIBRATION.md "Held-back items and topics").
@@ -196,7 +196,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    if args.json {
+    if args.output.json {
         for e in &examined {
             let line = json!({
                 "scores": e.scores,

@@ -21,6 +21,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 
+use crate::output::OutputArgs;
+
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Args {
@@ -35,9 +37,8 @@ pub struct Args {
     /// Simulate this many motions instead of the scenario's `motions`.
     #[arg(long)]
     motions: Option<usize>,
-    /// Print the report as JSON instead of Markdown.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     /// Which engine runs the motions: `apply` drives the replicated state machine
     /// through commit-reveal rounds (at most 2,000 motions unless `--motions` says);
     /// `direct` calls the draw and the acceptance rule directly.
@@ -55,6 +56,8 @@ pub struct Args {
 pub enum SimCommand {
     /// Model throughput, latency and CPU of debates sharded over 1-16 Raft groups on C
     /// cores, from the real path's measured CPU per decision (docs/SHARDING.md).
+    ///
+    /// `--json` prints the report as JSON instead of Markdown.
     Shards(ShardsArgs),
 }
 
@@ -80,9 +83,8 @@ pub struct ShardsArgs {
     /// docs/SHARDING.md "Assumptions").
     #[arg(long)]
     serial_share: Option<f64>,
-    /// Print the report as JSON instead of Markdown.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// How `--engine apply` admits the pool.
@@ -131,7 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("sim-out").join(&scenario.name));
-    publish(&out, &plots, &markdown, &json, args.json)?;
+    publish(&out, &plots, &markdown, &json, args.output.json)?;
     crate::output::note!(
         "simulated {} motions (plus sweeps) in {elapsed:.2} s; report in {}",
         report.motions,
@@ -167,7 +169,7 @@ fn run_shards(a: &ShardsArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    if a.json {
+    if a.output.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!(
@@ -211,7 +213,7 @@ fn run_through_apply(args: &Args, scenario: &panel_sim::Scenario) -> anyhow::Res
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("sim-out").join(&scenario.name).join("apply"));
-    publish(&out, &[], &markdown, &json, args.json)?;
+    publish(&out, &[], &markdown, &json, args.output.json)?;
     crate::output::note!(
         "ran {} motions through apply in {elapsed:.2} s; report in {}",
         options.motions,

@@ -11,13 +11,14 @@ use std::process::ExitCode;
 use anyhow::Context;
 use panel_coordinator::record::{Bundle, verify};
 
+use crate::output::OutputArgs;
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The exported record (JSON), e.g. .panel/record.json.
     record: PathBuf,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     /// The federation's charter as the verifier holds it (charter.json): the record must
     /// adopt exactly this charter, so arbiters' keys and the motion key are trusted through
     /// it rather than through what the record says of itself.
@@ -90,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
     match checked {
         Ok((report, witnessed)) => {
-            if args.json {
+            if args.output.json {
                 let mut v = serde_json::to_value(&report)?;
                 v["policy"] = serde_json::to_value(&witnessed)?;
                 println!("{}", serde_json::to_string_pretty(&v)?);

@@ -13,6 +13,7 @@ use serde_json::json;
 
 use crate::client::cluster::print_json;
 use crate::jsonl::BAD_INPUT;
+use crate::output::OutputArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,9 +22,8 @@ pub struct Args {
     /// The tlog-policy to trust: the log's vkey, the witnesses and the quorum.
     #[arg(long, value_name = "FILE")]
     policy: PathBuf,
-    /// Print the result as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Why a tlog-policy file is refused: bad input (exit 2), naming the file (and, through
@@ -78,7 +78,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     match entry_proof::check(&bundle, &policy) {
         Ok(p) => {
-            if args.json {
+            if args.output.json {
                 print_json(&json!({
                     "verifies": true, "seq": p.entry.seq, "kind": p.entry.command.kind(),
                     "time_ms": p.entry.time_ms, "checkpoint_size": p.size,

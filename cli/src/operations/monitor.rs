@@ -18,6 +18,7 @@ use panel_tlog::{Checkpoint, Note, Policy, ProofError};
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, runtime};
 use crate::jsonl::BAD_INPUT;
+use crate::output::OutputArgs;
 
 /// Exit status of a detected split view or a checkpoint that does not extend another.
 const ALARM: u8 = 3;
@@ -39,10 +40,8 @@ pub struct Args {
     /// Do not ask the cluster (check only the files against each other).
     #[arg(long)]
     offline: bool,
-    /// One JSON object per round on stdout (`round`, `checkpoints`, `latest_size`,
-    /// `source`) instead of a sentence.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
@@ -111,7 +110,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         }
         if let Some((size, s)) = seen.last_key_value() {
-            if args.json {
+            if args.output.json {
                 println!(
                     "{}",
                     serde_json::json!({

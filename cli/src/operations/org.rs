@@ -21,6 +21,7 @@ use panel_federation::{Fingerprint, Organisation};
 
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, runtime};
+use crate::output::OutputArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -48,8 +49,8 @@ struct Endorsed {
     /// One member organisation's signature, ORG=SIGNATURE_HEX (repeat for each).
     #[arg(long = "endorsement", value_name = "ORG=HEX", required = true)]
     endorsements: Vec<String>,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
@@ -92,8 +93,8 @@ enum OrgCmd {
     Fingerprint {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Sign a circuit-breaker order (pause or lift new motions, closings or verdicts
     /// federation-wide) with your organisation's roster key; prints the signature
@@ -115,8 +116,8 @@ enum OrgCmd {
     },
     /// What is paused, since when, by whom and why; the automatic breaker; the next seq.
     Breakers {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -274,7 +275,10 @@ pub(crate) fn submit(
 
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
-        OrgCmd::Fingerprint { files, json } => {
+        OrgCmd::Fingerprint {
+            files,
+            output: OutputArgs { json },
+        } => {
             crate::operations::fingerprint::run(&files, json)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -284,10 +288,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         OrgCmd::Breaker { order, endorsed } => crate::operations::breaker::submit(
             &order,
             &endorsed.endorsements,
-            endorsed.json,
+            endorsed.output.json,
             &endorsed.cluster,
         ),
-        OrgCmd::Breakers { json, cluster } => crate::operations::breaker::show(json, &cluster),
+        OrgCmd::Breakers {
+            output: OutputArgs { json },
+            cluster,
+        } => crate::operations::breaker::show(json, &cluster),
         OrgCmd::EndorseMembership {
             membership,
             org_key,
@@ -328,7 +335,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         .collect::<Vec<_>>()
                         .join(",")
                 ),
-                endorsed.json,
+                endorsed.output.json,
             )
         }
         OrgCmd::RegisterContributor {
@@ -412,7 +419,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     hex::encode(to.to_bytes()),
                     rotation.seq
                 ),
-                endorsed.json,
+                endorsed.output.json,
             )
         }
         OrgCmd::Endorse { newcomer, org_key } => {
@@ -434,7 +441,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 &endorsed.cluster,
                 command,
                 format!("organisation {} admitted", newcomer.name),
-                endorsed.json,
+                endorsed.output.json,
             )
         }
     }

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::client::cluster::{print_json, runtime};
+use crate::output::OutputArgs;
 use crate::procedures::{self, Launch, PanelArgs, Scripted, ShowArgs};
 
 #[derive(clap::Args)]
@@ -35,8 +36,8 @@ enum CruxCmd {
     /// Run the eval: named mutations of a baseline debate through the deterministic
     /// layer and a scripted panel; reports blocked, caught and false positives.
     Eval {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         /// Live mode (documented, never run in CI): put every case that passes the
         /// deterministic layer to a real model endpoint (OpenAI-compatible base URL) as the
         /// mediator, and report what it names and whether its reports pass the gate.
@@ -83,7 +84,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         CruxCmd::Run(a) => run_one(*a),
         CruxCmd::Show(a) => procedures::show(&a),
         CruxCmd::Eval {
-            json,
+            output: OutputArgs { json },
             live_url: Some(url),
             live_model,
             api_key_env,
@@ -93,7 +94,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             api_key_env.as_deref(),
             json,
         ),
-        CruxCmd::Eval { json, .. } => {
+        CruxCmd::Eval {
+            output: OutputArgs { json },
+            ..
+        } => {
             let report = crux::eval::run_eval();
             if json {
                 print_json(&serde_json::to_value(&report)?)?;

@@ -22,6 +22,7 @@ use panel_procedures::{Awaited, DeadlockCauses, PanelOutcome, RunInput, RunStart
 use serde::Deserialize;
 
 use crate::client::cluster::Cluster;
+use crate::output::OutputArgs;
 
 /// The `Run` query's answer, decoded once.
 #[derive(Debug, Deserialize)]
@@ -302,8 +303,8 @@ pub async fn explained_markdown(c: &Cluster, view: &RunView) -> Result<String> {
 pub struct ShowArgs {
     /// The run id, e.g. run_1 (`panel runs`).
     pub run: String,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub cluster: crate::client::addr::ClusterArgs,
 }
@@ -313,7 +314,7 @@ pub fn show(a: &ShowArgs) -> Result<std::process::ExitCode> {
     let c = Cluster::connect(&a.cluster)?;
     crate::client::cluster::runtime()?.block_on(async {
         let view = read(&c, &a.run).await?;
-        print_view(&c, &view, a.json).await
+        print_view(&c, &view, a.output.json).await
     })
 }
 
@@ -339,8 +340,8 @@ pub struct PanelArgs {
     /// Seconds to wait for the run to finish.
     #[arg(long, default_value_t = 300)]
     pub patience: u64,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Sign a role's inputs with this key file, ROLE=FILE (`panel node keygen --out FILE`),
     /// e.g. `--role-key critic=critic.key`; repeatable. A role without one gets a fresh key
     /// held only by this process.
@@ -432,7 +433,7 @@ pub fn run_and_print(
             Duration::from_secs(panel.patience),
         )
         .await?;
-        print_view(&c, &view, panel.json).await
+        print_view(&c, &view, panel.output.json).await
     })
 }
 
@@ -442,8 +443,8 @@ pub fn run_and_print(
 pub struct RunsArgs {
     #[command(subcommand)]
     pub action: Option<RunsAction>,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub cluster: crate::client::addr::ClusterArgs,
 }
@@ -471,7 +472,7 @@ pub struct SubmitArgs {
 
 pub fn runs(a: RunsArgs) -> Result<std::process::ExitCode> {
     match a.action {
-        None => list(&a.cluster, a.json),
+        None => list(&a.cluster, a.output.json),
         Some(RunsAction::Submit(s)) => submit_one(&s),
     }
 }

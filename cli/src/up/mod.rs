@@ -41,6 +41,7 @@ use serde_json::Value;
 use self::seed::DemoSeed;
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::Cluster as Coordinators;
+use crate::output::OutputArgs;
 use crate::output::say;
 use crate::rulings::ruling_line;
 
@@ -59,10 +60,8 @@ pub struct Args {
     /// The other seeds' procedures to run after the worked example (docs/PROCEDURES.md).
     #[arg(long, value_enum, default_value = "all")]
     procedure: procedures::Which,
-    /// Print one JSON summary on stdout at the end (verdicts, record, checkpoints, runs);
-    /// the narration goes to stderr.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     /// Who judges. `simulated` (the default): eight simulated arbiters with declared noise,
     /// labelled simulated on every ruling, in seconds. `local`: the worked example's four
     /// arbiters are real models in their nodes' processes (Gemma 3 270M and Qwen2.5 Coder
@@ -263,7 +262,7 @@ pub(crate) const ARBITERS: [ArbiterSpec; 8] = [
 pub(crate) const WORKED_EXAMPLE_ARBITERS: usize = 4;
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    crate::output::set_json(args.json);
+    crate::output::set_json(args.output.json);
     let rt = tokio::runtime::Runtime::new()?;
     // Every process of the panel: stopped when `panel up` ends, however it ends.
     let mut cluster = Supervisor::new(std::env::current_exe()?);
@@ -437,7 +436,7 @@ async fn up(args: &Args, cluster: &mut Supervisor) -> Result<ExitCode> {
         addrs: &addrs,
         seed: seed.value(),
     };
-    record::export(&panel, &issued, &summary, args.json).await?;
+    record::export(&panel, &issued, &summary, args.output.json).await?;
     if args.keep {
         keep_running(&state, &addrs, &debate_id).await?;
     }

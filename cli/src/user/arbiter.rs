@@ -22,6 +22,7 @@ use serde::Deserialize;
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, report_refusal, runtime};
 use crate::offline::calibrate::reliability_lines;
+use crate::output::OutputArgs;
 use crate::rulings::stance_name;
 use crate::user::debate::DebateRef;
 use calibration::probe_text::ProbeCells;
@@ -76,8 +77,8 @@ enum ArbiterCmd {
         org_key: Option<PathBuf>,
         #[command(flatten)]
         lineage: LineageArgs,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -101,15 +102,15 @@ enum ArbiterCmd {
         /// The arbiter's credence in that side, in [0, 1].
         #[arg(long, default_value_t = 0.7)]
         credence: f64,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
     /// List the registered arbiters with stance, organisation and admission.
     List {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -117,8 +118,8 @@ enum ArbiterCmd {
     /// log scores (docs/CALIBRATION.md "The leaderboard") and how many resolved forecasts
     /// each rests on.
     Leaderboard {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -126,8 +127,8 @@ enum ArbiterCmd {
     Show {
         #[command(flatten)]
         arbiter: ArbiterRef,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -263,7 +264,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             endpoint,
             org_key,
             lineage,
-            json,
+            output: OutputArgs { json },
             cluster,
         } => {
             let public_key = public_key(key_file.as_ref(), pk.as_deref())?;
@@ -313,7 +314,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             debate,
             stance,
             credence,
-            json,
+            output: OutputArgs { json },
             cluster,
         } => {
             let key = panel_node::keyfile::load_key(&key_file)
@@ -350,7 +351,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 }
             })
         }
-        ArbiterCmd::List { json, cluster } => {
+        ArbiterCmd::List {
+            output: OutputArgs { json },
+            cluster,
+        } => {
             let c = Cluster::connect(&cluster)?;
             let v: ArbitersReply = runtime()?.block_on(c.read_as(&Query::Arbiters))?;
             if json {
@@ -374,7 +378,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        ArbiterCmd::Leaderboard { json, cluster } => {
+        ArbiterCmd::Leaderboard {
+            output: OutputArgs { json },
+            cluster,
+        } => {
             let c = Cluster::connect(&cluster)?;
             let v: ArbitersReply = runtime()?.block_on(c.read_as(&Query::Arbiters))?;
             crate::user::leaderboard::print(&v.arbiters, json)?;
@@ -382,7 +389,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         ArbiterCmd::Show {
             arbiter,
-            json,
+            output: OutputArgs { json },
             cluster,
         } => {
             let id = arbiter.id();

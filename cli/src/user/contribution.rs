@@ -20,6 +20,7 @@ use serde_json::json;
 
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, report_refusal, runtime};
+use crate::output::OutputArgs;
 use crate::user::debate::DebateRef;
 
 /// A side of the debate as typed on the command line.
@@ -40,7 +41,8 @@ impl SideArg {
     }
 }
 
-/// Who writes to which debate (every contribution).
+/// Who writes to which debate (every contribution); `--json` prints the coordinator's
+/// answer (or the violations) as JSON.
 #[derive(clap::Args)]
 pub struct Who {
     #[command(flatten)]
@@ -59,9 +61,8 @@ pub struct Who {
     /// signed by it.
     #[arg(long, value_name = "FILE")]
     key: Option<std::path::PathBuf>,
-    /// Print the coordinator's answer (or the violations) as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
@@ -358,7 +359,7 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
     let (fields, ctx) = c.gate_input(&who.author, side);
     let violations = gate::check(&fields, &ctx);
     if !violations.is_empty() {
-        if who.json {
+        if who.output.json {
             print_json(
                 &json!({ "applied": false, "code": "gate_refused", "violations": violations }),
             )?;
@@ -392,7 +393,7 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
                 &format!("the {op} contribution to {}", who.debate.id()),
                 &code,
                 &message,
-                who.json,
+                who.output.json,
             ),
             WriteOutcome::Applied(v) => {
                 let reply: ContributeReply = decode_reply("the contribution", v)?;
@@ -404,7 +405,7 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
                     ("appeal", Some(id)) => appeal_state(&cluster, who.debate.id(), id).await,
                     _ => None,
                 };
-                if who.json {
+                if who.output.json {
                     print_json(&serde_json::to_value(Accepted {
                         reply,
                         applied: true,

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, report_refusal, runtime};
+use crate::output::OutputArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -72,15 +73,15 @@ enum DebateCmd {
         /// Who opens the debate (on the record).
         #[arg(long, default_value = "panel-cli")]
         convener: String,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
     /// List the debates: id, phase, verdicts, open motions, resolution.
     List {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -89,8 +90,8 @@ enum DebateCmd {
     Show {
         #[command(flatten)]
         debate: DebateRef,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -141,8 +142,8 @@ pub struct AskArgs {
     /// How long --wait waits, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     wait_secs: u64,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
@@ -158,8 +159,8 @@ pub struct VerdictArgs {
     /// Who asks for the fresh verdict (on the record).
     #[arg(long, default_value = "panel-cli")]
     author: String,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
@@ -216,7 +217,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             appeal_window_secs,
             simulation,
             convener,
-            json,
+            output: OutputArgs { json },
             cluster,
         } => {
             if min_per_stance * 2 > seats {
@@ -263,7 +264,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 }
             })
         }
-        DebateCmd::List { json, cluster } => {
+        DebateCmd::List {
+            output: OutputArgs { json },
+            cluster,
+        } => {
             let c = Cluster::connect(&cluster)?;
             let v: DebatesReply = runtime()?.block_on(c.read_as(&Query::Debates))?;
             if json {
@@ -284,7 +288,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         DebateCmd::LastWord(a) => crate::user::last_word::run(a),
         DebateCmd::Show {
             debate,
-            json,
+            output: OutputArgs { json },
             cluster,
         } => {
             let id = debate.id().to_owned();
@@ -546,7 +550,7 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
                     &format!("the {} question on {}", question.kind(), args.debate.id()),
                     &code,
                     &message,
-                    args.json,
+                    args.output.json,
                 );
             }
             WriteOutcome::Applied(v) => v,
@@ -554,7 +558,7 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
         let asked: AskPanelReply = decode_reply("the panel request", v.clone())?;
         let motion_id = asked.motion_id;
         let Some(until) = args.wait.as_deref() else {
-            if args.json {
+            if args.output.json {
                 print_json(&v)?;
             } else if let Some(cited) = &asked.precedent {
                 println!(
@@ -577,7 +581,7 @@ pub fn ask(args: AskArgs) -> Result<ExitCode> {
         } else {
             wait_decided(&c, &motion_id, limit).await?
         };
-        if args.json {
+        if args.output.json {
             print_json(&json!({ "ask": v, "motion": m }))?;
         } else {
             println!(
@@ -669,14 +673,14 @@ pub fn verdict(args: VerdictArgs) -> Result<ExitCode> {
                         &format!("a fresh verdict for {}", args.debate.id()),
                         &code,
                         &message,
-                        args.json,
+                        args.output.json,
                     );
                 }
                 WriteOutcome::Applied(v) => reissued = v,
             }
         }
         let (d, _) = fetch(&c, args.debate.id()).await?;
-        if args.json {
+        if args.output.json {
             let doc = d.to_json();
             print_json(&json!({
                 "debate_id": d.id,

@@ -13,6 +13,7 @@ use serde_json::json;
 
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, runtime};
+use crate::output::OutputArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,9 +24,8 @@ pub struct Args {
     /// "tlog-tiles"; `panel tiles write` does the same from a record file).
     #[arg(long, value_name = "DIR")]
     tiles: Option<PathBuf>,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(dir) => Some(crate::operations::tiles::export_tiles(&bundle, dir)?),
         None => None,
     };
-    if args.json {
+    if args.output.json {
         print_json(&json!({
             "out": out,
             "entries": bundle.entries.len(),

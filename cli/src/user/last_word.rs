@@ -13,6 +13,7 @@ use panel_machine::last_word::{LastWordDecision, sign};
 
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, report_refusal, runtime};
+use crate::output::OutputArgs;
 
 #[derive(clap::Args)]
 pub struct LastWordArgs {
@@ -31,8 +32,8 @@ pub struct LastWordArgs {
     /// The authority's key file (`last-word.key` beside the charter, a raw 32-byte seed).
     #[arg(long, value_name = "FILE")]
     key: PathBuf,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
@@ -62,10 +63,10 @@ pub fn run(a: LastWordArgs) -> Result<ExitCode> {
                 &format!("the last word on {}", a.motion),
                 &code,
                 &message,
-                a.json,
+                a.output.json,
             ),
             WriteOutcome::Applied(v) => {
-                if a.json {
+                if a.output.json {
                     print_json(&v)?;
                 } else {
                     println!(

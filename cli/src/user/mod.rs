@@ -32,6 +32,8 @@ pub enum Command {
     /// Motions: list a debate's, show one with its seats and rulings by stance.
     Motion(motion::Args),
     /// Export the signed record from the cluster for `panel verify`.
+    ///
+    /// `--json` prints the summary as JSON.
     Export(export::Args),
 }
 

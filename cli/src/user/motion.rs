@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, runtime};
+use crate::output::OutputArgs;
 use crate::rulings::{self, RulingView};
 use crate::user::debate::DebateRef;
 
@@ -29,8 +30,8 @@ enum MotionCmd {
     List {
         #[command(flatten)]
         debate: DebateRef,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -38,8 +39,8 @@ enum MotionCmd {
     Show {
         #[command(flatten)]
         motion: MotionRef,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -71,7 +72,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
         MotionCmd::List {
             debate,
-            json,
+            output: OutputArgs { json },
             cluster,
         } => {
             let debate = debate.id().to_owned();
@@ -111,7 +112,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         MotionCmd::Show {
             motion,
-            json,
+            output: OutputArgs { json },
             cluster,
         } => {
             let id = motion.id().to_owned();

@@ -25,6 +25,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use panel_coordinator::local::Supervisor;
 
+use crate::output::OutputArgs;
 use crate::output::say;
 
 #[derive(clap::Args)]
@@ -63,9 +64,8 @@ pub struct Args {
     /// Keep the state folder (logs, configs, data) after the run.
     #[arg(long)]
     pub keep_state: bool,
-    /// Print the report as one JSON document on stdout; the narration goes to stderr.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Claims one author writes at most by default: under the intake's per-author burst.
@@ -80,7 +80,7 @@ impl Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    crate::output::set_json(args.json);
+    crate::output::set_json(args.output.json);
     anyhow::ensure!(
         args.arbiters >= args.seats && args.seats >= 4,
         "--seats {} needs at least 4 seats (two per stance) and --arbiters {} at least as many arbiters",
@@ -116,7 +116,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         say!("state folder kept: {}", state.display());
     }
     match outcome? {
-        Some(report) if args.json => {
+        Some(report) if args.output.json => {
             crate::client::cluster::print_json(&serde_json::to_value(&report)?)?;
             Ok(ExitCode::SUCCESS)
         }
