@@ -10,7 +10,7 @@ pub mod fingerprint;
 pub mod motion_seal;
 
 pub use charter::{
-    AppealCredits, CHARTER_VERSION, Charter, CharterError, ExamBar, ExamTerms, Floors, LastWordAuthority,
-    LogIdentity, OperatorEntry, Organisation, ReplicaEntry, Role, WitnessEntry,
+    AppealCredits, CHARTER_VERSION, Charter, CharterError, ExamBar, ExamTerms, Floors,
+    LastWordAuthority, LogIdentity, OperatorEntry, Organisation, ReplicaEntry, Role, WitnessEntry,
 };
 pub use fingerprint::{Fingerprint, FingerprintError};
