@@ -218,6 +218,11 @@ pub enum ExamMotionError {
     },
     #[error("exam motion {motion_id} is carried twice")]
     Duplicate { motion_id: String },
+    #[error("exam motion {index}: {source}")]
+    Unsealed {
+        index: usize,
+        source: panel_federation::motion_seal::SealError,
+    },
     #[error(
         "exam answer {index} answers {motion_id}, but the submission carries no signed motion \
          for it; the driver sends every exam motion it signed with the answers"
@@ -237,7 +242,7 @@ pub fn check_exam_motions(
     pinned: Option<&VerifyingKey>,
     memo: &VerifiedMemo,
 ) -> Result<std::collections::BTreeMap<String, [u8; 32]>, ExamMotionError> {
-    check_motions(wires, pinned, &exam.content_hash, memo, |index, m| {
+    check_motions(wires, pinned, None, &exam.content_hash, memo, |index, m| {
         let item = exam
             .items
             .iter()
@@ -264,10 +269,12 @@ pub fn check_exam_motions(
 
 /// The shared check of carried exam motions: `expected(index, motion)` gives the motion
 /// the driver should have put (unsigned) and the item it asks, or refuses the motion;
-/// `exam_ref` names the exam (or pool) in a refusal.
+/// `exam_ref` names the exam (or pool) in a refusal. With `sealed_by`, each motion must
+/// carry that quorum's seals (rule set `MOTION_SEALS`; docs/WIRE.md "Motion seals").
 pub(crate) fn check_motions(
     wires: &[crate::signed_motion::WireMotion],
     pinned: Option<&VerifyingKey>,
+    sealed_by: Option<&panel_tlog::LogQuorum>,
     exam_ref: &str,
     memo: &VerifiedMemo,
     expected: impl Fn(usize, &pb::Motion) -> Result<(pb::Motion, String), ExamMotionError>,
@@ -289,6 +296,10 @@ pub(crate) fn check_motions(
                 signer: hex::encode(&m.signer_key),
                 pinned: hex::encode(key.as_bytes()),
             }));
+        }
+        if let Some(quorum) = sealed_by {
+            panel_federation::motion_seal::check(quorum, &m.motion_id, &digest, &m.seals)
+                .map_err(|source| ExamMotionError::Unsealed { index, source })?;
         }
         let (mut want, item) = expected(index, &m)?;
         want.signer_key.clone_from(&m.signer_key);
@@ -583,5 +594,66 @@ mod tests {
         assert_eq!(b.reliability.len(), 10);
         assert!(!r.decision.admitted, "no quantiles answered: refused");
         assert!(r.decision.failed.iter().any(|f| f.bar == "quantile_seeds"));
+    }
+
+    /// Under a quorum log (rule set `MOTION_SEALS`) an exam motion counts only with the
+    /// seals of the quorum's organisations, as nodes require before answering.
+    #[test]
+    fn a_carried_exam_motion_needs_the_quorums_seals() {
+        let key = |b: u8| {
+            panel_tlog::NoteSigner::new(
+                "example.com/log",
+                ed25519_dalek::SigningKey::from_bytes(&[b; 32]),
+            )
+            .expect("signer")
+        };
+        let (north, south) = (key(1), key(2));
+        let quorum = panel_tlog::LogQuorum::of(
+            [("north", north.verifier()), ("south", south.verifier())],
+            2,
+        );
+        let motion_key = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+        let signed = panel_proto::sign_motion(
+            &motion_key,
+            pb::Motion {
+                motion_id: "exam/s1/a/t".into(),
+                commit_deadline_unix_ms: 10,
+                reveal_deadline_unix_ms: 20,
+                ..Default::default()
+            },
+        );
+        let digest = panel_proto::motion_digest(&signed);
+        let check = |m: &pb::Motion| {
+            check_motions(
+                &[crate::signed_motion::encode(m)],
+                None,
+                Some(&quorum),
+                "pool",
+                &VerifiedMemo::default(),
+                |_, m| {
+                    let mut want = m.clone();
+                    want.seals.clear();
+                    Ok((want, "item".into()))
+                },
+            )
+        };
+        let one = pb::Motion {
+            seals: vec![panel_federation::motion_seal::seal(&north, &digest)],
+            ..signed.clone()
+        };
+        let e = check(&one).unwrap_err();
+        assert!(
+            matches!(e, ExamMotionError::Unsealed { index: 0, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("quorum is 2"), "{e}");
+        let both = pb::Motion {
+            seals: vec![
+                panel_federation::motion_seal::seal(&north, &digest),
+                panel_federation::motion_seal::seal(&south, &digest),
+            ],
+            ..signed
+        };
+        assert!(check(&both).is_ok());
     }
 }

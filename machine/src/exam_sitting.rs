@@ -321,9 +321,18 @@ pub fn submit(
     let opaque = open
         .opaque
         .then(|| crate::opaque_exam::Matcher::new(open, seed, &asked));
+    let sealed_by = (state.rules >= crate::rules::MOTION_SEALS)
+        .then(|| {
+            state
+                .charter
+                .as_ref()
+                .and_then(panel_federation::motion_seal::required)
+        })
+        .flatten();
     let digests = crate::admission::check_motions(
         motions,
         pinned.as_ref(),
+        sealed_by.as_ref(),
         &open.pool_id,
         memo,
         |index, m| {
