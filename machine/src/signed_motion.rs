@@ -95,8 +95,7 @@ pub fn check_round(
     pinned: Option<&panel_proto::VerifyingKey>,
     memo: &panel_proto::VerifiedMemo,
 ) -> Result<([u8; 32], pb::Motion), MotionError> {
-    let bytes = hex::decode(wire).map_err(|_| MotionError::NotHex)?;
-    let m = pb::Motion::decode(bytes.as_slice()).map_err(MotionError::Decode)?;
+    let m = decode(wire)?;
     let digest = motion_signing::verify_motion_self(&m, memo)?;
     if let Some(key) = pinned
         && m.signer_key.as_slice() != key.as_bytes()
@@ -168,4 +167,10 @@ pub fn check_ruling(
 /// Hex of a signed motion as the log carries it.
 pub fn encode(m: &pb::Motion) -> WireMotion {
     hex::encode(m.encode_to_vec())
+}
+
+/// The signed motion a round holds, decoded (for readers: apply checked it when logged).
+pub fn decode(wire: &str) -> Result<pb::Motion, MotionError> {
+    let bytes = hex::decode(wire).map_err(|_| MotionError::NotHex)?;
+    pb::Motion::decode(bytes.as_slice()).map_err(MotionError::Decode)
 }

@@ -350,6 +350,9 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
         "rationale:",
         "northwind",
         "southbank",
+        // The motion the seats judged, sealed by the leader and one replica of the other
+        // organisation (docs/WIRE.md "Motion seals").
+        "sealed by 2 replica(s)",
     ] {
         assert!(
             shown.contains(needle),

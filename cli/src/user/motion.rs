@@ -227,6 +227,21 @@ fn wire_name(v: &impl serde::Serialize) -> String {
     }
 }
 
+/// What the seats were shown: the logged motion's digest, its signer and how many replicas
+/// sealed it (docs/WIRE.md "Motion seals").
+fn round_motion_line(r: &panel_machine::model::MotionRound) -> String {
+    let seals = match panel_machine::signed_motion::decode(&r.motion) {
+        Ok(m) if m.seals.is_empty() => "no seals (a charter with one log key)".to_owned(),
+        Ok(m) => format!("sealed by {} replica(s)", m.seals.len()),
+        Err(e) => format!("the logged motion does not decode ({e})"),
+    };
+    format!(
+        "put to the seats as motion {}…, signed by motion key {}…, {seals}",
+        r.motion_digest.get(..12).unwrap_or(&r.motion_digest),
+        r.signer_key.get(..12).unwrap_or(&r.signer_key)
+    )
+}
+
 fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]) {
     let spec = &m.spec;
     println!(
@@ -283,6 +298,9 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
                 .join(", ")
         ),
         None => {}
+    }
+    if let Some(r) = &m.round {
+        println!("  {}", round_motion_line(r));
     }
     println!("  seats:");
     for s in &m.seats {
