@@ -60,6 +60,13 @@ pub fn seal(log_key: &NoteSigner, digest: &[u8; 32]) -> String {
     log_key.sign(&text(digest)).to_line().trim_end().to_owned()
 }
 
+/// Whether `line` is `key`'s valid seal over `digest` (the leader's check of a seal a
+/// replica returned, before it goes to nodes that would refuse the whole motion for it).
+pub fn seals(key: &panel_tlog::VerifierKey, digest: &[u8; 32], line: &str) -> bool {
+    SignatureLine::parse(line)
+        .is_ok_and(|l| key.matches(&l) && key.verifies(&text(digest), &l.signature))
+}
+
 /// The seals a motion needs under `charter`: `None` where its log has one shared key (the
 /// charters from before quorum logs, whose nodes trust the motion key alone).
 pub fn required(charter: &Charter) -> Option<LogQuorum> {
@@ -173,6 +180,22 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_returned_seal_is_checked_against_the_replica_that_gave_it() {
+        let (a1, b1) = (signer(1), signer(3));
+        let d = [7u8; 32];
+        assert!(seals(&a1.verifier(), &d, &seal(&a1, &d)));
+        assert!(
+            !seals(&a1.verifier(), &d, &seal(&b1, &d)),
+            "another key's seal"
+        );
+        assert!(
+            !seals(&a1.verifier(), &d, &seal(&a1, &[8u8; 32])),
+            "another digest"
+        );
+        assert!(!seals(&a1.verifier(), &d, "garbage"));
     }
 
     #[test]

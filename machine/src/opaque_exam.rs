@@ -46,6 +46,12 @@ pub fn prefix(number: u32, arbiter_id: &str) -> String {
     format!("exam/s{number}/{arbiter_id}/")
 }
 
+/// The arbiter an exam motion id of sitting `number` names ([`prefix`]'s inverse).
+pub fn arbiter_of(number: u32, motion_id: &str) -> Option<&str> {
+    let rest = motion_id.strip_prefix(&format!("exam/s{number}/"))?;
+    rest.split_once('/').map(|(arbiter_id, _)| arbiter_id)
+}
+
 /// The token a motion id ends in, if it is shaped like one of this arbiter's.
 pub fn token_of<'a>(number: u32, arbiter_id: &str, motion_id: &'a str) -> Option<&'a str> {
     let t = motion_id.strip_prefix(&prefix(number, arbiter_id))?;
@@ -164,5 +170,13 @@ mod tests {
             token_of(4, "a", &format!("exam/s4/a/{}", t.to_uppercase())),
             None
         );
+    }
+
+    #[test]
+    fn an_exam_motion_id_names_its_arbiter() {
+        let id = format!("{}{}", prefix(3, "arb-a"), "ab12");
+        assert_eq!(arbiter_of(3, &id), Some("arb-a"));
+        assert_eq!(arbiter_of(2, &id), None, "another sitting");
+        assert_eq!(arbiter_of(3, "exam/s3/no-token"), None);
     }
 }

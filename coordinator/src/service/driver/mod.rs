@@ -48,6 +48,7 @@ use panel_procedures::AnswerShape;
 
 mod exam;
 mod projection;
+mod quorum;
 mod round;
 mod route;
 mod seal;

@@ -7,6 +7,8 @@
 
 use super::*;
 
+use std::collections::BTreeMap;
+
 use panel_federation::motion_seal;
 use panel_proto::motion_signing::motion_canonical_bytes;
 
@@ -14,10 +16,6 @@ use crate::raft::network::{MotionVouch, VouchRefusal};
 
 /// How long the leader waits for one replica's seals.
 const SEAL_TIMEOUT: Duration = Duration::from_secs(5);
-/// How often, and how far apart, a replica that has not applied the motion yet is asked
-/// again (it applies within milliseconds of the leader).
-const NOT_YET_TRIES: u32 = 25;
-const NOT_YET_PAUSE: Duration = Duration::from_millis(20);
 /// How far behind a sealing replica's clock a commit deadline may already be: the
 /// leader's and the replica's clocks differ by the network's skew.
 const CLOCK_SKEW_MS: i64 = 5_000;
@@ -53,7 +51,12 @@ pub(super) async fn sealed(
     s: &Shared,
     mut motions: Vec<pb::Motion>,
 ) -> Result<Vec<pb::Motion>, DriveError> {
-    let Some((replicas, needed)) = sealing_replicas(s) else {
+    let Some(SealingReplicas {
+        replicas,
+        keys,
+        needed,
+    }) = sealing_replicas(s)
+    else {
         return Ok(motions);
     };
     if motions.is_empty() {
@@ -63,12 +66,14 @@ pub(super) async fn sealed(
     for m in &mut motions {
         m.seals = vec![motion_seal::seal(own, &motion_digest(m))];
     }
-    let bytes: Vec<Vec<u8>> = motions.iter().map(Message::encode_to_vec).collect();
-    let answers = from_other_organisations(s, &replicas, needed, |id, addr| {
-        let bytes = bytes.clone();
-        async move { seals_of(s, id, &addr, bytes).await }
-    })
-    .await;
+    let answers = {
+        let motions = &motions;
+        let keys = &keys;
+        quorum::from_other_organisations(s, &replicas, needed, |id, addr| async move {
+            seals_of(s, id, &addr, motions, keys.get(&id)).await
+        })
+        .await
+    };
     if answers.covered < needed {
         return Err(SealError::TooFew {
             motion: motions[0].motion_id.clone(),
@@ -85,105 +90,66 @@ pub(super) async fn sealed(
     Ok(motions)
 }
 
-/// The charter's replicas with a log key of their own and their organisations, and how
-/// many organisations must seal; `None` when the charter requires no seals.
-fn sealing_replicas(s: &Shared) -> Option<(Vec<(u64, String)>, usize)> {
+/// The charter's replicas with a log key of their own: their organisations and keys, and
+/// how many organisations must seal.
+struct SealingReplicas {
+    replicas: Vec<(u64, String)>,
+    keys: BTreeMap<u64, panel_tlog::VerifierKey>,
+    needed: usize,
+}
+
+/// `None` when the charter requires no seals.
+fn sealing_replicas(s: &Shared) -> Option<SealingReplicas> {
     s.sm.read(|a| {
         let charter = a.state.charter.as_ref()?;
         let quorum = motion_seal::required(charter)?;
-        let replicas = charter
-            .replicas
-            .iter()
-            .filter(|r| r.log_vkey.is_some())
-            .map(|r| (r.id, r.organisation.clone()))
-            .collect();
-        Some((replicas, quorum.organisations.max(1)))
+        let keyed = || {
+            charter.replicas.iter().filter_map(|r| {
+                let key = panel_tlog::VerifierKey::parse(r.log_vkey.as_deref()?).ok()?;
+                Some((r, key))
+            })
+        };
+        Some(SealingReplicas {
+            replicas: keyed()
+                .map(|(r, _)| (r.id, r.organisation.clone()))
+                .collect(),
+            keys: keyed().map(|(r, key)| (r.id, key)).collect(),
+            needed: quorum.organisations.max(1),
+        })
     })
 }
 
 /// One replica's seals over the encoded motions, asked again while it has not applied
-/// them yet.
+/// them yet. Each seal is checked against that replica's charter key before it is kept:
+/// nodes refuse a whole motion for one bad seal, so a replica that answers with garbage
+/// is passed over like one that does not answer, and another of its organisation asked.
 async fn seals_of(
     s: &Shared,
     id: u64,
     addr: &str,
-    motions: Vec<Vec<u8>>,
+    motions: &[pb::Motion],
+    key: Option<&panel_tlog::VerifierKey>,
 ) -> Result<Vec<String>, tonic::Status> {
-    let mut tries = 0;
-    loop {
-        let asked = s
-            .replicas
-            .seal_motions(id, addr, motions.clone(), SEAL_TIMEOUT)
-            .await;
-        match asked {
-            Err(e) if e.code() == tonic::Code::FailedPrecondition && tries < NOT_YET_TRIES => {
-                tries += 1;
-                tokio::time::sleep(NOT_YET_PAUSE).await;
-            }
-            Ok(lines) if lines.len() != motions.len() => {
-                return Err(tonic::Status::internal(format!(
-                    "replica {id} gave {} seals for {} motions",
-                    lines.len(),
-                    motions.len()
-                )));
-            }
-            other => return other,
-        }
+    let bytes: Vec<Vec<u8>> = motions.iter().map(Message::encode_to_vec).collect();
+    let lines = quorum::until_applied(|| {
+        s.replicas
+            .seal_motions(id, addr, bytes.clone(), SEAL_TIMEOUT)
+    })
+    .await?;
+    let valid = lines.len() == motions.len()
+        && key.is_some_and(|key| {
+            motions
+                .iter()
+                .zip(&lines)
+                .all(|(m, line)| motion_seal::seals(key, &motion_digest(m), line))
+        });
+    if !valid {
+        return Err(tonic::Status::data_loss(format!(
+            "replica {id} answered with seals that are not its own over these {} motion(s)",
+            motions.len()
+        )));
     }
-}
-
-/// What the charter's other organisations' replicas answered.
-pub(super) struct QuorumAnswers<T> {
-    /// Distinct organisations counted, this replica's included.
-    pub covered: usize,
-    /// Each answering replica's answer, in ascending replica id.
-    pub answers: Vec<(u64, T)>,
-}
-
-/// Asks the replicas in `replicas` (id, organisation), in ascending id, one per
-/// organisation other than this replica's, until `needed` organisations are covered. A
-/// replica that is not a member now, or whose `ask` fails, is passed over.
-pub(super) async fn from_other_organisations<T, F, Fut>(
-    s: &Shared,
-    replicas: &[(u64, String)],
-    needed: usize,
-    mut ask: F,
-) -> QuorumAnswers<T>
-where
-    F: FnMut(u64, String) -> Fut,
-    Fut: std::future::Future<Output = Result<T, tonic::Status>>,
-{
-    let mut sorted = replicas.to_vec();
-    sorted.sort();
-    let mut covered: BTreeSet<String> = sorted
-        .iter()
-        .filter(|(id, _)| *id == s.id)
-        .map(|(_, org)| org.clone())
-        .collect();
-    let mut answers = Vec::new();
-    let members = crate::raft::status(&s.raft).nodes;
-    for (id, org) in &sorted {
-        if covered.len() >= needed {
-            break;
-        }
-        if covered.contains(org) {
-            continue;
-        }
-        let Some(member) = members.get(id) else {
-            continue;
-        };
-        match ask(*id, member.addr.clone()).await {
-            Ok(answer) => {
-                covered.insert(org.clone());
-                answers.push((*id, answer));
-            }
-            Err(e) => info!("replica {id} gave no answer (yet): {}", e.message()),
-        }
-    }
-    QuorumAnswers {
-        covered: covered.len(),
-        answers,
-    }
+    Ok(lines)
 }
 
 /// The sealing replica's side: checks a motion against what its own applied state would
@@ -193,7 +159,12 @@ pub struct Vouch {
     /// The windows this replica sealed and whose commit deadline has not passed yet, by
     /// motion id ([`Windows`]).
     windows: Mutex<Windows>,
+    /// The last exam sheet rebuilt, by arbiter, sitting and window.
+    last_sheet: Mutex<Option<(SheetKey, Arc<Vec<pb::Motion>>)>>,
 }
+
+/// An exam sheet's arbiter, sitting number and window deadlines.
+type SheetKey = (String, u32, i64, i64);
 
 impl MotionVouch for Vouch {
     fn vouch(&self, wire: &pb::Motion) -> Result<(), VouchRefusal> {
@@ -230,6 +201,7 @@ impl Vouch {
         Vouch {
             shared,
             windows: Mutex::new(Windows::default()),
+            last_sheet: Mutex::new(None),
         }
     }
 
@@ -267,6 +239,37 @@ impl Vouch {
         })
     }
 
+    /// The arbiter's exam sheet under `window`, built once for all the items of one
+    /// `SealMotions` call (they share arbiter and window) instead of once per item.
+    fn sheet(
+        &self,
+        arbiter_id: &str,
+        number: u32,
+        window: Window,
+    ) -> Result<Arc<Vec<pb::Motion>>, VouchRefusal> {
+        let key = (
+            arbiter_id.to_owned(),
+            number,
+            window.commit_deadline_ms,
+            window.reveal_deadline_ms,
+        );
+        let mut last = self
+            .last_sheet
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((k, sheet)) = last.as_ref()
+            && *k == key
+        {
+            return Ok(sheet.clone());
+        }
+        let sheet = Arc::new(
+            exam_sheet(&self.shared, arbiter_id, number, window)
+                .map_err(|e| VouchRefusal::Differs(e.to_string()))?,
+        );
+        *last = Some((key, sheet.clone()));
+        Ok(sheet)
+    }
+
     /// An item of the open exam sitting on the arbiter the motion seats, as this
     /// replica's own sheet for that arbiter asks it.
     fn expected_exam_item(&self, wire: &pb::Motion) -> Result<pb::Motion, VouchRefusal> {
@@ -280,28 +283,17 @@ impl Vouch {
         // (`opaque_exam::prefix`), which this replica's own sitting must match.
         let found = self.shared.sm.read(|a| {
             let open = panel_machine::exam_sitting::open_sitting(&a.state)?;
-            let (arbiter_id, _) = wire
-                .motion_id
-                .strip_prefix("exam/")?
-                .split_once('/')?
-                .1
-                .split_once('/')?;
+            let arbiter_id = panel_machine::opaque_exam::arbiter_of(open.number, &wire.motion_id)?;
             let arbiter = a.state.arbiters.get(arbiter_id)?;
-            if !wire
-                .motion_id
-                .starts_with(&panel_machine::opaque_exam::prefix(open.number, arbiter_id))
-            {
-                return None;
-            }
             let key = panel_machine::charter_rules::current_motion_key(&a.state);
             Some((open.number, arbiter.registration.arbiter_id.clone(), key))
         });
         let (number, arbiter_id, key) = found.ok_or_else(not_yet)?;
-        let sheet = exam_sheet(&self.shared, &arbiter_id, number, window_of(wire))
-            .map_err(|e| VouchRefusal::Differs(e.to_string()))?;
-        let mut expected = sheet
-            .into_iter()
+        let mut expected = self
+            .sheet(&arbiter_id, number, window_of(wire))?
+            .iter()
             .find(|m| m.motion_id == wire.motion_id)
+            .cloned()
             .ok_or_else(not_yet)?;
         expected.signer_key = key.map(|k| k.to_bytes().to_vec()).unwrap_or_default();
         Ok(expected)

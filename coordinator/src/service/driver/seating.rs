@@ -43,12 +43,6 @@ pub(super) fn seated(m: &Motion) -> bool {
 
 /// How long the leader waits for one replica's share.
 const SHARE_TIMEOUT: Duration = Duration::from_secs(2);
-/// How often, and how far apart, the leader asks a replica that has not applied the
-/// opening entry yet: a follower applies it within milliseconds, and the sooner the
-/// seating follows the opening, the fewer other entries come between.
-const NOT_YET_TRIES: u32 = 25;
-const NOT_YET_PAUSE: Duration = Duration::from_millis(20);
-
 /// One replica's share, asked again while it has not applied the opening entry.
 async fn share_of(
     s: &Shared,
@@ -56,20 +50,7 @@ async fn share_of(
     addr: &str,
     motion_id: &str,
 ) -> Result<String, tonic::Status> {
-    let mut tries = 0;
-    loop {
-        match s
-            .replicas
-            .beacon_share(id, addr, motion_id, SHARE_TIMEOUT)
-            .await
-        {
-            Err(e) if e.code() == tonic::Code::FailedPrecondition && tries < NOT_YET_TRIES => {
-                tries += 1;
-                tokio::time::sleep(NOT_YET_PAUSE).await;
-            }
-            other => return other,
-        }
-    }
+    quorum::until_applied(|| s.replicas.beacon_share(id, addr, motion_id, SHARE_TIMEOUT)).await
 }
 
 /// Proposes the `SeatMotion` for one awaiting motion: this replica's share and, from the
@@ -116,7 +97,7 @@ pub(super) async fn seat(
         replica: s.id,
         proof: secret.prove_hex(&panel_machine::beacon::input(&key)),
     };
-    let asked = super::seal::from_other_organisations(s, &replicas, needed, |id, addr| {
+    let asked = quorum::from_other_organisations(s, &replicas, needed, |id, addr| {
         let motion_id = motion_id.clone();
         async move { share_of(s, id, &addr, &motion_id).await }
     })
