@@ -169,7 +169,14 @@ pub enum VouchRefusal {
 /// Checks a motion the leader asks this replica to seal against what the replica's own
 /// applied state would put to nodes (the driver's rebuild, `service/driver/seal.rs`).
 pub trait MotionVouch: Send + Sync {
-    fn vouch(&self, motion: &panel_proto::pb::Motion) -> Result<(), VouchRefusal>;
+    /// `from_leader`: whether the caller is this replica's current leader. Only the
+    /// leader's request binds a motion's window, so another replica cannot take a
+    /// motion's one window first and hold the leader's seals off.
+    fn vouch(
+        &self,
+        motion: &panel_proto::pb::Motion,
+        from_leader: bool,
+    ) -> Result<(), VouchRefusal>;
 }
 
 /// Most motions one `SealMotions` call may carry (an exam sheet is at most a few dozen).
@@ -347,6 +354,24 @@ fn encode<T: Serialize>(v: &T) -> Result<Response<RaftPayload>, Status> {
         .map_err(|e| Status::internal(format!("cannot encode raft reply: {e}")))
 }
 
+impl ReplicaService {
+    /// Whether the caller's certificate is the charter's entry for the replica this one
+    /// follows as leader now.
+    fn caller_leads<T>(&self, request: &Request<T>) -> bool {
+        let Some(fingerprint) = panel_transport::peer_fingerprint(request) else {
+            return false;
+        };
+        let caller = self.sm.read(|a| {
+            a.state
+                .charter
+                .as_ref()
+                .and_then(|c| c.replica(&fingerprint))
+                .map(|r| r.id)
+        });
+        caller.is_some() && caller == self.raft.metrics().borrow().current_leader
+    }
+}
+
 #[tonic::async_trait]
 impl Replica for ReplicaService {
     async fn append_entries(
@@ -399,6 +424,7 @@ impl Replica for ReplicaService {
         let vouch = self.vouch.as_ref().ok_or_else(|| {
             Status::failed_precondition("this replica's driver does not check motions yet")
         })?;
+        let from_leader = self.caller_leads(&request);
         let motions = request.into_inner().motions;
         if motions.len() > MAX_SEAL_BATCH {
             return Err(Status::invalid_argument(format!(
@@ -411,10 +437,12 @@ impl Replica for ReplicaService {
             let m = <panel_proto::pb::Motion as prost::Message>::decode(bytes.as_slice()).map_err(
                 |e| Status::invalid_argument(format!("motions[{i}] is not a Motion: {e}")),
             )?;
-            vouch.vouch(&m).map_err(|refusal| match refusal {
-                VouchRefusal::NotYet(why) => Status::failed_precondition(why),
-                VouchRefusal::Differs(why) => Status::permission_denied(why),
-            })?;
+            vouch
+                .vouch(&m, from_leader)
+                .map_err(|refusal| match refusal {
+                    VouchRefusal::NotYet(why) => Status::failed_precondition(why),
+                    VouchRefusal::Differs(why) => Status::permission_denied(why),
+                })?;
             let digest = panel_proto::motion_digest(&m);
             seals.push(panel_federation::motion_seal::seal(&self.log_key, &digest));
         }

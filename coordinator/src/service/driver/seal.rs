@@ -167,7 +167,7 @@ pub struct Vouch {
 type SheetKey = (String, u32, i64, i64);
 
 impl MotionVouch for Vouch {
-    fn vouch(&self, wire: &pb::Motion) -> Result<(), VouchRefusal> {
+    fn vouch(&self, wire: &pb::Motion, from_leader: bool) -> Result<(), VouchRefusal> {
         let now = self.shared.now_ms();
         plausible_window(wire, now)?;
         let digest = motion_digest(wire);
@@ -189,6 +189,14 @@ impl MotionVouch for Vouch {
         }
         panel_proto::motion_signing::verify_motion_self(wire, self.shared.sm.memo())
             .map_err(|e| VouchRefusal::Differs(e.to_string()))?;
+        if !from_leader {
+            // Not yet rather than never: a new leader may ask before this replica has
+            // seen its election.
+            return Err(VouchRefusal::NotYet(format!(
+                "motion {}: only the replica this one follows as leader asks for its seal",
+                wire.motion_id
+            )));
+        }
         self.windows
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
