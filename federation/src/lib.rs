@@ -8,6 +8,7 @@ pub mod beacon_key;
 pub mod charter;
 pub mod fingerprint;
 pub mod motion_seal;
+pub mod pool_seal;
 
 pub use charter::{
     AppealCredits, CHARTER_VERSION, Charter, CharterError, ExamBar, ExamTerms, Floors,

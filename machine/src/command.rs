@@ -70,7 +70,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 32] = [
+const KINDS: [&str; 33] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -99,13 +99,14 @@ const KINDS: [&str; 32] = [
     "SealExamPool",
     "RevealExamKey",
     "SeatMotion",
+    "CloseExamSitting",
     "Put",
     "Note",
     "SetAdmission",
     "OpenMotion",
 ];
 const CLIENT_KINDS: std::ops::Range<usize> = 0..18;
-const INTERNAL_KINDS: std::ops::Range<usize> = 18..28;
+const INTERNAL_KINDS: std::ops::Range<usize> = 18..29;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -343,6 +344,9 @@ pub enum InternalCommand {
     /// Closes the open sitting: the pool's exam file and the key's salt; apply checks them
     /// against the seal and scores every held exam.
     RevealExamKey(Box<crate::log::exam_pool::KeyReveal>),
+    /// Ends the answers of the open organisation sitting, so its organisation's replica
+    /// may hand over the key for the reveal (`org_pools.rs`).
+    CloseExamSitting(crate::log::exam_pool::SittingClose),
     /// The federation charter, proposed once by the replica that initialises the group
     /// (`Admin.Init`), from the charter it was started with: the first record entry. From
     /// then on every role-bearing entry is checked against it (docs/SECURITY.md).
@@ -428,6 +432,7 @@ impl InternalCommand {
             InternalCommand::IssueCheckpoint => "IssueCheckpoint",
             InternalCommand::AddCosignatures(_) => "AddCosignatures",
             InternalCommand::SeatMotion(_) => "SeatMotion",
+            InternalCommand::CloseExamSitting(_) => "CloseExamSitting",
         }
     }
 }
@@ -1017,7 +1022,10 @@ mod tests {
                     items: vec![],
                 },
                 key_commitment: "00".into(),
+                organisation: None,
+                seal: None,
             })),
+            InternalCommand::CloseExamSitting(crate::log::exam_pool::SittingClose { sitting: 1 }),
             InternalCommand::RevealExamKey(Box::new(crate::log::exam_pool::KeyReveal {
                 sitting: 1,
                 exam: "{}".into(),

@@ -102,6 +102,44 @@ pub enum SittingError {
     OtherPool { sealed: String, revealed: String },
     #[error("the revealed exam and salt do not open the sealed key commitment")]
     KeyMismatch,
+    #[error(
+        "this group examines from organisation pools (rule set 21: a charter whose log is \
+         signed by a quorum, not a practice group): the pool must name the member \
+         organisation whose replica offered it, with that replica's seal"
+    )]
+    NoOrganisation,
+    #[error(
+        "the organisation pool carries no seal: its organisation's replica signs the \
+         sitting, pool id and key commitment (Replica.OfferExamPool)"
+    )]
+    Unsealed,
+    #[error(transparent)]
+    PoolSeal(#[from] panel_federation::pool_seal::PoolSealError),
+    #[error(
+        "pool {pool_id} was already sealed by sitting {sitting}: an organisation's pool is \
+         sealed once; offer a fresh one"
+    )]
+    PoolSpent { pool_id: String, sitting: u32 },
+    #[error(
+        "{arbiter_id} is an arbiter of {organisation}, whose pool this sitting is: its \
+         operators hold the answers, so it sits another organisation's sitting"
+    )]
+    OwnPool {
+        arbiter_id: String,
+        organisation: String,
+    },
+    #[error("sitting {0} is closed to answers: the arbiter sits the next sitting")]
+    Closed(u32),
+    #[error(
+        "sitting {0} is an organisation's sitting that still takes answers: its key is \
+         revealed only after a CloseExamSitting"
+    )]
+    NotClosed(u32),
+    #[error(
+        "sitting {0} is not an organisation's sitting: only those are closed before their \
+         reveal"
+    )]
+    NotAnOrganisationSitting(u32),
 }
 
 impl SittingError {
@@ -113,7 +151,13 @@ impl SittingError {
             | SittingError::NotHex32 { .. }
             | SittingError::Load(_)
             | SittingError::OtherPool { .. }
-            | SittingError::KeyMismatch => "exam_pool_refused",
+            | SittingError::KeyMismatch
+            | SittingError::NoOrganisation
+            | SittingError::Unsealed
+            | SittingError::PoolSeal(_)
+            | SittingError::PoolSpent { .. }
+            | SittingError::NotAnOrganisationSitting(_)
+            | SittingError::NotClosed(_) => "exam_pool_refused",
             _ => "exam_refused",
         }
     }
@@ -222,12 +266,13 @@ pub fn seal(
             return Err(SittingError::PublicPool(pool_id));
         }
     }
+    let number = next_sitting_number(state);
+    let organisation = crate::org_pools::check_seal(state, number, sealed)?;
     let reused_from = state
         .exam_sittings
         .iter()
         .find(|s| s.pool_id == pool_id && s.revealed.is_some())
         .map(|s| s.number);
-    let number = next_sitting_number(state);
     state.exam_sittings.push(Sitting {
         number,
         pool_id: pool_id.clone(),
@@ -242,6 +287,8 @@ pub fn seal(
         holds_back: state.rules >= crate::rules::EXAM_TRACK_RECORD
             && draw_public_with_extra(&sealed.public, 0, &DRAW, HELD_BACK_EXTRA).is_ok(),
         opaque: state.rules >= crate::rules::OPAQUE_EXAMS,
+        organisation,
+        closed_log_index: None,
     });
     Ok(crate::reply::SealPoolReply {
         sitting: number,
@@ -314,6 +361,7 @@ pub fn submit(
     if open.held.contains_key(arbiter_id) {
         return Err(SittingError::AlreadyHeld(arbiter_id.to_owned()).into());
     }
+    crate::org_pools::may_sit(open, arbiter_id, &arbiter.registration.organisation)?;
     let key = crate::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
     let asked = open.asked(arbiter_id, &key)?;
     let seed = open.seed(&key);
@@ -410,6 +458,9 @@ pub fn reveal(
             open: Some(open.number),
         });
     }
+    if open.organisation.is_some() && open.closed_log_index.is_none() {
+        return Err(SittingError::NotClosed(open.number));
+    }
     let exam = load_exam(&k.exam)?;
     let revealed = PublicPool::of(&exam).id();
     if revealed != open.pool_id {
@@ -444,11 +495,11 @@ pub fn reveal(
             } else {
                 Vec::new()
             };
-            let ids = match open.opaque {
-                true => {
-                    crate::opaque_exam::first_wrong_id(&h.motions, &salt, open.number, arbiter_id)
+            let ids = match crate::org_pools::token_key(open, Some(&salt)) {
+                Some(key) if open.opaque => {
+                    crate::opaque_exam::first_wrong_id(&h.motions, &key, open.number, arbiter_id)
                 }
-                false => None,
+                _ => None,
             };
             let scored = match ids {
                 Some(item) => Err(ScoreError::NotOpaque(item.to_owned())),
@@ -705,6 +756,8 @@ impl PrivatePool {
             key_commitment: hex::encode(calibration::answer_key::commit_answer_key(
                 &self.exam, self.salt,
             )),
+            organisation: None,
+            seal: None,
         }
     }
 
@@ -771,6 +824,14 @@ pub enum SittingStep {
     /// Reveal the open sitting's key (held exams wait, and no exam is in flight or the
     /// oldest has waited `patience_ms`).
     Reveal(KeyReveal),
+    /// Under organisation pools (`org_pools`): ask member organisations' replicas, in
+    /// [`crate::org_pools::seal_order`], for the pool of sitting `number`.
+    SealFromOrganisation { number: u32 },
+    /// End the answers of the open organisation sitting (`CloseExamSitting`), so its
+    /// organisation's replica hands over the key.
+    Close(u32),
+    /// Ask `organisation`'s replicas for the key of its closed sitting, then reveal it.
+    RevealFromOrganisation { sitting: u32, organisation: String },
 }
 
 /// The driver's next step, from the state alone (plus whether its exams are in flight and
@@ -787,6 +848,11 @@ pub fn next_step(
         if !any_due {
             return SittingStep::Idle;
         }
+        if crate::org_pools::required(state) {
+            return SittingStep::SealFromOrganisation {
+                number: next_sitting_number(state),
+            };
+        }
         return match pools.next(state) {
             Some(p) => SittingStep::Seal {
                 number: next_sitting_number(state),
@@ -797,10 +863,18 @@ pub fn next_step(
     };
     let oldest = open.held.values().map(|h| h.submitted_at_ms).min();
     let waited_out = oldest.is_some_and(|t| now_ms.saturating_sub(t) >= patience_ms);
-    if oldest.is_some()
-        && (!exams_in_flight || waited_out)
-        && let Some(p) = pools.for_sitting(open)
-    {
+    let ready = oldest.is_some() && (!exams_in_flight || waited_out);
+    if ready && let Some(organisation) = &open.organisation {
+        return match (open.closed_log_index, pools.for_sitting(open)) {
+            (None, _) => SittingStep::Close(open.number),
+            (Some(_), Some(p)) => SittingStep::Reveal(p.reveal(open.number)),
+            (Some(_), None) => SittingStep::RevealFromOrganisation {
+                sitting: open.number,
+                organisation: organisation.clone(),
+            },
+        };
+    }
+    if ready && let Some(p) = pools.for_sitting(open) {
         return SittingStep::Reveal(p.reveal(open.number));
     }
     SittingStep::Examine(open.number)
@@ -869,11 +943,12 @@ impl Sitting {
         matcher.take(&m.motion_id, &p.question, motion)
     }
 
-    /// Motion id of one item for one arbiter in this sitting: opaque (keyed by the pool's
-    /// `salt`) in a sitting sealed under rule set 15, the item id before.
-    pub fn motion_id(&self, arbiter_id: &str, item_id: &str, salt: &[u8; 32]) -> String {
+    /// Motion id of one item for one arbiter in this sitting: opaque (keyed by
+    /// `token_key`, [`crate::org_pools::token_key`]) in a sitting sealed under rule set 15,
+    /// the item id before.
+    pub fn motion_id(&self, arbiter_id: &str, item_id: &str, token_key: &[u8; 32]) -> String {
         let last = if self.opaque {
-            crate::opaque_exam::token(salt, self.number, arbiter_id, item_id)
+            crate::opaque_exam::token(token_key, self.number, arbiter_id, item_id)
         } else {
             item_id.to_owned()
         };
@@ -888,19 +963,19 @@ impl Sitting {
         hex::decode(self.pool_id.trim_start_matches("sha256:")).unwrap_or_else(|_| vec![0; 32])
     }
 
-    /// The motion that asks `item` of `arbiter_id` (with registered key `key`) in a pool
-    /// with key salt `salt`; `expected` is the simulation's hint.
+    /// The motion that asks `item` of `arbiter_id` (with registered key `key`) in this
+    /// sitting, its tokens keyed by `token_key`; `expected` is the simulation's hint.
     pub fn motion(
         &self,
         arbiter_id: &str,
         key: &VerifyingKey,
         item: &PublicItem,
-        salt: &[u8; 32],
+        token_key: &[u8; 32],
         deadlines: (i64, i64),
         expected: Option<pb::ExpectedAnswer>,
     ) -> pb::Motion {
         let asking = Asked {
-            motion_id: self.motion_id(arbiter_id, &item.id, salt),
+            motion_id: self.motion_id(arbiter_id, &item.id, token_key),
             seed: self.seed(key),
             item,
         };
@@ -951,7 +1026,7 @@ impl Sitting {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::admission::ExamRecord;
     use crate::command::{ClientCommand, Command, InternalCommand, ItemReply};
@@ -961,22 +1036,27 @@ mod tests {
     use serde_json::json;
     use std::collections::BTreeSet;
 
-    const V2: &str = include_str!("../../exams/default-v2.jsonl");
-    const SALT: [u8; 32] = [9; 32];
+    pub(crate) const V2: &str = include_str!("../../exams/default-v2.jsonl");
+    pub(crate) const SALT: [u8; 32] = [9; 32];
     const DAY_MS: u64 = 24 * 3600 * 1000;
     /// Batch times: 2026-01-01 plus the entry number.
-    const T0: u64 = 1_767_225_600_000;
+    pub(crate) const T0: u64 = 1_767_225_600_000;
 
-    fn key(i: u8) -> SigningKey {
+    pub(crate) fn key(i: u8) -> SigningKey {
         SigningKey::from_bytes(&[i + 1; 32])
     }
 
-    fn motion_key() -> SigningKey {
+    pub(crate) fn motion_key() -> SigningKey {
         SigningKey::from_bytes(&[77; 32])
     }
 
     /// One entry at `time_ms`, under the sealed-exam rules.
-    fn write(s: &mut State, n: u64, time_ms: u64, command: impl Into<Command>) -> ItemReply {
+    pub(crate) fn write(
+        s: &mut State,
+        n: u64,
+        time_ms: u64,
+        command: impl Into<Command>,
+    ) -> ItemReply {
         let batch = crate::command::Batch {
             time_ms,
             seed: n,
@@ -994,14 +1074,14 @@ mod tests {
         r.items.into_iter().next().expect("one item").reply
     }
 
-    fn applied(r: ItemReply) -> serde_json::Value {
+    pub(crate) fn applied(r: ItemReply) -> serde_json::Value {
         match r {
             ItemReply::Applied(v) => v,
             other => panic!("refused: {other:?}"),
         }
     }
 
-    fn refused(r: ItemReply, code: &str, needle: &str) {
+    pub(crate) fn refused(r: ItemReply, code: &str, needle: &str) {
         match r {
             ItemReply::Refused { code: c, message } => {
                 assert_eq!(c, code, "{message}");
@@ -1011,7 +1091,7 @@ mod tests {
         }
     }
 
-    fn registered(ids: &[&str]) -> State {
+    pub(crate) fn registered(ids: &[&str]) -> State {
         let mut s = State::default();
         for (i, id) in ids.iter().enumerate() {
             let reg = json!({
@@ -1080,10 +1160,12 @@ mod tests {
         InternalCommand::SealExamPool(Box::new(SealedPool {
             public: PublicPool::of(exam),
             key_commitment: hex::encode(commit_answer_key(exam, SALT)),
+            organisation: None,
+            seal: None,
         }))
     }
 
-    fn reveal_cmd(sitting: u32, text: &str, salt: [u8; 32]) -> InternalCommand {
+    pub(crate) fn reveal_cmd(sitting: u32, text: &str, salt: [u8; 32]) -> InternalCommand {
         InternalCommand::RevealExamKey(Box::new(KeyReveal {
             sitting,
             exam: text.to_owned(),
@@ -1092,10 +1174,10 @@ mod tests {
     }
 
     /// How a test judge answers a binary item: the probability of yes.
-    type Judge<'a> = &'a dyn Fn(&ExamItem) -> f64;
+    pub(crate) type Judge<'a> = &'a dyn Fn(&ExamItem) -> f64;
 
     /// An honest judge of `exam`'s golds.
-    fn by_gold(exam: &Exam) -> impl Fn(&ExamItem) -> f64 + '_ {
+    pub(crate) fn by_gold(exam: &Exam) -> impl Fn(&ExamItem) -> f64 + '_ {
         |item| match exam.item(&item.id).map(|i| &i.gold) {
             Some(Gold::Binary(true)) => 0.9,
             _ => 0.1,
@@ -1104,12 +1186,18 @@ mod tests {
 
     /// The signed motions and revealed answers of arbiter `i` in the open sitting,
     /// answered from `truth` (the golds the judge believes) by `judge` on binary items.
-    fn sit(s: &State, i: u8, id: &str, truth: &Exam, judge: Judge<'_>) -> InternalCommand {
+    pub(crate) fn sit(
+        s: &State,
+        i: u8,
+        id: &str,
+        truth: &Exam,
+        judge: Judge<'_>,
+    ) -> InternalCommand {
         sit_salted(s, i, id, truth, judge, &SALT)
     }
 
     /// [`sit`], with opaque ids keyed by `salt` (a driver that does not hold the pool's).
-    fn sit_salted(
+    pub(crate) fn sit_salted(
         s: &State,
         i: u8,
         id: &str,
@@ -1117,13 +1205,25 @@ mod tests {
         judge: Judge<'_>,
         salt: &[u8; 32],
     ) -> InternalCommand {
+        sit_sealed(s, i, id, (truth, judge), salt, &|_| {})
+    }
+
+    /// [`sit_salted`], each signed motion passed through `seal` (rule set 20's seals).
+    pub(crate) fn sit_sealed(
+        s: &State,
+        i: u8,
+        id: &str,
+        (truth, judge): (&Exam, Judge<'_>),
+        salt: &[u8; 32],
+        seal: &dyn Fn(&mut pb::Motion),
+    ) -> InternalCommand {
         let open = open_sitting(s).expect("open");
         let k = key(i);
         let asked = open.asked(id, &k.verifying_key()).expect("draw");
         let (mut motions, mut reveals) = (Vec::new(), Vec::new());
         for (n, item_id) in asked.iter().enumerate() {
             let public = open.public.item(item_id).expect("item");
-            let m = panel_proto::sign_motion(
+            let mut m = panel_proto::sign_motion(
                 &motion_key(),
                 open.motion(
                     id,
@@ -1134,6 +1234,7 @@ mod tests {
                     None,
                 ),
             );
+            seal(&mut m);
             let item = truth.item(item_id).expect("in the judge's exam");
             let ruling = pb::Ruling {
                 motion_id: m.motion_id.clone(),
@@ -1157,7 +1258,7 @@ mod tests {
         }
     }
 
-    fn sit_in(
+    pub(crate) fn sit_in(
         s: &mut State,
         n: u64,
         time_ms: u64,
@@ -1170,7 +1271,7 @@ mod tests {
         write(s, n, time_ms, c)
     }
 
-    fn exam_of(s: &State, id: &str) -> ExamRecord {
+    pub(crate) fn exam_of(s: &State, id: &str) -> ExamRecord {
         let a = s.arbiters.get(id).expect("arbiter");
         a.exam_record().expect("examined").expect("decodes")
     }

@@ -38,6 +38,7 @@ pub mod model;
 pub use model::{motion_table, record_log, reply_table};
 pub mod motion_history;
 pub mod opaque_exam;
+pub mod org_pools;
 pub mod precedent;
 pub mod priors;
 pub mod query;

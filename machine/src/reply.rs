@@ -110,6 +110,13 @@ pub struct SealPoolReply {
     pub reused_from: Option<u32>,
 }
 
+/// `CloseExamSitting`: the sitting that stopped taking answers, and how many it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SittingClosedReply {
+    pub sitting: u32,
+    pub held: usize,
+}
+
 /// `SubmitExam` in a sealed sitting: the answers are held until the key is revealed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExamHeldReply {

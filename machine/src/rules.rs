@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = MOTION_SEALS;
+pub const CURRENT: u32 = ORG_POOLS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -127,6 +127,13 @@ pub const APPEAL_CREDITS: u32 = 19;
 /// nodes require before judging (docs/WIRE.md "Motion seals"), so the record shows that no
 /// replica alone put the motion to its seats.
 pub const MOTION_SEALS: u32 = 20;
+
+/// From this level on, a group whose charter signs its log by a quorum and is not a
+/// practice group examines from organisation pools: each sitting's pool is offered and
+/// sealed by one member organisation's replica, whose organisation's arbiters do not sit
+/// it, and its key is revealed only after a logged close ends the answers
+/// (`org_pools.rs`; docs/coordinator/state-machine.md "Organisation pools").
+pub const ORG_POOLS: u32 = 21;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -265,6 +265,9 @@ pub fn apply(
         Command::Internal(InternalCommand::RevealExamKey(k)) => Ok(to_value(
             &crate::exam_sitting::reveal(state, (ctx.log_index, ctx.time_ms), k)?,
         )),
+        Command::Internal(InternalCommand::CloseExamSitting(c)) => {
+            Ok(to_value(&crate::org_pools::close(state, ctx.log_index, c)?))
+        }
         Command::Internal(InternalCommand::AdoptCharter(charter)) => {
             federation::adopt_charter(state, charter)
         }

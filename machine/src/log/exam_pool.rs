@@ -10,6 +10,21 @@ pub struct SealedPool {
     pub public: PublicPool,
     /// Hex SHA-256 from [`calibration::answer_key::commit_answer_key`].
     pub key_commitment: String,
+    /// The member organisation whose pool this is (rule set
+    /// [`ORG_POOLS`](crate::rules::ORG_POOLS)); its arbiters do not sit the sitting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organisation: Option<String>,
+    /// That organisation's replica's seal over the sitting, pool id and commitment
+    /// (`panel_federation::pool_seal`), one C2SP note signature line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
+}
+
+/// `CloseExamSitting`: no answers are taken in the sitting from this entry on, so an
+/// organisation's replica may hand its pool's key to the leader (`org_pools.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SittingClose {
+    pub sitting: u32,
 }
 
 /// `RevealExamKey`: the whole exam file of the open sitting's pool and the key's salt.

@@ -33,6 +33,13 @@ pub struct Sitting {
     /// draw picks (`opaque_exam`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub opaque: bool,
+    /// Sealed under rule set 21 from this organisation's pool (`org_pools`): its arbiters
+    /// do not sit here, and opaque ids are keyed by the commitment, not the salt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organisation: Option<String>,
+    /// The `CloseExamSitting` entry after which no answers are taken here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_log_index: Option<u64>,
 }
 
 /// One arbiter's checked answers in a sitting.
