@@ -7,6 +7,7 @@
 pub mod local_panel;
 pub mod run_folder;
 pub mod tls;
+pub mod tls_node;
 
 use std::path::PathBuf;
 use std::process::{Child, Command};

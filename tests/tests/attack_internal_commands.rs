@@ -221,6 +221,17 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                 "RevealExamKey",
                 "only the leader's motion and exam drivers",
             );
+            // Closing a sitting early (and so releasing its key): the driver's alone.
+            let close: Command =
+                InternalCommand::CloseExamSitting(panel_machine::log::exam_pool::SittingClose {
+                    sitting: 1,
+                })
+                .into();
+            assert_denied(
+                write(&mut c, "attacker", base + 9, &close).await,
+                "CloseExamSitting",
+                "only the leader's motion and exam drivers",
+            );
             // A seating with shares of the client's choosing: the driver's alone.
             let seat: Command = InternalCommand::SeatMotion(panel_machine::beacon::Seating {
                 motion_id: format!("m{n}"),

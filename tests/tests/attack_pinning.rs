@@ -16,7 +16,6 @@
 
 use std::path::Path;
 use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -25,9 +24,10 @@ use panel_proto::pb::arbiter_link_client::ArbiterLinkClient;
 use panel_proto::pb::arbiter_link_server::{ArbiterLink, ArbiterLinkServer};
 use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
 use panel_proto::pb::{LinkFromNode, LinkToNode, Motion, RevealRequest, link_from_node};
-use panel_tests::run_folder::{log_file, logs, poll};
+use panel_tests::ChildGuard;
+use panel_tests::run_folder::{logs, poll};
 use panel_tests::tls::{TlsCluster, start_issued, tls};
-use panel_tests::{ChildGuard, free_port, panel};
+use panel_tests::tls_node::{self, motion_key};
 use panel_transport::{ClientAuth, Transport, pki};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -123,67 +123,12 @@ fn start_relay(rt: &tokio::runtime::Runtime, c: &TlsCluster, seen: Arc<Seen>) ->
     addr
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// `panel ARGS --addr <all replicas> --tls <client>`, retried until it succeeds (the group
-/// refuses writes until its charter is applied).
-fn cli_until_ok(root: &Path, c: &TlsCluster, args: &[&str]) -> String {
-    poll(root, &format!("panel {}", args.join(" ")), DEADLINE, || {
-        let out = panel()
-            .args(args)
-            .arg("--addr")
-            .arg(c.addrs.join(","))
-            .arg("--tls")
-            .arg(c.pki.dir(pki::LOCAL_CLIENT))
-            .output()
-            .expect("run panel");
-        out.status.success().then(|| text(&out.stdout))
-    })
-}
-
-/// Generates the arbiter's key and registers it, endorsed by its organisation, to be
-/// reached over its links (`--endpoint link`).
+/// Registers the arbiter, endorsed by northwind, to be reached over its links.
 fn register(root: &Path, c: &TlsCluster, dir: &Path) -> std::path::PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    let key = dir.join("arbiter.key");
-    let out = panel()
-        .args(["node", "keygen", "--out"])
-        .arg(&key)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    cli_until_ok(root, c, &["arbiter", "list", "--json"]);
-    let org_key = c.pki.signing_key_path("northwind");
-    cli_until_ok(
-        root,
-        c,
-        &[
-            "arbiter",
-            "register",
-            "--id",
-            ARBITER,
-            "--key-file",
-            key.to_str().unwrap(),
-            "--organisation",
-            "northwind",
-            "--model-family",
-            "fam",
-            "--stance",
-            "A",
-            "--endpoint",
-            "link",
-            "--org-key",
-            org_key.to_str().unwrap(),
-            "--json",
-        ],
-    );
-    key
+    tls_node::register(root, c, dir, ARBITER, "northwind")
 }
 
-/// `panel node run` for the arbiter over TLS with the charter, linking out to `connect`;
-/// returns its guard and its own listen address.
+/// `panel node run` for the arbiter, linking out to `connect`.
 fn start_node(root: &Path, c: &TlsCluster, dir: &Path, connect: &[&str]) -> (ChildGuard, String) {
     start_node_as(root, c, dir, connect, &pki::node_dir_name(ARBITER))
 }
@@ -196,42 +141,13 @@ fn start_node_as(
     connect: &[&str],
     identity: &str,
 ) -> (ChildGuard, String) {
-    std::fs::write(
-        dir.join("profiles.toml"),
-        "[profiles.perfect]\naccuracy = 1.0\nseed = 1\n",
-    )
-    .unwrap();
-    let port = free_port();
-    std::fs::write(
-        dir.join("node.toml"),
-        format!(
-            "listen = \"127.0.0.1:{port}\"\nkey_file = \"arbiter.key\"\ndata_dir = \"data\"\n\
-             organisation = \"northwind\"\nmodel_family = \"scripted\"\ncoordinator_keys = [\"{}\"]\n\n\
-             [judge]\nkind = \"scripted\"\nprofiles = \"profiles.toml\"\nprofile = \"perfect\"\n\n\
-             [transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
-            hex::encode(motion_key(c).verifying_key().to_bytes()),
-            c.pki.dir(identity).display(),
-            c.pki.charter_path().display()
-        ),
-    )
-    .unwrap();
-    let (out, err) = log_file(root, "node");
-    let mut cmd = panel();
-    cmd.args(["node", "run", "--config"])
-        .arg(dir.join("node.toml"))
-        .args(["--arbiter-id", ARBITER])
-        .args(["--connect", &connect.join(",")])
-        .env("RUST_LOG", "info")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err);
-    (ChildGuard::spawn("node", cmd), format!("127.0.0.1:{port}"))
-}
-
-/// The cluster's motion key, which every replica (and so every replica's operator) holds.
-fn motion_key(c: &TlsCluster) -> panel_proto::SigningKey {
-    pki::read_seed_key(&c.pki.motion_key_path()).expect("motion key")
+    let node = tls_node::NodeSpec {
+        arbiter: ARBITER,
+        organisation: "northwind",
+        identity,
+        log: "node",
+    };
+    tls_node::start_node(root, c, dir, &node, connect)
 }
 
 fn node_log(root: &Path) -> String {

@@ -192,6 +192,9 @@ pub struct ReplicaService {
     beacon: Option<Arc<BeaconSecret>>,
     /// The driver's check of motions to seal; without it, none is sealed.
     vouch: Option<Arc<dyn MotionVouch>>,
+    /// This replica's organisation's private exam pools (`exam_pools`), offered through
+    /// `OfferExamPool`; without them it offers none.
+    exam_pools: Option<Arc<panel_machine::exam_sitting::Pools>>,
 }
 
 impl ReplicaService {
@@ -208,7 +211,17 @@ impl ReplicaService {
             log_key,
             beacon,
             vouch,
+            exam_pools: None,
         }
+    }
+
+    /// Offers these private pools (`exam_pools`) as this replica's organisation's.
+    pub fn with_exam_pools(
+        mut self,
+        pools: Option<Arc<panel_machine::exam_sitting::Pools>>,
+    ) -> Self {
+        self.exam_pools = pools;
+        self
     }
 }
 
@@ -325,6 +338,49 @@ impl PinnedClients {
         .await
     }
 
+    /// Replica `target`'s organisation's pool for sitting `sitting`, sealed by it (the
+    /// leader's side of `OfferExamPool`), decoded at this edge.
+    pub async fn offer_exam_pool(
+        &self,
+        target: NodeId,
+        addr: &str,
+        sitting: u32,
+        timeout: std::time::Duration,
+    ) -> Result<panel_machine::exam_sitting::SealedPool, Status> {
+        let mut request = Request::new(crate::pb::replica::OfferExamPoolRequest { sitting });
+        request.set_timeout(timeout);
+        let json = self
+            .call(target, addr, timeout, |mut c| async move {
+                Ok(c.offer_exam_pool(request).await?.into_inner().sealed_pool)
+            })
+            .await?;
+        serde_json::from_slice(&json)
+            .map_err(|e| Status::invalid_argument(format!("replica {target} offered no pool: {e}")))
+    }
+
+    /// The key of replica `target`'s organisation's closed sitting (the leader's side of
+    /// `ExamPoolKey`).
+    pub async fn exam_pool_key(
+        &self,
+        target: NodeId,
+        addr: &str,
+        sitting: u32,
+        timeout: std::time::Duration,
+    ) -> Result<panel_machine::exam_sitting::KeyReveal, Status> {
+        let mut request = Request::new(crate::pb::replica::ExamPoolKeyRequest { sitting });
+        request.set_timeout(timeout);
+        let reply = self
+            .call(target, addr, timeout, |mut c| async move {
+                Ok(c.exam_pool_key(request).await?.into_inner())
+            })
+            .await?;
+        Ok(panel_machine::exam_sitting::KeyReveal {
+            sitting,
+            exam: reply.exam,
+            salt: reply.salt,
+        })
+    }
+
     /// Replica `target`'s log signature over the checkpoint of `size` (the leader's side
     /// of `SignCheckpoint`).
     pub async fn sign_checkpoint(
@@ -343,6 +399,16 @@ impl PinnedClients {
     }
 }
 
+/// A pool refusal as the status the leader reads: "not yet" is asked again
+/// (`until_applied`), a spent organisation is passed over.
+fn offer_status(refusal: panel_machine::org_pools::OfferRefusal) -> Status {
+    match refusal {
+        r if r.not_yet() => Status::failed_precondition(r.to_string()),
+        r @ panel_machine::org_pools::OfferRefusal::NoPool => Status::not_found(r.to_string()),
+        r => Status::permission_denied(r.to_string()),
+    }
+}
+
 fn decode<T: DeserializeOwned>(p: RaftPayload) -> Result<T, Status> {
     serde_json::from_slice(&p.json)
         .map_err(|e| Status::invalid_argument(format!("malformed raft payload: {e}")))
@@ -355,6 +421,35 @@ fn encode<T: Serialize>(v: &T) -> Result<Response<RaftPayload>, Status> {
 }
 
 impl ReplicaService {
+    /// The pools and organisation this replica answers pool requests with, if the caller
+    /// is its leader.
+    fn pool_keeper<T>(
+        &self,
+        request: &Request<T>,
+    ) -> Result<(&panel_machine::exam_sitting::Pools, String), Status> {
+        if !self.caller_leads(request) {
+            return Err(Status::failed_precondition(
+                "only the leader this replica follows asks for its organisation's pool",
+            ));
+        }
+        let pools = self
+            .exam_pools
+            .as_deref()
+            .ok_or_else(|| Status::not_found("this replica holds no exam_pools"))?;
+        let id = self.raft.metrics().borrow().id;
+        let organisation = self
+            .sm
+            .read(|a| {
+                a.state
+                    .charter
+                    .as_ref()
+                    .and_then(|c| c.replicas.iter().find(|r| r.id == id))
+                    .map(|r| r.organisation.clone())
+            })
+            .ok_or_else(|| Status::failed_precondition("this replica is not in the charter"))?;
+        Ok((pools, organisation))
+    }
+
     /// Whether the caller's certificate is the charter's entry for the replica this one
     /// follows as leader now.
     fn caller_leads<T>(&self, request: &Request<T>) -> bool {
@@ -448,6 +543,48 @@ impl Replica for ReplicaService {
         }
         Ok(Response::new(crate::pb::replica::SealMotionsReply {
             seals,
+        }))
+    }
+
+    async fn offer_exam_pool(
+        &self,
+        request: Request<crate::pb::replica::OfferExamPoolRequest>,
+    ) -> Result<Response<crate::pb::replica::OfferExamPoolReply>, Status> {
+        let (pools, organisation) = self.pool_keeper(&request)?;
+        let sitting = request.into_inner().sitting;
+        let mut sealed = self
+            .sm
+            .read(|a| panel_machine::org_pools::offer(&a.state, pools, &organisation, sitting))
+            .map_err(offer_status)?;
+        let pool_id = sealed.public.id();
+        sealed.seal = Some(
+            panel_federation::pool_seal::PoolSealed {
+                sitting,
+                pool_id: &pool_id,
+                key_commitment: &sealed.key_commitment,
+            }
+            .seal(&self.log_key),
+        );
+        let sealed_pool = serde_json::to_vec(&sealed)
+            .map_err(|e| Status::internal(format!("cannot encode the pool: {e}")))?;
+        Ok(Response::new(crate::pb::replica::OfferExamPoolReply {
+            sealed_pool,
+        }))
+    }
+
+    async fn exam_pool_key(
+        &self,
+        request: Request<crate::pb::replica::ExamPoolKeyRequest>,
+    ) -> Result<Response<crate::pb::replica::ExamPoolKeyReply>, Status> {
+        let (pools, organisation) = self.pool_keeper(&request)?;
+        let sitting = request.into_inner().sitting;
+        let reveal = self
+            .sm
+            .read(|a| panel_machine::org_pools::key_for(&a.state, pools, &organisation, sitting))
+            .map_err(offer_status)?;
+        Ok(Response::new(crate::pb::replica::ExamPoolKeyReply {
+            exam: reveal.exam,
+            salt: reveal.salt,
         }))
     }
 

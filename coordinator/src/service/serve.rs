@@ -298,6 +298,7 @@ pub async fn serve(
         );
     }
     let links = crate::service::link::LinkRegistry::new();
+    let exam_pools = opts.driver.exam_pools.clone();
     let vouch = crate::service::driver::spawn(
         opts.id,
         raft.clone(),
@@ -423,13 +424,16 @@ pub async fn serve(
         .server(ClientAuth::Optional)?
         .tcp_nodelay(true)
         .add_service(InterceptedService::new(
-            ReplicaServer::new(raft::ReplicaService::new(
-                raft.clone(),
-                replica.sm.clone(),
-                replica.log_key.clone(),
-                beacon,
-                Some(vouch),
-            ))
+            ReplicaServer::new(
+                raft::ReplicaService::new(
+                    raft.clone(),
+                    replica.sm.clone(),
+                    replica.log_key.clone(),
+                    beacon,
+                    Some(vouch),
+                )
+                .with_exam_pools(exam_pools),
+            )
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE),
             replica_guard,

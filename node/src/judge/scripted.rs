@@ -213,7 +213,9 @@ impl ScriptedJudge {
                     a.tier = Some(if correct { truth } else { (truth % 5) + 1 });
                 }
                 _ => {
-                    let v = expected.as_ref().and_then(|x| x.value).unwrap_or(0.0);
+                    // Without a truth hint (a real exam) the judge guesses around 1: a
+                    // positive value, as a log-scale item's quantiles must be.
+                    let v = expected.as_ref().and_then(|x| x.value).unwrap_or(1.0);
                     // Relative width, so positive quantities keep positive quantiles (log-scale seeds).
                     let scale = if v != 0.0 { v.abs() } else { 1.0 };
                     let width = scale * (0.02 + 0.5 * (1.0 - p.accuracy));

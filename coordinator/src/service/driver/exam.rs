@@ -65,6 +65,53 @@ pub(super) fn drive_sittings(s: &Arc<Shared>) {
             let request = format!("reveal:{}", reveal.sitting);
             spawn_sitting_task(s, request, InternalCommand::RevealExamKey(Box::new(reveal)));
         }
+        SittingStep::SealFromOrganisation { number } => {
+            let due: BTreeSet<String> = s.sm.read(|a| {
+                due.iter()
+                    .filter_map(|(id, _)| a.state.arbiters.get(id))
+                    .map(|arb| arb.registration.organisation.clone())
+                    .collect()
+            });
+            let fetching = s.clone();
+            spawn_sitting_fetch(s, async move {
+                let fetched = org_pool::sealed_pool(&fetching, number, &due).await;
+                if fetched.is_ok() {
+                    fetching
+                        .no_pool_warned
+                        .store(false, std::sync::atomic::Ordering::Relaxed);
+                } else if fetching
+                    .no_pool_warned
+                    .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    // Logged once until a pool is sealed again.
+                    return Err(None);
+                }
+                fetched.map_err(Some)
+            });
+        }
+        SittingStep::Close(sitting) => {
+            let close = panel_machine::log::exam_pool::SittingClose { sitting };
+            spawn_sitting_task(
+                s,
+                format!("close:{sitting}"),
+                InternalCommand::CloseExamSitting(close),
+            );
+        }
+        SittingStep::RevealFromOrganisation {
+            sitting,
+            organisation,
+        } => {
+            let fetching = s.clone();
+            spawn_sitting_fetch(s, async move {
+                let key = org_pool::revealed_key(&fetching, sitting, &organisation)
+                    .await
+                    .map_err(Some)?;
+                Ok((
+                    format!("reveal:{sitting}"),
+                    InternalCommand::RevealExamKey(Box::new(key)),
+                ))
+            });
+        }
         SittingStep::Examine(number) => {
             for (arbiter_id, endpoint) in due {
                 spawn_exam(s, arbiter_id, endpoint, number);
@@ -76,6 +123,38 @@ pub(super) fn drive_sittings(s: &Arc<Shared>) {
 /// Proposes a seal or a reveal under a request id derived from `request`, so a new
 /// leader repeating it applies it at most once.
 pub(super) fn spawn_sitting_task(s: &Arc<Shared>, request: String, command: InternalCommand) {
+    spawn_sitting_fetch(s, async move { Ok((request, command)) });
+}
+
+/// [`spawn_sitting_task`] for a step whose command is fetched first (from other
+/// organisations' replicas, `org_pool.rs`); a failed fetch is logged (unless `None`, already
+/// logged) and tried again on a later pass.
+fn spawn_sitting_fetch<F>(s: &Arc<Shared>, fetch: F)
+where
+    F: std::future::Future<Output = Result<(String, InternalCommand), Option<DriveError>>>
+        + Send
+        + 'static,
+{
+    s.in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(SITTING_TASK.to_owned());
+    let s = s.clone();
+    tokio::spawn(async move {
+        match fetch.await {
+            Ok((request, command)) => propose_sitting_step(&s, request, command).await,
+            Err(Some(e)) => warn!("exam sitting step not ready: {e}"),
+            Err(None) => {}
+        }
+        s.in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(SITTING_TASK);
+    });
+}
+
+/// Proposes one sitting step unless this leader saw apply refuse it before.
+async fn propose_sitting_step(s: &Arc<Shared>, request: String, command: InternalCommand) {
     let refused_before = s
         .refused_sitting_steps
         .lock()
@@ -84,14 +163,8 @@ pub(super) fn spawn_sitting_task(s: &Arc<Shared>, request: String, command: Inte
     if refused_before {
         return;
     }
-    s.in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(SITTING_TASK.to_owned());
-    let s = s.clone();
     let span = info_span!("exam_sitting", step = %request);
-    tokio::spawn(
-        async move {
+    async move {
             let bytes = serde_json::to_vec(&command).map_or(0, |b| b.len());
             let item = Item {
                 client_id: "exam-driver".into(),
@@ -111,17 +184,15 @@ pub(super) fn spawn_sitting_task(s: &Arc<Shared>, request: String, command: Inte
                             .unwrap_or_else(PoisonError::into_inner)
                             .insert(request.clone());
                     }
-                    _ => info!(log_index = out.log_index, "exam sitting step applied"),
+                    ItemReply::Applied(reply) => {
+                    info!(log_index = out.log_index, %reply, "exam sitting step applied")
+                }
                 },
                 Err(e) => warn!("exam sitting step not proposed: {e}"),
             }
-            s.in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(SITTING_TASK);
-        }
-        .instrument(span),
-    );
+    }
+    .instrument(span)
+    .await;
 }
 
 /// Examines one due arbiter in sitting `number`, unless its exam is already in flight.
@@ -177,7 +248,15 @@ pub(super) fn awaiting_exam(s: &Shared, now_ms: u64) -> Vec<(String, String)> {
             .filter(|(id, arb)| {
                 !arb.registration.endpoint.is_empty()
                     && panel_machine::exam_sitting::exam_due(arb, now_ms).is_ok()
-                    && !open.is_some_and(|o| o.held.contains_key(id.as_str()))
+                    && !open.is_some_and(|o| {
+                        o.held.contains_key(id.as_str())
+                            || panel_machine::org_pools::may_sit(
+                                o,
+                                id,
+                                &arb.registration.organisation,
+                            )
+                            .is_err()
+                    })
             })
             .map(|(id, arb)| (id.clone(), arb.registration.endpoint.clone()))
             .collect()
@@ -203,21 +282,20 @@ pub(super) fn exam_sheet(
         let key =
             panel_machine::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
         let asked = open.asked(arbiter_id, &key)?;
-        let pool = s
-            .pools
-            .for_sitting(open)
+        let pool = s.pools.for_sitting(open);
+        let token_key = panel_machine::org_pools::token_key(open, pool.map(|p| p.salt()))
             .ok_or(DriveError::PoolNotHeld(number))?;
         Ok(asked
             .iter()
             .filter_map(|id| open.public.item(id))
             .map(|item| {
                 // Scripted judges in a simulation get the gold as a hint.
-                let hint = Some(pool)
+                let hint = pool
                     .filter(|_| s.opts.simulation)
                     .and_then(|p| p.exam.item(&item.id))
                     .map(|i| crate::admission::expected_answer(&i.gold));
                 let deadlines = (window.commit_deadline_ms, window.reveal_deadline_ms);
-                open.motion(arbiter_id, &key, item, pool.salt(), deadlines, hint)
+                open.motion(arbiter_id, &key, item, &token_key, deadlines, hint)
             })
             .collect())
     })

@@ -47,6 +47,7 @@ use panel_machine::exam_sitting::{Pools, SittingStep};
 use panel_procedures::AnswerShape;
 
 mod exam;
+mod org_pool;
 mod projection;
 mod quorum;
 mod round;
@@ -200,7 +201,8 @@ pub enum DriveError {
     SittingClosed(u32),
     #[error(
         "this replica does not hold the pool sitting {0} sealed, so it cannot ask its items \
-         (their ids are keyed by the pool's salt): give every replica the same exam_pools"
+         (their ids are keyed by the pool's salt): give every replica the same exam_pools, \
+         or examine from organisation pools (docs/coordinator/state-machine.md)"
     )]
     PoolNotHeld(u32),
     #[error("the arbiter's registered key: {0}")]
@@ -227,6 +229,8 @@ pub enum DriveError {
     Propose(#[from] crate::service::proposer::ProposeError),
     #[error(transparent)]
     Seal(#[from] seal::SealError),
+    #[error(transparent)]
+    OrgPool(#[from] org_pool::OrgPoolError),
 }
 
 /// Why a commitment a node returned is not proposed (apply would refuse it).
