@@ -86,9 +86,11 @@ pub struct ReplicaConfig {
     /// Accept test commands (test builds and test clusters only).
     pub test_commands: Option<bool>,
     /// Private exam pools (exam files in the format of exams/default-v2.jsonl), each sealed
-    /// for one sitting, in order; every replica of the group needs the same list. Without
-    /// it the embedded public pool is used, which examines nobody in secret (docs/coordinator/state-machine.md
-    /// "Sealed exams").
+    /// for one sitting, in order. Under organisation pools (rule set 21) these are this
+    /// replica's organisation's own, offered to the leader (docs/coordinator/state-machine.md
+    /// "Organisation pools"); before, every replica of the group needs the same list.
+    /// Without it the embedded public pool is used, which examines nobody in secret
+    /// ("Sealed exams").
     pub exam_pools: Option<Vec<PathBuf>>,
     #[serde(default)]
     pub tls: TlsSection,
