@@ -44,6 +44,7 @@ use crate::admission::{Asking, ExamMotionError, Sheet, item_motion};
 pub use crate::log::exam_pool::{KeyReveal, SealedPool};
 pub use crate::model::sitting::{HeldExam, Revealed, Sitting, SittingRef};
 use crate::model::{Arbiter, State};
+use crate::org_pools::OfferRefusal;
 
 /// How many items of each kind one arbiter is asked: enough binary items and quantity
 /// seeds for the admission bars (30 and 10), six whole probe groups, and a few relevance
@@ -102,44 +103,8 @@ pub enum SittingError {
     OtherPool { sealed: String, revealed: String },
     #[error("the revealed exam and salt do not open the sealed key commitment")]
     KeyMismatch,
-    #[error(
-        "this group examines from organisation pools (rule set 21: a charter whose log is \
-         signed by a quorum, not a practice group): the pool must name the member \
-         organisation whose replica offered it, with that replica's seal"
-    )]
-    NoOrganisation,
-    #[error(
-        "the organisation pool carries no seal: its organisation's replica signs the \
-         sitting, pool id and key commitment (Replica.OfferExamPool)"
-    )]
-    Unsealed,
     #[error(transparent)]
-    PoolSeal(#[from] panel_federation::pool_seal::PoolSealError),
-    #[error(
-        "pool {pool_id} was already sealed by sitting {sitting}: an organisation's pool is \
-         sealed once; offer a fresh one"
-    )]
-    PoolSpent { pool_id: String, sitting: u32 },
-    #[error(
-        "{arbiter_id} is an arbiter of {organisation}, whose pool this sitting is: its \
-         operators hold the answers, so it sits another organisation's sitting"
-    )]
-    OwnPool {
-        arbiter_id: String,
-        organisation: String,
-    },
-    #[error("sitting {0} is closed to answers: the arbiter sits the next sitting")]
-    Closed(u32),
-    #[error(
-        "sitting {0} is an organisation's sitting that still takes answers: its key is \
-         revealed only after a CloseExamSitting"
-    )]
-    NotClosed(u32),
-    #[error(
-        "sitting {0} is not an organisation's sitting: only those are closed before their \
-         reveal"
-    )]
-    NotAnOrganisationSitting(u32),
+    OrgPool(#[from] crate::org_pools::OrgPoolError),
 }
 
 impl SittingError {
@@ -151,13 +116,8 @@ impl SittingError {
             | SittingError::NotHex32 { .. }
             | SittingError::Load(_)
             | SittingError::OtherPool { .. }
-            | SittingError::KeyMismatch
-            | SittingError::NoOrganisation
-            | SittingError::Unsealed
-            | SittingError::PoolSeal(_)
-            | SittingError::PoolSpent { .. }
-            | SittingError::NotAnOrganisationSitting(_)
-            | SittingError::NotClosed(_) => "exam_pool_refused",
+            | SittingError::KeyMismatch => "exam_pool_refused",
+            SittingError::OrgPool(e) => e.code(),
             _ => "exam_refused",
         }
     }
@@ -361,7 +321,8 @@ pub fn submit(
     if open.held.contains_key(arbiter_id) {
         return Err(SittingError::AlreadyHeld(arbiter_id.to_owned()).into());
     }
-    crate::org_pools::may_sit(open, arbiter_id, &arbiter.registration.organisation)?;
+    crate::org_pools::may_sit(open, arbiter_id, &arbiter.registration.organisation)
+        .map_err(SittingError::from)?;
     let key = crate::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
     let asked = open.asked(arbiter_id, &key)?;
     let seed = open.seed(&key);
@@ -458,9 +419,7 @@ pub fn reveal(
             open: Some(open.number),
         });
     }
-    if open.organisation.is_some() && open.closed_log_index.is_none() {
-        return Err(SittingError::NotClosed(open.number));
-    }
+    crate::org_pools::may_reveal(open)?;
     let exam = load_exam(&k.exam)?;
     let revealed = PublicPool::of(&exam).id();
     if revealed != open.pool_id {
@@ -807,6 +766,43 @@ impl Pools {
     /// The held pool a sitting sealed.
     pub fn for_sitting(&self, sitting: &Sitting) -> Option<&PrivatePool> {
         self.pools.iter().find(|p| p.public_id == sitting.pool_id)
+    }
+
+    /// What `organisation`'s replica, holding these pools, offers for sitting `number`
+    /// (unsigned: the shell signs it with the replica's log key): its first pool never
+    /// sealed in this group, for the sitting that comes next in its own applied state
+    /// (`org_pools`).
+    pub fn offer(
+        &self,
+        state: &State,
+        organisation: &str,
+        number: u32,
+    ) -> Result<SealedPool, OfferRefusal> {
+        crate::org_pools::offerable(state, number)?;
+        let spent = |id: &str| state.exam_sittings.iter().any(|s| s.pool_id == id);
+        let pool = self
+            .pools
+            .iter()
+            .find(|p| !spent(&p.public_id))
+            .ok_or(OfferRefusal::NoPool)?;
+        Ok(SealedPool {
+            organisation: Some(organisation.to_owned()),
+            ..pool.sealed()
+        })
+    }
+
+    /// The reveal `organisation`'s replica hands over for sitting `number`: only once the
+    /// sitting is its organisation's, open and closed to answers in its own applied state.
+    pub fn key_for(
+        &self,
+        state: &State,
+        organisation: &str,
+        number: u32,
+    ) -> Result<KeyReveal, OfferRefusal> {
+        let sitting = crate::org_pools::closed_sitting_of(state, organisation, number)?;
+        self.for_sitting(sitting)
+            .map(|p| p.reveal(number))
+            .ok_or(OfferRefusal::NotHeld(number))
     }
 }
 

@@ -23,16 +23,66 @@
 
 use std::collections::BTreeSet;
 
-use panel_federation::pool_seal::PoolSealed;
+use panel_federation::pool_seal::{PoolSealError, PoolSealed};
 use sha2::{Digest, Sha256};
 
-use crate::exam_sitting::{KeyReveal, Pools, SealedPool, SittingError, open_sitting};
-use crate::log::exam_pool::SittingClose;
+use crate::log::exam_pool::{SealedPool, SittingClose};
 use crate::model::State;
 use crate::model::sitting::Sitting;
 
 /// Domain tag of an organisation sitting's token key.
 pub const TOKEN_KEY_DOMAIN: &[u8] = b"crucible-panel/exam/org-token-key/v1\0";
+
+/// Why an organisation pool's seal, sitting or close is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OrgPoolError {
+    #[error(
+        "this group examines from organisation pools (rule set 21: a charter whose log is \
+         signed by a quorum, not a practice group): the pool must name the member \
+         organisation whose replica offered it, with that replica's seal"
+    )]
+    NoOrganisation,
+    #[error(
+        "the organisation pool carries no seal: its organisation's replica signs the \
+         sitting, pool id and key commitment (Replica.OfferExamPool)"
+    )]
+    Unsealed,
+    #[error(transparent)]
+    Seal(#[from] PoolSealError),
+    #[error(
+        "pool {pool_id} was already sealed by sitting {sitting}: an organisation's pool is \
+         sealed once; offer a fresh one"
+    )]
+    Spent { pool_id: String, sitting: u32 },
+    #[error(
+        "{arbiter_id} is an arbiter of {organisation}, whose pool this sitting is: its \
+         operators hold the answers, so it sits another organisation's sitting"
+    )]
+    OwnPool {
+        arbiter_id: String,
+        organisation: String,
+    },
+    #[error("sitting {0} is closed to answers: the arbiter sits the next sitting")]
+    Closed(u32),
+    #[error(
+        "sitting {0} is an organisation's sitting that still takes answers: its key is \
+         revealed only after a CloseExamSitting"
+    )]
+    NotClosed(u32),
+    #[error("no organisation's sitting {0} is open to close")]
+    NothingToClose(u32),
+}
+
+impl OrgPoolError {
+    /// The refusal code: the pool's or the step's (`exam_pool_refused`), or the arbiter's
+    /// answers' (`exam_refused`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            OrgPoolError::OwnPool { .. } | OrgPoolError::Closed(_) => "exam_refused",
+            _ => "exam_pool_refused",
+        }
+    }
+}
 
 /// Whether this group's sittings must come from organisation pools: rule set 21, a charter
 /// whose log is signed by a quorum of organisations, and not a practice group (which may
@@ -50,14 +100,14 @@ pub fn check_seal(
     state: &State,
     number: u32,
     sealed: &SealedPool,
-) -> Result<Option<String>, SittingError> {
+) -> Result<Option<String>, OrgPoolError> {
     let organisation = match &sealed.organisation {
         Some(o) if state.rules >= crate::rules::ORG_POOLS => o,
-        _ if required(state) => return Err(SittingError::NoOrganisation),
+        _ if required(state) => return Err(OrgPoolError::NoOrganisation),
         _ => return Ok(None),
     };
-    let charter = state.charter.as_ref().ok_or(SittingError::NoOrganisation)?;
-    let line = sealed.seal.as_deref().ok_or(SittingError::Unsealed)?;
+    let charter = state.charter.as_ref().ok_or(OrgPoolError::NoOrganisation)?;
+    let line = sealed.seal.as_deref().ok_or(OrgPoolError::Unsealed)?;
     let pool_id = sealed.public.id();
     PoolSealed {
         sitting: number,
@@ -66,7 +116,7 @@ pub fn check_seal(
     }
     .check(charter, organisation, line)?;
     if let Some(earlier) = state.exam_sittings.iter().find(|s| s.pool_id == pool_id) {
-        return Err(SittingError::PoolSpent {
+        return Err(OrgPoolError::Spent {
             pool_id,
             sitting: earlier.number,
         });
@@ -93,45 +143,50 @@ pub fn may_sit(
     sitting: &Sitting,
     arbiter_id: &str,
     organisation: &str,
-) -> Result<(), SittingError> {
+) -> Result<(), OrgPoolError> {
     if sitting.organisation.as_deref() == Some(organisation) {
-        return Err(SittingError::OwnPool {
+        return Err(OrgPoolError::OwnPool {
             arbiter_id: arbiter_id.to_owned(),
             organisation: organisation.to_owned(),
         });
     }
     if sitting.closed_log_index.is_some() {
-        return Err(SittingError::Closed(sitting.number));
+        return Err(OrgPoolError::Closed(sitting.number));
     }
     Ok(())
 }
 
-/// `CloseExamSitting`: ends the answers of the open organisation sitting.
+/// Whether `sitting`'s key may be revealed: an organisation's sitting only once closed.
+pub fn may_reveal(sitting: &Sitting) -> Result<(), OrgPoolError> {
+    match (&sitting.organisation, sitting.closed_log_index) {
+        (Some(_), None) => Err(OrgPoolError::NotClosed(sitting.number)),
+        _ => Ok(()),
+    }
+}
+
+/// The open sitting, read from the rows (the newest, until its reveal).
+fn open(state: &State) -> Option<&Sitting> {
+    state.exam_sittings.last().filter(|s| s.revealed.is_none())
+}
+
+/// `CloseExamSitting`: ends the answers of the open organisation sitting `c.sitting`.
 pub fn close(
     state: &mut State,
     log_index: u64,
     c: &SittingClose,
-) -> Result<crate::reply::SittingClosedReply, SittingError> {
-    let open = open_sitting(state).ok_or(SittingError::NoneOpen)?;
-    if open.number != c.sitting {
-        return Err(SittingError::NotOpen {
-            got: c.sitting,
-            open: Some(open.number),
-        });
-    }
-    if open.organisation.is_none() {
-        return Err(SittingError::NotAnOrganisationSitting(open.number));
-    }
+) -> Result<crate::reply::SittingClosedReply, OrgPoolError> {
+    let open = state
+        .exam_sittings
+        .last_mut()
+        .filter(|s| s.revealed.is_none() && s.number == c.sitting && s.organisation.is_some())
+        .ok_or(OrgPoolError::NothingToClose(c.sitting))?;
     if open.closed_log_index.is_some() {
-        return Err(SittingError::Closed(open.number));
+        return Err(OrgPoolError::Closed(open.number));
     }
-    let held = open.held.len();
-    if let Some(open) = state.exam_sittings.last_mut() {
-        open.closed_log_index = Some(log_index);
-    }
+    open.closed_log_index = Some(log_index);
     Ok(crate::reply::SittingClosedReply {
         sitting: c.sitting,
-        held,
+        held: open.held.len(),
     })
 }
 
@@ -200,46 +255,30 @@ impl OfferRefusal {
     }
 }
 
-/// What `organisation`'s replica, holding `pools`, offers for sitting `number` (unsigned:
-/// the shell signs it with the replica's log key): its first pool never sealed in this
-/// group, for the sitting that comes next in its own applied state.
-pub fn offer(
-    state: &State,
-    pools: &Pools,
-    organisation: &str,
-    number: u32,
-) -> Result<SealedPool, OfferRefusal> {
-    if let Some(open) = open_sitting(state) {
+/// Checks that sitting `number` is the next one in `state` with none open: the sitting an
+/// organisation's replica may offer a pool for.
+pub fn offerable(state: &State, number: u32) -> Result<(), OfferRefusal> {
+    if let Some(open) = open(state) {
         return Err(OfferRefusal::StillOpen { open: open.number });
     }
-    let next = crate::exam_sitting::next_sitting_number(state);
+    let next = state.exam_sittings.last().map_or(1, |s| s.number + 1);
     if number != next {
         return Err(OfferRefusal::NotNext {
             asked: number,
             next,
         });
     }
-    let spent = |id: &str| state.exam_sittings.iter().any(|s| s.pool_id == id);
-    let pool = pools
-        .pools
-        .iter()
-        .find(|p| !spent(&p.public_id))
-        .ok_or(OfferRefusal::NoPool)?;
-    Ok(SealedPool {
-        organisation: Some(organisation.to_owned()),
-        ..pool.sealed()
-    })
+    Ok(())
 }
 
-/// The reveal `organisation`'s replica hands over for sitting `number`: only once the
-/// sitting is its organisation's, open and closed to answers in its own applied state.
-pub fn key_for(
-    state: &State,
-    pools: &Pools,
+/// The open sitting `number`, if it is `organisation`'s and closed to answers: the only
+/// sitting whose key that organisation's replica hands over.
+pub fn closed_sitting_of<'a>(
+    state: &'a State,
     organisation: &str,
     number: u32,
-) -> Result<KeyReveal, OfferRefusal> {
-    let open = open_sitting(state)
+) -> Result<&'a Sitting, OfferRefusal> {
+    let open = open(state)
         .filter(|o| o.number == number)
         .ok_or(OfferRefusal::NotOpen(number))?;
     if open.organisation.as_deref() != Some(organisation) {
@@ -251,21 +290,18 @@ pub fn key_for(
     if open.closed_log_index.is_none() {
         return Err(OfferRefusal::NotClosed(number));
     }
-    pools
-        .for_sitting(open)
-        .map(|p| p.reveal(number))
-        .ok_or(OfferRefusal::NotHeld(number))
+    Ok(open)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::command::InternalCommand;
-    use crate::exam_sitting::PrivatePool;
     use crate::exam_sitting::tests::{
         T0, V2, applied, by_gold, key, motion_key, refused, registered, reveal_cmd, sit_sealed,
         write,
     };
+    use crate::exam_sitting::{Pools, PrivatePool, open_sitting};
     use calibration::exam::load_exam;
     use panel_federation::{Fingerprint, LogIdentity, Organisation, ReplicaEntry};
     use panel_tlog::NoteSigner;
@@ -462,7 +498,7 @@ mod tests {
             "CloseExamSitting",
         );
         assert_eq!(
-            key_for(&s, &pools, "org-1", 1),
+            pools.key_for(&s, "org-1", 1),
             Err(OfferRefusal::NotClosed(1))
         );
         applied(write(&mut s, 14, T0, close_cmd(1)));
@@ -475,10 +511,10 @@ mod tests {
         refused(sit_as(&mut s, 16, 2), "exam_refused", "closed to answers");
         // Only org-1's replica holds the key, and hands it only for its own sitting.
         assert!(matches!(
-            key_for(&s, &pools, "org-2", 1),
+            pools.key_for(&s, "org-2", 1),
             Err(OfferRefusal::NotOurs { .. })
         ));
-        let reveal = key_for(&s, &pools, "org-1", 1).expect("closed: handed over");
+        let reveal = pools.key_for(&s, "org-1", 1).expect("closed: handed over");
         let out = applied(write(
             &mut s,
             17,
@@ -504,10 +540,10 @@ mod tests {
         let pools = pools();
         let mut s = group();
         assert_eq!(
-            offer(&s, &pools, "org-1", 2),
+            pools.offer(&s, "org-1", 2),
             Err(OfferRefusal::NotNext { asked: 2, next: 1 })
         );
-        let offered = offer(&s, &pools, "org-1", 1).expect("offered");
+        let offered = pools.offer(&s, "org-1", 1).expect("offered");
         assert_eq!(offered.organisation.as_deref(), Some("org-1"));
         assert_eq!(offered.public.id(), private_pool().public_id);
         applied(write(
@@ -517,22 +553,19 @@ mod tests {
             sealed_by(&private_pool(), 1, "org-1", 1),
         ));
         assert_eq!(
-            offer(&s, &pools, "org-1", 2),
+            pools.offer(&s, "org-1", 2),
             Err(OfferRefusal::StillOpen { open: 1 })
         );
         let mut closed = s.clone();
         applied(write(&mut closed, 11, T0, close_cmd(1)));
-        let reveal = key_for(&closed, &pools, "org-1", 1).expect("key");
+        let reveal = pools.key_for(&closed, "org-1", 1).expect("key");
         applied(write(
             &mut closed,
             12,
             T0,
             InternalCommand::RevealExamKey(Box::new(reveal)),
         ));
-        assert_eq!(
-            offer(&closed, &pools, "org-1", 2),
-            Err(OfferRefusal::NoPool)
-        );
+        assert_eq!(pools.offer(&closed, "org-1", 2), Err(OfferRefusal::NoPool));
     }
 
     /// Pools rotate among the organisations, and an organisation is asked only when a due

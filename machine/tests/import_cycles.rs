@@ -39,7 +39,14 @@ fn module_of(root: &Path, file: &Path) -> String {
 
 /// The code of a file without comments and without its unit-test module.
 fn code(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests") {
+    let test_module = [
+        "#[cfg(test)]\nmod tests",
+        "#[cfg(test)]\npub(crate) mod tests",
+    ]
+    .iter()
+    .filter_map(|m| text.find(m))
+    .min();
+    let text = match test_module {
         Some(i) => &text[..i],
         None => text,
     };

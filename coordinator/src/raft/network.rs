@@ -554,7 +554,7 @@ impl Replica for ReplicaService {
         let sitting = request.into_inner().sitting;
         let mut sealed = self
             .sm
-            .read(|a| panel_machine::org_pools::offer(&a.state, pools, &organisation, sitting))
+            .read(|a| pools.offer(&a.state, &organisation, sitting))
             .map_err(offer_status)?;
         let pool_id = sealed.public.id();
         sealed.seal = Some(
@@ -580,7 +580,7 @@ impl Replica for ReplicaService {
         let sitting = request.into_inner().sitting;
         let reveal = self
             .sm
-            .read(|a| panel_machine::org_pools::key_for(&a.state, pools, &organisation, sitting))
+            .read(|a| pools.key_for(&a.state, &organisation, sitting))
             .map_err(offer_status)?;
         Ok(Response::new(crate::pb::replica::ExamPoolKeyReply {
             exam: reveal.exam,

@@ -266,7 +266,9 @@ pub fn apply(
             &crate::exam_sitting::reveal(state, (ctx.log_index, ctx.time_ms), k)?,
         )),
         Command::Internal(InternalCommand::CloseExamSitting(c)) => {
-            Ok(to_value(&crate::org_pools::close(state, ctx.log_index, c)?))
+            let closed = crate::org_pools::close(state, ctx.log_index, c)
+                .map_err(crate::exam_sitting::SittingError::from)?;
+            Ok(to_value(&closed))
         }
         Command::Internal(InternalCommand::AdoptCharter(charter)) => {
             federation::adopt_charter(state, charter)

@@ -101,7 +101,7 @@ fn own_offer(s: &Shared, number: u32, organisation: &str) -> Option<SealedPool> 
     let pools = s.opts.exam_pools.as_deref()?;
     let key = s.opts.seal_key.as_ref()?;
     let mut pool =
-        s.sm.read(|a| panel_machine::org_pools::offer(&a.state, pools, organisation, number))
+        s.sm.read(|a| pools.offer(&a.state, organisation, number))
             .map_err(|e| info!("this replica offers no pool: {e}"))
             .ok()?;
     let pool_id = pool.public.id();
