@@ -13,7 +13,7 @@ use panel_machine::acceptance::{Acceptance, Decision, Outcome};
 use panel_machine::command::Query;
 use panel_machine::debates::DebateRecord;
 use panel_machine::model::{Motion, MotionStatus};
-use panel_machine::query::{DebateMotionsReply, DebateReply};
+use panel_machine::query::{AppealCreditsReply, DebateMotionsReply, DebateReply};
 
 use crate::chrome::Chrome;
 use crate::error::DashError;
@@ -52,16 +52,109 @@ pub async fn page(
             debate_id: debate_id.to_string(),
         })
         .await?;
-    render(debate_id, &record, &ms.motions, page, chrome)
+    let credits: AppealCreditsReply = src
+        .read(&Query::AppealCredits {
+            debate_id: Some(debate_id.to_string()),
+        })
+        .await?;
+    let credits = appeal_credits(&credits, now_ms());
+    render(debate_id, &record, &ms.motions, page, chrome, &credits)
 }
 
-/// The page of debate `id`, with its `motions` in opening order.
+/// The reader's clock, for the balances as they stand now (display only).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// What appeals cost here (docs/PANEL.md "Funded appeals"): the terms, each organisation's
+/// balance at `now_ms`, and the deposits this debate's appeals hold or held.
+fn appeal_credits(c: &AppealCreditsReply, now_ms: u64) -> String {
+    let mut s = String::from("<h3 id=\"appeal-credits\">Appeal credits</h3>");
+    if !c.funded {
+        s.push_str(
+            "<p class=\"muted\">Appeals are not funded in this group (rule set 19 is not in force): an appeal costs nothing.</p>",
+        );
+        return s;
+    }
+    let t = &c.terms;
+    let _ = write!(
+        s,
+        "<p>A debate's first appeal costs its appellant's organisation {} credit(s), each later round twice the one before; an organisation holds at most {}, and gets {} more every {} h. A won appeal gets its deposit back with half again; a lost one forfeits it.</p>",
+        t.deposit,
+        t.cap,
+        t.per_period,
+        t.period_ms / 3_600_000
+    );
+    s.push_str("<table>");
+    s.push_str(&head(&["organisation", "balance now", "next credit"]));
+    for o in &c.organisations {
+        let (balance, next) = match &o.credits {
+            Some(credits) => {
+                let now = credits.at(t, now_ms);
+                let next = if now.balance >= t.cap {
+                    "full".to_string()
+                } else {
+                    format!("at {} (unix ms)", now.next_at_ms(t))
+                };
+                (now.balance, next)
+            }
+            None => (t.cap, "full (never charged)".to_string()),
+        };
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{balance}</td><td>{}</td></tr>",
+            escape(&o.organisation),
+            escape(&next)
+        );
+    }
+    s.push_str("</table>");
+    if c.deposits.is_empty() {
+        s.push_str("<p class=\"muted\">No deposit held or settled on this debate.</p>");
+        return s;
+    }
+    s.push_str("<table>");
+    s.push_str(&head(&[
+        "appeal",
+        "round",
+        "organisation",
+        "appellant",
+        "deposit",
+        "state",
+        "returned",
+    ]));
+    for d in &c.deposits {
+        let state = match d.state {
+            panel_machine::model::appeal_credits::DepositState::Held => "held",
+            panel_machine::model::appeal_credits::DepositState::Returned => "returned (won)",
+            panel_machine::model::appeal_credits::DepositState::Forfeited => "forfeited",
+        };
+        let _ = write!(
+            s,
+            "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{state}</td><td>{}</td></tr>",
+            anchor(&d.appeal_id),
+            escape(&d.appeal_id),
+            d.round,
+            escape(&d.organisation),
+            escape(&d.author),
+            d.amount,
+            d.returned
+        );
+    }
+    s.push_str("</table>");
+    s
+}
+
+/// The page of debate `id`, with its `motions` in opening order and its appeal `credits`
+/// section ([`appeal_credits`]) after the appeals.
 pub fn render(
     id: &str,
     record: &DebateRecord,
     motions: &[Motion],
     page: usize,
     chrome: &Chrome,
+    credits: &str,
 ) -> Result<String, DashError> {
     let paging = Paging {
         number: page,
@@ -80,6 +173,7 @@ pub fn render(
     body.push_str(&debate_card(id, &record.debate, record.open.len()));
     body.push_str(&claims(&record.debate, &asked));
     body.push_str(&challenges_and_appeals(&record.debate, &asked));
+    body.push_str(credits);
     body.push_str(&seats(motions));
     let _ = write!(
         body,
@@ -356,7 +450,7 @@ mod tests {
             .map(|n| merge_motion(n, "v9", MotionStatus::Open))
             .collect();
         ms[1] = merge_motion(1, "v1", yes);
-        let html = render(&id, &r, &ms, 1, &Chrome::default()).expect("page");
+        let html = render(&id, &r, &ms, 1, &Chrome::default(), "").expect("page");
         assert!(
             !html.contains("<i>") && !html.contains("<b>claim"),
             "escaped"
@@ -378,9 +472,81 @@ mod tests {
             "page 1 has the newest 50"
         );
         assert!(html.contains(&format!("href=\"/debates/{id}?page=2#motions\"")));
-        let html = render(&id, &r, &ms, 2, &Chrome::default()).expect("page 2");
+        let html = render(&id, &r, &ms, 2, &Chrome::default(), "").expect("page 2");
         assert!(html.contains("href=\"/motions/mot-2\"") && html.contains("No appeals filed"));
-        let e = render(&id, &r, &ms, 3, &Chrome::default()).expect_err("past the end");
+        let e = render(&id, &r, &ms, 3, &Chrome::default(), "").expect_err("past the end");
         assert_eq!(e.status().as_u16(), 400);
+    }
+
+    /// The appeal credits section shows what an appeal costs, each organisation's balance
+    /// as it stands at the reader's clock (a charged one refills by the period), and the
+    /// debate's deposits with what became of them.
+    #[test]
+    fn appeal_credits_show_balances_and_deposits() {
+        use panel_machine::model::appeal_credits::{
+            AppealTerms, Deposit, DepositState, OrgCredits,
+        };
+        use panel_machine::query::OrgBalance;
+        let terms = AppealTerms {
+            cap: 8,
+            per_period: 1,
+            period_ms: 86_400_000,
+            deposit: 2,
+        };
+        let deposit = |appeal: &str, round, amount, state, returned| Deposit {
+            debate_id: "deb_1".into(),
+            appeal_id: appeal.into(),
+            author: "<ann>".into(),
+            organisation: "north".into(),
+            round,
+            amount,
+            state,
+            filed_log_index: 3,
+            won: state == DepositState::Returned,
+            returned,
+            settled_log_index: None,
+        };
+        let c = AppealCreditsReply {
+            terms,
+            funded: true,
+            organisations: vec![
+                OrgBalance {
+                    organisation: "north".into(),
+                    credits: Some(OrgCredits {
+                        balance: 2,
+                        anchor_ms: 0,
+                    }),
+                },
+                OrgBalance {
+                    organisation: "south".into(),
+                    credits: None,
+                },
+            ],
+            deposits: vec![
+                deposit("app_1", 1, 2, DepositState::Returned, 3),
+                deposit("app_2", 2, 4, DepositState::Held, 0),
+            ],
+        };
+        // Two days after north's anchor: two credits added to its 2.
+        let html = appeal_credits(&c, 2 * 86_400_000 + 5);
+        assert!(
+            html.contains("costs its appellant's organisation 2 credit(s)"),
+            "{html}"
+        );
+        assert!(html.contains("<td>north</td><td>4</td>"), "{html}");
+        assert!(
+            html.contains("<td>south</td><td>8</td><td>full (never charged)</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("returned (won)") && html.contains("<td>held</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("&lt;ann&gt;") && !html.contains("<ann>"),
+            "escaped"
+        );
+        let unfunded = AppealCreditsReply { funded: false, ..c };
+        assert!(appeal_credits(&unfunded, 0).contains("not funded"));
     }
 }
