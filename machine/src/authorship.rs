@@ -9,7 +9,8 @@
 //! `"crucible-panel/contribution/v1\0"`, then u16-length-prefixed UTF-8 debate id, author,
 //! side, model family (empty when none) and client id, the u64 request id, and the 32-byte
 //! SHA-256 of the contribution's compact JSON as this crate serializes it
-//! ([`contribution_digest`]). The client and request ids are signed so that a captured
+//! ([`contribution_digest`]), followed by [`RANDOM_SAMPLE_TAG`] only when the write asks for
+//! a random-sample appeal. The client and request ids are signed so that a captured
 //! signed write cannot be replayed as a new write: a replay with the same ids is the same
 //! write (deduplicated), and new ids break the signature.
 
@@ -24,6 +25,11 @@ pub use crate::log::contributor_signature::ContributorSignature;
 
 /// Domain tag of contributor-signed writes, layout version 1.
 pub const CONTRIBUTION_TAG_V1: &[u8] = b"crucible-panel/contribution/v1\0";
+
+/// Appended to the signed bytes of a write that asks for a random-sample appeal, so the
+/// request cannot be added or stripped without the author's key (absent otherwise, so
+/// earlier signatures still verify).
+pub const RANDOM_SAMPLE_TAG: &[u8] = b"random-sample\0";
 
 /// The key an author name is bound to, as the replicated state records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,6 +123,9 @@ pub fn signed_bytes(
     text(&mut buf, "client_id", client_id)?;
     buf.extend_from_slice(&request_id.to_be_bytes());
     buf.extend_from_slice(&contribution_digest(sub)?);
+    if sub.random_sample {
+        buf.extend_from_slice(RANDOM_SAMPLE_TAG);
+    }
     Ok(buf)
 }
 
@@ -231,6 +240,7 @@ mod tests {
             },
             hints: Default::default(),
             signature: None,
+            random_sample: false,
         }
     }
 

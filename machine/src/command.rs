@@ -694,6 +694,11 @@ pub struct ContributionSubmission {
     /// has signed, every later write under that name must be signed by the same key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<crate::log::contributor_signature::ContributorSignature>,
+    /// For an appeal (rule set [`SAMPLE_APPEALS`](crate::rules::SAMPLE_APPEALS)): put it to
+    /// a panel drawn at random from the whole admitted population, not the debate's
+    /// declared arbiters (`sample_appeals.rs`). Signed with the write when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_sample: bool,
 }
 
 /// A participant's request for a motion.

@@ -97,6 +97,10 @@ pub struct DebateRecord {
     /// confirmed that it rules against its declaration.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fitted_stances: BTreeMap<String, Stance>,
+    /// Appeals put to a random sample of the whole admitted population
+    /// (`sample_appeals.rs`, rule set 22).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub sample_appeals: BTreeSet<String>,
 }
 
 /// An arbiter's stance for one debate, as its signed declaration set it.
@@ -529,6 +533,7 @@ pub fn create(
         declared_stances: BTreeMap::new(),
         prior_checks: BTreeMap::new(),
         fitted_stances: BTreeMap::new(),
+        sample_appeals: BTreeSet::new(),
     }
 }
 

@@ -51,6 +51,7 @@ pub mod run_convener;
 pub mod run_deadlocks;
 pub mod run_roles;
 pub mod runs;
+pub mod sample_appeals;
 pub mod signed_motion;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = ORG_POOLS;
+pub const CURRENT: u32 = SAMPLE_APPEALS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -134,6 +134,13 @@ pub const MOTION_SEALS: u32 = 20;
 /// it, and its key is revealed only after a logged close ends the answers
 /// (`org_pools.rs`; docs/coordinator/state-machine.md "Organisation pools").
 pub const ORG_POOLS: u32 = 21;
+
+/// From this level on, an appellant may ask for a random-sample appeal: the appeal is put
+/// to a panel drawn at random from the whole admitted population under registered stances,
+/// not from the arbiters who declared for the debate, so a self-selected panel's outcome
+/// can be overturned by a sample that disagrees (`sample_appeals.rs`; docs/PANEL.md
+/// "Random-sample appeals").
+pub const SAMPLE_APPEALS: u32 = 22;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -69,6 +69,7 @@ fn definition(debate: &str, author: &str, text: &str) -> ContributionSubmission 
         },
         hints: Default::default(),
         signature: None,
+        random_sample: false,
     }
 }
 

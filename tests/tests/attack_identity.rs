@@ -276,6 +276,7 @@ fn definition(
         },
         hints: Default::default(),
         signature: None,
+        random_sample: false,
     };
     if let Some(k) = signer {
         sub.signature = Some(

@@ -495,6 +495,7 @@ pub(crate) async fn submit(
         contribution,
         hints,
         signature: None,
+        random_sample: false,
     };
     if let Some(key) = author.key {
         let (client_id, request_id) = panel.coordinators.next_ids();

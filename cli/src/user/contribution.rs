@@ -239,6 +239,11 @@ pub enum Cmd {
         /// A citation "SOURCE|URL|TIER", repeatable (needed for A1 and A3).
         #[arg(long = "cite", value_name = "SOURCE|URL|TIER", value_parser = parse_citation)]
         cite: Vec<Citation>,
+        /// Put the appeal to a panel drawn at random from the whole admitted population,
+        /// not from the arbiters who declared for the debate (docs/PANEL.md
+        /// "Random-sample appeals").
+        #[arg(long)]
+        random_sample: bool,
     },
 }
 
@@ -318,6 +323,7 @@ impl Cmd {
                 justification,
                 target,
                 cite,
+                random_sample: _,
             } => (
                 who,
                 Contribution::Appeal {
@@ -351,6 +357,13 @@ pub fn print_violations(violations: &[Violation]) {
 }
 
 pub fn run(cmd: Cmd) -> Result<ExitCode> {
+    let random_sample = matches!(
+        cmd,
+        Cmd::Appeal {
+            random_sample: true,
+            ..
+        }
+    );
     let (who, c) = cmd.split();
     let side = who.side.side().as_str();
     if who.author.trim().is_empty() {
@@ -377,6 +390,7 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
         contribution: c,
         hints: Default::default(),
         signature: None,
+        random_sample,
     };
     if let Some(path) = &who.key {
         let key = panel_node::keyfile::load_key(path)

@@ -76,6 +76,17 @@ async fn contribute(
     by: Option<pb::Authored>,
     contribution: Contribution,
 ) -> Result<Response<pb::WriteReply>, Status> {
+    contribute_as(replica, caller, by, contribution, false).await
+}
+
+/// [`contribute`], an appeal put to a random sample when `random_sample`.
+async fn contribute_as(
+    replica: &Arc<Replica>,
+    caller: &Caller,
+    by: Option<pb::Authored>,
+    contribution: Contribution,
+    random_sample: bool,
+) -> Result<Response<pb::WriteReply>, Status> {
     let by = by.ok_or_else(|| missing("by (the author, debate and side of the write)"))?;
     if by.author.trim().is_empty() {
         return Err(missing("by.author"));
@@ -93,6 +104,7 @@ async fn contribute(
         contribution,
         hints: Default::default(),
         signature,
+        random_sample,
     };
     write(
         replica,
@@ -304,7 +316,7 @@ impl Debates for DebatesService {
             evidence: citations(r.evidence),
             target_thread_ids: r.target_thread_ids,
         };
-        contribute(&self.0, &caller, r.by, c).await
+        contribute_as(&self.0, &caller, r.by, c, r.random_sample).await
     }
 
     async fn reissue_verdict(

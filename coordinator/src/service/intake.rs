@@ -645,6 +645,7 @@ mod tests {
                 },
             },
             hints: Default::default(),
+            random_sample: false,
         }))
     }
 

@@ -95,6 +95,7 @@ pub(super) fn contribute(
             .into());
         }
     }
+    crate::sample_appeals::check(sub, state.rules)?;
     let quote = appeal_quote(state, ctx, sub)?;
     let rec = debate_mut(state, &sub.debate_id)?;
     let appeals_before = rec.debate.appeals.len();
@@ -149,6 +150,11 @@ pub(super) fn contribute(
         )),
         _ => None,
     };
+    if sub.random_sample
+        && let Some(rec) = state.debates.get_mut(&sub.debate_id)
+    {
+        rec.sample_appeals.extend(filed.iter().cloned());
+    }
     for appeal_id in filed {
         crate::finality::on_appeal_filed(state, &sub.debate_id, &appeal_id, at);
     }
@@ -318,7 +324,7 @@ fn open_question(
         min_per_stance: rec.min_per_stance,
         contributors: excluded,
         author_model_family: rec.author_family_for(&t.question),
-        policy: Some(rec.policy.clone()),
+        policy: Some(crate::sample_appeals::drawing_policy(rec, &t.question)),
         question: Some(t.question.clone()),
         projection: Some(t.projection.clone()),
         expected: t.expected,

@@ -129,6 +129,8 @@ pub enum ApplyError {
     /// Boxed: a shortfall names its whole schedule, and every `Result` carries the size.
     #[error("appeal refused: {0}")]
     AppealCredits(Box<crate::appeal_credits::AppealCreditError>),
+    #[error(transparent)]
+    SampleAppeal(#[from] crate::sample_appeals::SampleAppealError),
     #[error(
         "only {available} eligible arbiters are seated under stance {stance:?} on debate {debate}, {needed} needed: under this debate's policy an arbiter is seated only under the stance it declared for the debate ({declared} arbiter(s) declared one so far; admitted without a declaration: {}). Each arbiter declares with `panel arbiter declare --id ID --key-file FILE --debate {debate} --stance A|B` (a node declares by itself from its node.toml [[stances]]), or admit more arbiters",
         list_or_none(undeclared)
@@ -212,6 +214,7 @@ impl ApplyError {
             ApplyError::DuplicateRuling(_) => "duplicate_ruling",
             ApplyError::Ruling(_) => "bad_ruling",
             ApplyError::Draw(_) | ApplyError::Undeclared { .. } => "draw_failed",
+            ApplyError::SampleAppeal(_) => "random_sample_refused",
             ApplyError::BadStateHash(_) => "bad_state_hash",
             ApplyError::Debate(e) => e.code(),
             ApplyError::Exam(_) => "exam_refused",

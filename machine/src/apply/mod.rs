@@ -20,6 +20,8 @@ mod motions;
 mod notes;
 mod precedent;
 mod runs;
+#[cfg(test)]
+mod sample_appeals_tests;
 
 pub use crate::model::ApplyCtx;
 pub use error::{ApplyError, RevocationError, RotationError, RoundError, UNDECLARED_NAMED};

@@ -283,6 +283,7 @@ fn claim(failover: &Failover, author: &Author, debate: &str, i: usize) -> Result
             relevance: Some(1.0),
         },
         signature: None,
+        random_sample: false,
     };
     let (client_id, request_id) = failover.next_ids();
     sub.signature = Some(panel_coordinator::authorship::sign(
