@@ -17,6 +17,10 @@
 //! <replica>/log.key           that replica's own log key (`--log-key`)
 //! ```
 //!
+//! Afterwards [`identity::issue_one`] issues one more identity into such a folder
+//! (`panel pki issue`), and [`joining::init`] writes a joining organisation's own folder
+//! in the same layout (`panel org init`).
+//!
 //! The log is a quorum log whenever replicas of two or more organisations are planned:
 //! each replica signs checkpoints with its own key, and a checkpoint is the log's only with
 //! the signatures of a majority (at least two) of those organisations (docs/SECURITY.md
@@ -41,6 +45,11 @@ use panel_federation::{
 };
 use sha2::{Digest, Sha256};
 
+pub mod identity;
+pub mod joining;
+
+/// The folder of the organisations' authorities and keys under an issued folder.
+pub const ORGS_DIR: &str = "orgs";
 /// The file every issued folder's charter is written to.
 pub const CHARTER_FILE: &str = "charter.json";
 /// The cluster's motion key under the issued folder.
@@ -65,10 +74,15 @@ pub fn witness_name(org: &str) -> String {
 /// What an identity is for; replicas and operators are pinned in the charter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
-    Replica { id: u64 },
+    Replica {
+        id: u64,
+    },
     Operator,
     Node,
     Client,
+    /// An organisation's witness, where it serves behind TLS (its charter identity is its
+    /// cosigning key, `orgs/<org>/witness.key`).
+    Witness,
 }
 
 impl Kind {
@@ -78,6 +92,7 @@ impl Kind {
             Kind::Operator => "operator",
             Kind::Node => "node",
             Kind::Client => "client",
+            Kind::Witness => "witness",
         }
     }
 }
@@ -252,23 +267,79 @@ fn name(common: &str, organisation: &str) -> DistinguishedName {
     dn
 }
 
-fn authority(org: &str) -> Result<(CertifiedIssuer<'static, KeyPair>, String), TransportError> {
+/// The certificate profile of organisation `org`'s authority.
+fn authority_params(org: &str) -> CertificateParams {
     let mut params = CertificateParams::default();
-    params.distinguished_name = name(&format!("{org} authority"), org);
+    params.distinguished_name = name(&authority_name(org), org);
     params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
     params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
         KeyUsagePurpose::CrlSign,
         KeyUsagePurpose::DigitalSignature,
     ];
+    params
+}
+
+/// The common name of organisation `org`'s authority certificate.
+fn authority_name(org: &str) -> String {
+    format!("{org} authority")
+}
+
+fn authority(org: &str) -> Result<(CertifiedIssuer<'static, KeyPair>, String), TransportError> {
     let key = KeyPair::generate()?;
     let key_pem = key.serialize_pem();
-    Ok((CertifiedIssuer::self_signed(params, key)?, key_pem))
+    Ok((
+        CertifiedIssuer::self_signed(authority_params(org), key)?,
+        key_pem,
+    ))
+}
+
+/// The authority key file of an organisation, beside its `ca.pem` under `orgs/<org>/`.
+pub const AUTHORITY_KEY_FILE: &str = "ca.key";
+
+/// A founded organisation: its authority, its charter entry and its witness's entry.
+type Founded = (
+    CertifiedIssuer<'static, KeyPair>,
+    Organisation,
+    WitnessEntry,
+);
+
+/// What founding one organisation writes under `org_dir` (`orgs/<org>/`): its authority
+/// (`ca.pem`, `ca.key`), its roster key and its witness key; and its charter entries.
+fn found_organisation(
+    org: &str,
+    org_dir: &Path,
+    keys: &KeySource,
+) -> Result<Founded, TransportError> {
+    let (issuer, key_pem) = authority(org)?;
+    write(&org_dir.join(CA_FILE), issuer.pem().as_bytes(), false)?;
+    write(&org_dir.join(AUTHORITY_KEY_FILE), key_pem.as_bytes(), true)?;
+    let roster = keys.key(&org_dir.join(SIGNING_KEY_FILE))?;
+    let witness_key = keys.key(&org_dir.join(WITNESS_KEY_FILE))?;
+    let witness = panel_tlog::Cosigner::new(&witness_name(org), witness_key)
+        .map_err(|e| plan_error(org_dir, e.to_string()))?;
+    let entry = Organisation {
+        name: org.to_owned(),
+        ca_sha256: Fingerprint::of_der(issuer.der()),
+        signing_key: hex::encode(roster.verifying_key().to_bytes()),
+    };
+    let witness = WitnessEntry {
+        organisation: org.to_owned(),
+        vkey: witness.verifier().to_string(),
+    };
+    Ok((issuer, entry, witness))
+}
+
+/// Writes one identity folder: the roots `bundle`, its certificate and its key (0600).
+fn write_identity(dir: &Path, bundle: &str, cert: &str, key: &str) -> Result<(), TransportError> {
+    write(&dir.join(CA_FILE), bundle.as_bytes(), false)?;
+    write(&dir.join(CERT_FILE), cert.as_bytes(), false)?;
+    write(&dir.join(KEY_FILE), key.as_bytes(), true)
 }
 
 fn leaf(
     spec: &IdentitySpec,
-    issuer: &CertifiedIssuer<'static, KeyPair>,
+    issuer: &rcgen::Issuer<'_, KeyPair>,
 ) -> Result<(String, String, Fingerprint), TransportError> {
     let mut params = CertificateParams::new(spec.hosts.clone())?;
     let uri = format!(
@@ -408,24 +479,11 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
     let mut bundle = String::new();
     let mut organisations = Vec::new();
     for org in &plan.organisations {
-        let (issuer, key_pem) = authority(org)?;
-        let org_dir = out.join("orgs").join(org);
-        write(&org_dir.join(CA_FILE), issuer.pem().as_bytes(), false)?;
-        write(&org_dir.join("ca.key"), key_pem.as_bytes(), true)?;
-        let roster = keys.key(&org_dir.join(SIGNING_KEY_FILE))?;
-        let witness_key = keys.key(&org_dir.join(WITNESS_KEY_FILE))?;
-        let witness = panel_tlog::Cosigner::new(&witness_name(org), witness_key)
-            .map_err(|e| plan_error(out, e.to_string()))?;
-        witnesses.push(WitnessEntry {
-            organisation: org.clone(),
-            vkey: witness.verifier().to_string(),
-        });
+        let (issuer, entry, witness) =
+            found_organisation(org, &out.join(ORGS_DIR).join(org), &keys)?;
+        witnesses.push(witness);
         bundle.push_str(&issuer.pem());
-        organisations.push(Organisation {
-            name: org.clone(),
-            ca_sha256: Fingerprint::of_der(issuer.der()),
-            signing_key: hex::encode(roster.verifying_key().to_bytes()),
-        });
+        organisations.push(entry);
         issuers.insert(org.clone(), issuer);
     }
     write(&out.join(CA_FILE), bundle.as_bytes(), false)?;
@@ -442,10 +500,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
                 ),
             })?;
         let (cert, key, fp) = leaf(spec, issuer)?;
-        let dir = out.join(&spec.name);
-        write(&dir.join(CA_FILE), bundle.as_bytes(), false)?;
-        write(&dir.join(CERT_FILE), cert.as_bytes(), false)?;
-        write(&dir.join(KEY_FILE), key.as_bytes(), true)?;
+        write_identity(&out.join(&spec.name), &bundle, &cert, &key)?;
         match spec.kind {
             Kind::Replica { id } => replicas.push(ReplicaEntry {
                 id,
@@ -459,7 +514,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
                 organisation: spec.organisation.clone(),
                 cert_sha256: fp,
             }),
-            Kind::Node | Kind::Client => {}
+            Kind::Node | Kind::Client | Kind::Witness => {}
         }
     }
     let motion_key = keys.key(&out.join(MOTION_KEY_FILE))?;
@@ -526,6 +581,16 @@ pub fn replica_dir_name(id: u64) -> String {
 /// The identity folder of a local organisation's operator.
 pub fn operator_dir_name(org: &str) -> String {
     format!("operator-{org}")
+}
+
+/// The identity folder of an organisation's witness (its TLS certificate).
+pub fn witness_dir_name(org: &str) -> String {
+    format!("witness-{org}")
+}
+
+/// The identity folder of a joining organisation's client (`panel org init`).
+pub fn client_dir_name(org: &str) -> String {
+    format!("client-{org}")
 }
 
 /// The identity folder of a local arbiter node.

@@ -1,6 +1,8 @@
-//! `panel org endorse` and `panel org admit`: admitting a new organisation to a chartered
-//! federation (docs/SECURITY.md, "Charter and registrations"). Each existing organisation
-//! signs the newcomer's entry with its roster key, offline (`endorse` prints the
+//! `panel org init`, `panel org endorse` and `panel org admit`: admitting a new
+//! organisation to a chartered federation (docs/SECURITY.md, "Charter and registrations";
+//! docs/WIRE.md "Organisation admission"). The newcomer writes its own authority, keys and
+//! identities and its charter entry (`init`, `organisation.json`); each existing
+//! organisation signs that entry with its roster key, offline (`endorse` prints the
 //! signature); anyone then submits the entry with enough endorsements (`admit`), and apply
 //! admits it only with the charter's `admission_threshold` of distinct endorsers.
 //!
@@ -29,18 +31,34 @@ pub struct Args {
     cmd: OrgCmd,
 }
 
-/// The organisation being admitted.
+/// The organisation being admitted: its entry from `panel org init`'s file, or each field.
 #[derive(clap::Args, Clone)]
 struct Newcomer {
+    /// Its entry as `panel org init` wrote it (DIR/organisation.json: name, ca_sha256,
+    /// signing_key), instead of the three flags below.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["name", "ca_sha256", "signing_key"]
+    )]
+    organisation_file: Option<PathBuf>,
     /// Its name.
-    #[arg(long)]
-    name: String,
+    #[arg(long, required_unless_present = "organisation_file")]
+    name: Option<String>,
     /// SHA-256 of its certificate authority's certificate (64 hex digits).
-    #[arg(long, value_name = "HEX")]
-    ca_sha256: String,
+    #[arg(
+        long,
+        value_name = "HEX",
+        required_unless_present = "organisation_file"
+    )]
+    ca_sha256: Option<String>,
     /// Its roster key's public half (64 hex digits).
-    #[arg(long, value_name = "HEX")]
-    signing_key: String,
+    #[arg(
+        long,
+        value_name = "HEX",
+        required_unless_present = "organisation_file"
+    )]
+    signing_key: Option<String>,
 }
 
 /// An entry's endorsements and where to submit it.
@@ -87,6 +105,25 @@ struct Membership {
 
 #[derive(clap::Subcommand)]
 enum OrgCmd {
+    /// Write a joining organisation's material into a new folder: its authority, roster
+    /// and witness keys, an operator, a client and a witness identity, and its entry
+    /// (organisation.json); prints what the members must endorse and the next commands.
+    Init {
+        /// The organisation's name (letters, digits, '.', '_', '-').
+        #[arg(long)]
+        name: String,
+        /// The names or addresses its witness serves on.
+        #[arg(
+            long,
+            value_name = "HOST[,HOST...]",
+            value_delimiter = ',',
+            required = true
+        )]
+        hosts: Vec<String>,
+        /// The folder to write (must not exist yet, or be empty).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// What key or certificate files are and the values members endorse them by: a PEM
     /// certificate's SHA-256 (the charter's pin), an Ed25519 key's public half and
     /// fingerprint (roster, log and motion keys, node key files).
@@ -197,15 +234,122 @@ enum OrgCmd {
 }
 
 fn organisation(n: &Newcomer) -> Result<Organisation> {
-    let ca_sha256: Fingerprint = n
-        .ca_sha256
+    if let Some(path) = &n.organisation_file {
+        return organisation_file(path);
+    }
+    let (Some(name), Some(ca), Some(key)) = (&n.name, &n.ca_sha256, &n.signing_key) else {
+        bail!(
+            "name the newcomer: --organisation-file FILE, or --name, --ca-sha256 and --signing-key"
+        );
+    };
+    let ca_sha256: Fingerprint = ca
         .parse()
-        .map_err(|e| anyhow::anyhow!("--ca-sha256 {:?}: {e}", n.ca_sha256))?;
+        .map_err(|e| anyhow::anyhow!("--ca-sha256 {ca:?}: {e}"))?;
     Ok(Organisation {
-        name: n.name.clone(),
+        name: name.clone(),
         ca_sha256,
-        signing_key: n.signing_key.trim().to_ascii_lowercase(),
+        signing_key: key.trim().to_ascii_lowercase(),
     })
+}
+
+/// The newcomer's entry from `panel org init`'s organisation.json, checked.
+fn organisation_file(path: &std::path::Path) -> Result<Organisation> {
+    let what = || format!("--organisation-file {}", path.display());
+    let text = std::fs::read_to_string(path).with_context(what)?;
+    let mut org: Organisation = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{}: not an organisation entry ({{\"name\", \"ca_sha256\", \"signing_key\"}}, \
+             as `panel org init` writes it)",
+            what()
+        )
+    })?;
+    org.signing_key = org.signing_key.trim().to_ascii_lowercase();
+    if org.name.trim().is_empty() {
+        bail!("{}: the organisation's name is empty", what());
+    }
+    if org.roster_key().is_none() {
+        bail!(
+            "{}: signing_key {:?} is not an Ed25519 public key (64 hex digits)",
+            what(),
+            org.signing_key
+        );
+    }
+    Ok(org)
+}
+
+/// `panel org init`: writes the folder and prints what the members endorse and what next.
+fn init(name: &str, hosts: &[String], out: &std::path::Path) -> Result<ExitCode> {
+    let j = panel_transport::pki::joining::init(name, hosts, out)?;
+    let o = &j.organisation;
+    let file = j.organisation_file();
+    println!("organisation {} written to {}", o.name, j.root.display());
+    println!();
+    println!(
+        "what every member endorses (check these values with {} first):",
+        o.name
+    );
+    println!("  name:        {}", o.name);
+    println!(
+        "  ca_sha256:   {}  ({})",
+        o.ca_sha256,
+        j.ca_path().display()
+    );
+    println!(
+        "  signing_key: {}  ({})",
+        o.signing_key,
+        j.signing_key_path().display()
+    );
+    println!("  entry file:  {}", file.display());
+    println!();
+    println!("next:");
+    println!(
+        "  1. each member signs it with its roster key:\n     panel org endorse \
+         --organisation-file {} --org-key pki/orgs/MEMBER/signing.key",
+        file.display()
+    );
+    println!(
+        "  2. anyone submits it with the charter's admission_threshold of signatures:\n     \
+         panel org admit --organisation-file {} --endorsement MEMBER=SIGNATURE ... \
+         --addr HOST:PORT --tls CLIENT_DIR",
+        file.display()
+    );
+    println!(
+        "  3. the members' operators add {} to every host's ca.pem, and {} puts the \
+         federation's ca.pem in each of its identity folders",
+        j.ca_path().display(),
+        o.name
+    );
+    println!();
+    println!("identities (ca.pem, cert.pem, key.pem):");
+    for id in &j.identities {
+        println!(
+            "  {:<24} sha256 {}{}",
+            id.spec.name,
+            id.cert_sha256,
+            if id.spec.hosts.is_empty() {
+                String::new()
+            } else {
+                format!("  serves on {}", id.spec.hosts.join(", "))
+            }
+        );
+    }
+    println!(
+        "witness: key {}, vkey {} (for a charter's witnesses[])",
+        j.witness_key_path().display(),
+        j.witness.vkey
+    );
+    println!(
+        "more identities: panel pki issue --pki {} --org {} (--node ID | --replica ID \
+         --hosts HOSTS | --operator NAME | --client NAME | --witness)",
+        j.root.display(),
+        o.name
+    );
+    crate::output::note!(
+        "keep orgs/{}/ca.key and signing.key in {}: they never leave the organisation",
+        o.name,
+        j.root.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Parses `ORG=SIGNATURE_HEX` endorsements.
@@ -275,6 +419,7 @@ pub(crate) fn submit(
 
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
+        OrgCmd::Init { name, hosts, out } => init(&name, &hosts, &out),
         OrgCmd::Fingerprint {
             files,
             output: OutputArgs { json },
@@ -433,6 +578,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         OrgCmd::Admit { newcomer, endorsed } => {
             let organisation = organisation(&newcomer)?;
+            let name = organisation.name.clone();
             let command = ClientCommand::AdmitOrganisation(OrganisationAdmission {
                 organisation,
                 endorsements: endorsements(&endorsed.endorsements)?,
@@ -440,7 +586,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             submit(
                 &endorsed.cluster,
                 command,
-                format!("organisation {} admitted", newcomer.name),
+                format!("organisation {name} admitted"),
                 endorsed.output.json,
             )
         }
