@@ -40,6 +40,7 @@ pub mod replica;
 pub mod replica_figures;
 pub mod report;
 pub mod scenario;
+pub mod self_selection;
 pub mod shards;
 pub mod simulation;
 pub mod sweep;

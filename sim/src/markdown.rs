@@ -24,6 +24,7 @@ pub fn render(r: &Report, plots: &[Plot], image_dir: &str) -> String {
     quality(&mut s, r);
     n_eff(&mut s, r);
     coalitions(&mut s, r);
+    self_selection(&mut s, r);
     impostors(&mut s, r);
     relevance(&mut s, r);
     sweep(
@@ -97,6 +98,54 @@ fn n_eff(s: &mut String, r: &Report) {
         let _ = writeln!(s, "| {label} | {share:.3} | {} |", acc.show());
     }
     s.push('\n');
+}
+
+/// The self-selected panels of each coalition, before and after the random sample.
+fn self_selection(s: &mut String, r: &Report) {
+    if r.self_selection.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "### Self-selected panels and the random sample
+"
+    );
+    let _ = writeln!(
+        s,
+        "Panels drawn only from volunteers (every coalition member, each honest arbiter with probability {}), decided under `Policy::independent()`; every accepted outcome is then appealed to random samples of the whole pool, each {} seats wider than the last and without any earlier sitter, for up to {} rounds until one decides; a sample's accepted other answer stands (docs/PANEL.md \"Random-sample appeals\"). The last column decides the same samples by the head-count rule instead.\n",
+        crate::self_selection::HONEST_TURNOUT,
+        crate::self_selection::SAMPLE_WIDENING,
+        crate::self_selection::ROUNDS
+    );
+    let _ = writeln!(
+        s,
+        "| coalition | motions | answered | accuracy, self-selected | overridden by a sample | no sample decided | accuracy after the samples | coalition alone carried, before | after | accuracy after, samples by head count |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|");
+    let share = |k: usize, n: usize| {
+        if n == 0 {
+            "n/a".to_string()
+        } else {
+            format!("{:.3}", k as f64 / n as f64)
+        }
+    };
+    for f in &r.self_selection {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            f.coalition,
+            f.motions,
+            f.answered,
+            share(f.correct, f.answered),
+            f.overridden,
+            f.undecided_samples,
+            share(f.final_correct, f.final_answered),
+            f.forced,
+            f.final_forced,
+            share(f.head_count_correct, f.final_answered)
+        );
+    }
+    let _ = writeln!(s);
 }
 
 fn coalitions(s: &mut String, r: &Report) {

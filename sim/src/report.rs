@@ -27,6 +27,8 @@ pub struct Report {
     pub mean_pair_correlation: Option<f64>,
     pub quality: Quality,
     pub coalitions: Vec<CoalitionFigures>,
+    /// Each coalition's self-selected panels and the random sample that overrides them.
+    pub self_selection: Vec<crate::self_selection::SelfSelectionFigures>,
     pub impostors: Option<ImpostorFigures>,
     pub relevance: Option<RelevanceFigures>,
     pub leader: Option<(usize, String)>,
@@ -99,6 +101,19 @@ pub fn run(s: &Scenario, opts: Options) -> Report {
             .map_or(String::new(), |a| a.id.clone()),
         mean_pair_correlation: corr.mean_pair(&all),
         coalitions: coalitions(&pop, &records, a.bootstrap, s.seed),
+        self_selection: crate::self_selection::Setting {
+            population: &pop,
+            records: &records,
+            base: panel_machine::draw::DrawSpec {
+                seats: s.panel.seats,
+                min_per_stance: s.panel.min_per_stance,
+                min_organisations: s.panel.min_organisations,
+                contributors: Default::default(),
+                author_model_family: None,
+            },
+            seed: s.seed,
+        }
+        .measure(),
         impostors: impostors(
             &pop,
             &records,

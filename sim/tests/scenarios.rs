@@ -237,3 +237,28 @@ fn version_2_of_the_prior_check_finds_impostors_and_spares_lineages_and_camps() 
         assert!(f.false_flag_rate_v1.estimate > 0.2, "{name}: {f:?}");
     }
 }
+
+/// docs/PANEL.md "Random-sample appeals": where panels are drawn from volunteers, a
+/// spread camp that always volunteers meets every independence rule and decides every
+/// outcome it carries wrongly; random samples of the whole pool, appealed to on every
+/// accepted outcome (up to three rounds), override some of them and leave fewer outcomes
+/// the camp alone carried. The override is bounded by how rarely the independence rule
+/// answers at all (docs/SIMULATION.md "Self-selection").
+#[test]
+fn a_random_sample_overrides_a_self_selected_coalition() {
+    let r = small("coalition-self-selected", 1_500);
+    let f = r.self_selection.first().expect("the camp's figures");
+    assert!(f.answered > 100, "{f:?}");
+    assert!(
+        f.correct * 10 < f.answered,
+        "the camp decides wrongly: {f:?}"
+    );
+    assert!(f.overridden > 0, "{f:?}");
+    assert!(f.final_correct > f.correct, "{f:?}");
+    assert!(f.final_forced < f.forced, "{f:?}");
+    assert!(f.overridden + f.undecided_samples <= f.answered, "{f:?}");
+    // A camp confined to one stance decides next to nothing even from volunteers.
+    let r = small("coalition-one-stance", 1_500);
+    let f = r.self_selection.first().expect("the camp's figures");
+    assert!(f.answered * 20 < f.motions, "{f:?}");
+}
