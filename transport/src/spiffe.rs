@@ -12,7 +12,7 @@ pub const TRUST_DOMAIN: &str = "crucible-panel";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpiffeId {
     pub organisation: String,
-    /// `replica`, `operator`, `node` or `client`.
+    /// `replica`, `operator`, `node`, `client` or `witness`.
     pub kind: String,
     /// The identity's name: `node-<arbiter id>` for a node (`pki::node_dir_name`).
     pub name: String,
