@@ -96,17 +96,38 @@ impl DebateRecord {
     pub fn seats_for(&self, q: &Question, v2_rules: bool) -> usize {
         let deadlocks = self.deadlocks.get(&q.key()).copied().unwrap_or(0) as usize;
         let round = match q {
-            Question::AdmitAppeal { .. } if !v2_rules => {
-                let earlier: BTreeSet<String> = self
-                    .questions
-                    .values()
-                    .filter(|e| matches!(e, Question::AdmitAppeal { .. }) && e.key() != q.key())
-                    .map(Question::key)
-                    .collect();
-                earlier.len() + 1
-            }
+            Question::AdmitAppeal { .. } if !v2_rules => self.appeal_round(q),
             _ => 0,
         };
         self.seats + WIDENING * (deadlocks + round)
+    }
+
+    /// The sizes to try for `q`'s panel, largest first: from rule set
+    /// [`DOUBLING_APPEALS`](crate::rules::DOUBLING_APPEALS) an appeal's round r asks
+    /// 2·s(r−1)+1 seats (s(0) the debate's N), then [`Self::seats_for`]'s N+2r; every
+    /// other question [`Self::seats_for`] alone. The caller falls back to N last.
+    pub fn seat_ladder(&self, q: &Question, rules: u32, v2_rules: bool) -> Vec<usize> {
+        let widened = self.seats_for(q, v2_rules);
+        let doubling = rules >= crate::rules::DOUBLING_APPEALS
+            && !v2_rules
+            && matches!(q, Question::AdmitAppeal { .. });
+        if !doubling {
+            return vec![widened];
+        }
+        let doubled = (0..self.appeal_round(q)).fold(self.seats, |s, _| 2 * s + 1);
+        let mut sizes = vec![doubled, widened];
+        sizes.dedup();
+        sizes
+    }
+
+    /// An appeal's round on its debate: 1 plus the appeals asked before it.
+    fn appeal_round(&self, q: &Question) -> usize {
+        let earlier: BTreeSet<String> = self
+            .questions
+            .values()
+            .filter(|e| matches!(e, Question::AdmitAppeal { .. }) && e.key() != q.key())
+            .map(Question::key)
+            .collect();
+        earlier.len() + 1
     }
 }

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = SAMPLE_APPEALS;
+pub const CURRENT: u32 = DOUBLING_APPEALS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -141,6 +141,12 @@ pub const ORG_POOLS: u32 = 21;
 /// can be overturned by a sample that disagrees (`sample_appeals.rs`; docs/PANEL.md
 /// "Random-sample appeals").
 pub const SAMPLE_APPEALS: u32 = 22;
+
+/// From this level on, each appeal round's panel is twice the previous round's plus one
+/// (Kleros' 2n+1: the debate's N seats, then 2N+1, then 4N+3), falling back to the older
+/// N+2r and then to N where the eligible pool cannot seat it (`fresh_panel.rs`;
+/// docs/PANEL.md "Fresh panels").
+pub const DOUBLING_APPEALS: u32 = 23;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -739,6 +739,20 @@ fn constructed() -> Vec<Case> {
             ApplyError::from(AppealCreditError::NoOrganisation { author: s("alice") }),
             &["panel org register-contributor"],
         ),
+        case(
+            ApplyError::from(
+                panel_machine::sample_appeals::SampleAppealError::NotAnAppeal {
+                    op: s("definition"),
+                },
+            ),
+            &["only an appeal", "without it"],
+        ),
+        case(
+            ApplyError::from(
+                panel_machine::sample_appeals::SampleAppealError::NotInForce { rules: 21 },
+            ),
+            &["rule set 22", "without --random-sample"],
+        ),
     ];
     out.extend(rounds.into_iter().map(|(e, n)| case(e.into(), n)));
     out.extend(limits.into_iter().map(|(e, n)| case(e.into(), n)));

@@ -315,12 +315,14 @@ fn open_question(
     let mut excluded = recused(state, rec);
     let unfresh_excluded = excluded.clone();
     excluded.extend(contested.iter().cloned());
+    let mut sizes = rec.seat_ladder(&t.question, state.rules, state.v2_rules);
+    sizes.push(rec.seats);
     let spec = MotionSpec {
         motion_id: motion_id.clone(),
         debate_id: t.debate_id.clone(),
         kind: t.kind,
         state_hash: t.state_hash.clone(),
-        seats: rec.seats_for(&t.question, state.v2_rules),
+        seats: sizes[0],
         min_per_stance: rec.min_per_stance,
         contributors: excluded,
         author_model_family: rec.author_family_for(&t.question),
@@ -331,7 +333,7 @@ fn open_question(
         procedure: None,
     };
     let base_seats = rec.seats;
-    if let Err(e) = super::motion_open::open_widened(state, ctx, &spec, base_seats) {
+    if let Err(e) = super::motion_open::open_laddered(state, ctx, &spec, &sizes[1..]) {
         let unfresh = MotionSpec {
             seats: base_seats,
             contributors: unfresh_excluded,

@@ -199,3 +199,40 @@ fn an_arbiters_appeal_is_charged_to_its_organisation() {
         Some(("south".into(), 2))
     );
 }
+
+/// Rule set 23: each appeal round asks twice the previous round's panel plus one (N, 2N+1,
+/// 4N+3), and where the pool cannot seat that, N+2r, then N; below the rule set N+2r.
+#[test]
+fn appeal_panels_double_per_round_and_fall_back_where_the_pool_is_small() {
+    use crucible::motion::Question;
+    let s = funded();
+    let rec = s.debates.get("deb_1").expect("debate");
+    let first = Question::AdmitAppeal {
+        appeal_id: "app_1".into(),
+    };
+    assert_eq!(
+        rec.seat_ladder(&first, crate::rules::CURRENT, false),
+        [9, 6]
+    );
+    assert_eq!(
+        rec.seat_ladder(&first, crate::rules::SAMPLE_APPEALS, false),
+        [6]
+    );
+    assert_eq!(rec.seat_ladder(&first, crate::rules::CURRENT, true), [4]);
+    // Ten admitted, none contested: the first round's nine seats are drawn.
+    let mut s = funded();
+    let v = close_and_appeal(&mut s, 80, 1_070, "B");
+    let motion = v["opened"][0].as_str().expect("the appeal's motion");
+    assert_eq!(s.motions.get(motion).expect("motion").seats.len(), 9);
+    deny(&mut s, 90, &v);
+    // The second round asks 19, which a pool of ten cannot seat: it falls back to N+4.
+    let second = close_and_appeal(&mut s, 100, 1_095, "A");
+    let rec = s.debates.get("deb_1").expect("debate");
+    let q = Question::AdmitAppeal {
+        appeal_id: "app_2".into(),
+    };
+    assert_eq!(rec.seat_ladder(&q, crate::rules::CURRENT, false), [19, 8]);
+    let opened = second["opened"][0].as_str().map(str::to_owned);
+    let seated = opened.and_then(|m| s.motions.get(&m).map(|m| m.seats.len()));
+    assert_eq!(seated, Some(8));
+}

@@ -125,16 +125,32 @@ pub(super) fn open_widened(
     spec: &MotionSpec,
     base_seats: usize,
 ) -> Result<Value, ApplyError> {
-    match open_motion(state, ctx, spec) {
-        Err(_) if spec.seats > base_seats => {
-            let base = MotionSpec {
-                seats: base_seats,
+    open_laddered(state, ctx, spec, &[base_seats])
+}
+
+/// Opens `spec`, and where its panel cannot be drawn, at each smaller size of `fallbacks`
+/// in turn (an appeal's 2n+1 panel, then N+2r, then the debate's N); the last refusal
+/// when none can be drawn.
+pub(super) fn open_laddered(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    spec: &MotionSpec,
+    fallbacks: &[usize],
+) -> Result<Value, ApplyError> {
+    let mut result = open_motion(state, ctx, spec);
+    for &seats in fallbacks {
+        if result.is_ok() {
+            break;
+        }
+        if seats < spec.seats {
+            let smaller = MotionSpec {
+                seats,
                 ..spec.clone()
             };
-            open_motion(state, ctx, &base)
+            result = open_motion(state, ctx, &smaller);
         }
-        r => r,
     }
+    result
 }
 
 /// The panel `spec` would seat now, and its draw seed; changes nothing.

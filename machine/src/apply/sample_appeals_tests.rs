@@ -120,15 +120,15 @@ fn an_ordinary_appeal_is_judged_by_the_self_selected_coalition_again() {
 }
 
 /// The random-sample appeal is drawn from all ten admitted arbiters, under their
-/// registered stances, wider by the appeal round; when the sample admits the appeal, its
-/// outcome stands.
+/// registered stances, 2N+1 seats for the first appeal round; when the sample admits the
+/// appeal, its outcome stands.
 #[test]
 fn a_random_sample_appeal_draws_from_the_whole_admitted_population() {
     let mut s = self_selected();
     let v = applied(file(&mut s, 80, true));
     let motion = opened(&v);
     let sample = seats(&s, &motion);
-    assert_eq!(sample.len(), 6, "four seats and two for the appeal round");
+    assert_eq!(sample.len(), 9, "2N+1 seats for the first appeal round");
     assert_eq!(
         stance_seats(&s, &motion),
         sample,
