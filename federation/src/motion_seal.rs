@@ -111,10 +111,11 @@ pub fn check(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn signer(seed: u8) -> NoteSigner {
+    /// A log signer for tests, from a seed byte.
+    pub(crate) fn signer(seed: u8) -> NoteSigner {
         NoteSigner::new(
             "panel.test/log",
             panel_proto::SigningKey::from_bytes(&[seed; 32]),

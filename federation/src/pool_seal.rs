@@ -113,16 +113,9 @@ impl PoolSealed<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::motion_seal::tests::signer;
     use crate::{Fingerprint, Floors, LogIdentity, Organisation, ReplicaEntry};
     use panel_tlog::NoteSigner;
-
-    fn signer(seed: u8) -> NoteSigner {
-        NoteSigner::new(
-            "panel.test/log",
-            panel_proto::SigningKey::from_bytes(&[seed; 32]),
-        )
-        .expect("signer")
-    }
 
     fn org(name: &str, seed: u8) -> Organisation {
         let sk = panel_proto::SigningKey::from_bytes(&[seed; 32]);

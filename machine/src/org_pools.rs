@@ -392,6 +392,11 @@ mod tests {
         write(s, n, T0, c)
     }
 
+    /// Sitting 1 sealed from org-1's pool by org-1's replica, at entry `n`.
+    fn seal_org1(s: &mut State, n: u64) {
+        applied(write(s, n, T0, sealed_by(&private_pool(), 1, "org-1", 1)));
+    }
+
     fn close_cmd(sitting: u32) -> InternalCommand {
         InternalCommand::CloseExamSitting(SittingClose { sitting })
     }
@@ -483,7 +488,7 @@ mod tests {
         let pool = private_pool();
         let pools = pools();
         let mut s = group();
-        applied(write(&mut s, 10, T0, sealed_by(&pool, 1, "org-1", 1)));
+        seal_org1(&mut s, 10);
         refused(
             sit_as(&mut s, 11, 1),
             "exam_refused",
@@ -546,12 +551,7 @@ mod tests {
         let offered = pools.offer(&s, "org-1", 1).expect("offered");
         assert_eq!(offered.organisation.as_deref(), Some("org-1"));
         assert_eq!(offered.public.id(), private_pool().public_id);
-        applied(write(
-            &mut s,
-            10,
-            T0,
-            sealed_by(&private_pool(), 1, "org-1", 1),
-        ));
+        seal_org1(&mut s, 10);
         assert_eq!(
             pools.offer(&s, "org-1", 2),
             Err(OfferRefusal::StillOpen { open: 1 })
@@ -579,12 +579,7 @@ mod tests {
             ["org-0", "org-1", "org-2"]
         );
         assert_eq!(seal_order(&s, &due(&["org-0"])), ["org-1", "org-2"]);
-        applied(write(
-            &mut s,
-            10,
-            T0,
-            sealed_by(&private_pool(), 1, "org-1", 1),
-        ));
+        seal_org1(&mut s, 10);
         assert_eq!(
             seal_order(&s, &due(&["org-1"])),
             ["org-2", "org-0"],
@@ -606,12 +601,7 @@ mod tests {
             next_step(&s, &none, true, false, T0, 1),
             SittingStep::SealFromOrganisation { number: 1 }
         );
-        applied(write(
-            &mut s,
-            10,
-            T0,
-            sealed_by(&private_pool(), 1, "org-1", 1),
-        ));
+        seal_org1(&mut s, 10);
         assert_eq!(
             next_step(&s, &none, true, false, T0, 1),
             SittingStep::Examine(1)

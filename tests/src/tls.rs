@@ -61,14 +61,27 @@ pub fn start_cluster(root: &Path) -> TlsCluster {
 /// Three TLS replicas of an issued federation, each started with `extra` flags too, and
 /// initialised by an operator of the first organisation.
 pub fn start_issued(root: &Path, issued: Issued, extra: &[String]) -> TlsCluster {
+    start_configured(root, issued, |_, cmd| {
+        cmd.args(extra);
+    })
+}
+
+/// [`start_issued`], each replica's command (by its id) finished by `configure`: its own
+/// flags, config file or log files.
+pub fn start_configured(
+    root: &Path,
+    issued: Issued,
+    mut configure: impl FnMut(u64, &mut std::process::Command),
+) -> TlsCluster {
     let addrs = loopback_addrs(3);
     let replicas = addrs
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            let mut cmd = replica_command(root, &issued, i as u64 + 1, a);
-            cmd.args(extra);
-            ChildGuard::spawn(format!("replica {}", i + 1), cmd)
+            let id = i as u64 + 1;
+            let mut cmd = replica_command(root, &issued, id, a);
+            configure(id, &mut cmd);
+            ChildGuard::spawn(format!("replica {id}"), cmd)
         })
         .collect();
     let operator = issued.dir(&pki::operator_dir_name("northwind"));

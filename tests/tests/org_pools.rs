@@ -14,9 +14,8 @@ use panel_coordinator::pb::replica::replica_client::ReplicaClient;
 use panel_coordinator::pb::replica::{ExamPoolKeyRequest, OfferExamPoolRequest};
 use panel_machine::exam_sitting::PrivatePool;
 use panel_tests::run_folder::{log_file, logs, poll};
-use panel_tests::tls::{TlsCluster, replica_command, tls};
+use panel_tests::tls::{TlsCluster, start_configured, tls};
 use panel_tests::tls_node::{self, NodeSpec, cli_until_ok};
-use panel_tests::{ChildGuard, init_cluster_over, loopback_addrs};
 use panel_transport::{Peer, Transport, pki};
 use tonic::Code;
 
@@ -45,41 +44,20 @@ fn start(root: &Path) -> TlsCluster {
     for (org, text) in &pools {
         std::fs::write(root.join(format!("{org}.jsonl")), text).unwrap();
     }
-    let addrs = loopback_addrs(3);
-    let replicas = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            let id = i as u64 + 1;
-            let org = if id == 2 { "southbank" } else { "northwind" };
-            let config = root.join(format!("r{id}.toml"));
-            std::fs::write(
-                &config,
-                format!(
-                    "exam_pools = [\"{}\"]\n",
-                    root.join(format!("{org}.jsonl")).display()
-                ),
-            )
-            .unwrap();
-            let mut cmd = replica_command(root, &issued, id, a);
-            cmd.arg("--config").arg(&config).args([
-                "--exam-window-ms",
-                "4000",
-                "--reveal-window-ms",
-                "2000",
-            ]);
-            let (out, err) = log_file(root, &format!("replica-{id}"));
-            cmd.env("RUST_LOG", "info").stdout(out).stderr(err);
-            ChildGuard::spawn(format!("replica {id}"), cmd)
-        })
-        .collect();
-    let operator = issued.dir(&pki::operator_dir_name("northwind"));
-    init_cluster_over(&addrs, tls(&operator));
-    TlsCluster {
-        replicas,
-        addrs,
-        pki: issued,
-    }
+    start_configured(root, issued, |id, cmd| {
+        let org = if id == 2 { "southbank" } else { "northwind" };
+        let config = root.join(format!("r{id}.toml"));
+        let pool = root.join(format!("{org}.jsonl"));
+        std::fs::write(&config, format!("exam_pools = [\"{}\"]\n", pool.display())).unwrap();
+        cmd.arg("--config").arg(&config).args([
+            "--exam-window-ms",
+            "4000",
+            "--reveal-window-ms",
+            "2000",
+        ]);
+        let (out, err) = log_file(root, &format!("replica-{id}"));
+        cmd.env("RUST_LOG", "info").stdout(out).stderr(err);
+    })
 }
 
 /// `who` (a TLS identity folder) calling replica `target`'s `Replica` service, pinned to
