@@ -21,27 +21,75 @@ fn cara_key(st: &Path) -> String {
 
 /// Registers cara under northwind (`panel org register-contributor`).
 fn register_cara(st: &Path) {
-    let key = cara_key(st);
+    register_contributor(st, "cara", &cara_key(st), "northwind");
+}
+
+/// Registers contributor `name` with a new key at `key` under `org`.
+fn register_contributor(st: &Path, name: &str, key: &str, org: &str) {
     let out = panel()
-        .args(["node", "keygen", "--out", &key])
+        .args(["node", "keygen", "--out", key])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let org_key = st.join("pki/orgs/northwind/signing.key");
+    let org_key = st.join(format!("pki/orgs/{org}/signing.key"));
     ok(
         st,
         &[
             "org",
             "register-contributor",
             "--name",
-            "cara",
+            name,
             "--key-file",
-            &key,
+            key,
             "--organisation",
-            "northwind",
+            org,
             "--org-key",
             org_key.to_str().unwrap(),
         ],
+    );
+}
+
+/// docs/PANEL.md "Random-sample appeals": dan (southbank) appeals deb_1 for side A and
+/// asks for a random sample of the whole admitted population. The appeal is the
+/// debate's second round, so it costs 4, and the debate's record lists it as sampled.
+fn a_random_sample_appeal_is_filed(st: &Path) {
+    let key = st.join("dan.key").display().to_string();
+    register_contributor(st, "dan", &key, "southbank");
+    let filed = ok(
+        st,
+        &[
+            "appeal",
+            "--key",
+            &key,
+            "--debate",
+            "deb_1",
+            "--author",
+            "dan",
+            "--side",
+            "A",
+            "--ground",
+            "A2",
+            "--justification",
+            "The panel resolved these challenges before the response filed in time was shown to it.",
+            "--target",
+            "thr_2",
+            "--random-sample",
+        ],
+    );
+    assert!(
+        filed.contains("deposit: 4 appeal credit(s) charged to southbank for appeal round 2"),
+        "{filed}"
+    );
+    assert!(filed.contains("accepted: appeal app_2 filed"), "{filed}");
+    let shown = ok(st, &["debate", "show", "deb_1"]);
+    assert!(
+        shown.contains("app_2 by side A (A2): ")
+            && shown.contains("put to a random sample of the admitted population"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("app_1 by side B (A2): filed, put to a random sample"),
+        "{shown}"
     );
 }
 
@@ -701,6 +749,7 @@ fn the_user_cli_reads_writes_and_refuses_on_a_running_panel() {
     );
 
     appeals_are_funded(st, &cara);
+    a_random_sample_appeal_is_filed(st);
 
     cluster.stop();
 

@@ -313,7 +313,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 print_json(&doc.to_json())?;
             } else {
                 print_debate(&doc, &rec);
-                print_outcomes(&doc, &motions, credits.as_ref());
+                // The appeals put to a random sample, from the typed record.
+                let sampled =
+                    serde_json::from_value::<panel_machine::debates::DebateRecord>(rec.clone())
+                        .map(|r| r.sample_appeals)
+                        .unwrap_or_default();
+                print_outcomes(&doc, &motions, credits.as_ref(), &sampled);
                 if let Some(r) = &credits {
                     crate::user::appeal_credits::print_balances(r, now_ms());
                 }
@@ -466,13 +471,23 @@ fn now_ms() -> u64 {
 
 /// The appeals with their state and deposit, and every decided motion's outcome status
 /// (docs/PANEL.md "Finality", "Funded appeals").
-fn print_outcomes(d: &Debate, motions: &[Motion], credits: Option<&AppealCreditsReply>) {
+fn print_outcomes(
+    d: &Debate,
+    motions: &[Motion],
+    credits: Option<&AppealCreditsReply>,
+    sampled: &std::collections::BTreeSet<String>,
+) {
     if !d.appeals.is_empty() {
         println!("\nappeals");
     }
     for a in &d.appeals {
+        let sample = if sampled.contains(&a.id) {
+            ", put to a random sample of the admitted population"
+        } else {
+            ""
+        };
         println!(
-            "  {} by side {} ({}): {}{}",
+            "  {} by side {} ({}): {}{sample}{}",
             a.id,
             a.side.as_deref().unwrap_or("?"),
             a.ground.as_deref().unwrap_or("?"),
