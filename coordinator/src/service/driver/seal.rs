@@ -189,18 +189,16 @@ impl MotionVouch for Vouch {
         }
         panel_proto::motion_signing::verify_motion_self(wire, self.shared.sm.memo())
             .map_err(|e| VouchRefusal::Differs(e.to_string()))?;
-        if !from_leader {
-            // Not yet rather than never: a new leader may ask before this replica has
-            // seen its election.
-            return Err(VouchRefusal::NotYet(format!(
-                "motion {}: only the replica this one follows as leader asks for its seal",
-                wire.motion_id
-            )));
-        }
         self.windows
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .admit(&wire.motion_id, digest, wire.commit_deadline_unix_ms, now)
+            .admit_from(
+                from_leader,
+                &wire.motion_id,
+                digest,
+                wire.commit_deadline_unix_ms,
+                now,
+            )
     }
 }
 
@@ -319,6 +317,26 @@ struct Windows {
 }
 
 impl Windows {
+    /// [`Self::admit`] for a request from the replica this one follows as leader
+    /// (`from_leader`); any other caller binds no window. Not yet rather than never: a new
+    /// leader may ask before this replica has seen its election.
+    fn admit_from(
+        &mut self,
+        from_leader: bool,
+        motion_id: &str,
+        digest: [u8; 32],
+        commit_deadline_ms: i64,
+        now_ms: i64,
+    ) -> Result<(), VouchRefusal> {
+        if !from_leader {
+            return Err(VouchRefusal::NotYet(format!(
+                "motion {motion_id}: only the replica this one follows as leader asks for its \
+                 seal"
+            )));
+        }
+        self.admit(motion_id, digest, commit_deadline_ms, now_ms)
+    }
+
     fn admit(
         &mut self,
         motion_id: &str,
@@ -402,6 +420,23 @@ mod tests {
         assert_eq!(w.open.len(), 2);
         assert!(w.admit("z", a, 9_000, 5_000).is_ok());
         assert_eq!(w.open.len(), 1, "closed windows are dropped");
+    }
+
+    /// docs/WIRE.md "Motion seals": a replica other than the leader (a follower, or a
+    /// rogue replica whose operator calls SealMotions first) gets no seal and binds no
+    /// window, so the leader's own window is sealed after it.
+    #[test]
+    fn only_the_leaders_request_binds_a_motions_window() {
+        let mut w = Windows::default();
+        let (rogue, leaders) = ([1u8; 32], [2u8; 32]);
+        assert!(matches!(
+            w.admit_from(false, "m", rogue, 1_000, 0),
+            Err(VouchRefusal::NotYet(why)) if why.contains("only the replica this one follows as leader")
+        ));
+        assert!(w.open.is_empty(), "nothing bound");
+        assert!(w.admit_from(true, "m", leaders, 2_000, 10).is_ok());
+        // And once the leader's window is bound, the other caller still gets nothing.
+        assert!(w.admit_from(false, "m", leaders, 2_000, 20).is_err());
     }
 
     #[test]
