@@ -207,13 +207,20 @@ fn claim<'a>(reg: &'a ArbiterRegistration, public_key: &'a [u8]) -> Registration
     }
 }
 
+/// A registration's hex public key as bytes; text that is no hex is no key.
+fn key_bytes(hex_key: &str) -> Result<Vec<u8>, AttestationError> {
+    hex::decode(hex_key).map_err(|_| {
+        AttestationError::Key(panel_proto::keys::KeyError::NotAPoint(hex_key.to_owned()))
+    })
+}
+
 /// Signs `reg` for submission: the arbiter's key must be the registered one.
 pub fn attest(
     reg: &ArbiterRegistration,
     arbiter: &SigningKey,
     organisation: &SigningKey,
 ) -> Result<WireAttestation, AttestationError> {
-    let public_key = hex::decode(&reg.public_key).unwrap_or_default();
+    let public_key = key_bytes(&reg.public_key)?;
     let a = registration::attest(&claim(reg, &public_key), arbiter, organisation)?;
     Ok(WireAttestation {
         proof: hex::encode(a.proof),
@@ -238,7 +245,7 @@ pub fn attest_contributor(
     contributor: &SigningKey,
     organisation: &SigningKey,
 ) -> Result<WireAttestation, AttestationError> {
-    let public_key = hex::decode(&reg.public_key).unwrap_or_default();
+    let public_key = key_bytes(&reg.public_key)?;
     let a = registration::attest_contributor(
         &contributor_claim(reg, &public_key),
         contributor,
@@ -251,10 +258,11 @@ pub fn attest_contributor(
 }
 
 /// Checks a contributor registration: a member organisation, both signatures.
+/// Checks a contributor registration's attestations; returns its public key's bytes.
 pub fn check_contributor(
     state: &State,
     reg: &crate::command::ContributorRegistration,
-) -> Result<(), CharterRuleError> {
+) -> Result<Vec<u8>, CharterRuleError> {
     let org_key = roster_key(state, &reg.organisation)
         .ok_or_else(|| CharterRuleError::UnknownOrganisation(reg.organisation.clone()))?;
     let public_key = hex_field(&reg.name, "public_key", &reg.public_key)?;
@@ -270,7 +278,8 @@ pub fn check_contributor(
         .map_err(|e| CharterRuleError::BadAttestation {
             arbiter: reg.name.clone(),
             problem: e.to_string(),
-        })
+        })?;
+    Ok(public_key)
 }
 
 /// The signature (hex) of `endorser`'s roster key on a newcomer's entry.

@@ -124,8 +124,10 @@ pub fn check(state: &State, d: &StanceDeclaration) -> Result<Declared, Declarati
         arbiter: d.arbiter_id.clone(),
         problem,
     };
-    let key_bytes = hex::decode(&arbiter.registration.public_key).unwrap_or_default();
-    let key = panel_proto::keys::parse_public_key(&key_bytes)
+    let registered = &arbiter.registration.public_key;
+    let key = hex::decode(registered)
+        .map_err(|_| panel_proto::keys::KeyError::NotAPoint(registered.clone()))
+        .and_then(|bytes| panel_proto::keys::parse_public_key(&bytes))
         .map_err(|e| problem(DeclarationError::Key(e)))?;
     verify_declaration(&claim(d), &signature, &key).map_err(problem)?;
     let Some(debate) = debate else {

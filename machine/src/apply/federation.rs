@@ -24,8 +24,7 @@ pub(super) fn register_contributor(
     if state.contributors.contains(&reg.name) || state.arbiters.contains(&reg.name) {
         return Err(CharterRuleError::NameTaken(reg.name.clone()).into());
     }
-    crate::charter_rules::check_contributor(state, reg)?;
-    let key = hex::decode(&reg.public_key).unwrap_or_default();
+    let key = crate::charter_rules::check_contributor(state, reg)?;
     state.contributors.insert(
         reg.name.clone(),
         crate::authorship::AuthorKey {

@@ -38,10 +38,13 @@ pub(super) fn seat_addresses(state: &panel_machine::model::State, m: &Motion) ->
     m.seats
         .iter()
         .filter_map(|seat| state.arbiters.get(&seat.arbiter_id))
-        .map(|arb| SeatAddress {
-            arbiter_id: arb.registration.arbiter_id.clone(),
-            endpoint: arb.registration.endpoint.clone(),
-            key: hex::decode(&arb.registration.public_key).unwrap_or_default(),
+        // A registered key was checked at registration, so it always decodes.
+        .filter_map(|arb| {
+            Some(SeatAddress {
+                arbiter_id: arb.registration.arbiter_id.clone(),
+                endpoint: arb.registration.endpoint.clone(),
+                key: hex::decode(&arb.registration.public_key).ok()?,
+            })
         })
         .collect()
 }
