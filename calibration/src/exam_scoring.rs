@@ -273,6 +273,22 @@ pub fn score_answers(
         .collect()
 }
 
+/// Whether `value` is an answer the item's gold can score: a log-scale quantity's
+/// quantiles must all be positive (the log of zero or less is undefined). An answer
+/// outside its item's domain is no answer; the caller may count it as missing.
+pub fn in_domain(item: &crate::exam::ExamItem, value: &AnswerValue) -> bool {
+    match (&item.gold, value) {
+        (
+            Gold::Quantity {
+                scale: crate::cooke::Scale::Log,
+                ..
+            },
+            AnswerValue::Quantiles(q),
+        ) => q.iter().all(|v| *v > 0.0),
+        _ => true,
+    }
+}
+
 /// Score one arbiter's answers.
 pub fn score_arbiter(
     exam: &Exam,

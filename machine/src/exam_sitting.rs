@@ -436,6 +436,7 @@ pub fn reveal(
     let now_s = (time_ms / 1000) as i64;
     let bar = exam_bar(state);
     let hold_back = open.holds_back;
+    let in_domain_only = state.rules >= crate::rules::ANSWERS_IN_DOMAIN;
     // Score first, from the held exams as they stand; then write.
     let scored: Vec<(String, Result<Scored, ScoreError>)> = open
         .held
@@ -462,7 +463,7 @@ pub fn reveal(
             };
             let scored = match ids {
                 Some(item) => Err(ScoreError::NotOpaque(item.to_owned())),
-                None => score(&exam, arbiter_id, h, &held, now_s, bar),
+                None => score(&exam, arbiter_id, h, (&held, in_domain_only), now_s, bar),
             }
             .map(|(scores, probes, decision)| Scored {
                 scores,
@@ -631,7 +632,7 @@ fn score(
     exam: &Exam,
     arbiter_id: &str,
     h: &HeldExam,
-    held: &[String],
+    (held, in_domain_only): (&[String], bool),
     now_s: i64,
     bar: panel_federation::ExamBar,
 ) -> Result<(ArbiterScores, ProbeScores, AdmissionDecision), ScoreError> {
@@ -650,10 +651,17 @@ fn score(
             .collect(),
         ..exam.clone()
     };
+    // From rule set 24 an answer outside its item's domain is no answer.
+    let scorable = |a: &Answer| {
+        !in_domain_only
+            || exam
+                .item(&a.item)
+                .is_none_or(|item| calibration::exam_scoring::in_domain(item, &a.value))
+    };
     let refs: Vec<&Answer> = h
         .answers
         .iter()
-        .filter(|a| !held.contains(&a.item))
+        .filter(|a| !held.contains(&a.item) && scorable(a))
         .collect();
     let scores = score_arbiter(&asked_exam, arbiter_id, &refs, &InertPolicy::default())?;
     let probes = score_probes(exam, Some(&scored), &refs)?;
@@ -1820,5 +1828,53 @@ pub(crate) mod tests {
         );
         let out = applied(write(&mut s, 19, T0, reveal_cmd(1, &text, SALT)));
         assert!(s.arbiters.get("a").expect("a").admitted, "{out}");
+    }
+
+    /// From rule set 24 an answer outside its item's domain (a log-scale quantity quoted
+    /// at zero or below) counts as unanswered, so the exam is scored; before, one such
+    /// answer left the whole exam unscorable and its arbiter due at every sitting.
+    #[test]
+    fn an_answer_outside_its_items_domain_counts_as_unanswered() {
+        let exam = load_exam(V2).expect("v2");
+        // A judge that believes every quantity is below zero quotes negative quantiles.
+        let mut below_zero = exam.clone();
+        for item in &mut below_zero.items {
+            if let Gold::Quantity { value, .. } = &mut item.gold {
+                *value = -value.abs() - 1.0;
+            }
+        }
+        let judge = by_gold(&exam);
+        for (rules, scored) in [
+            (crate::rules::DOUBLING_APPEALS, false),
+            (crate::rules::ANSWERS_IN_DOMAIN, true),
+        ] {
+            let mut s = registered(&["a"]);
+            s.rules = rules;
+            applied(write(&mut s, 11, T0, seal_cmd(&exam)));
+            let open = open_sitting(&s).expect("open");
+            let asked = open.asked("a", &key(0).verifying_key()).expect("draw");
+            let log_scale = asked.iter().any(|id| {
+                matches!(
+                    exam.item(id).map(|i| &i.gold),
+                    Some(Gold::Quantity {
+                        scale: calibration::cooke::Scale::Log,
+                        ..
+                    })
+                )
+            });
+            assert!(log_scale, "the draw asks a log-scale quantity");
+            applied(sit_in(&mut s, 12, T0, 0, "a", &below_zero, &judge));
+            let out = applied(write(&mut s, 13, T0, reveal_cmd(1, V2, SALT)));
+            let examined = out["examined"].as_array().map_or(0, Vec::len);
+            let unscored = out["unscored"].as_array().map_or(0, Vec::len);
+            assert_eq!(
+                (examined, unscored),
+                (usize::from(scored), usize::from(!scored)),
+                "{out}"
+            );
+            if !scored {
+                assert!(out.to_string().contains("log scale"), "{out}");
+            }
+        }
     }
 }

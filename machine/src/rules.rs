@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = DOUBLING_APPEALS;
+pub const CURRENT: u32 = ANSWERS_IN_DOMAIN;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -147,6 +147,12 @@ pub const SAMPLE_APPEALS: u32 = 22;
 /// N+2r and then to N where the eligible pool cannot seat it (`fresh_panel.rs`;
 /// docs/PANEL.md "Fresh panels").
 pub const DOUBLING_APPEALS: u32 = 23;
+
+/// From this level on, an exam answer outside its item's domain (a log-scale quantity
+/// quoted at zero or below) counts as unanswered at the reveal, so the exam is scored
+/// (and refused if too few answers remain) instead of left unscorable, which kept its
+/// arbiter due and spent a pool every sitting (`exam_sitting::reveal`).
+pub const ANSWERS_IN_DOMAIN: u32 = 24;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.
