@@ -125,12 +125,12 @@ impl SittingError {
 
 /// The number the next sealed sitting takes: one past the newest, from 1.
 pub fn next_sitting_number(state: &State) -> u32 {
-    state.exam_sittings.last().map_or(1, |s| s.number + 1)
+    crate::model::sitting::next_number(&state.exam_sittings)
 }
 
 /// The open sitting: the newest, if its key is not revealed.
 pub fn open_sitting(state: &State) -> Option<&Sitting> {
-    state.exam_sittings.last().filter(|s| s.revealed.is_none())
+    crate::model::sitting::open(&state.exam_sittings)
 }
 
 /// Why an arbiter is not due an exam ([`exam_due`]).
@@ -763,12 +763,15 @@ impl Pools {
     /// The pool the next sitting should seal: the first never sealed, else (if reusable)
     /// the first; `None` when every private pool is spent.
     pub fn next(&self, state: &State) -> Option<&PrivatePool> {
+        self.first_unsealed(state)
+            .or_else(|| self.pools.first().filter(|_| self.reusable))
+    }
+
+    /// The first pool no sitting of `state` has sealed.
+    fn first_unsealed(&self, state: &State) -> Option<&PrivatePool> {
         let sealed =
             |p: &&PrivatePool| state.exam_sittings.iter().any(|s| s.pool_id == p.public_id);
-        self.pools
-            .iter()
-            .find(|p| !sealed(p))
-            .or_else(|| self.pools.first().filter(|_| self.reusable))
+        self.pools.iter().find(|p| !sealed(p))
     }
 
     /// The held pool a sitting sealed.
@@ -787,12 +790,7 @@ impl Pools {
         number: u32,
     ) -> Result<SealedPool, OfferRefusal> {
         crate::org_pools::offerable(state, number)?;
-        let spent = |id: &str| state.exam_sittings.iter().any(|s| s.pool_id == id);
-        let pool = self
-            .pools
-            .iter()
-            .find(|p| !spent(&p.public_id))
-            .ok_or(OfferRefusal::NoPool)?;
+        let pool = self.first_unsealed(state).ok_or(OfferRefusal::NoPool)?;
         Ok(SealedPool {
             organisation: Some(organisation.to_owned()),
             ..pool.sealed()

@@ -164,11 +164,6 @@ pub fn may_reveal(sitting: &Sitting) -> Result<(), OrgPoolError> {
     }
 }
 
-/// The open sitting, read from the rows (the newest, until its reveal).
-fn open(state: &State) -> Option<&Sitting> {
-    state.exam_sittings.last().filter(|s| s.revealed.is_none())
-}
-
 /// `CloseExamSitting`: ends the answers of the open organisation sitting `c.sitting`.
 pub fn close(
     state: &mut State,
@@ -258,10 +253,10 @@ impl OfferRefusal {
 /// Checks that sitting `number` is the next one in `state` with none open: the sitting an
 /// organisation's replica may offer a pool for.
 pub fn offerable(state: &State, number: u32) -> Result<(), OfferRefusal> {
-    if let Some(open) = open(state) {
+    if let Some(open) = crate::model::sitting::open(&state.exam_sittings) {
         return Err(OfferRefusal::StillOpen { open: open.number });
     }
-    let next = state.exam_sittings.last().map_or(1, |s| s.number + 1);
+    let next = crate::model::sitting::next_number(&state.exam_sittings);
     if number != next {
         return Err(OfferRefusal::NotNext {
             asked: number,
@@ -278,7 +273,7 @@ pub fn closed_sitting_of<'a>(
     organisation: &str,
     number: u32,
 ) -> Result<&'a Sitting, OfferRefusal> {
-    let open = open(state)
+    let open = crate::model::sitting::open(&state.exam_sittings)
         .filter(|o| o.number == number)
         .ok_or(OfferRefusal::NotOpen(number))?;
     if open.organisation.as_deref() != Some(organisation) {

@@ -79,3 +79,13 @@ pub struct SittingRef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reused_from: Option<u32>,
 }
+
+/// The open sitting among `sittings` (the state's, in order): the newest, until its reveal.
+pub fn open(sittings: &[Sitting]) -> Option<&Sitting> {
+    sittings.last().filter(|s| s.revealed.is_none())
+}
+
+/// The number the next sealed sitting takes: one past the newest, from 1.
+pub fn next_number(sittings: &[Sitting]) -> u32 {
+    sittings.last().map_or(1, |s| s.number + 1)
+}

@@ -116,36 +116,36 @@ fn own_offer(s: &Shared, number: u32, organisation: &str) -> Option<SealedPool> 
     Some(pool)
 }
 
-/// The first answer of `organisation`'s member replicas, asked in ascending id, each
-/// again while it has not applied the entry the question is about.
-async fn from_replicas_of<T, F, Fut>(s: &Shared, organisation: &str, mut ask: F) -> Option<T>
+/// The answer of `organisation`'s first member replica other than this one that answers,
+/// asked in ascending id (`quorum::from_other_organisations` with one organisation to
+/// cover), each again while it has not applied the entry the question is about; `None`
+/// when none answers or the first says its pools are spent.
+async fn from_replicas_of<T, F, Fut>(s: &Shared, organisation: &str, ask: F) -> Option<T>
 where
-    F: FnMut(u64, String) -> Fut,
+    F: Fn(u64, String) -> Fut + Clone,
     Fut: std::future::Future<Output = Result<T, tonic::Status>>,
 {
-    let mut ids: Vec<u64> = s.sm.read(|a| {
+    let replicas: Vec<(u64, String)> = s.sm.read(|a| {
         a.state.charter.as_ref().map_or_else(Vec::new, |c| {
             c.replicas
                 .iter()
                 .filter(|r| r.organisation == organisation && r.id != s.id)
-                .map(|r| r.id)
+                .map(|r| (r.id, r.organisation.clone()))
                 .collect()
         })
     });
-    ids.sort_unstable();
-    let members = crate::raft::status(&s.raft).nodes;
-    for id in ids {
-        let Some(member) = members.get(&id) else {
-            continue;
-        };
-        let addr = member.addr.clone();
-        match quorum::until_applied(|| ask(id, addr.clone())).await {
-            Ok(answer) => return Some(answer),
-            Err(e) => tracing::debug!(
-                "replica {id} of {organisation} gave no pool answer: {}",
-                e.message()
-            ),
+    let answers = quorum::from_other_organisations(s, &replicas, 1, |id, addr| {
+        let ask = ask.clone();
+        async move {
+            // NOT_FOUND (the organisation's pools are spent) is an answer, not a failure:
+            // the driver asks again on every pass, and would log it each time.
+            match quorum::until_applied(|| ask(id, addr.clone())).await {
+                Ok(answer) => Ok(Some(answer)),
+                Err(e) if e.code() == tonic::Code::NotFound => Ok(None),
+                Err(e) => Err(e),
+            }
         }
-    }
-    None
+    })
+    .await;
+    answers.answers.into_iter().find_map(|(_, answer)| answer)
 }
