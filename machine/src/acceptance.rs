@@ -27,6 +27,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::weighted_pool::{PoolInput, Weights};
+
 /// A declared stance on the debate's resolution (SPEC: the arbiter's declared prior).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Stance {
@@ -121,6 +123,34 @@ pub struct Policy {
     /// (`finality.rs`); absent: [`DEFAULT_APPEAL_WINDOW_MS`](crate::finality::DEFAULT_APPEAL_WINDOW_MS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub appeal_window_ms: Option<u64>,
+    /// How the counted rulings become an outcome: head counts per stance group (absent,
+    /// every policy written before the weighted pool) or the performance-weighted pool
+    /// (`weighted_pool.rs`; honoured from rule set
+    /// [`WEIGHTED_POOL`](crate::rules::WEIGHTED_POOL) on).
+    #[serde(default, skip_serializing_if = "Aggregation::is_head_count")]
+    pub aggregation: Aggregation,
+}
+
+/// How a policy turns counted yes/no rulings into an outcome (docs/coordinator/acceptance.md
+/// "The weighted pool"). Relevance and tier receipts are judged the same way under both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Aggregation {
+    /// Rules 3 and 4: a strict majority inside every stance group, all on one side, and a
+    /// net support of `min_net_support_per_side` from A and from B.
+    #[default]
+    HeadCount,
+    /// The outcome is the side of 0.5 the performance-weighted pool of the stated
+    /// probabilities falls on; it stands only with at least `min_net_support_per_side`
+    /// supporters of positive weight from A and from B (each lineage once under
+    /// `one_per_lineage`), supporters of two lineages and two organisations, and rules 1,
+    /// 2 and 5 as under head counts. Split stance groups no longer deadlock.
+    WeightedPool,
+}
+
+impl Aggregation {
+    pub fn is_head_count(&self) -> bool {
+        *self == Aggregation::HeadCount
+    }
 }
 
 /// How often [`Policy::independent`] schedules the prior-consistency check: after every
@@ -137,6 +167,7 @@ impl Default for Policy {
             independence: Independence::default(),
             prior_check_every: None,
             appeal_window_ms: None,
+            aggregation: Aggregation::HeadCount,
         }
     }
 }
@@ -153,6 +184,15 @@ impl Policy {
             ..Self::default()
         }
     }
+
+    /// [`Policy::independent`] with the outcome from the performance-weighted pool
+    /// ([`Aggregation::WeightedPool`]).
+    pub fn weighted() -> Self {
+        Self {
+            aggregation: Aggregation::WeightedPool,
+            ..Self::independent()
+        }
+    }
 }
 
 /// The acceptance rule a new debate asks for by name (`panel debate new --policy`,
@@ -163,6 +203,8 @@ pub enum Rule {
     Independent,
     /// [`Policy::default`]: stances from registration, two agreeing stances enough.
     HeadCount,
+    /// [`Policy::weighted`]: the independent rule deciding by the weighted pool.
+    Weighted,
 }
 
 impl Rule {
@@ -170,6 +212,7 @@ impl Rule {
         match self {
             Rule::Independent => Policy::independent(),
             Rule::HeadCount => Policy::default(),
+            Rule::Weighted => Policy::weighted(),
         }
     }
 }
@@ -238,6 +281,19 @@ pub enum DeadlockReason {
         n_eff_milli: u32,
         needed_milli: u32,
     },
+    /// Weighted pool: the pooled probability sits at exactly 0.5, or no counted ruling
+    /// carries weight.
+    PoolUndecided,
+    /// Weighted pool: this stance gave fewer supporters of positive weight to the pooled
+    /// outcome than the policy needs (each lineage once under `one_per_lineage`).
+    SideWithoutSupport {
+        stance: Stance,
+        supporters: usize,
+        needed: usize,
+    },
+    /// Weighted pool: no supporter of stance A and supporter of stance B differ in both
+    /// organisation and lineage, so the agreement is not across differing priors.
+    NarrowSupport,
 }
 
 impl std::fmt::Display for Stance {
@@ -311,6 +367,20 @@ impl std::fmt::Display for DeadlockReason {
                 "the supporters share their errors: they are worth {:.2} independent votes, fewer than the {:.2} needed",
                 f64::from(*n_eff_milli) / 1000.0,
                 f64::from(*needed_milli) / 1000.0
+            ),
+            DeadlockReason::PoolUndecided => f.write_str(
+                "the weighted pool of the rulings leans neither way (it sits at 0.5, or no ruling carries weight)",
+            ),
+            DeadlockReason::SideWithoutSupport {
+                stance,
+                supporters,
+                needed,
+            } => write!(
+                f,
+                "stance {stance} gave {supporters} supporter(s) of positive weight to the pooled outcome (each lineage once), fewer than the {needed} needed"
+            ),
+            DeadlockReason::NarrowSupport => f.write_str(
+                "no supporter of stance A and supporter of stance B differ in both organisation and lineage",
             ),
         }
     }
@@ -387,11 +457,36 @@ pub fn decide(
     receipts: &[RetrievalReceipt],
     policy: &Policy,
 ) -> Acceptance {
-    let mut full = evaluate(kind, seats, rulings, receipts, policy);
+    decide_weighted(kind, seats, rulings, receipts, policy, &Weights::equal())
+}
+
+/// [`decide`] with the arbiters' performance weights, which only a policy with
+/// [`Aggregation::WeightedPool`] reads.
+pub fn decide_weighted(
+    kind: MotionKind,
+    seats: &[Seat],
+    rulings: &[RevealedRuling],
+    receipts: &[RetrievalReceipt],
+    policy: &Policy,
+    weights: &Weights,
+) -> Acceptance {
+    let panel = Panel {
+        kind,
+        policy,
+        weights,
+    };
+    let mut full = panel.evaluate(seats, rulings, receipts);
     if policy.independence.without_any_organisation {
-        require_no_pivotal_organisation(&mut full, kind, seats, rulings, receipts, policy);
+        panel.require_no_pivotal_organisation(&mut full, seats, rulings, receipts);
     }
     full.into_acceptance()
+}
+
+/// What every evaluation of one motion shares: its kind, its policy and the weights.
+struct Panel<'a> {
+    kind: MotionKind,
+    policy: &'a Policy,
+    weights: &'a Weights,
 }
 
 /// What one evaluation of rules 1 to 4 found; an outcome with reasons is not accepted.
@@ -426,91 +521,182 @@ impl Evaluation {
 /// without each seated organisation in turn, and add a `DependsOnOrganisation` reason for
 /// every organisation without which the outcome would not stand. Only an accepted
 /// evaluation is checked: a deadlock stays a deadlock with its own reasons.
-fn require_no_pivotal_organisation(
-    full: &mut Evaluation,
-    kind: MotionKind,
-    seats: &[Seat],
-    rulings: &[RevealedRuling],
-    receipts: &[RetrievalReceipt],
-    policy: &Policy,
-) {
-    let Some(outcome) = full.accepted().cloned() else {
-        return;
-    };
-    for organisation in organisations(seats) {
-        let (s, r, rc) = without_organisation(organisation, seats, rulings, receipts);
-        let reduced = evaluate(kind, &s, &r, &rc, policy);
-        if !outcome_survives(&outcome, reduced.accepted()) {
-            full.reasons.push(DeadlockReason::DependsOnOrganisation {
-                organisation: organisation.to_owned(),
+impl Panel<'_> {
+    fn require_no_pivotal_organisation(
+        &self,
+        full: &mut Evaluation,
+        seats: &[Seat],
+        rulings: &[RevealedRuling],
+        receipts: &[RetrievalReceipt],
+    ) {
+        let Some(outcome) = full.accepted().cloned() else {
+            return;
+        };
+        for organisation in organisations(seats) {
+            let (s, r, rc) = without_organisation(organisation, seats, rulings, receipts);
+            let survives = match (self.policy.aggregation, &outcome) {
+                // Under the weighted pool the guarantees of support are the full panel's;
+                // what no organisation may do is tip the pool by itself.
+                (Aggregation::WeightedPool, Outcome::Decided(d)) => {
+                    pooled_decision(&counted(&s, &r).0, self.weights) == Some(*d)
+                }
+                _ => outcome_survives(&outcome, self.evaluate(&s, &r, &rc).accepted()),
+            };
+            if !survives {
+                full.reasons.push(DeadlockReason::DependsOnOrganisation {
+                    organisation: organisation.to_owned(),
+                });
+            }
+        }
+    }
+
+    /// Rules 1 to 4 over one panel.
+    fn evaluate(
+        &self,
+        seats: &[Seat],
+        rulings: &[RevealedRuling],
+        receipts: &[RetrievalReceipt],
+    ) -> Evaluation {
+        let (kind, policy) = (self.kind, self.policy);
+        let seat_of: BTreeMap<&str, &Seat> =
+            seats.iter().map(|s| (s.arbiter_id.as_str(), s)).collect();
+        let (counted, ignored) = counted(seats, rulings);
+
+        let mut tallies: BTreeMap<Stance, GroupTally> = BTreeMap::new();
+        for (seat, r) in &counted {
+            let t = tallies.entry(seat.stance).or_default();
+            match r.decision {
+                Decision::Yes => t.yes += 1,
+                Decision::No => t.no += 1,
+            }
+        }
+
+        let mut reasons = Vec::new();
+        let quorum = policy.quorum.unwrap_or(seats.len() / 2 + 1).max(1);
+        if counted.len() < quorum {
+            reasons.push(DeadlockReason::NoQuorum {
+                counted: counted.len(),
+                quorum,
             });
+        }
+        if tallies.len() < 2 {
+            reasons.push(DeadlockReason::SingleStanceGroup);
+        }
+
+        let outcome = match kind {
+            MotionKind::Relevance => relevance_outcome(&counted, policy, &mut reasons),
+            _ => {
+                let decision = match policy.aggregation {
+                    Aggregation::HeadCount => {
+                        binary_outcome(&counted, &tallies, policy, &mut reasons)
+                    }
+                    Aggregation::WeightedPool => {
+                        weighted_outcome(&counted, policy, self.weights, &mut reasons)
+                    }
+                };
+                match (kind, decision) {
+                    (MotionKind::TierVerification, Some(d)) => {
+                        receipt_hash(&seat_of, receipts, &mut reasons).map(|content_hash| {
+                            Outcome::TierVerified {
+                                decision: d,
+                                content_hash,
+                            }
+                        })
+                    }
+                    (_, d) => d.map(Outcome::Decided),
+                }
+            }
+        };
+
+        Evaluation {
+            outcome,
+            reasons,
+            tallies,
+            ignored,
         }
     }
 }
 
-/// Rules 1 to 4 over one panel.
-fn evaluate(
-    kind: MotionKind,
-    seats: &[Seat],
-    rulings: &[RevealedRuling],
-    receipts: &[RetrievalReceipt],
-    policy: &Policy,
-) -> Evaluation {
+/// The rulings the rule counts, each with its seat: the first ruling of each seated
+/// arbiter, in input order; and the ids of the rulings it ignores (unseated, duplicate).
+fn counted<'a>(
+    seats: &'a [Seat],
+    rulings: &'a [RevealedRuling],
+) -> (Vec<(&'a Seat, &'a RevealedRuling)>, Vec<String>) {
     let seat_of: BTreeMap<&str, &Seat> = seats.iter().map(|s| (s.arbiter_id.as_str(), s)).collect();
     let mut seen = BTreeSet::new();
     let mut ignored = Vec::new();
-    let mut counted: Vec<(&Seat, &RevealedRuling)> = Vec::new();
+    let mut counted = Vec::new();
     for r in rulings {
         match seat_of.get(r.arbiter_id.as_str()) {
-            Some(seat) if seen.insert(r.arbiter_id.as_str()) => counted.push((seat, r)),
+            Some(seat) if seen.insert(r.arbiter_id.as_str()) => counted.push((*seat, r)),
             _ => ignored.push(r.arbiter_id.clone()),
         }
     }
+    (counted, ignored)
+}
 
-    let mut tallies: BTreeMap<Stance, GroupTally> = BTreeMap::new();
-    for (seat, r) in &counted {
-        let t = tallies.entry(seat.stance).or_default();
-        match r.decision {
-            Decision::Yes => t.yes += 1,
-            Decision::No => t.no += 1,
-        }
-    }
-
-    let mut reasons = Vec::new();
-    let quorum = policy.quorum.unwrap_or(seats.len() / 2 + 1).max(1);
-    if counted.len() < quorum {
-        reasons.push(DeadlockReason::NoQuorum {
-            counted: counted.len(),
-            quorum,
-        });
-    }
-    if tallies.len() < 2 {
-        reasons.push(DeadlockReason::SingleStanceGroup);
-    }
-
-    let outcome = match kind {
-        MotionKind::Relevance => relevance_outcome(&counted, policy, &mut reasons),
-        _ => {
-            let decision = binary_outcome(&counted, &tallies, policy, &mut reasons);
-            match (kind, decision) {
-                (MotionKind::TierVerification, Some(d)) => {
-                    receipt_hash(&seat_of, receipts, &mut reasons).map(|content_hash| {
-                        Outcome::TierVerified {
-                            decision: d,
-                            content_hash,
-                        }
-                    })
-                }
-                (_, d) => d.map(Outcome::Decided),
-            }
-        }
+/// The weighted pool ([`Aggregation::WeightedPool`]): the outcome is the side of 0.5 the
+/// pool of the counted rulings falls on. It needs supporters of positive weight from A and
+/// from B (each lineage once under `one_per_lineage`), among them a supporter of A and one
+/// of B that differ in organisation and in lineage: agreement across differing priors.
+/// Stance groups may split.
+fn weighted_outcome(
+    counted: &[(&Seat, &RevealedRuling)],
+    policy: &Policy,
+    weights: &Weights,
+    reasons: &mut Vec<DeadlockReason>,
+) -> Option<Decision> {
+    let Some(decision) = pooled_decision(counted, weights) else {
+        reasons.push(DeadlockReason::PoolUndecided);
+        return None;
     };
+    let supporters: Vec<&Seat> = counted
+        .iter()
+        .filter(|(seat, r)| r.decision == decision && weights.of(&seat.arbiter_id) > 0)
+        .map(|(seat, _)| *seat)
+        .collect();
+    let k = policy.min_net_support_per_side.max(1);
+    let per_side = if policy.independence.one_per_lineage {
+        supporters_per_side(supporters.iter().copied(), [k, k])
+    } else {
+        [Stance::A, Stance::B].map(|st| supporters.iter().filter(|s| s.stance == st).count())
+    };
+    let mut short = false;
+    for (stance, n) in [Stance::A, Stance::B].into_iter().zip(per_side) {
+        if n < k {
+            short = true;
+            reasons.push(DeadlockReason::SideWithoutSupport {
+                stance,
+                supporters: n,
+                needed: k,
+            });
+        }
+    }
+    let of = |st: Stance| supporters.iter().filter(move |s| s.stance == st);
+    let cross_prior_pair = of(Stance::A).any(|a| {
+        of(Stance::B).any(|b| a.organisation != b.organisation && lineage_key(a) != lineage_key(b))
+    });
+    if !short && !cross_prior_pair {
+        reasons.push(DeadlockReason::NarrowSupport);
+    }
+    Some(decision)
+}
 
-    Evaluation {
-        outcome,
-        reasons,
-        tallies,
-        ignored,
+/// The side of 0.5 the weighted pool of `counted` falls on; `None` at 0.5 or without weight.
+fn pooled_decision(counted: &[(&Seat, &RevealedRuling)], weights: &Weights) -> Option<Decision> {
+    let inputs: Vec<PoolInput> = counted
+        .iter()
+        .map(|(seat, r)| PoolInput {
+            lineage: lineage_key(seat),
+            weight_milli: weights.of(&seat.arbiter_id),
+            p_yes_milli: r.probability_milli,
+        })
+        .collect();
+    match crate::weighted_pool::pooled_yes_milli(&inputs)? {
+        p if p > 500 => Some(Decision::Yes),
+        p if p < 500 => Some(Decision::No),
+        _ => None,
     }
 }
 

@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::acceptance::{Decision, Outcome, RevealedRuling, Seat};
+use crate::weighted_pool::{PoolInput, Weights};
 
 /// The standard normal quantile of a two-sided 90% interval.
 const Z_90: f64 = 1.644_853_626_951_472_2;
@@ -31,14 +32,26 @@ pub struct OutcomeConfidence {
     /// Counted rulings, and the distinct lineages among them (the interval's votes).
     pub rulings: u32,
     pub effective_votes: u32,
+    /// Under the weighted pool: the probability the same rulings give the accepted
+    /// outcome with equal weights. Below 500 the weights changed the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equal_weights_milli: Option<u16>,
 }
 
 impl OutcomeConfidence {
     /// "0.83 (90% interval 0.55-0.95; 4 rulings, 2 effective votes)".
     pub fn sentence(&self) -> String {
         let p = |m: u16| format!("{:.2}", f64::from(m) / 1000.0);
+        let pooled = match self.equal_weights_milli {
+            None => String::new(),
+            Some(e) if e < 500 => format!(
+                "; weighted pool: the weights changed the answer, equal weights give it {}",
+                p(e)
+            ),
+            Some(e) => format!("; weighted pool, equal weights give {}", p(e)),
+        };
         format!(
-            "{} (90% interval {}-{}; {} ruling(s), {} effective vote(s) by distinct lineage)",
+            "{} (90% interval {}-{}; {} ruling(s), {} effective vote(s) by distinct lineage{pooled})",
             p(self.probability_milli),
             p(self.low_milli),
             p(self.high_milli),
@@ -56,39 +69,111 @@ pub fn of(
     seats: &[Seat],
     revealed: &[RevealedRuling],
 ) -> Option<OutcomeConfidence> {
-    let yes = match outcome {
-        Outcome::Decided(d) | Outcome::TierVerified { decision: d, .. } => *d == Decision::Yes,
-        Outcome::Relevance(_) => return None,
-    };
-    let mut seen = BTreeSet::new();
-    let mut lineages = BTreeSet::new();
-    let mut sum_milli: u64 = 0;
-    for r in revealed {
-        let Some(seat) = seats.iter().find(|s| s.arbiter_id == r.arbiter_id) else {
-            continue;
-        };
-        if !seen.insert(r.arbiter_id.as_str()) {
-            continue;
-        }
-        lineages.insert(seat.lineage.as_str());
-        let p = u64::from(r.probability_milli.min(1000));
-        sum_milli += if yes { p } else { 1000 - p };
-    }
-    let n = seen.len() as u64;
+    let yes = yes_of(outcome)?;
+    let counted = counted(seats, revealed);
+    let n = counted.len() as u64;
     if n == 0 {
         return None;
     }
-    let mean_milli = (sum_milli + n / 2) / n;
-    let votes = lineages.len() as u32;
-    let bounds =
-        calibration::wilson::wilson_bounds(mean_milli as f64 / 1000.0, f64::from(votes), Z_90);
-    Some(OutcomeConfidence {
-        probability_milli: mean_milli as u16,
+    let sum_milli: u64 = counted
+        .iter()
+        .map(|(_, r)| toward(yes, r.probability_milli))
+        .sum();
+    let mean_milli = ((sum_milli + n / 2) / n) as u16;
+    let lineages: BTreeSet<&str> = counted.iter().map(|(s, _)| s.lineage.as_str()).collect();
+    Some(with_interval(
+        mean_milli,
+        n as u32,
+        lineages.len() as u32,
+        None,
+    ))
+}
+
+/// The confidence of an outcome the weighted pool accepted (`weighted_pool.rs`): the
+/// pooled probability of the outcome, its interval over the distinct lineages of the
+/// counted rulings that carry weight, and what equal weights would have given.
+pub fn of_pool(
+    outcome: &Outcome,
+    seats: &[Seat],
+    revealed: &[RevealedRuling],
+    weights: &Weights,
+) -> Option<OutcomeConfidence> {
+    let yes = yes_of(outcome)?;
+    let counted = counted(seats, revealed);
+    let pool = |w: &Weights| {
+        let inputs: Vec<PoolInput> = counted
+            .iter()
+            .map(|(s, r)| PoolInput {
+                lineage: s.lineage.as_str(),
+                weight_milli: w.of(&s.arbiter_id),
+                p_yes_milli: r.probability_milli,
+            })
+            .collect();
+        crate::weighted_pool::pooled_yes_milli(&inputs).map(|p| toward(yes, p) as u16)
+    };
+    let weighted = pool(weights)?;
+    let lineages: BTreeSet<&str> = counted
+        .iter()
+        .filter(|(s, _)| weights.of(&s.arbiter_id) > 0)
+        .map(|(s, _)| s.lineage.as_str())
+        .collect();
+    Some(with_interval(
+        weighted,
+        counted.len() as u32,
+        lineages.len() as u32,
+        pool(&Weights::equal()),
+    ))
+}
+
+fn yes_of(outcome: &Outcome) -> Option<bool> {
+    match outcome {
+        Outcome::Decided(d) | Outcome::TierVerified { decision: d, .. } => {
+            Some(*d == Decision::Yes)
+        }
+        Outcome::Relevance(_) => None,
+    }
+}
+
+/// A probability of yes in thousandths, turned toward the outcome.
+fn toward(yes: bool, p_yes_milli: u16) -> u64 {
+    let p = u64::from(p_yes_milli.min(1000));
+    if yes { p } else { 1000 - p }
+}
+
+/// The counted rulings: the first of each seated arbiter, with its seat.
+fn counted<'a>(
+    seats: &'a [Seat],
+    revealed: &'a [RevealedRuling],
+) -> Vec<(&'a Seat, &'a RevealedRuling)> {
+    let mut seen = BTreeSet::new();
+    revealed
+        .iter()
+        .filter_map(|r| {
+            let seat = seats.iter().find(|s| s.arbiter_id == r.arbiter_id)?;
+            seen.insert(r.arbiter_id.as_str()).then_some((seat, r))
+        })
+        .collect()
+}
+
+fn with_interval(
+    probability_milli: u16,
+    rulings: u32,
+    votes: u32,
+    equal_weights_milli: Option<u16>,
+) -> OutcomeConfidence {
+    let bounds = calibration::wilson::wilson_bounds(
+        f64::from(probability_milli) / 1000.0,
+        f64::from(votes),
+        Z_90,
+    );
+    OutcomeConfidence {
+        probability_milli,
         low_milli: to_milli(bounds.lower),
         high_milli: to_milli(bounds.upper),
-        rulings: n as u32,
+        rulings,
         effective_votes: votes,
-    })
+        equal_weights_milli,
+    }
 }
 
 fn to_milli(x: f64) -> u16 {

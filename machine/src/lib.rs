@@ -56,3 +56,4 @@ pub mod signed_motion;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod transparency;
+pub mod weighted_pool;

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = ANSWERS_IN_DOMAIN;
+pub const CURRENT: u32 = WEIGHTED_POOL;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -153,6 +153,13 @@ pub const DOUBLING_APPEALS: u32 = 23;
 /// (and refused if too few answers remain) instead of left unscorable, which kept its
 /// arbiter due and spent a pool every sitting (`exam_sitting::reveal`).
 pub const ANSWERS_IN_DOMAIN: u32 = 24;
+
+/// From this level on, a policy asking for the weighted pool (`Aggregation::WeightedPool`)
+/// gets it: the outcome and its probability come from the seated rulings pooled with
+/// weights from each arbiter's resolved track record, inside the cross-prior guarantees
+/// (`weighted_pool.rs`; docs/coordinator/acceptance.md "The weighted pool"). Below it
+/// such a policy is judged by head counts, as the replicas of that time judged it.
+pub const WEIGHTED_POOL: u32 = 25;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -89,9 +89,12 @@ fn cause_of(r: &DeadlockReason) -> DeadlockCause {
             n_eff_milli: *n_eff_milli,
             needed_milli: *needed_milli,
         },
-        // Conditions of relevance and tier-verification motions, not of a procedure's
-        // yes/no questions: kept in the machine's words.
+        // Conditions of relevance and tier-verification motions, and of the weighted
+        // pool, which the procedures' causes do not name: kept in the machine's words.
         other @ (DeadlockReason::RelevanceSpread { .. }
+        | DeadlockReason::PoolUndecided
+        | DeadlockReason::SideWithoutSupport { .. }
+        | DeadlockReason::NarrowSupport
         | DeadlockReason::MissingRelevance { .. }
         | DeadlockReason::MissingReceipts { .. }
         | DeadlockReason::ReceiptsDisagree) => DeadlockCause::Other {

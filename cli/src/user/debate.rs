@@ -59,8 +59,10 @@ enum DebateCmd {
         /// The acceptance rule: `independent` (the default) seats arbiters under the stance
         /// each declared for this debate (`panel arbiter declare`) and adds the lineage,
         /// organisation, measured-independence and unsteerable-draw rules; `head-count` is
-        /// the older rule, stances from registration and two agreeing stances enough
-        /// (docs/coordinator/acceptance.md "The acceptance rule").
+        /// the older rule, stances from registration and two agreeing stances enough;
+        /// `weighted` is `independent` deciding by the performance-weighted pool of the
+        /// rulings (docs/coordinator/acceptance.md "The acceptance rule", "The weighted
+        /// pool").
         #[arg(long, value_enum, default_value_t = AcceptanceRule::Independent)]
         policy: AcceptanceRule,
         /// How long an accepted outcome stays provisional, open to appeal, before it is
@@ -192,6 +194,8 @@ impl DebateRef {
 enum AcceptanceRule {
     Independent,
     HeadCount,
+    /// The independent rule deciding by the performance-weighted pool.
+    Weighted,
 }
 
 impl From<AcceptanceRule> for Rule {
@@ -199,6 +203,7 @@ impl From<AcceptanceRule> for Rule {
         match r {
             AcceptanceRule::Independent => Rule::Independent,
             AcceptanceRule::HeadCount => Rule::HeadCount,
+            AcceptanceRule::Weighted => Rule::Weighted,
         }
     }
 }
@@ -770,6 +775,7 @@ mod tests {
     fn new_debates_ask_for_the_independent_rule_unless_told_otherwise() {
         assert_eq!(rule_of(&[]), Rule::Independent);
         assert_eq!(rule_of(&["--policy", "head-count"]), Rule::HeadCount);
+        assert_eq!(rule_of(&["--policy", "weighted"]), Rule::Weighted);
         assert!(parse(&["--policy", "lenient"]).is_err());
     }
 }

@@ -158,8 +158,9 @@ fn acceptance_rule(rule: i32) -> Result<Rule, Status> {
     match pb::AcceptanceRule::try_from(rule) {
         Ok(pb::AcceptanceRule::Independent) => Ok(Rule::Independent),
         Ok(pb::AcceptanceRule::HeadCount) => Ok(Rule::HeadCount),
+        Ok(pb::AcceptanceRule::Weighted) => Ok(Rule::Weighted),
         Err(_) => Err(Status::invalid_argument(format!(
-            "rule: {rule} is not an AcceptanceRule (0 independent, 1 head count)"
+            "rule: {rule} is not an AcceptanceRule (0 independent, 1 head count, 2 weighted)"
         ))),
     }
 }

@@ -185,6 +185,8 @@ pub(super) fn record_outcome(
 pub(super) struct Judged {
     pub verdict: Acceptance,
     pub independence: Option<crate::independence::SupportIndependence>,
+    /// The weights the weighted pool judged with; `None` under head counts.
+    pub weights: Option<crate::weighted_pool::Weights>,
 }
 
 /// The acceptance rule over a motion's counted rulings, then, under a policy with
@@ -196,8 +198,16 @@ fn judge(
     revealed: &[acceptance::RevealedRuling],
     receipts: &[acceptance::RetrievalReceipt],
 ) -> Judged {
-    let policy = motion.spec.policy.clone().unwrap_or_default();
-    let verdict = acceptance::decide(motion.spec.kind, &motion.seats, revealed, receipts, &policy);
+    let policy = policy_in_force(state, motion);
+    let weights = seated_weights(state, motion);
+    let verdict = acceptance::decide_weighted(
+        motion.spec.kind,
+        &motion.seats,
+        revealed,
+        receipts,
+        &policy,
+        &weights,
+    );
     let (verdict, independence) = crate::independence::require_independent_support(
         verdict,
         &motion.seats,
@@ -205,10 +215,30 @@ fn judge(
         &state.error_history,
         &policy,
     );
+    let weights = (policy.aggregation == acceptance::Aggregation::WeightedPool).then_some(weights);
     Judged {
         verdict,
         independence,
+        weights,
     }
+}
+
+/// The motion's policy as the rule set in force reads it: the weighted pool only from
+/// rule set [`WEIGHTED_POOL`](crate::rules::WEIGHTED_POOL) on.
+fn policy_in_force(state: &State, motion: &crate::model::Motion) -> acceptance::Policy {
+    let mut policy = motion.spec.policy.clone().unwrap_or_default();
+    if state.rules < crate::rules::WEIGHTED_POOL {
+        policy.aggregation = acceptance::Aggregation::HeadCount;
+    }
+    policy
+}
+
+/// The seated arbiters' weights from their resolved track records (`weighted_pool.rs`).
+fn seated_weights(state: &State, motion: &crate::model::Motion) -> crate::weighted_pool::Weights {
+    crate::weighted_pool::Weights::from_records(motion.seats.iter().filter_map(|seat| {
+        let a = state.arbiters.get(&seat.arbiter_id)?;
+        Some((seat.arbiter_id.as_str(), a.recalibration.items.as_slice()))
+    }))
 }
 
 /// Decides a motion: records the verdict with every counted ruling, settles the debate's
@@ -226,6 +256,7 @@ pub(super) fn conclude(
     let Judged {
         verdict,
         independence,
+        weights,
     } = judged;
     let mut reply = Decided::bare(motion_id, verdict.clone());
     reply.independence = independence.clone();
@@ -239,7 +270,10 @@ pub(super) fn conclude(
     if state.rules >= crate::rules::OUTCOME_CONFIDENCE
         && let Acceptance::Accepted { outcome, .. } = &verdict
     {
-        let confidence = crate::confidence::of(outcome, &motion.seats, revealed);
+        let confidence = match &weights {
+            Some(w) => crate::confidence::of_pool(outcome, &motion.seats, revealed, w),
+            None => crate::confidence::of(outcome, &motion.seats, revealed),
+        };
         motion.confidence = confidence;
         reply.confidence = confidence;
     }
