@@ -1,54 +1,70 @@
 //! Performance-weighted pooling (docs/coordinator/acceptance.md "The weighted pool"): under
 //! a policy with [`Aggregation::WeightedPool`](crate::acceptance::Aggregation) the outcome
-//! of a yes/no motion and its probability come from a weighted linear pool of the counted
-//! rulings' stated probabilities (Cooke's decision maker is such a pool), not from head
-//! counts per stance group. The cross-prior guarantees stay in the acceptance rule around
-//! it (`acceptance.rs`): supporters of both stances, no organisation pivotal, at least two
-//! independent votes.
+//! of a yes/no motion and its probability come from a weighted log-odds pool of the
+//! counted rulings' stated probabilities, not from head counts per stance group. The
+//! cross-prior guarantees stay in the acceptance rule around it (`acceptance.rs`):
+//! supporters of both stances, no organisation tipping the pool, at least two independent
+//! votes.
 //!
-//! An arbiter's weight is its Brier skill over its track record of **resolved** items only
-//! (exam items scored against their revealed gold, and earlier motions a later outcome
-//! resolved; `recalibration.rs`), never agreement with the panel it sat on, shrunk toward
-//! a modest prior so an arbiter with little record weighs like an average admitted one.
-//! Skill at or below chance gives weight zero: a worse-than-chance arbiter is ignored,
-//! never inverted (inverting would pay an arbiter for being wrong on purpose).
+//! Log-odds, not a linear mean: independent, calibrated forecasters who each say 0.75
+//! together make the answer likelier than 0.75, and the pool says so (the pooled log-odds
+//! is the sum of theirs, Bayes' rule under independence from an even prior). A mean would
+//! stay at 0.75 and understate every panel.
 //!
-//! Each lineage's rulings share one lineage's worth of weight (rulings of one model family
-//! err together, docs/SIMULATION.md "The model"), so copies add no weight.
+//! Independence is not assumed where it is known to fail: the rulings of one lineage err
+//! together (docs/SIMULATION.md "The model"), so each lineage adds the **mean** of its
+//! rulings' log-odds, one lineage's worth, and copies add nothing.
 //!
-//! Pure and exact: integer skills, and f64 sums in a fixed order with only `+ - * /`, so
-//! every replica computes the same thousandths.
+//! Confidence is earned, not stated: a ruling adds at most the log-odds its arbiter's
+//! record has shown it can forecast, its **weight**. The weight comes from the arbiter's
+//! Brier skill over its track record of **resolved** items only (exam items scored against
+//! their revealed gold, and earlier motions a later outcome resolved; `recalibration.rs`),
+//! never agreement with the panel it sat on, shrunk toward the skill of an average admitted
+//! arbiter. A calibrated forecaster who always says q has skill (2q − 1)², so skill s
+//! earns the log-odds of q = (1 + √s)/2: without a record, s = 0.25 and a ruling adds at
+//! most the log-odds of 0.75 (about 1.1), however sure it says it is; a record of sharp,
+//! right forecasts raises that up to the log-odds of 0.95 ([`P_FLOOR_MILLI`]); skill at or
+//! below chance earns nothing. So a camp that states certainty moves the pool no more than
+//! an honest arbiter of the same record, and a worse-than-chance arbiter is ignored, never
+//! inverted (inverting would pay an arbiter for being wrong on purpose).
+//!
+//! Pure and the same on every replica: integer skills, and `ln`, `exp` and `sqrt` from
+//! `libm` (the same code and bits on every platform) over sums in a fixed order.
 
 use std::collections::BTreeMap;
 
 use calibration::recalibration::ResolvedItem;
 
 /// The skill an admitted arbiter without a track record is given, in thousandths of the
-/// Brier skill score (1 − Brier/0.25): about that of a judge right three times in four
-/// that says 0.75 (Brier 0.1875, skill 0.25).
+/// Brier skill score (1 − Brier/0.25): that of a calibrated judge that says 0.75 (Brier
+/// 0.1875, skill 0.25).
 pub const PRIOR_SKILL_MILLI: i64 = 250;
 
 /// How many resolved items the prior is worth: an arbiter's own record outweighs it after
 /// about this many items.
 pub const PRIOR_ITEMS: i64 = 10;
 
-/// Per-arbiter weights in thousandths, by arbiter id. An arbiter missing from the map
-/// weighs [`Weights::default_milli`]: the prior's weight, or one for equal weights.
+/// How close to certainty any ruling is taken, in thousandths: 0.05 to 0.95, so one ruling
+/// adds at most about 2.9 to the pooled log-odds, whatever its record.
+pub const P_FLOOR_MILLI: u16 = 50;
+
+/// The weight of an arbiter without a record: the log-odds of 0.75, in thousandths.
+pub const PRIOR_WEIGHT_MILLI: u32 = 1099;
+
+/// Per-arbiter weights, by arbiter id: the most log-odds (in thousandths) one ruling of
+/// the arbiter adds to the pool. An arbiter missing from the map (no record read) weighs
+/// [`PRIOR_WEIGHT_MILLI`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Weights {
     by_arbiter: BTreeMap<String, u32>,
-    equal: bool,
 }
 
 impl Weights {
-    /// Every arbiter weighs the same: the lineage-normalised pool with no performance
-    /// weighting, what the simulator and `OutcomeConfidence::equal_weights_milli` compare
-    /// the weighted pool against.
+    /// Every arbiter weighs as one without a record: the lineage-normalised pool with no
+    /// performance weighting, what `OutcomeConfidence::equal_weights_milli` and the
+    /// simulator compare the weighted pool against.
     pub fn equal() -> Self {
-        Self {
-            by_arbiter: BTreeMap::new(),
-            equal: true,
-        }
+        Self::default()
     }
 
     /// Weights of the named arbiters from their resolved track records.
@@ -60,27 +76,15 @@ impl Weights {
                 .into_iter()
                 .map(|(id, items)| (id.to_owned(), weight_milli(items)))
                 .collect(),
-            equal: false,
         }
     }
 
-    fn default_milli(&self) -> u32 {
-        if self.equal {
-            1000
-        } else {
-            PRIOR_SKILL_MILLI as u32
-        }
-    }
-
-    /// The weight of `arbiter_id` in thousandths.
+    /// The weight of `arbiter_id`: the most log-odds, in thousandths, its ruling adds.
     pub fn of(&self, arbiter_id: &str) -> u32 {
-        if self.equal {
-            return 1000;
-        }
         self.by_arbiter
             .get(arbiter_id)
             .copied()
-            .unwrap_or_else(|| self.default_milli())
+            .unwrap_or(PRIOR_WEIGHT_MILLI)
     }
 }
 
@@ -94,13 +98,19 @@ fn item_skill_milli(item: &ResolvedItem) -> i64 {
     (1000 - 4 * d * d / 1000).max(-1000)
 }
 
-/// An arbiter's weight in thousandths: its mean Brier skill over `items`, shrunk toward
-/// [`PRIOR_SKILL_MILLI`] by [`PRIOR_ITEMS`] items, at least zero.
+/// An arbiter's weight: its mean Brier skill s over `items`, shrunk toward
+/// [`PRIOR_SKILL_MILLI`] by [`PRIOR_ITEMS`] items, as the log-odds of (1 + √s)/2 in
+/// thousandths, at most that of the floor's 0.95; zero at or below chance.
 pub fn weight_milli(items: &[ResolvedItem]) -> u32 {
     let n = items.len() as i64;
     let sum: i64 = items.iter().map(item_skill_milli).sum();
     let shrunk = (PRIOR_ITEMS * PRIOR_SKILL_MILLI + sum) / (PRIOR_ITEMS + n);
-    shrunk.clamp(0, 1000) as u32
+    if shrunk <= 0 {
+        return 0;
+    }
+    let q = (1.0 + libm::sqrt(shrunk.min(1000) as f64 / 1000.0)) / 2.0;
+    let q_milli = ((q * 1000.0).round() as u16).min(1000 - P_FLOOR_MILLI);
+    (logit(q_milli) * 1000.0).round().max(0.0) as u32
 }
 
 /// One counted ruling as the pool sees it.
@@ -112,20 +122,33 @@ pub struct PoolInput<'a> {
     pub p_yes_milli: u16,
 }
 
+fn logit(p_milli: u16) -> f64 {
+    let p = f64::from(p_milli.clamp(P_FLOOR_MILLI, 1000 - P_FLOOR_MILLI)) / 1000.0;
+    libm::log(p / (1.0 - p))
+}
+
 /// The pooled probability of yes in thousandths; `None` when no ruling carries weight.
-/// Each lineage's weight is the mean of its rulings' weights, split evenly among them.
+/// Each ruling adds its log-odds held within its weight; each lineage adds the mean of its
+/// rulings'.
 pub fn pooled_yes_milli(inputs: &[PoolInput<'_>]) -> Option<u16> {
-    let mut per_lineage: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut per_lineage: BTreeMap<&str, (f64, u32)> = BTreeMap::new();
+    let mut weighed = false;
     for i in inputs {
-        *per_lineage.entry(i.lineage).or_default() += 1;
+        let cap = f64::from(i.weight_milli) / 1000.0;
+        weighed |= i.weight_milli > 0;
+        let e = per_lineage.entry(i.lineage).or_default();
+        e.0 += logit(i.p_yes_milli).clamp(-cap, cap);
+        e.1 += 1;
     }
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for i in inputs {
-        let share = f64::from(i.weight_milli) / f64::from(per_lineage[i.lineage]);
-        num += share * f64::from(i.p_yes_milli.min(1000));
-        den += share;
+    if !weighed {
+        return None;
     }
-    (den > 0.0).then(|| (num / den).round().clamp(0.0, 1000.0) as u16)
+    let log_odds: f64 = per_lineage
+        .values()
+        .map(|(sum, n)| sum / f64::from(*n))
+        .sum();
+    let p = 1.0 / (1.0 + libm::exp(-log_odds));
+    Some((p * 1000.0).round().clamp(0.0, 1000.0) as u16)
 }
 
 #[cfg(test)]
@@ -147,17 +170,20 @@ mod tests {
 
     #[test]
     fn weights_follow_resolved_skill_shrunk_toward_the_prior() {
-        assert_eq!(weight_milli(&[]), PRIOR_SKILL_MILLI as u32);
+        // No record: the log-odds of 0.75.
+        assert_eq!(weight_milli(&[]), PRIOR_WEIGHT_MILLI);
         let sharp: Vec<_> = (0..40).map(|_| item(0.9, true)).collect();
         let wrong: Vec<_> = (0..40).map(|_| item(0.9, false)).collect();
         let coin: Vec<_> = (0..40).map(|_| item(0.5, true)).collect();
-        assert!(weight_milli(&sharp) > 700, "{}", weight_milli(&sharp));
+        // A sharp record earns up to the floor's 0.95, never more.
+        assert_eq!(weight_milli(&sharp), 2944);
+        assert_eq!(weight_milli(&sharp[..5]), 1727);
         // Worse than chance weighs nothing, never a negative (inverted) vote.
         assert_eq!(weight_milli(&wrong), 0);
         // At chance the prior fades with the record.
-        assert_eq!(weight_milli(&coin), 50);
+        assert_eq!(weight_milli(&coin), 456);
         // Two items cannot undo the prior.
-        assert!(weight_milli(&wrong[..2]) < 250 && weight_milli(&wrong[..2]) > 0);
+        assert_eq!(weight_milli(&wrong[..2]), 410);
     }
 
     #[test]
@@ -167,11 +193,13 @@ mod tests {
             weight_milli: 500,
             p_yes_milli: p,
         };
-        // Three copies say 0.9, one other lineage says 0.1: an even split, not 0.7.
+        // Three copies say 0.9, one other lineage says 0.1: an even split, not 0.9.
         let pooled =
             pooled_yes_milli(&[one("x", 900), one("x", 900), one("x", 900), one("y", 100)]);
         assert_eq!(pooled, Some(500));
-        assert_eq!(pooled_yes_milli(&[one("x", 900), one("y", 700)]), Some(800));
+        // Two independent lineages agreeing are surer than either, each adding no more
+        // than its weight (0.5 of log-odds here).
+        assert_eq!(pooled_yes_milli(&[one("x", 900), one("y", 700)]), Some(731));
         let weightless = PoolInput {
             weight_milli: 0,
             ..one("x", 900)
@@ -180,7 +208,7 @@ mod tests {
     }
 
     #[test]
-    fn a_heavier_arbiter_moves_the_pool_further() {
+    fn a_ruling_adds_no_more_than_its_weight() {
         let a = PoolInput {
             lineage: "x",
             weight_milli: 900,
@@ -191,9 +219,10 @@ mod tests {
             weight_milli: 100,
             p_yes_milli: 100,
         };
-        assert_eq!(pooled_yes_milli(&[a, b]), Some(730));
-        assert_eq!(Weights::equal().of("anyone"), 1000);
-        assert_eq!(Weights::default().of("anyone"), 250);
+        // 0.8 is worth 1.39 of log-odds, but a adds its 0.9; b adds −0.1, not −2.2.
+        assert_eq!(pooled_yes_milli(&[a, b]), Some(690));
+        assert_eq!(Weights::equal().of("anyone"), PRIOR_WEIGHT_MILLI);
+        assert_eq!(Weights::default().of("anyone"), PRIOR_WEIGHT_MILLI);
     }
 }
 
@@ -235,7 +264,6 @@ mod rule_tests {
     fn weights(pairs: &[(&str, u32)]) -> Weights {
         Weights {
             by_arbiter: pairs.iter().map(|(a, w)| ((*a).to_owned(), *w)).collect(),
-            equal: false,
         }
     }
 
@@ -330,8 +358,8 @@ mod rule_tests {
         );
         let c = crate::confidence::of_pool(&Outcome::Decided(Decision::Yes), &panel(), &rs, &w)
             .expect("confidence");
-        assert_eq!(c.probability_milli, 624);
-        assert_eq!(c.equal_weights_milli, Some(380));
+        assert_eq!(c.probability_milli, 801);
+        assert_eq!(c.equal_weights_milli, Some(168));
         assert!(
             c.sentence().contains("the weights changed the answer"),
             "{}",

@@ -87,10 +87,10 @@ fn decide(
         expected: None,
         procedure: None,
     })));
-    // The two sharp arbiters say yes; the four coin-flippers say no.
+    // The two sharp arbiters say yes at 0.9; the four coin-flippers say no.
     let vote = |_: &panel_machine::model::Motion, id: &str| {
         let p = match id {
-            "a1" | "b1" => 0.7,
+            "a1" | "b1" => 0.9,
             "a2" | "b2" => 0.3,
             _ => 0.2,
         };
@@ -124,10 +124,12 @@ fn the_pool_answers_a_split_panel_by_the_arbiters_resolved_records() {
         "{v:?}"
     );
     let c = c.expect("an accepted outcome carries its confidence");
-    // Equal weights would have said no (0.40 for yes); the records turn it to 0.65.
-    assert_eq!(c.equal_weights_milli, Some(400));
-    assert_eq!(c.probability_milli, 651);
-    assert!(c.low_milli < 651 && 651 < c.high_milli, "{c:?}");
+    // Equal weights would have said no (0.16 for yes): each ruling held to the log-odds
+    // of 0.75. The records let the sharp pair add all of their 0.9 and hold the four
+    // coin-flippers to 0.61 each: 0.93.
+    assert_eq!(c.equal_weights_milli, Some(155));
+    assert_eq!(c.probability_milli, 929);
+    assert!(c.low_milli < 929 && 929 <= c.high_milli, "{c:?}");
     assert_eq!(c.effective_votes, 6);
 
     // The same rulings under the independent head-count rule: stance groups split.
