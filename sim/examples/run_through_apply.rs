@@ -1,7 +1,9 @@
 //! Runs scenario files through the machine (`panel_sim::replica`) and prints the table
 //! docs/SIMULATION.md "The machine's own path" shows, one row per scenario and policy:
 //! `cargo run --release -p panel-sim --example run_through_apply -- MOTIONS SCENARIO...`
-//! (`SIM_ADMISSION=exam` to admit by a sealed exam sitting instead of the test command).
+//! (`SIM_ADMISSION=exam` to admit by a sealed exam sitting instead of the test command,
+//! `SIM_ADMISSION=exam-record` to sit one for the track records and admit everyone;
+//! `SIM_DETAIL=1` for each policy's ladder, weights, intervals and trade-off on stderr).
 //! Builds only the pure crates; `panel sim --engine apply` is the same per file.
 
 use std::fs;
@@ -19,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // by the test command.
     let admission = match std::env::var("SIM_ADMISSION").as_deref() {
         Ok("exam") => Admission::Exam,
+        Ok("exam-record") => Admission::ExamRecord,
         _ => Admission::TestCommand,
     };
     print!("{}", panel_sim::replica_figures::TABLE_HEAD);
@@ -29,12 +32,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             step_ms: panel_sim::replica::STEP_MS,
             motions: motions.min(scenario.motions),
             admission,
+            asks: panel_sim::replica::LADDER_ASKS,
         };
         let started = Instant::now();
         let run = panel_sim::replica::run(&scenario, &options)?;
         let report = panel_sim::replica_figures::measure(&scenario, &run, &options);
         for row in report.rows() {
             println!("{row}");
+        }
+        // `SIM_DETAIL=1`: each policy's ladder, weights, intervals and trade-off, on stderr.
+        if std::env::var_os("SIM_DETAIL").is_some() {
+            for f in &report.policies {
+                eprint!("{} / {}:\n{}", scenario.name, f.policy, f.detail());
+            }
         }
         eprintln!(
             "{}: {} motions in {:.1} s",

@@ -65,6 +65,10 @@ pub enum Admission {
     Exam,
     /// The test command `SetAdmission`: everyone admitted, no exam.
     TestCommand,
+    /// One sealed sitting for the record, then everyone admitted by the test command:
+    /// each sitter's held-back exam items, scored against the revealed gold, start its
+    /// track record, which is what the weighted pool weighs (`weighted_pool.rs`).
+    ExamRecord,
 }
 
 /// What the caller injects: when the first batch is stamped and the step between
@@ -75,7 +79,17 @@ pub struct ReplicaOptions {
     pub step_ms: u64,
     pub motions: usize,
     pub admission: Admission,
+    /// How many panels a motion may be asked of: after a deadlock it is asked again of a
+    /// fresh panel [`WIDENING`] seats wider, drawn from arbiters not yet seated on it,
+    /// until answered, no panel can be drawn, or this many asks (then not proven).
+    pub asks: usize,
 }
+
+/// The machine's own ladder for a debate question (`debates.rs`, `fresh_panel.rs`): a
+/// question deadlocked three times is given up, each re-ask two seats wider and disjoint
+/// from every earlier panel on it.
+pub const LADDER_ASKS: usize = 3;
+pub const WIDENING: usize = panel_machine::fresh_panel::WIDENING;
 
 /// The first batch's default stamp (1 January 2027, UTC) and step: one second per entry,
 /// so a round's commit and reveal windows fit between two entries.
@@ -87,11 +101,12 @@ pub const STEP_MS: u64 = 1000;
 pub const DEFAULT_MOTIONS: usize = 2000;
 
 /// The two acceptance policies the engine runs side by side, each in its own debate.
-pub const POLICIES: [&str; 2] = ["independent", "default"];
+pub const POLICIES: [&str; 3] = ["independent", "default", "weighted"];
 
 fn policy(name: &str) -> Policy {
     match name {
         "independent" => Policy::independent(),
+        "weighted" => Policy::weighted(),
         _ => Policy::default(),
     }
 }
@@ -99,14 +114,37 @@ fn policy(name: &str) -> Policy {
 /// What the machine decided on one motion under one policy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MachineVerdict {
-    /// Pool indices of the seats the machine drew.
+    /// Pool indices of the seats the machine drew for the last ask.
     pub seated: Vec<usize>,
+    /// Pool indices of the first panel's seats (the baselines judge with these).
+    pub first_seated: Vec<usize>,
+    /// Panels the motion was asked of (1 when the first answered or no re-ask was drawn).
+    pub asks: usize,
     pub verdict: Verdict,
     /// The deadlock's reasons, by name (`SplitGroup`, `CorrelatedSupport`, ...).
     pub reasons: Vec<String>,
     /// The machine's probability of yes for an accepted binary outcome (its
     /// `confidence`, turned toward yes).
     pub p_yes: Option<f64>,
+    /// Under the weighted pool, what equal weights give yes (`equal_weights_milli`).
+    pub equal_p_yes: Option<f64>,
+    /// The recorded 90% interval of the accepted outcome's probability.
+    pub interval: Option<(f64, f64)>,
+}
+
+impl MachineVerdict {
+    fn no_panel() -> Self {
+        MachineVerdict {
+            seated: Vec::new(),
+            first_seated: Vec::new(),
+            asks: 1,
+            verdict: Verdict::NoPanel,
+            reasons: vec!["NoPanel".into()],
+            p_yes: None,
+            equal_p_yes: None,
+            interval: None,
+        }
+    }
 }
 
 /// One simulated motion run through the machine under each policy of [`POLICIES`].
@@ -157,7 +195,7 @@ impl<'a> Replica<'a> {
                 driver.try_admit_without_exam(&a.id).map_err(fail)?;
             }
         }
-        if o.admission == Admission::Exam {
+        if o.admission != Admission::TestCommand {
             let answers = crate::exam_answers::judgements(s, pop);
             let ids: Vec<String> = pop.arbiters.iter().map(|a| a.id.clone()).collect();
             driver
@@ -167,6 +205,18 @@ impl<'a> Replica<'a> {
                         .unwrap_or(0.5)
                 })
                 .map_err(|source| ReplicaError::Exam { source })?;
+        }
+        if o.admission == Admission::ExamRecord {
+            for a in &pop.arbiters {
+                if !driver.state.arbiters.get(&a.id).is_some_and(|r| r.admitted) {
+                    driver.try_admit_without_exam(&a.id).map_err(|source| {
+                        ReplicaError::Arbiter {
+                            arbiter: a.id.clone(),
+                            source,
+                        }
+                    })?;
+                }
+            }
         }
         let mut debates = Vec::new();
         for name in POLICIES {
@@ -194,25 +244,28 @@ impl<'a> Replica<'a> {
         })
     }
 
-    /// Opens motion `id` in debate `d` under `name`'s policy; `false` when the machine
-    /// could not draw a panel.
+    /// Opens motion `ask.id` in debate `d` under `name`'s policy, `ask.seats` wide, with
+    /// `ask.kept_off` never seated (the simulator's re-ask: a raw motion has no question
+    /// for the machine's own ladder to widen, so the earlier sitters are kept off as
+    /// contributors are); `false` when the machine could not draw a panel.
     fn open(
         &mut self,
-        id: &str,
+        ask: &Ask,
         d: usize,
         name: &str,
         kind: MotionKind,
         s: &Scenario,
         author_family: Option<String>,
     ) -> Result<bool, ReplicaError> {
+        let id = ask.id.as_str();
         let spec = MotionSpec {
             motion_id: id.into(),
             debate_id: self.debates[d].clone(),
             kind,
             state_hash: format!("{:064x}", self.driver.batches.len()),
-            seats: s.panel.seats,
+            seats: ask.seats,
             min_per_stance: s.panel.min_per_stance,
-            contributors: Vec::new(),
+            contributors: ask.kept_off.clone(),
             author_model_family: author_family,
             policy: Some(policy(name)),
             question: None,
@@ -256,7 +309,7 @@ impl<'a> Replica<'a> {
         };
         self.driver.try_decide_by_round(id, vote).map_err(fail)?;
         let m = self.driver.motion(id).map_err(fail)?;
-        let seated = m
+        let seated: Vec<usize> = m
             .seats
             .iter()
             .filter_map(|s| pop.index_of(&s.arbiter_id))
@@ -267,30 +320,114 @@ impl<'a> Replica<'a> {
         let sure = m
             .confidence
             .map(|c| f64::from(c.probability_milli) / 1000.0);
+        let equal = m
+            .confidence
+            .and_then(|c| c.equal_weights_milli)
+            .map(|e| f64::from(e) / 1000.0);
+        let interval = m.confidence.map(|c| {
+            (
+                f64::from(c.low_milli) / 1000.0,
+                f64::from(c.high_milli) / 1000.0,
+            )
+        });
         Ok(match acceptance {
             Acceptance::Accepted { outcome, .. } => {
-                let (verdict, p_yes) = match outcome {
+                let (verdict, p_yes, equal_p_yes) = match outcome {
                     Outcome::Decided(d) | Outcome::TierVerified { decision: d, .. } => {
                         let yes = *d == Decision::Yes;
-                        let p = sure.map(|p| if yes { p } else { 1.0 - p });
-                        (Verdict::Decided(yes), p)
+                        let toward_yes = |p: f64| if yes { p } else { 1.0 - p };
+                        (
+                            Verdict::Decided(yes),
+                            sure.map(toward_yes),
+                            equal.map(toward_yes),
+                        )
                     }
-                    Outcome::Relevance(v) => (Verdict::Relevance(*v), None),
+                    Outcome::Relevance(v) => (Verdict::Relevance(*v), None, None),
                 };
                 MachineVerdict {
+                    first_seated: seated.clone(),
                     seated,
+                    asks: 1,
                     verdict,
                     reasons: Vec::new(),
                     p_yes,
+                    equal_p_yes,
+                    interval,
                 }
             }
             Acceptance::Deadlocked(dissent) => MachineVerdict {
+                first_seated: seated.clone(),
                 seated,
+                asks: 1,
                 verdict: Verdict::Deadlocked,
                 reasons: dissent.reasons.iter().map(reason_name).collect(),
                 p_yes: None,
+                equal_p_yes: None,
+                interval: None,
             },
         })
+    }
+}
+
+/// One ask of the ladder: the motion id, its width and who is kept off.
+struct Ask {
+    id: String,
+    seats: usize,
+    kept_off: Vec<String>,
+}
+
+/// A simulated motion as one policy's debate asks it.
+struct Asked<'a> {
+    motion: usize,
+    debate: usize,
+    policy: &'a str,
+    kind: MotionKind,
+    author: Option<String>,
+}
+
+impl Replica<'_> {
+    /// Asks a motion up to `asks` times: after each deadlock again, [`WIDENING`] seats
+    /// wider, of a panel disjoint from every earlier one on it; the last verdict, with
+    /// the first panel's seats and the number of asks.
+    fn ladder(
+        &mut self,
+        q: &Asked<'_>,
+        s: &Scenario,
+        asks: usize,
+        rulings: &[Ruling],
+    ) -> Result<MachineVerdict, ReplicaError> {
+        let mut kept_off: Vec<String> = Vec::new();
+        let mut first_seated = None;
+        let mut last = MachineVerdict::no_panel();
+        for step in 0..asks.max(1) {
+            let ask = Ask {
+                id: match step {
+                    0 => format!("{}-{}", q.policy, q.motion),
+                    n => format!("{}-{}-ask{}", q.policy, q.motion, n + 1),
+                },
+                seats: s.panel.seats + WIDENING * step,
+                kept_off: kept_off.clone(),
+            };
+            if !self.open(&ask, q.debate, q.policy, q.kind, s, q.author.clone())? {
+                // No fresh panel: the motion ends as its last ask left it.
+                break;
+            }
+            let mut v = self.decide(&ask.id, rulings)?;
+            let first = first_seated.get_or_insert_with(|| v.seated.clone());
+            v.first_seated = first.clone();
+            v.asks = step + 1;
+            kept_off.extend(
+                v.seated
+                    .iter()
+                    .map(|&i| self.population.arbiters[i].id.clone()),
+            );
+            let done = v.verdict != Verdict::Deadlocked;
+            last = v;
+            if done {
+                break;
+            }
+        }
+        Ok(last)
     }
 }
 
@@ -342,18 +479,14 @@ pub fn run(s: &Scenario, o: &ReplicaOptions) -> Result<ReplicaRun, ReplicaError>
             .map(|f| pop.families[f].0.clone());
         let mut verdicts = Vec::with_capacity(POLICIES.len());
         for (d, name) in POLICIES.iter().enumerate() {
-            let id = format!("{name}-{k}");
-            let v = if replica.open(&id, d, name, kind, s, author.clone())? {
-                replica.decide(&id, &rulings)?
-            } else {
-                MachineVerdict {
-                    seated: Vec::new(),
-                    verdict: Verdict::NoPanel,
-                    reasons: vec!["NoPanel".into()],
-                    p_yes: None,
-                }
+            let asked = Asked {
+                motion: k,
+                debate: d,
+                policy: name,
+                kind,
+                author: author.clone(),
             };
-            verdicts.push(v);
+            verdicts.push(replica.ladder(&asked, s, o.asks, &rulings)?);
         }
         out.push(ReplicaMotion {
             truth: m.truth,

@@ -56,6 +56,58 @@ pub struct PolicyFigures {
     pub forced: Vec<(String, usize)>,
     /// How often each deadlock reason was given (a deadlock may give several).
     pub reasons: Vec<(String, usize)>,
+    /// Per ask of the ladder (first panel, first re-ask, ...): motions answered there
+    /// and how many of those answers were right.
+    pub by_ask: Vec<AskFigures>,
+    /// Accepted outcomes the weights decided: equal weights would have pooled to the
+    /// other side of 0.5 (weighted pool only); and how many of them were right.
+    pub weights_changed: usize,
+    pub weights_changed_right: usize,
+    /// Whether the recorded 90% intervals hold what they say, per band of stated probability.
+    pub intervals: Vec<IntervalBand>,
+    /// Coverage against accuracy when only outcomes stated at least this sure are taken.
+    pub trade_off: Vec<TradeOff>,
+}
+
+/// Motions answered at one ask of the ladder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AskFigures {
+    pub ask: usize,
+    pub answered: usize,
+    pub right: usize,
+}
+
+/// Accepted outcomes whose stated probability lies in `[from, to)`: how many, how many
+/// were right, and the mean ends of their recorded 90% intervals. The band's intervals
+/// hold when its observed accuracy lies between the mean ends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct IntervalBand {
+    pub from: f64,
+    pub to: f64,
+    pub outcomes: usize,
+    pub right: usize,
+    pub mean_stated: f64,
+    pub mean_low: f64,
+    pub mean_high: f64,
+}
+
+impl IntervalBand {
+    pub fn accuracy(&self) -> f64 {
+        self.right as f64 / self.outcomes.max(1) as f64
+    }
+
+    pub fn holds(&self) -> bool {
+        (self.mean_low..=self.mean_high).contains(&self.accuracy())
+    }
+}
+
+/// Taking only accepted outcomes stated at least `threshold` sure: the share of binary
+/// motions answered and the accuracy of those answers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TradeOff {
+    pub threshold: f64,
+    pub coverage: f64,
+    pub accuracy: f64,
 }
 
 /// A scenario's run through the machine.
@@ -108,15 +160,16 @@ impl Columns {
     }
 }
 
-/// The seats' majority answer (none on a tie or without a panel) and mean probability.
+/// The first panel's majority answer (none on a tie or without a panel) and mean
+/// probability: a re-ask is the machine's, not the baseline's.
 fn majority(v: &MachineVerdict, m: &ReplicaMotion) -> (Option<bool>, f64) {
-    if v.seated.is_empty() {
+    if v.first_seated.is_empty() {
         return (None, 0.5);
     }
-    let n = v.seated.len();
-    let yes = v.seated.iter().filter(|&&i| m.rulings[i].yes).count();
+    let n = v.first_seated.len();
+    let yes = v.first_seated.iter().filter(|&&i| m.rulings[i].yes).count();
     let mean = v
-        .seated
+        .first_seated
         .iter()
         .map(|&i| f64::from(m.rulings[i].p_yes))
         .sum::<f64>()
@@ -160,6 +213,9 @@ fn policy_figures(
     let mut reasons: std::collections::BTreeMap<String, usize> = Default::default();
     let mut forced_by = vec![0; pop.coalitions.len()];
     let (mut accepted, mut deadlocked, mut no_panel, mut sure, mut wrong) = (0, 0, 0, 0, 0);
+    let mut ladder = Ladder::default();
+    let mut changed = (0, 0);
+    let mut stated: Vec<Stated> = Vec::new();
     for m in binary {
         let v = &m.verdicts[p];
         let answer = v.verdict.decided();
@@ -182,6 +238,22 @@ fn policy_figures(
         machine.push(answer, v.p_yes.unwrap_or(hard), m.truth);
         let (a, f) = majority(v, m);
         major.push(a, f, m.truth);
+        if let Some(a) = answer {
+            ladder.answered(v.asks, a == m.truth);
+            if let (Some(p), Some(e)) = (v.p_yes, v.equal_p_yes) {
+                if (p > 0.5) != (e > 0.5) {
+                    changed.0 += 1;
+                    changed.1 += usize::from(a == m.truth);
+                }
+            }
+            if let (Some(p), Some(interval)) = (v.p_yes, v.interval) {
+                stated.push(Stated {
+                    p: if a { p } else { 1.0 - p },
+                    interval,
+                    right: a == m.truth,
+                });
+            }
+        }
     }
     let single = best_single(binary, pop.arbiters.len());
     // Differences of mean Brier, as means over a column of per-motion differences.
@@ -222,7 +294,83 @@ fn policy_figures(
         wrong,
         forced: pop.coalitions.iter().cloned().zip(forced_by).collect(),
         reasons: reasons.into_iter().collect(),
+        by_ask: ladder.0,
+        weights_changed: changed.0,
+        weights_changed_right: changed.1,
+        intervals: bands(&stated),
+        trade_off: trade_off(&stated, binary.len()),
     }
+}
+
+/// Answers per ask, grown as asks are seen.
+#[derive(Default)]
+struct Ladder(Vec<AskFigures>);
+
+impl Ladder {
+    fn answered(&mut self, ask: usize, right: bool) {
+        while self.0.len() < ask {
+            let ask = self.0.len() + 1;
+            self.0.push(AskFigures {
+                ask,
+                answered: 0,
+                right: 0,
+            });
+        }
+        if let Some(f) = self.0.get_mut(ask.saturating_sub(1)) {
+            f.answered += 1;
+            f.right += usize::from(right);
+        }
+    }
+}
+
+/// An accepted outcome's stated probability (of the outcome), its interval, and whether
+/// it was right.
+struct Stated {
+    p: f64,
+    interval: (f64, f64),
+    right: bool,
+}
+
+/// The bands [`IntervalBand`] reports: 0.5-0.6, ..., 0.9-1.0.
+const BANDS: [(f64, f64); 5] = [(0.5, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.01)];
+
+fn bands(stated: &[Stated]) -> Vec<IntervalBand> {
+    BANDS
+        .iter()
+        .filter_map(|&(from, to)| {
+            let inside: Vec<&Stated> = stated.iter().filter(|x| x.p >= from && x.p < to).collect();
+            let n = inside.len();
+            (n > 0).then(|| {
+                let mean = |f: &dyn Fn(&Stated) -> f64| {
+                    inside.iter().map(|x| f(x)).sum::<f64>() / n as f64
+                };
+                IntervalBand {
+                    from,
+                    to: to.min(1.0),
+                    outcomes: n,
+                    right: inside.iter().filter(|x| x.right).count(),
+                    mean_stated: mean(&|x| x.p),
+                    mean_low: mean(&|x| x.interval.0),
+                    mean_high: mean(&|x| x.interval.1),
+                }
+            })
+        })
+        .collect()
+}
+
+fn trade_off(stated: &[Stated], motions: usize) -> Vec<TradeOff> {
+    [0.5, 0.6, 0.7, 0.8, 0.9]
+        .into_iter()
+        .map(|threshold| {
+            let taken: Vec<&Stated> = stated.iter().filter(|x| x.p >= threshold).collect();
+            TradeOff {
+                threshold,
+                coverage: taken.len() as f64 / motions.max(1) as f64,
+                accuracy: taken.iter().filter(|x| x.right).count() as f64
+                    / taken.len().max(1) as f64,
+            }
+        })
+        .collect()
 }
 
 /// The figures of a run through the machine.
@@ -252,13 +400,15 @@ impl ReplicaReport {
             .iter()
             .map(|f| {
                 let forced: usize = f.forced.iter().map(|(_, n)| n).sum();
+                let first = f.by_ask.first().map_or(0, |a| a.answered);
                 format!(
-                    "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {}/{} | {} | {:.3} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     self.scenario,
                     f.policy,
                     self.admitted,
                     self.pool,
                     f.motions,
+                    first as f64 / f.motions.max(1) as f64,
                     f.machine.coverage.show(),
                     f.machine.accuracy.show(),
                     f.machine.brier.show(),
@@ -268,6 +418,7 @@ impl ReplicaReport {
                     f.brier_vs_best_single.show(),
                     f.wrong,
                     forced,
+                    f.weights_changed,
                 )
             })
             .collect()
@@ -312,10 +463,75 @@ impl ReplicaReport {
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
+            out.push_str(&f.detail());
         }
         out
     }
 }
 
+impl PolicyFigures {
+    /// The ladder per ask, the weights' changes, the intervals per band and the
+    /// coverage-accuracy trade-off, as Markdown lines.
+    pub fn detail(&self) -> String {
+        let n = self.motions.max(1) as f64;
+        let asks: Vec<String> = self
+            .by_ask
+            .iter()
+            .map(|a| {
+                format!(
+                    "ask {}: {} answered ({:.3} of motions), accuracy {:.3}",
+                    a.ask,
+                    a.answered,
+                    a.answered as f64 / n,
+                    a.right as f64 / a.answered.max(1) as f64
+                )
+            })
+            .collect();
+        let bands: Vec<String> = self
+            .intervals
+            .iter()
+            .map(|b| {
+                format!(
+                    "{:.1}-{:.1}: {} outcomes, stated {:.3}, right {:.3}, mean 90% interval {:.3}-{:.3} ({})",
+                    b.from,
+                    b.to,
+                    b.outcomes,
+                    b.mean_stated,
+                    b.accuracy(),
+                    b.mean_low,
+                    b.mean_high,
+                    if b.holds() { "holds" } else { "misses" }
+                )
+            })
+            .collect();
+        let curve: Vec<String> = self
+            .trade_off
+            .iter()
+            .map(|t| {
+                format!(
+                    "≥{:.1}: coverage {:.3}, accuracy {:.3}",
+                    t.threshold, t.coverage, t.accuracy
+                )
+            })
+            .collect();
+        format!(
+            "- Ladder: {}.\n- Weights changed {} accepted answer(s), {} of them right.\n- Intervals by stated probability: {}.\n- Trade-off (outcomes stated at least this sure): {}.\n",
+            if asks.is_empty() {
+                "nothing answered".into()
+            } else {
+                asks.join("; ")
+            },
+            self.weights_changed,
+            self.weights_changed_right,
+            if bands.is_empty() {
+                "none".into()
+            } else {
+                bands.join("; ")
+            },
+            curve.join("; ")
+        )
+    }
+}
+
 /// The head of the table [`ReplicaReport::rows`] fills.
-pub const TABLE_HEAD: &str = "| scenario | policy | admitted | binary motions | coverage | accuracy (accepted) | Brier | majority Brier | best single Brier | Brier − majority | Brier − best single | wrong accepted | forced |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+pub const TABLE_HEAD: &str = "| scenario | policy | admitted | binary motions | coverage, first panel | coverage | accuracy (accepted) | Brier | majority Brier | best single Brier | Brier − majority | Brier − best single | wrong accepted | forced | weights changed |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";

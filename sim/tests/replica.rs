@@ -23,6 +23,7 @@ fn options(motions: usize) -> ReplicaOptions {
         step_ms: replica::STEP_MS,
         motions,
         admission: Admission::TestCommand,
+        asks: replica::LADDER_ASKS,
     }
 }
 
@@ -37,11 +38,23 @@ fn an_honest_pool_gets_answers_through_apply_and_the_counts_add_up() {
     for m in motions {
         assert_eq!(m.verdicts.len(), POLICIES.len());
         for v in &m.verdicts {
-            // Every drawn panel has the scenario's seats, each a pool member.
+            // The first panel has the scenario's seats; each re-ask two more, and none
+            // of the earlier sitters.
             assert!(
-                v.seated.is_empty() || v.seated.len() == s.panel.seats,
+                v.first_seated.is_empty() || v.first_seated.len() == s.panel.seats,
                 "{v:?}"
             );
+            assert_eq!(
+                v.seated.len(),
+                v.first_seated.len() + 2 * (v.asks - 1),
+                "{v:?}"
+            );
+            if v.asks > 1 {
+                assert!(
+                    v.seated.iter().all(|i| !v.first_seated.contains(i)),
+                    "{v:?}"
+                );
+            }
             // A motion without an outcome says why; an accepted one gives no reason.
             match v.verdict {
                 Verdict::Deadlocked | Verdict::NoPanel => assert!(!v.reasons.is_empty(), "{v:?}"),
@@ -50,7 +63,7 @@ fn an_honest_pool_gets_answers_through_apply_and_the_counts_add_up() {
         }
     }
     let r = measure(&s, &run, &o);
-    assert_eq!(r.policies.len(), 2);
+    assert_eq!(r.policies.len(), 3);
     let binary = motions.iter().filter(|m| m.gold.is_none()).count();
     for f in &r.policies {
         assert_eq!(f.motions, binary);
@@ -64,6 +77,15 @@ fn an_honest_pool_gets_answers_through_apply_and_the_counts_add_up() {
     let default = &r.policies[1];
     assert!(default.machine.coverage.estimate > 0.2, "{default:?}");
     assert!(r.policies[0].accepted > 0, "{:?}", r.policies[0]);
+    // The weighted pool answers most honest motions, the ladder adding to the first
+    // panel's answers, and answers more than the independent head count.
+    let weighted = &r.policies[2];
+    assert_eq!(weighted.policy, "weighted");
+    assert!(weighted.machine.coverage.estimate > 0.6, "{weighted:?}");
+    assert!(weighted.accepted > r.policies[0].accepted, "{weighted:?}");
+    assert!(weighted.by_ask.len() > 1, "{:?}", weighted.by_ask);
+    let by_ask: usize = weighted.by_ask.iter().map(|a| a.answered).sum();
+    assert_eq!(by_ask, weighted.accepted);
     // The same world and rulings give the same outcomes.
     assert_eq!(replica::run(&s, &o).expect("rerun"), run);
 }
@@ -85,10 +107,15 @@ fn a_confined_coalition_forces_nothing_against_the_truth_through_apply() {
         );
         let o = options(300);
         let r = measure(&s, &replica::run(&s, &o).expect("applies"), &o);
-        let independent = &r.policies[0];
-        assert!(!independent.forced.is_empty(), "{name}: a coalition");
-        for (c, n) in &independent.forced {
-            assert_eq!(*n, 0, "{name}: coalition {c} forced outcomes through apply");
+        for f in [&r.policies[0], &r.policies[2]] {
+            assert!(!f.forced.is_empty(), "{name}: a coalition");
+            for (c, n) in &f.forced {
+                assert_eq!(
+                    *n, 0,
+                    "{name}: coalition {c} forced outcomes through apply under {}",
+                    f.policy
+                );
+            }
         }
     }
 }
@@ -110,4 +137,22 @@ fn the_exam_admits_through_apply_and_only_the_admitted_sit() {
             assert!(v.seated.len() <= run.admitted, "{v:?}");
         }
     }
+}
+
+/// `exam-record`: a sitting for the record, then everyone admitted; each sitter's
+/// held-back items are on its track record, which the weighted pool reads.
+#[test]
+fn a_sitting_for_the_record_starts_every_track_record_and_admits_everyone() {
+    let s = shipped("baseline");
+    let o = ReplicaOptions {
+        admission: Admission::ExamRecord,
+        ..options(10)
+    };
+    let run = replica::run(&s, &o).expect("the sitting and the motions apply");
+    assert_eq!(run.admitted, 24);
+    let r = measure(&s, &run, &o);
+    assert_eq!(
+        r.policies[2].motions,
+        run.motions.iter().filter(|m| m.gold.is_none()).count()
+    );
 }

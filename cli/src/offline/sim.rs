@@ -46,9 +46,16 @@ pub struct Args {
     engine: Engine,
     /// With `--engine apply`: admit the pool by the test command without an exam
     /// (`test-command`, the default: the exam's bars refuse most scenario judges), or by
-    /// a sealed exam sitting answered by each simulated judge (`exam`).
+    /// a sealed exam sitting answered by each simulated judge (`exam`), or by the test
+    /// command after a sitting whose held-back items start each track record
+    /// (`exam-record`, what the weighted pool weighs).
     #[arg(long, value_enum, default_value_t = AdmissionArg::TestCommand)]
     admission: AdmissionArg,
+    /// With `--engine apply`: how many panels a motion may be asked of, each re-ask after
+    /// a deadlock two seats wider and disjoint from the earlier panels (the machine's
+    /// ladder for a debate question asks three).
+    #[arg(long, default_value_t = panel_sim::replica::LADDER_ASKS)]
+    asks: usize,
 }
 
 /// Models beside the verdict-quality simulator.
@@ -92,6 +99,9 @@ pub struct ShardsArgs {
 pub enum AdmissionArg {
     Exam,
     TestCommand,
+    /// One sealed sitting whose held-back items start each track record (the weighted
+    /// pool's weights), then everyone admitted by the test command.
+    ExamRecord,
 }
 
 /// The simulator's engines (docs/SIMULATION.md).
@@ -202,7 +212,9 @@ fn run_through_apply(args: &Args, scenario: &panel_sim::Scenario) -> anyhow::Res
         admission: match args.admission {
             AdmissionArg::Exam => replica::Admission::Exam,
             AdmissionArg::TestCommand => replica::Admission::TestCommand,
+            AdmissionArg::ExamRecord => replica::Admission::ExamRecord,
         },
+        asks: args.asks.max(1),
     };
     let run = replica::run(scenario, &options)?;
     let report = panel_sim::replica_figures::measure(scenario, &run, &options);
