@@ -1,8 +1,8 @@
 //! Runs scenario files through the machine (`panel_sim::replica`) and prints the table
 //! docs/SIMULATION.md "The machine's own path" shows, one row per scenario and policy:
 //! `cargo run --release -p panel-sim --example run_through_apply -- MOTIONS SCENARIO...`
-//! (`SIM_ADMISSION=exam` to admit by a sealed exam sitting instead of the test command,
-//! `SIM_ADMISSION=exam-record` to sit one for the track records and admit everyone;
+//! (`SIM_ADMISSION=exam` to admit by a sealed exam sitting alone, `test-command` to admit
+//! everyone without one, instead of the default sitting for the track records;
 //! `SIM_DETAIL=1` for each policy's ladder, weights, intervals and trade-off on stderr).
 //! Builds only the pure crates; `panel sim --engine apply` is the same per file.
 
@@ -17,12 +17,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: run_through_apply MOTIONS SCENARIO.toml...".into());
     };
     let motions: usize = motions.parse()?;
-    // `SIM_ADMISSION=exam` admits by a sealed sitting; by default everyone is admitted
-    // by the test command.
+    // By default the pool sits one sealed exam whose held-back items start each track
+    // record (the weighted pool's weights), then everyone is admitted by the test
+    // command; `SIM_ADMISSION=exam` admits by the sitting alone, `test-command` without one.
     let admission = match std::env::var("SIM_ADMISSION").as_deref() {
         Ok("exam") => Admission::Exam,
-        Ok("exam-record") => Admission::ExamRecord,
-        _ => Admission::TestCommand,
+        Ok("test-command") => Admission::TestCommand,
+        _ => Admission::ExamRecord,
     };
     print!("{}", panel_sim::replica_figures::TABLE_HEAD);
     for file in files {

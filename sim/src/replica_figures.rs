@@ -240,11 +240,11 @@ fn policy_figures(
         major.push(a, f, m.truth);
         if let Some(a) = answer {
             ladder.answered(v.asks, a == m.truth);
-            if let (Some(p), Some(e)) = (v.p_yes, v.equal_p_yes) {
-                if (p > 0.5) != (e > 0.5) {
-                    changed.0 += 1;
-                    changed.1 += usize::from(a == m.truth);
-                }
+            if let (Some(p), Some(e)) = (v.p_yes, v.equal_p_yes)
+                && (p > 0.5) != (e > 0.5)
+            {
+                changed.0 += 1;
+                changed.1 += usize::from(a == m.truth);
             }
             if let (Some(p), Some(interval)) = (v.p_yes, v.interval) {
                 stated.push(Stated {

@@ -44,12 +44,12 @@ pub struct Args {
     /// `direct` calls the draw and the acceptance rule directly.
     #[arg(long, value_enum, default_value_t = Engine::Direct)]
     engine: Engine,
-    /// With `--engine apply`: admit the pool by the test command without an exam
-    /// (`test-command`, the default: the exam's bars refuse most scenario judges), or by
-    /// a sealed exam sitting answered by each simulated judge (`exam`), or by the test
-    /// command after a sitting whose held-back items start each track record
-    /// (`exam-record`, what the weighted pool weighs).
-    #[arg(long, value_enum, default_value_t = AdmissionArg::TestCommand)]
+    /// With `--engine apply`: admit the pool by the test command after a sealed sitting
+    /// whose held-back items start each track record (`exam-record`, the default: what
+    /// the weighted pool weighs; the exam's bars alone refuse most scenario judges), by
+    /// the test command without an exam (`test-command`), or by a sealed exam sitting
+    /// answered by each simulated judge (`exam`).
+    #[arg(long, value_enum, default_value_t = AdmissionArg::ExamRecord)]
     admission: AdmissionArg,
     /// With `--engine apply`: how many panels a motion may be asked of, each re-ask after
     /// a deadlock two seats wider and disjoint from the earlier panels (the machine's
