@@ -185,6 +185,24 @@ impl Policy {
         }
     }
 
+    /// The rule as `panel debate show` names it: the [`Rule`] whose policy this is (its
+    /// appeal window and check schedule aside), or what it departs from.
+    pub fn describe(&self) -> &'static str {
+        match (self.aggregation, self.independence == Independence::ALL) {
+            (Aggregation::WeightedPool, true) => {
+                "weighted (the independent rule deciding by the performance-weighted pool)"
+            }
+            (Aggregation::WeightedPool, false) => {
+                "weighted pool, with only some independence rules"
+            }
+            (Aggregation::HeadCount, true) => {
+                "independent (head counts with every independence rule)"
+            }
+            (Aggregation::HeadCount, false) if self.independence.is_off() => "head count",
+            (Aggregation::HeadCount, false) => "head count, with some independence rules",
+        }
+    }
+
     /// [`Policy::independent`] with the outcome from the performance-weighted pool
     /// ([`Aggregation::WeightedPool`]).
     pub fn weighted() -> Self {

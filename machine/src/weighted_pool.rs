@@ -493,6 +493,21 @@ mod rule_tests {
     }
 
     #[test]
+    fn each_named_rule_describes_itself() {
+        assert!(Policy::weighted().describe().starts_with("weighted ("));
+        assert!(Policy::independent().describe().starts_with("independent ("));
+        assert_eq!(Policy::default().describe(), "head count");
+        let partial = Policy {
+            independence: Independence {
+                unsteerable_draw: true,
+                ..Independence::default()
+            },
+            ..Policy::default()
+        };
+        assert_eq!(partial.describe(), "head count, with some independence rules");
+    }
+
+    #[test]
     fn an_even_pool_is_no_answer() {
         let rs = [
             ruling("a1", 700),

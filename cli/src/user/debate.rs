@@ -366,6 +366,13 @@ fn print_debate(d: &Debate, rec: &Value) {
         d.challenges.len(),
         d.verdicts.len()
     );
+    // The record's policy, decoded once here; a record without one is judged by head counts.
+    let rule = serde_json::from_value::<Option<panel_machine::acceptance::Policy>>(
+        rec.get("policy").cloned().unwrap_or(Value::Null),
+    )
+    .map(|p| p.unwrap_or_default().describe())
+    .unwrap_or("unreadable policy on record");
+    println!("  acceptance rule: {rule}");
     let ledger = ledger_report(d);
     let merits: BTreeMap<&str, &Value> = ledger["rows"]
         .as_array()
