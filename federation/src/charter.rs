@@ -201,6 +201,11 @@ pub struct Charter {
     /// (docs/PANEL.md "The last word"); absent: such a question stays not proven.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_word: Option<LastWordAuthority>,
+    /// A final panel that decides, by a supermajority, a debate question the ladder left
+    /// unanswered, before any last-word authority (docs/PANEL.md "The last word"); absent:
+    /// none is drawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_panel: Option<FinalPanel>,
     /// The appeal credits each organisation is granted (docs/PANEL.md "Funded appeals");
     /// absent: the project's terms (8 credits, one more a day, 2 for a first round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -268,6 +273,36 @@ pub struct LastWordAuthority {
     pub key: String,
 }
 
+/// The final panel: the widest fresh draw across all organisations, under registered
+/// stances, whose answer stands only with this share of its counted rulings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinalPanel {
+    /// The share of counted rulings the answer needs, in thousandths, from
+    /// [`FinalPanel::MIN_SUPERMAJORITY_MILLI`] to 1000.
+    pub supermajority_milli: u32,
+}
+
+impl FinalPanel {
+    /// Three in five: anything lower is hardly more than the majority the ladder's panels
+    /// already failed to reach across priors.
+    pub const MIN_SUPERMAJORITY_MILLI: u32 = 600;
+
+    fn check(&self) -> Result<(), CharterError> {
+        if !(Self::MIN_SUPERMAJORITY_MILLI..=1000).contains(&self.supermajority_milli) {
+            return Err(rule(
+                "final_panel.supermajority_milli",
+                format!(
+                    "is {}: a supermajority is between {} and 1000 thousandths of the counted                      rulings (667 for two thirds)",
+                    self.supermajority_milli,
+                    Self::MIN_SUPERMAJORITY_MILLI
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A role a peer can hold on the transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -308,6 +343,9 @@ impl Charter {
     pub fn check(&self) -> Result<(), CharterError> {
         if let Some(credits) = &self.appeal_credits {
             credits.check()?;
+        }
+        if let Some(fp) = &self.final_panel {
+            fp.check()?;
         }
         if let Some(lw) = &self.last_word {
             if lw.name.trim().is_empty() {
@@ -645,6 +683,7 @@ mod tests {
             witnesses: Vec::new(),
             exam: None,
             last_word: None,
+            final_panel: None,
             appeal_credits: None,
         }
     }

@@ -11,7 +11,7 @@ pub mod motion_seal;
 pub mod pool_seal;
 
 pub use charter::{
-    AppealCredits, CHARTER_VERSION, Charter, CharterError, ExamBar, ExamTerms, Floors,
+    AppealCredits, CHARTER_VERSION, Charter, CharterError, ExamBar, ExamTerms, FinalPanel, Floors,
     LastWordAuthority, LogIdentity, OperatorEntry, Organisation, ReplicaEntry, Role, WitnessEntry,
 };
 pub use fingerprint::{Fingerprint, FingerprintError};

@@ -145,6 +145,10 @@ pub enum Aggregation {
     /// `one_per_lineage`), supporters of two lineages and two organisations, and rules 1,
     /// 2 and 5 as under head counts. Split stance groups no longer deadlock.
     WeightedPool,
+    /// A final panel's rule (`final_panel.rs`): the answer needs `milli` thousandths of the
+    /// counted rulings, supporters of both stances among them, a supporter pair differing in
+    /// organisation and lineage, and rules 1, 2 and 5 as under head counts.
+    Supermajority { milli: u32 },
 }
 
 impl Aggregation {
@@ -200,6 +204,7 @@ impl Policy {
             }
             (Aggregation::HeadCount, false) if self.independence.is_off() => "head count",
             (Aggregation::HeadCount, false) => "head count, with some independence rules",
+            (Aggregation::Supermajority { .. }, _) => "a final panel's supermajority",
         }
     }
 
@@ -309,9 +314,16 @@ pub enum DeadlockReason {
         supporters: usize,
         needed: usize,
     },
-    /// Weighted pool: no supporter of stance A and supporter of stance B differ in both
-    /// organisation and lineage, so the agreement is not across differing priors.
+    /// Weighted pool and final panel: no supporter of stance A and supporter of stance B
+    /// differ in both organisation and lineage, so the agreement is not across differing
+    /// priors.
     NarrowSupport,
+    /// Final panel: neither answer has the charter's supermajority of the counted rulings.
+    NoSupermajority {
+        yes: usize,
+        no: usize,
+        needed_milli: u32,
+    },
 }
 
 impl std::fmt::Display for Stance {
@@ -396,6 +408,15 @@ impl std::fmt::Display for DeadlockReason {
             } => write!(
                 f,
                 "stance {stance} gave {supporters} supporter(s) of positive weight to the pooled outcome (each lineage once), fewer than the {needed} needed"
+            ),
+            DeadlockReason::NoSupermajority {
+                yes,
+                no,
+                needed_milli,
+            } => write!(
+                f,
+                "{yes} yes and {no} no: neither reaches the final panel's supermajority of {:.1}% of the counted rulings",
+                f64::from(*needed_milli) / 10.0
             ),
             DeadlockReason::NarrowSupport => f.write_str(
                 "no supporter of stance A and supporter of stance B differ in both organisation and lineage",
@@ -558,6 +579,15 @@ impl Panel<'_> {
                 (Aggregation::WeightedPool, Outcome::Decided(d)) => {
                     pooled_decision(&counted(&s, &r).0, self.weights) == Some(*d)
                 }
+                // A final panel's answer must keep its supermajority without any one
+                // organisation's rulings (its support pair is the full panel's).
+                (Aggregation::Supermajority { milli }, Outcome::Decided(d)) => {
+                    let mut none = Vec::new();
+                    supermajority_outcome(&counted(&s, &r).0, milli, &mut none) == Some(*d)
+                        && !none
+                            .iter()
+                            .any(|r| matches!(r, DeadlockReason::NoSupermajority { .. }))
+                }
                 _ => outcome_survives(&outcome, self.evaluate(&s, &r, &rc).accepted()),
             };
             if !survives {
@@ -610,6 +640,9 @@ impl Panel<'_> {
                     }
                     Aggregation::WeightedPool => {
                         weighted_outcome(&counted, policy, self.weights, &mut reasons)
+                    }
+                    Aggregation::Supermajority { milli } => {
+                        supermajority_outcome(&counted, milli, &mut reasons)
                     }
                 };
                 match (kind, decision) {
@@ -691,14 +724,68 @@ fn weighted_outcome(
             });
         }
     }
-    let of = |st: Stance| supporters.iter().filter(move |s| s.stance == st);
-    let cross_prior_pair = of(Stance::A).any(|a| {
-        of(Stance::B).any(|b| a.organisation != b.organisation && lineage_key(a) != lineage_key(b))
-    });
-    if !short && !cross_prior_pair {
-        reasons.push(DeadlockReason::NarrowSupport);
+    if !short {
+        require_cross_prior_pair(&supporters, reasons);
     }
     Some(decision)
+}
+
+/// A final panel's supermajority ([`Aggregation::Supermajority`]): the decision with at
+/// least `milli` thousandths of the counted rulings, supported from both stances by a pair
+/// that differs in organisation and lineage.
+fn supermajority_outcome(
+    counted: &[(&Seat, &RevealedRuling)],
+    milli: u32,
+    reasons: &mut Vec<DeadlockReason>,
+) -> Option<Decision> {
+    let n = counted.len() as u64;
+    let yes = counted
+        .iter()
+        .filter(|(_, r)| r.decision == Decision::Yes)
+        .count() as u64;
+    let reaches = |k: u64| n > 0 && k * 1000 >= u64::from(milli) * n;
+    let decision = if reaches(yes) {
+        Decision::Yes
+    } else if reaches(n - yes) {
+        Decision::No
+    } else {
+        reasons.push(DeadlockReason::NoSupermajority {
+            yes: yes as usize,
+            no: (n - yes) as usize,
+            needed_milli: milli,
+        });
+        return None;
+    };
+    let supporters: Vec<&Seat> = counted
+        .iter()
+        .filter(|(_, r)| r.decision == decision)
+        .map(|(seat, _)| *seat)
+        .collect();
+    require_cross_prior_pair(&supporters, reasons);
+    Some(decision)
+}
+
+/// Some supporter of A and some supporter of B differ in organisation **and** lineage;
+/// otherwise a `SideWithoutSupport` for a side with none, or `NarrowSupport`.
+fn require_cross_prior_pair(supporters: &[&Seat], reasons: &mut Vec<DeadlockReason>) {
+    let of = |st: Stance| supporters.iter().filter(move |s| s.stance == st);
+    let mut short = false;
+    for stance in [Stance::A, Stance::B] {
+        if of(stance).next().is_none() {
+            short = true;
+            reasons.push(DeadlockReason::SideWithoutSupport {
+                stance,
+                supporters: 0,
+                needed: 1,
+            });
+        }
+    }
+    let pair = of(Stance::A).any(|a| {
+        of(Stance::B).any(|b| a.organisation != b.organisation && lineage_key(a) != lineage_key(b))
+    });
+    if !short && !pair {
+        reasons.push(DeadlockReason::NarrowSupport);
+    }
 }
 
 /// The side of 0.5 the weighted pool of `counted` falls on; `None` at 0.5 or without weight.

@@ -297,6 +297,7 @@ mod tests {
             witnesses: Vec::new(),
             exam: None,
             last_word: None,
+            final_panel: None,
             appeal_credits,
         }
     }

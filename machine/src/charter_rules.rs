@@ -502,6 +502,7 @@ pub(crate) mod tests {
             witnesses: Vec::new(),
             exam: None,
             last_word: None,
+            final_panel: None,
             appeal_credits: None,
         }
     }

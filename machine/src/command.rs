@@ -622,6 +622,10 @@ pub struct MotionSpec {
     /// The procedure question, for motions a procedure run opened (`runs.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub procedure: Option<crate::runs::RunMotion>,
+    /// A final panel's motion: the not-proven motion whose question it decides
+    /// (`apply/final_panel.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_panel_of: Option<String>,
 }
 
 impl MotionSpec {

@@ -38,6 +38,13 @@ pub enum LastWordError {
     NotUnanswered { motion: String, status: String },
     #[error("motion {0} already has the last word")]
     AlreadySpoken(String),
+    #[error(
+        "the charter's final panel is sitting on motion {motion}'s question (motion          {final_motion}): the last word waits until it has ruled without a supermajority"
+    )]
+    FinalPanelSitting {
+        motion: String,
+        final_motion: String,
+    },
     #[error("the reason is empty or longer than {MAX_REASON} bytes: say why, briefly")]
     Reason,
     #[error(
@@ -91,6 +98,18 @@ fn verify(key_hex: &str, d: &LastWordDecision) -> Result<(), LastWordError> {
         .map_err(|_| bad("it was made by another key or over other content"))
 }
 
+/// The charter's final panel still sitting on not-proven motion `motion_id`'s question
+/// (rule set `FINAL_PANEL`, `apply/final_panel.rs`): the last word waits for it.
+fn final_panel_sitting(state: &State, debate_id: &str, motion_id: &str) -> Option<String> {
+    let rec = state.debates.get(debate_id)?;
+    rec.questions.keys().find_map(|id| {
+        let m = state.motions.get(id)?;
+        (m.spec.final_panel_of.as_deref() == Some(motion_id)
+            && m.status == crate::model::MotionStatus::Open)
+            .then(|| id.clone())
+    })
+}
+
 /// Applies a last word: checks it, settles the question with the answer through the
 /// engine, and makes the motion final with the route on record.
 pub fn apply(
@@ -117,6 +136,12 @@ pub fn apply(
     }
     if m.last_word.is_some() {
         return Err(LastWordError::AlreadySpoken(d.motion_id.clone()));
+    }
+    if let Some(final_motion) = final_panel_sitting(state, &d.debate_id, &d.motion_id) {
+        return Err(LastWordError::FinalPanelSitting {
+            motion: d.motion_id.clone(),
+            final_motion,
+        });
     }
     let status = m.finality.as_ref().map(|f| f.status);
     if status != Some(OutcomeStatus::NotProven) {

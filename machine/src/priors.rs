@@ -377,6 +377,7 @@ mod tests {
                     projection: None,
                     expected: None,
                     procedure: None,
+                    final_panel_of: None,
                 },
                 seats: vec![],
                 draw_seed: 0,

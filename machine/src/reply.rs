@@ -304,6 +304,20 @@ pub struct Decided {
     /// The accepted outcome's probability and 90% interval (`confidence`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<crate::confidence::OutcomeConfidence>,
+    /// The final panel this decision opened for a question left not proven, or why none
+    /// could be drawn (`apply/final_panel.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_panel: Option<FinalPanelReply>,
+}
+
+/// What a not-proven question's final panel came to when it was due.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinalPanelReply {
+    /// The final panel's motion, opened.
+    Opened { motion_id: String, seats: usize },
+    /// No panel could be drawn: the question stays not proven.
+    NotDrawn { reason: String },
 }
 
 impl Decided {
@@ -319,6 +333,7 @@ impl Decided {
             recalibration: None,
             independence: None,
             confidence: None,
+            final_panel: None,
         }
     }
 }
@@ -748,6 +763,10 @@ mod tests {
             }),
             independence: None,
             confidence: None,
+            final_panel: Some(FinalPanelReply::Opened {
+                motion_id: "m3".into(),
+                seats: 9,
+            }),
         };
         let absent = Absent {
             committed_not_revealed: vec!["b1".into()],
@@ -778,6 +797,7 @@ mod tests {
                     "ambiguous_challenges": [],
                     "flagged": [],
                 },
+                "final_panel": { "opened": { "motion_id": "m3", "seats": 9 } },
                 "motion_digest": "dd",
                 "revealed": ["a1"],
                 "absent": absent,

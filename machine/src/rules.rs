@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = WEIGHTED_POOL;
+pub const CURRENT: u32 = FINAL_PANEL;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -160,6 +160,13 @@ pub const ANSWERS_IN_DOMAIN: u32 = 24;
 /// (`weighted_pool.rs`; docs/coordinator/acceptance.md "The weighted pool"). Below it
 /// such a policy is judged by head counts, as the replicas of that time judged it.
 pub const WEIGHTED_POOL: u32 = 25;
+
+/// From this level on, under a charter that names a final panel (`Charter::final_panel`),
+/// a debate question the ladder left unanswered (`not_proven`) is put to the widest fresh
+/// panel the admitted pool can seat across all organisations, under registered stances,
+/// whose answer stands only with the charter's supermajority; it is `final` at once
+/// (`apply/final_panel.rs`; docs/PANEL.md "The last word").
+pub const FINAL_PANEL: u32 = 26;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

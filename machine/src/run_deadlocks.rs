@@ -95,6 +95,7 @@ fn cause_of(r: &DeadlockReason) -> DeadlockCause {
         | DeadlockReason::PoolUndecided
         | DeadlockReason::SideWithoutSupport { .. }
         | DeadlockReason::NarrowSupport
+        | DeadlockReason::NoSupermajority { .. }
         | DeadlockReason::MissingRelevance { .. }
         | DeadlockReason::MissingReceipts { .. }
         | DeadlockReason::ReceiptsDisagree) => DeadlockCause::Other {

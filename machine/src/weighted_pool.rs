@@ -495,7 +495,11 @@ mod rule_tests {
     #[test]
     fn each_named_rule_describes_itself() {
         assert!(Policy::weighted().describe().starts_with("weighted ("));
-        assert!(Policy::independent().describe().starts_with("independent ("));
+        assert!(
+            Policy::independent()
+                .describe()
+                .starts_with("independent (")
+        );
         assert_eq!(Policy::default().describe(), "head count");
         let partial = Policy {
             independence: Independence {
@@ -504,7 +508,10 @@ mod rule_tests {
             },
             ..Policy::default()
         };
-        assert_eq!(partial.describe(), "head count, with some independence rules");
+        assert_eq!(
+            partial.describe(),
+            "head count, with some independence rules"
+        );
     }
 
     #[test]

@@ -50,6 +50,7 @@ fn charter() -> Charter {
         witnesses: Vec::new(),
         exam: None,
         last_word: None,
+        final_panel: None,
         appeal_credits: None,
     }
 }

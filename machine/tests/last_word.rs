@@ -35,6 +35,7 @@ fn charter(last_word: Option<&SigningKey>) -> Charter {
             name: "the appeals board".into(),
             key: hex::encode(k.verifying_key().to_bytes()),
         }),
+        final_panel: None,
         appeal_credits: None,
     }
 }

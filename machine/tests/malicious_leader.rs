@@ -154,6 +154,7 @@ fn open_motion(id: &str, seats: usize, min_per_stance: usize, policy: Option<Pol
         projection: None,
         expected: None,
         procedure: None,
+        final_panel_of: None,
     }))
     .into()
 }

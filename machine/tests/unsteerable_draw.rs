@@ -105,6 +105,7 @@ fn open(id: &str, policy: Option<Policy>) -> Command {
         projection: None,
         expected: None,
         procedure: None,
+        final_panel_of: None,
     }))
     .into()
 }

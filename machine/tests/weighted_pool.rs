@@ -86,6 +86,7 @@ fn decide(
         projection: None,
         expected: None,
         procedure: None,
+        final_panel_of: None,
     })));
     // The two sharp arbiters say yes at 0.9; the four coin-flippers say no.
     let vote = |_: &panel_machine::model::Motion, id: &str| {

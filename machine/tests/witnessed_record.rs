@@ -68,6 +68,7 @@ fn federation() -> Fed {
         ],
         exam: None,
         last_word: None,
+        final_panel: None,
         appeal_credits: None,
     };
     charter.check().expect("charter");

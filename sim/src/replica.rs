@@ -272,6 +272,7 @@ impl<'a> Replica<'a> {
             projection: None,
             expected: None,
             procedure: None,
+            final_panel_of: None,
         };
         match self.driver.write(TestCommand::OpenMotion(Box::new(spec))) {
             ItemReply::Applied(_) => Ok(true),

@@ -261,6 +261,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                 projection: None,
                 expected: None,
                 procedure: None,
+                final_panel_of: None,
             }))
             .into();
             assert_denied(

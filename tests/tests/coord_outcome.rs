@@ -82,6 +82,7 @@ fn open(id: &str, hash: &[u8; 32]) -> TestCommand {
         projection: None,
         expected: None,
         procedure: None,
+        final_panel_of: None,
     }))
 }
 

@@ -104,6 +104,7 @@ mod tests {
             identities: vec![client("n1", "north"), client("s1", "south")],
             exam: None,
             last_word: None,
+            final_panel: None,
             key_seed: None,
         };
         let issued = issue(&plan, dir.path()).unwrap();

@@ -352,6 +352,7 @@ mod tests {
             }],
             exam: None,
             last_word: None,
+            final_panel: None,
             key_seed: None,
         };
         let foreign = pki::issue(&plan, &dir.path().join("foreign")).unwrap();

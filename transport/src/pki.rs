@@ -118,6 +118,8 @@ pub struct PkiPlan {
     /// The name of the authority that has the last word (docs/PANEL.md "The last word");
     /// its key is issued as `last-word.key` beside the charter.
     pub last_word: Option<String>,
+    /// The charter's final panel (docs/PANEL.md "The last word"); `None`: none is drawn.
+    pub final_panel: Option<panel_federation::FinalPanel>,
     /// Derive every Ed25519 key the plan issues (roster, witness, log, motion, last-word
     /// keys; the replicas' beacon keys follow from their log keys) from this secret and the
     /// key file's place, instead of the OS's randomness: `panel up --seed` replays its
@@ -543,6 +545,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
         witnesses,
         exam: plan.exam.clone(),
         last_word,
+        final_panel: plan.final_panel,
         // The project's terms; a federation that wants others writes them in the
         // charter it adopts (docs/PANEL.md "Funded appeals").
         appeal_credits: None,
@@ -642,6 +645,7 @@ pub fn local_plan(replicas: u64, nodes: &[(&str, &str)]) -> PkiPlan {
         // A local panel's last word is a key in its own folder, so the tests and a user
         // trying the command have one; a real federation names its own authority.
         last_word: Some("the local panel's appeals board (a key in .panel/pki)".into()),
+        final_panel: None,
         key_seed: None,
     }
 }
@@ -672,6 +676,7 @@ mod tests {
             ],
             exam: None,
             last_word: None,
+            final_panel: None,
             key_seed: None,
         };
         let issued = issue(&plan, dir.path()).unwrap();

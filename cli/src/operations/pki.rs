@@ -119,6 +119,12 @@ struct InitArgs {
     /// answer (docs/PANEL.md "The last word"); its key is issued as last-word.key.
     #[arg(long, value_name = "NAME")]
     last_word: Option<String>,
+    /// Draw a final panel for a question the ladder left unanswered, before any last-word
+    /// authority: the widest fresh panel across all organisations, whose answer needs this
+    /// share of its counted rulings in thousandths (600 to 1000; 667 for two thirds;
+    /// docs/PANEL.md "The last word").
+    #[arg(long, value_name = "MILLI")]
+    final_panel: Option<u32>,
 }
 
 /// `NAME=ORG[@HOST,HOST...]`, each part checked, with the flag named in the error.
@@ -183,6 +189,11 @@ fn plan(a: &InitArgs) -> Result<PkiPlan> {
         identities,
         exam: None,
         last_word: a.last_word.clone(),
+        final_panel: a
+            .final_panel
+            .map(|supermajority_milli| panel_federation::FinalPanel {
+                supermajority_milli,
+            }),
         key_seed: None,
     })
 }

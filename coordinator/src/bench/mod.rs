@@ -397,6 +397,7 @@ pub(crate) fn decision(
         projection: None,
         expected: None,
         procedure: None,
+        final_panel_of: None,
     }));
     let hash_bytes = Sha256::digest(motion_id.as_bytes());
     let b = Binding {

@@ -198,7 +198,7 @@ fn appeal_quote(
 
 /// The arbiters recused from a debate's panels: those holding, or having held, a key that
 /// signed a contribution to it.
-fn recused(state: &State, rec: &DebateRecord) -> Vec<String> {
+pub(super) fn recused(state: &State, rec: &DebateRecord) -> Vec<String> {
     if rec.contributor_keys.is_empty() {
         return Vec::new();
     }
@@ -331,6 +331,7 @@ fn open_question(
         projection: Some(t.projection.clone()),
         expected: t.expected,
         procedure: None,
+        final_panel_of: None,
     };
     let base_seats = rec.seats;
     if let Err(e) = super::motion_open::open_laddered(state, ctx, &spec, &sizes[1..]) {

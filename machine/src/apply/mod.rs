@@ -13,6 +13,7 @@ pub(crate) mod arbiters;
 mod debates;
 pub mod error;
 mod federation;
+mod final_panel;
 #[cfg(test)]
 mod funded_appeals_tests;
 mod motion_open;
@@ -479,6 +480,7 @@ mod tests {
             projection: None,
             expected: None,
             procedure: None,
+            final_panel_of: None,
         }))
         .into()
     }

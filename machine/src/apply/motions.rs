@@ -307,6 +307,8 @@ pub(super) fn conclude(
         reply.prior_check = scheduled_prior_check(state, &debate_id, (ctx.log_index, ctx.time_ms));
     }
     crate::finality::on_decided(state, motion_id, (ctx.log_index, ctx.time_ms));
+    let answered = matches!(reply.settled, Some(Settled::Settled(true)));
+    reply.final_panel = super::final_panel::after_decided(state, ctx, motion_id, answered);
     reply.run = super::runs::settle_motion(state, ctx, motion_id, &verdict);
     reply.recalibration = crate::recalibration::on_outcome(state, motion_id);
     // Counted last, so the panels this decision opened were drawn on the history before
@@ -921,6 +923,7 @@ mod tests {
                 projection: None,
                 expected: None,
                 procedure: None,
+                final_panel_of: None,
             }))
             .into(),
         ));

@@ -50,6 +50,7 @@ pub(super) fn cite(
         projection: Some(t.projection.clone()),
         expected: t.expected,
         procedure: None,
+        final_panel_of: None,
     };
     rec.questions
         .insert(motion_id.to_owned(), t.question.clone());

@@ -271,6 +271,7 @@ fn open_question(
                 None
             },
         }),
+        final_panel_of: None,
     };
     // A fresh panel's exclusions still hold at the fallback size.
     super::motion_open::open_widened(state, ctx, &spec, rec_seats)?;

@@ -145,6 +145,7 @@ pub(crate) async fn client(
             projection: None,
             expected: None,
             procedure: None,
+            final_panel_of: None,
         }))
         .into();
         req += 1;

@@ -357,6 +357,7 @@ mod tests {
             ],
             exam: None,
             last_word: None,
+            final_panel: None,
             key_seed: None,
         };
         issue(&plan, dir).unwrap()

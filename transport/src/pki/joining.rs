@@ -199,6 +199,7 @@ mod tests {
             witnesses: vec![],
             exam: None,
             last_word: None,
+            final_panel: None,
             appeal_credits: None,
         };
         for id in &j.identities {
