@@ -6,8 +6,8 @@
 //! steers the draw), runs every motion through the machine's own draw
 //! (`panel_machine::draw`), draw seed (`panel_machine::draw_seed`) and acceptance rule
 //! (`panel_machine::acceptance::decide`, old and `Policy::independent()`), and measures the
-//! outcomes with the calibration crate's scoring rules, prior-consistency check, inert
-//! screen and Kish effective number.
+//! outcomes with the calibration crate's scoring rules, prior-consistency check and inert
+//! screen.
 //!
 //! A second engine (`replica`, figures in `replica_figures`) runs every motion through the
 //! machine's `apply` instead, driven by `panel_machine::testkit`: registration, admission,
@@ -24,7 +24,6 @@
 pub mod adversaries;
 pub mod bootstrap;
 pub mod coalition;
-pub mod correlation;
 pub mod error;
 pub mod exam_answers;
 pub mod gaussian;

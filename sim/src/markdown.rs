@@ -22,7 +22,7 @@ pub fn render(r: &Report, plots: &[Plot], image_dir: &str) -> String {
         r.motions, r.quality.motions, r.seats, r.pool, r.seed
     );
     quality(&mut s, r);
-    n_eff(&mut s, r);
+    n_eff_note(&mut s);
     coalitions(&mut s, r);
     self_selection(&mut s, r);
     impostors(&mut s, r);
@@ -74,30 +74,12 @@ fn quality(s: &mut String, r: &Report) {
     );
 }
 
-fn n_eff(s: &mut String, r: &Report) {
-    let q = &r.quality;
-    let _ = writeln!(s, "### Effective number of votes (Kish)\n");
-    if let Some(c) = r.mean_pair_correlation {
-        let _ = writeln!(
-            s,
-            "Mean measured pairwise error correlation over the pool: {c:.3}."
-        );
-    }
+/// Where the truth-measured n_eff once stood: why this engine has none.
+fn n_eff_note(s: &mut String) {
     let _ = writeln!(
         s,
-        "Mean n_eff of the seated panel: {}; of the supporters of accepted outcomes: {}.\n",
-        q.panel_n_eff.show(),
-        q.supporters_n_eff.show()
+        "The effective number of votes (Kish n_eff) the machine applies is measured against accepted outcomes inside apply and is reported by `--engine apply` (docs/SIMULATION.md \"The machine's own path\").\n"
     );
-    let _ = writeln!(
-        s,
-        "| supporters' n_eff | share of accepted outcomes | accuracy |"
-    );
-    let _ = writeln!(s, "|---|---|---|");
-    for (label, acc, share) in &q.by_n_eff {
-        let _ = writeln!(s, "| {label} | {share:.3} | {} |", acc.show());
-    }
-    s.push('\n');
 }
 
 /// The self-selected panels of each coalition, before and after the random sample.
@@ -232,21 +214,20 @@ fn sweep(s: &mut String, title: &str, x: &str, points: &[SweepPoint]) {
     let _ = writeln!(s, "### {title}\n");
     let _ = writeln!(
         s,
-        "| {x} | old rule | independent | independent coverage | majority | best single | panel n_eff |"
+        "| {x} | old rule | independent | independent coverage | majority | best single |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
     let f = |i: &Interval| i.show();
     for p in points {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             p.x,
             f(&p.old),
             f(&p.independent),
             f(&p.independent_coverage),
             f(&p.majority),
-            f(&p.best_single),
-            f(&p.panel_n_eff)
+            f(&p.best_single)
         );
     }
     s.push('\n');

@@ -8,15 +8,16 @@
 //!   answered, and 0.5 when it did not; the majority's forecast is that mean always.
 //! * The best single member is chosen in hindsight (the most accurate over every motion),
 //!   which flatters it.
-//! * The n_eff rule answers only when `Policy::independent()` accepted and the supporters'
-//!   Kish effective number reaches `panel.neff_floor`: a candidate rule the simulator
-//!   measures, not one the machine applies.
+//!
+//! No effective number of votes is measured here: the only errors this engine could
+//! correlate are errors against the truth, which no replica knows. The machine's own
+//! measured-n_eff rule (errors against accepted outcomes) runs inside apply and is reported
+//! by the apply engine (`crate::replica`).
 
 use calibration::scoring_rules::brier_score;
 use serde::Serialize;
 
 use crate::bootstrap::{Interval, Table};
-use crate::correlation::ErrorCorrelations;
 use crate::panel::Verdict;
 use crate::simulation::MotionRecord;
 
@@ -42,14 +43,9 @@ struct Answers {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Quality {
     pub motions: usize,
+    /// Old rule, `Policy::independent()`, majority, best single, in that order (the sweeps
+    /// pick them by position).
     pub estimators: Vec<Estimator>,
-    /// Mean Kish effective number of the seated panel.
-    pub panel_n_eff: Interval,
-    /// Mean Kish effective number of the supporters of accepted outcomes (independent).
-    pub supporters_n_eff: Interval,
-    /// Accuracy of accepted outcomes (independent) by supporters' n_eff: `[1,2)`, `[2,3)`,
-    /// `[3,∞)`, with each bucket's share of accepted outcomes.
-    pub by_n_eff: Vec<(String, Interval, f64)>,
     /// Pool index of the best single member.
     pub best_single: usize,
     /// Forecasts and truths, for the reliability diagrams: (estimator, forecasts).
@@ -125,15 +121,6 @@ fn best_single(recs: &[&MotionRecord]) -> (usize, Answers) {
     (best, answers)
 }
 
-/// Supporters of an accepted outcome on the panel `seated`.
-fn supporters(r: &MotionRecord, seated: &[usize], d: bool) -> Vec<usize> {
-    seated
-        .iter()
-        .copied()
-        .filter(|&i| r.rulings[i].yes == d)
-        .collect()
-}
-
 fn estimator_rows(all: &[Answers], truths: &[bool], resamples: usize, seed: u64) -> Vec<Estimator> {
     let mut t = Table::default();
     let ones = t.column(vec![1.0; truths.len()]);
@@ -193,13 +180,7 @@ fn estimator_rows(all: &[Answers], truths: &[bool], resamples: usize, seed: u64)
 }
 
 /// Every binary-motion figure of a run.
-pub fn measure(
-    records: &[MotionRecord],
-    corr: &ErrorCorrelations,
-    neff_floor: f64,
-    resamples: usize,
-    seed: u64,
-) -> Quality {
+pub fn measure(records: &[MotionRecord], resamples: usize, seed: u64) -> Quality {
     let recs: Vec<&MotionRecord> = records.iter().filter(|r| r.gold.is_none()).collect();
     let truths: Vec<bool> = recs.iter().map(|r| r.truth).collect();
     let old = panel_answers(
@@ -212,100 +193,15 @@ pub fn measure(
         &recs,
         |r| (r.new, &r.seated_new),
     );
-    let sup_neff: Vec<Option<f64>> = recs
-        .iter()
-        .map(|r| {
-            r.new
-                .decided()
-                .map(|d| corr.n_eff(&supporters(r, &r.seated_new, d)))
-        })
-        .collect();
-    let floor = Answers {
-        name: format!("panel, independent + supporters' n_eff >= {neff_floor}"),
-        answer: new
-            .answer
-            .iter()
-            .zip(&sup_neff)
-            .map(|(a, n)| a.filter(|_| n.is_some_and(|n| n >= neff_floor - 1e-9)))
-            .collect(),
-        forecast: new
-            .forecast
-            .iter()
-            .zip(&sup_neff)
-            .map(|(&p, n)| {
-                if n.is_some_and(|n| n >= neff_floor - 1e-9) {
-                    p
-                } else {
-                    0.5
-                }
-            })
-            .collect(),
-    };
     let majority = majority_answers(&recs);
     let (best, single) = best_single(&recs);
-    let all = vec![old, new, floor, majority, single];
+    let all = vec![old, new, majority, single];
     let estimators = estimator_rows(&all, &truths, resamples, seed);
-    let panel_neff: Vec<f64> = recs.iter().map(|r| corr.n_eff(&r.seated_new)).collect();
-    let (supporters_n_eff, by_n_eff) = n_eff_figures(&recs, &sup_neff, resamples, seed);
-    let mut t = Table::default();
-    let ones = t.column(vec![1.0; panel_neff.len()]);
-    let pn = t.column(panel_neff);
-    t.ratio(pn, ones);
     Quality {
         motions: recs.len(),
         estimators,
-        panel_n_eff: t.intervals(resamples, seed)[0],
-        supporters_n_eff,
-        by_n_eff,
         best_single: best,
         forecasts: all.into_iter().map(|a| (a.name, a.forecast)).collect(),
         truths,
     }
-}
-
-/// The supporters' mean n_eff and the accuracy of accepted outcomes by n_eff bucket.
-fn n_eff_figures(
-    recs: &[&MotionRecord],
-    sup: &[Option<f64>],
-    resamples: usize,
-    seed: u64,
-) -> (Interval, Vec<(String, Interval, f64)>) {
-    let buckets = [
-        ("[1, 2)", 0.0, 2.0),
-        ("[2, 3)", 2.0, 3.0),
-        ("[3, ∞)", 3.0, f64::INFINITY),
-    ];
-    let mut t = Table::default();
-    let accepted = t.column(
-        sup.iter()
-            .map(|s| f64::from(u8::from(s.is_some())))
-            .collect(),
-    );
-    let value = t.column(sup.iter().map(|s| s.unwrap_or(0.0)).collect());
-    t.ratio(value, accepted);
-    let mut shares = Vec::new();
-    for (_, lo, hi) in buckets {
-        let inside: Vec<bool> = sup
-            .iter()
-            .map(|s| s.is_some_and(|n| n >= lo - 1e-9 && n < hi - 1e-9))
-            .collect();
-        let ins = t.column(inside.iter().map(|&b| f64::from(u8::from(b))).collect());
-        let right = t.column(
-            recs.iter()
-                .zip(&inside)
-                .map(|(r, &b)| f64::from(u8::from(b && r.new.decided() == Some(r.truth))))
-                .collect(),
-        );
-        t.ratio(right, ins);
-        shares.push(inside.iter().filter(|&&b| b).count() as f64);
-    }
-    let iv = t.intervals(resamples, seed ^ 0x5eed);
-    let total = sup.iter().filter(|s| s.is_some()).count().max(1) as f64;
-    let rows = buckets
-        .iter()
-        .zip(shares)
-        .enumerate()
-        .map(|(k, ((label, _, _), n))| (label.to_string(), iv[k + 1], n / total))
-        .collect();
-    (iv[0], rows)
 }

@@ -5,7 +5,6 @@ use calibration::scoring_rules::{ReliabilityBin, reliability_table};
 use serde::Serialize;
 
 use crate::adversaries::{CoalitionFigures, ImpostorFigures, coalitions, impostors};
-use crate::correlation::ErrorCorrelations;
 use crate::population::Population;
 use crate::quality::{Quality, measure};
 use crate::relevance::{RelevanceFigures, measure as relevance};
@@ -23,8 +22,6 @@ pub struct Report {
     pub seats: usize,
     pub pool: usize,
     pub best_single_member: String,
-    /// Mean measured error correlation over pairs of the pool.
-    pub mean_pair_correlation: Option<f64>,
     pub quality: Quality,
     pub coalitions: Vec<CoalitionFigures>,
     /// Each coalition's self-selected panels and the random sample that overrides them.
@@ -69,9 +66,7 @@ pub fn run(s: &Scenario, opts: Options) -> Report {
         stream: 0,
     }
     .simulate();
-    let corr = ErrorCorrelations::measure(&pop, &records[..a.history_motions.min(records.len())]);
-    let quality = measure(&records, &corr, s.panel.neff_floor, a.bootstrap, s.seed);
-    let all: Vec<usize> = (0..pop.arbiters.len()).collect();
+    let quality = measure(&records, a.bootstrap, s.seed);
     let reliability = quality
         .forecasts
         .iter()
@@ -99,7 +94,6 @@ pub fn run(s: &Scenario, opts: Options) -> Report {
             .arbiters
             .get(quality.best_single)
             .map_or(String::new(), |a| a.id.clone()),
-        mean_pair_correlation: corr.mean_pair(&all),
         coalitions: coalitions(&pop, &records, a.bootstrap, s.seed),
         self_selection: crate::self_selection::Setting {
             population: &pop,

@@ -36,17 +36,13 @@ fn default_motions() -> usize {
     20_000
 }
 
-/// How panels are drawn (the `panel_machine::draw::DrawSpec` fields) and the simulator's
-/// own candidate rule.
+/// How panels are drawn (the `panel_machine::draw::DrawSpec` fields).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PanelSpec {
     pub seats: usize,
     pub min_per_stance: usize,
     pub min_organisations: usize,
-    /// The candidate rule the simulator measures on top of `Policy::independent()`: the
-    /// supporters' Kish effective number must reach this. Not part of the machine's rule.
-    pub neff_floor: f64,
 }
 
 impl Default for PanelSpec {
@@ -55,7 +51,6 @@ impl Default for PanelSpec {
             seats: 5,
             min_per_stance: 1,
             min_organisations: 2,
-            neff_floor: 2.0,
         }
     }
 }
@@ -97,8 +92,7 @@ impl Default for WorldSpec {
 pub struct AnalysisSpec {
     /// Bootstrap resamples behind every 95% interval.
     pub bootstrap: usize,
-    /// Motions per history window: the error correlations behind n_eff are measured on the
-    /// first window, the prior-consistency check runs on each window.
+    /// Motions per history window: the prior-consistency check runs on each window.
     pub history_motions: usize,
     /// How many windows the prior-consistency check runs on (each an independent trial).
     pub history_windows: usize,
@@ -289,13 +283,6 @@ impl Scenario {
                 "ask for at least twice panel.min_per_stance seats (and at least 2)",
             ));
         }
-        if !(p.neff_floor >= 0.0 && p.neff_floor.is_finite()) {
-            return Err(ScenarioError::invalid(
-                "panel.neff_floor",
-                format!("{} is not a count", p.neff_floor),
-                "give a non-negative number such as 2.0",
-            ));
-        }
         Ok(())
     }
 
@@ -321,7 +308,7 @@ impl Scenario {
         if a.history_motions < 20 || a.history_windows == 0 {
             return Err(ScenarioError::invalid(
                 "analysis.history_motions",
-                "the history is too short to measure correlations or priors",
+                "the history is too short to check priors",
                 "use at least 20 history_motions and one history_windows",
             ));
         }

@@ -5,7 +5,6 @@
 use serde::Serialize;
 
 use crate::bootstrap::Interval;
-use crate::correlation::ErrorCorrelations;
 use crate::population::Population;
 use crate::quality::measure;
 use crate::scenario::Scenario;
@@ -21,7 +20,6 @@ pub struct SweepPoint {
     pub independent_coverage: Interval,
     pub majority: Interval,
     pub best_single: Interval,
-    pub panel_n_eff: Interval,
 }
 
 fn point(s: &Scenario, pop: &Population, seats: usize, x: f64, stream: u64) -> SweepPoint {
@@ -34,12 +32,8 @@ fn point(s: &Scenario, pop: &Population, seats: usize, x: f64, stream: u64) -> S
         stream,
     }
     .simulate();
-    let history = &records[..s.analysis.history_motions.min(records.len())];
-    let corr = ErrorCorrelations::measure(pop, history);
     let q = measure(
         &records,
-        &corr,
-        s.panel.neff_floor,
         (s.analysis.bootstrap / 2).max(20),
         s.seed ^ stream,
     );
@@ -49,9 +43,8 @@ fn point(s: &Scenario, pop: &Population, seats: usize, x: f64, stream: u64) -> S
         old: e[0].accuracy,
         independent: e[1].accuracy,
         independent_coverage: e[1].coverage,
-        majority: e[3].accuracy,
-        best_single: e[4].accuracy,
-        panel_n_eff: q.panel_n_eff,
+        majority: e[2].accuracy,
+        best_single: e[3].accuracy,
     }
 }
 

@@ -1,6 +1,7 @@
 //! The simulator's promises (docs/SIMULATION.md): keyed scenario errors, determinism for a
 //! seed, zero forced outcomes for confined coalitions under `Policy::independent()`,
-//! n_eff below 3 for the nine-judges shape, and a small run that renders its report.
+//! nine correlated judges voting no better than their best one, and a small run that
+//! renders its report.
 
 use panel_sim::{Options, parse, run};
 
@@ -157,16 +158,13 @@ fn the_steering_leader_gains_seats_only_under_the_old_draw() {
     assert!(c.seats_old.low > c.seats_new.high, "{c:?}");
 }
 
+/// Nine judges in three strongly correlated lineages add little to one another: their
+/// majority is about as accurate as the best of them.
 #[test]
-fn nine_judges_are_fewer_than_three_effective_votes() {
+fn nine_correlated_judges_vote_about_as_well_as_their_best_one() {
     let r = small("nine-judges", 3_000);
-    assert!(
-        r.quality.panel_n_eff.estimate < 3.0,
-        "{:?}",
-        r.quality.panel_n_eff
-    );
     let e = &r.quality.estimators;
-    let (majority, single) = (e[3].accuracy.estimate, e[4].accuracy.estimate);
+    let (majority, single) = (e[2].accuracy.estimate, e[3].accuracy.estimate);
     assert!(
         (majority - single).abs() < 0.03,
         "majority {majority}, best single {single}"
@@ -203,6 +201,11 @@ fn a_small_run_renders_its_report_and_plots() {
     let md = panel_sim::markdown::render(&r, &plots, "img");
     assert!(
         md.contains("## Scenario `baseline`") && md.contains("](img/accuracy-by-panel-size.svg)")
+    );
+    // The n_eff the machine applies is the apply engine's figure, not measured against truth.
+    assert!(
+        md.contains("`--engine apply`") && !md.contains("n_eff |"),
+        "{md}"
     );
     assert!(serde_json::to_string(&r).is_ok());
 }
