@@ -1,6 +1,7 @@
 //! Measured independence: how correlated two arbiters' errors are, and how many
 //! independent votes a set of correlated arbiters is worth (docs/CALIBRATION.md; used by
-//! the simulator, docs/SIMULATION.md "n_eff").
+//! the machine's measured-n_eff rule, docs/coordinator/acceptance.md "Measured
+//! independence").
 //!
 //! * The error correlation of two arbiters is the phi coefficient of their error
 //!   indicators (1 when a ruling is wrong) over the motions both ruled on.
