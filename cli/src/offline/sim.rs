@@ -1,8 +1,8 @@
 //! `panel sim SCENARIO.toml [--engine apply|direct] [--out DIR] [--motions N] [--json]`:
-//! the verdict-quality simulator (docs/SIMULATION.md). `--engine apply` runs every motion
-//! through the machine's `apply` (docs/SIMULATION.md "The machine's own path"); the
-//! default `direct` engine calls the draw and the acceptance rule directly and writes the
-//! plots too. The `panel-sim` crate does the work; this shell reads
+//! the verdict-quality simulator (docs/SIMULATION.md). The default `apply` engine runs
+//! every motion through the machine's `apply` under the three policies and the ladder
+//! (docs/SIMULATION.md "The machine's own path"); `--engine direct` calls the draw and the
+//! acceptance rule directly, at the scenario's full motion count, and writes the plots too. The `panel-sim` crate does the work; this shell reads
 //! the scenario, writes `DIR/report.md`, `DIR/report.json` and the SVG plots, and prints
 //! the report (Markdown, or JSON with `--json`). A malformed scenario exits with status 2
 //! and names the TOML key and the fix.
@@ -39,10 +39,10 @@ pub struct Args {
     motions: Option<usize>,
     #[command(flatten)]
     output: OutputArgs,
-    /// Which engine runs the motions: `apply` drives the replicated state machine
-    /// through commit-reveal rounds (at most 2,000 motions unless `--motions` says);
-    /// `direct` calls the draw and the acceptance rule directly.
-    #[arg(long, value_enum, default_value_t = Engine::Direct)]
+    /// Which engine runs the motions: `apply` (the default) drives the replicated state
+    /// machine through commit-reveal rounds (at most 2,000 motions unless `--motions`
+    /// says); `direct` calls the draw and the acceptance rule directly.
+    #[arg(long, value_enum, default_value_t = Engine::Apply)]
     engine: Engine,
     /// With `--engine apply`: admit the pool by the test command after a sealed sitting
     /// whose held-back items start each track record (`exam-record`, the default: what
