@@ -10,10 +10,11 @@
 
 use crucible::motion::{Answer, Question};
 use panel_federation::beacon_key::BeaconSecret;
-use panel_federation::{CHARTER_VERSION, Charter, Floors, ReplicaEntry};
+use panel_federation::{Charter, ReplicaEntry};
 use panel_machine::acceptance::{Independence, Policy};
 use panel_machine::beacon::{self, BeaconShare, Seating};
 use panel_machine::command::{InternalCommand, ItemReply, TestCommand};
+use panel_machine::testkit::fixtures::bare_charter;
 use panel_machine::testkit::{Driver, KitError, SIX, Schedule, Vote, assert_refused};
 
 fn secret(replica: u64) -> BeaconSecret {
@@ -22,9 +23,6 @@ fn secret(replica: u64) -> BeaconSecret {
 
 fn charter() -> Charter {
     Charter {
-        charter_version: CHARTER_VERSION,
-        organisations: Vec::new(),
-        admission_threshold: 1,
         replicas: (1..=3)
             .map(|id| ReplicaEntry {
                 id,
@@ -34,24 +32,13 @@ fn charter() -> Charter {
                 beacon_vkey: Some(secret(id).public_hex()),
             })
             .collect(),
-        operators: Vec::new(),
-        motion_key: hex::encode(
-            panel_machine::testkit::keys::motion_key()
-                .verifying_key()
-                .to_bytes(),
-        ),
-        floors: Floors::PROJECT,
         // Two organisations must share every draw (the log quorum).
         log: Some(panel_federation::LogIdentity {
             origin: "example.com/beacon-test".into(),
             vkey: String::new(),
             quorum: 2,
         }),
-        witnesses: Vec::new(),
-        exam: None,
-        last_word: None,
-        final_panel: None,
-        appeal_credits: None,
+        ..bare_charter()
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crucible::motion::{Answer, Question};
 use ed25519_dalek::SigningKey;
-use panel_federation::{CHARTER_VERSION, Charter, FinalPanel, Floors, LastWordAuthority};
+use panel_federation::{Charter, FinalPanel, LastWordAuthority};
 use panel_machine::acceptance::{
     Acceptance, DeadlockReason, Decision, Independence, MotionKind, Outcome, Policy,
     RevealedRuling, Seat, Stance, decide,
@@ -16,6 +16,7 @@ use panel_machine::command::ClientCommand;
 use panel_machine::last_word::{LastWordDecision, sign};
 use panel_machine::model::MotionStatus;
 use panel_machine::model::finality::OutcomeStatus;
+use panel_machine::testkit::fixtures::bare_charter;
 use panel_machine::testkit::{Driver, EIGHTEEN, Vote, assert_refused, hinted};
 
 fn authority() -> SigningKey {
@@ -24,20 +25,6 @@ fn authority() -> SigningKey {
 
 fn charter(final_panel: Option<u32>) -> Charter {
     Charter {
-        charter_version: CHARTER_VERSION,
-        organisations: Vec::new(),
-        admission_threshold: 1,
-        replicas: Vec::new(),
-        operators: Vec::new(),
-        motion_key: hex::encode(
-            panel_machine::testkit::keys::motion_key()
-                .verifying_key()
-                .to_bytes(),
-        ),
-        floors: Floors::PROJECT,
-        log: None,
-        witnesses: Vec::new(),
-        exam: None,
         last_word: Some(LastWordAuthority {
             name: "the appeals board".into(),
             key: hex::encode(authority().verifying_key().to_bytes()),
@@ -45,7 +32,7 @@ fn charter(final_panel: Option<u32>) -> Charter {
         final_panel: final_panel.map(|supermajority_milli| FinalPanel {
             supermajority_milli,
         }),
-        appeal_credits: None,
+        ..bare_charter()
     }
 }
 

@@ -5,10 +5,11 @@
 
 use crucible::motion::{Answer, Question};
 use ed25519_dalek::SigningKey;
-use panel_federation::{CHARTER_VERSION, Charter, Floors, LastWordAuthority};
+use panel_federation::{Charter, LastWordAuthority};
 use panel_machine::command::ClientCommand;
 use panel_machine::last_word::{LastWordDecision, sign};
 use panel_machine::model::finality::OutcomeStatus;
+use panel_machine::testkit::fixtures::bare_charter;
 use panel_machine::testkit::{Driver, SIX, Vote, assert_refused, hinted};
 
 fn authority() -> SigningKey {
@@ -17,26 +18,11 @@ fn authority() -> SigningKey {
 
 fn charter(last_word: Option<&SigningKey>) -> Charter {
     Charter {
-        charter_version: CHARTER_VERSION,
-        organisations: Vec::new(),
-        admission_threshold: 1,
-        replicas: Vec::new(),
-        operators: Vec::new(),
-        motion_key: hex::encode(
-            panel_machine::testkit::keys::motion_key()
-                .verifying_key()
-                .to_bytes(),
-        ),
-        floors: Floors::PROJECT,
-        log: None,
-        witnesses: Vec::new(),
-        exam: None,
         last_word: last_word.map(|k| LastWordAuthority {
             name: "the appeals board".into(),
             key: hex::encode(k.verifying_key().to_bytes()),
         }),
-        final_panel: None,
-        appeal_credits: None,
+        ..bare_charter()
     }
 }
 

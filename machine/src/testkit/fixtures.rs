@@ -127,3 +127,24 @@ pub fn registry_claim(evidence: Vec<Value>) -> Value {
         "qualifier": "probable",
     }})
 }
+
+/// A charter with nothing in it but what every charter needs: no organisations, replicas,
+/// operators, log or witnesses, the project floors and the test kit's motion key. Tests
+/// name the part they exercise with struct update syntax (`Charter { last_word, ..bare_charter() }`).
+pub fn bare_charter() -> panel_federation::Charter {
+    panel_federation::Charter {
+        charter_version: panel_federation::CHARTER_VERSION,
+        organisations: Vec::new(),
+        admission_threshold: 1,
+        replicas: Vec::new(),
+        operators: Vec::new(),
+        motion_key: hex::encode(super::keys::motion_key().verifying_key().to_bytes()),
+        floors: panel_federation::Floors::PROJECT,
+        log: None,
+        witnesses: Vec::new(),
+        exam: None,
+        last_word: None,
+        final_panel: None,
+        appeal_credits: None,
+    }
+}
