@@ -95,7 +95,7 @@ enum Command {
     Falsify(procedures::falsify::Args),
     /// The decision dossier on the panel: NOW / PREPARE / REJECT with surviving dissent.
     Dossier(procedures::dossier::Args),
-    /// Simulate verdict quality: known truth, faulty arbiters, the real draw and acceptance rule.
+    /// Simulate verdict quality: known truth, faulty arbiters, every motion through the machine's own apply.
     ///
     /// `--json` prints the report as JSON instead of Markdown.
     Sim(offline::sim::Args),
