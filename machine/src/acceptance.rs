@@ -582,11 +582,7 @@ impl Panel<'_> {
                 // A final panel's answer must keep its supermajority without any one
                 // organisation's rulings (its support pair is the full panel's).
                 (Aggregation::Supermajority { milli }, Outcome::Decided(d)) => {
-                    let mut none = Vec::new();
-                    supermajority_outcome(&counted(&s, &r).0, milli, &mut none) == Some(*d)
-                        && !none
-                            .iter()
-                            .any(|r| matches!(r, DeadlockReason::NoSupermajority { .. }))
+                    supermajority_outcome(&counted(&s, &r).0, milli, &mut Vec::new()) == Some(*d)
                 }
                 _ => outcome_survives(&outcome, self.evaluate(&s, &r, &rc).accepted()),
             };
@@ -670,7 +666,7 @@ impl Panel<'_> {
 
 /// The rulings the rule counts, each with its seat: the first ruling of each seated
 /// arbiter, in input order; and the ids of the rulings it ignores (unseated, duplicate).
-fn counted<'a>(
+pub(crate) fn counted<'a>(
     seats: &'a [Seat],
     rulings: &'a [RevealedRuling],
 ) -> (Vec<(&'a Seat, &'a RevealedRuling)>, Vec<String>) {
@@ -790,6 +786,19 @@ fn require_cross_prior_pair(supporters: &[&Seat], reasons: &mut Vec<DeadlockReas
 
 /// The side of 0.5 the weighted pool of `counted` falls on; `None` at 0.5 or without weight.
 fn pooled_decision(counted: &[(&Seat, &RevealedRuling)], weights: &Weights) -> Option<Decision> {
+    match pooled_yes_milli(counted, weights)? {
+        p if p > 500 => Some(Decision::Yes),
+        p if p < 500 => Some(Decision::No),
+        _ => None,
+    }
+}
+
+/// The weighted pool's probability of yes over `counted` rulings, in thousandths
+/// (`weighted_pool::pooled_yes_milli`); `None` when no ruling carries weight.
+pub(crate) fn pooled_yes_milli(
+    counted: &[(&Seat, &RevealedRuling)],
+    weights: &Weights,
+) -> Option<u16> {
     let inputs: Vec<PoolInput> = counted
         .iter()
         .map(|(seat, r)| PoolInput {
@@ -798,11 +807,7 @@ fn pooled_decision(counted: &[(&Seat, &RevealedRuling)], weights: &Weights) -> O
             p_yes_milli: r.probability_milli,
         })
         .collect();
-    match crate::weighted_pool::pooled_yes_milli(&inputs)? {
-        p if p > 500 => Some(Decision::Yes),
-        p if p < 500 => Some(Decision::No),
-        _ => None,
-    }
+    crate::weighted_pool::pooled_yes_milli(&inputs)
 }
 
 /// Majority inside every group, all groups on the same side, net support from A and B.

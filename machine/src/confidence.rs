@@ -15,8 +15,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::acceptance::{Decision, Outcome, RevealedRuling, Seat};
-use crate::weighted_pool::{PoolInput, Weights};
+use crate::acceptance::{Decision, Outcome, RevealedRuling, Seat, counted, pooled_yes_milli};
+use crate::weighted_pool::Weights;
 
 /// The standard normal quantile of a two-sided 90% interval.
 const Z_90: f64 = 1.644_853_626_951_472_2;
@@ -70,7 +70,7 @@ pub fn of(
     revealed: &[RevealedRuling],
 ) -> Option<OutcomeConfidence> {
     let yes = yes_of(outcome)?;
-    let counted = counted(seats, revealed);
+    let (counted, _) = counted(seats, revealed);
     let n = counted.len() as u64;
     if n == 0 {
         return None;
@@ -99,18 +99,8 @@ pub fn of_pool(
     weights: &Weights,
 ) -> Option<OutcomeConfidence> {
     let yes = yes_of(outcome)?;
-    let counted = counted(seats, revealed);
-    let pool = |w: &Weights| {
-        let inputs: Vec<PoolInput> = counted
-            .iter()
-            .map(|(s, r)| PoolInput {
-                lineage: s.lineage.as_str(),
-                weight_milli: w.of(&s.arbiter_id),
-                p_yes_milli: r.probability_milli,
-            })
-            .collect();
-        crate::weighted_pool::pooled_yes_milli(&inputs).map(|p| toward(yes, p) as u16)
-    };
+    let (counted, _) = counted(seats, revealed);
+    let pool = |w: &Weights| pooled_yes_milli(&counted, w).map(|p| toward(yes, p) as u16);
     let weighted = pool(weights)?;
     let lineages: BTreeSet<&str> = counted
         .iter()
@@ -138,21 +128,6 @@ fn yes_of(outcome: &Outcome) -> Option<bool> {
 fn toward(yes: bool, p_yes_milli: u16) -> u64 {
     let p = u64::from(p_yes_milli.min(1000));
     if yes { p } else { 1000 - p }
-}
-
-/// The counted rulings: the first of each seated arbiter, with its seat.
-fn counted<'a>(
-    seats: &'a [Seat],
-    revealed: &'a [RevealedRuling],
-) -> Vec<(&'a Seat, &'a RevealedRuling)> {
-    let mut seen = BTreeSet::new();
-    revealed
-        .iter()
-        .filter_map(|r| {
-            let seat = seats.iter().find(|s| s.arbiter_id == r.arbiter_id)?;
-            seen.insert(r.arbiter_id.as_str()).then_some((seat, r))
-        })
-        .collect()
 }
 
 fn with_interval(

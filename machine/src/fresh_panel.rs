@@ -83,6 +83,13 @@ impl DebateRecord {
         if !re_ask && !matches!(q, Question::AdmitAppeal { .. }) {
             return BTreeSet::new();
         }
+        self.sat_on(q, seats_of)
+    }
+
+    /// Every arbiter seated on a motion `q` contests, whether or not `q` is being asked
+    /// again: the question's own earlier asks and, for an appeal, what it contests. A
+    /// final panel keeps them all off (`apply/final_panel.rs`).
+    pub fn sat_on(&self, q: &Question, seats_of: impl Fn(&str) -> Vec<String>) -> BTreeSet<String> {
         self.questions
             .iter()
             .filter(|(_, earlier)| self.contests(q, earlier))

@@ -196,6 +196,15 @@ fn appeal_quote(
     )?)
 }
 
+/// The ids of the arbiters seated on motion `motion_id` (none when it is not held).
+pub(super) fn seated_ids(state: &State, motion_id: &str) -> Vec<String> {
+    state
+        .motions
+        .get(motion_id)
+        .map(|m| m.seats.iter().map(|s| s.arbiter_id.clone()).collect())
+        .unwrap_or_default()
+}
+
 /// The arbiters recused from a debate's panels: those holding, or having held, a key that
 /// signed a contribution to it.
 pub(super) fn recused(state: &State, rec: &DebateRecord) -> Vec<String> {
@@ -304,14 +313,7 @@ fn open_question(
             t.debate_id.clone(),
         )))
     })?;
-    let seats_of = |m: &str| {
-        state
-            .motions
-            .get(m)
-            .map(|m| m.seats.iter().map(|s| s.arbiter_id.clone()).collect())
-            .unwrap_or_default()
-    };
-    let contested = rec.contested_sitters(&t.question, state.v2_rules, seats_of);
+    let contested = rec.contested_sitters(&t.question, state.v2_rules, |m| seated_ids(state, m));
     let mut excluded = recused(state, rec);
     let unfresh_excluded = excluded.clone();
     excluded.extend(contested.iter().cloned());

@@ -10,8 +10,6 @@
 //! not-proven one, with the route on record; when it reaches no supermajority the question
 //! stays not proven and the charter's last-word authority, if any, may still decide it.
 
-use crucible::motion::Question;
-
 use crate::acceptance::{Acceptance, Aggregation, Policy};
 use crate::command::MotionSpec;
 use crate::model::finality::{Finality, OutcomeStatus};
@@ -68,10 +66,9 @@ fn open(state: &mut State, ctx: &ApplyCtx, not_proven: &str, milli: u32) -> Fina
     let Some(rec) = state.debates.get(&debate_id) else {
         return not_drawn(format!("debate {debate_id} is not held"));
     };
-    let mut kept_off = super::debates::recused(state, rec);
-    kept_off.extend(sat_on(state, &rec.questions, &q));
-    kept_off.sort();
-    kept_off.dedup();
+    let mut kept_off = rec.sat_on(&q, |m| super::debates::seated_ids(state, m));
+    kept_off.extend(super::debates::recused(state, rec));
+    let kept_off: Vec<String> = kept_off.into_iter().collect();
     let eligible = state
         .arbiters
         .iter()
@@ -130,26 +127,6 @@ fn open(state: &mut State, ctx: &ApplyCtx, not_proven: &str, milli: u32) -> Fina
         rec.questions.insert(motion_id.clone(), q);
     }
     FinalPanelReply::Opened { motion_id, seats }
-}
-
-/// Everyone seated on a motion that asked `q` (every ask of the ladder).
-fn sat_on(
-    state: &State,
-    questions: &std::collections::BTreeMap<String, Question>,
-    q: &Question,
-) -> Vec<String> {
-    let key = q.key();
-    questions
-        .iter()
-        .filter(|(_, asked)| asked.key() == key)
-        .filter_map(|(id, _)| state.motions.get(id))
-        .flat_map(|m| {
-            m.seats
-                .iter()
-                .map(|s| s.arbiter_id.clone())
-                .collect::<Vec<_>>()
-        })
-        .collect()
 }
 
 /// The final panel `motion_id` (for not-proven `of`) was decided: an answer that went into

@@ -199,14 +199,19 @@ fn judge(
     receipts: &[acceptance::RetrievalReceipt],
 ) -> Judged {
     let policy = policy_in_force(state, motion);
-    let weights = seated_weights(state, motion);
+    // Only the weighted pool reads track records: every other close skips the walk over
+    // each seated arbiter's resolved items.
+    let weights = (policy.aggregation == acceptance::Aggregation::WeightedPool)
+        .then(|| seated_weights(state, motion));
     let verdict = acceptance::decide_weighted(
         motion.spec.kind,
         &motion.seats,
         revealed,
         receipts,
         &policy,
-        &weights,
+        weights
+            .as_ref()
+            .unwrap_or(&crate::weighted_pool::Weights::equal()),
     );
     let (verdict, independence) = crate::independence::require_independent_support(
         verdict,
@@ -215,7 +220,6 @@ fn judge(
         &state.error_history,
         &policy,
     );
-    let weights = (policy.aggregation == acceptance::Aggregation::WeightedPool).then_some(weights);
     Judged {
         verdict,
         independence,
