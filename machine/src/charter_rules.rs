@@ -74,6 +74,12 @@ pub enum CharterRuleError {
         value: usize,
         floor: usize,
     },
+    #[error(
+        "policy.aggregation asks for a final panel's supermajority, a rule the machine sets \
+         only on the final panels the charter names (charter.final_panel); ask for the \
+         weighted pool or head counts (`panel debate new --policy weighted|independent|head-count`)"
+    )]
+    FinalPanelRule,
 }
 
 /// Why an organisation's admission (or an endorsement of one) is refused
@@ -448,6 +454,16 @@ pub fn check_policy(
             value: policy.min_net_support_per_side,
             floor: floors.min_net_support_per_side,
         });
+    }
+    // A supermajority of the counted rulings drops the per-stance majorities; it is safe
+    // only on a final panel, drawn by the machine across all organisations
+    // (`apply/final_panel.rs`). Chosen by a convener it could be set low enough that one
+    // supporter of each stance carries an answer everyone else refused.
+    if matches!(
+        policy.aggregation,
+        crate::acceptance::Aggregation::Supermajority { .. }
+    ) {
+        return Err(CharterRuleError::FinalPanelRule);
     }
     // Two stances seated means at least one seat reserved for each.
     if floors.min_stances >= 2 && min_per_stance < 1 {

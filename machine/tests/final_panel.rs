@@ -312,3 +312,32 @@ fn one_stance_or_one_organisation_cannot_make_the_supermajority() {
         "{d:?}"
     );
 }
+
+/// A convener cannot give its debate a final panel's rule: a supermajority of one in a
+/// thousand would accept an answer a single supporter of each stance backs against
+/// everyone else. The machine sets that rule only on the final panels it opens.
+#[test]
+fn a_debate_cannot_ask_for_a_final_panels_rule() {
+    let mut d = Driver::new(&EIGHTEEN);
+    d.rules = Some(panel_machine::rules::CURRENT);
+    for milli in [1, 667] {
+        let policy = Policy {
+            aggregation: panel_machine::acceptance::Aggregation::Supermajority { milli },
+            ..Policy::default()
+        };
+        let refused = d.try_debate_under(Some(serde_json::to_value(&policy).expect("policy")));
+        let message = match refused {
+            Err(panel_machine::testkit::KitError::Refused { code, message }) => {
+                assert_eq!(code, "charter", "{message}");
+                message
+            }
+            other => panic!("a final panel's rule was taken for a debate: {other:?}"),
+        };
+        assert!(message.contains("final panel"), "{message}");
+    }
+    // The rules a convener may ask for are still taken.
+    for policy in [Policy::weighted(), Policy::independent(), Policy::default()] {
+        d.try_debate_under(Some(serde_json::to_value(&policy).expect("policy")))
+            .expect("a debate rule");
+    }
+}
