@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use panel_coordinator::acceptance::Stance;
+use panel_coordinator::acceptance::{Seat, Stance};
 use panel_coordinator::model::Arbiter;
-use prost::Message;
+use panel_machine::ruling::WireRuling;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -40,10 +40,8 @@ pub fn names_from_arbiters(arbiters: &[Arbiter]) -> Names {
 /// Why a stored ruling could not be read.
 #[derive(Debug, Error)]
 pub enum DecodeError {
-    #[error("the ruling is not hex: {0}")]
-    NotHex(#[from] hex::FromHexError),
     #[error("the ruling is not a protobuf SignedRuling: {0}")]
-    NotProtobuf(#[from] prost::DecodeError),
+    Malformed(#[from] panel_machine::ruling::RulingError),
     #[error("the signed ruling carries no ruling")]
     NoRuling,
 }
@@ -130,10 +128,25 @@ impl RulingView {
     }
 }
 
-/// Decodes one hex `SignedRuling`; says what is wrong when it cannot.
-pub fn decode(hex_ruling: &str, names: &Names) -> Result<RulingView, DecodeError> {
-    let bytes = hex::decode(hex_ruling)?;
-    let sr = panel_proto::pb::SignedRuling::decode(bytes.as_slice())?;
+/// Decodes one stored `SignedRuling` of a motion with `seats`; says what is wrong when it
+/// cannot. The stance is the one its seat counted under (a debate's declaration, not the
+/// registered label: docs/coordinator/acceptance.md "Declared priors"), the registered
+/// one only for a key no seat holds.
+pub fn decode(
+    ruling: &WireRuling,
+    names: &Names,
+    seats: &[Seat],
+) -> Result<RulingView, DecodeError> {
+    let mut v = decode_unseated(ruling, names)?;
+    if let Some(seat) = seats.iter().find(|s| s.arbiter_id == v.arbiter) {
+        v.stance = stance_name(seat.stance).to_string();
+    }
+    Ok(v)
+}
+
+/// [`decode`] with the registered stance.
+fn decode_unseated(ruling: &WireRuling, names: &Names) -> Result<RulingView, DecodeError> {
+    let sr = ruling.decode()?;
     let r = sr.ruling.ok_or(DecodeError::NoRuling)?;
     let key = hex::encode(&r.arbiter_key);
     let (arbiter, stance) = names.get(&key).cloned().unwrap_or(("?".into(), "?".into()));
@@ -167,8 +180,12 @@ pub fn decode(hex_ruling: &str, names: &Names) -> Result<RulingView, DecodeError
 }
 
 /// (stance, arbiter id, short answer) for a one-line summary of a ruling.
-pub fn ruling_line(hex_ruling: &str, names: &Names) -> Option<(String, String, String)> {
-    let v = decode(hex_ruling, names).ok()?;
+pub fn ruling_line(
+    ruling: &WireRuling,
+    names: &Names,
+    seats: &[Seat],
+) -> Option<(String, String, String)> {
+    let v = decode(ruling, names, seats).ok()?;
     let value = v.value();
     Some((v.stance, v.arbiter, value))
 }
@@ -177,7 +194,9 @@ pub fn ruling_line(hex_ruling: &str, names: &Names) -> Option<(String, String, S
 mod tests {
     use super::*;
 
-    fn signed(decision: panel_proto::pb::Decision, relevance: Option<u32>) -> String {
+    use prost::Message;
+
+    fn signed(decision: panel_proto::pb::Decision, relevance: Option<u32>) -> WireRuling {
         let sr = panel_proto::pb::SignedRuling {
             ruling: Some(panel_proto::pb::Ruling {
                 motion_id: "m".into(),
@@ -191,22 +210,51 @@ mod tests {
             signature: vec![0; 64],
             envelope_version: 1,
         };
-        hex::encode(sr.encode_to_vec())
+        WireRuling::from_hex(hex::encode(sr.encode_to_vec()))
     }
 
     #[test]
     fn names_the_arbiter_by_key_and_reads_the_answer() {
         let names: Names = [(hex::encode([7u8; 32]), ("arb".into(), "B".into()))].into();
-        let v = decode(&signed(panel_proto::pb::Decision::Accept, None), &names).unwrap();
+        let v = decode(
+            &signed(panel_proto::pb::Decision::Accept, None),
+            &names,
+            &[],
+        )
+        .unwrap();
         assert_eq!((v.arbiter.as_str(), v.stance.as_str()), ("arb", "B"));
         assert_eq!(v.decision, "ACCEPT");
         assert_eq!(v.rationale, "because");
         assert_eq!(v.judge, None, "no provenance on an old ruling");
-        let line = ruling_line(&signed(panel_proto::pb::Decision::None, Some(2)), &names);
+        let line = ruling_line(
+            &signed(panel_proto::pb::Decision::None, Some(2)),
+            &names,
+            &[],
+        );
         assert_eq!(
             line,
             Some(("B".into(), "arb".into(), "relevance 0.5".into()))
         );
+    }
+
+    /// An arbiter registered under B that declared A for a debate sat, and counted, under
+    /// A: `panel motion show` groups its ruling there, not under the registered label.
+    #[test]
+    fn a_ruling_reads_under_the_stance_its_seat_counted() {
+        let names: Names = [(hex::encode([7u8; 32]), ("arb".into(), "B".into()))].into();
+        let seat = Seat {
+            arbiter_id: "arb".into(),
+            stance: Stance::A,
+            organisation: "northwind".into(),
+            lineage: "fam".into(),
+        };
+        let v = decode(
+            &signed(panel_proto::pb::Decision::Accept, None),
+            &names,
+            &[seat],
+        )
+        .unwrap();
+        assert_eq!(v.stance, "A");
     }
 
     #[test]
@@ -241,17 +289,18 @@ mod tests {
         let v = decode(
             &signed(panel_proto::pb::Decision::Reject, None),
             &Names::new(),
+            &[],
         )
         .unwrap();
         assert_eq!(v.arbiter, "?");
         assert!(
-            decode("zz", &Names::new())
+            decode(&WireRuling::from_hex("zz"), &Names::new(), &[])
                 .unwrap_err()
                 .to_string()
                 .contains("not hex")
         );
         assert!(
-            decode("ffffffff", &Names::new())
+            decode(&WireRuling::from_hex("ffffffff"), &Names::new(), &[])
                 .unwrap_err()
                 .to_string()
                 .contains("SignedRuling")

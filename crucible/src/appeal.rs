@@ -156,39 +156,7 @@ impl<E: Env> Protocol<E> {
         actor: Option<&str>,
         rationale: Option<&str>,
     ) -> Outcome<u32> {
-        let active = d.active_appeal_id.clone().filter(|a| !a.is_empty());
-        let Some(appeal_id) = active.filter(|_| d.phase == phase::APPEAL_REVIEW) else {
-            return Err(Refusal::new(
-                Code::AppealNotInReview,
-                "no appeal review is in progress",
-            ));
-        };
-        let open = d
-            .challenges
-            .iter()
-            .filter(|c| {
-                c.appeal_id.as_deref() == Some(appeal_id.as_str())
-                    && c.resolution.as_deref().is_none_or(str::is_empty)
-            })
-            .count();
-        if open > 0 {
-            return Err(Refusal::new(
-                Code::AppealOpenChallenges,
-                format!(
-                    "{open} challenge(s) filed in this review are unresolved; resolve them first"
-                ),
-            ));
-        }
-        let targets = d.appeal_targets.clone();
-        let pending = pending_on(d, |id| targets.iter().any(|t| t == id));
-        if pending > 0 {
-            return Err(Refusal::new(
-                Code::AppealPendingCandidates,
-                format!(
-                    "{pending} candidate(s) on reopened threads need a merge or reject decision"
-                ),
-            ));
-        }
+        let appeal_id = review_prereq(d)?;
         let n = self.issue_verdict(d, Some(&appeal_id), rationale, actor);
         if let Some(a) = d.appeals.iter_mut().find(|a| a.id == appeal_id) {
             a.status = "resolved".into();
@@ -205,4 +173,40 @@ impl<E: Env> Protocol<E> {
         );
         Ok(n)
     }
+}
+
+/// SPEC section 12: may the appeal review in progress conclude now? The active appeal's
+/// id when it may; the refusal naming what blocks it otherwise (no review in progress,
+/// this cycle's unresolved challenges, candidates on the reopened threads).
+pub fn review_prereq(d: &Debate) -> Result<String, Refusal> {
+    let active = d.active_appeal_id.clone().filter(|a| !a.is_empty());
+    let Some(appeal_id) = active.filter(|_| d.phase == phase::APPEAL_REVIEW) else {
+        return Err(Refusal::new(
+            Code::AppealNotInReview,
+            "no appeal review is in progress",
+        ));
+    };
+    let open = d
+        .challenges
+        .iter()
+        .filter(|c| {
+            c.appeal_id.as_deref() == Some(appeal_id.as_str())
+                && c.resolution.as_deref().is_none_or(str::is_empty)
+        })
+        .count();
+    if open > 0 {
+        return Err(Refusal::new(
+            Code::AppealOpenChallenges,
+            format!("{open} challenge(s) filed in this review are unresolved; resolve them first"),
+        ));
+    }
+    let targets = d.appeal_targets.clone();
+    let pending = pending_on(d, |id| targets.iter().any(|t| t == id));
+    if pending > 0 {
+        return Err(Refusal::new(
+            Code::AppealPendingCandidates,
+            format!("{pending} candidate(s) on reopened threads need a merge or reject decision"),
+        ));
+    }
+    Ok(appeal_id)
 }

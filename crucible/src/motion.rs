@@ -318,6 +318,9 @@ pub fn projection(d: &Debate, q: &Question) -> Outcome<Projection> {
             });
             format!("Is this a fair restatement of side {of_side}'s case despite the objection?")
         }
+        Question::AdvancePhase { from } if from == phase::APPEAL_REVIEW => {
+            "May the appeal review conclude, with a revised verdict from the ledger as it now stands? Its prerequisites are checked mechanically as well.".to_string()
+        }
         Question::AdvancePhase { from } => {
             format!(
                 "May the debate advance from {from}? Its prerequisites are checked mechanically as well."
@@ -429,6 +432,11 @@ pub fn settle<E: Env>(
                         d.phase
                     ),
                 ));
+            }
+            // An appeal review does not advance: a panel's yes concludes it (SPEC
+            // section 12), issuing the revised verdict and closing the debate again.
+            if from == phase::APPEAL_REVIEW {
+                return p.conclude_appeal_review(d, a, r).map(|_| ());
             }
             p.advance_phase(d, a)?;
             if d.phase == phase::VERDICT {

@@ -314,6 +314,20 @@ impl DebateRecord {
         crucible::phase::phase_prereq(&self.debate).map_err(refused)
     }
 
+    /// Whether a panel may be asked to conclude the appeal review in progress (a
+    /// `--advance appeal-review`): only when the review may conclude now (SPEC section 12:
+    /// this cycle's challenges resolved, no candidate left on a reopened thread). From
+    /// rule set [`CONCLUDED_REVIEWS`](crate::rules::CONCLUDED_REVIEWS).
+    pub fn check_conclude(&self) -> Result<(), DebateError> {
+        crucible::appeal::review_prereq(&self.debate)
+            .map(|_| ())
+            .map_err(|reason| DebateError::AdvanceRefused {
+                debate: self.debate.id.clone(),
+                from: crucible::document::phase::APPEAL_REVIEW.to_owned(),
+                reason,
+            })
+    }
+
     /// Whether a fresh verdict may be issued now: only once the debate has reached its
     /// verdict (the verdict phase, or closed), never mid-debate. From rule set
     /// [`CHECKED_ADVANCES`](crate::rules::CHECKED_ADVANCES).

@@ -15,7 +15,7 @@
 //! [`RecordEntry::rules`]: crate::model::RecordEntry::rules
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = FINAL_PANEL;
+pub const CURRENT: u32 = CONCLUDED_REVIEWS;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -167,6 +167,13 @@ pub const WEIGHTED_POOL: u32 = 25;
 /// whose answer stands only with the charter's supermajority; it is `final` at once
 /// (`apply/final_panel.rs`; docs/PANEL.md "The last word").
 pub const FINAL_PANEL: u32 = 26;
+
+/// From this level on, a panel may be asked to conclude an admitted appeal's review
+/// (`AskPanel` advancing from `appeal-review`, checked by `DebateRecord::check_conclude`):
+/// its yes issues the revised verdict and closes the debate again, so the appeal is
+/// resolved and the outcomes it held become `final` or `overturned` (docs/PANEL.md
+/// "Finality"). Below it such a request is refused, as an advance from the review was.
+pub const CONCLUDED_REVIEWS: u32 = 27;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -56,6 +56,15 @@ pub struct Args {
     /// ladder for a debate question asks three).
     #[arg(long, default_value_t = panel_sim::replica::LADDER_ASKS)]
     asks: usize,
+    /// With `--engine apply`: how many times the side an accepted outcome went against may
+    /// appeal it, each time to a fresh panel twice as wide plus one (0: no appeals;
+    /// docs/SIMULATION.md "Appeals").
+    #[arg(long, default_value_t = panel_sim::appeal_ladder::AppealTerms::DEFAULT.rounds)]
+    appeal_rounds: usize,
+    /// With `--engine apply`: how often a party's private signal about the truth is right,
+    /// in [0.5, 1]; a losing party appeals when its signal says its own side is right.
+    #[arg(long, default_value_t = 0.8)]
+    appellant_signal: f64,
 }
 
 /// Models beside the verdict-quality simulator.
@@ -215,6 +224,10 @@ fn run_through_apply(args: &Args, scenario: &panel_sim::Scenario) -> anyhow::Res
             AdmissionArg::ExamRecord => replica::Admission::ExamRecord,
         },
         asks: args.asks.max(1),
+        appeals: panel_sim::appeal_ladder::AppealTerms {
+            rounds: args.appeal_rounds,
+            signal_milli: signal_milli(args.appellant_signal)?,
+        },
     };
     let run = replica::run(scenario, &options)?;
     let report = panel_sim::replica_figures::measure(scenario, &run, &options);
@@ -232,6 +245,16 @@ fn run_through_apply(args: &Args, scenario: &panel_sim::Scenario) -> anyhow::Res
         out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--appellant-signal` in thousandths, refused outside [0.5, 1].
+fn signal_milli(p: f64) -> anyhow::Result<u32> {
+    if !(0.5..=1.0).contains(&p) {
+        anyhow::bail!(
+            "--appellant-signal {p} is outside [0.5, 1]: a party's signal is right at least as often as a coin"
+        );
+    }
+    Ok((p * 1000.0).round() as u32)
 }
 
 /// Writes the plots, `report.md` and `report.json` into `out` and prints the report

@@ -571,16 +571,7 @@ async fn print_new_motions(
         }
         let mut by_stance: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in &m.rulings {
-            if let Some((registered, arb, val)) = ruling_line(&r.to_hex(), names) {
-                // The stance the seat counted under: a debate's declaration, not the
-                // registered label (docs/coordinator/acceptance.md "Declared priors").
-                let stance = m
-                    .seats
-                    .iter()
-                    .find(|s| s.arbiter_id == arb)
-                    .map_or(registered, |s| {
-                        crate::rulings::stance_name(s.stance).to_string()
-                    });
+            if let Some((stance, arb, val)) = ruling_line(r, names, &m.seats) {
                 by_stance
                     .entry(stance)
                     .or_default()

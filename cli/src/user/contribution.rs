@@ -456,8 +456,8 @@ async fn thread_of(cluster: &Cluster, debate_id: &str, id: &str) -> Option<Strin
         .map(|t| t.id.clone())
 }
 
-/// An appeal's true state after filing (docs/PANEL.md "Fresh panels"): denied at once
-/// with the reason, waiting for a panel with what would seat one, or before its panel.
+/// An appeal's true state after filing (`appeal_state::line`); "DENIED at once" when no
+/// panel could ever be drawn for it.
 async fn appeal_state(cluster: &Cluster, debate_id: &str, appeal_id: &str) -> Option<String> {
     let v: DebateReply = cluster
         .read_as(&Query::Debate {
@@ -465,24 +465,11 @@ async fn appeal_state(cluster: &Cluster, debate_id: &str, appeal_id: &str) -> Op
         })
         .await
         .ok()?;
-    let rec = v.debate?;
-    let a = rec.debate.appeals.iter().find(|a| a.id == appeal_id)?;
-    let key = format!("admit-appeal:{appeal_id}");
-    Some(
-        match (a.status.as_str(), rec.waiting.get(&key), rec.open.get(&key)) {
-            ("denied", _, _) => format!(
-                "state: DENIED at once: {}",
-                a.decision_rationale
-                    .as_deref()
-                    .unwrap_or("no reason recorded")
-            ),
-            (_, Some(why), _) => format!("state: PENDING, {why}"),
-            (_, _, Some(motion)) => format!(
-                "state: before the panel: motion {motion} asks whether to admit it (`panel motion show {motion}`)"
-            ),
-            (status, _, _) => format!("state: {status}"),
-        },
-    )
+    let line = crate::user::appeal_state::line(&v.debate?, appeal_id)?;
+    Some(match line.strip_prefix("DENIED") {
+        Some(rest) => format!("state: DENIED at once{rest}"),
+        None => format!("state: {line}"),
+    })
 }
 
 /// `--json`'s answer: the machine's reply with the thread a created version sits in.

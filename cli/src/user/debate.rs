@@ -108,8 +108,10 @@ enum DebateCmd {
 pub struct AskArgs {
     #[command(flatten)]
     debate: DebateRef,
-    /// Ask to advance from this phase (it must be the current one).
-    #[arg(long, value_name = "FROM_PHASE", value_parser = PossibleValuesParser::new(phase::ORDER))]
+    /// Ask to advance from this phase (it must be the current one); `appeal-review` asks
+    /// to conclude an admitted appeal's review: the revised verdict is issued and the
+    /// debate closes again (docs/PANEL.md "Finality").
+    #[arg(long, value_name = "FROM_PHASE", value_parser = PossibleValuesParser::new(phase::ORDER.iter().copied().chain([phase::APPEAL_REVIEW])))]
     advance: Option<String>,
     /// Ask the panel to retrieve a citation and verify its claimed tier.
     #[arg(long, value_name = "VERSION_ID", requires_all = ["thread", "citation"])]
@@ -318,12 +320,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 print_json(&doc.to_json())?;
             } else {
                 print_debate(&doc, &rec);
-                // The appeals put to a random sample, from the typed record.
-                let sampled =
-                    serde_json::from_value::<panel_machine::debates::DebateRecord>(rec.clone())
-                        .map(|r| r.sample_appeals)
-                        .unwrap_or_default();
-                print_outcomes(&doc, &motions, credits.as_ref(), &sampled);
+                // The panel bookkeeping, typed: appeals waiting, before their panel, or
+                // put to a random sample. Absent from a replica whose record predates it.
+                let rec = serde_json::from_value::<panel_machine::debates::DebateRecord>(rec).ok();
+                print_outcomes(&doc, &motions, credits.as_ref(), rec.as_ref());
                 if let Some(r) = &credits {
                     crate::user::appeal_credits::print_balances(r, now_ms());
                 }
@@ -487,27 +487,30 @@ fn print_outcomes(
     d: &Debate,
     motions: &[Motion],
     credits: Option<&AppealCreditsReply>,
-    sampled: &std::collections::BTreeSet<String>,
+    rec: Option<&panel_machine::debates::DebateRecord>,
 ) {
     if !d.appeals.is_empty() {
         println!("\nappeals");
     }
     for a in &d.appeals {
-        let sample = if sampled.contains(&a.id) {
+        let sample = if rec.is_some_and(|r| r.sample_appeals.contains(&a.id)) {
             ", put to a random sample of the admitted population"
         } else {
             ""
         };
+        let state = rec
+            .and_then(|r| crate::user::appeal_state::line(r, &a.id))
+            .unwrap_or_else(|| a.status.clone());
+        let rationale = a
+            .decision_rationale
+            .as_deref()
+            .filter(|r| !r.is_empty() && a.status != "denied")
+            .map_or(String::new(), |r| format!(": {r}"));
         println!(
-            "  {} by side {} ({}): {}{sample}{}",
+            "  {} by side {} ({}): {state}{sample}{rationale}",
             a.id,
             a.side.as_deref().unwrap_or("?"),
             a.ground.as_deref().unwrap_or("?"),
-            a.status,
-            a.decision_rationale
-                .as_deref()
-                .filter(|r| !r.is_empty())
-                .map_or(String::new(), |r| format!(": {r}"))
         );
         let deposit = credits.and_then(|c| c.deposits.iter().find(|x| x.appeal_id == a.id));
         if let Some(x) = deposit {

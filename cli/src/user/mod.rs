@@ -4,6 +4,7 @@
 //! folder's cluster.json ([`crate::client::addr`]).
 
 mod appeal_credits;
+mod appeal_state;
 mod arbiter;
 mod contribution;
 pub(crate) mod debate;

@@ -135,7 +135,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let decoded: Vec<Result<RulingView, rulings::DecodeError>> = m
                 .rulings
                 .iter()
-                .map(|r| rulings::decode(&r.to_hex(), &names))
+                .map(|r| rulings::decode(r, &names, &m.seats))
                 .collect();
             if json {
                 let views: Vec<Value> = decoded

@@ -239,6 +239,7 @@ pub(super) fn ask_panel(
         non_empty("fresh_panel", reason)?;
     }
     let checked_advances = state.rules >= crate::rules::CHECKED_ADVANCES;
+    let concluded_reviews = state.rules >= crate::rules::CONCLUDED_REVIEWS;
     let rec = debate_mut(state, &req.debate_id)?;
     if rec.open.len() >= MAX_OPEN_MOTIONS_PER_DEBATE {
         return Err(ApplyError::TooManyOpenMotions {
@@ -248,7 +249,11 @@ pub(super) fn ask_panel(
         });
     }
     if checked_advances && let crucible::motion::Question::AdvancePhase { from } = &req.question {
-        rec.check_advance(from)?;
+        if concluded_reviews && from == crucible::document::phase::APPEAL_REVIEW {
+            rec.check_conclude()?;
+        } else {
+            rec.check_advance(from)?;
+        }
     }
     let to_open = rec.request(req.question.clone(), req.expected)?;
     let id = open_question(state, ctx, to_open, 0, req.fresh_panel.as_deref())?;
@@ -1017,6 +1022,87 @@ pub(super) mod tests {
         let f = status(&s, &advance);
         assert_eq!(f.status, S::Final, "{f:?}");
         assert!(f.reason.contains("appeal app_1 was denied"), "{f:?}");
+        assert!(s.finality.appealed.is_empty());
+    }
+
+    /// The walk a party takes (docs/PANEL.md "Finality"): an outcome is provisional, an
+    /// appeal inside its window holds it (appealed), the appeal's own panel admits the
+    /// appeal (a second round), and a panel's yes to concluding the review issues the
+    /// revised verdict and makes the held outcome final. Before rule set 27 the request to
+    /// conclude is refused as an advance from the review was, and it is refused while the
+    /// review may not conclude.
+    #[test]
+    fn an_admitted_appeal_ends_when_a_panel_concludes_its_review() {
+        use crate::model::finality::OutcomeStatus as S;
+        let mut s = ten_admitted();
+        s.rules = crate::rules::CURRENT;
+        let advance = advance_motion(&mut s, 40);
+        assert!(matches!(
+            decide(&mut s, 60, &advance, |_| true),
+            ItemReply::Applied(_)
+        ));
+        assert_eq!(status(&s, &advance).status, S::Provisional);
+        // Concluding is refused with nothing in review.
+        let r = ask_advance(&mut s, 70, "appeal-review");
+        assert!(
+            matches!(&r, ItemReply::Refused { message, .. } if message.contains("no appeal review is in progress")),
+            "{r:?}"
+        );
+        let v = close_and_appeal(&mut s, 80, 1_070, "B");
+        assert_eq!(status(&s, &advance).status, S::Appealed);
+        let appeal_motion = v["opened"][0]
+            .as_str()
+            .expect("the appeal's motion")
+            .to_owned();
+        assert!(matches!(
+            decide(&mut s, 90, &appeal_motion, |_| true),
+            ItemReply::Applied(_)
+        ));
+        let doc = &s.debates.get("deb_1").expect("debate").debate;
+        assert_eq!(
+            (doc.appeals[0].status.as_str(), doc.phase.as_str()),
+            ("admitted", "appeal-review")
+        );
+        assert_eq!(
+            status(&s, &advance).status,
+            S::Appealed,
+            "held through the review"
+        );
+
+        // Under the rule set before, the same request is refused as an advance.
+        let mut before = s.clone();
+        before.rules = crate::rules::CONCLUDED_REVIEWS - 1;
+        let r = ask_advance(&mut before, 100, "appeal-review");
+        assert!(
+            matches!(&r, ItemReply::Refused { message, .. } if message.contains("ends by concluding the appeal")),
+            "{r:?}"
+        );
+
+        let r = ask_advance(&mut s, 100, "appeal-review");
+        let ItemReply::Applied(v) = &r else {
+            panic!("{r:?}")
+        };
+        let conclude = v["motion_id"].as_str().expect("id").to_owned();
+        assert!(matches!(
+            decide(&mut s, 110, &conclude, |_| true),
+            ItemReply::Applied(_)
+        ));
+        let doc = &s.debates.get("deb_1").expect("debate").debate;
+        assert_eq!(
+            (doc.appeals[0].status.as_str(), doc.phase.as_str()),
+            ("resolved", "closed")
+        );
+        assert_eq!(
+            doc.verdicts.last().and_then(|v| v.via_appeal_id.as_deref()),
+            Some("app_1"),
+            "the revised verdict names the appeal"
+        );
+        let f = status(&s, &advance);
+        assert_eq!(f.status, S::Final, "{f:?}");
+        assert!(
+            f.reason.contains("review of appeal app_1 left it standing"),
+            "{f:?}"
+        );
         assert!(s.finality.appealed.is_empty());
     }
 
