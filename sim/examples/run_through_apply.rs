@@ -34,6 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             motions: motions.min(scenario.motions),
             admission,
             asks: panel_sim::replica::LADDER_ASKS,
+            appeals: panel_sim::appeal_ladder::AppealTerms::DEFAULT,
         };
         let started = Instant::now();
         let run = panel_sim::replica::run(&scenario, &options)?;

@@ -12,7 +12,8 @@
 //! A second engine (`replica`, figures in `replica_figures`) runs every motion through the
 //! machine's `apply` instead, driven by `panel_machine::testkit`: registration, admission,
 //! declared stances, commit-reveal rounds and the machine's own outcome and confidence
-//! (docs/SIMULATION.md "The machine's own path").
+//! (docs/SIMULATION.md "The machine's own path"), then the parties' appeals of accepted
+//! outcomes to wider fresh panels (`appeal_ladder`).
 //!
 //! A third, separate model (`shards`) simulates the throughput and latency of debates
 //! sharded over several Raft groups on one machine, from the real path's measured CPU per
@@ -22,6 +23,7 @@
 //! (`panel sim`) reads the scenario and writes the report and plots this crate renders.
 
 pub mod adversaries;
+pub mod appeal_ladder;
 pub mod bootstrap;
 pub mod coalition;
 pub mod error;

@@ -26,6 +26,7 @@ use panel_machine::model::MotionStatus;
 use panel_machine::testkit::{Driver, KitError, Schedule, Vote};
 use thiserror::Error;
 
+use crate::appeal_ladder::{AppealRecord, AppealTerms, Parties};
 use crate::gaussian::Rng;
 use crate::judge::Ruling;
 use crate::panel::Verdict;
@@ -83,6 +84,9 @@ pub struct ReplicaOptions {
     /// fresh panel [`WIDENING`] seats wider, drawn from arbiters not yet seated on it,
     /// until answered, no panel can be drawn, or this many asks (then not proven).
     pub asks: usize,
+    /// How the parties appeal an accepted binary outcome (`appeal_ladder`); zero rounds:
+    /// nobody appeals.
+    pub appeals: AppealTerms,
 }
 
 /// The machine's own ladder for a debate question (`debates.rs`, `fresh_panel.rs`): a
@@ -130,6 +134,10 @@ pub struct MachineVerdict {
     pub equal_p_yes: Option<f64>,
     /// The recorded 90% interval of the accepted outcome's probability.
     pub interval: Option<(f64, f64)>,
+    /// Pool indices of everyone seated on the motion, over every ask.
+    pub sat: Vec<usize>,
+    /// How an accepted binary outcome fared on the appeal ladder (`appeal_ladder`).
+    pub appeal: Option<AppealRecord>,
 }
 
 impl MachineVerdict {
@@ -143,6 +151,8 @@ impl MachineVerdict {
             p_yes: None,
             equal_p_yes: None,
             interval: None,
+            sat: Vec::new(),
+            appeal: None,
         }
     }
 }
@@ -354,6 +364,8 @@ impl<'a> Replica<'a> {
                     p_yes,
                     equal_p_yes,
                     interval,
+                    sat: Vec::new(),
+                    appeal: None,
                 }
             }
             Acceptance::Deadlocked(dissent) => MachineVerdict {
@@ -365,6 +377,8 @@ impl<'a> Replica<'a> {
                 p_yes: None,
                 equal_p_yes: None,
                 interval: None,
+                sat: Vec::new(),
+                appeal: None,
             },
         })
     }
@@ -398,6 +412,7 @@ impl Replica<'_> {
         rulings: &[Ruling],
     ) -> Result<MachineVerdict, ReplicaError> {
         let mut kept_off: Vec<String> = Vec::new();
+        let mut sat: Vec<usize> = Vec::new();
         let mut first_seated = None;
         let mut last = MachineVerdict::no_panel();
         for step in 0..asks.max(1) {
@@ -417,6 +432,8 @@ impl Replica<'_> {
             let first = first_seated.get_or_insert_with(|| v.seated.clone());
             v.first_seated = first.clone();
             v.asks = step + 1;
+            sat.extend(v.seated.iter().copied());
+            v.sat = sat.clone();
             kept_off.extend(
                 v.seated
                     .iter()
@@ -429,6 +446,76 @@ impl Replica<'_> {
             }
         }
         Ok(last)
+    }
+}
+
+impl Replica<'_> {
+    /// The appeal ladder on accepted answer `first` of motion `q` (`appeal_ladder`): while
+    /// the side it went against believes its own side right, it appeals, up to the terms'
+    /// rounds, to a fresh panel twice as wide plus one, none of whose seats sat on the
+    /// motion before; an appeal panel accepting the other answer overturns the standing
+    /// one. Every panel is drawn and decided by apply under the motion's policy.
+    #[allow(clippy::too_many_arguments)]
+    fn appeal(
+        &mut self,
+        q: &Asked<'_>,
+        s: &Scenario,
+        v: &MachineVerdict,
+        first: bool,
+        parties: Parties,
+        terms: AppealTerms,
+        rulings: &[Ruling],
+    ) -> Result<AppealRecord, ReplicaError> {
+        let mut rec = AppealRecord {
+            first,
+            standing: first,
+            filed: 0,
+            decided: 0,
+            seats: 0,
+            deposits: 0,
+        };
+        let mut kept_off: Vec<String> = v
+            .sat
+            .iter()
+            .map(|&i| self.population.arbiters[i].id.clone())
+            .collect();
+        let mut width = v.seated.len();
+        for round in 1..=terms.rounds {
+            if !parties.loser_appeals(rec.standing) {
+                break;
+            }
+            width = AppealTerms::seats(width);
+            rec.filed += 1;
+            rec.deposits += AppealTerms::deposit(round);
+            let ask = Ask {
+                id: format!("{}-{}-appeal{round}", q.policy, q.motion),
+                seats: width,
+                kept_off: kept_off.clone(),
+            };
+            if !self.open(&ask, q.debate, q.policy, q.kind, s, q.author.clone())? {
+                // No fresh panel that wide: the machine would keep the appeal pending;
+                // here the standing answer stays.
+                break;
+            }
+            let a = self.decide(&ask.id, rulings)?;
+            rec.seats += a.seated.len();
+            kept_off.extend(
+                a.seated
+                    .iter()
+                    .map(|&i| self.population.arbiters[i].id.clone()),
+            );
+            match a.verdict {
+                Verdict::Decided(answer) => {
+                    rec.decided += 1;
+                    if answer == rec.standing {
+                        break;
+                    }
+                    rec.standing = answer;
+                }
+                _ => break,
+            }
+        }
+        Ok(rec)
     }
 }
 
@@ -463,6 +550,7 @@ pub fn run(s: &Scenario, o: &ReplicaOptions) -> Result<ReplicaRun, ReplicaError>
     };
     let mut world = Rng::stream(s.seed, WORLD);
     let mut errors = Rng::stream(s.seed, ERRORS);
+    let mut signals = Rng::stream(s.seed, crate::appeal_ladder::SIGNALS);
     let families = pop.families.len();
     let mut out = Vec::with_capacity(o.motions);
     for k in 0..o.motions {
@@ -478,6 +566,8 @@ pub fn run(s: &Scenario, o: &ReplicaOptions) -> Result<ReplicaRun, ReplicaError>
             .author_family
             .filter(|_| m.author_declared)
             .map(|f| pop.families[f].0.clone());
+        // Drawn for every motion, so the world and the rulings do not depend on it.
+        let parties = Parties::draw(m.truth, &o.appeals, &mut signals);
         let mut verdicts = Vec::with_capacity(POLICIES.len());
         for (d, name) in POLICIES.iter().enumerate() {
             let asked = Asked {
@@ -487,7 +577,12 @@ pub fn run(s: &Scenario, o: &ReplicaOptions) -> Result<ReplicaRun, ReplicaError>
                 kind,
                 author: author.clone(),
             };
-            verdicts.push(replica.ladder(&asked, s, o.asks, &rulings)?);
+            let mut v = replica.ladder(&asked, s, o.asks, &rulings)?;
+            if let (Verdict::Decided(first), None) = (v.verdict, m.relevance) {
+                v.appeal =
+                    Some(replica.appeal(&asked, s, &v, first, parties, o.appeals, &rulings)?);
+            }
+            verdicts.push(v);
         }
         out.push(ReplicaMotion {
             truth: m.truth,

@@ -16,6 +16,7 @@
 
 use serde::Serialize;
 
+use crate::appeal_ladder::{AppealFigures, AppealTerms};
 use crate::bootstrap::{Interval, Table};
 use crate::coalition::forced;
 use crate::panel::Verdict;
@@ -67,6 +68,8 @@ pub struct PolicyFigures {
     pub intervals: Vec<IntervalBand>,
     /// Coverage against accuracy when only outcomes stated at least this sure are taken.
     pub trade_off: Vec<TradeOff>,
+    /// The appeal ladder's effect on the accepted outcomes (`appeal_ladder`).
+    pub appeals: AppealFigures,
 }
 
 /// Motions answered at one ask of the ladder.
@@ -123,6 +126,7 @@ pub struct ReplicaReport {
     pub admitted: usize,
     pub start_ms: u64,
     pub step_ms: u64,
+    pub appeal_terms: AppealTerms,
     pub policies: Vec<PolicyFigures>,
 }
 
@@ -216,6 +220,7 @@ fn policy_figures(
     let mut ladder = Ladder::default();
     let mut changed = (0, 0);
     let mut stated: Vec<Stated> = Vec::new();
+    let mut appeals = AppealFigures::default();
     for m in binary {
         let v = &m.verdicts[p];
         let answer = v.verdict.decided();
@@ -238,6 +243,9 @@ fn policy_figures(
         machine.push(answer, v.p_yes.unwrap_or(hard), m.truth);
         let (a, f) = majority(v, m);
         major.push(a, f, m.truth);
+        if let Some(r) = &v.appeal {
+            appeals.add(r, m.truth);
+        }
         if let Some(a) = answer {
             ladder.answered(v.asks, a == m.truth);
             if let (Some(p), Some(e)) = (v.p_yes, v.equal_p_yes)
@@ -299,6 +307,7 @@ fn policy_figures(
         weights_changed_right: changed.1,
         intervals: bands(&stated),
         trade_off: trade_off(&stated, binary.len()),
+        appeals,
     }
 }
 
@@ -387,6 +396,7 @@ pub fn measure(s: &Scenario, run: &ReplicaRun, o: &ReplicaOptions) -> ReplicaRep
         admitted: run.admitted,
         start_ms: o.start_ms,
         step_ms: o.step_ms,
+        appeal_terms: o.appeals,
         policies: (0..POLICIES.len())
             .map(|p| policy_figures(s, &pop, &binary, p))
             .collect(),
@@ -428,7 +438,9 @@ impl ReplicaReport {
     pub fn markdown(&self) -> String {
         let mut out = format!(
             "# {} through the machine\n\n{} motions (binary ones scored), {} seats from a pool \
-             of {} ({} admitted by {:?}); seed {}, batches stamped from {} ms every {} ms.\n\n",
+             of {} ({} admitted by {:?}); seed {}, batches stamped from {} ms every {} ms; \
+             accepted outcomes appealed up to {} round(s) by parties whose signal is right {:.2} \
+             of the time.\n\n",
             self.scenario,
             self.motions,
             self.seats,
@@ -438,6 +450,8 @@ impl ReplicaReport {
             self.seed,
             self.start_ms,
             self.step_ms,
+            self.appeal_terms.rounds,
+            f64::from(self.appeal_terms.signal_milli) / 1000.0,
         );
         out.push_str(TABLE_HEAD);
         for r in self.rows() {
@@ -515,7 +529,7 @@ impl PolicyFigures {
             })
             .collect();
         format!(
-            "- Ladder: {}.\n- Weights changed {} accepted answer(s), {} of them right.\n- Intervals by stated probability: {}.\n- Trade-off (outcomes stated at least this sure): {}.\n",
+            "- Ladder: {}.\n- Weights changed {} accepted answer(s), {} of them right.\n- Intervals by stated probability: {}.\n- Trade-off (outcomes stated at least this sure): {}.\n- Appeals: {}.\n",
             if asks.is_empty() {
                 "nothing answered".into()
             } else {
@@ -528,7 +542,8 @@ impl PolicyFigures {
             } else {
                 bands.join("; ")
             },
-            curve.join("; ")
+            curve.join("; "),
+            self.appeals.line()
         )
     }
 }

@@ -24,6 +24,7 @@ fn options(motions: usize) -> ReplicaOptions {
         motions,
         admission: Admission::TestCommand,
         asks: replica::LADDER_ASKS,
+        appeals: panel_sim::appeal_ladder::AppealTerms::DEFAULT,
     }
 }
 
