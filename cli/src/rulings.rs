@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use panel_coordinator::acceptance::{Seat, Stance};
-use panel_coordinator::model::Arbiter;
+use panel_machine::acceptance::{Seat, Stance};
+use panel_machine::model::Arbiter;
 use panel_machine::ruling::WireRuling;
 use serde::Serialize;
 use thiserror::Error;

@@ -11,8 +11,8 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::model::State;
 use crate::raft::{LogId, NodeId};
+use panel_machine::model::State;
 
 /// The `format` of every backup this version writes.
 pub const FORMAT: &str = "crucible-panel-backup/v1";

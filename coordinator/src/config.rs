@@ -12,12 +12,12 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::DriverOptions;
-use crate::checkpoints::Cadence;
-use crate::limits::Rate;
 use crate::raft::RaftOptions;
 use crate::service::intake::IntakeLimits;
 use crate::service::proposer::{DEFAULT_MAX_BATCH_BYTES, ProposerOptions};
 use crate::service::serve::{DEFAULT_MAX_COMMAND_BYTES, ServeOptions};
+use panel_machine::checkpoints::Cadence;
+use panel_machine::limits::Rate;
 use panel_transport::Transport;
 
 /// Why a replica config's text is not one: not TOML, or a key unknown or of the wrong

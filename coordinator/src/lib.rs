@@ -2,17 +2,10 @@
 //! around the pure state machine (docs/ARCHITECTURE.md, "coordinator/").
 //!
 //! It holds an openraft group on redb ([`raft`]) around the pure state machine of `panel-machine`
-//! (re-exported below, so callers name one crate), the replica process and its gRPC
+//! (callers name that crate's items from it: this shell re-exports none of its modules), the replica process and its gRPC
 //! services, the leader's drivers and the outbound arbiter link ([`service`]), a failover
 //! client ([`client`]), a local cluster as child processes ([`local`]: `panel up`, the
 //! bench and the cross-process tests start one) and the bench ([`bench`]).
-
-pub use panel_machine::{
-    acceptance, admission, apply, authorship, charter_rules, checkpoints, command, debates,
-    declared_priors, draw, entry_proof, exam_sitting, independence, limits, membership, model,
-    priors, query, recalibration, record, reply, ruling, run_convener, run_roles, runs,
-    signed_motion, transparency,
-};
 
 pub mod backup;
 pub mod bench;

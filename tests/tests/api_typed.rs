@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use crucible::contribution::Contribution;
 use ed25519_dalek::SigningKey;
-use panel_coordinator::acceptance::{Policy, Rule};
-use panel_coordinator::authorship;
-use panel_coordinator::command::{ContributionSubmission, Query, TestCommand};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_coordinator::pb::coordinator::debates_client::DebatesClient;
+use panel_machine::acceptance::{Policy, Rule};
+use panel_machine::authorship;
+use panel_machine::command::{ContributionSubmission, Query, TestCommand};
 use panel_tests::{ChildGuard, init_cluster, loopback_addrs, spawn_replicas};
 use prost::Message;
 use serde_json::Value;

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use panel_coordinator::command::Query;
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
+use panel_machine::command::Query;
 use panel_tests::tls::{self, tls};
 use panel_transport::Transport;
 use panel_transport::pki::{self, IdentitySpec, Issued, Kind};

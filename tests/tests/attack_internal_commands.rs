@@ -7,13 +7,13 @@
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::SigningKey;
-use panel_coordinator::acceptance::{MotionKind, Stance};
-use panel_coordinator::command::{
+use panel_coordinator::pb::coordinator as pb;
+use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
+use panel_machine::acceptance::{MotionKind, Stance};
+use panel_machine::command::{
     ArbiterRegistration, ClientCommand, Command, InternalCommand, MotionSpec, OutcomeSubmission,
     TestCommand,
 };
-use panel_coordinator::pb::coordinator as pb;
-use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_tests::{ChildGuard, loopback_addrs, start_production_cluster};
 use serde_json::Value;
 
@@ -208,7 +208,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
             // A sitting sealed with a pool of the client's choosing (whose answers it
             // knows), and a "reveal" of a key of its choosing: both are the exam
             // driver's alone.
-            let pool = panel_coordinator::exam_sitting::embedded_pool().expect("pool");
+            let pool = panel_machine::exam_sitting::embedded_pool().expect("pool");
             let sealed: Command = InternalCommand::SealExamPool(Box::new(pool.sealed())).into();
             assert_denied(
                 write(&mut c, "attacker", base + 6, &sealed).await,
@@ -340,7 +340,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
 }
 
 fn debate(resolution: String) -> Command {
-    ClientCommand::CreateDebate(panel_coordinator::command::DebateSpec {
+    ClientCommand::CreateDebate(panel_machine::command::DebateSpec {
         resolution,
         pos_a: "yes".into(),
         pos_b: "no".into(),
@@ -453,8 +453,8 @@ fn a_debate_flood_under_rotating_names_is_bounded() {
 /// recorded once, and a later switch of camp for the same debate is refused.
 #[test]
 fn a_forged_or_switched_stance_declaration_is_refused() {
-    use panel_coordinator::acceptance::Policy;
-    use panel_coordinator::declared_priors;
+    use panel_machine::acceptance::Policy;
+    use panel_machine::declared_priors;
     let dir = tempfile::tempdir().expect("tempdir");
     let (_guards, addrs) = start(dir.path());
     let rt = tokio::runtime::Runtime::new().expect("runtime");

@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use panel_coordinator::command::{ClientCommand, Command};
-use panel_coordinator::run_convener;
-use panel_coordinator::runs::RunRequest;
+use panel_machine::command::{ClientCommand, Command};
+use panel_machine::run_convener;
+use panel_machine::runs::RunRequest;
 use panel_tests::local_panel::{Cluster, fails, json, ok, start};
 use serde_json::{Value, json};
 

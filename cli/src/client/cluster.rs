@@ -5,8 +5,8 @@
 
 use anyhow::{Result, anyhow};
 use panel_coordinator::client::failover::{Failover, FailoverError, WriteOutcome};
-use panel_coordinator::command::{ClientCommand, Query};
 use panel_coordinator::pb::coordinator::log_client::LogClient;
+use panel_machine::command::{ClientCommand, Query};
 use serde_json::Value;
 use tonic::transport::Channel;
 

@@ -57,9 +57,9 @@ pub struct Args {
     #[arg(long, default_value_t = panel_sim::replica::LADDER_ASKS)]
     asks: usize,
     /// With `--engine apply`: how many times the side an accepted outcome went against may
-    /// appeal it, each time to a fresh panel twice as wide plus one (0: no appeals;
-    /// docs/SIMULATION.md "Appeals").
-    #[arg(long, default_value_t = panel_sim::appeal_ladder::AppealTerms::DEFAULT.rounds)]
+    /// appeal it, each time to a fresh panel twice as wide plus one (0, the default: no
+    /// appeals; docs/SIMULATION.md "Appeals" measures 2).
+    #[arg(long, default_value_t = 0)]
     appeal_rounds: usize,
     /// With `--engine apply`: how often a party's private signal about the truth is right,
     /// in [0.5, 1]; a losing party appeals when its signal says its own side is right.
@@ -224,7 +224,7 @@ fn run_through_apply(args: &Args, scenario: &panel_sim::Scenario) -> anyhow::Res
             AdmissionArg::ExamRecord => replica::Admission::ExamRecord,
         },
         asks: args.asks.max(1),
-        appeals: panel_sim::appeal_ladder::AppealTerms {
+        appeals: panel_sim::appeal_ladder::Appellants {
             rounds: args.appeal_rounds,
             signal_milli: signal_milli(args.appellant_signal)?,
         },

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use panel_coordinator::command::{ClientCommand, Query};
 use panel_machine::breakers::{AutoBreaker, BreakerOrder, Scope};
+use panel_machine::command::{ClientCommand, Query};
 use panel_machine::query::BreakersReply;
 
 use crate::client::addr::ClusterArgs;
@@ -60,7 +60,7 @@ impl OrderArgs {
     /// The order these flags describe, with `endorsements`.
     fn order(
         &self,
-        endorsements: Vec<panel_coordinator::command::Endorsement>,
+        endorsements: Vec<panel_machine::command::Endorsement>,
     ) -> Result<BreakerOrder> {
         let scopes = self
             .scope

@@ -10,9 +10,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use panel_coordinator::bench::{self, BenchOptions};
 use panel_coordinator::client;
-use panel_coordinator::command::{Command, Query, TestCommand};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::serve;
+use panel_machine::command::{Command, Query, TestCommand};
 use panel_transport::Transport;
 use serde_json::{Value, json};
 

@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
-use panel_coordinator::command::Query;
 use panel_coordinator::pb::coordinator as cpb;
-use panel_coordinator::record::Bundle;
+use panel_machine::command::Query;
+use panel_machine::record::Bundle;
 use panel_tlog::tiles::{Layout, Leaf, Published};
 use panel_tlog::{Checkpoint, Note, Policy};
 use panel_witness::{Publisher, TileServer};

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow};
 use ed25519_dalek::SigningKey;
 use panel_coordinator::client::failover::WriteOutcome;
-use panel_coordinator::command::{ClientCommand, Query};
-use panel_coordinator::query::MotionReply;
-use panel_coordinator::runs::{RunInputSubmission, RunRecord, RunRequest};
+use panel_machine::command::{ClientCommand, Query};
+use panel_machine::query::MotionReply;
+use panel_machine::runs::{RunInputSubmission, RunRecord, RunRequest};
 use panel_procedures::{Awaited, DeadlockCauses, PanelOutcome, RunInput, RunStart};
 use serde::Deserialize;
 
@@ -148,7 +148,7 @@ pub async fn start(
     if let Some(key) = key {
         let (client_id, request_id) = c.next_ids();
         req.signature = Some(
-            panel_coordinator::run_convener::sign(key, &req, &client_id, request_id)
+            panel_machine::run_convener::sign(key, &req, &client_id, request_id)
                 .context("cannot sign the run's start")?,
         );
     }
@@ -219,7 +219,7 @@ async fn submit(c: &mut Cluster, run_id: &str, input: RunInput, keys: &RoleKeys)
     let signature = match keys.0.get(&role) {
         Some(key) => {
             let (client_id, request_id) = c.next_ids();
-            Some(panel_coordinator::run_roles::sign(
+            Some(panel_machine::run_roles::sign(
                 key, run_id, &input, &client_id, request_id,
             )?)
         }

@@ -13,10 +13,10 @@ use crucible::document::Debate;
 use crucible::motion::{Answer, Question};
 use crucible::scenario::{Scenario, Step, Submission, Target, VerdictCheck, play};
 use crucible::verdict::js_to_fixed;
-use panel_coordinator::acceptance::{Policy, Stance};
 use panel_coordinator::client::failover::decode_reply;
-use panel_coordinator::command::{ClientCommand, DebateSpec, PanelRequest};
-use panel_coordinator::debates::SubmissionHints;
+use panel_machine::acceptance::{Policy, Stance};
+use panel_machine::command::{ClientCommand, DebateSpec, PanelRequest};
+use panel_machine::debates::SubmissionHints;
 use panel_machine::reply::CreateDebateReply;
 use panel_transport::pki;
 
@@ -162,18 +162,18 @@ pub fn attested_contributor(
     name: &str,
     organisation: &str,
     key: &panel_proto::SigningKey,
-) -> Result<panel_coordinator::command::ContributorRegistration> {
-    let mut reg = panel_coordinator::command::ContributorRegistration {
+) -> Result<panel_machine::command::ContributorRegistration> {
+    let mut reg = panel_machine::command::ContributorRegistration {
         name: name.to_owned(),
         public_key: hex::encode(key.verifying_key().to_bytes()),
         organisation: organisation.to_owned(),
-        attestation: panel_coordinator::command::WireAttestation {
+        attestation: panel_machine::command::WireAttestation {
             proof: String::new(),
             endorsement: String::new(),
         },
     };
     let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;
-    reg.attestation = panel_coordinator::charter_rules::attest_contributor(&reg, key, &roster)?;
+    reg.attestation = panel_machine::charter_rules::attest_contributor(&reg, key, &roster)?;
     Ok(reg)
 }
 

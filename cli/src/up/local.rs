@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use crucible::scenario::worked_example;
-use panel_coordinator::command::ClientCommand;
 use panel_coordinator::local::Supervisor;
+use panel_machine::command::ClientCommand;
 
 use crate::output::say;
 use crate::up::cluster::{self, Judging};
@@ -95,8 +95,7 @@ pub async fn run(
         "\nCalibration exam in a sealed sitting: each model answers its own draw of {} items, \
          read from its next-token probabilities (minutes: the models run on this machine's \
          cores) ...",
-        panel_coordinator::exam_sitting::DRAW.items()
-            + panel_coordinator::exam_sitting::HELD_BACK_EXTRA
+        panel_machine::exam_sitting::DRAW.items() + panel_machine::exam_sitting::HELD_BACK_EXTRA
     );
     // The sitting is scored after its window closes and every seat has revealed.
     let patience = Duration::from_millis(Judging::LOCAL.exam_ms) + Duration::from_secs(600);

@@ -28,12 +28,12 @@ use anyhow::{Result, bail};
 use crucible::contribution::Contribution;
 use crucible::document::Debate;
 use crucible::scenario::worked_example;
-use panel_coordinator::acceptance::Stance;
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
-use panel_coordinator::command::{ClientCommand, ContributionSubmission, Query};
-use panel_coordinator::debates::SubmissionHints;
 use panel_coordinator::local::Supervisor;
-use panel_coordinator::model::{Motion, MotionStatus};
+use panel_machine::acceptance::Stance;
+use panel_machine::command::{ClientCommand, ContributionSubmission, Query};
+use panel_machine::debates::SubmissionHints;
+use panel_machine::model::{Motion, MotionStatus};
 use panel_machine::reply::{CheckPriorsReply, ContributeReply};
 use panel_transport::pki;
 use serde_json::Value;
@@ -499,7 +499,7 @@ pub(crate) async fn submit(
     };
     if let Some(key) = author.key {
         let (client_id, request_id) = panel.coordinators.next_ids();
-        sub.signature = Some(panel_coordinator::authorship::sign(
+        sub.signature = Some(panel_machine::authorship::sign(
             key, &sub, &client_id, request_id,
         )?);
     }

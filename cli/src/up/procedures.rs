@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use panel_coordinator::acceptance::Policy;
-use panel_coordinator::runs::RunRequest;
+use panel_machine::acceptance::Policy;
+use panel_machine::runs::RunRequest;
 use panel_procedures::{RunInput, RunStart, crux, dossier, falsify};
 
 use crate::client::cluster::Cluster;

@@ -11,12 +11,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
 use calibration::wilson::reliability_intervals;
-use panel_coordinator::acceptance::Stance;
-use panel_coordinator::admission::ExamRecord;
 use panel_coordinator::client::failover::WriteOutcome;
-use panel_coordinator::command::{ArbiterRegistration, ClientCommand as Write, Lineage, Query};
-use panel_coordinator::model::Arbiter;
-use panel_coordinator::query::{ArbiterReply, ArbitersReply};
+use panel_machine::acceptance::Stance;
+use panel_machine::admission::ExamRecord;
+use panel_machine::command::{ArbiterRegistration, ClientCommand as Write, Lineage, Query};
+use panel_machine::model::Arbiter;
+use panel_machine::query::{ArbiterReply, ArbitersReply};
 use serde::Deserialize;
 
 use crate::client::addr::ClusterArgs;
@@ -235,7 +235,7 @@ fn public_key(key_file: Option<&PathBuf>, public_key: Option<&str>) -> Result<St
 }
 
 fn check_endpoint(endpoint: &str) -> Result<()> {
-    if panel_coordinator::command::is_link_endpoint(endpoint) {
+    if panel_machine::command::is_link_endpoint(endpoint) {
         return Ok(());
     }
     let rest = endpoint
@@ -285,7 +285,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 let arbiter = panel_node::keyfile::load_key(own)
                     .with_context(|| format!("--key-file {}", own.display()))?;
                 reg.attestation = Some(
-                    panel_coordinator::charter_rules::attest(&reg, &arbiter, &organisation)
+                    panel_machine::charter_rules::attest(&reg, &arbiter, &organisation)
                         .context("signing the registration")?,
                 );
             }
@@ -320,7 +320,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let key = panel_node::keyfile::load_key(&key_file)
                 .with_context(|| format!("--key-file {}", key_file.display()))?;
             let debate = debate.id().to_owned();
-            let declaration = panel_coordinator::declared_priors::sign(
+            let declaration = panel_machine::declared_priors::sign(
                 &key,
                 &id,
                 &debate,

@@ -13,8 +13,8 @@ use crucible::contribution::{ClaimInput, Contribution};
 use crucible::document::{Citation, Side};
 use crucible::gate::{self, Violation};
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
-use panel_coordinator::command::{ClientCommand as Write, ContributionSubmission, Query};
-use panel_coordinator::query::DebateReply;
+use panel_machine::command::{ClientCommand as Write, ContributionSubmission, Query};
+use panel_machine::query::DebateReply;
 use panel_machine::reply::ContributeReply;
 use serde_json::json;
 
@@ -397,7 +397,7 @@ pub fn run(cmd: Cmd) -> Result<ExitCode> {
             .with_context(|| format!("cannot sign with --key {}", path.display()))?;
         let (client_id, request_id) = cluster.next_ids();
         sub.signature = Some(
-            panel_coordinator::authorship::sign(&key, &sub, &client_id, request_id)
+            panel_machine::authorship::sign(&key, &sub, &client_id, request_id)
                 .context("cannot sign the contribution")?,
         );
     }

@@ -13,11 +13,11 @@ use crucible::motion::{Answer, Question};
 use crucible::report::ledger_report;
 use crucible::verdict::js_to_fixed;
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
-use panel_coordinator::command::{ClientCommand as Write, DebateSpec, PanelRequest, Query};
-use panel_coordinator::model::{Motion, MotionStatus};
-use panel_coordinator::query::{DebatesReply, MotionReply};
 use panel_machine::acceptance::Rule;
+use panel_machine::command::{ClientCommand as Write, DebateSpec, PanelRequest, Query};
+use panel_machine::model::{Motion, MotionStatus};
 use panel_machine::query::AppealCreditsReply;
+use panel_machine::query::{DebatesReply, MotionReply};
 use panel_machine::reply::{AskPanelReply, CreateDebateReply, ReissueVerdictReply};
 use serde_json::{Value, json};
 
@@ -302,7 +302,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let c = Cluster::connect(&cluster)?;
             let (doc, rec, motions, credits) = runtime()?.block_on(async {
                 let (doc, rec) = fetch(&c, &id).await?;
-                let m: panel_coordinator::query::DebateMotionsReply = c
+                let m: panel_machine::query::DebateMotionsReply = c
                     .read_as(&Query::DebateMotions {
                         debate_id: id.clone(),
                     })

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use panel_coordinator::command::Query;
-use panel_coordinator::record::{self, Bundle};
+use panel_machine::command::Query;
+use panel_machine::record::{self, Bundle};
 use serde_json::json;
 
 use crate::client::addr::ClusterArgs;

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
-use panel_coordinator::acceptance::{Acceptance, GroupTally, Stance};
-use panel_coordinator::command::{MotionSpec, Query};
-use panel_coordinator::model::{Motion, MotionStatus};
-use panel_coordinator::query::{ArbitersReply, DebateMotionsReply, DebateReply, MotionReply};
+use panel_machine::acceptance::{Acceptance, GroupTally, Stance};
+use panel_machine::command::{MotionSpec, Query};
+use panel_machine::model::{Motion, MotionStatus};
+use panel_machine::query::{ArbitersReply, DebateMotionsReply, DebateReply, MotionReply};
 use serde_json::{Value, json};
 
 use crate::client::addr::ClusterArgs;

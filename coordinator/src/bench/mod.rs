@@ -22,15 +22,15 @@ use std::time::{Duration, Instant};
 use ed25519_dalek::SigningKey;
 use sha2::{Digest, Sha256};
 
-use crate::acceptance::{Decision, MotionKind, Stance};
 use crate::client::{self, ClientError};
-use crate::command::{
-    ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
-};
 use crate::local::{
     self, LocalCluster, LocalClusterError, ReplicaFlags, ReplicaLaunch, Security, Supervisor,
 };
-use crate::ruling::{self, Binding};
+use panel_machine::acceptance::{Decision, MotionKind, Stance};
+use panel_machine::command::{
+    ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
+};
+use panel_machine::ruling::{self, Binding};
 use panel_proto::commit_reveal;
 use panel_transport::{Transport, pki};
 
@@ -219,7 +219,7 @@ pub(crate) fn arbiter(
     if let Some(f) = federation.filter(|f| !f.rosters.is_empty()) {
         let (org, roster) = &f.rosters[i % f.rosters.len()];
         reg.organisation = org.clone();
-        reg.attestation = crate::charter_rules::attest(&reg, &key, roster).ok();
+        reg.attestation = panel_machine::charter_rules::attest(&reg, &key, roster).ok();
     }
     (key, reg)
 }
@@ -410,7 +410,7 @@ pub(crate) fn decision(
         let m = panel_proto::pb::Motion {
             motion_id: motion_id.clone(),
             debate_id: "bench".into(),
-            kind: crate::ruling::wire_kind(MotionKind::Merge) as i32,
+            kind: panel_machine::ruling::wire_kind(MotionKind::Merge) as i32,
             state_hash: hash_bytes.to_vec(),
             panel: keys
                 .iter()
@@ -446,7 +446,9 @@ pub(crate) fn decision(
         motion_id: motion_id.clone(),
         rulings: vec![],
         reveals,
-        motion: signed_motion.as_ref().map(crate::signed_motion::encode),
+        motion: signed_motion
+            .as_ref()
+            .map(panel_machine::signed_motion::encode),
     });
     (open.into(), record.into())
 }
@@ -715,7 +717,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
 #[cfg(test)]
 mod footprint {
     use super::*;
-    use crate::command::{Batch, Item};
+    use panel_machine::command::{Batch, Item};
 
     fn rss_kib() -> u64 {
         std::fs::read_to_string("/proc/self/status")
@@ -756,9 +758,9 @@ mod footprint {
     fn state_bytes_per_decision() {
         let keys: Vec<_> = (0..5).map(|i| arbiter(i, None)).collect();
         let memo = panel_proto::VerifiedMemo::default();
-        let mut st = crate::model::State::default();
+        let mut st = panel_machine::model::State::default();
         let mut idx = 0;
-        let mut apply = |st: &mut crate::model::State, c: Command| {
+        let mut apply = |st: &mut panel_machine::model::State, c: Command| {
             idx += 1;
             let b = Batch {
                 time_ms: 1_000 + idx,

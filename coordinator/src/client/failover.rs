@@ -12,9 +12,9 @@ use serde_json::Value;
 use tonic::transport::Channel;
 
 use super::ClientError;
-use crate::command::{ClientCommand, Query};
 use crate::pb::coordinator::coordinator_client::CoordinatorClient;
 use crate::pb::coordinator::log_client::LogClient;
+use panel_machine::command::{ClientCommand, Query};
 
 /// How long a write keeps trying while replicas elect a leader or restart.
 pub const WRITE_PATIENCE: Duration = Duration::from_secs(30);

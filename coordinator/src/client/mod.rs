@@ -10,10 +10,10 @@ use std::time::Duration;
 use panel_transport::{Transport, TransportError};
 use tonic::transport::Channel;
 
-use crate::command::{Command, Query};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::admin_client::AdminClient;
 use crate::pb::coordinator::coordinator_client::CoordinatorClient;
+use panel_machine::command::{Command, Query};
 
 const MAX_MESSAGE: usize = 256 * 1024 * 1024;
 

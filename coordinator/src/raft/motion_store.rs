@@ -22,7 +22,7 @@ use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
 use super::archive::RedbArchive;
 use super::log_store::StoreError;
-use crate::model::{Motion, State};
+use panel_machine::model::{Motion, State};
 use panel_machine::motion_table::{MotionArchive, MotionTally};
 
 const ARCHIVE: TableDefinition<&str, &[u8]> = TableDefinition::new("motion_archive");

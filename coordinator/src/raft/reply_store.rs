@@ -21,8 +21,8 @@ use redb::{
 
 use super::archive::RedbArchive;
 use super::log_store::StoreError;
-use crate::model::{State, StoredReply};
 use panel_machine::apply::dedup_horizon;
+use panel_machine::model::{State, StoredReply};
 use panel_machine::reply_table::{Horizon, ReplyArchive};
 
 const ARCHIVE: TableDefinition<&str, &[u8]> = TableDefinition::new("reply_archive");

@@ -38,9 +38,9 @@ use super::motion_store;
 use super::record_store;
 use super::reply_store;
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
-use crate::apply::apply_batch;
-use crate::command::{BatchReply, ItemReply};
-use crate::model::State;
+use panel_machine::apply::apply_batch;
+use panel_machine::command::{BatchReply, ItemReply};
+use panel_machine::model::State;
 use panel_proto::VerifiedMemo;
 
 const SNAPSHOT: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshot");
@@ -577,9 +577,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::acceptance::Stance;
-    use crate::command::{ArbiterRegistration, Batch, ClientCommand, Item};
     use openraft::CommittedLeaderId;
+    use panel_machine::acceptance::Stance;
+    use panel_machine::command::{ArbiterRegistration, Batch, ClientCommand, Item};
 
     /// Arbiter `i`'s registration under the key `seed` makes.
     fn arbiter_registration(i: u64, seed: [u8; 32]) -> ArbiterRegistration {
@@ -695,7 +695,7 @@ mod tests {
     }
 
     /// Entry `index` carrying `command` alone, under the current rule set.
-    fn entry(index: u64, command: crate::command::Command) -> openraft::Entry<TypeConfig> {
+    fn entry(index: u64, command: panel_machine::command::Command) -> openraft::Entry<TypeConfig> {
         openraft::Entry {
             log_id: LogId::new(CommittedLeaderId::new(1, 1), index),
             payload: EntryPayload::Normal(Batch {
@@ -716,7 +716,7 @@ mod tests {
 
     /// Every answer about motions a client can ask for.
     fn motion_answers(sm: &StateMachineStore, ids: &[String]) -> Vec<serde_json::Value> {
-        use crate::command::Query;
+        use panel_machine::command::Query;
         let mut qs = vec![
             Query::Stats,
             Query::Debates,
@@ -741,7 +741,7 @@ mod tests {
     /// replica and later applies all see every motion as before (`motion_store`).
     #[tokio::test]
     async fn a_snapshot_retires_decided_motions_to_the_store() {
-        use crate::command::{ClientCommand, TestCommand};
+        use panel_machine::command::{ClientCommand, TestCommand};
         let (_dir, path, mut sm) = fresh();
         let keys: Vec<_> = (0..5).map(|i| crate::bench::arbiter(i, None)).collect();
         let mk = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
@@ -866,7 +866,7 @@ mod tests {
     fn note(index: u64, time_ms: u64, request_id: u64) -> openraft::Entry<TypeConfig> {
         let mut e = entry(
             index,
-            crate::command::TestCommand::Note {
+            panel_machine::command::TestCommand::Note {
                 topic: "t".into(),
                 text: format!("{request_id}"),
             }
@@ -989,7 +989,7 @@ mod tests {
             let EntryPayload::Normal(b) = registration(i).payload else {
                 unreachable!()
             };
-            crate::apply::apply_batch(&mut offline, i + 1, &b, &VerifiedMemo::default());
+            panel_machine::apply::apply_batch(&mut offline, i + 1, &b, &VerifiedMemo::default());
         }
         let old_json = serde_json::to_vec(&offline).unwrap();
         let meta = SnapshotMeta {

@@ -12,9 +12,9 @@ use panel_transport::Charter;
 use tonic::Status;
 use tracing::{info, warn};
 
-use crate::command::{InternalCommand, Item};
 use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::service::proposer::Proposer;
+use panel_machine::command::{InternalCommand, Item};
 
 /// The reserved client id under which the charter is proposed.
 pub const CHARTER_CLIENT_ID: &str = "charter";

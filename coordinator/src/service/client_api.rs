@@ -9,11 +9,11 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 use tonic::{Request, Response, Status};
 
-use crate::command::Query;
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::coordinator_server::Coordinator;
 use crate::raft;
 use crate::service::replica::{Replica, local_query, signed_export_at, submit};
+use panel_machine::command::Query;
 
 pub(crate) struct CoordinatorService(pub(crate) Arc<Replica>);
 

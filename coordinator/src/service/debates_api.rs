@@ -12,14 +12,14 @@ use panel_proto::pb as wire;
 use prost::Message;
 use tonic::{Request, Response, Status};
 
-use crate::acceptance::Rule;
-use crate::authorship::ContributorSignature;
-use crate::command::{ClientCommand, ContributionSubmission, DebateSpec};
-use crate::model::{self, Motion, MotionStatus};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::debates_server::Debates;
-use crate::ruling::WireRuling;
 use crate::service::replica::{Caller, Replica, submit_command};
+use panel_machine::acceptance::Rule;
+use panel_machine::authorship::ContributorSignature;
+use panel_machine::command::{ClientCommand, ContributionSubmission, DebateSpec};
+use panel_machine::model::{self, Motion, MotionStatus};
+use panel_machine::ruling::WireRuling;
 
 pub(crate) struct DebatesService(pub(crate) Arc<Replica>);
 

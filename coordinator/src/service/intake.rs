@@ -37,10 +37,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::command::{ClientCommand, Command, ContributionSubmission};
+use panel_machine::command::{ClientCommand, Command, ContributionSubmission};
 
-pub use crate::limits::Rate;
-use crate::limits::{LimitPolicy, Writer};
+pub use panel_machine::limits::Rate;
+use panel_machine::limits::{LimitPolicy, Writer};
 
 /// Limits per key and per kind.
 #[derive(Debug, Clone, Copy)]
@@ -71,7 +71,7 @@ impl IntakeLimits {
     /// the global rates, so apply enforces those too and a failover does not reset them.
     pub fn stamped_policy(&self) -> LimitPolicy {
         LimitPolicy {
-            global: Some(crate::limits::GlobalRates {
+            global: Some(panel_machine::limits::GlobalRates {
                 all_writes: self.writes_global,
                 contributions: self.contributions_global,
                 debates: self.debates_global,
@@ -408,7 +408,7 @@ impl Intake {
     fn class_of(&self, writer: &Writer) -> Option<(String, f64)> {
         let fs = self.limits.policy.fair_share?;
         let outsider = (
-            crate::limits::ANONYMOUS.to_owned(),
+            panel_machine::limits::ANONYMOUS.to_owned(),
             f64::from(fs.anonymous_weight.max(1)),
         );
         Some(match &writer.organisation {
@@ -557,7 +557,7 @@ fn refusal(key: &BucketKey, rate: Rate, wait: Duration) -> IntakeError {
             burst: rate.burst,
             retry_ms,
         },
-        BucketKey::Identity(id) if id == crate::limits::ANONYMOUS => writer(
+        BucketKey::Identity(id) if id == panel_machine::limits::ANONYMOUS => writer(
             "anonymous",
             "anonymous callers (no client certificate)".into(),
         ),

@@ -30,8 +30,8 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{Instrument, info, info_span, warn};
 
-use crate::model::State;
 use crate::raft::{NodeId, StateMachineStore};
+use panel_machine::model::State;
 
 pub use panel_machine::command::{LINK_ENDPOINT, is_link_endpoint};
 

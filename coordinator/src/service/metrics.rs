@@ -21,12 +21,12 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use tokio::sync::broadcast;
 
-use crate::acceptance::Acceptance;
-use crate::command::ItemReply;
-use crate::model::{MotionStatus, State};
 use crate::raft::{self, AppliedEvent, CommitIndex, NodeId, StateMachineStore};
 use crate::service::intake::IntakeError;
 use crate::service::replica::Replica;
+use panel_machine::acceptance::Acceptance;
+use panel_machine::command::ItemReply;
+use panel_machine::model::{MotionStatus, State};
 
 /// How far the applied index may trail the commit index on a ready replica: a replica
 /// applies a committed entry within milliseconds, so a larger gap means it is replaying

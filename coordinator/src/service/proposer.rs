@@ -20,8 +20,8 @@ use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::command::{Batch, Item, ItemOutcome};
 use crate::raft::{self, NodeId, Raft};
+use panel_machine::command::{Batch, Item, ItemOutcome};
 
 #[derive(Debug, Clone)]
 pub struct ProposerOptions {
@@ -33,7 +33,7 @@ pub struct ProposerOptions {
     pub max_inflight: usize,
     /// The write limits apply enforces, stamped into every batch so all replicas apply
     /// the same ones (docs/SECURITY.md, "Floods"); `None` stamps none.
-    pub limits: Option<crate::limits::LimitPolicy>,
+    pub limits: Option<panel_machine::limits::LimitPolicy>,
     /// When apply issues the log's checkpoints, stamped into every batch likewise
     /// (docs/SECURITY.md, "The record"); `None` stamps none.
     pub checkpoints: Option<panel_machine::checkpoints::Cadence>,

@@ -11,18 +11,18 @@ use panel_transport::{Authorities, Charter, Transport};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
-use crate::command::{
-    ClientCommand, Command, InternalCommand, Item, ItemOutcome, ItemReply, OutcomeSubmission,
-    Query, TestCommand, is_internal_client_id,
-};
-use crate::limits::Writer;
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::coordinator_client::CoordinatorClient;
-use crate::query;
 use crate::raft::{self, NodeId, Raft, StateMachineStore};
 use crate::service::intake::{Intake, IntakeError};
 use crate::service::metrics::Refusal;
 use crate::service::proposer::{ProposeError, Proposer};
+use panel_machine::command::{
+    ClientCommand, Command, InternalCommand, Item, ItemOutcome, ItemReply, OutcomeSubmission,
+    Query, TestCommand, is_internal_client_id,
+};
+use panel_machine::limits::Writer;
+use panel_machine::query;
 
 /// Largest gRPC message accepted: batches of signed rulings and snapshot chunks are big.
 pub(crate) const MAX_MESSAGE: usize = 256 * 1024 * 1024;
@@ -318,19 +318,21 @@ pub(crate) fn local_query(replica: &Replica, q: &Query) -> (serde_json::Value, u
 
 /// The record of this replica's applied state with the log's checkpoints, signed with the
 /// log key and carrying the cosignatures received (`record::export`).
-pub(crate) fn signed_export(replica: &Replica) -> Result<crate::record::Bundle, Status> {
+pub(crate) fn signed_export(replica: &Replica) -> Result<panel_machine::record::Bundle, Status> {
     Ok(signed_export_at(replica)?.0)
 }
 
 /// The signed export and the log index it was taken at, read together (a copy of the
 /// applied state with its stored record entries, `StateMachineStore::whole_copy`).
-pub(crate) fn signed_export_at(replica: &Replica) -> Result<(crate::record::Bundle, u64), Status> {
+pub(crate) fn signed_export_at(
+    replica: &Replica,
+) -> Result<(panel_machine::record::Bundle, u64), Status> {
     let copy = replica
         .sm
         .whole_copy()
         .map_err(|e| Status::internal(format!("export: {e}")))?;
     Ok((
-        crate::record::export(&copy.state, Some(&replica.log_key)),
+        panel_machine::record::export(&copy.state, Some(&replica.log_key)),
         copy.last_applied.map_or(0, |l| l.index),
     ))
 }
@@ -405,7 +407,7 @@ fn no_quorum(e: &raft::QuorumError) -> Status {
 }
 
 /// The refusal of a test outcome whose rulings or reveals fail the intake check.
-fn bad_ruling(e: &crate::ruling::IntakeError) -> Status {
+fn bad_ruling(e: &panel_machine::ruling::IntakeError) -> Status {
     Status::invalid_argument(format!(
         "RecordOutcome refused at intake: {e}; send the rulings and reveals exactly as the nodes signed them"
     ))
@@ -457,7 +459,7 @@ async fn submit_decoded(
             .await
             .map_err(|e| Status::internal(format!("intake check failed: {e}")))?;
         let checked = tokio::task::spawn_blocking(move || {
-            crate::ruling::intake_check(&sub.rulings, &sub.reveals, &memo)
+            panel_machine::ruling::intake_check(&sub.rulings, &sub.reveals, &memo)
                 .map(|reveals| OutcomeSubmission { reveals, ..sub })
         })
         .await
@@ -702,9 +704,9 @@ mod refusal_messages {
                 )
             }
             Refusal::BadRuling => (
-                bad_ruling(&crate::ruling::IntakeError::RulingMalformed {
+                bad_ruling(&panel_machine::ruling::IntakeError::RulingMalformed {
                     index: 0,
-                    error: crate::ruling::RulingError::Malformed {
+                    error: panel_machine::ruling::RulingError::Malformed {
                         reason: "odd length".into(),
                     },
                 }),

@@ -18,9 +18,9 @@ use panel_tlog::witness::AddCheckpoint;
 use panel_witness::client::{SubmitError, add_checkpoint};
 use tracing::{info, warn};
 
-use crate::command::{InternalCommand, Item};
 use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::service::proposer::Proposer;
+use panel_machine::command::{InternalCommand, Item};
 
 /// How long one witness may take to answer.
 const WITNESS_TIMEOUT: Duration = Duration::from_secs(5);

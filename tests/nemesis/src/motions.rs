@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use panel_coordinator::acceptance::{Decision, MotionKind, Stance};
-use panel_coordinator::command::{
-    ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
-};
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_coordinator::ruling::{self, Binding};
+use panel_machine::acceptance::{Decision, MotionKind, Stance};
+use panel_machine::command::{
+    ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
+};
+use panel_machine::ruling::{self, Binding};
 use panel_transport::pki;
 use tonic::transport::Channel;
 
@@ -65,7 +65,7 @@ pub(crate) async fn setup(
             lineage: None,
         };
         reg.attestation = Some(
-            panel_coordinator::charter_rules::attest(&reg, &key(i), &roster).map_err(|e| {
+            panel_machine::charter_rules::attest(&reg, &key(i), &roster).map_err(|e| {
                 ClusterError::Setup {
                     what: "attest an arbiter".into(),
                     detail: e.to_string(),
@@ -206,7 +206,7 @@ pub(crate) async fn client(
                 motion_id: motion_id.clone(),
                 rulings,
                 reveals: vec![],
-                motion: Some(panel_coordinator::signed_motion::encode(&signed)),
+                motion: Some(panel_machine::signed_motion::encode(&signed)),
             })
             .into();
             req += 1;

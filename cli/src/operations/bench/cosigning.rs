@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use panel_coordinator::command::Query;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_machine::checkpoints::CheckpointsReply;
+use panel_machine::command::Query;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use panel_coordinator::acceptance::Stance;
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
-use panel_coordinator::command::{ClientCommand, DebateSpec, PanelRequest};
 use panel_coordinator::config::{LimitsSection, ReplicaConfig};
 use panel_coordinator::local::Supervisor;
+use panel_machine::acceptance::Stance;
+use panel_machine::command::{ClientCommand, DebateSpec, PanelRequest};
 use panel_machine::reply::CreateDebateReply;
 use panel_proto::SigningKey;
 use panel_transport::{Transport, pki};

@@ -12,11 +12,11 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use crucible::contribution::Contribution;
 use panel_coordinator::client::failover::{Failover, WriteOutcome};
-use panel_coordinator::command::{ClientCommand, ContributionSubmission, Query};
-use panel_coordinator::debates::SubmissionHints;
-use panel_coordinator::model::{Motion, MotionStatus};
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_coordinator::query::MotionReply;
+use panel_machine::command::{ClientCommand, ContributionSubmission, Query};
+use panel_machine::debates::SubmissionHints;
+use panel_machine::model::{Motion, MotionStatus};
+use panel_machine::query::MotionReply;
 use panel_machine::reply::ContributeReply;
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -286,7 +286,7 @@ fn claim(failover: &Failover, author: &Author, debate: &str, i: usize) -> Result
         random_sample: false,
     };
     let (client_id, request_id) = failover.next_ids();
-    sub.signature = Some(panel_coordinator::authorship::sign(
+    sub.signature = Some(panel_machine::authorship::sign(
         &author.key,
         &sub,
         &client_id,

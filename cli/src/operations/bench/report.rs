@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use panel_coordinator::acceptance::Acceptance;
-use panel_coordinator::model::MotionStatus;
+use panel_machine::acceptance::Acceptance;
+use panel_machine::model::MotionStatus;
 use serde::Serialize;
 
 use super::bound::Bound;

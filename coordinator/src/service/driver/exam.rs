@@ -293,7 +293,7 @@ pub(super) fn exam_sheet(
                 let hint = pool
                     .filter(|_| s.opts.simulation)
                     .and_then(|p| p.exam.item(&item.id))
-                    .map(|i| crate::admission::expected_answer(&i.gold));
+                    .map(|i| panel_machine::admission::expected_answer(&i.gold));
                 let deadlines = (window.commit_deadline_ms, window.reveal_deadline_ms);
                 open.motion(arbiter_id, &key, item, &token_key, deadlines, hint)
             })

@@ -33,17 +33,17 @@ use sha2::{Digest, Sha256};
 use tonic::transport::Channel;
 use tracing::{Instrument, info, info_span, warn};
 
-use crate::acceptance::MotionKind;
-use crate::command::{ClientCommand, CommitmentLog, InternalCommand, Item, ItemReply};
-use crate::model::{Motion, MotionStatus};
 use crate::raft::{NodeId, Raft, StateMachineStore};
-use crate::reply::{CloseReply, CommitmentsReply};
-use crate::ruling::wire_kind;
-use crate::runs::RunMotion;
 use crate::service::link::{LinkError, LinkRegistry, is_link_endpoint};
 use crate::service::motion_key::MotionKeys;
 use crate::service::proposer::Proposer;
+use panel_machine::acceptance::MotionKind;
+use panel_machine::command::{ClientCommand, CommitmentLog, InternalCommand, Item, ItemReply};
 use panel_machine::exam_sitting::{Pools, SittingStep};
+use panel_machine::model::{Motion, MotionStatus};
+use panel_machine::reply::{CloseReply, CommitmentsReply};
+use panel_machine::ruling::wire_kind;
+use panel_machine::runs::RunMotion;
 use panel_procedures::AnswerShape;
 
 mod exam;
@@ -450,10 +450,10 @@ fn request_id(parts: &[&str]) -> u64 {
 
 /// Refuses a reveal whose ruling is not bound to the signed motion this round sent.
 fn bound_to(
-    parts: crate::ruling::RevealParts,
+    parts: panel_machine::ruling::RevealParts,
     motion_id: &str,
     digest: &[u8; 32],
-) -> Result<crate::ruling::RevealParts, crate::ruling::RevealError> {
+) -> Result<panel_machine::ruling::RevealParts, panel_machine::ruling::RevealError> {
     panel_proto::ruling_check::check_motion_digest(&parts.signed, motion_id, digest)?;
     Ok(parts)
 }

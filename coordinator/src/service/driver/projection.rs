@@ -56,7 +56,7 @@ pub fn wire_projection(
             },
             Answer::Relevance(r) => pb::ExpectedAnswer {
                 decision: pb::Decision::None as i32,
-                relevance: Some(crate::debates::relevance_step(r) as u32),
+                relevance: Some(panel_machine::debates::relevance_step(r) as u32),
                 ..Default::default()
             },
         }
