@@ -1,15 +1,16 @@
 //! The appeal ladder on the machine's path (docs/SIMULATION.md "Appeals"; docs/PANEL.md
 //! "Funded appeals"): after a motion's own ladder accepts an answer, the side it went
 //! against may appeal it to a fresh panel twice as wide plus one (Kleros' 2n+1: the
-//! machine's appeal rounds from rule set 23), none of whose seats sat on the motion
-//! before, decided by `apply` under the same policy. Each round costs the appellant a
+//! machine's appeal rounds from rule set 23, falling back as the machine does to n + 2r
+//! and then n seats where the pool cannot seat that many), none of whose seats sat on the
+//! motion before, decided by `apply` under the same policy. Each round costs the appellant a
 //! deposit that doubles (2 credits, then 4, ...). An appeal panel that accepts the other
 //! answer overturns the standing one, and the side that now lost may appeal in turn; one
 //! that accepts the same answer, deadlocks or cannot be seated leaves it standing.
 //!
 //! Who appeals is the parties' choice, modelled here and stated as an assumption: each
 //! side's party has a private signal about the truth, right with probability
-//! [`AppealTerms::signal_milli`] / 1000, drawn once per motion; the losing party appeals
+//! [`Appellants::signal_milli`] / 1000, drawn once per motion; the losing party appeals
 //! when its signal says its own side is right. Truth reaches only that signal, never the
 //! machine: the appeal panels judge from the same noisy rulings as every other panel.
 
@@ -23,22 +24,34 @@ pub(crate) const SIGNALS: u64 = 10;
 /// How the parties appeal: at most `rounds` appeals per motion, each party's signal
 /// right with probability `signal_milli` / 1000.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct AppealTerms {
+pub struct Appellants {
     pub rounds: usize,
     pub signal_milli: u32,
 }
 
-impl AppealTerms {
-    /// Two rounds (the machine's funded-appeal terms make a third cost 8 of a budget of
-    /// 8), parties right four times in five.
-    pub const DEFAULT: AppealTerms = AppealTerms {
+impl Appellants {
+    /// Nobody appeals: the default of `panel sim` and of the table docs/SIMULATION.md
+    /// reproduces, since the parties' behaviour is an assumption measured on request.
+    pub const NONE: Appellants = Appellants {
+        rounds: 0,
+        signal_milli: 800,
+    };
+
+    /// The measured setting: two rounds (the machine's funded-appeal terms make a third
+    /// cost 8 of a budget of 8), parties right four times in five.
+    pub const MEASURED: Appellants = Appellants {
         rounds: 2,
         signal_milli: 800,
     };
 
-    /// The width of an appeal panel after a last panel of `after` seats.
-    pub fn seats(after: usize) -> usize {
-        2 * after + 1
+    /// The panel sizes appeal round `round` (from 1) tries on a debate of `n` seats,
+    /// largest first, as the machine does (`fresh_panel::seat_ladder` from rule set 23):
+    /// 2·s(r−1)+1 with s(0) = n, then n + 2r, then n.
+    pub fn seats(n: usize, round: usize) -> Vec<usize> {
+        let doubled = (0..round).fold(n, |s, _| 2 * s + 1);
+        let mut sizes = vec![doubled, n + 2 * round, n];
+        sizes.dedup();
+        sizes
     }
 
     /// The deposit of appeal round `round` (from 1), in appeal credits.
@@ -57,7 +70,7 @@ pub struct Parties {
 
 impl Parties {
     /// Each party's signal, drawn once per motion: right with the terms' probability.
-    pub fn draw(truth: bool, terms: &AppealTerms, rng: &mut Rng) -> Self {
+    pub fn draw(truth: bool, terms: &Appellants, rng: &mut Rng) -> Self {
         let p = f64::from(terms.signal_milli) / 1000.0;
         let yes_sees_truth = rng.chance(p);
         let no_sees_truth = rng.chance(p);
@@ -153,17 +166,17 @@ mod tests {
 
     #[test]
     fn appeal_panels_double_and_deposits_double() {
-        assert_eq!(AppealTerms::seats(5), 11);
-        assert_eq!(AppealTerms::seats(11), 23);
+        assert_eq!(Appellants::seats(5, 1), [11, 7, 5]);
+        assert_eq!(Appellants::seats(5, 2), [23, 9, 5]);
         assert_eq!(
-            (1..=3).map(AppealTerms::deposit).collect::<Vec<_>>(),
+            (1..=3).map(Appellants::deposit).collect::<Vec<_>>(),
             [2, 4, 8]
         );
     }
 
     #[test]
     fn a_party_that_always_sees_the_truth_appeals_only_wrong_outcomes() {
-        let terms = AppealTerms {
+        let terms = Appellants {
             rounds: 2,
             signal_milli: 1000,
         };

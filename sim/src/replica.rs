@@ -26,7 +26,7 @@ use panel_machine::model::MotionStatus;
 use panel_machine::testkit::{Driver, KitError, Schedule, Vote};
 use thiserror::Error;
 
-use crate::appeal_ladder::{AppealRecord, AppealTerms, Parties};
+use crate::appeal_ladder::{AppealRecord, Appellants, Parties};
 use crate::gaussian::Rng;
 use crate::judge::Ruling;
 use crate::panel::Verdict;
@@ -86,7 +86,7 @@ pub struct ReplicaOptions {
     pub asks: usize,
     /// How the parties appeal an accepted binary outcome (`appeal_ladder`); zero rounds:
     /// nobody appeals.
-    pub appeals: AppealTerms,
+    pub appeals: Appellants,
 }
 
 /// The machine's own ladder for a debate question (`debates.rs`, `fresh_panel.rs`): a
@@ -452,9 +452,10 @@ impl Replica<'_> {
 impl Replica<'_> {
     /// The appeal ladder on accepted answer `first` of motion `q` (`appeal_ladder`): while
     /// the side it went against believes its own side right, it appeals, up to the terms'
-    /// rounds, to a fresh panel twice as wide plus one, none of whose seats sat on the
-    /// motion before; an appeal panel accepting the other answer overturns the standing
-    /// one. Every panel is drawn and decided by apply under the motion's policy.
+    /// rounds, to a fresh panel as wide as the machine would seat (`Appellants::seats`),
+    /// none of whose seats sat on the motion before; an appeal panel accepting the other
+    /// answer overturns the standing one. Every panel is drawn and decided by apply under
+    /// the motion's policy.
     #[allow(clippy::too_many_arguments)]
     fn appeal(
         &mut self,
@@ -463,7 +464,7 @@ impl Replica<'_> {
         v: &MachineVerdict,
         first: bool,
         parties: Parties,
-        terms: AppealTerms,
+        terms: Appellants,
         rulings: &[Ruling],
     ) -> Result<AppealRecord, ReplicaError> {
         let mut rec = AppealRecord {
@@ -479,25 +480,31 @@ impl Replica<'_> {
             .iter()
             .map(|&i| self.population.arbiters[i].id.clone())
             .collect();
-        let mut width = v.seated.len();
         for round in 1..=terms.rounds {
             if !parties.loser_appeals(rec.standing) {
                 break;
             }
-            width = AppealTerms::seats(width);
             rec.filed += 1;
-            rec.deposits += AppealTerms::deposit(round);
-            let ask = Ask {
-                id: format!("{}-{}-appeal{round}", q.policy, q.motion),
-                seats: width,
-                kept_off: kept_off.clone(),
-            };
-            if !self.open(&ask, q.debate, q.policy, q.kind, s, q.author.clone())? {
-                // No fresh panel that wide: the machine would keep the appeal pending;
-                // here the standing answer stays.
+            rec.deposits += Appellants::deposit(round);
+            let id = format!("{}-{}-appeal{round}", q.policy, q.motion);
+            let mut seated = false;
+            for seats in Appellants::seats(s.panel.seats, round) {
+                let ask = Ask {
+                    id: id.clone(),
+                    seats,
+                    kept_off: kept_off.clone(),
+                };
+                if self.open(&ask, q.debate, q.policy, q.kind, s, q.author.clone())? {
+                    seated = true;
+                    break;
+                }
+            }
+            if !seated {
+                // No fresh panel at all: the machine would keep the appeal pending; here
+                // the standing answer stays.
                 break;
             }
-            let a = self.decide(&ask.id, rulings)?;
+            let a = self.decide(&id, rulings)?;
             rec.seats += a.seated.len();
             kept_off.extend(
                 a.seated

@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 
-use crate::appeal_ladder::{AppealFigures, AppealTerms};
+use crate::appeal_ladder::{AppealFigures, Appellants};
 use crate::bootstrap::{Interval, Table};
 use crate::coalition::forced;
 use crate::panel::Verdict;
@@ -126,7 +126,7 @@ pub struct ReplicaReport {
     pub admitted: usize,
     pub start_ms: u64,
     pub step_ms: u64,
-    pub appeal_terms: AppealTerms,
+    pub appellants: Appellants,
     pub policies: Vec<PolicyFigures>,
 }
 
@@ -396,7 +396,7 @@ pub fn measure(s: &Scenario, run: &ReplicaRun, o: &ReplicaOptions) -> ReplicaRep
         admitted: run.admitted,
         start_ms: o.start_ms,
         step_ms: o.step_ms,
-        appeal_terms: o.appeals,
+        appellants: o.appeals,
         policies: (0..POLICIES.len())
             .map(|p| policy_figures(s, &pop, &binary, p))
             .collect(),
@@ -434,6 +434,33 @@ impl ReplicaReport {
             .collect()
     }
 
+    /// One Markdown row per policy of the appeal ladder's effect
+    /// ([`APPEAL_TABLE_HEAD`]).
+    pub fn appeal_rows(&self) -> Vec<String> {
+        self.policies
+            .iter()
+            .map(|f| {
+                let a = &f.appeals;
+                let n = a.outcomes.max(1) as f64;
+                format!(
+                    "| {} | {} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {:.2} | {:.2} |",
+                    self.scenario,
+                    f.policy,
+                    a.outcomes,
+                    a.right_before as f64 / n,
+                    a.right_after as f64 / n,
+                    a.appealed,
+                    a.filed,
+                    a.decided,
+                    a.corrected,
+                    a.spoiled,
+                    a.seats as f64 / n,
+                    a.deposits as f64 / n,
+                )
+            })
+            .collect()
+    }
+
     /// The report as Markdown: the table and each policy's deadlock reasons.
     pub fn markdown(&self) -> String {
         let mut out = format!(
@@ -450,8 +477,8 @@ impl ReplicaReport {
             self.seed,
             self.start_ms,
             self.step_ms,
-            self.appeal_terms.rounds,
-            f64::from(self.appeal_terms.signal_milli) / 1000.0,
+            self.appellants.rounds,
+            f64::from(self.appellants.signal_milli) / 1000.0,
         );
         out.push_str(TABLE_HEAD);
         for r in self.rows() {
@@ -550,3 +577,6 @@ impl PolicyFigures {
 
 /// The head of the table [`ReplicaReport::rows`] fills.
 pub const TABLE_HEAD: &str = "| scenario | policy | admitted | binary motions | coverage, first panel | coverage | accuracy (accepted) | Brier | majority Brier | best single Brier | Brier − majority | Brier − best single | wrong accepted | forced | weights changed |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+
+/// The head of the table [`ReplicaReport::appeal_rows`] fills.
+pub const APPEAL_TABLE_HEAD: &str = "| scenario | policy | accepted | accuracy before appeals | accuracy after | outcomes appealed | appeals | appeal panels that decided | corrected | spoiled | appeal seats per outcome | credits per outcome |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";

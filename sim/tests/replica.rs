@@ -24,7 +24,7 @@ fn options(motions: usize) -> ReplicaOptions {
         motions,
         admission: Admission::TestCommand,
         asks: replica::LADDER_ASKS,
-        appeals: panel_sim::appeal_ladder::AppealTerms::DEFAULT,
+        appeals: panel_sim::appeal_ladder::Appellants::NONE,
     }
 }
 
