@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use panel_machine::acceptance::{Seat, Stance};
 use panel_machine::model::Arbiter;
-use panel_machine::ruling::WireRuling;
+use panel_machine::rules::acceptance::{Seat, Stance};
+use panel_machine::rules::ruling::WireRuling;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -41,7 +41,7 @@ pub fn names_from_arbiters(arbiters: &[Arbiter]) -> Names {
 #[derive(Debug, Error)]
 pub enum DecodeError {
     #[error("the ruling is not a protobuf SignedRuling: {0}")]
-    Malformed(#[from] panel_machine::ruling::RulingError),
+    Malformed(#[from] panel_machine::rules::ruling::RulingError),
     #[error("the signed ruling carries no ruling")]
     NoRuling,
 }

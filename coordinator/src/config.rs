@@ -16,8 +16,8 @@ use crate::raft::RaftOptions;
 use crate::service::intake::IntakeLimits;
 use crate::service::proposer::{DEFAULT_MAX_BATCH_BYTES, ProposerOptions};
 use crate::service::serve::{DEFAULT_MAX_COMMAND_BYTES, ServeOptions};
-use panel_machine::checkpoints::Cadence;
-use panel_machine::limits::Rate;
+use panel_machine::features::checkpoints::Cadence;
+use panel_machine::features::limits::Rate;
 use panel_transport::Transport;
 
 /// Why a replica config's text is not one: not TOML, or a key unknown or of the wrong
@@ -476,18 +476,19 @@ impl ReplicaConfig {
     /// Loads `exam_pools`: each file must be a valid exam; none may repeat a pool.
     fn exam_pools(
         &self,
-    ) -> Result<Option<std::sync::Arc<panel_machine::exam_sitting::Pools>>, ConfigError> {
+    ) -> Result<Option<std::sync::Arc<panel_machine::features::exam_sitting::Pools>>, ConfigError>
+    {
         let Some(paths) = &self.exam_pools else {
             return Ok(None);
         };
-        let mut pools: Vec<panel_machine::exam_sitting::PrivatePool> = Vec::new();
+        let mut pools: Vec<panel_machine::features::exam_sitting::PrivatePool> = Vec::new();
         for path in paths {
             let shown = path.display().to_string();
             let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
                 path: shown.clone(),
                 source,
             })?;
-            let pool = panel_machine::exam_sitting::PrivatePool::load(&text)
+            let pool = panel_machine::features::exam_sitting::PrivatePool::load(&text)
                 .map_err(|e| invalid("exam_pools", &shown, e.to_string()))?;
             if pools.iter().any(|p| p.public_id == pool.public_id) {
                 return Err(invalid(
@@ -506,7 +507,7 @@ impl ReplicaConfig {
             ));
         }
         Ok(Some(std::sync::Arc::new(
-            panel_machine::exam_sitting::Pools {
+            panel_machine::features::exam_sitting::Pools {
                 pools,
                 reusable: false,
             },
@@ -553,7 +554,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("exam-pools-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let good = dir.join("pool-a.jsonl");
-        std::fs::write(&good, panel_machine::exam_sitting::EMBEDDED_POOL_TEXT).expect("write");
+        std::fs::write(
+            &good,
+            panel_machine::features::exam_sitting::EMBEDDED_POOL_TEXT,
+        )
+        .expect("write");
         let bad = dir.join("pool-b.jsonl");
         std::fs::write(&bad, "{\"exam\":\"x\"}\n{\"id\":1}\n").expect("write");
         let with = |paths: &[&std::path::Path]| {

@@ -2,7 +2,7 @@
 //! (docs/DASHBOARD.md).
 //!
 //! Every page is rendered on the server from linearizable reads of the coordinator
-//! ([`source`]), decoded into the machine's own types (`panel_machine::query`'s replies),
+//! ([`source`]), decoded into the machine's own types (`panel_machine::read::query`'s replies),
 //! and escaped ([`html::escape`]) wherever text from the cluster appears. There is no
 //! script and no external asset: charts are inline SVG ([`charts`], and calibration's
 //! reliability diagrams), styles are inline, so the page works offline. One module per
@@ -73,9 +73,9 @@ pub(crate) mod fixtures {
     /// The only debate of a state made by [`state`] from one [`debate`], as the view reads
     /// it, with its id.
     pub fn only_debate(st: &State) -> (String, panel_machine::debates::DebateRecord) {
-        let list: panel_machine::query::DebatesReply = read(st, &Query::Debates);
+        let list: panel_machine::read::query::DebatesReply = read(st, &Query::Debates);
         let id = list.debates[0].id.clone();
-        let reply: panel_machine::query::DebateReply = read(
+        let reply: panel_machine::read::query::DebateReply = read(
             st,
             &Query::Debate {
                 debate_id: id.clone(),
@@ -86,6 +86,6 @@ pub(crate) mod fixtures {
 
     /// The machine's answer to `q`, decoded as a reader decodes it.
     pub fn read<T: serde::de::DeserializeOwned>(st: &State, q: &Query) -> T {
-        serde_json::from_value(panel_machine::query::query(st, q)).expect("the reply decodes")
+        serde_json::from_value(panel_machine::read::query::query(st, q)).expect("the reply decodes")
     }
 }

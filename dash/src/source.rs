@@ -1,6 +1,6 @@
 //! Where the pages' data comes from: linearizable reads over the coordinator's gRPC API
 //! (`Coordinator.Read`, as every other read command of the CLI), from the first replica
-//! that answers, decoded into the machine's reply types (`panel_machine::query`). One
+//! that answers, decoded into the machine's reply types (`panel_machine::read::query`). One
 //! lazily connected channel per replica is kept for the life of the server, so a page
 //! costs no TLS handshake once the first one is made.
 

@@ -1,6 +1,6 @@
 //! A replica's beacon key: the verifiable random function (C2SP vrf-r255, the RFC 9381
 //! ECVRF over ristretto255) whose output is the replica's share of a motion's draw seed
-//! (docs/SECURITY.md "The draw cannot be steered"; `panel_machine::beacon` has the rule).
+//! (docs/SECURITY.md "The draw cannot be steered"; `panel_machine::features::beacon` has the rule).
 //!
 //! Why a VRF and not a signature: an Ed25519 signer may pick its nonce, so one key can sign
 //! one message in many valid ways and a leader could grind among them. A VRF proof has

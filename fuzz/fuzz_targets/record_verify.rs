@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use panel_machine::record::{self, Bundle};
+use panel_machine::read::record::{self, Bundle};
 
 fuzz_target!(|data: &[u8]| {
     let Some(text) = panel_fuzz::text(data) else {

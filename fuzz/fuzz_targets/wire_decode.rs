@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use panel_machine::ruling::{self as log_ruling, WireRuling};
+use panel_machine::rules::ruling::{self as log_ruling, WireRuling};
 use panel_proto::pb::{self, link_from_node, link_response, link_to_node};
 use panel_proto::{
     SigningKey, VerifiedMemo, commit_reveal, keys, link, motion_signing, ruling_check, signing,
@@ -43,7 +43,7 @@ fn motion(m: &pb::Motion) {
     let trusted = [node_key().verifying_key()];
     let _ = motion_signing::verify_motion(m, &trusted, &VerifiedMemo::default());
     let _ = motion_signing::verify_motion_self(m, &VerifiedMemo::default());
-    let hex = panel_machine::signed_motion::encode(m);
+    let hex = panel_machine::rules::signed_motion::encode(m);
     let back = pb::Motion::decode(hex::decode(&hex).expect("hex").as_slice()).expect("decodes");
     assert_eq!(back.encode_to_vec(), m.encode_to_vec());
 }

@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::acceptance::{MotionKind, Policy, Stance};
 pub use crate::log::endorsement::Endorsement;
-use crate::ruling::WireRuling;
+use crate::rules::acceptance::{MotionKind, Policy, Stance};
+use crate::rules::ruling::WireRuling;
 
 /// The application payload of one Raft entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -332,7 +332,7 @@ pub enum InternalCommand {
         /// [`EXAM_MOTIONS`](crate::rules::EXAM_MOTIONS) on, so apply can check that the
         /// arbiter was examined on the exam's own items (docs/SECURITY.md).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        motions: Vec<crate::signed_motion::WireMotion>,
+        motions: Vec<crate::rules::signed_motion::WireMotion>,
         /// The sealed sitting the answers belong to; required from rule set
         /// [`SEALED_EXAMS`](crate::rules::SEALED_EXAMS) on.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -739,7 +739,7 @@ pub struct OutcomeSubmission {
     /// records written before motions were signed (and on raw test motions), which carry
     /// envelope v1 rulings only; omitted from the JSON when absent, so they read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub motion: Option<crate::signed_motion::WireMotion>,
+    pub motion: Option<crate::rules::signed_motion::WireMotion>,
 }
 
 /// The commitments of one round of a motion, logged after its commit window.
@@ -749,7 +749,7 @@ pub struct CommitmentLog {
     /// Hex protobuf of the signed `Motion` of this round (docs/WIRE.md "Motion, layout
     /// v1"): its digest is what every reveal must bind, its deadlines are the windows
     /// apply enforces.
-    pub motion: crate::signed_motion::WireMotion,
+    pub motion: crate::rules::signed_motion::WireMotion,
     /// Hex protobuf `Commitment`s, each exactly as the arbiter signed it (the signature is
     /// kept: it is the record's proof that the seat committed).
     pub commitments: Vec<String>,
@@ -939,7 +939,8 @@ mod tests {
                 },
             }),
             ClientCommand::AdmitOrganisation(OrganisationAdmission {
-                organisation: crate::charter_rules::tests::charter().organisations[0].clone(),
+                organisation: crate::features::charter_rules::tests::charter().organisations[0]
+                    .clone(),
                 endorsements: vec![Endorsement {
                     by: "south".into(),
                     signature: "00".into(),
@@ -1009,7 +1010,9 @@ mod tests {
                 motions: vec![],
                 sitting: None,
             },
-            InternalCommand::AdoptCharter(Box::new(crate::charter_rules::tests::charter())),
+            InternalCommand::AdoptCharter(Box::new(
+                crate::features::charter_rules::tests::charter(),
+            )),
             InternalCommand::LogCommitments(CommitmentLog {
                 motion_id: "m".into(),
                 motion: "00".into(),

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::acceptance::{self, Decision, MotionKind, Policy, Stance};
+use crate::rules::acceptance::{self, Decision, MotionKind, Policy, Stance};
 
 /// The environment a debate's writers consume: the entry's stamped time (advanced by one
 /// millisecond per tick so log order stays visible) and per-prefix id counters.

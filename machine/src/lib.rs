@@ -1,59 +1,38 @@
 //! The coordinator's replicated state machine, pure (docs/COORDINATOR.md, "Layers").
 //!
 //! Everything every replica and every offline verifier must compute identically lives
-//! here: what the Raft log carries ([`command`]), the state ([`model`]) and how an entry
-//! changes it ([`apply`]), what a read sees ([`query`]), what a write answers ([`reply`]), the panel draw ([`draw`]), the cross-prior acceptance rule
-//! ([`acceptance`]), admission by exam ([`admission`]), prior checks ([`priors`]),
-//! recalibration ([`recalibration`]) and the verifiable record ([`record`],
-//! [`checkpoints`], [`transparency`], [`entry_proof`]). No clock, randomness, socket or
-//! disk: the leader stamps time and a seed into each batch, and the shell (`panel-coordinator`) does the I/O. `panel verify`
-//! and the simulator depend on this crate alone.
+//! here, in layers (docs/ARCHITECTURE.md "Layers of the machine"), from the bottom: the
+//! rules over values ([`rules`]: the acceptance rule, the draw, a ruling's checks), what
+//! the Raft log carries ([`log`], [`command`], the debate and run documents [`debates`]
+//! and [`runs`], [`authorship`]), the state ([`model`]), what a write answers
+//! ([`reply`]), the functions over the state ([`features`]: admission, exams, limits,
+//! checkpoints, finality, recalibration, ...), how an entry changes the state ([`apply`])
+//! and what a reader sees ([`read`]: queries, the record and its offline verification).
+//! No clock, randomness, socket or disk: the leader stamps time and a seed into each
+//! batch, and the shell (`panel-coordinator`) does the I/O. `panel verify` and the
+//! simulator depend on this crate alone.
 
-pub mod acceptance;
-pub mod admission;
-pub mod appeal_credits;
-pub mod apply;
-pub mod authorship;
-pub mod beacon;
-pub mod breakers;
-pub mod charter_rules;
-pub mod checkpoints;
-pub mod command;
-pub mod confidence;
-pub mod debates;
-pub mod declared_priors;
-pub mod draw;
-pub mod draw_seed;
-pub mod endorsers;
-pub mod entry_proof;
-pub mod exam_sitting;
-pub mod finality;
-pub mod fresh_panel;
-pub mod independence;
-pub mod last_word;
-pub mod limits;
-pub mod log;
-pub mod membership;
-pub mod model;
-pub use model::{motion_table, record_log, reply_table};
-pub mod motion_history;
-pub mod opaque_exam;
-pub mod org_pools;
-pub mod precedent;
-pub mod priors;
-pub mod query;
-pub mod recalibration;
-pub mod record;
-pub mod reply;
+// Layer 1: the rules over values, and the rule sets.
 pub mod rules;
-pub mod ruling;
-pub mod run_convener;
-pub mod run_deadlocks;
-pub mod run_roles;
+
+// Layer 2: what the log carries.
+pub mod authorship;
+pub mod command;
+pub mod debates;
+pub mod log;
 pub mod runs;
-pub mod sample_appeals;
-pub mod signed_motion;
+
+// Layers 3 and 4: the state and what a write answers.
+pub mod model;
+pub mod reply;
+
+// Layers 5 and 6: the functions over the state, and apply dispatching to them.
+pub mod apply;
+pub mod features;
+
+// Layer 7: what a reader sees.
+pub mod read;
+
+/// Drives `apply` as a replica would (the simulator and the integration tests).
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
-pub mod transparency;
-pub mod weighted_pool;

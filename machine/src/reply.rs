@@ -15,9 +15,9 @@ use panel_procedures::{PanelOutcome, RunKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::acceptance::{Acceptance, Seat};
 pub use crate::debates::PriorFinding;
 use crate::model::Absent;
+use crate::rules::acceptance::{Acceptance, Seat};
 
 /// The one place a reply becomes the JSON the log carries. A reply type whose
 /// serialization fails (none does: every key is a string) would be recorded as `null`
@@ -39,7 +39,7 @@ pub struct RegisterArbiterReply {
 pub struct DeclareStanceReply {
     pub arbiter_id: String,
     pub debate_id: String,
-    pub stance: crate::acceptance::Stance,
+    pub stance: crate::rules::acceptance::Stance,
     /// True when the same declaration was already on the record (nothing changed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repeated: bool,
@@ -165,7 +165,7 @@ pub struct CheckPriorsReply {
 pub struct FlaggedDeclaration {
     pub arbiter_id: String,
     pub debate_id: String,
-    pub fitted: crate::acceptance::Stance,
+    pub fitted: crate::rules::acceptance::Stance,
 }
 
 // Test commands.
@@ -300,10 +300,10 @@ pub struct Decided {
     pub recalibration: Option<RecalibrationReply>,
     /// The supporters' measured independence, under a policy with `measured_n_eff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub independence: Option<crate::independence::SupportIndependence>,
+    pub independence: Option<crate::rules::independence::SupportIndependence>,
     /// The accepted outcome's probability and 90% interval (`confidence`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<crate::confidence::OutcomeConfidence>,
+    pub confidence: Option<crate::rules::confidence::OutcomeConfidence>,
     /// The final panel this decision opened for a question left not proven, or why none
     /// could be drawn (`apply/final_panel.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -497,7 +497,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::acceptance::{Acceptance, DeadlockReason};
+    use crate::rules::acceptance::{Acceptance, DeadlockReason};
 
     /// `reply` serializes to `want` exactly (key order included) and decodes back.
     fn pins<T>(reply: T, want: Value)
@@ -691,7 +691,7 @@ mod tests {
     }
 
     fn deadlocked() -> Acceptance {
-        Acceptance::Deadlocked(crate::acceptance::Dissent {
+        Acceptance::Deadlocked(crate::rules::acceptance::Dissent {
             reasons: vec![DeadlockReason::NoQuorum {
                 counted: 0,
                 quorum: 1,

@@ -16,7 +16,7 @@ use panel_procedures::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::acceptance::{Acceptance, Decision, Policy, Seat, Stance};
+use crate::rules::acceptance::{Acceptance, Decision, Policy, Seat, Stance};
 
 /// What a procedure motion asks, carried on its [`crate::command::MotionSpec`] and put
 /// into the signed motion (`ProcedureQuestion` in proto/panel.proto).
@@ -184,8 +184,8 @@ pub fn presented(m: &RunMotion, presentation_seed: u64, arbiter_key_hex: &str) -
 pub fn outcome_of(verdict: &Acceptance) -> PanelOutcome {
     match verdict {
         Acceptance::Accepted { outcome, .. } => match outcome {
-            crate::acceptance::Outcome::Decided(Decision::Yes) => PanelOutcome::Yes,
-            crate::acceptance::Outcome::Decided(Decision::No) => PanelOutcome::No,
+            crate::rules::acceptance::Outcome::Decided(Decision::Yes) => PanelOutcome::Yes,
+            crate::rules::acceptance::Outcome::Decided(Decision::No) => PanelOutcome::No,
             _ => PanelOutcome::Deadlocked,
         },
         Acceptance::Deadlocked(_) => PanelOutcome::Deadlocked,

@@ -8,14 +8,14 @@
 use crucible::motion::{Answer, Question};
 use ed25519_dalek::SigningKey;
 use panel_federation::{Charter, FinalPanel, LastWordAuthority};
-use panel_machine::acceptance::{
+use panel_machine::command::ClientCommand;
+use panel_machine::features::last_word::{LastWordDecision, sign};
+use panel_machine::model::MotionStatus;
+use panel_machine::model::finality::OutcomeStatus;
+use panel_machine::rules::acceptance::{
     Acceptance, DeadlockReason, Decision, Independence, MotionKind, Outcome, Policy,
     RevealedRuling, Seat, Stance, decide,
 };
-use panel_machine::command::ClientCommand;
-use panel_machine::last_word::{LastWordDecision, sign};
-use panel_machine::model::MotionStatus;
-use panel_machine::model::finality::OutcomeStatus;
 use panel_machine::testkit::fixtures::bare_charter;
 use panel_machine::testkit::{Driver, EIGHTEEN, Vote, assert_refused, hinted};
 
@@ -245,7 +245,7 @@ fn supermajority() -> Policy {
             without_any_organisation: true,
             ..Independence::default()
         },
-        aggregation: panel_machine::acceptance::Aggregation::Supermajority { milli: 667 },
+        aggregation: panel_machine::rules::acceptance::Aggregation::Supermajority { milli: 667 },
         ..Policy::default()
     }
 }
@@ -322,7 +322,7 @@ fn a_debate_cannot_ask_for_a_final_panels_rule() {
     d.rules = Some(panel_machine::rules::CURRENT);
     for milli in [1, 667] {
         let policy = Policy {
-            aggregation: panel_machine::acceptance::Aggregation::Supermajority { milli },
+            aggregation: panel_machine::rules::acceptance::Aggregation::Supermajority { milli },
             ..Policy::default()
         };
         let refused = d.try_debate_under(Some(serde_json::to_value(&policy).expect("policy")));

@@ -4,7 +4,7 @@
 //! rule is not vacuous: honest support across stances, organisations and lineages is
 //! accepted.
 
-use panel_machine::acceptance::{
+use panel_machine::rules::acceptance::{
     Acceptance, DeadlockReason, Decision, MotionKind, Outcome, Policy, RetrievalReceipt,
     RevealedRuling, Seat, Stance, decide,
 };
@@ -279,7 +279,7 @@ fn one_lineage_on_both_sides_counts_for_one_side() {
     let legacy = Policy::default();
     assert!(decide(MotionKind::Merge, &seats, &rulings, &[], &legacy).is_accepted());
     let lineage_only = Policy {
-        independence: panel_machine::independence::Independence {
+        independence: panel_machine::rules::independence::Independence {
             one_per_lineage: true,
             ..Default::default()
         },

@@ -7,7 +7,7 @@ use crucible::motion::{Answer, Question};
 use ed25519_dalek::SigningKey;
 use panel_federation::{Charter, LastWordAuthority};
 use panel_machine::command::ClientCommand;
-use panel_machine::last_word::{LastWordDecision, sign};
+use panel_machine::features::last_word::{LastWordDecision, sign};
 use panel_machine::model::finality::OutcomeStatus;
 use panel_machine::testkit::fixtures::bare_charter;
 use panel_machine::testkit::{Driver, SIX, Vote, assert_refused, hinted};

@@ -23,16 +23,18 @@ use std::collections::BTreeSet;
 
 use calibration::exam::Gold;
 use ed25519_dalek::SigningKey;
-use panel_machine::acceptance::{Decision, MotionKind, Policy, Stance};
 use panel_machine::apply::apply_batch;
 use panel_machine::command::{
     ArbiterRegistration, Batch, BatchReply, ClientCommand, Command, CommitmentLog, InternalCommand,
     Item, ItemReply, MotionSpec, TestCommand,
 };
-use panel_machine::exam_sitting::{self, Sitting};
+use panel_machine::features::draw_seed;
+use panel_machine::features::exam_sitting::{self, Sitting};
 use panel_machine::model::{MotionStatus, State};
-use panel_machine::ruling::{self, Binding};
-use panel_machine::{draw_seed, record, rules};
+use panel_machine::read::record;
+use panel_machine::rules;
+use panel_machine::rules::acceptance::{Decision, MotionKind, Policy, Stance};
+use panel_machine::rules::ruling::{self, Binding};
 use panel_proto::pb;
 use prost::Message;
 use serde_json::{Value, json};
@@ -275,7 +277,7 @@ impl Sealed {
 fn log_commitments(m: &pb::Motion, seals: &[&Sealed]) -> Command {
     InternalCommand::LogCommitments(CommitmentLog {
         motion_id: "m1".into(),
-        motion: panel_machine::signed_motion::encode(m),
+        motion: panel_machine::rules::signed_motion::encode(m),
         commitments: seals
             .iter()
             .map(|s| hex::encode(s.commitment.encode_to_vec()))
@@ -324,7 +326,7 @@ fn record_times(s: &State) -> Vec<u64> {
 }
 
 fn verifies(s: &State) -> Result<(), String> {
-    let origin = panel_machine::checkpoints::origin(s).to_owned();
+    let origin = panel_machine::features::checkpoints::origin(s).to_owned();
     let log_key = panel_tlog::NoteSigner::new(&origin, key(60)).expect("log key");
     record::verify(&record::export(s, Some(&log_key)))
         .map(|_| ())
@@ -962,7 +964,7 @@ fn exam_answers(
                 motion_id: m.motion_id.clone(),
                 state_hash: open.state_hash(),
                 motion_digest: panel_proto::motion_digest(&m).to_vec(),
-                debate_id: panel_machine::admission::EXAM_DEBATE.into(),
+                debate_id: panel_machine::features::admission::EXAM_DEBATE.into(),
                 kind: pb::MotionKind::Exam as i32,
                 decision: pb::Decision::None as i32,
                 rationale: "exam answer".into(),
@@ -1000,7 +1002,7 @@ fn exam_answers(
             );
             (
                 item_id.clone(),
-                panel_machine::signed_motion::encode(&m),
+                panel_machine::rules::signed_motion::encode(&m),
                 reveal,
             )
         })
@@ -1093,7 +1095,7 @@ fn the_exam_draw_ignores_every_stamp_the_leader_controls() {
             InternalCommand::SubmitExam {
                 arbiter_id: "x".into(),
                 reveals: vec![],
-                motions: vec![panel_machine::signed_motion::encode(&m)],
+                motions: vec![panel_machine::rules::signed_motion::encode(&m)],
                 sitting: Some(1),
             }
             .into(),

@@ -53,7 +53,7 @@ fn content_motions(d: &Driver, debate_id: &str) -> Vec<(String, Option<String>, 
             m.spec
                 .question
                 .as_ref()
-                .is_some_and(panel_machine::precedent::eligible)
+                .is_some_and(panel_machine::features::precedent::eligible)
         })
         .map(|(id, m)| {
             assert!(matches!(m.status, MotionStatus::Decided(_)), "{id} open");

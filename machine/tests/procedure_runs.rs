@@ -139,7 +139,8 @@ fn start(state: &mut State, n: u64, start: RunStart, seats: usize) -> ItemReply 
 
 /// An input signed by `signer` for the client id and request id `write` sends it under.
 fn input_by(signer: &ed25519_dalek::SigningKey, run_id: &str, input: RunInput, n: u64) -> Command {
-    let signature = panel_machine::run_roles::sign(signer, run_id, &input, "t", n).expect("sign");
+    let signature =
+        panel_machine::features::run_roles::sign(signer, run_id, &input, "t", n).expect("sign");
     ClientCommand::SubmitRunInput(Box::new(RunInputSubmission {
         run_id: run_id.into(),
         input,
@@ -423,10 +424,10 @@ fn a_v2_record_with_unbound_roles_still_verifies() {
         ed25519_dalek::SigningKey::from_bytes(&[50; 32]),
     )
     .expect("log key");
-    let mut bundle = panel_machine::record::export(&s, Some(&log));
-    bundle.format = panel_machine::record::FORMAT_V2.into();
-    panel_machine::record::verify(&bundle).expect("a v2 record verifies");
-    bundle.format = panel_machine::record::FORMAT.into();
-    let err = panel_machine::record::verify(&bundle).expect_err("v3 binds roles");
+    let mut bundle = panel_machine::read::record::export(&s, Some(&log));
+    bundle.format = panel_machine::read::record::FORMAT_V2.into();
+    panel_machine::read::record::verify(&bundle).expect("a v2 record verifies");
+    bundle.format = panel_machine::read::record::FORMAT.into();
+    let err = panel_machine::read::record::verify(&bundle).expect_err("v3 binds roles");
     assert!(err.to_string().contains("role_keys"), "{err}");
 }

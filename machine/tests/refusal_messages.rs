@@ -7,28 +7,28 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use panel_machine::acceptance::{Policy, Stance};
-use panel_machine::admission::{ExamMotionError, ExamRefusal};
-use panel_machine::appeal_credits::AppealCreditError;
 use panel_machine::apply::{ApplyError, RevocationError, RotationError, RoundError, apply_batch};
 use panel_machine::authorship::AuthorshipError;
-use panel_machine::beacon::BeaconError;
-use panel_machine::breakers::BreakerError;
-use panel_machine::charter_rules::CharterRuleError;
-use panel_machine::checkpoints::CheckpointError;
 use panel_machine::command::{Batch, ClientCommand, Command, Item, ItemReply, TestCommand};
 use panel_machine::debates::DebateError;
-use panel_machine::declared_priors::DeclarationRefusal;
-use panel_machine::draw::DrawError;
-use panel_machine::exam_sitting::SittingError;
-use panel_machine::last_word::LastWordError;
-use panel_machine::limits::LimitError;
+use panel_machine::features::admission::{ExamMotionError, ExamRefusal};
+use panel_machine::features::appeal_credits::AppealCreditError;
+use panel_machine::features::beacon::BeaconError;
+use panel_machine::features::breakers::BreakerError;
+use panel_machine::features::charter_rules::CharterRuleError;
+use panel_machine::features::checkpoints::CheckpointError;
+use panel_machine::features::declared_priors::DeclarationRefusal;
+use panel_machine::features::exam_sitting::SittingError;
+use panel_machine::features::last_word::LastWordError;
+use panel_machine::features::limits::LimitError;
+use panel_machine::features::priors::PriorCheckError;
+use panel_machine::features::run_convener::ConvenerError;
+use panel_machine::features::run_roles::RoleError;
 use panel_machine::model::{ReplyText, State};
-use panel_machine::priors::PriorCheckError;
-use panel_machine::ruling::{RevealError, RulingError};
-use panel_machine::run_convener::ConvenerError;
-use panel_machine::run_roles::RoleError;
-use panel_machine::signed_motion::MotionError;
+use panel_machine::rules::acceptance::{Policy, Stance};
+use panel_machine::rules::draw::DrawError;
+use panel_machine::rules::ruling::{RevealError, RulingError};
+use panel_machine::rules::signed_motion::MotionError;
 use panel_procedures::{ContractError, Finding, ProcedureError};
 use panel_proto::VerifiedMemo;
 use serde_json::json;
@@ -741,7 +741,7 @@ fn constructed() -> Vec<Case> {
         ),
         case(
             ApplyError::from(
-                panel_machine::sample_appeals::SampleAppealError::NotAnAppeal {
+                panel_machine::features::sample_appeals::SampleAppealError::NotAnAppeal {
                     op: s("definition"),
                 },
             ),
@@ -749,7 +749,9 @@ fn constructed() -> Vec<Case> {
         ),
         case(
             ApplyError::from(
-                panel_machine::sample_appeals::SampleAppealError::NotInForce { rules: 21 },
+                panel_machine::features::sample_appeals::SampleAppealError::NotInForce {
+                    rules: 21,
+                },
             ),
             &["rule set 22", "without --random-sample"],
         ),

@@ -4,14 +4,14 @@
 //! chooses nothing; motions under older policies still draw from the batch seed, so
 //! records written before replay unchanged.
 
-use panel_machine::acceptance::{MotionKind, Policy, Seat, Stance};
 use panel_machine::apply::{ApplyCtx, apply_batch};
 use panel_machine::command::{
     ArbiterRegistration, Batch, ClientCommand, Command, Item, ItemReply, MotionSpec, TestCommand,
 };
-use panel_machine::draw_seed;
+use panel_machine::features::draw_seed;
 use panel_machine::model::State;
-use panel_machine::record::{export, verify};
+use panel_machine::read::record::{export, verify};
+use panel_machine::rules::acceptance::{MotionKind, Policy, Seat, Stance};
 
 const POOL: [(&str, Stance, &str); 8] = [
     ("a1", Stance::A, "o1"),
@@ -225,7 +225,7 @@ fn a_record_with_unsteerable_draws_verifies() {
         &batch(3_000, 6, vec![open("m2", p), open("m3", None)]),
         &panel_proto::VerifiedMemo::default(),
     );
-    let origin = panel_machine::checkpoints::origin(&s).to_owned();
+    let origin = panel_machine::features::checkpoints::origin(&s).to_owned();
     let log_key =
         panel_tlog::NoteSigner::new(&origin, ed25519_dalek::SigningKey::from_bytes(&[50; 32]))
             .expect("log key");

@@ -6,9 +6,9 @@
 //! head-count rule, the same rulings deadlock.
 
 use calibration::recalibration::{Resolution, ResolutionKind, ResolvedItem};
-use panel_machine::acceptance::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
 use panel_machine::command::{MotionSpec, TestCommand};
 use panel_machine::model::MotionStatus;
+use panel_machine::rules::acceptance::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
 use panel_machine::testkit::{Driver, Schedule, Vote};
 
 const POOL: [(&str, Stance); 6] = [
@@ -63,7 +63,7 @@ fn decide(
     policy: Policy,
 ) -> (
     Acceptance,
-    Option<panel_machine::confidence::OutcomeConfidence>,
+    Option<panel_machine::rules::confidence::OutcomeConfidence>,
 ) {
     let debate = d
         .try_debate_under(Some(serde_json::to_value(&policy).expect("policy")))

@@ -6,13 +6,14 @@
 use ed25519_dalek::SigningKey;
 use panel_federation::{Charter, Floors, LogIdentity, Organisation, WitnessEntry};
 use panel_machine::apply::apply_batch;
-use panel_machine::checkpoints::{Cadence, Cosignatures};
 use panel_machine::command::{
     ArbiterRegistration, Batch, ClientCommand, Command, InternalCommand, Item,
 };
+use panel_machine::features::checkpoints;
+use panel_machine::features::checkpoints::{Cadence, Cosignatures};
 use panel_machine::model::State;
-use panel_machine::record::{self, Bundle, FORMAT_V1, check_policy, export, verify};
-use panel_machine::{checkpoints, entry_proof};
+use panel_machine::read::entry_proof;
+use panel_machine::read::record::{self, Bundle, FORMAT_V1, check_policy, export, verify};
 use panel_tlog::note::SignatureLine;
 use panel_tlog::{Cosigner, NoteSigner, Policy};
 
@@ -97,8 +98,9 @@ fn registration(id: &str, arbiter: u8, org: &str, org_key: u8, family: &str) -> 
         "organisation": org, "model_family": family, "stance": "A", "endpoint": "link",
     }))
     .expect("registration");
-    reg.attestation =
-        Some(panel_machine::charter_rules::attest(&reg, &k, &key(org_key)).expect("attest"));
+    reg.attestation = Some(
+        panel_machine::features::charter_rules::attest(&reg, &k, &key(org_key)).expect("attest"),
+    );
     Command::Client(ClientCommand::RegisterArbiter(reg))
 }
 

@@ -7,8 +7,8 @@
 //! Each write's request id is derived from the signed declaration, so a restarted node
 //! repeats the same write (deduplicated) instead of adding one.
 
-use panel_machine::acceptance::Stance;
 use panel_machine::command::{ClientCommand, StanceDeclaration};
+use panel_machine::rules::acceptance::Stance;
 use panel_proto::stance_declaration::{DeclarationClaim, DeclarationError};
 
 use crate::arbiter::Arbiter;
@@ -85,11 +85,11 @@ mod tests {
         };
         assert_eq!(
             (d.debate_id.as_str(), d.stance, d.credence_permille),
-            ("*", panel_machine::acceptance::Stance::B, 700)
+            ("*", panel_machine::rules::acceptance::Stance::B, 700)
         );
         let sig = hex::decode(&d.signature).expect("hex");
         panel_proto::stance_declaration::verify_declaration(
-            &panel_machine::declared_priors::claim(&d),
+            &panel_machine::features::declared_priors::claim(&d),
             &sig,
             &key.verifying_key(),
         )

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use calibration::exam::{Gold, ProbeVariant};
-use panel_machine::exam_sitting::embedded_pool;
+use panel_machine::features::exam_sitting::embedded_pool;
 
 use crate::gaussian::Rng;
 use crate::judge::rule;

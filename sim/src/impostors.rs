@@ -1,6 +1,6 @@
 //! Impostor detection: arbiters whose declared stance is not the one they lean to, found
 //! by the prior-consistency check over the binary rulings of seated arbiters, run the way
-//! `machine/src/priors.rs` runs it (bridging fit first). Version 2
+//! `machine/src/features/priors.rs` runs it (bridging fit first). Version 2
 //! (`calibration::prior_consistency::check_priors_v2`) is the rule measured; version 1
 //! (`check_priors`, what older records hold) runs on the same windows for comparison.
 //! Each history window is an independent trial; recall and the false-flag rate are counted
@@ -10,7 +10,7 @@ use calibration::bridging::{BridgingConfig, fit_matrix};
 use calibration::prior_consistency::{
     Camp, PriorCheck, PriorCheckPolicy, PriorCheckPolicyV2, check_priors, check_priors_v2,
 };
-use panel_machine::priors::camp;
+use panel_machine::features::priors::camp;
 use serde::Serialize;
 
 use crate::population::Population;

@@ -4,8 +4,8 @@
 //! (position and verbosity bias, self-family preference, errors correlated through shared
 //! lineage, inert relevance, false declared priors, colluding camps, sybils, a leader that
 //! steers the draw), runs every motion through the machine's own draw
-//! (`panel_machine::draw`), draw seed (`panel_machine::draw_seed`) and acceptance rule
-//! (`panel_machine::acceptance::decide`, old and `Policy::independent()`), and measures the
+//! (`panel_machine::rules::draw`), draw seed (`panel_machine::features::draw_seed`) and acceptance rule
+//! (`panel_machine::rules::acceptance::decide`, old and `Policy::independent()`), and measures the
 //! outcomes with the calibration crate's scoring rules, prior-consistency check and inert
 //! screen.
 //!

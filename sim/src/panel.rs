@@ -1,13 +1,13 @@
-//! One motion through the machine's own code: the panel draw (`panel_machine::draw::draw`)
-//! from the draw seed of either rule (`panel_machine::draw_seed`), and the acceptance rule
-//! (`panel_machine::acceptance::decide`) under the old policy and `Policy::independent()`
+//! One motion through the machine's own code: the panel draw (`panel_machine::rules::draw::draw`)
+//! from the draw seed of either rule (`panel_machine::features::draw_seed`), and the acceptance rule
+//! (`panel_machine::rules::acceptance::decide`) under the old policy and `Policy::independent()`
 //! (docs/coordinator/acceptance.md "The panel draw" and "The acceptance rule").
 
-use panel_machine::acceptance::{
+use panel_machine::rules::acceptance::{
     Acceptance, Decision, MotionKind, Outcome, Policy, RevealedRuling, Seat,
 };
-use panel_machine::draw::{DrawSpec, draw};
-use panel_machine::independence::seated_lineage;
+use panel_machine::rules::draw::{DrawSpec, draw};
+use panel_machine::rules::independence::seated_lineage;
 
 use crate::judge::Ruling;
 use crate::population::Population;
@@ -88,7 +88,7 @@ pub fn accept(
     } else {
         MotionKind::Merge
     };
-    match panel_machine::acceptance::decide(kind, &seats, &revealed, &[], policy) {
+    match panel_machine::rules::acceptance::decide(kind, &seats, &revealed, &[], policy) {
         Acceptance::Accepted { outcome, .. } => match outcome {
             Outcome::Decided(d) => Verdict::Decided(d == Decision::Yes),
             Outcome::Relevance(v) => Verdict::Relevance(v),

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use panel_machine::acceptance::Stance;
-use panel_machine::draw::Candidate;
+use panel_machine::rules::acceptance::Stance;
+use panel_machine::rules::draw::Candidate;
 
 use crate::gaussian::normal_quantile;
 use crate::scenario::{Scenario, StanceSpec, Target};

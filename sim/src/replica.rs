@@ -20,9 +20,9 @@
 //! of simulated judges, docs/JUDGES.md "Simulated"); the motions carry no hint. Time and
 //! the batch seeds come from [`ReplicaOptions`] and the scenario seed.
 
-use panel_machine::acceptance::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
 use panel_machine::command::{ItemReply, MotionSpec, TestCommand};
 use panel_machine::model::MotionStatus;
+use panel_machine::rules::acceptance::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
 use panel_machine::testkit::{Driver, KitError, Schedule, Vote};
 use thiserror::Error;
 
@@ -93,7 +93,7 @@ pub struct ReplicaOptions {
 /// question deadlocked three times is given up, each re-ask two seats wider and disjoint
 /// from every earlier panel on it.
 pub const LADDER_ASKS: usize = 3;
-pub const WIDENING: usize = panel_machine::fresh_panel::WIDENING;
+pub const WIDENING: usize = panel_machine::features::fresh_panel::WIDENING;
 
 /// The first batch's default stamp (1 January 2027, UTC) and step: one second per entry,
 /// so a round's commit and reveal windows fit between two entries.
@@ -527,7 +527,7 @@ impl Replica<'_> {
 }
 
 /// The variant name of a deadlock reason, as the record's JSON tags it.
-fn reason_name(r: &panel_machine::acceptance::DeadlockReason) -> String {
+fn reason_name(r: &panel_machine::rules::acceptance::DeadlockReason) -> String {
     match serde_json::to_value(r) {
         Ok(serde_json::Value::String(s)) => s,
         Ok(serde_json::Value::Object(o)) => o.keys().next().cloned().unwrap_or_default(),

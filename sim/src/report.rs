@@ -98,7 +98,7 @@ pub fn run(s: &Scenario, opts: Options) -> Report {
         self_selection: crate::self_selection::Setting {
             population: &pop,
             records: &records,
-            base: panel_machine::draw::DrawSpec {
+            base: panel_machine::rules::draw::DrawSpec {
                 seats: s.panel.seats,
                 min_per_stance: s.panel.min_per_stance,
                 min_organisations: s.panel.min_organisations,

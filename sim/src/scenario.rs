@@ -36,7 +36,7 @@ fn default_motions() -> usize {
     20_000
 }
 
-/// How panels are drawn (the `panel_machine::draw::DrawSpec` fields).
+/// How panels are drawn (the `panel_machine::rules::draw::DrawSpec` fields).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PanelSpec {

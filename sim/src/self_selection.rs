@@ -14,8 +14,8 @@
 
 use serde::Serialize;
 
-use panel_machine::acceptance::Policy;
-use panel_machine::draw::{DrawSpec, draw};
+use panel_machine::rules::acceptance::Policy;
+use panel_machine::rules::draw::{DrawSpec, draw};
 
 use crate::coalition::forced;
 use crate::gaussian::Rng;

@@ -4,13 +4,13 @@
 //!
 //! A leader that steers (docs/SECURITY.md "The draw cannot be steered") re-stamps the
 //! batch seed of the old draw `rerolls` times and keeps the panel with the most seats of
-//! its coalition; the unsteerable draw's seed is `panel_machine::draw_seed::derive` over a
+//! its coalition; the unsteerable draw's seed is `panel_machine::features::draw_seed::derive` over a
 //! record the leader does not control in this model. Without a steering leader both
 //! policies judge the same panel, so their figures are paired.
 
-use panel_machine::acceptance::Policy;
-use panel_machine::draw::DrawSpec;
-use panel_machine::draw_seed;
+use panel_machine::features::draw_seed;
+use panel_machine::rules::acceptance::Policy;
+use panel_machine::rules::draw::DrawSpec;
 
 use crate::gaussian::Rng;
 use crate::judge::{Ruling, rule};

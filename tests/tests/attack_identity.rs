@@ -20,12 +20,12 @@ use std::time::Duration;
 use crucible::contribution::Contribution;
 use ed25519_dalek::SigningKey;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::acceptance::Stance;
-use panel_machine::charter_rules::{attest, attest_contributor, endorse};
 use panel_machine::command::{
     ArbiterRegistration, ClientCommand, Command, ContributionSubmission, ContributorRegistration,
     Endorsement, OrganisationAdmission, Query, TestCommand, WireAttestation,
 };
+use panel_machine::features::charter_rules::{attest, attest_contributor, endorse};
+use panel_machine::rules::acceptance::Stance;
 use panel_tests::panel;
 use panel_tests::tls::{TlsCluster, start_issued, tls};
 use panel_transport::Transport;
@@ -208,10 +208,10 @@ impl Client {
         // Its registered stance as its standing stance: every debate created after this
         // starts with it (a raw debate of a chartered group is under the independent
         // policy, which seats by declarations).
-        let standing = panel_machine::declared_priors::sign(
+        let standing = panel_machine::features::declared_priors::sign(
             &key(seed),
             id,
-            panel_machine::declared_priors::STANDING,
+            panel_machine::features::declared_priors::STANDING,
             stance,
             700,
         )

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use ed25519_dalek::SigningKey;
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::acceptance::{MotionKind, Stance};
 use panel_machine::command::{
     ArbiterRegistration, ClientCommand, Command, InternalCommand, MotionSpec, OutcomeSubmission,
     TestCommand,
 };
+use panel_machine::rules::acceptance::{MotionKind, Stance};
 use panel_tests::{ChildGuard, loopback_addrs, start_production_cluster};
 use serde_json::Value;
 
@@ -208,7 +208,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
             // A sitting sealed with a pool of the client's choosing (whose answers it
             // knows), and a "reveal" of a key of its choosing: both are the exam
             // driver's alone.
-            let pool = panel_machine::exam_sitting::embedded_pool().expect("pool");
+            let pool = panel_machine::features::exam_sitting::embedded_pool().expect("pool");
             let sealed: Command = InternalCommand::SealExamPool(Box::new(pool.sealed())).into();
             assert_denied(
                 write(&mut c, "attacker", base + 6, &sealed).await,
@@ -233,14 +233,15 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                 "only the leader's motion and exam drivers",
             );
             // A seating with shares of the client's choosing: the driver's alone.
-            let seat: Command = InternalCommand::SeatMotion(panel_machine::beacon::Seating {
-                motion_id: format!("m{n}"),
-                shares: vec![panel_machine::beacon::BeaconShare {
-                    replica: 1,
-                    proof: "00".repeat(80),
-                }],
-            })
-            .into();
+            let seat: Command =
+                InternalCommand::SeatMotion(panel_machine::features::beacon::Seating {
+                    motion_id: format!("m{n}"),
+                    shares: vec![panel_machine::features::beacon::BeaconShare {
+                        replica: 1,
+                        proof: "00".repeat(80),
+                    }],
+                })
+                .into();
             assert_denied(
                 write(&mut c, "attacker", base + 8, &seat).await,
                 "SeatMotion",
@@ -453,8 +454,8 @@ fn a_debate_flood_under_rotating_names_is_bounded() {
 /// recorded once, and a later switch of camp for the same debate is refused.
 #[test]
 fn a_forged_or_switched_stance_declaration_is_refused() {
-    use panel_machine::acceptance::Policy;
-    use panel_machine::declared_priors;
+    use panel_machine::features::declared_priors;
+    use panel_machine::rules::acceptance::Policy;
     let dir = tempfile::tempdir().expect("tempdir");
     let (_guards, addrs) = start(dir.path());
     let rt = tokio::runtime::Runtime::new().expect("runtime");

@@ -12,7 +12,7 @@ use calibration::exam::{Exam, Gold, ProbeVariant, load_exam};
 use calibration::exam_draw::draw_public_with_extra;
 use calibration::exam_scoring::load_answers;
 use calibration::public_pool::PublicPool;
-use panel_machine::exam_sitting::{
+use panel_machine::features::exam_sitting::{
     DRAW, EMBEDDED_POOL_TEXT, HELD_BACK_EXTRA, HeldExam, embedded_pool, reveal, seal,
 };
 use panel_machine::model::State;

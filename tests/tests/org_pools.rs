@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use panel_coordinator::pb::replica::replica_client::ReplicaClient;
 use panel_coordinator::pb::replica::{ExamPoolKeyRequest, OfferExamPoolRequest};
-use panel_machine::exam_sitting::PrivatePool;
+use panel_machine::features::exam_sitting::PrivatePool;
 use panel_tests::run_folder::{log_file, logs, poll};
 use panel_tests::tls::{TlsCluster, start_configured, tls};
 use panel_tests::tls_node::{self, NodeSpec, cli_until_ok};

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use panel_machine::command::{ClientCommand, Command};
-use panel_machine::run_convener;
+use panel_machine::features::run_convener;
 use panel_machine::runs::RunRequest;
 use panel_tests::local_panel::{Cluster, fails, json, ok, start};
 use serde_json::{Value, json};

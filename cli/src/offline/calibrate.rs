@@ -2,10 +2,10 @@
 //!
 //! Exam mode: `panel calibrate --answers answers.jsonl [--exam FILE] [--svg-dir DIR]
 //! [--now 2026-11-30T12:00:00Z] [--json]` scores every arbiter in the answers file the way a
-//! sealed sitting scores it (machine/src/exam_sitting.rs), so the decision here is the
+//! sealed sitting scores it (machine/src/features/exam_sitting.rs), so the decision here is the
 //! service's:
 //! * without `--exam`, on the pool built into the binary, the one the service seals when
-//!   it has no private pools (`panel_machine::exam_sitting::embedded_pool`,
+//!   it has no private pools (`panel_machine::features::exam_sitting::embedded_pool`,
 //!   exams/default-v2.jsonl), so it works from any directory;
 //! * on the items the arbiter answered, with every probe group it answered any item of taken
 //!   whole, as a sitting's draw holds groups whole: a file that answers a sitting's draw is
@@ -51,7 +51,7 @@ use calibration::reliability_svg::reliability_svg;
 use calibration::request::answer_line;
 use calibration::response::ErrorResponse;
 use calibration::wilson::{ReliabilityInterval, reliability_intervals};
-use panel_machine::exam_sitting::embedded_pool;
+use panel_machine::features::exam_sitting::embedded_pool;
 use serde_json::json;
 
 use crate::output::OutputArgs;

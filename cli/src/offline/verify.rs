@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panel_machine::record::{Bundle, verify};
+use panel_machine::read::record::{Bundle, verify};
 
 use crate::output::OutputArgs;
 
@@ -78,12 +78,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let checked = trusted
         .as_ref()
-        .map_or(Ok(()), |c| panel_machine::record::check_charter(&bundle, c))
+        .map_or(Ok(()), |c| {
+            panel_machine::read::record::check_charter(&bundle, c)
+        })
         .and_then(|()| verify(&bundle))
         .and_then(|report| {
             let witnessed = policy
                 .as_ref()
-                .map(|p| panel_machine::record::check_policy(&bundle, p))
+                .map(|p| panel_machine::read::record::check_policy(&bundle, p))
                 .transpose()?;
             Ok((report, witnessed))
         });

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use panel_machine::entry_proof;
+use panel_machine::read::entry_proof;
 use panel_tlog::policy::PolicyError;
 use panel_tlog::{Policy, ProofBundle};
 use serde_json::json;

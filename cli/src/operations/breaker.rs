@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use panel_machine::breakers::{AutoBreaker, BreakerOrder, Scope};
 use panel_machine::command::{ClientCommand, Query};
-use panel_machine::query::BreakersReply;
+use panel_machine::features::breakers::{AutoBreaker, BreakerOrder, Scope};
+use panel_machine::read::query::BreakersReply;
 
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, runtime};
@@ -106,8 +106,9 @@ pub fn endorse(order: &OrderArgs, org_key: &std::path::Path) -> Result<ExitCode>
     let charter = crate::operations::org::read_charter(&order.charter)?;
     let key = panel_transport::pki::read_seed_key(org_key)
         .with_context(|| format!("--org-key {}", org_key.display()))?;
-    let signature = panel_machine::breakers::endorse(&charter, &order.order(Vec::new())?, &key)
-        .context("signing the breaker order")?;
+    let signature =
+        panel_machine::features::breakers::endorse(&charter, &order.order(Vec::new())?, &key)
+            .context("signing the breaker order")?;
     println!("{signature}");
     Ok(ExitCode::SUCCESS)
 }
@@ -171,7 +172,7 @@ pub fn show(json: bool, cluster: &ClusterArgs) -> Result<ExitCode> {
             println!(
                 "automatic breaker armed: over the last {} decided motions, more than {} deadlocked, more than {} refused rulings{overturned}{flagged} pause new motions ({} counted so far)",
                 a.window,
-                panel_machine::breakers::percent(u64::from(a.max_deadlock_permille)),
+                panel_machine::features::breakers::percent(u64::from(a.max_deadlock_permille)),
                 a.max_refused_rulings,
                 r.breakers.recent.len()
             )

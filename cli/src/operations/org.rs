@@ -447,7 +447,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let charter = read_charter(&membership.charter)?;
             let key = panel_transport::pki::read_seed_key(&org_key)
                 .with_context(|| format!("--org-key {}", org_key.display()))?;
-            let signature = panel_machine::membership::endorse(
+            let signature = panel_machine::features::membership::endorse(
                 &charter,
                 membership.seq,
                 &membership.voters,
@@ -461,7 +461,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             membership,
             endorsed,
         } => {
-            let voters = panel_machine::membership::sorted(&membership.voters);
+            let voters = panel_machine::features::membership::sorted(&membership.voters);
             let command = ClientCommand::AuthoriseMembership(MembershipAuthorisation {
                 seq: membership.seq,
                 voters: voters.clone(),
@@ -503,8 +503,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     endorsement: String::new(),
                 },
             };
-            reg.attestation = panel_machine::charter_rules::attest_contributor(&reg, &key, &roster)
-                .context("signing the registration")?;
+            reg.attestation =
+                panel_machine::features::charter_rules::attest_contributor(&reg, &key, &roster)
+                    .context("signing the registration")?;
             submit(
                 &cluster,
                 ClientCommand::RegisterContributor(reg),
@@ -521,7 +522,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let to = public_key("--to", &to)?;
             let key = panel_transport::pki::read_seed_key(&org_key)
                 .with_context(|| format!("--org-key {}", org_key.display()))?;
-            let signature = panel_machine::charter_rules::sign_rotation(
+            let signature = panel_machine::features::charter_rules::sign_rotation(
                 &charter,
                 rotation.seq,
                 &from,
@@ -541,7 +542,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let key = panel_coordinator::service::motion_key::load(&new_key)
                 .with_context(|| format!("--new-key {}", new_key.display()))?;
             let to = key.verifying_key();
-            let possession = panel_machine::charter_rules::sign_rotation(
+            let possession = panel_machine::features::charter_rules::sign_rotation(
                 &charter,
                 rotation.seq,
                 &from,
@@ -570,7 +571,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let org = organisation(&newcomer)?;
             let key = panel_transport::pki::read_seed_key(&org_key)
                 .with_context(|| format!("--org-key {}", org_key.display()))?;
-            let signature = panel_machine::charter_rules::endorse(&org, &key)
+            let signature = panel_machine::features::charter_rules::endorse(&org, &key)
                 .context("signing the admission")?;
             println!("{signature}");
             Ok(ExitCode::SUCCESS)

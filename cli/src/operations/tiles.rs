@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use panel_coordinator::pb::coordinator as cpb;
 use panel_machine::command::Query;
-use panel_machine::record::Bundle;
+use panel_machine::read::record::Bundle;
 use panel_tlog::tiles::{Layout, Leaf, Published};
 use panel_tlog::{Checkpoint, Note, Policy};
 use panel_witness::{Publisher, TileServer};

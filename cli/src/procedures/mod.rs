@@ -16,7 +16,7 @@ use anyhow::{Context, Result, anyhow};
 use ed25519_dalek::SigningKey;
 use panel_coordinator::client::failover::WriteOutcome;
 use panel_machine::command::{ClientCommand, Query};
-use panel_machine::query::MotionReply;
+use panel_machine::read::query::MotionReply;
 use panel_machine::runs::{RunInputSubmission, RunRecord, RunRequest};
 use panel_procedures::{Awaited, DeadlockCauses, PanelOutcome, RunInput, RunStart};
 use serde::Deserialize;
@@ -148,7 +148,7 @@ pub async fn start(
     if let Some(key) = key {
         let (client_id, request_id) = c.next_ids();
         req.signature = Some(
-            panel_machine::run_convener::sign(key, &req, &client_id, request_id)
+            panel_machine::features::run_convener::sign(key, &req, &client_id, request_id)
                 .context("cannot sign the run's start")?,
         );
     }
@@ -219,7 +219,7 @@ async fn submit(c: &mut Cluster, run_id: &str, input: RunInput, keys: &RoleKeys)
     let signature = match keys.0.get(&role) {
         Some(key) => {
             let (client_id, request_id) = c.next_ids();
-            Some(panel_machine::run_roles::sign(
+            Some(panel_machine::features::run_roles::sign(
                 key, run_id, &input, &client_id, request_id,
             )?)
         }
@@ -281,7 +281,7 @@ pub async fn deadlock_causes(c: &Cluster, run: &RunRecord) -> Result<DeadlockCau
         let refused = run.refused_settlements.get(&s.key).copied().unwrap_or(0);
         causes.insert(
             s.motion_id.clone(),
-            panel_machine::run_deadlocks::causes_of(reply.motion.as_ref(), refused),
+            panel_machine::features::run_deadlocks::causes_of(reply.motion.as_ref(), refused),
         );
     }
     Ok(causes)

@@ -14,10 +14,10 @@ use crucible::motion::{Answer, Question};
 use crucible::scenario::{Scenario, Step, Submission, Target, VerdictCheck, play};
 use crucible::verdict::js_to_fixed;
 use panel_coordinator::client::failover::decode_reply;
-use panel_machine::acceptance::{Policy, Stance};
 use panel_machine::command::{ClientCommand, DebateSpec, PanelRequest};
 use panel_machine::debates::SubmissionHints;
 use panel_machine::reply::CreateDebateReply;
+use panel_machine::rules::acceptance::{Policy, Stance};
 use panel_transport::pki;
 
 use crate::output::say;
@@ -173,7 +173,8 @@ pub fn attested_contributor(
         },
     };
     let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;
-    reg.attestation = panel_machine::charter_rules::attest_contributor(&reg, key, &roster)?;
+    reg.attestation =
+        panel_machine::features::charter_rules::attest_contributor(&reg, key, &roster)?;
     Ok(reg)
 }
 

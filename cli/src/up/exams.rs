@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use panel_machine::command::Query;
 use panel_machine::model::Arbiter as ArbiterView;
-use panel_machine::query::ArbitersReply;
+use panel_machine::read::query::ArbitersReply;
 
 use crate::output::say;
 use crate::rulings::Names;
@@ -21,12 +21,14 @@ const EXAM_PATIENCE: Duration = Duration::from_secs(300);
 /// Waits until every arbiter's exam is scored and all are admitted; returns the names
 /// rulings are printed with.
 pub async fn wait_for_admission(panel: &Panel, state: &Path) -> Result<Names> {
-    let pool = panel_machine::exam_sitting::embedded_pool().map_or(0, |p| p.exam.items.len());
+    let pool =
+        panel_machine::features::exam_sitting::embedded_pool().map_or(0, |p| p.exam.items.len());
     say!(
         "\nCalibration exam in a sealed sitting: each arbiter answers its own draw of {} of the \
          {pool} items of the shipped pool (public, so this demo examines nobody in secret); \
          the answers are scored once the key is revealed ...",
-        panel_machine::exam_sitting::DRAW.items() + panel_machine::exam_sitting::HELD_BACK_EXTRA
+        panel_machine::features::exam_sitting::DRAW.items()
+            + panel_machine::features::exam_sitting::HELD_BACK_EXTRA
     );
     let arbiters = wait_scored(panel, state, ARBITERS.len(), EXAM_PATIENCE).await?;
     print_scores(&arbiters);

@@ -13,8 +13,8 @@ mod tests {
     use calibration::inert::InertPolicy;
     use calibration::judge_model;
     use calibration::public_pool::{ItemKind, PublicPool};
-    use panel_machine::admission::{Asking, expected_answer, item_motion};
-    use panel_machine::exam_sitting::{DRAW, HELD_BACK_EXTRA, embedded_pool};
+    use panel_machine::features::admission::{Asking, expected_answer, item_motion};
+    use panel_machine::features::exam_sitting::{DRAW, HELD_BACK_EXTRA, embedded_pool};
     use panel_node::judge::simulated::SimulatedJudge;
 
     use crate::up::{ARBITERS, ArbiterSpec};

@@ -95,7 +95,8 @@ pub async fn run(
         "\nCalibration exam in a sealed sitting: each model answers its own draw of {} items, \
          read from its next-token probabilities (minutes: the models run on this machine's \
          cores) ...",
-        panel_machine::exam_sitting::DRAW.items() + panel_machine::exam_sitting::HELD_BACK_EXTRA
+        panel_machine::features::exam_sitting::DRAW.items()
+            + panel_machine::features::exam_sitting::HELD_BACK_EXTRA
     );
     // The sitting is scored after its window closes and every seat has revealed.
     let patience = Duration::from_millis(Judging::LOCAL.exam_ms) + Duration::from_secs(600);

@@ -30,11 +30,11 @@ use crucible::document::Debate;
 use crucible::scenario::worked_example;
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::local::Supervisor;
-use panel_machine::acceptance::Stance;
 use panel_machine::command::{ClientCommand, ContributionSubmission, Query};
 use panel_machine::debates::SubmissionHints;
 use panel_machine::model::{Motion, MotionStatus};
 use panel_machine::reply::{CheckPriorsReply, ContributeReply};
+use panel_machine::rules::acceptance::Stance;
 use panel_transport::pki;
 use serde_json::Value;
 
@@ -566,7 +566,7 @@ async fn print_new_motions(
             m.spec.motion_id,
             crate::user::motion::question_line(&m.spec)
         );
-        for note in panel_machine::motion_history::one_lineage_support(&m) {
+        for note in panel_machine::read::motion_history::one_lineage_support(&m) {
             say!("      {note}");
         }
         let mut by_stance: BTreeMap<String, Vec<String>> = BTreeMap::new();

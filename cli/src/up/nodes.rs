@@ -7,8 +7,8 @@ use std::path::Path;
 
 use anyhow::Result;
 use panel_coordinator::local::{Supervisor, free_port};
-use panel_machine::acceptance::Stance;
 use panel_machine::command::ArbiterRegistration;
+use panel_machine::rules::acceptance::Stance;
 use panel_proto::SigningKey;
 use panel_transport::pki;
 
@@ -123,7 +123,9 @@ pub fn start_with_keys(
         // The arbiter signs its registration (proof of possession) and its organisation
         // endorses it with its roster key: the charter refuses anything less.
         let roster = pki::read_seed_key(&issued.signing_key_path(spec.organisation))?;
-        reg.attestation = Some(panel_machine::charter_rules::attest(&reg, &key, &roster)?);
+        reg.attestation = Some(panel_machine::features::charter_rules::attest(
+            &reg, &key, &roster,
+        )?);
         regs.push(reg);
         say!(
             "started arbiter node {:<12} stance {side}, {}, {}, https://127.0.0.1:{port}",

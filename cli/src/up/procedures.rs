@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use panel_machine::acceptance::Policy;
+use panel_machine::rules::acceptance::Policy;
 use panel_machine::runs::RunRequest;
 use panel_procedures::{RunInput, RunStart, crux, dossier, falsify};
 

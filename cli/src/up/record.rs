@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use crucible::document::Verdict;
 use panel_machine::command::Query;
-use panel_machine::record::{self, Bundle};
+use panel_machine::read::record::{self, Bundle};
 use panel_machine::reply::Decided;
 use panel_transport::pki;
 use serde::Deserialize;

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use panel_machine::acceptance::Stance;
 use panel_machine::command::ClientCommand;
+use panel_machine::rules::acceptance::Stance;
 
 use crate::client::cluster::Cluster;
 use panel_coordinator::client::failover::WriteOutcome;
@@ -23,7 +23,7 @@ pub async fn declare(
         let path = state.join("nodes").join(id).join("arbiter.key");
         let key = panel_node::keyfile::load_key(&path)
             .with_context(|| format!("reading {}", path.display()))?;
-        let d = panel_machine::declared_priors::sign(&key, id, debate_id, *stance, 700)
+        let d = panel_machine::features::declared_priors::sign(&key, id, debate_id, *stance, 700)
             .with_context(|| format!("signing {id}'s stance for {debate_id}"))?;
         if let WriteOutcome::Refused { code, message } =
             coordinators.write(&ClientCommand::DeclareStance(d)).await?

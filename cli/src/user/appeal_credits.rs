@@ -3,8 +3,10 @@
 //! appeal's deposit, and every organisation's balance.
 
 use calibration::admission::format_utc;
-use panel_machine::appeal_credits::{AppealCharge, AppealTerms, Deposit, DepositState, OrgCredits};
-use panel_machine::query::AppealCreditsReply;
+use panel_machine::features::appeal_credits::{
+    AppealCharge, AppealTerms, Deposit, DepositState, OrgCredits,
+};
+use panel_machine::read::query::AppealCreditsReply;
 
 fn when(ms: u64) -> String {
     format_utc((ms / 1000) as i64)
@@ -51,7 +53,7 @@ pub fn print_balances(r: &AppealCreditsReply, now_ms: u64) {
         "\nappeal credits (each organisation holds up to {}, +{} every {}; a debate's first appeal costs {}, each later round twice the one before)",
         t.cap,
         t.per_period,
-        panel_machine::finality::duration(t.period_ms),
+        panel_machine::features::finality::duration(t.period_ms),
         t.deposit
     );
     for o in &r.organisations {

@@ -12,11 +12,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
 use calibration::wilson::reliability_intervals;
 use panel_coordinator::client::failover::WriteOutcome;
-use panel_machine::acceptance::Stance;
-use panel_machine::admission::ExamRecord;
 use panel_machine::command::{ArbiterRegistration, ClientCommand as Write, Lineage, Query};
+use panel_machine::features::admission::ExamRecord;
 use panel_machine::model::Arbiter;
-use panel_machine::query::{ArbiterReply, ArbitersReply};
+use panel_machine::read::query::{ArbiterReply, ArbitersReply};
+use panel_machine::rules::acceptance::Stance;
 use serde::Deserialize;
 
 use crate::client::addr::ClusterArgs;
@@ -285,7 +285,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 let arbiter = panel_node::keyfile::load_key(own)
                     .with_context(|| format!("--key-file {}", own.display()))?;
                 reg.attestation = Some(
-                    panel_machine::charter_rules::attest(&reg, &arbiter, &organisation)
+                    panel_machine::features::charter_rules::attest(&reg, &arbiter, &organisation)
                         .context("signing the registration")?,
                 );
             }
@@ -320,7 +320,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let key = panel_node::keyfile::load_key(&key_file)
                 .with_context(|| format!("--key-file {}", key_file.display()))?;
             let debate = debate.id().to_owned();
-            let declaration = panel_machine::declared_priors::sign(
+            let declaration = panel_machine::features::declared_priors::sign(
                 &key,
                 &id,
                 &debate,

@@ -14,7 +14,7 @@ use crucible::document::{Citation, Side};
 use crucible::gate::{self, Violation};
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_machine::command::{ClientCommand as Write, ContributionSubmission, Query};
-use panel_machine::query::DebateReply;
+use panel_machine::read::query::DebateReply;
 use panel_machine::reply::ContributeReply;
 use serde_json::json;
 

@@ -13,12 +13,12 @@ use crucible::motion::{Answer, Question};
 use crucible::report::ledger_report;
 use crucible::verdict::js_to_fixed;
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
-use panel_machine::acceptance::Rule;
 use panel_machine::command::{ClientCommand as Write, DebateSpec, PanelRequest, Query};
 use panel_machine::model::{Motion, MotionStatus};
-use panel_machine::query::AppealCreditsReply;
-use panel_machine::query::{DebatesReply, MotionReply};
+use panel_machine::read::query::AppealCreditsReply;
+use panel_machine::read::query::{DebatesReply, MotionReply};
 use panel_machine::reply::{AskPanelReply, CreateDebateReply, ReissueVerdictReply};
+use panel_machine::rules::acceptance::Rule;
 use serde_json::{Value, json};
 
 use crate::client::addr::ClusterArgs;
@@ -242,7 +242,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 claim_budget,
                 seats,
                 min_per_stance,
-                policy: Some(panel_machine::acceptance::Policy {
+                policy: Some(panel_machine::rules::acceptance::Policy {
                     appeal_window_ms: appeal_window_secs.map(|s| s.saturating_mul(1000)),
                     ..Rule::from(policy).policy()
                 }),
@@ -302,7 +302,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let c = Cluster::connect(&cluster)?;
             let (doc, rec, motions, credits) = runtime()?.block_on(async {
                 let (doc, rec) = fetch(&c, &id).await?;
-                let m: panel_machine::query::DebateMotionsReply = c
+                let m: panel_machine::read::query::DebateMotionsReply = c
                     .read_as(&Query::DebateMotions {
                         debate_id: id.clone(),
                     })
@@ -367,7 +367,7 @@ fn print_debate(d: &Debate, rec: &Value) {
         d.verdicts.len()
     );
     // The record's policy, decoded once here; a record without one is judged by head counts.
-    let rule = serde_json::from_value::<Option<panel_machine::acceptance::Policy>>(
+    let rule = serde_json::from_value::<Option<panel_machine::rules::acceptance::Policy>>(
         rec.get("policy").cloned().unwrap_or(Value::Null),
     )
     .map(|p| p.unwrap_or_default().describe())

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use panel_machine::command::Query;
-use panel_machine::record::{self, Bundle};
+use panel_machine::read::record::{self, Bundle};
 use serde_json::json;
 
 use crate::client::addr::ClusterArgs;

@@ -9,7 +9,7 @@ use clap::builder::PossibleValuesParser;
 use crucible::motion::Answer;
 use panel_coordinator::client::failover::WriteOutcome;
 use panel_machine::command::ClientCommand as Write;
-use panel_machine::last_word::{LastWordDecision, sign};
+use panel_machine::features::last_word::{LastWordDecision, sign};
 
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, report_refusal, runtime};

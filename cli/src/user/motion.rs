@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
-use panel_machine::acceptance::{Acceptance, GroupTally, Stance};
 use panel_machine::command::{MotionSpec, Query};
 use panel_machine::model::{Motion, MotionStatus};
-use panel_machine::query::{ArbitersReply, DebateMotionsReply, DebateReply, MotionReply};
+use panel_machine::read::query::{ArbitersReply, DebateMotionsReply, DebateReply, MotionReply};
+use panel_machine::rules::acceptance::{Acceptance, GroupTally, Stance};
 use serde_json::{Value, json};
 
 use crate::client::addr::ClusterArgs;
@@ -195,7 +195,7 @@ pub fn outcome_lines(m: &Motion) -> Vec<String> {
         )
     });
     let last_word = m.last_word.as_ref().map(|w| {
-        let answer = panel_machine::last_word::answer_text(&w.answer);
+        let answer = panel_machine::features::last_word::answer_text(&w.answer);
         format!(
             "last word of {} (log index {}): {answer}, because {}",
             w.authority, w.log_index, w.reason
@@ -230,7 +230,7 @@ fn wire_name(v: &impl serde::Serialize) -> String {
 /// What the seats were shown: the logged motion's digest, its signer and how many replicas
 /// sealed it (docs/WIRE.md "Motion seals").
 fn round_motion_line(r: &panel_machine::model::MotionRound) -> String {
-    let seals = match panel_machine::signed_motion::decode(&r.motion) {
+    let seals = match panel_machine::rules::signed_motion::decode(&r.motion) {
         Ok(m) if m.seals.is_empty() => "no seals (a charter with one log key)".to_owned(),
         Ok(m) => format!("sealed by {} replica(s)", m.seals.len()),
         Err(e) => format!("the logged motion does not decode ({e})"),
@@ -270,7 +270,7 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
             r.code, r.message
         );
     }
-    for note in panel_machine::motion_history::one_lineage_support(m) {
+    for note in panel_machine::read::motion_history::one_lineage_support(m) {
         println!("  note: {note}");
     }
     match &m.status {

@@ -26,11 +26,11 @@ use crate::client::{self, ClientError};
 use crate::local::{
     self, LocalCluster, LocalClusterError, ReplicaFlags, ReplicaLaunch, Security, Supervisor,
 };
-use panel_machine::acceptance::{Decision, MotionKind, Stance};
 use panel_machine::command::{
     ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
 };
-use panel_machine::ruling::{self, Binding};
+use panel_machine::rules::acceptance::{Decision, MotionKind, Stance};
+use panel_machine::rules::ruling::{self, Binding};
 use panel_proto::commit_reveal;
 use panel_transport::{Transport, pki};
 
@@ -219,7 +219,7 @@ pub(crate) fn arbiter(
     if let Some(f) = federation.filter(|f| !f.rosters.is_empty()) {
         let (org, roster) = &f.rosters[i % f.rosters.len()];
         reg.organisation = org.clone();
-        reg.attestation = panel_machine::charter_rules::attest(&reg, &key, roster).ok();
+        reg.attestation = panel_machine::features::charter_rules::attest(&reg, &key, roster).ok();
     }
     (key, reg)
 }
@@ -410,7 +410,7 @@ pub(crate) fn decision(
         let m = panel_proto::pb::Motion {
             motion_id: motion_id.clone(),
             debate_id: "bench".into(),
-            kind: panel_machine::ruling::wire_kind(MotionKind::Merge) as i32,
+            kind: panel_machine::rules::ruling::wire_kind(MotionKind::Merge) as i32,
             state_hash: hash_bytes.to_vec(),
             panel: keys
                 .iter()
@@ -448,7 +448,7 @@ pub(crate) fn decision(
         reveals,
         motion: signed_motion
             .as_ref()
-            .map(panel_machine::signed_motion::encode),
+            .map(panel_machine::rules::signed_motion::encode),
     });
     (open.into(), record.into())
 }

@@ -90,7 +90,7 @@ async fn replica(args: &[String]) -> Result<(), Failure> {
             .filter(|w| w[0] == "--witness")
             .map(|w| w[1].clone())
             .collect(),
-        checkpoints: panel_machine::checkpoints::Cadence {
+        checkpoints: panel_machine::features::checkpoints::Cadence {
             every_entries: num(args, "--checkpoint-every-entries", 256)?,
             every_ms: num(args, "--checkpoint-every-ms", 1000)?,
         },

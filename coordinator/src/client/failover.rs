@@ -132,7 +132,7 @@ impl Failover {
     }
 
     /// [`Failover::read`] decoded into the machine's reply type for `q`
-    /// (`panel_machine::query`); a mismatch names the query and the JSON path.
+    /// (`panel_machine::read::query`); a mismatch names the query and the JSON path.
     pub async fn read_as<T: serde::de::DeserializeOwned>(
         &self,
         q: &Query,

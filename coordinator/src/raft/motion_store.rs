@@ -1,8 +1,8 @@
 //! Retired motions on a replica: decided motions moved out of memory into redb tables in
-//! `state.redb`, beside the snapshot (`panel_machine::motion_table`).
+//! `state.redb`, beside the snapshot (`panel_machine::model::motion_table`).
 //!
 //! A snapshot retires the decided motions its state offers
-//! ([`MotionTable::retirable`](panel_machine::motion_table::MotionTable::retirable)): it
+//! ([`MotionTable::retirable`](panel_machine::model::motion_table::MotionTable::retirable)): it
 //! writes them here in its own durable commit and leaves them out of its stored state, and
 //! the live state then drops them ([`MotionTable::forget`]). So the archive and the stored
 //! snapshot always agree, and after a restart the state reads them back through
@@ -14,7 +14,7 @@
 //! ((debate id, motion id) -> ()), `motion_by_opening` ((opening log index, motion id) -> ())
 //! and `motion_tally` (`tally` -> the [`MotionTally`] JSON).
 //!
-//! [`MotionTable::forget`]: panel_machine::motion_table::MotionTable::forget
+//! [`MotionTable::forget`]: panel_machine::model::motion_table::MotionTable::forget
 
 use std::sync::Arc;
 
@@ -22,8 +22,8 @@ use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
 use super::archive::RedbArchive;
 use super::log_store::StoreError;
+use panel_machine::model::motion_table::{MotionArchive, MotionTally};
 use panel_machine::model::{Motion, State};
-use panel_machine::motion_table::{MotionArchive, MotionTally};
 
 const ARCHIVE: TableDefinition<&str, &[u8]> = TableDefinition::new("motion_archive");
 const BY_DEBATE: TableDefinition<(&str, &str), ()> = TableDefinition::new("motion_by_debate");

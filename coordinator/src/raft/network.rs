@@ -194,7 +194,7 @@ pub struct ReplicaService {
     vouch: Option<Arc<dyn MotionVouch>>,
     /// This replica's organisation's private exam pools (`exam_pools`), offered through
     /// `OfferExamPool`; without them it offers none.
-    exam_pools: Option<Arc<panel_machine::exam_sitting::Pools>>,
+    exam_pools: Option<Arc<panel_machine::features::exam_sitting::Pools>>,
 }
 
 impl ReplicaService {
@@ -218,7 +218,7 @@ impl ReplicaService {
     /// Offers these private pools (`exam_pools`) as this replica's organisation's.
     pub fn with_exam_pools(
         mut self,
-        pools: Option<Arc<panel_machine::exam_sitting::Pools>>,
+        pools: Option<Arc<panel_machine::features::exam_sitting::Pools>>,
     ) -> Self {
         self.exam_pools = pools;
         self
@@ -346,7 +346,7 @@ impl PinnedClients {
         addr: &str,
         sitting: u32,
         timeout: std::time::Duration,
-    ) -> Result<panel_machine::exam_sitting::SealedPool, Status> {
+    ) -> Result<panel_machine::features::exam_sitting::SealedPool, Status> {
         let mut request = Request::new(crate::pb::replica::OfferExamPoolRequest { sitting });
         request.set_timeout(timeout);
         let json = self
@@ -366,7 +366,7 @@ impl PinnedClients {
         addr: &str,
         sitting: u32,
         timeout: std::time::Duration,
-    ) -> Result<panel_machine::exam_sitting::KeyReveal, Status> {
+    ) -> Result<panel_machine::features::exam_sitting::KeyReveal, Status> {
         let mut request = Request::new(crate::pb::replica::ExamPoolKeyRequest { sitting });
         request.set_timeout(timeout);
         let reply = self
@@ -374,7 +374,7 @@ impl PinnedClients {
                 Ok(c.exam_pool_key(request).await?.into_inner())
             })
             .await?;
-        Ok(panel_machine::exam_sitting::KeyReveal {
+        Ok(panel_machine::features::exam_sitting::KeyReveal {
             sitting,
             exam: reply.exam,
             salt: reply.salt,
@@ -401,10 +401,12 @@ impl PinnedClients {
 
 /// A pool refusal as the status the leader reads: "not yet" is asked again
 /// (`until_applied`), a spent organisation is passed over.
-fn offer_status(refusal: panel_machine::org_pools::OfferRefusal) -> Status {
+fn offer_status(refusal: panel_machine::features::org_pools::OfferRefusal) -> Status {
     match refusal {
         r if r.not_yet() => Status::failed_precondition(r.to_string()),
-        r @ panel_machine::org_pools::OfferRefusal::NoPool => Status::not_found(r.to_string()),
+        r @ panel_machine::features::org_pools::OfferRefusal::NoPool => {
+            Status::not_found(r.to_string())
+        }
         r => Status::permission_denied(r.to_string()),
     }
 }
@@ -426,7 +428,7 @@ impl ReplicaService {
     fn pool_keeper<T>(
         &self,
         request: &Request<T>,
-    ) -> Result<(&panel_machine::exam_sitting::Pools, String), Status> {
+    ) -> Result<(&panel_machine::features::exam_sitting::Pools, String), Status> {
         if !self.caller_leads(request) {
             return Err(Status::failed_precondition(
                 "only the leader this replica follows asks for its organisation's pool",
@@ -498,8 +500,8 @@ impl Replica for ReplicaService {
         // The body is computed here from this replica's own applied record, never taken
         // from the caller: a replica signs only what its own log holds.
         let body = self.sm.read(|a| {
-            panel_machine::checkpoints::at_size(&a.state, size)
-                .map(|cp| panel_machine::checkpoints::body(&a.state, cp))
+            panel_machine::features::checkpoints::at_size(&a.state, size)
+                .map(|cp| panel_machine::features::checkpoints::body(&a.state, cp))
         });
         let body = body.ok_or_else(|| {
             Status::failed_precondition(format!(
@@ -612,7 +614,7 @@ impl Replica for ReplicaService {
                 ))
             })?;
         Ok(Response::new(crate::pb::replica::BeaconShareReply {
-            proof: secret.prove_hex(&panel_machine::beacon::input(&key)),
+            proof: secret.prove_hex(&panel_machine::features::beacon::input(&key)),
         }))
     }
 }

@@ -11,7 +11,7 @@
 //! identically. An export, a backup and a snapshot sent to a follower read the entries
 //! back ([`complete`]); the Merkle tree is rebuilt from the leaves at start ([`load_tree`]).
 //!
-//! [`RecordLog`]: panel_machine::record_log::RecordLog
+//! [`RecordLog`]: panel_machine::model::record_log::RecordLog
 
 use redb::{Database, Durability, ReadableDatabase, TableDefinition};
 
@@ -147,7 +147,7 @@ pub(crate) fn load_tree(db: &Database, state: &mut State) -> Result<(), StoreErr
         }
         state.tree = tree;
     }
-    panel_machine::checkpoints::sync_tree(state);
+    panel_machine::features::checkpoints::sync_tree(state);
     Ok(())
 }
 

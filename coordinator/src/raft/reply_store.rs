@@ -1,8 +1,8 @@
 //! Retired deduplication replies on a replica: stored replies moved out of memory into
-//! redb tables in `state.redb`, beside the snapshot (`panel_machine::reply_table`).
+//! redb tables in `state.redb`, beside the snapshot (`panel_machine::model::reply_table`).
 //!
 //! A snapshot retires every reply its state holds
-//! ([`ReplyTable::retirable`](panel_machine::reply_table::ReplyTable::retirable)) in its
+//! ([`ReplyTable::retirable`](panel_machine::model::reply_table::ReplyTable::retirable)) in its
 //! own durable commit, and in the same commit deletes the retired replies its state's
 //! prune horizon no longer keeps (a horizon only moves forward, so they are gone for
 //! good); the live state then drops what it retired. The state reads retired replies
@@ -22,8 +22,8 @@ use redb::{
 use super::archive::RedbArchive;
 use super::log_store::StoreError;
 use panel_machine::apply::dedup_horizon;
+use panel_machine::model::reply_table::{Horizon, ReplyArchive};
 use panel_machine::model::{State, StoredReply};
-use panel_machine::reply_table::{Horizon, ReplyArchive};
 
 const ARCHIVE: TableDefinition<&str, &[u8]> = TableDefinition::new("reply_archive");
 const BY_TIME: TableDefinition<(u64, &str), ()> = TableDefinition::new("reply_by_time");

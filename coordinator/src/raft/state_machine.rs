@@ -236,7 +236,7 @@ fn read_json<T: serde::de::DeserializeOwned>(
 /// do not carry it).
 fn decode_state(bytes: &[u8]) -> Result<State, serde_json::Error> {
     let mut state: State = serde_json::from_slice(bytes)?;
-    panel_machine::checkpoints::sync_tree(&mut state);
+    panel_machine::features::checkpoints::sync_tree(&mut state);
     Ok(state)
 }
 
@@ -578,8 +578,8 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
 mod tests {
     use super::*;
     use openraft::CommittedLeaderId;
-    use panel_machine::acceptance::Stance;
     use panel_machine::command::{ArbiterRegistration, Batch, ClientCommand, Item};
+    use panel_machine::rules::acceptance::Stance;
 
     /// Arbiter `i`'s registration under the key `seed` makes.
     fn arbiter_registration(i: u64, seed: [u8; 32]) -> ArbiterRegistration {
@@ -731,7 +731,7 @@ mod tests {
         }));
         sm.read(|a| {
             qs.iter()
-                .map(|q| panel_machine::query::query(&a.state, q))
+                .map(|q| panel_machine::read::query::query(&a.state, q))
                 .collect()
         })
     }

@@ -50,14 +50,14 @@ impl AdminService {
         let wanted: Vec<u64> = voters.iter().copied().collect();
         self.0.sm.read(|a| {
             let state = &a.state;
-            let latest = panel_machine::membership::authorised_voters(state);
+            let latest = panel_machine::features::membership::authorised_voters(state);
             if latest.is_some_and(|c| c.voters == wanted) {
                 return Ok(());
             }
             let required = state.charter.as_ref().map_or(1, |c| {
-                panel_machine::membership::required_endorsers(
+                panel_machine::features::membership::required_endorsers(
                     c,
-                    panel_machine::charter_rules::organisations(state).count(),
+                    panel_machine::features::charter_rules::organisations(state).count(),
                 )
             });
             let latest = match latest {
@@ -91,7 +91,7 @@ impl AdminService {
         let mut voters = ids.to_vec();
         voters.sort_unstable();
         voters.dedup();
-        panel_machine::membership::voter_organisations(&charter, &voters)
+        panel_machine::features::membership::voter_organisations(&charter, &voters)
             .map_err(|e| Status::permission_denied(e.to_string()))
     }
 }

@@ -13,12 +13,12 @@
 //! On top of that every client write takes a token from its writer's buckets: the caller's
 //! certificate (or the one shared anonymous identity), its organisation, and a global
 //! bucket for all client writes (docs/SECURITY.md, "Floods"). The per-identity and
-//! per-organisation quotas are also enforced in apply (`panel_machine::limits`) from the
+//! per-organisation quotas are also enforced in apply (`panel_machine::features::limits`) from the
 //! identity this intake stamps on the logged item, so they survive a failover; these
 //! buckets only refuse early, before a write costs a log entry.
 //!
 //! The global buckets (all client writes, and each kind's) are shared between
-//! organisations as apply shares them (`panel_machine::limits`, "Fair shares"): each
+//! organisations as apply shares them (`panel_machine::features::limits`, "Fair shares"): each
 //! organisation is one class, the anonymous callers together one more with a smaller
 //! weight (as are certificates of no charter organisation), and a class's share is its
 //! weight's part of the bucket's burst and rate among the classes that used some of their
@@ -39,8 +39,8 @@ use std::time::{Duration, Instant};
 
 use panel_machine::command::{ClientCommand, Command, ContributionSubmission};
 
-pub use panel_machine::limits::Rate;
-use panel_machine::limits::{LimitPolicy, Writer};
+pub use panel_machine::features::limits::Rate;
+use panel_machine::features::limits::{LimitPolicy, Writer};
 
 /// Limits per key and per kind.
 #[derive(Debug, Clone, Copy)]
@@ -71,7 +71,7 @@ impl IntakeLimits {
     /// the global rates, so apply enforces those too and a failover does not reset them.
     pub fn stamped_policy(&self) -> LimitPolicy {
         LimitPolicy {
-            global: Some(panel_machine::limits::GlobalRates {
+            global: Some(panel_machine::features::limits::GlobalRates {
                 all_writes: self.writes_global,
                 contributions: self.contributions_global,
                 debates: self.debates_global,
@@ -408,7 +408,7 @@ impl Intake {
     fn class_of(&self, writer: &Writer) -> Option<(String, f64)> {
         let fs = self.limits.policy.fair_share?;
         let outsider = (
-            panel_machine::limits::ANONYMOUS.to_owned(),
+            panel_machine::features::limits::ANONYMOUS.to_owned(),
             f64::from(fs.anonymous_weight.max(1)),
         );
         Some(match &writer.organisation {
@@ -557,7 +557,7 @@ fn refusal(key: &BucketKey, rate: Rate, wait: Duration) -> IntakeError {
             burst: rate.burst,
             retry_ms,
         },
-        BucketKey::Identity(id) if id == panel_machine::limits::ANONYMOUS => writer(
+        BucketKey::Identity(id) if id == panel_machine::features::limits::ANONYMOUS => writer(
             "anonymous",
             "anonymous callers (no client certificate)".into(),
         ),

@@ -24,9 +24,9 @@ impl Log for LogService {
         replica.sm.read(|a| {
             let st = &a.state;
             let cp = if size == 0 {
-                panel_machine::checkpoints::latest(st)
+                panel_machine::features::checkpoints::latest(st)
             } else {
-                panel_machine::checkpoints::at_size(st, size)
+                panel_machine::features::checkpoints::at_size(st, size)
             }
             .ok_or_else(|| {
                 Status::not_found(if size == 0 {
@@ -35,7 +35,7 @@ impl Log for LogService {
                     format!("no checkpoint of size {size} was issued; ask for 0 (the latest)")
                 })
             })?;
-            let note = panel_machine::checkpoints::note(st, cp, Some(&replica.log_key));
+            let note = panel_machine::features::checkpoints::note(st, cp, Some(&replica.log_key));
             Ok(Response::new(pb::CheckpointReply {
                 note: note.to_text(),
                 size: cp.size,
@@ -58,11 +58,11 @@ impl Log for LogService {
         let len = replica.sm.read(|a| a.state.record.len());
         let entry = entry.ok_or_else(|| {
             Status::not_found(
-                panel_machine::entry_proof::EntryProofError::NoEntry { seq, len }.to_string(),
+                panel_machine::read::entry_proof::EntryProofError::NoEntry { seq, len }.to_string(),
             )
         })?;
         replica.sm.read(|a| {
-            panel_machine::entry_proof::prove_entry(&a.state, &entry, Some(&replica.log_key))
+            panel_machine::read::entry_proof::prove_entry(&a.state, &entry, Some(&replica.log_key))
                 .map(|b| {
                     Response::new(pb::EntryProofReply {
                         bundle: b.to_text(),

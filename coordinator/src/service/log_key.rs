@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use panel_federation::beacon_key::BeaconSecret;
-use panel_machine::checkpoints::UNCHARTERED_ORIGIN;
+use panel_machine::features::checkpoints::UNCHARTERED_ORIGIN;
 use panel_tlog::NoteSigner;
 use panel_transport::Charter;
 

@@ -120,7 +120,7 @@ pub fn resolve(
 
 /// The motion keys a replica holds: its `--motion-key` and, during a rotation, its
 /// `--next-motion-key`. The driver signs each motion with the held key the record says is
-/// in force for it (`panel_machine::charter_rules::motion_key_at`).
+/// in force for it (`panel_machine::features::charter_rules::motion_key_at`).
 #[derive(Debug)]
 pub struct MotionKeys(Vec<SigningKey>);
 

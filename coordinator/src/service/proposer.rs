@@ -33,10 +33,10 @@ pub struct ProposerOptions {
     pub max_inflight: usize,
     /// The write limits apply enforces, stamped into every batch so all replicas apply
     /// the same ones (docs/SECURITY.md, "Floods"); `None` stamps none.
-    pub limits: Option<panel_machine::limits::LimitPolicy>,
+    pub limits: Option<panel_machine::features::limits::LimitPolicy>,
     /// When apply issues the log's checkpoints, stamped into every batch likewise
     /// (docs/SECURITY.md, "The record"); `None` stamps none.
-    pub checkpoints: Option<panel_machine::checkpoints::Cadence>,
+    pub checkpoints: Option<panel_machine::features::checkpoints::Cadence>,
 }
 
 /// Default bytes per entry: 2 MiB, so four entries per `AppendEntries` stay well inside

@@ -21,8 +21,8 @@ use panel_machine::command::{
     ClientCommand, Command, InternalCommand, Item, ItemOutcome, ItemReply, OutcomeSubmission,
     Query, TestCommand, is_internal_client_id,
 };
-use panel_machine::limits::Writer;
-use panel_machine::query;
+use panel_machine::features::limits::Writer;
+use panel_machine::read::query;
 
 /// Largest gRPC message accepted: batches of signed rulings and snapshot chunks are big.
 pub(crate) const MAX_MESSAGE: usize = 256 * 1024 * 1024;
@@ -318,7 +318,9 @@ pub(crate) fn local_query(replica: &Replica, q: &Query) -> (serde_json::Value, u
 
 /// The record of this replica's applied state with the log's checkpoints, signed with the
 /// log key and carrying the cosignatures received (`record::export`).
-pub(crate) fn signed_export(replica: &Replica) -> Result<panel_machine::record::Bundle, Status> {
+pub(crate) fn signed_export(
+    replica: &Replica,
+) -> Result<panel_machine::read::record::Bundle, Status> {
     Ok(signed_export_at(replica)?.0)
 }
 
@@ -326,13 +328,13 @@ pub(crate) fn signed_export(replica: &Replica) -> Result<panel_machine::record::
 /// applied state with its stored record entries, `StateMachineStore::whole_copy`).
 pub(crate) fn signed_export_at(
     replica: &Replica,
-) -> Result<(panel_machine::record::Bundle, u64), Status> {
+) -> Result<(panel_machine::read::record::Bundle, u64), Status> {
     let copy = replica
         .sm
         .whole_copy()
         .map_err(|e| Status::internal(format!("export: {e}")))?;
     Ok((
-        panel_machine::record::export(&copy.state, Some(&replica.log_key)),
+        panel_machine::read::record::export(&copy.state, Some(&replica.log_key)),
         copy.last_applied.map_or(0, |l| l.index),
     ))
 }
@@ -407,7 +409,7 @@ fn no_quorum(e: &raft::QuorumError) -> Status {
 }
 
 /// The refusal of a test outcome whose rulings or reveals fail the intake check.
-fn bad_ruling(e: &panel_machine::ruling::IntakeError) -> Status {
+fn bad_ruling(e: &panel_machine::rules::ruling::IntakeError) -> Status {
     Status::invalid_argument(format!(
         "RecordOutcome refused at intake: {e}; send the rulings and reveals exactly as the nodes signed them"
     ))
@@ -459,7 +461,7 @@ async fn submit_decoded(
             .await
             .map_err(|e| Status::internal(format!("intake check failed: {e}")))?;
         let checked = tokio::task::spawn_blocking(move || {
-            panel_machine::ruling::intake_check(&sub.rulings, &sub.reveals, &memo)
+            panel_machine::rules::ruling::intake_check(&sub.rulings, &sub.reveals, &memo)
                 .map(|reveals| OutcomeSubmission { reveals, ..sub })
         })
         .await
@@ -704,12 +706,14 @@ mod refusal_messages {
                 )
             }
             Refusal::BadRuling => (
-                bad_ruling(&panel_machine::ruling::IntakeError::RulingMalformed {
-                    index: 0,
-                    error: panel_machine::ruling::RulingError::Malformed {
-                        reason: "odd length".into(),
+                bad_ruling(
+                    &panel_machine::rules::ruling::IntakeError::RulingMalformed {
+                        index: 0,
+                        error: panel_machine::rules::ruling::RulingError::Malformed {
+                            reason: "odd length".into(),
+                        },
                     },
-                }),
+                ),
                 &["send the rulings and reveals exactly as the nodes signed them"],
             ),
         }

@@ -62,7 +62,7 @@ pub struct ServeOptions {
     /// Submission prefixes of the witnesses checkpoints are pushed to (`--witness URL`).
     pub witnesses: Vec<String>,
     /// When apply issues checkpoints (`--checkpoint-every-entries`, `--checkpoint-every-ms`).
-    pub checkpoints: panel_machine::checkpoints::Cadence,
+    pub checkpoints: panel_machine::features::checkpoints::Cadence,
     /// Where the plain-HTTP metrics endpoint listens (`--metrics-addr`: `/metrics`,
     /// `/livez`, `/readyz`); off when unset (docs/coordinator/operations.md, "Metrics and readiness").
     pub metrics_addr: Option<SocketAddr>,

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use panel_machine::checkpoints::{self, Cadence, Cosignatures};
+use panel_machine::features::checkpoints::{self, Cadence, Cosignatures};
 use panel_tlog::NoteSigner;
 use panel_tlog::witness::AddCheckpoint;
 use panel_witness::client::{SubmitError, add_checkpoint};

@@ -10,10 +10,10 @@ use calibration::probe_text::ProbeCells;
 use calibration::recalibration::TrackRecord;
 use calibration::reliability_svg::reliability_svg;
 use calibration::scoring_rules::{REPORT_BINS, reliability_table};
-use panel_machine::admission::ExamRecord;
 use panel_machine::command::Query;
+use panel_machine::features::admission::ExamRecord;
 use panel_machine::model::Arbiter;
-use panel_machine::query::ArbitersReply;
+use panel_machine::read::query::ArbitersReply;
 
 use crate::chrome::Chrome;
 use crate::error::DashError;
@@ -395,7 +395,7 @@ mod tests {
     #[test]
     fn the_exam_and_the_track_record_draw_calibrations_diagram() {
         let mut a = arbiter("arb-1");
-        let exam = panel_machine::admission::default_exam().expect("exam");
+        let exam = panel_machine::features::admission::default_exam().expect("exam");
         let answers: Vec<calibration::exam_scoring::Answer> = exam
             .items
             .iter()
@@ -415,7 +415,8 @@ mod tests {
             })
             .collect();
         let (scores, decision) =
-            panel_machine::admission::admit(exam, "arb-1", &answers, 1_700_000_000).expect("admit");
+            panel_machine::features::admission::admit(exam, "arb-1", &answers, 1_700_000_000)
+                .expect("admit");
         a.exam = Some(serde_json::json!({ "scores": scores, "decision": decision }));
         let html = render(&[a], &Chrome::default());
         assert!(html.contains("Exam reliability: arb-1"));

@@ -9,11 +9,11 @@ use std::fmt::Write as _;
 
 use crucible::document::Debate;
 use crucible::motion::Question;
-use panel_machine::acceptance::{Acceptance, Decision, Outcome};
 use panel_machine::command::Query;
 use panel_machine::debates::DebateRecord;
 use panel_machine::model::{Motion, MotionStatus};
-use panel_machine::query::{AppealCreditsReply, DebateMotionsReply, DebateReply};
+use panel_machine::read::query::{AppealCreditsReply, DebateMotionsReply, DebateReply};
+use panel_machine::rules::acceptance::{Acceptance, Decision, Outcome};
 
 use crate::chrome::Chrome;
 use crate::error::DashError;
@@ -409,7 +409,7 @@ fn motions_table(rows: &[Motion]) -> String {
 mod tests {
     use super::*;
     use crate::fixtures;
-    use panel_machine::acceptance::{GroupTally, Stance};
+    use panel_machine::rules::acceptance::{GroupTally, Stance};
 
     fn merge_motion(n: usize, version: &str, status: MotionStatus) -> Motion {
         serde_json::from_value(serde_json::json!({
@@ -486,7 +486,7 @@ mod tests {
         use panel_machine::model::appeal_credits::{
             AppealTerms, Deposit, DepositState, OrgCredits,
         };
-        use panel_machine::query::OrgBalance;
+        use panel_machine::read::query::OrgBalance;
         let terms = AppealTerms {
             cap: 8,
             per_period: 1,

@@ -8,7 +8,7 @@ use crucible::document::Debate;
 use crucible::scoring::{compute_ledger, summarize};
 use panel_machine::command::Query;
 use panel_machine::debates::DebateRecord;
-use panel_machine::query::{DebateReply, DebatesReply};
+use panel_machine::read::query::{DebateReply, DebatesReply};
 
 use crate::charts::{Bar, SIDE_A, SIDE_B, bar_chart, side_fill};
 use crate::chrome::Chrome;

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use panel_coordinator::pb::coordinator::StatusReply;
 use panel_machine::command::Query;
-use panel_machine::query::StatsReply;
+use panel_machine::read::query::StatsReply;
 
 use crate::chrome::Chrome;
 use crate::error::DashError;

@@ -16,8 +16,8 @@ pub mod runs;
 
 use std::collections::BTreeMap;
 
-use panel_machine::acceptance::{GroupTally, Stance};
 use panel_machine::model::Arbiter;
+use panel_machine::rules::acceptance::{GroupTally, Stance};
 
 /// Registered arbiters by hex public key, current or rotated away from, to name who
 /// signed a ruling on the record.
@@ -64,8 +64,8 @@ pub fn num(v: Option<f64>) -> String {
 
 /// A motion's outcome in a few words: "open", "accepted: Yes", "deadlocked".
 pub fn outcome_words(s: &panel_machine::model::MotionStatus) -> String {
-    use panel_machine::acceptance::Acceptance;
     use panel_machine::model::MotionStatus;
+    use panel_machine::rules::acceptance::Acceptance;
     match s {
         MotionStatus::Open => "open".into(),
         MotionStatus::Decided(Acceptance::Accepted { outcome, .. }) => {
@@ -77,8 +77,8 @@ pub fn outcome_words(s: &panel_machine::model::MotionStatus) -> String {
 
 /// The CSS class that colours an outcome.
 pub fn outcome_class(s: &panel_machine::model::MotionStatus) -> &'static str {
-    use panel_machine::acceptance::Acceptance;
     use panel_machine::model::MotionStatus;
+    use panel_machine::rules::acceptance::Acceptance;
     match s {
         MotionStatus::Open => "muted",
         MotionStatus::Decided(Acceptance::Accepted { .. }) => "ok",

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crucible::motion::Question;
-use panel_machine::acceptance::{Acceptance, Stance};
 use panel_machine::command::Query;
 use panel_machine::model::{Arbiter, Motion, MotionStatus};
-use panel_machine::query::{ArbitersReply, MotionReply};
+use panel_machine::read::query::{ArbitersReply, MotionReply};
+use panel_machine::rules::acceptance::{Acceptance, Stance};
 use panel_proto::ruling_check;
 
 use crate::chrome::Chrome;
@@ -213,7 +213,7 @@ fn standing(m: &Motion) -> String {
         );
     }
     if let Some(w) = &m.last_word {
-        let answer = panel_machine::last_word::answer_text(&w.answer);
+        let answer = panel_machine::features::last_word::answer_text(&w.answer);
         let _ = write!(
             s,
             "<p class=\"status\">last word of {}: <b>{answer}</b>, because {}</p>",

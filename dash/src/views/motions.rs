@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use panel_machine::command::Query;
 use panel_machine::model::{Arbiter, Motion};
-use panel_machine::query::{
+use panel_machine::read::query::{
     ArbitersReply, DebateMotionsReply, DebateSummary, DebatesReply, MotionsReply,
 };
 
@@ -173,12 +173,12 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    use panel_machine::acceptance::{
-        Acceptance, Decision, Dissent, GroupTally, Outcome, Seat, Stance,
-    };
     use panel_machine::command::MotionSpec;
     use panel_machine::model::MotionStatus;
-    use panel_machine::ruling::WireRuling;
+    use panel_machine::rules::acceptance::{
+        Acceptance, Decision, Dissent, GroupTally, Outcome, Seat, Stance,
+    };
+    use panel_machine::rules::ruling::WireRuling;
     use panel_proto::pb;
 
     use crate::views::motion_filter::OutcomeFilter;
@@ -300,8 +300,10 @@ mod tests {
 
         let dead = MotionStatus::Decided(Acceptance::Deadlocked(Dissent {
             reasons: vec![
-                panel_machine::acceptance::DeadlockReason::GroupsDisagree,
-                panel_machine::acceptance::DeadlockReason::MissingReceipts { stance: Stance::A },
+                panel_machine::rules::acceptance::DeadlockReason::GroupsDisagree,
+                panel_machine::rules::acceptance::DeadlockReason::MissingReceipts {
+                    stance: Stance::A,
+                },
             ],
             tallies,
             ignored: vec![],

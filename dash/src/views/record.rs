@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use panel_machine::checkpoints::CheckpointsReply;
 use panel_machine::command::Query;
+use panel_machine::features::checkpoints::CheckpointsReply;
 
 use crate::chrome::Chrome;
 use crate::error::DashError;
@@ -126,7 +126,7 @@ pub fn render(r: &CheckpointsReply, chrome: &Chrome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use panel_machine::checkpoints::{CheckpointView, Cosigning, WitnessStatus};
+    use panel_machine::features::checkpoints::{CheckpointView, Cosigning, WitnessStatus};
 
     #[test]
     fn cosignatures_are_named_and_a_lagging_witness_is_shown() {

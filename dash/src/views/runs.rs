@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use panel_machine::command::Query;
-use panel_machine::query::{RunReply, RunSummary, RunsReply};
+use panel_machine::read::query::{RunReply, RunSummary, RunsReply};
 use panel_procedures::PanelOutcome;
 
 use crate::chrome::Chrome;

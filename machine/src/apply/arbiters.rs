@@ -3,17 +3,17 @@
 
 use serde_json::Value;
 
-use crate::admission::ExamRefusal;
 use crate::apply::error::{ApplyError, RevocationError, RotationError, non_empty};
 use crate::command::ArbiterRegistration;
+use crate::features::admission::ExamRefusal;
+use crate::features::priors::Claim;
 use crate::model::ApplyCtx;
 use crate::model::{Arbiter, Revocation, RotatedKey, State};
-use crate::priors::Claim;
 use crate::reply::{
     CheckPriorsReply, ExamReply, ExamWritten, FlaggedDeclaration, RegisterArbiterReply,
     RevokeKeyReply, RotateKeyReply, SetAdmissionReply, to_value,
 };
-use crate::ruling;
+use crate::rules::ruling;
 
 pub(super) fn register(
     state: &mut State,
@@ -25,7 +25,7 @@ pub(super) fn register(
     non_empty("model_family", &reg.model_family)?;
     ruling::parse_public_key(&reg.arbiter_id, &reg.public_key)?;
     if state.charter.is_some() {
-        crate::charter_rules::check_registration(state, reg)?;
+        crate::features::charter_rules::check_registration(state, reg)?;
     }
     if state.arbiters.contains(&reg.arbiter_id) {
         return Err(ApplyError::ArbiterExists(reg.arbiter_id.clone()));
@@ -64,9 +64,9 @@ pub(super) fn declare_stance(
     ctx: &ApplyCtx,
     d: &crate::command::StanceDeclaration,
 ) -> Result<Value, ApplyError> {
-    let declared = crate::declared_priors::check(state, d)?;
-    if declared == crate::declared_priors::Declared::New {
-        crate::declared_priors::record(state, d, ctx.log_index);
+    let declared = crate::features::declared_priors::check(state, d)?;
+    if declared == crate::features::declared_priors::Declared::New {
+        crate::features::declared_priors::record(state, d, ctx.log_index);
         // A new declaration may seat a question that waited for one (an appeal).
         if state.rules >= crate::rules::APPEALS_WAIT
             && state
@@ -81,7 +81,7 @@ pub(super) fn declare_stance(
         arbiter_id: d.arbiter_id.clone(),
         debate_id: d.debate_id.clone(),
         stance: d.stance,
-        repeated: declared == crate::declared_priors::Declared::Repeated,
+        repeated: declared == crate::features::declared_priors::Declared::Repeated,
     }))
 }
 
@@ -232,18 +232,19 @@ pub(super) fn submit_exam(
     ctx: &ApplyCtx,
     arbiter_id: &str,
     reveals: &[String],
-    motions: &[crate::signed_motion::WireMotion],
+    motions: &[crate::rules::signed_motion::WireMotion],
 ) -> Result<Value, ApplyError> {
     let arbiter = state
         .arbiters
         .get(arbiter_id)
         .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_string()))?;
     let key = ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
-    let exam = crate::admission::default_exam().map_err(|e| ExamRefusal::Load(e.clone()))?;
+    let exam =
+        crate::features::admission::default_exam().map_err(|e| ExamRefusal::Load(e.clone()))?;
     let digests = if state.rules >= crate::rules::EXAM_MOTIONS {
-        let pinned = crate::charter_rules::current_motion_key(state);
+        let pinned = crate::features::charter_rules::current_motion_key(state);
         Some(
-            crate::admission::check_exam_motions(
+            crate::features::admission::check_exam_motions(
                 exam,
                 arbiter_id,
                 motions,
@@ -255,7 +256,7 @@ pub(super) fn submit_exam(
     } else {
         None
     };
-    let answers = crate::admission::answers_from_reveals(
+    let answers = crate::features::admission::answers_from_reveals(
         exam,
         arbiter_id,
         &key,
@@ -265,7 +266,7 @@ pub(super) fn submit_exam(
     )
     .map_err(ExamRefusal::from)?;
     let (scores, decision) =
-        crate::admission::admit(exam, arbiter_id, &answers, (ctx.time_ms / 1000) as i64)
+        crate::features::admission::admit(exam, arbiter_id, &answers, (ctx.time_ms / 1000) as i64)
             .map_err(ExamRefusal::from)?;
     let written = ExamWritten {
         scores: &scores,
@@ -275,7 +276,7 @@ pub(super) fn submit_exam(
         topics: None,
         held_back: None,
     };
-    crate::admission::record_exam(state, arbiter_id, &written);
+    crate::features::admission::record_exam(state, arbiter_id, &written);
     Ok(to_value(&ExamReply {
         arbiter_id: arbiter_id.to_owned(),
         admitted: decision.admitted,
@@ -306,13 +307,13 @@ pub(crate) fn check_priors(
                 .map(|d| d.arbiter_id.clone()),
         )
         .collect();
-    crate::breakers::note_flagged(state, &flagged, at);
+    crate::features::breakers::note_flagged(state, &flagged, at);
     Ok(reply)
 }
 
 /// The check before rule set `DECLARED_CAMPS`: registered stances only.
 fn check_registered(state: &mut State) -> Result<CheckPriorsReply, ApplyError> {
-    let findings = crate::priors::run(state)?;
+    let findings = crate::features::priors::run(state)?;
     let mut flagged = Vec::new();
     for (id, finding, fitted) in findings {
         if let Some(a) = state.arbiters.get_mut(&id) {
@@ -333,9 +334,11 @@ fn check_registered(state: &mut State) -> Result<CheckPriorsReply, ApplyError> {
 /// claim's finding goes on the arbiter as before; a declaration's on its debate, where a
 /// confirmed mismatch reseats the arbiter under its fitted camp for that debate only.
 /// Claims the window does not reach keep their last finding.
-fn check_claims(state: &mut State) -> Result<CheckPriorsReply, crate::priors::PriorCheckError> {
+fn check_claims(
+    state: &mut State,
+) -> Result<CheckPriorsReply, crate::features::priors::PriorCheckError> {
     let mut reply = CheckPriorsReply::default();
-    for f in crate::priors::run_by_claim(state)? {
+    for f in crate::features::priors::run_by_claim(state)? {
         match f.claim {
             Claim::Registered { arbiter_id } => {
                 if let Some(a) = state.arbiters.get_mut(&arbiter_id) {

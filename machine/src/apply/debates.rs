@@ -26,15 +26,17 @@ pub(super) fn create_debate(
 ) -> Result<Value, ApplyError> {
     non_empty("resolution", &spec.resolution)?;
     non_empty("convener", &spec.convener)?;
-    let floors = crate::charter_rules::floors(state.charter.as_ref());
+    let floors = crate::features::charter_rules::floors(state.charter.as_ref());
     let standing = state.rules >= crate::rules::STANDING_STANCES;
     let policy = match &spec.policy {
         Some(p) => p.clone(),
         // A chartered group's raw debate never falls back to the head-count rule.
-        None if standing && state.charter.is_some() => crate::acceptance::Policy::independent(),
-        None => crate::acceptance::Policy::default(),
+        None if standing && state.charter.is_some() => {
+            crate::rules::acceptance::Policy::independent()
+        }
+        None => crate::rules::acceptance::Policy::default(),
     };
-    crate::charter_rules::check_policy(&floors, &policy, spec.min_per_stance)?;
+    crate::features::charter_rules::check_policy(&floors, &policy, spec.min_per_stance)?;
     let id = format!("deb_{}", state.debates.len() + 1);
     let rec = debates::create(
         &id,
@@ -79,8 +81,10 @@ pub(super) fn contribute(
         )
     {
         return Err(
-            crate::charter_rules::CharterRuleError::UnregisteredContributor(sub.author.clone())
-                .into(),
+            crate::features::charter_rules::CharterRuleError::UnregisteredContributor(
+                sub.author.clone(),
+            )
+            .into(),
         );
     }
     // A registered arbiter's id is not a free name: only that arbiter's key may write
@@ -95,7 +99,7 @@ pub(super) fn contribute(
             .into());
         }
     }
-    crate::sample_appeals::check(sub, state.rules)?;
+    crate::features::sample_appeals::check(sub, state.rules)?;
     let quote = appeal_quote(state, ctx, sub)?;
     let rec = debate_mut(state, &sub.debate_id)?;
     let appeals_before = rec.debate.appeals.len();
@@ -140,7 +144,7 @@ pub(super) fn contribute(
         .unwrap_or_default();
     let at = (ctx.log_index, ctx.time_ms);
     let appeal_deposit = match (quote, filed.first()) {
-        (Some(q), Some(appeal_id)) => Some(crate::appeal_credits::charge(
+        (Some(q), Some(appeal_id)) => Some(crate::features::appeal_credits::charge(
             state,
             at,
             &sub.debate_id,
@@ -156,7 +160,7 @@ pub(super) fn contribute(
         rec.sample_appeals.extend(filed.iter().cloned());
     }
     for appeal_id in filed {
-        crate::finality::on_appeal_filed(state, &sub.debate_id, &appeal_id, at);
+        crate::features::finality::on_appeal_filed(state, &sub.debate_id, &appeal_id, at);
     }
     let opened = open_pending(state, ctx, &sub.debate_id);
     Ok(to_value(&ContributeReply {
@@ -175,7 +179,7 @@ fn appeal_quote(
     state: &State,
     ctx: &ApplyCtx,
     sub: &ContributionSubmission,
-) -> Result<Option<crate::appeal_credits::Quote>, ApplyError> {
+) -> Result<Option<crate::features::appeal_credits::Quote>, ApplyError> {
     if !matches!(
         sub.contribution,
         crucible::contribution::Contribution::Appeal { .. }
@@ -187,7 +191,7 @@ fn appeal_quote(
         return Ok(None);
     };
     let round = u32::try_from(rec.debate.appeals.len() + 1).unwrap_or(u32::MAX);
-    Ok(crate::appeal_credits::quote(
+    Ok(crate::features::appeal_credits::quote(
         state,
         ctx.time_ms,
         &sub.debate_id,
@@ -229,11 +233,14 @@ pub(super) fn ask_panel(
     ctx: &ApplyCtx,
     req: &PanelRequest,
 ) -> Result<Value, ApplyError> {
-    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
+    crate::features::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
     if let crucible::motion::Question::AdvancePhase { from } = &req.question
         && from == crucible::document::phase::ADJUDICATION
     {
-        crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Verdicts)?;
+        crate::features::breakers::refuse_if_paused(
+            state,
+            crate::log::breaker_order::Scope::Verdicts,
+        )?;
     }
     if let Some(reason) = &req.fresh_panel {
         non_empty("fresh_panel", reason)?;
@@ -302,7 +309,7 @@ fn open_question(
     fresh_panel: Option<&str>,
 ) -> Result<String, NotOpened> {
     // A paused federation opens nothing; the question waits for the pause to end.
-    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)
+    crate::features::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)
         .map_err(|e| NotOpened::Wait(e.into()))?;
     if state.debates.get(&t.debate_id).is_none() {
         return Err(NotOpened::Wait(ApplyError::Debate(
@@ -333,7 +340,10 @@ fn open_question(
         min_per_stance: rec.min_per_stance,
         contributors: excluded,
         author_model_family: rec.author_family_for(&t.question),
-        policy: Some(crate::sample_appeals::drawing_policy(rec, &t.question)),
+        policy: Some(crate::features::sample_appeals::drawing_policy(
+            rec,
+            &t.question,
+        )),
         question: Some(t.question.clone()),
         projection: Some(t.projection.clone()),
         expected: t.expected,
@@ -422,13 +432,17 @@ fn open_pending_once(
                     && matches!(question, crucible::motion::Question::AdmitAppeal { .. }) =>
             {
                 if let Some(rec) = state.debates.get_mut(debate_id) {
-                    let reason = crate::fresh_panel::waiting_reason(debate_id, contested_sitters);
+                    let reason =
+                        crate::features::fresh_panel::waiting_reason(debate_id, contested_sitters);
                     rec.waiting.insert(question.key(), reason);
                 }
             }
             Err(NotOpened::NoFreshPanel { contested_sitters }) => {
                 if let Some(rec) = state.debates.get_mut(debate_id) {
-                    let reason = crate::fresh_panel::exhausted_reason(&question, contested_sitters);
+                    let reason = crate::features::fresh_panel::exhausted_reason(
+                        &question,
+                        contested_sitters,
+                    );
                     // A refused denial leaves the question given up; either way it ends.
                     let _ = rec.exhaust(ctx.time_ms, &question, &reason);
                 }
@@ -445,7 +459,7 @@ pub(super) fn reissue_verdict(
     debate_id: &str,
     author: &str,
 ) -> Result<Value, ApplyError> {
-    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Verdicts)?;
+    crate::features::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Verdicts)?;
     let checked = state.rules >= crate::rules::CHECKED_ADVANCES;
     let rec = debate_mut(state, debate_id)?;
     if checked {
@@ -668,7 +682,7 @@ pub(super) mod tests {
             "{third:?}"
         );
         let rec = s.debates.get_mut("deb_1").expect("debate");
-        let reason = crate::fresh_panel::exhausted_reason(&q, 10);
+        let reason = crate::features::fresh_panel::exhausted_reason(&q, 10);
         rec.exhaust(0, &q, &reason).expect("given up");
         assert!(rec.settled.contains(&q.key()));
         assert_eq!(rec.exhausted.get(&q.key()), Some(&reason));
@@ -765,10 +779,10 @@ pub(super) mod tests {
         let ruling = pb::Ruling {
             motion_id: m.spec.motion_id.clone(),
             debate_id: m.spec.debate_id.clone(),
-            kind: crate::ruling::wire_kind(m.spec.kind) as i32,
+            kind: crate::rules::ruling::wire_kind(m.spec.kind) as i32,
             state_hash: hex::decode(&m.spec.state_hash).expect("hex state hash"),
             decision: {
-                let kind = crate::ruling::wire_kind(m.spec.kind);
+                let kind = crate::rules::ruling::wire_kind(m.spec.kind);
                 let (y, n) = panel_proto::ruling_check::binary_pair(kind).expect("a yes/no kind");
                 if yes { y } else { n }
             } as i32,
@@ -1114,7 +1128,7 @@ pub(super) mod tests {
         let advance = advance_motion(&mut s, 40);
         let m = s.motions.get(&advance).expect("motion").clone();
         // Stance A says yes, stance B says no: no net support from B.
-        let yes_from_a = |i: usize| m.seats[i].stance == crate::acceptance::Stance::A;
+        let yes_from_a = |i: usize| m.seats[i].stance == crate::rules::acceptance::Stance::A;
         assert!(matches!(
             decide(&mut s, 60, &advance, yes_from_a),
             ItemReply::Applied(_)
@@ -1135,7 +1149,7 @@ pub(super) mod tests {
         let spec = serde_json::from_value(json!({
             "resolution": "Resolved: shorter weeks raise output.", "pos_a": "yes", "pos_b": "no",
             "seats": 4, "min_per_stance": 1, "convener": "c",
-            "policy": crate::acceptance::Policy::independent(),
+            "policy": crate::rules::acceptance::Policy::independent(),
         }))
         .expect("debate");
         assert!(matches!(

@@ -4,8 +4,8 @@
 use thiserror::Error;
 
 use crate::debates::DebateError;
-use crate::draw::DrawError;
-use crate::ruling::RulingError;
+use crate::rules::draw::DrawError;
+use crate::rules::ruling::RulingError;
 /// Why `apply` refused a command. Stable `code()`s are returned to clients.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ApplyError {
@@ -46,13 +46,13 @@ pub enum ApplyError {
     #[error(
         "exam refused: {0}; the leader's exam driver examines the arbiter again at a later sitting (`panel arbiter show ID` shows its exam record)"
     )]
-    Exam(#[from] crate::admission::ExamRefusal),
+    Exam(#[from] crate::features::admission::ExamRefusal),
     #[error(transparent)]
-    Sitting(#[from] crate::exam_sitting::SittingError),
+    Sitting(#[from] crate::features::exam_sitting::SittingError),
     #[error(
         "prior-consistency check refused: {0}; submit CheckPriors again (`panel coordinator write --command '\"CheckPriors\"'`) once decided motions hold binary rulings"
     )]
-    PriorCheck(#[from] crate::priors::PriorCheckError),
+    PriorCheck(#[from] crate::features::priors::PriorCheckError),
     #[error(
         "revocation refused: {0}; sign the revocation with the registered arbiter's current key (`panel node revoke --key KEY_FILE`) and submit the hex it prints unchanged"
     )]
@@ -78,10 +78,10 @@ pub enum ApplyError {
     )]
     BadReveal {
         motion: String,
-        reason: crate::ruling::RevealError,
+        reason: crate::rules::ruling::RevealError,
     },
     #[error("{0}")]
-    Motion(#[from] crate::signed_motion::MotionError),
+    Motion(#[from] crate::rules::signed_motion::MotionError),
     #[error("{0}")]
     Round(#[from] RoundError),
     #[error("{0}")]
@@ -95,11 +95,11 @@ pub enum ApplyError {
         max: usize,
     },
     #[error("{0}")]
-    Charter(#[from] crate::charter_rules::CharterRuleError),
+    Charter(#[from] crate::features::charter_rules::CharterRuleError),
     #[error("{0}")]
-    Limit(#[from] crate::limits::LimitError),
+    Limit(#[from] crate::features::limits::LimitError),
     #[error("{0}")]
-    Checkpoint(#[from] crate::checkpoints::CheckpointError),
+    Checkpoint(#[from] crate::features::checkpoints::CheckpointError),
     #[error(
         "run {0} does not exist; `panel runs` lists the runs, and `panel crux run`, `panel falsify run` or `panel dossier run` starts one"
     )]
@@ -111,33 +111,33 @@ pub enum ApplyError {
     #[error("{inner}; {fix}", inner = .0, fix = procedure_fix(.0))]
     Procedure(#[from] panel_procedures::ProcedureError),
     #[error("{0}")]
-    RunRole(#[from] crate::run_roles::RoleError),
+    RunRole(#[from] crate::features::run_roles::RoleError),
     #[error("{0}")]
-    RunConvener(#[from] crate::run_convener::ConvenerError),
+    RunConvener(#[from] crate::features::run_convener::ConvenerError),
     #[error(
         "no panel disjoint from the {contested_sitters} arbiter(s) who sat on what this question contests can be drawn; admit more arbiters (docs/PANEL.md, \"Fresh panels\")"
     )]
     NoFreshPanel { contested_sitters: usize },
     #[error("stance declaration refused: {0}")]
-    Declaration(#[from] crate::declared_priors::DeclarationRefusal),
+    Declaration(#[from] crate::features::declared_priors::DeclarationRefusal),
     #[error("{0}")]
-    Breaker(#[from] crate::breakers::BreakerError),
+    Breaker(#[from] crate::features::breakers::BreakerError),
     #[error("{0}")]
-    LastWord(#[from] crate::last_word::LastWordError),
+    LastWord(#[from] crate::features::last_word::LastWordError),
     #[error("seating refused: {0}")]
-    Beacon(#[from] crate::beacon::BeaconError),
+    Beacon(#[from] crate::features::beacon::BeaconError),
     /// Boxed: a shortfall names its whole schedule, and every `Result` carries the size.
     #[error("appeal refused: {0}")]
-    AppealCredits(Box<crate::appeal_credits::AppealCreditError>),
+    AppealCredits(Box<crate::features::appeal_credits::AppealCreditError>),
     #[error(transparent)]
-    SampleAppeal(#[from] crate::sample_appeals::SampleAppealError),
+    SampleAppeal(#[from] crate::features::sample_appeals::SampleAppealError),
     #[error(
         "only {available} eligible arbiters are seated under stance {stance:?} on debate {debate}, {needed} needed: under this debate's policy an arbiter is seated only under the stance it declared for the debate ({declared} arbiter(s) declared one so far; admitted without a declaration: {}). Each arbiter declares with `panel arbiter declare --id ID --key-file FILE --debate {debate} --stance A|B` (a node declares by itself from its node.toml [[stances]]), or admit more arbiters",
         list_or_none(undeclared)
     )]
     Undeclared {
         debate: String,
-        stance: crate::acceptance::Stance,
+        stance: crate::rules::acceptance::Stance,
         needed: usize,
         available: usize,
         declared: usize,
@@ -184,15 +184,15 @@ fn procedure_fix(e: &panel_procedures::ProcedureError) -> &'static str {
     }
 }
 
-impl From<crate::appeal_credits::AppealCreditError> for ApplyError {
-    fn from(e: crate::appeal_credits::AppealCreditError) -> Self {
+impl From<crate::features::appeal_credits::AppealCreditError> for ApplyError {
+    fn from(e: crate::features::appeal_credits::AppealCreditError) -> Self {
         ApplyError::AppealCredits(Box::new(e))
     }
 }
 
-impl From<crate::exam_sitting::SubmitError> for ApplyError {
-    fn from(e: crate::exam_sitting::SubmitError) -> Self {
-        use crate::exam_sitting::SubmitError;
+impl From<crate::features::exam_sitting::SubmitError> for ApplyError {
+    fn from(e: crate::features::exam_sitting::SubmitError) -> Self {
+        use crate::features::exam_sitting::SubmitError;
         match e {
             SubmitError::Sitting(e) => ApplyError::Sitting(e),
             SubmitError::UnknownArbiter(id) => ApplyError::UnknownArbiter(id),

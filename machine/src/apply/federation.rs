@@ -1,12 +1,12 @@
 //! The charter's own command: `AdoptCharter`, once, as the first record entry
-//! (crate::charter_rules for the rules it brings).
+//! (crate::features::charter_rules for the rules it brings).
 
 use panel_federation::Charter;
 use serde_json::Value;
 
 use crate::apply::error::ApplyError;
-use crate::charter_rules::CharterRuleError;
 use crate::command::OrganisationAdmission;
+use crate::features::charter_rules::CharterRuleError;
 use crate::model::State;
 use crate::reply::{
     AdmitOrganisationReply, AdoptCharterReply, RegisterContributorReply, RotateMotionKeyReply,
@@ -24,7 +24,7 @@ pub(super) fn register_contributor(
     if state.contributors.contains(&reg.name) || state.arbiters.contains(&reg.name) {
         return Err(CharterRuleError::NameTaken(reg.name.clone()).into());
     }
-    let key = crate::charter_rules::check_contributor(state, reg)?;
+    let key = crate::features::charter_rules::check_contributor(state, reg)?;
     state.contributors.insert(
         reg.name.clone(),
         crate::authorship::AuthorKey {
@@ -48,7 +48,7 @@ pub(super) fn admit_organisation(
     state: &mut State,
     adm: &OrganisationAdmission,
 ) -> Result<Value, ApplyError> {
-    crate::charter_rules::check_admission(state, adm)?;
+    crate::features::charter_rules::check_admission(state, adm)?;
     state.admitted_organisations.push(adm.organisation.clone());
     Ok(to_value(&AdmitOrganisationReply {
         organisation: adm.organisation.name.clone(),
@@ -64,8 +64,8 @@ pub(super) fn rotate_motion_key(
     ctx: &crate::apply::ApplyCtx,
     rot: &crate::command::MotionKeyRotation,
 ) -> Result<Value, ApplyError> {
-    let from = crate::charter_rules::current_motion_key(state);
-    let to = crate::charter_rules::check_rotation(state, rot)?;
+    let from = crate::features::charter_rules::current_motion_key(state);
+    let to = crate::features::charter_rules::check_rotation(state, rot)?;
     state.motion_keys.push(crate::model::MotionKeyChange {
         seq: rot.seq,
         key: hex::encode(to.as_bytes()),
@@ -86,9 +86,9 @@ pub(super) fn authorise_membership(
     ctx: &crate::apply::ApplyCtx,
     auth: &crate::command::MembershipAuthorisation,
 ) -> Result<Value, ApplyError> {
-    let endorsed_by = crate::membership::check_membership(state, auth)
-        .map_err(crate::charter_rules::CharterRuleError::from)?;
-    let change = crate::membership::record(state, auth, endorsed_by, ctx.log_index);
+    let endorsed_by = crate::features::membership::check_membership(state, auth)
+        .map_err(crate::features::charter_rules::CharterRuleError::from)?;
+    let change = crate::features::membership::record(state, auth, endorsed_by, ctx.log_index);
     Ok(to_value(&change))
 }
 
@@ -99,8 +99,8 @@ pub(super) fn set_breaker(
     ctx: &crate::apply::ApplyCtx,
     order: &crate::log::breaker_order::BreakerOrder,
 ) -> Result<Value, ApplyError> {
-    let endorsed_by = crate::breakers::check(state, order)?;
-    crate::breakers::record(
+    let endorsed_by = crate::features::breakers::check(state, order)?;
+    crate::features::breakers::record(
         state,
         order,
         endorsed_by.clone(),
@@ -157,11 +157,11 @@ pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Valu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::acceptance::{Policy, Stance};
-    use crate::charter_rules::tests::{charter, org_key};
     use crate::command::{
         ArbiterRegistration, ClientCommand, Command, DebateSpec, InternalCommand, ItemReply,
     };
+    use crate::features::charter_rules::tests::{charter, org_key};
+    use crate::rules::acceptance::{Policy, Stance};
     use panel_proto::SigningKey;
 
     fn write(state: &mut State, n: u64, command: Command) -> ItemReply {
@@ -204,7 +204,8 @@ mod tests {
 
     fn attested(id: &str, key: &SigningKey, org: &str, org_signer: &SigningKey) -> Command {
         let mut reg = registration(id, key, org);
-        reg.attestation = Some(crate::charter_rules::attest(&reg, key, org_signer).unwrap());
+        reg.attestation =
+            Some(crate::features::charter_rules::attest(&reg, key, org_signer).unwrap());
         ClientCommand::RegisterArbiter(reg).into()
     }
 
@@ -250,7 +251,7 @@ mod tests {
         // An honest arbiter's key registered by someone who does not hold it.
         let thief = arbiter_key(2);
         let mut stolen = registration("fake", &honest, "north");
-        let sig = crate::charter_rules::attest(&stolen, &thief, &org_key(0)).unwrap();
+        let sig = crate::features::charter_rules::attest(&stolen, &thief, &org_key(0)).unwrap();
         stolen.attestation = Some(sig);
         let (c, m) = code(&write(
             &mut s,
@@ -346,7 +347,7 @@ mod tests {
             .iter()
             .map(|(name, i)| crate::log::endorsement::Endorsement {
                 by: (*name).into(),
-                signature: crate::charter_rules::endorse(org, &org_key(*i)).unwrap(),
+                signature: crate::features::charter_rules::endorse(org, &org_key(*i)).unwrap(),
             })
             .collect();
         ClientCommand::AdmitOrganisation(crate::command::OrganisationAdmission {
@@ -452,7 +453,8 @@ mod tests {
                 endorsement: String::new(),
             },
         };
-        reg.attestation = crate::charter_rules::attest_contributor(&reg, key, roster).unwrap();
+        reg.attestation =
+            crate::features::charter_rules::attest_contributor(&reg, key, roster).unwrap();
         ClientCommand::RegisterContributor(reg).into()
     }
 
@@ -488,9 +490,12 @@ mod tests {
                 endorsement: String::new(),
             },
         };
-        stolen.attestation =
-            crate::charter_rules::attest_contributor(&stolen, &arbiter_key(31), &org_key(0))
-                .unwrap();
+        stolen.attestation = crate::features::charter_rules::attest_contributor(
+            &stolen,
+            &arbiter_key(31),
+            &org_key(0),
+        )
+        .unwrap();
         let (_, m) = code(&write(
             &mut s,
             6,
@@ -503,7 +508,7 @@ mod tests {
         assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
         // Its appeals are charged to the organisation that endorsed it (`appeal_credits`).
         assert_eq!(
-            crate::appeal_credits::organisation_of(&s, "ada").as_deref(),
+            crate::features::appeal_credits::organisation_of(&s, "ada").as_deref(),
             Some("north")
         );
         let ok = write(&mut s, 8, definition("ada", Some((&ada, 8))));
@@ -528,7 +533,7 @@ mod tests {
         use panel_proto::motion_key_rotation::{RotationClaim, sign_rotation};
         let digest = state.charter.as_ref().map_or([0; 32], |c| c.digest());
         // A bare group has no key in force; any valid key stands in for the signature.
-        let from = crate::charter_rules::current_motion_key(state)
+        let from = crate::features::charter_rules::current_motion_key(state)
             .unwrap_or_else(|| SigningKey::from_bytes(&[1; 32]).verifying_key())
             .to_bytes();
         let to_pub = to.verifying_key().to_bytes();
@@ -570,7 +575,7 @@ mod tests {
         assert!(m.contains("no charter"), "{m}");
 
         let mut s = chartered();
-        let old = crate::charter_rules::current_motion_key(&s).expect("charter key");
+        let old = crate::features::charter_rules::current_motion_key(&s).expect("charter key");
         let refusals = [
             (
                 rotation(&s, 1, &new, &new, &both[..1]),
@@ -621,7 +626,7 @@ mod tests {
             assert!(m.contains(needle), "{needle:?} not in {m}");
         }
         assert_eq!(
-            crate::charter_rules::current_motion_key(&s),
+            crate::features::charter_rules::current_motion_key(&s),
             Some(old),
             "nothing rotated"
         );
@@ -632,13 +637,16 @@ mod tests {
         };
         assert_eq!(v["to"], hex::encode(new.verifying_key().to_bytes()));
         assert_eq!(
-            crate::charter_rules::current_motion_key(&s),
+            crate::features::charter_rules::current_motion_key(&s),
             Some(new.verifying_key())
         );
         // Motions opened before the rotating entry keep the charter's key.
-        assert_eq!(crate::charter_rules::motion_key_at(&s, 19), Some(old));
         assert_eq!(
-            crate::charter_rules::motion_key_at(&s, 21),
+            crate::features::charter_rules::motion_key_at(&s, 19),
+            Some(old)
+        );
+        assert_eq!(
+            crate::features::charter_rules::motion_key_at(&s, 21),
             Some(new.verifying_key())
         );
         // Replaying the rotation (seq 1 again) and rotating back are refused.

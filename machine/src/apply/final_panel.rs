@@ -10,11 +10,11 @@
 //! not-proven one, with the route on record; when it reaches no supermajority the question
 //! stays not proven and the charter's last-word authority, if any, may still decide it.
 
-use crate::acceptance::{Acceptance, Aggregation, Policy};
 use crate::command::MotionSpec;
 use crate::model::finality::{Finality, OutcomeStatus};
 use crate::model::{ApplyCtx, MotionStatus, State};
 use crate::reply::FinalPanelReply;
+use crate::rules::acceptance::{Acceptance, Aggregation, Policy};
 
 /// The most seats a final panel asks: wide enough to outweigh any one panel of the ladder,
 /// bounded so a large pool does not make one motion cost every replica a round of hundreds.
@@ -89,7 +89,7 @@ fn open(state: &mut State, ctx: &ApplyCtx, not_proven: &str, milli: u32) -> Fina
     }
     let policy = Policy {
         quorum: None,
-        independence: crate::acceptance::Independence {
+        independence: crate::rules::acceptance::Independence {
             declared_stances: false,
             without_any_organisation: true,
             ..rec.policy.independence

@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::debates::tests::{advance_motion, close_and_appeal, decide, ten_admitted, tick, write};
-use crate::appeal_credits::{AppealCharge, DepositState, OrgCredits};
 use crate::command::{ClientCommand, ContributionSubmission, ItemReply};
+use crate::features::appeal_credits::{AppealCharge, DepositState, OrgCredits};
 use crate::model::State;
 use crate::model::appeal_credits::AppealCreditBook;
 
@@ -32,7 +32,7 @@ fn charge_of(v: &Value) -> AppealCharge {
     serde_json::from_value(v["appeal_deposit"].clone()).expect("the deposit charged")
 }
 
-fn deposit(s: &State, appeal_id: &str) -> crate::appeal_credits::Deposit {
+fn deposit(s: &State, appeal_id: &str) -> crate::features::appeal_credits::Deposit {
     s.appeal_credits
         .deposits
         .get(&AppealCreditBook::key("deb_1", appeal_id))
@@ -69,13 +69,14 @@ fn an_appeal_is_charged_and_a_denied_one_forfeits_its_deposit() {
     assert_eq!(c.next_replenish_at_ms, 1_080 + DAY);
     assert_eq!(deposit(&s, "app_1").state, DepositState::Held);
     // The read shows the balance and the deposit.
-    let r: crate::query::AppealCreditsReply = serde_json::from_value(crate::query::query(
-        &s,
-        &crate::command::Query::AppealCredits {
-            debate_id: Some("deb_1".into()),
-        },
-    ))
-    .expect("typed reply");
+    let r: crate::read::query::AppealCreditsReply =
+        serde_json::from_value(crate::read::query::query(
+            &s,
+            &crate::command::Query::AppealCredits {
+                debate_id: Some("deb_1".into()),
+            },
+        ))
+        .expect("typed reply");
     assert!(r.funded);
     let row = r.organisations.iter().find(|o| o.organisation == "north");
     assert_eq!(row.and_then(|o| o.credits).map(|c| c.balance), Some(6));
@@ -139,7 +140,7 @@ fn each_round_doubles_the_deposit_and_a_broke_organisation_waits_for_its_refill(
     let c = charge_of(&v);
     assert_eq!((c.round, c.deposit, c.balance), (3, 8, 0), "{c:?}");
     // Round 4 would cost 16, more than any budget holds: never fundable.
-    let q = crate::appeal_credits::quote(&s, 1_000 + 90 * DAY, "deb_1", "x", 4);
+    let q = crate::features::appeal_credits::quote(&s, 1_000 + 90 * DAY, "deb_1", "x", 4);
     let Err(e) = q else { panic!("{q:?}") };
     assert!(
         e.to_string().contains("no budget ever holds that much"),
@@ -191,9 +192,10 @@ fn before_rule_set_19_and_without_an_organisation_an_appeal_costs_nothing() {
 #[test]
 fn an_arbiters_appeal_is_charged_to_its_organisation() {
     let s = funded();
-    let organisation = crate::appeal_credits::organisation_of(&s, "b5");
+    let organisation = crate::features::appeal_credits::organisation_of(&s, "b5");
     assert_eq!(organisation.as_deref(), Some("south"));
-    let q = crate::appeal_credits::quote(&s, 2_000, "deb_1", "b5", 1).expect("affordable");
+    let q =
+        crate::features::appeal_credits::quote(&s, 2_000, "deb_1", "b5", 1).expect("affordable");
     assert_eq!(
         q.map(|q| (q.organisation, q.price)),
         Some(("south".into(), 2))

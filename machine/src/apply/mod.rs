@@ -32,7 +32,7 @@ use serde_json::Value;
 use crate::command::{
     Batch, BatchReply, ClientCommand, Command, InternalCommand, ItemOutcome, ItemReply, TestCommand,
 };
-use crate::limits;
+use crate::features::limits;
 use crate::model::reply_table::Horizon;
 use crate::model::{RecordEntry, State, StoredReply};
 use crate::reply::to_value;
@@ -127,7 +127,7 @@ pub fn apply_batch(
     batch: &Batch,
     memo: &VerifiedMemo,
 ) -> BatchReply {
-    crate::checkpoints::sync_tree(state);
+    crate::features::checkpoints::sync_tree(state);
     state.rules = crate::rules::after_stamp(state.rules, batch.rules);
     let verdicts_before = batch.checkpoints.map(|_| verdict_count(state));
     prune_requests(state, batch.time_ms, log_index);
@@ -223,12 +223,17 @@ pub fn apply_batch(
     }
     // Statuses move at the end of the batch: windows its stamped time closed, appeals its
     // entries decided (`finality.rs`).
-    crate::finality::advance(state, (log_index, batch.time_ms));
+    crate::features::finality::advance(state, (log_index, batch.time_ms));
     // Deposits of appeals those statuses ended are returned or forfeited
     // (`appeal_credits.rs`).
-    crate::appeal_credits::settle(state, (log_index, batch.time_ms));
+    crate::features::appeal_credits::settle(state, (log_index, batch.time_ms));
     let verdict = verdicts_before.is_some_and(|before| verdict_count(state) > before);
-    crate::checkpoints::after_batch(state, batch.checkpoints.as_ref(), batch.time_ms, verdict);
+    crate::features::checkpoints::after_batch(
+        state,
+        batch.checkpoints.as_ref(),
+        batch.time_ms,
+        verdict,
+    );
     BatchReply { items }
 }
 
@@ -253,7 +258,7 @@ pub fn apply(
         }) => {
             if state.rules >= crate::rules::SEALED_EXAMS {
                 let at = (ctx.log_index, ctx.time_ms);
-                crate::exam_sitting::submit(
+                crate::features::exam_sitting::submit(
                     state, at, arbiter_id, *sitting, reveals, motions, ctx.memo,
                 )
                 .map(|r| to_value(&r))
@@ -263,14 +268,14 @@ pub fn apply(
             }
         }
         Command::Internal(InternalCommand::SealExamPool(sealed)) => Ok(to_value(
-            &crate::exam_sitting::seal(state, ctx.log_index, sealed)?,
+            &crate::features::exam_sitting::seal(state, ctx.log_index, sealed)?,
         )),
         Command::Internal(InternalCommand::RevealExamKey(k)) => Ok(to_value(
-            &crate::exam_sitting::reveal(state, (ctx.log_index, ctx.time_ms), k)?,
+            &crate::features::exam_sitting::reveal(state, (ctx.log_index, ctx.time_ms), k)?,
         )),
         Command::Internal(InternalCommand::CloseExamSitting(c)) => {
-            let closed = crate::org_pools::close(state, ctx.log_index, c)
-                .map_err(crate::exam_sitting::SittingError::from)?;
+            let closed = crate::features::org_pools::close(state, ctx.log_index, c)
+                .map_err(crate::features::exam_sitting::SittingError::from)?;
             Ok(to_value(&closed))
         }
         Command::Internal(InternalCommand::AdoptCharter(charter)) => {
@@ -284,15 +289,15 @@ pub fn apply(
         }
         Command::Internal(InternalCommand::IssueCheckpoint) => {
             Ok(to_value(&crate::reply::IssueCheckpointReply {
-                issued: crate::checkpoints::issue(state, ctx.time_ms),
+                issued: crate::features::checkpoints::issue(state, ctx.time_ms),
             }))
         }
         Command::Internal(InternalCommand::SeatMotion(seating)) => {
             motion_open::seat_motion(state, seating)
         }
-        Command::Internal(InternalCommand::AddCosignatures(cos)) => {
-            Ok(to_value(&crate::checkpoints::add_cosignatures(state, cos)?))
-        }
+        Command::Internal(InternalCommand::AddCosignatures(cos)) => Ok(to_value(
+            &crate::features::checkpoints::add_cosignatures(state, cos)?,
+        )),
         Command::Test(c) => apply_test(state, ctx, client_id, request_id, c),
     }
 }
@@ -334,7 +339,9 @@ fn apply_client(
         ClientCommand::DeclareStance(d) => arbiters::declare_stance(state, ctx, d),
         ClientCommand::AuthoriseMembership(m) => federation::authorise_membership(state, ctx, m),
         ClientCommand::SetBreaker(order) => federation::set_breaker(state, ctx, order),
-        ClientCommand::LastWord(d) => Ok(to_value(&crate::last_word::apply(state, ctx, d)?)),
+        ClientCommand::LastWord(d) => {
+            Ok(to_value(&crate::features::last_word::apply(state, ctx, d)?))
+        }
     }
 }
 
@@ -384,12 +391,12 @@ pub(crate) fn write_one(state: &mut State, n: u64, command: Command) -> ItemRepl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::acceptance::Stance;
-    use crate::acceptance::{Decision, MotionKind};
     use crate::command::Item;
     use crate::command::{ArbiterRegistration, MotionSpec, OutcomeSubmission};
     use crate::model::MotionStatus;
-    use crate::ruling::{self, Binding, WireRuling};
+    use crate::rules::acceptance::Stance;
+    use crate::rules::acceptance::{Decision, MotionKind};
+    use crate::rules::ruling::{self, Binding, WireRuling};
     use ed25519_dalek::SigningKey;
 
     fn batch(items: Vec<(&str, u64, Command)>) -> Batch {
@@ -726,7 +733,7 @@ mod tests {
     fn apply_reuses_what_intake_verified_through_the_same_memo() {
         let rulings = all_yes();
         let leader = VerifiedMemo::default();
-        crate::ruling::intake_check(&rulings, &[], &leader).unwrap();
+        crate::rules::ruling::intake_check(&rulings, &[], &leader).unwrap();
         assert_eq!(leader.len(), 4);
         let entry = batch(vec![("t", 200, outcome(rulings))]);
         let mut s = setup();
@@ -812,7 +819,7 @@ mod tests {
             motion_id: "m1".into(),
             rulings,
             reveals: vec![],
-            motion: motion.map(crate::signed_motion::encode),
+            motion: motion.map(crate::rules::signed_motion::encode),
         })
         .into()
     }

@@ -4,14 +4,14 @@
 
 use serde_json::Value;
 
-use crate::acceptance::Seat;
 use crate::apply::error::{ApplyError, non_empty};
-use crate::beacon::{BeaconError, Seating};
 use crate::command::MotionSpec;
-use crate::draw::{self, Candidate, DrawSpec};
+use crate::features::beacon::{BeaconError, Seating};
 use crate::model::ApplyCtx;
 use crate::model::{Motion, MotionStatus, State};
 use crate::reply::{OpenMotionReply, to_value};
+use crate::rules::acceptance::Seat;
+use crate::rules::draw::{self, Candidate, DrawSpec};
 
 pub(super) fn open_motion(
     state: &mut State,
@@ -29,17 +29,21 @@ pub(super) fn open_motion(
     let (seats, draw_seed) = draw_seats(state, ctx, spec)?;
     // Under the beacon the draw above only proved a panel can be seated; the panel itself
     // is drawn by the `SeatMotion` that carries the replicas' shares (`beacon.rs`).
-    let (seats, draw_seed, beacon) = if crate::beacon::applies(state, spec) {
+    let (seats, draw_seed, beacon) = if crate::features::beacon::applies(state, spec) {
         // The seating draws from the pool as it is now, whatever is admitted or declared
         // between this entry and the seating.
         let pool = candidates(state, spec)
             .into_iter()
             .filter(|c| c.admitted)
             .collect();
-        (Vec::new(), 0, Some(crate::beacon::open(state, spec, pool)?))
+        (
+            Vec::new(),
+            0,
+            Some(crate::features::beacon::open(state, spec, pool)?),
+        )
     } else {
-        if crate::declared_priors::governing_debate(state, spec).is_some() {
-            crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
+        if crate::features::declared_priors::governing_debate(state, spec).is_some() {
+            crate::features::declared_priors::fix_standing(state, &spec.debate_id, &seats);
         }
         (seats, draw_seed, None)
     };
@@ -83,12 +87,13 @@ pub(super) fn seat_motion(state: &mut State, seating: &Seating) -> Result<Value,
         (MotionStatus::Open, Some(b)) if b.pending() => b.clone(),
         _ => return Err(awaiting().into()),
     };
-    let beacon_seed = crate::beacon::seed(state.charter.as_ref(), &draw, &seating.shares)?;
+    let beacon_seed =
+        crate::features::beacon::seed(state.charter.as_ref(), &draw, &seating.shares)?;
     let spec = motion.spec.clone();
     // The opening proved the pool can seat the panel, but the organisation swaps of the
     // draw are greedy, so a rare shuffle can miss a panel that exists: the next seeds of
     // the beacon's own sequence are tried, which nobody chooses either.
-    let mut tries = crate::beacon::follow_on_seeds(beacon_seed)
+    let mut tries = crate::features::beacon::follow_on_seeds(beacon_seed)
         .map(|seed| draw_from(state, &spec, &draw.pool, seed).map(|seats| (seats, seed)));
     let first = tries
         .next()
@@ -97,13 +102,13 @@ pub(super) fn seat_motion(state: &mut State, seating: &Seating) -> Result<Value,
         Ok(drawn) => drawn,
         Err(e) => tries.find_map(Result::ok).ok_or(e)?,
     };
-    if crate::declared_priors::governing_debate(state, &spec).is_some() {
-        crate::declared_priors::fix_standing(state, &spec.debate_id, &seats);
+    if crate::features::declared_priors::governing_debate(state, &spec).is_some() {
+        crate::features::declared_priors::fix_standing(state, &spec.debate_id, &seats);
     }
     if let Some(m) = state.motions.get_mut(&seating.motion_id) {
         m.seats = seats.clone();
         m.draw_seed = seed;
-        m.beacon = Some(crate::beacon::BeaconDraw {
+        m.beacon = Some(crate::features::beacon::BeaconDraw {
             shares: seating.shares.clone(),
             pool: Vec::new(),
             ..draw
@@ -159,7 +164,7 @@ fn draw_seats(
     ctx: &ApplyCtx,
     spec: &MotionSpec,
 ) -> Result<(Vec<Seat>, u64), ApplyError> {
-    let draw_seed = crate::draw_seed::for_motion(state, ctx, spec);
+    let draw_seed = crate::features::draw_seed::for_motion(state, ctx, spec);
     Ok((draw_with_seed(state, spec, draw_seed)?, draw_seed))
 }
 
@@ -177,7 +182,7 @@ fn draw_with_seed(
 fn candidates(state: &State, spec: &MotionSpec) -> Vec<Candidate> {
     // Under declared stances, the debate's declarations seat the stances and every
     // involved author's relatives stay off (`declared_priors`).
-    let debate = crate::declared_priors::governing_debate(state, spec);
+    let debate = crate::features::declared_priors::governing_debate(state, spec);
     let related_families = match (debate, &spec.question) {
         (Some(d), Some(q)) => d.involved_author_families(q),
         _ => Default::default(),
@@ -185,13 +190,13 @@ fn candidates(state: &State, spec: &MotionSpec) -> Vec<Candidate> {
     state
         .arbiters
         .iter()
-        .filter(|(_, a)| !crate::declared_priors::related(a, &related_families))
+        .filter(|(_, a)| !crate::features::declared_priors::related(a, &related_families))
         .map(|(id, a)| Candidate {
             id: id.clone(),
             stance: debate
-                .and_then(|d| crate::declared_priors::standing_for(state, id, d))
+                .and_then(|d| crate::features::declared_priors::standing_for(state, id, d))
                 .map_or_else(
-                    || crate::declared_priors::seating_stance(id, a, debate),
+                    || crate::features::declared_priors::seating_stance(id, a, debate),
                     |standing| standing.stance,
                 ),
             organisation: a.registration.organisation.clone(),
@@ -208,11 +213,11 @@ fn draw_from(
     pool: &[Candidate],
     draw_seed: u64,
 ) -> Result<Vec<Seat>, ApplyError> {
-    let debate = crate::declared_priors::governing_debate(state, spec);
+    let debate = crate::features::declared_priors::governing_debate(state, spec);
     let draw_spec = DrawSpec {
         seats: spec.seats,
         min_per_stance: spec.min_per_stance,
-        min_organisations: crate::charter_rules::floors(state.charter.as_ref())
+        min_organisations: crate::features::charter_rules::floors(state.charter.as_ref())
             .min_organisations
             .max(2),
         contributors: spec.contributors.iter().cloned().collect(),
@@ -265,7 +270,7 @@ fn draw_from(
                 arbiter_id: c.id,
                 stance: c.stance,
                 organisation: c.organisation,
-                lineage: crate::independence::seated_lineage(spec.policy.as_ref(), lineage),
+                lineage: crate::rules::independence::seated_lineage(spec.policy.as_ref(), lineage),
             }
         })
         .collect();

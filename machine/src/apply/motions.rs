@@ -13,7 +13,6 @@ use prost::Message;
 use serde_json::Value;
 
 use super::debates::open_pending;
-use crate::acceptance::{self, Acceptance};
 use crate::apply::error::{ApplyError, RoundError};
 use crate::command::{CommitmentLog, OutcomeSubmission};
 use crate::model::ApplyCtx;
@@ -24,13 +23,14 @@ use crate::reply::{
     CloseReply, CommitmentsReply, Decided, EquivocationReply, OutcomeReply, RevealReply,
     ScheduledPriorCheck, Settled, SubmitRevealReply, to_value,
 };
-use crate::ruling::{self, Binding, RulingError, WireRuling};
-use crate::signed_motion;
+use crate::rules::acceptance::{self, Acceptance};
+use crate::rules::ruling::{self, Binding, RulingError, WireRuling};
+use crate::rules::signed_motion;
 
 /// A close is held back while closings are paused, and the close of an advance into the
 /// verdict phase (which issues a verdict) while verdicts are (`breakers.rs`).
 fn refuse_paused_close(state: &State, motion: &Motion) -> Result<(), ApplyError> {
-    use crate::breakers::refuse_if_paused;
+    use crate::features::breakers::refuse_if_paused;
     use crate::log::breaker_order::Scope;
     refuse_if_paused(state, Scope::Closings)?;
     if let Some(crucible::motion::Question::AdvancePhase { from }) = &motion.spec.question
@@ -79,7 +79,8 @@ pub(super) fn record_outcome(
     // before any ruling, so every ruling below is held against its digest.
     let motion_digest = match &sub.motion {
         Some(wire) => {
-            let pinned = crate::charter_rules::motion_key_at(state, motion.opened_log_index);
+            let pinned =
+                crate::features::charter_rules::motion_key_at(state, motion.opened_log_index);
             Some(signed_motion::check(
                 wire,
                 &binding,
@@ -168,7 +169,7 @@ pub(super) fn record_outcome(
         &revealed,
         &rationales,
     );
-    crate::breakers::observe(
+    crate::features::breakers::observe(
         state,
         !decided.verdict.is_accepted(),
         0,
@@ -184,9 +185,9 @@ pub(super) fn record_outcome(
 /// measured independence.
 pub(super) struct Judged {
     pub verdict: Acceptance,
-    pub independence: Option<crate::independence::SupportIndependence>,
+    pub independence: Option<crate::rules::independence::SupportIndependence>,
     /// The weights the weighted pool judged with; `None` under head counts.
-    pub weights: Option<crate::weighted_pool::Weights>,
+    pub weights: Option<crate::rules::weighted_pool::Weights>,
 }
 
 /// The acceptance rule over a motion's counted rulings, then, under a policy with
@@ -211,9 +212,9 @@ fn judge(
         &policy,
         weights
             .as_ref()
-            .unwrap_or(&crate::weighted_pool::Weights::equal()),
+            .unwrap_or(&crate::rules::weighted_pool::Weights::equal()),
     );
-    let (verdict, independence) = crate::independence::require_independent_support(
+    let (verdict, independence) = crate::rules::independence::require_independent_support(
         verdict,
         &motion.seats,
         revealed,
@@ -238,8 +239,11 @@ fn policy_in_force(state: &State, motion: &crate::model::Motion) -> acceptance::
 }
 
 /// The seated arbiters' weights from their resolved track records (`weighted_pool.rs`).
-fn seated_weights(state: &State, motion: &crate::model::Motion) -> crate::weighted_pool::Weights {
-    crate::weighted_pool::Weights::from_records(motion.seats.iter().filter_map(|seat| {
+fn seated_weights(
+    state: &State,
+    motion: &crate::model::Motion,
+) -> crate::rules::weighted_pool::Weights {
+    crate::rules::weighted_pool::Weights::from_records(motion.seats.iter().filter_map(|seat| {
         let a = state.arbiters.get(&seat.arbiter_id)?;
         Some((seat.arbiter_id.as_str(), a.recalibration.items.as_slice()))
     }))
@@ -275,8 +279,8 @@ pub(super) fn conclude(
         && let Acceptance::Accepted { outcome, .. } = &verdict
     {
         let confidence = match &weights {
-            Some(w) => crate::confidence::of_pool(outcome, &motion.seats, revealed, w),
-            None => crate::confidence::of(outcome, &motion.seats, revealed),
+            Some(w) => crate::rules::confidence::of_pool(outcome, &motion.seats, revealed, w),
+            None => crate::rules::confidence::of(outcome, &motion.seats, revealed),
         };
         motion.confidence = confidence;
         reply.confidence = confidence;
@@ -310,11 +314,11 @@ pub(super) fn conclude(
         reply.opened = Some(open_pending(state, ctx, &debate_id));
         reply.prior_check = scheduled_prior_check(state, &debate_id, (ctx.log_index, ctx.time_ms));
     }
-    crate::finality::on_decided(state, motion_id, (ctx.log_index, ctx.time_ms));
+    crate::features::finality::on_decided(state, motion_id, (ctx.log_index, ctx.time_ms));
     let answered = matches!(reply.settled, Some(Settled::Settled(true)));
     reply.final_panel = super::final_panel::after_decided(state, ctx, motion_id, answered);
     reply.run = super::runs::settle_motion(state, ctx, motion_id, &verdict);
-    reply.recalibration = crate::recalibration::on_outcome(state, motion_id);
+    reply.recalibration = crate::features::recalibration::on_outcome(state, motion_id);
     // Counted last, so the panels this decision opened were drawn on the history before
     // it; from rule set `MEASURED_ERRORS` on.
     if state.rules >= crate::rules::MEASURED_ERRORS
@@ -423,7 +427,7 @@ pub(super) fn log_commitments(
         state_hash: &state_hash,
     };
     let (seated, all_keys) = seat_keys(state, motion)?;
-    let pinned = crate::charter_rules::motion_key_at(state, motion.opened_log_index);
+    let pinned = crate::features::charter_rules::motion_key_at(state, motion.opened_log_index);
     let (digest, signed) =
         signed_motion::check_round(&log.motion, &binding, &all_keys, pinned.as_ref(), ctx.memo)?;
     check_seals(state, &signed, &digest)?;
@@ -794,7 +798,7 @@ pub(super) fn close_motion(
         &rationales,
     );
     let refused = absent.committed_not_revealed.len() + equivocated.len();
-    crate::breakers::observe(
+    crate::features::breakers::observe(
         state,
         !decided.verdict.is_accepted(),
         refused as u32,
@@ -836,14 +840,14 @@ mod tests {
     use panel_proto::pb;
     use prost::Message;
 
-    use crate::acceptance::{Decision, MotionKind, Stance};
     use crate::apply::apply_batch;
     use crate::command::{
         ArbiterRegistration, Batch, BatchReply, ClientCommand, Command, CommitmentLog,
         InternalCommand, Item, ItemReply, MotionSpec, OutcomeSubmission, TestCommand,
     };
     use crate::model::{MotionStatus, State};
-    use crate::ruling::{self, Binding};
+    use crate::rules::acceptance::{Decision, MotionKind, Stance};
+    use crate::rules::ruling::{self, Binding};
 
     const HASH: [u8; 32] = [0xab; 32];
     const COMMIT_DEADLINE: i64 = 2_000;
@@ -1017,7 +1021,7 @@ mod tests {
     fn log(m: &pb::Motion, sealed: &[&Sealed]) -> Command {
         InternalCommand::LogCommitments(CommitmentLog {
             motion_id: "m1".into(),
-            motion: crate::signed_motion::encode(m),
+            motion: crate::rules::signed_motion::encode(m),
             commitments: sealed.iter().map(|s| s.commitment_hex()).collect(),
         })
         .into()
@@ -1102,7 +1106,7 @@ mod tests {
                     .encode()
                 })
                 .collect(),
-            motion: Some(crate::signed_motion::encode(&m)),
+            motion: Some(crate::rules::signed_motion::encode(&m)),
         };
         let r = one(
             &mut s,
@@ -1141,9 +1145,9 @@ mod tests {
         let mut s = setup();
         {
             let m1 = s.motions.get_mut("m1").expect("m1");
-            m1.spec.policy = Some(crate::acceptance::Policy {
+            m1.spec.policy = Some(crate::rules::acceptance::Policy {
                 min_net_support_per_side: 2,
-                independence: crate::independence::Independence {
+                independence: crate::rules::independence::Independence {
                     one_per_lineage: true,
                     ..Default::default()
                 },
@@ -1172,7 +1176,7 @@ mod tests {
         let v = applied(&one(&mut s, 3_100, "motion-driver", close()));
         assert!(v["verdict"]["Deadlocked"].is_object(), "{v}");
         let motion = s.motions.get("m1").expect("m1").clone();
-        let notes = crate::motion_history::one_lineage_support(&motion);
+        let notes = crate::read::motion_history::one_lineage_support(&motion);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert_eq!(notes[0].stance, Stance::A);
         assert_eq!(notes[0].lineage, "gemma3");

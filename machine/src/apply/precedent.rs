@@ -1,12 +1,12 @@
 //! Debate questions answered by a final outcome on the same content, with no panel
-//! (`crate::precedent`; docs/PANEL.md "Precedent"), and the settling of an accepted answer
+//! (`crate::features::precedent`; docs/PANEL.md "Precedent"), and the settling of an accepted answer
 //! that a panel's close shares.
 
-use crate::acceptance::{Acceptance, Outcome};
 use crate::debates::ToOpen;
 use crate::model::motion::Precedent;
 use crate::model::{ApplyCtx, EffectRefusal, Motion, MotionStatus, State};
 use crate::reply::Settled;
+use crate::rules::acceptance::{Acceptance, Outcome};
 
 /// Answers the question `t` under `motion_id` by citing a final outcome when rule set 16
 /// is in force, no fresh panel was asked for, the question is about content only and
@@ -26,8 +26,8 @@ pub(super) fn cite(
     {
         return None;
     }
-    let digest = crate::precedent::digest(&t.question, &t.projection)?;
-    let cited = crate::precedent::find(state, &digest)?;
+    let digest = crate::features::precedent::digest(&t.question, &t.projection)?;
+    let cited = crate::features::precedent::find(state, &digest)?;
     let (verdict, confidence, cited_debate) = state
         .motions
         .get(&cited)
@@ -88,7 +88,7 @@ pub(super) fn cite(
         );
         settle_answer(state, ctx, motion_id, outcome, &rationale);
     }
-    crate::finality::on_decided(state, motion_id, (ctx.log_index, ctx.time_ms));
+    crate::features::finality::on_decided(state, motion_id, (ctx.log_index, ctx.time_ms));
     Some(cited)
 }
 

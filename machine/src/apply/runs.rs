@@ -6,13 +6,13 @@
 use panel_procedures::{PanelQuestion, Run, StartContext};
 use serde_json::Value;
 
-use crate::acceptance::Acceptance;
 use crate::apply::error::{ApplyError, non_empty};
 use crate::command::MotionSpec;
 use crate::model::ApplyCtx;
 use crate::model::{Motion, State};
 use crate::reply::{RunInputReply, RunSettledReply, StartRunReply, to_value};
-use crate::ruling::WireRuling;
+use crate::rules::acceptance::Acceptance;
+use crate::rules::ruling::WireRuling;
 use crate::runs::{self, RulingView, RunInputSubmission, RunMotion, RunRecord, RunRequest};
 
 /// Runs a replica holds before new runs are refused (each holds its documents in
@@ -34,8 +34,8 @@ pub(super) fn start_run(
     req: &RunRequest,
 ) -> Result<Value, ApplyError> {
     non_empty("convener", &req.convener)?;
-    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
-    crate::run_convener::check(state, req, client_id, request_id, ctx.memo)?;
+    crate::features::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
+    crate::features::run_convener::check(state, req, client_id, request_id, ctx.memo)?;
     if state.runs.len() >= MAX_RUNS {
         return Err(ApplyError::TooManyRuns { max: MAX_RUNS });
     }
@@ -44,24 +44,24 @@ pub(super) fn start_run(
     {
         return Err(ApplyError::UnknownRun(earlier.clone()));
     }
-    let floors = crate::charter_rules::floors(state.charter.as_ref());
+    let floors = crate::features::charter_rules::floors(state.charter.as_ref());
     let policy = match &req.policy {
         Some(p) => p.clone(),
         // From the beacon's rule set on, a chartered group's run without a policy keeps
         // the head-count rule its seats were sized for, but its panels are drawn by the
         // beacon, never from the leader's batch seed (docs/SECURITY.md "The beacon").
         None if state.rules >= crate::rules::BEACON_DRAW && state.charter.is_some() => {
-            crate::acceptance::Policy {
-                independence: crate::acceptance::Independence {
+            crate::rules::acceptance::Policy {
+                independence: crate::rules::acceptance::Independence {
                     unsteerable_draw: true,
                     ..Default::default()
                 },
                 ..Default::default()
             }
         }
-        None => crate::acceptance::Policy::default(),
+        None => crate::rules::acceptance::Policy::default(),
     };
-    crate::charter_rules::check_policy(&floors, &policy, req.min_per_stance)?;
+    crate::features::charter_rules::check_policy(&floors, &policy, req.min_per_stance)?;
     let run_id = format!("run_{}", state.runs.len() + 1);
     let start_ctx = StartContext {
         run_id: run_id.clone(),
@@ -72,7 +72,7 @@ pub(super) fn start_run(
     let role_keys = if req.role_keys.is_empty() && state.v2_rules {
         Default::default()
     } else {
-        crate::run_roles::check_start(&run, &req.role_keys)?
+        crate::features::run_roles::check_start(&run, &req.role_keys)?
     };
     families_leave_a_panel(state, &run, req.min_per_stance.max(1))?;
     let kind = run.kind();
@@ -89,7 +89,10 @@ pub(super) fn start_run(
             simulation: req.simulation,
             retry_of: req.retry_of.clone(),
             role_keys,
-            start_signature: req.signature.as_ref().map(crate::run_convener::canonical),
+            start_signature: req
+                .signature
+                .as_ref()
+                .map(crate::features::run_convener::canonical),
             open: Default::default(),
             questions: Default::default(),
             settled: Vec::new(),
@@ -113,7 +116,7 @@ pub(super) fn submit_input(
     sub: &RunInputSubmission,
 ) -> Result<Value, ApplyError> {
     let rec = run_mut(state, &sub.run_id)?;
-    crate::run_roles::check_input(&rec.role_keys, sub, client_id, request_id, ctx.memo)?;
+    crate::features::run_roles::check_input(&rec.role_keys, sub, client_id, request_id, ctx.memo)?;
     // A refused input leaves the run as it was: submit on a copy, keep it only if taken.
     let mut run = rec.run.clone();
     run.submit(sub.input.clone())?;
@@ -138,7 +141,7 @@ fn families_leave_a_panel(
     if families.is_empty() {
         return Ok(());
     }
-    let eligible = |stance: crate::acceptance::Stance, exclude: bool| {
+    let eligible = |stance: crate::rules::acceptance::Stance, exclude: bool| {
         state
             .arbiters
             .iter()
@@ -153,8 +156,8 @@ fn families_leave_a_panel(
             .count()
     };
     let seatable = |exclude: bool| {
-        eligible(crate::acceptance::Stance::A, exclude) >= min_per_stance
-            && eligible(crate::acceptance::Stance::B, exclude) >= min_per_stance
+        eligible(crate::rules::acceptance::Stance::A, exclude) >= min_per_stance
+            && eligible(crate::rules::acceptance::Stance::B, exclude) >= min_per_stance
     };
     // Only the families' own effect is refused here: a pool too small for any panel
     // leaves the run waiting for admissions, as a debate's motions wait.
@@ -162,8 +165,8 @@ fn families_leave_a_panel(
         return Ok(());
     }
     let (a, b) = (
-        eligible(crate::acceptance::Stance::A, true),
-        eligible(crate::acceptance::Stance::B, true),
+        eligible(crate::rules::acceptance::Stance::A, true),
+        eligible(crate::rules::acceptance::Stance::B, true),
     );
     Err(panel_procedures::ProcedureError::refused(
         "run.advocate_families",
@@ -226,7 +229,7 @@ fn open_question(
     n: u32,
 ) -> Result<String, ApplyError> {
     // A paused federation opens nothing; the question waits for the pause to end.
-    crate::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
+    crate::features::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
     let rec = state
         .runs
         .get(run_id)
@@ -236,7 +239,7 @@ fn open_question(
     let spec = MotionSpec {
         motion_id: motion_id.clone(),
         debate_id: run_id.to_owned(),
-        kind: crate::acceptance::MotionKind::Procedure,
+        kind: crate::rules::acceptance::MotionKind::Procedure,
         state_hash: runs::state_hash(&rec.run),
         seats: rec.seats + q.extra_seats as usize,
         min_per_stance: rec.min_per_stance,

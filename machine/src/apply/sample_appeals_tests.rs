@@ -72,7 +72,7 @@ fn stance_seats(s: &State, motion_id: &str) -> BTreeSet<String> {
         .expect("motion")
         .seats
         .iter()
-        .filter(|seat| seat.stance != crate::acceptance::Stance::None)
+        .filter(|seat| seat.stance != crate::rules::acceptance::Stance::None)
         .map(|seat| seat.arbiter_id.clone())
         .collect()
 }

@@ -32,9 +32,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::acceptance::Stance;
 use crate::command::ArbiterRegistration;
 use crate::debates::DebateRecord;
+use crate::rules::acceptance::Stance;
 
 /// An ordered string-keyed table. The state machine lives in memory; its durable form is
 /// the Raft log plus snapshots (`raft::state_machine`), so tables need no row tracking.
@@ -258,9 +258,9 @@ pub struct State {
     /// `MEASURED_ERRORS` on (`independence::ErrorHistory`).
     #[serde(
         default,
-        skip_serializing_if = "crate::independence::ErrorHistory::is_empty"
+        skip_serializing_if = "crate::rules::independence::ErrorHistory::is_empty"
     )]
-    pub error_history: crate::independence::ErrorHistory,
+    pub error_history: crate::rules::independence::ErrorHistory,
     /// Sealed exam sittings, in order (`exam_sitting.rs`); the last may be open.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exam_sittings: Vec<crate::model::sitting::Sitting>,

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::acceptance::{Acceptance, RetrievalReceipt, RevealedRuling, Seat};
 use crate::command::MotionSpec;
 use crate::model::record_entry::is_zero;
-use crate::ruling::WireRuling;
+use crate::rules::acceptance::{Acceptance, RetrievalReceipt, RevealedRuling, Seat};
+use crate::rules::ruling::WireRuling;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum MotionStatus {
@@ -43,7 +43,7 @@ pub struct Motion {
     /// The supporters' measured independence the verdict was reached with, as its
     /// record entry gives it (`Decided::independence`), under a policy with `measured_n_eff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub independence: Option<crate::independence::SupportIndependence>,
+    pub independence: Option<crate::rules::independence::SupportIndependence>,
     /// Why the engine refused the effect of an accepted outcome (a phase prerequisite
     /// that no longer holds, a version already decided): the outcome stands on record, its
     /// effect did not happen, and `panel ask --wait` and `panel motion show` say so.
@@ -52,7 +52,7 @@ pub struct Motion {
     /// How sure the panel is of its accepted outcome (`confidence`), as its record entry
     /// gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<crate::confidence::OutcomeConfidence>,
+    pub confidence: Option<crate::rules::confidence::OutcomeConfidence>,
     /// The outcome's status: provisional, final, appealed, overturned, not proven
     /// (`finality.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,7 +95,7 @@ pub struct EffectRefusal {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MotionRound {
     /// Hex protobuf of the signed motion put to the seats.
-    pub motion: crate::signed_motion::WireMotion,
+    pub motion: crate::rules::signed_motion::WireMotion,
     /// Hex of its digest, which every counted ruling binds (envelope v2).
     pub motion_digest: String,
     /// Hex of the motion key that signed it (a verifier holds it against its policy).
@@ -188,7 +188,7 @@ pub struct BeaconDraw {
     /// what is admitted or declared before the seating does not change the panel);
     /// emptied once seated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pool: Vec<crate::draw::Candidate>,
+    pub pool: Vec<crate::rules::draw::Candidate>,
 }
 
 impl BeaconDraw {

@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::acceptance::Acceptance;
 use crate::model::motion::{Motion, MotionStatus};
+use crate::rules::acceptance::Acceptance;
 
 /// How many of the most recently decided debate motions the check reads from rule set
 /// [`DECLARED_CAMPS`](crate::rules::DECLARED_CAMPS) on: its cost in apply stays bounded however long the record grows,

@@ -10,7 +10,6 @@ use crucible::motion::{Answer, Question};
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 
-use crate::acceptance::Stance;
 use crate::apply::apply_batch;
 use crate::command::{
     Batch, ClientCommand, Command, InternalCommand, Item, ItemReply, TestCommand,
@@ -18,6 +17,7 @@ use crate::command::{
 use crate::debates::SubmissionHints;
 use crate::model::motion_table::{MemoryArchive, MotionRef};
 use crate::model::{Motion, MotionStatus, State};
+use crate::rules::acceptance::Stance;
 
 use super::KitError;
 use super::fixtures::{Judge, PoolMember, cmd, registration, try_cmd};
@@ -139,12 +139,17 @@ impl Driver {
         stance: Stance,
         credence_permille: u16,
     ) -> Result<Value, KitError> {
-        let d =
-            crate::declared_priors::sign(self.key(id)?, id, debate_id, stance, credence_permille)
-                .map_err(|e| KitError::Sign {
-                arbiter: id.into(),
-                reason: e.to_string(),
-            })?;
+        let d = crate::features::declared_priors::sign(
+            self.key(id)?,
+            id,
+            debate_id,
+            stance,
+            credence_permille,
+        )
+        .map_err(|e| KitError::Sign {
+            arbiter: id.into(),
+            reason: e.to_string(),
+        })?;
         self.try_ok(ClientCommand::DeclareStance(d))
     }
 

@@ -42,7 +42,7 @@ pub(crate) fn item_reveal(
     levels: &[f64],
 ) -> Result<String, KitError> {
     let mut r = pb::Ruling {
-        debate_id: crate::admission::EXAM_DEBATE.into(),
+        debate_id: crate::features::admission::EXAM_DEBATE.into(),
         kind: pb::MotionKind::Exam as i32,
         decision: pb::Decision::None as i32,
         rationale: "exam answer".into(),
@@ -89,7 +89,7 @@ pub fn try_exam_answers_by(
     digests: &BTreeMap<String, [u8; 32]>,
     p_yes: impl Fn(&ExamItem) -> f64,
 ) -> Result<Vec<String>, KitError> {
-    let exam = crate::admission::default_exam().map_err(|e| KitError::Sign {
+    let exam = crate::features::admission::default_exam().map_err(|e| KitError::Sign {
         arbiter: arbiter_id.into(),
         reason: format!("the default exam does not load: {e}"),
     })?;
@@ -102,7 +102,7 @@ pub fn try_exam_answers_by(
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            let motion_id = crate::admission::exam_motion_id(exam, arbiter_id, &item.id);
+            let motion_id = crate::features::admission::exam_motion_id(exam, arbiter_id, &item.id);
             let ruling = pb::Ruling {
                 motion_digest: digests
                     .get(&motion_id)
@@ -138,12 +138,12 @@ pub fn exam_reveals(key: &SigningKey, arbiter_id: &str) -> Vec<String> {
 /// The signed exam motions of every item for `arbiter_id`, as the exam driver puts them;
 /// `alter` may change one before it is signed.
 pub fn exam_motions(arbiter_id: &str, alter: impl Fn(&mut pb::Motion)) -> Vec<pb::Motion> {
-    let exam = crate::admission::default_exam().expect("exam");
+    let exam = crate::features::admission::default_exam().expect("exam");
     let motion_key = motion_key();
     exam.items
         .iter()
         .map(|item| {
-            let mut m = crate::admission::exam_motion(
+            let mut m = crate::features::admission::exam_motion(
                 exam,
                 item,
                 arbiter_id,

@@ -5,10 +5,10 @@ use crucible::motion::Answer;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::acceptance::{MotionKind, Stance};
 use crate::command::ClientCommand;
 use crate::debates::relevance_step;
 use crate::model::Motion;
+use crate::rules::acceptance::{MotionKind, Stance};
 
 use super::KitError;
 

@@ -7,7 +7,7 @@ use prost::Message;
 use sha2::{Digest, Sha256};
 
 use crate::model::Motion;
-use crate::ruling::wire_kind;
+use crate::rules::ruling::wire_kind;
 
 use super::{KitError, Vote};
 

@@ -27,7 +27,7 @@ fn signed_motion(
     let motion = pb::Motion {
         motion_id: m.spec.motion_id.clone(),
         debate_id: m.spec.debate_id.clone(),
-        kind: crate::ruling::wire_kind(m.spec.kind) as i32,
+        kind: crate::rules::ruling::wire_kind(m.spec.kind) as i32,
         state_hash,
         commit_deadline_unix_ms: commit_deadline_ms,
         reveal_deadline_unix_ms: reveal_deadline_ms,
@@ -94,7 +94,7 @@ impl Driver {
         }
         self.try_ok(InternalCommand::LogCommitments(CommitmentLog {
             motion_id: motion_id.into(),
-            motion: crate::signed_motion::encode(&signed),
+            motion: crate::rules::signed_motion::encode(&signed),
             commitments,
         }))?;
         reveals.push(

@@ -7,7 +7,7 @@ use calibration::exam::ExamItem;
 use panel_proto::pb;
 
 use crate::command::InternalCommand;
-use crate::exam_sitting::{Pools, open_sitting};
+use crate::features::exam_sitting::{Pools, open_sitting};
 
 use super::exam::item_reveal;
 use super::keys::motion_key;
@@ -102,7 +102,7 @@ impl Driver {
                 n,
                 levels,
             )?);
-            motions.push(crate::signed_motion::encode(&m));
+            motions.push(crate::rules::signed_motion::encode(&m));
         }
         Ok(InternalCommand::SubmitExam {
             arbiter_id: id.into(),
@@ -117,7 +117,7 @@ impl Driver {
 mod tests {
     use calibration::exam::Gold;
 
-    use crate::acceptance::Stance;
+    use crate::rules::acceptance::Stance;
     use crate::testkit::{Driver, Schedule};
 
     #[test]
@@ -138,7 +138,7 @@ mod tests {
             .expect("the sitting runs");
         assert_eq!(admitted, ["good"]);
         assert!(
-            crate::exam_sitting::open_sitting(&d.state).is_none(),
+            crate::features::exam_sitting::open_sitting(&d.state).is_none(),
             "closed"
         );
     }

@@ -12,11 +12,11 @@
 //! The bytes hashed are `SHA-256(0x00 || "crucible-panel/shard/v1" || 0x00 || group as 4
 //! bytes big-endian || debate id as UTF-8)`: the leading zero byte is there because the
 //! digest is computed with the record's own RFC 6962 leaf hash
-//! (`panel_machine::transparency::leaf_hash`), so no new dependency is needed. The score is
+//! (`panel_machine::rules::transparency::leaf_hash`), so no new dependency is needed. The score is
 //! the digest's first 8 bytes, big-endian. A deployment would hash the group's charter
 //! fingerprint instead of its index; the model has no charters.
 
-use panel_machine::transparency::leaf_hash;
+use panel_machine::rules::transparency::leaf_hash;
 
 use super::error::ShardsError;
 use super::params::MAX_GROUPS;

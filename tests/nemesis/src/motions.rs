@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::acceptance::{Decision, MotionKind, Stance};
 use panel_machine::command::{
     ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
 };
-use panel_machine::ruling::{self, Binding};
+use panel_machine::rules::acceptance::{Decision, MotionKind, Stance};
+use panel_machine::rules::ruling::{self, Binding};
 use panel_transport::pki;
 use tonic::transport::Channel;
 
@@ -65,12 +65,12 @@ pub(crate) async fn setup(
             lineage: None,
         };
         reg.attestation = Some(
-            panel_machine::charter_rules::attest(&reg, &key(i), &roster).map_err(|e| {
-                ClusterError::Setup {
+            panel_machine::features::charter_rules::attest(&reg, &key(i), &roster).map_err(
+                |e| ClusterError::Setup {
                     what: "attest an arbiter".into(),
                     detail: e.to_string(),
-                }
-            })?,
+                },
+            )?,
         );
         let admit: Command = TestCommand::SetAdmission {
             arbiter_id: format!("narb{i}"),
@@ -206,7 +206,7 @@ pub(crate) async fn client(
                 motion_id: motion_id.clone(),
                 rulings,
                 reveals: vec![],
-                motion: Some(panel_machine::signed_motion::encode(&signed)),
+                motion: Some(panel_machine::rules::signed_motion::encode(&signed)),
             })
             .into();
             req += 1;

@@ -319,7 +319,7 @@ fn model(user: &str) -> String {
 fn exam_answer(motion: &Value) -> String {
     let question = motion["exam_item"]["question"].as_str().unwrap_or("");
     let shown = motion["items"][0]["text"].as_str();
-    let exam = &panel_machine::exam_sitting::embedded_pool()
+    let exam = &panel_machine::features::exam_sitting::embedded_pool()
         .expect("the shipped pool loads")
         .exam;
     let Some(item) = exam

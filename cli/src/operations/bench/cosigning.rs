@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::checkpoints::CheckpointsReply;
 use panel_machine::command::Query;
+use panel_machine::features::checkpoints::CheckpointsReply;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 

@@ -10,9 +10,9 @@ use anyhow::{Context, Result, bail};
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::config::{LimitsSection, ReplicaConfig};
 use panel_coordinator::local::Supervisor;
-use panel_machine::acceptance::Stance;
 use panel_machine::command::{ClientCommand, DebateSpec, PanelRequest};
 use panel_machine::reply::CreateDebateReply;
+use panel_machine::rules::acceptance::Stance;
 use panel_proto::SigningKey;
 use panel_transport::{Transport, pki};
 

@@ -16,7 +16,7 @@ use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_machine::command::{ClientCommand, ContributionSubmission, Query};
 use panel_machine::debates::SubmissionHints;
 use panel_machine::model::{Motion, MotionStatus};
-use panel_machine::query::MotionReply;
+use panel_machine::read::query::MotionReply;
 use panel_machine::reply::ContributeReply;
 use serde_json::json;
 use tokio::sync::Mutex;

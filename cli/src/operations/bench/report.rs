@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use panel_machine::acceptance::Acceptance;
 use panel_machine::model::MotionStatus;
+use panel_machine::rules::acceptance::Acceptance;
 use serde::Serialize;
 
 use super::bound::Bound;

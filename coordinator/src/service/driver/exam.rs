@@ -7,10 +7,10 @@ use super::*;
 /// The in-flight key of the sitting task (a seal or a reveal being proposed).
 pub(super) const SITTING_TASK: &str = "exam-sitting";
 
-/// One pass of the sealed exam sittings (`panel_machine::exam_sitting`): seal a pool when
+/// One pass of the sealed exam sittings (`panel_machine::features::exam_sitting`): seal a pool when
 /// arbiters are due and none is open, examine the due arbiters in the open sitting, or
 /// reveal its key once the held exams are in. The decision is the machine's
-/// [`next_step`](panel_machine::exam_sitting::next_step); this only carries it out.
+/// [`next_step`](panel_machine::features::exam_sitting::next_step); this only carries it out.
 pub(super) fn drive_sittings(s: &Arc<Shared>) {
     let in_flight = |key: &str| {
         s.in_flight
@@ -33,7 +33,7 @@ pub(super) fn drive_sittings(s: &Arc<Shared>) {
     let patience =
         (s.opts.exam_window + s.opts.reveal_window + Duration::from_secs(30)).as_millis() as u64;
     let step = s.sm.read(|a| {
-        panel_machine::exam_sitting::next_step(
+        panel_machine::features::exam_sitting::next_step(
             &a.state,
             &s.pools,
             !due.is_empty(),
@@ -237,20 +237,20 @@ pub(super) fn spawn_exam(s: &Arc<Shared>, arbiter_id: String, endpoint: String, 
 }
 
 /// Registered arbiters with a node endpoint that are due an exam
-/// ([`exam_due`](panel_machine::exam_sitting::exam_due)) and have none held in the open
+/// ([`exam_due`](panel_machine::features::exam_sitting::exam_due)) and have none held in the open
 /// sitting.
 pub(super) fn awaiting_exam(s: &Shared, now_ms: u64) -> Vec<(String, String)> {
     s.sm.read(|a| {
-        let open = panel_machine::exam_sitting::open_sitting(&a.state);
+        let open = panel_machine::features::exam_sitting::open_sitting(&a.state);
         a.state
             .arbiters
             .iter()
             .filter(|(id, arb)| {
                 !arb.registration.endpoint.is_empty()
-                    && panel_machine::exam_sitting::exam_due(arb, now_ms).is_ok()
+                    && panel_machine::features::exam_sitting::exam_due(arb, now_ms).is_ok()
                     && !open.is_some_and(|o| {
                         o.held.contains_key(id.as_str())
-                            || panel_machine::org_pools::may_sit(
+                            || panel_machine::features::org_pools::may_sit(
                                 o,
                                 id,
                                 &arb.registration.organisation,
@@ -271,7 +271,7 @@ pub(super) fn exam_sheet(
     window: Window,
 ) -> Result<Vec<pb::Motion>, DriveError> {
     s.sm.read(|a| {
-        let open = panel_machine::exam_sitting::open_sitting(&a.state)
+        let open = panel_machine::features::exam_sitting::open_sitting(&a.state)
             .filter(|o| o.number == number)
             .ok_or(DriveError::SittingClosed(number))?;
         let arbiter = a
@@ -279,11 +279,13 @@ pub(super) fn exam_sheet(
             .arbiters
             .get(arbiter_id)
             .ok_or_else(|| DriveError::UnknownArbiter(arbiter_id.to_owned()))?;
-        let key =
-            panel_machine::ruling::parse_public_key(arbiter_id, &arbiter.registration.public_key)?;
+        let key = panel_machine::rules::ruling::parse_public_key(
+            arbiter_id,
+            &arbiter.registration.public_key,
+        )?;
         let asked = open.asked(arbiter_id, &key)?;
         let pool = s.pools.for_sitting(open);
-        let token_key = panel_machine::org_pools::token_key(open, pool.map(|p| p.salt()))
+        let token_key = panel_machine::features::org_pools::token_key(open, pool.map(|p| p.salt()))
             .ok_or(DriveError::PoolNotHeld(number))?;
         Ok(asked
             .iter()
@@ -293,7 +295,7 @@ pub(super) fn exam_sheet(
                 let hint = pool
                     .filter(|_| s.opts.simulation)
                     .and_then(|p| p.exam.item(&item.id))
-                    .map(|i| panel_machine::admission::expected_answer(&i.gold));
+                    .map(|i| panel_machine::features::admission::expected_answer(&i.gold));
                 let deadlines = (window.commit_deadline_ms, window.reveal_deadline_ms);
                 open.motion(arbiter_id, &key, item, &token_key, deadlines, hint)
             })
@@ -426,7 +428,7 @@ pub(super) async fn reveal_exam_items(c: &Route, committed: &[pb::Motion]) -> Ex
                 // Apply checks each answer against the motion it answers (`rules.rs`).
                 answers
                     .motions
-                    .push(panel_machine::signed_motion::encode(m));
+                    .push(panel_machine::rules::signed_motion::encode(m));
             }
             Err(e) => warn!(motion = %m.motion_id, "exam item not revealed: {e}"),
         }

@@ -37,12 +37,12 @@ use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::service::link::{LinkError, LinkRegistry, is_link_endpoint};
 use crate::service::motion_key::MotionKeys;
 use crate::service::proposer::Proposer;
-use panel_machine::acceptance::MotionKind;
 use panel_machine::command::{ClientCommand, CommitmentLog, InternalCommand, Item, ItemReply};
-use panel_machine::exam_sitting::{Pools, SittingStep};
+use panel_machine::features::exam_sitting::{Pools, SittingStep};
 use panel_machine::model::{Motion, MotionStatus};
 use panel_machine::reply::{CloseReply, CommitmentsReply};
-use panel_machine::ruling::wire_kind;
+use panel_machine::rules::acceptance::MotionKind;
+use panel_machine::rules::ruling::wire_kind;
 use panel_machine::runs::RunMotion;
 use panel_procedures::AnswerShape;
 
@@ -206,9 +206,9 @@ pub enum DriveError {
     )]
     PoolNotHeld(u32),
     #[error("the arbiter's registered key: {0}")]
-    Key(#[from] panel_machine::ruling::RulingError),
+    Key(#[from] panel_machine::rules::ruling::RulingError),
     #[error(transparent)]
-    Draw(#[from] panel_machine::exam_sitting::SittingError),
+    Draw(#[from] panel_machine::features::exam_sitting::SittingError),
     #[error(transparent)]
     MotionKey(#[from] crate::service::motion_key::MotionKeyError),
     #[error("arbiter endpoint {endpoint:?}: {reason}")]
@@ -424,9 +424,9 @@ impl Shared {
     /// The held motion key in force for a motion opened at `opened_log_index` (the
     /// current key for exams: `u64::MAX`), as the record says.
     fn motion_key_for(&self, opened_log_index: u64) -> Result<&SigningKey, DriveError> {
-        let in_force = self
-            .sm
-            .read(|a| panel_machine::charter_rules::motion_key_at(&a.state, opened_log_index));
+        let in_force = self.sm.read(|a| {
+            panel_machine::features::charter_rules::motion_key_at(&a.state, opened_log_index)
+        });
         Ok(self.motion_keys.for_key(in_force.as_ref())?)
     }
 }
@@ -450,10 +450,10 @@ fn request_id(parts: &[&str]) -> u64 {
 
 /// Refuses a reveal whose ruling is not bound to the signed motion this round sent.
 fn bound_to(
-    parts: panel_machine::ruling::RevealParts,
+    parts: panel_machine::rules::ruling::RevealParts,
     motion_id: &str,
     digest: &[u8; 32],
-) -> Result<panel_machine::ruling::RevealParts, panel_machine::ruling::RevealError> {
+) -> Result<panel_machine::rules::ruling::RevealParts, panel_machine::rules::ruling::RevealError> {
     panel_proto::ruling_check::check_motion_digest(&parts.signed, motion_id, digest)?;
     Ok(parts)
 }

@@ -1,4 +1,4 @@
-//! Organisation pools, the leader's side (`panel_machine::org_pools`;
+//! Organisation pools, the leader's side (`panel_machine::features::org_pools`;
 //! docs/coordinator/state-machine.md "Organisation pools"): the pool of the next sitting
 //! comes from a member organisation's replica (`Replica.OfferExamPool`), sealed by that
 //! replica's log key, and its key from the same organisation's replicas once the sitting
@@ -8,7 +8,7 @@
 use super::*;
 
 use panel_federation::pool_seal::PoolSealed;
-use panel_machine::exam_sitting::{KeyReveal, SealedPool};
+use panel_machine::features::exam_sitting::{KeyReveal, SealedPool};
 
 /// How long the leader waits for one replica's pool or key.
 const POOL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -29,7 +29,7 @@ pub enum OrgPoolError {
 }
 
 /// The `SealExamPool` of sitting `number`, from the first organisation in
-/// [`panel_machine::org_pools::seal_order`] that offers one; its request key names the
+/// [`panel_machine::features::org_pools::seal_order`] that offers one; its request key names the
 /// organisation, so a refused seal of one does not stop another's.
 pub(super) async fn sealed_pool(
     s: &Shared,
@@ -37,7 +37,7 @@ pub(super) async fn sealed_pool(
     due: &BTreeSet<String>,
 ) -> Result<(String, InternalCommand), DriveError> {
     let order =
-        s.sm.read(|a| panel_machine::org_pools::seal_order(&a.state, due));
+        s.sm.read(|a| panel_machine::features::org_pools::seal_order(&a.state, due));
     for organisation in &order {
         let own = (Some(organisation) == own_organisation(s).as_ref())
             .then(|| own_offer(s, number, organisation))

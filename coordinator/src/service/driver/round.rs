@@ -309,7 +309,7 @@ pub(super) async fn log_commitments(s: &Shared, c: Collected) -> Result<(), Driv
         request_id: request_id(&["log", &motion_id, &hex::encode(c.digest)]),
         command: InternalCommand::LogCommitments(CommitmentLog {
             motion_id,
-            motion: panel_machine::signed_motion::encode(&c.wire),
+            motion: panel_machine::rules::signed_motion::encode(&c.wire),
             commitments: c.commitments,
         })
         .into(),
@@ -362,7 +362,7 @@ pub(super) async fn ask_reveals(
         submits.push(tokio::spawn(
             async move {
                 match route.reveal(&motion_id, &digest).await {
-                    Ok(r) => match panel_machine::ruling::reveal_parts(r)
+                    Ok(r) => match panel_machine::rules::ruling::reveal_parts(r)
                         .and_then(|p| bound_to(p, &motion_id, &digest))
                     {
                         Ok(parts) => submit_reveal(&s, &motion_id, &arbiter, &digest, parts).await,
@@ -440,7 +440,7 @@ pub(super) async fn submit_reveal(
     motion_id: &str,
     arbiter: &str,
     digest: &[u8; 32],
-    parts: panel_machine::ruling::RevealParts,
+    parts: panel_machine::rules::ruling::RevealParts,
 ) {
     let reveal = parts.encode();
     let bytes = reveal.len();
@@ -489,7 +489,7 @@ pub(super) fn closings_paused(s: &Shared) -> bool {
         a.state
             .breakers
             .paused
-            .contains_key(&panel_machine::breakers::Scope::Closings)
+            .contains_key(&panel_machine::features::breakers::Scope::Closings)
     })
 }
 

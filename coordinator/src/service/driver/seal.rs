@@ -235,8 +235,9 @@ impl Vouch {
             if m.round.is_some() {
                 return Err(differs("its round's commitments are already logged"));
             }
-            let key = panel_machine::charter_rules::motion_key_at(&a.state, m.opened_log_index)
-                .ok_or_else(|| differs("no motion key is in force for it"))?;
+            let key =
+                panel_machine::features::charter_rules::motion_key_at(&a.state, m.opened_log_index)
+                    .ok_or_else(|| differs("no motion key is in force for it"))?;
             let seats = seat_addresses(&a.state, &m);
             let mut expected =
                 wire_motion(&m, &seats, window).map_err(|e| differs(&e.to_string()))?;
@@ -288,10 +289,11 @@ impl Vouch {
         // An exam item seats nobody; its id names the sitting and the arbiter
         // (`opaque_exam::prefix`), which this replica's own sitting must match.
         let found = self.shared.sm.read(|a| {
-            let open = panel_machine::exam_sitting::open_sitting(&a.state)?;
-            let arbiter_id = panel_machine::opaque_exam::arbiter_of(open.number, &wire.motion_id)?;
+            let open = panel_machine::features::exam_sitting::open_sitting(&a.state)?;
+            let arbiter_id =
+                panel_machine::features::opaque_exam::arbiter_of(open.number, &wire.motion_id)?;
             let arbiter = a.state.arbiters.get(arbiter_id)?;
-            let key = panel_machine::charter_rules::current_motion_key(&a.state);
+            let key = panel_machine::features::charter_rules::current_motion_key(&a.state);
             Some((open.number, arbiter.registration.arbiter_id.clone(), key))
         });
         let (number, arbiter_id, key) = found.ok_or_else(not_yet)?;

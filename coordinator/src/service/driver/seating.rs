@@ -1,4 +1,4 @@
-//! Seating the motions that opened awaiting a beacon (`panel_machine::beacon`;
+//! Seating the motions that opened awaiting a beacon (`panel_machine::features::beacon`;
 //! docs/SECURITY.md "The beacon"): the leader proves over each one's question key with
 //! its beacon key, asks replicas of the other organisations the charter's log quorum
 //! needs for theirs (`Replica.BeaconShare`), and proposes the `SeatMotion` that draws the
@@ -7,7 +7,7 @@
 
 use super::*;
 
-use panel_machine::beacon::{BeaconShare, Seating};
+use panel_machine::features::beacon::{BeaconShare, Seating};
 
 /// Open debate and run motions that await their seats, with their question keys (hex);
 /// not those whose seating apply refused this leader.
@@ -90,12 +90,12 @@ pub(super) async fn seat(
             .unwrap_or_default();
         (
             replicas,
-            panel_machine::beacon::organisations_needed(charter),
+            panel_machine::features::beacon::organisations_needed(charter),
         )
     });
     let own = BeaconShare {
         replica: s.id,
-        proof: secret.prove_hex(&panel_machine::beacon::input(&key)),
+        proof: secret.prove_hex(&panel_machine::features::beacon::input(&key)),
     };
     let asked = quorum::from_other_organisations(s, &replicas, needed, |id, addr| {
         let motion_id = motion_id.clone();
