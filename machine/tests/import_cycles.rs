@@ -1,5 +1,5 @@
-//! No file of the machine is in an import cycle (docs/ARCHITECTURE.md "Layers of the
-//! machine"): wire types and rows sit below the behaviour that takes `&mut State`, so a
+//! No file of the machine is in an import cycle, and none imports a layer above its own
+//! (docs/ARCHITECTURE.md "Layers of the machine"): wire types and rows sit below the behaviour that takes `&mut State`, so a
 //! reader can take the files in order, and a change to a feature cannot reach back into
 //! the rows it stands on.
 //!
@@ -224,6 +224,48 @@ fn no_file_of_the_machine_is_in_an_import_cycle() {
          behaviour up):\n{}",
         explain.join("\n")
     );
+}
+
+/// The layer of a module (docs/ARCHITECTURE.md "Layers of the machine"), from the bottom;
+/// `None` for the crate root and the test kit, which stand outside the layers.
+fn layer(module: &str) -> Option<u8> {
+    match module.split("::").next()? {
+        "rules" => Some(1),
+        "log" | "command" | "debates" | "runs" | "authorship" => Some(2),
+        "model" => Some(3),
+        "reply" => Some(4),
+        "features" => Some(5),
+        "apply" => Some(6),
+        "read" => Some(7),
+        _ => None,
+    }
+}
+
+/// No file names a module of a higher layer (test-only files aside): the folders are the
+/// layers, so a reader takes them bottom up and a change above cannot reach below.
+#[test]
+fn no_file_imports_a_layer_above_its_own() {
+    let edges = import_graph();
+    let upward: Vec<String> = edges
+        .iter()
+        .filter(|(from, _)| !from.ends_with("tests"))
+        .flat_map(|(from, to)| {
+            to.iter()
+                .filter_map(move |target| match (layer(from), layer(target)) {
+                    (Some(a), Some(b)) if b > a => {
+                        Some(format!("{from} (layer {a}) -> {target} (layer {b})"))
+                    }
+                    _ => None,
+                })
+        })
+        .collect();
+    assert!(
+        upward.is_empty(),
+        "imports up the machine's layers (move the shared item down, or the caller up):\n{}",
+        upward.join("\n")
+    );
+    assert_eq!(layer("rules::acceptance"), Some(1));
+    assert_eq!(layer("features::limits"), Some(5));
 }
 
 #[test]

@@ -566,7 +566,7 @@ async fn print_new_motions(
             m.spec.motion_id,
             crate::user::motion::question_line(&m.spec)
         );
-        for note in panel_machine::read::motion_history::one_lineage_support(&m) {
+        for note in panel_machine::features::motion_history::one_lineage_support(&m) {
             say!("      {note}");
         }
         let mut by_stance: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -270,7 +270,7 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
             r.code, r.message
         );
     }
-    for note in panel_machine::read::motion_history::one_lineage_support(m) {
+    for note in panel_machine::features::motion_history::one_lineage_support(m) {
         println!("  note: {note}");
     }
     match &m.status {

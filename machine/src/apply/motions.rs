@@ -1176,7 +1176,7 @@ mod tests {
         let v = applied(&one(&mut s, 3_100, "motion-driver", close()));
         assert!(v["verdict"]["Deadlocked"].is_object(), "{v}");
         let motion = s.motions.get("m1").expect("m1").clone();
-        let notes = crate::read::motion_history::one_lineage_support(&motion);
+        let notes = crate::features::motion_history::one_lineage_support(&motion);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert_eq!(notes[0].stance, Stance::A);
         assert_eq!(notes[0].lineage, "gemma3");

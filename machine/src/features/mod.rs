@@ -20,13 +20,15 @@ pub mod endorsers;
 pub mod limits;
 pub mod membership;
 
-// Panels and their answers: declared priors, the prior check, fresh panels, appeals,
-// finality, precedent, the last word, recalibration from resolved outcomes.
+// Panels and their answers: declared priors, the prior check, what decided motions say
+// about lineages, fresh panels, appeals, finality, precedent, the last word,
+// recalibration from resolved outcomes.
 pub mod appeal_credits;
 pub mod declared_priors;
 pub mod finality;
 pub mod fresh_panel;
 pub mod last_word;
+pub mod motion_history;
 pub mod precedent;
 pub mod priors;
 pub mod recalibration;
