@@ -45,6 +45,33 @@ pub fn json(state: &Path, args: &[&str]) -> Value {
 }
 
 /// Runs and expects exit status 1; returns stderr.
+/// Registers contributor `name` of organisation `org` on the local panel in `state`, with
+/// a new key written to `key` (`panel node keygen`, then `panel org register-contributor`
+/// endorsed by the organisation's roster key from `panel up`'s PKI).
+pub fn register_contributor(state: &Path, name: &str, key: &str, org: &str) {
+    let out = panel()
+        .args(["node", "keygen", "--out", key])
+        .output()
+        .expect("run panel node keygen");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let org_key = state.join(format!("pki/orgs/{org}/signing.key"));
+    ok(
+        state,
+        &[
+            "org",
+            "register-contributor",
+            "--name",
+            name,
+            "--key-file",
+            key,
+            "--organisation",
+            org,
+            "--org-key",
+            org_key.to_str().expect("a utf-8 path"),
+        ],
+    );
+}
+
 pub fn fails(state: &Path, args: &[&str]) -> String {
     let out = user(state, args);
     assert_eq!(

@@ -10,8 +10,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use panel_tests::local_panel::{json, ok, start};
-use panel_tests::panel;
+use panel_tests::local_panel::{json, ok, register_contributor, start};
 use serde_json::Value;
 
 /// deb_1's merge of ver_1 into thr_1 (`panel motion list --json`).
@@ -101,27 +100,7 @@ fn an_outcome_goes_from_provisional_through_an_appeal_and_a_second_round_to_fina
     // cara (northwind) appeals thr_1's outcomes for side B.
     let cara = st.join("cara.key");
     let cara = cara.to_str().expect("utf-8 path");
-    let out = panel()
-        .args(["node", "keygen", "--out", cara])
-        .output()
-        .expect("keygen");
-    assert!(out.status.success());
-    let org_key = st.join("pki/orgs/northwind/signing.key");
-    ok(
-        st,
-        &[
-            "org",
-            "register-contributor",
-            "--name",
-            "cara",
-            "--key-file",
-            cara,
-            "--organisation",
-            "northwind",
-            "--org-key",
-            org_key.to_str().expect("utf-8 path"),
-        ],
-    );
+    register_contributor(st, "cara", cara, "northwind");
     let filed = ok(
         st,
         &[

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use panel_tests::local_panel::{fails, json, ok, start, text, user};
+use panel_tests::local_panel::{fails, json, ok, register_contributor, start, text, user};
 use panel_tests::panel;
 use serde_json::Value;
 
@@ -22,31 +22,6 @@ fn cara_key(st: &Path) -> String {
 /// Registers cara under northwind (`panel org register-contributor`).
 fn register_cara(st: &Path) {
     register_contributor(st, "cara", &cara_key(st), "northwind");
-}
-
-/// Registers contributor `name` with a new key at `key` under `org`.
-fn register_contributor(st: &Path, name: &str, key: &str, org: &str) {
-    let out = panel()
-        .args(["node", "keygen", "--out", key])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let org_key = st.join(format!("pki/orgs/{org}/signing.key"));
-    ok(
-        st,
-        &[
-            "org",
-            "register-contributor",
-            "--name",
-            name,
-            "--key-file",
-            key,
-            "--organisation",
-            org,
-            "--org-key",
-            org_key.to_str().unwrap(),
-        ],
-    );
 }
 
 /// docs/PANEL.md "Random-sample appeals": dan (southbank) appeals deb_1 for side A and
