@@ -11,7 +11,9 @@
 //! motion in each debate (`OpenMotion`: the machine draws the panel from its own seed),
 //! runs the commit-reveal round (`LogCommitments`, `SubmitReveal` per seat, `CloseMotion`)
 //! with each seat's ruling from the judge model, and reads the machine's outcome,
-//! deadlock reasons and confidence off the motion. The measured-n_eff rule runs inside
+//! deadlock reasons and confidence off the motion. On request the parties then appeal
+//! accepted answers to wider fresh panels, decided by apply the same way
+//! (`appeal_ladder`). The measured-n_eff rule runs inside
 //! apply as the policies say. The prior-consistency check does not: it reads only
 //! motions that ask a debate question (`priors::run_by_claim`), and these are raw test
 //! motions, so neither its schedule nor its reseating is exercised yet.
