@@ -174,9 +174,10 @@ pub struct ToOpen {
 }
 
 /// SHA-256 of the document's JSON (struct key order is fixed), hex. Rulings bind it.
+/// Written through `Value`'s `Display`, which cannot fail, so the hashed bytes are never
+/// a stand-in: the same compact bytes `serde_json::to_vec` writes.
 pub fn state_hash(d: &Debate) -> String {
-    let bytes = serde_json::to_vec(&d.to_json()).unwrap_or_default();
-    hex::encode(Sha256::digest(&bytes))
+    hex::encode(Sha256::digest(d.to_json().to_string().as_bytes()))
 }
 
 /// The acceptance rule's kind for a protocol question.

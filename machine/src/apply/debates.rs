@@ -1120,6 +1120,19 @@ pub(super) mod tests {
         assert!(s.finality.appealed.is_empty());
     }
 
+    /// The state hash reads, byte for byte, what `serde_json::to_vec` wrote before it
+    /// went through `Value`'s `Display`, so recorded motions' hashes still match.
+    #[test]
+    fn the_state_hash_reads_the_bytes_to_vec_wrote() {
+        use sha2::Digest;
+        let s = ten_admitted();
+        let d = &s.debates.get("deb_1").expect("debate").debate;
+        let before = hex::encode(sha2::Sha256::digest(
+            serde_json::to_vec(&d.to_json()).expect("a document encodes"),
+        ));
+        assert_eq!(crate::debates::state_hash(d), before);
+    }
+
     /// A deadlocked advance is given up at once: its question ends not proven.
     #[test]
     fn a_question_given_up_without_an_answer_is_not_proven() {
