@@ -72,6 +72,37 @@ pub fn register_contributor(state: &Path, name: &str, key: &str, org: &str) {
     );
 }
 
+/// `panel appeal` of deb_1's verdict on ground A2 by `author` (signing with `key`) for
+/// `side`, targeting thread `target`, with `extra` flags; what it printed.
+pub fn appeal_deb_1(
+    state: &Path,
+    key: &str,
+    author: &str,
+    side: &str,
+    target: &str,
+    extra: &[&str],
+) -> String {
+    let mut args = vec![
+        "appeal",
+        "--key",
+        key,
+        "--debate",
+        "deb_1",
+        "--author",
+        author,
+        "--side",
+        side,
+        "--ground",
+        "A2",
+        "--justification",
+        "The panel resolved these challenges before the response filed in time was shown to it.",
+        "--target",
+        target,
+    ];
+    args.extend_from_slice(extra);
+    ok(state, &args)
+}
+
 pub fn fails(state: &Path, args: &[&str]) -> String {
     let out = user(state, args);
     assert_eq!(

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use panel_tests::local_panel::{json, ok, register_contributor, start};
+use panel_tests::local_panel::{appeal_deb_1, json, ok, register_contributor, start};
 use serde_json::Value;
 
 /// deb_1's merge of ver_1 into thr_1 (`panel motion list --json`).
@@ -101,26 +101,7 @@ fn an_outcome_goes_from_provisional_through_an_appeal_and_a_second_round_to_fina
     let cara = st.join("cara.key");
     let cara = cara.to_str().expect("utf-8 path");
     register_contributor(st, "cara", cara, "northwind");
-    let filed = ok(
-        st,
-        &[
-            "appeal",
-            "--key",
-            cara,
-            "--debate",
-            "deb_1",
-            "--author",
-            "cara",
-            "--side",
-            "B",
-            "--ground",
-            "A2",
-            "--justification",
-            "The panel resolved chl_1 before the response filed in time was shown to it.",
-            "--target",
-            "thr_1",
-        ],
-    );
+    let filed = appeal_deb_1(st, cara, "cara", "B", "thr_1", &[]);
     assert!(filed.contains("accepted: appeal app_1 filed"), "{filed}");
     assert!(filed.contains("state: before the panel: motion"), "{filed}");
     assert_eq!(status_of(st, &merge_id), "appealed");

@@ -7,7 +7,9 @@
 
 use std::path::Path;
 
-use panel_tests::local_panel::{fails, json, ok, register_contributor, start, text, user};
+use panel_tests::local_panel::{
+    appeal_deb_1, fails, json, ok, register_contributor, start, text, user,
+};
 use panel_tests::panel;
 use serde_json::Value;
 
@@ -30,27 +32,7 @@ fn register_cara(st: &Path) {
 fn a_random_sample_appeal_is_filed(st: &Path) {
     let key = st.join("dan.key").display().to_string();
     register_contributor(st, "dan", &key, "southbank");
-    let filed = ok(
-        st,
-        &[
-            "appeal",
-            "--key",
-            &key,
-            "--debate",
-            "deb_1",
-            "--author",
-            "dan",
-            "--side",
-            "A",
-            "--ground",
-            "A2",
-            "--justification",
-            "The panel resolved these challenges before the response filed in time was shown to it.",
-            "--target",
-            "thr_2",
-            "--random-sample",
-        ],
-    );
+    let filed = appeal_deb_1(st, &key, "dan", "A", "thr_2", &["--random-sample"]);
     assert!(
         filed.contains("deposit: 4 appeal credit(s) charged to southbank for appeal round 2"),
         "{filed}"
@@ -73,26 +55,7 @@ fn a_random_sample_appeal_is_filed(st: &Path) {
 /// two of northwind's eight credits, and `panel debate show` lists the deposit and every
 /// organisation's balance.
 fn appeals_are_funded(st: &Path, cara: &str) {
-    let filed = ok(
-        st,
-        &[
-            "appeal",
-            "--key",
-            cara,
-            "--debate",
-            "deb_1",
-            "--author",
-            "cara",
-            "--side",
-            "B",
-            "--ground",
-            "A2",
-            "--justification",
-            "The panel resolved these challenges before the response filed in time was shown to it.",
-            "--target",
-            "thr_1",
-        ],
-    );
+    let filed = appeal_deb_1(st, cara, "cara", "B", "thr_1", &[]);
     assert!(
         filed.contains(
             "deposit: 2 appeal credit(s) charged to northwind for appeal round 1; balance left: 6"

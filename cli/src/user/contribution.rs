@@ -456,7 +456,7 @@ async fn thread_of(cluster: &Cluster, debate_id: &str, id: &str) -> Option<Strin
         .map(|t| t.id.clone())
 }
 
-/// An appeal's true state after filing (`appeal_state::line`); "DENIED at once" when no
+/// An appeal's true state after filing (`appeal_state::of`); "DENIED at once" when no
 /// panel could ever be drawn for it.
 async fn appeal_state(cluster: &Cluster, debate_id: &str, appeal_id: &str) -> Option<String> {
     let v: DebateReply = cluster
@@ -465,10 +465,12 @@ async fn appeal_state(cluster: &Cluster, debate_id: &str, appeal_id: &str) -> Op
         })
         .await
         .ok()?;
-    let line = crate::user::appeal_state::line(&v.debate?, appeal_id)?;
-    Some(match line.strip_prefix("DENIED") {
-        Some(rest) => format!("state: DENIED at once{rest}"),
-        None => format!("state: {line}"),
+    let rec = v.debate?;
+    Some(match crate::user::appeal_state::of(&rec, appeal_id)? {
+        crate::user::appeal_state::AppealState::Denied(why) => {
+            format!("state: DENIED at once: {why}")
+        }
+        state => format!("state: {state}"),
     })
 }
 

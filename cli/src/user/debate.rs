@@ -499,8 +499,8 @@ fn print_outcomes(
             ""
         };
         let state = rec
-            .and_then(|r| crate::user::appeal_state::line(r, &a.id))
-            .unwrap_or_else(|| a.status.clone());
+            .and_then(|r| crate::user::appeal_state::of(r, &a.id))
+            .map_or_else(|| a.status.clone(), |s| s.to_string());
         let rationale = a
             .decision_rationale
             .as_deref()
