@@ -138,6 +138,8 @@ pub enum PoolError {
     },
     #[error("item `{0}` carries a probe but is not binary: probes mark binary questions")]
     ProbeNotBinary(String),
+    #[error("the pool cannot be encoded as JSON ({0}), so it has no id; use plain values")]
+    Unencodable(String),
     #[error("probe group `{group}` has two `{variant}` items: give each variant once")]
     VariantTwice {
         group: String,
@@ -183,15 +185,17 @@ impl PublicPool {
         }
     }
 
-    /// `sha256:<hex>` over [`PUBLIC_POOL_DOMAIN`] and the pool's canonical JSON.
-    pub fn id(&self) -> String {
-        let value = serde_json::to_value(self).unwrap_or_default();
+    /// `sha256:<hex>` over [`PUBLIC_POOL_DOMAIN`] and the pool's canonical JSON; an error,
+    /// never the id of an empty document, when the pool cannot be encoded.
+    pub fn id(&self) -> Result<String, PoolError> {
+        let value =
+            serde_json::to_value(self).map_err(|e| PoolError::Unencodable(e.to_string()))?;
         let mut canonical = String::new();
         write_canonical(&value, &mut canonical);
         let mut h = Sha256::new();
         h.update(PUBLIC_POOL_DOMAIN.as_bytes());
         h.update(canonical.as_bytes());
-        format!("sha256:{}", hex::encode(h.finalize()))
+        Ok(format!("sha256:{}", hex::encode(h.finalize())))
     }
 
     pub fn item(&self, id: &str) -> Option<&PublicItem> {
@@ -354,19 +358,19 @@ mod tests {
     #[test]
     fn the_id_changes_with_any_published_field_and_not_with_gold() {
         let exam = load_exam(V2).expect("v2 loads");
-        let id = PublicPool::of(&exam).id();
+        let id = PublicPool::of(&exam).id().expect("encodes");
         let mut flipped = exam.clone();
         if let Gold::Binary(b) = &mut flipped.items[0].gold {
             *b = !*b;
         }
         assert_eq!(
-            PublicPool::of(&flipped).id(),
+            PublicPool::of(&flipped).id().expect("encodes"),
             id,
             "the id commits to no gold"
         );
         let mut reworded = PublicPool::of(&exam);
         reworded.items[3].question.push('?');
-        assert_ne!(reworded.id(), id);
+        assert_ne!(reworded.id().expect("encodes"), id);
     }
 
     #[test]

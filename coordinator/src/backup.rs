@@ -124,7 +124,8 @@ pub fn decode(bytes: &[u8]) -> Result<(Header, &[u8]), BackupError> {
 /// so neither snapshots nor backups carry it).
 pub fn decode_state(state_json: &[u8]) -> Result<State, BackupError> {
     let mut state: State = serde_json::from_slice(state_json).map_err(BackupError::State)?;
-    panel_machine::features::checkpoints::sync_tree(&mut state);
+    panel_machine::features::checkpoints::sync_tree(&mut state)
+        .map_err(|e| BackupError::State(<serde_json::Error as serde::de::Error>::custom(e)))?;
     Ok(state)
 }
 

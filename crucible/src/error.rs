@@ -51,6 +51,48 @@ pub enum Code {
 }
 
 impl Code {
+    /// Every code, for reading one back from its text ([`Code::parse`]); a code added to
+    /// the enum belongs here too.
+    pub const ALL: [Code; 29] = {
+        use Code::*;
+        [
+            MergeNotCandidate,
+            MergeNotOnMerit,
+            RejectNotCandidate,
+            ChallengeAlreadyResolved,
+            ChallengeSameSide,
+            SteelmanNotSubmitted,
+            VersionNotFound,
+            CitationNotFound,
+            PhasePrereqUnmet,
+            PhaseTerminal,
+            PhaseNotAdvanceable,
+            AppealNotClosed,
+            AppealNoVerdict,
+            AppealLimitReached,
+            AppealAlreadyDecided,
+            AppealNotInReview,
+            AppealOpenChallenges,
+            AppealPendingCandidates,
+            ThreadNotFound,
+            ChallengeNotFound,
+            AppealNotFound,
+            RationaleRequired,
+            ChallengeBadResolution,
+            PhaseForbids,
+            ChallengeNotCanonical,
+            SteelmanNotOwnSide,
+            SteelmanNoRevision,
+            RelevanceInvalid,
+            SideInvalid,
+        ]
+    };
+
+    /// The code written as `text` (`as_str`'s inverse), if it is one.
+    pub fn parse(text: &str) -> Option<Code> {
+        Code::ALL.into_iter().find(|c| c.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         use Code::*;
         match self {

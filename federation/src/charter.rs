@@ -21,6 +21,9 @@ pub enum CharterError {
     Json(String),
     #[error("{path}: {problem}")]
     Rule { path: String, problem: String },
+    /// The charter's JSON could not be written, so it has no digest to pin or sign over.
+    #[error("the charter cannot be encoded as JSON ({0}), so it has no digest; check its fields")]
+    Unencodable(String),
 }
 
 fn rule(path: impl Into<String>, problem: impl Into<String>) -> CharterError {
@@ -577,9 +580,13 @@ impl Charter {
         Ok(())
     }
 
-    /// SHA-256 of the charter's JSON, to pin it (`panel verify --charter`).
-    pub fn digest(&self) -> [u8; 32] {
-        Sha256::digest(serde_json::to_vec(self).unwrap_or_default()).into()
+    /// SHA-256 of the charter's JSON, to pin it (`panel verify --charter`) and to bind
+    /// every endorsement made under it. An encoding failure is an error, never the digest
+    /// of empty bytes (which every charter would share).
+    pub fn digest(&self) -> Result<[u8; 32], CharterError> {
+        let json =
+            serde_json::to_vec(self).map_err(|e| CharterError::Unencodable(e.to_string()))?;
+        Ok(Sha256::digest(json).into())
     }
 
     pub fn organisation(&self, name: &str) -> Option<&Organisation> {

@@ -761,7 +761,7 @@ pub enum ItemReply {
     Applied(serde_json::Value),
     /// The command was refused deterministically; nothing changed.
     Refused {
-        code: String,
+        code: crate::log::refusal_code::RefusalCode,
         message: String,
     },
 }

@@ -5,6 +5,7 @@
 //! Pure: called from `apply::apply` with the leader-stamped time; ids come from
 //! per-debate counters, so every replica and an offline verifier get the same document.
 
+use crate::log::refusal_code::RefusalCode;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crucible::contribution::Contribution;
@@ -151,13 +152,13 @@ fn gate_fixes(r: &GateRefusal) -> String {
 }
 
 impl DebateError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
-            DebateError::UnknownDebate(_) => "unknown_debate",
-            DebateError::Gate(_) => "gate_refused",
-            DebateError::Protocol(r) => r.code.as_str(),
-            DebateError::NoQuestion(_) => "no_question",
-            DebateError::AdvanceRefused { reason, .. } => reason.code.as_str(),
+            DebateError::UnknownDebate(_) => RefusalCode::UnknownDebate,
+            DebateError::Gate(_) => RefusalCode::GateRefused,
+            DebateError::Protocol(r) => RefusalCode::Engine(r.code),
+            DebateError::NoQuestion(_) => RefusalCode::NoQuestion,
+            DebateError::AdvanceRefused { reason, .. } => RefusalCode::Engine(reason.code),
         }
     }
 }

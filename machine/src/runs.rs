@@ -124,10 +124,11 @@ pub const MAX_REFUSED_SETTLEMENTS: u32 = 3;
 pub const MAX_OPEN_QUESTIONS_PER_RUN: usize = 16;
 
 /// Hex SHA-256 of the run's JSON: what a procedure motion's rulings bind, as a debate
-/// motion's bind the document's hash.
-pub fn state_hash(run: &Run) -> String {
-    let bytes = serde_json::to_vec(run).unwrap_or_default();
-    hex::encode(Sha256::digest(&bytes))
+/// motion's bind the document's hash. A run that cannot be encoded has no hash (an error,
+/// never the hash of empty bytes, which every such run would share).
+pub fn state_hash(run: &Run) -> Result<String, serde_json::Error> {
+    let bytes = serde_json::to_vec(run)?;
+    Ok(hex::encode(Sha256::digest(&bytes)))
 }
 
 impl RunRecord {

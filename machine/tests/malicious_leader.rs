@@ -646,7 +646,7 @@ fn the_close_is_the_same_for_every_order_of_the_reveals() {
                     Command::Internal(InternalCommand::CloseMotion { .. })
                 ));
                 closes.insert(serde_json::to_string(&v).expect("json"));
-                leaves.insert(close_entry.leaf_bytes());
+                leaves.insert(close_entry.leaf_bytes().expect("leaf"));
                 motions.insert(motion_without_reveal_positions(&l.state).to_string());
                 let whole = serde_json::to_string(&l.state.motions.get("m1").unwrap()).unwrap();
                 if one_batch {

@@ -4,6 +4,7 @@
 //! docs/REFUSALS.md. A new code, a new `ApplyError` variant or a new protocol code fails
 //! this test until it has both, so no refusal ships without saying how to get past it.
 
+use panel_machine::log::refusal_code::RefusalCode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -46,7 +47,7 @@ struct Case {
 fn case(e: ApplyError, needles: &'static [&'static str]) -> Case {
     Case {
         what: format!("{e:?}"),
-        code: e.code().to_owned(),
+        code: e.code().to_string(),
         message: e.to_string(),
         needles,
     }
@@ -58,7 +59,7 @@ fn from_reply(what: &str, r: ItemReply, needles: &'static [&'static str]) -> Cas
     };
     Case {
         what: what.to_owned(),
-        code,
+        code: code.to_string(),
         message,
         needles,
     }
@@ -755,6 +756,13 @@ fn constructed() -> Vec<Case> {
             ),
             &["rule set 22", "without --random-sample"],
         ),
+        case(
+            ApplyError::Unencodable {
+                what: "the command",
+                reason: s("key must be a string"),
+            },
+            &["nothing was applied", "plain values"],
+        ),
     ];
     out.extend(rounds.into_iter().map(|(e, n)| case(e.into(), n)));
     out.extend(limits.into_iter().map(|(e, n)| case(e.into(), n)));
@@ -809,27 +817,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every code a `fn code(&self) -> &'static str` in machine/src returns, and the codes
-/// written as `code: "..."` literals outside tests.
+/// Every code of the machine's own: the typed list every refusal is made from
+/// (`RefusalCode::KNOWN`; the engine's codes are `protocol_codes`).
 fn codes_in_machine_source() -> BTreeSet<String> {
-    let mut files = Vec::new();
-    rust_files(&root().join("machine/src"), &mut files);
-    let mut codes = BTreeSet::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).expect("read source");
-        // Tests sit at the end of a file; their literals are no codes.
-        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for lit in literals_in_blocks(text, "fn code(&self) -> &'static str {", "    }") {
-            codes.insert(lit);
-        }
-        for piece in text.split("code: \"").skip(1) {
-            if let Some(code) = piece.split('"').next() {
-                codes.insert(code.to_owned());
-            }
-        }
-    }
-    codes.retain(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'));
-    codes
+    RefusalCode::KNOWN
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect()
 }
 
 /// The protocol writers' codes (crucible's `Code::as_str`).

@@ -328,7 +328,7 @@ fn a_v1_record_still_verifies_and_cannot_meet_a_policy() {
     let mut v1 = export(&st, Some(&fed.log));
     v1.format = FORMAT_V1.into();
     v1.checkpoints.clear();
-    record::sign_v1(&mut v1, &key(42), 7);
+    record::sign_v1(&mut v1, &key(42), 7).expect("leaves");
     verify(&v1).expect("v1 still verifies");
     let err = check_policy(&v1, &policy(&fed)).expect_err("v1 has no log checkpoints");
     assert!(

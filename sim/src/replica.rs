@@ -23,6 +23,7 @@
 //! the batch seeds come from [`ReplicaOptions`] and the scenario seed.
 
 use panel_machine::command::{ItemReply, MotionSpec, TestCommand};
+use panel_machine::log::refusal_code::RefusalCode;
 use panel_machine::model::MotionStatus;
 use panel_machine::rules::acceptance::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
 use panel_machine::testkit::{Driver, KitError, Schedule, Vote};
@@ -288,7 +289,10 @@ impl<'a> Replica<'a> {
         };
         match self.driver.write(TestCommand::OpenMotion(Box::new(spec))) {
             ItemReply::Applied(_) => Ok(true),
-            ItemReply::Refused { code, .. } if code == "draw_failed" => Ok(false),
+            ItemReply::Refused {
+                code: RefusalCode::DrawFailed,
+                ..
+            } => Ok(false),
             ItemReply::Refused { code, message } => Err(ReplicaError::Motion {
                 motion: id.into(),
                 source: KitError::Refused { code, message },

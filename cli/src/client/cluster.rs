@@ -103,7 +103,7 @@ pub fn print_json(v: &Value) -> Result<()> {
 /// exit status 1. With `json`, the refusal also goes to stdout as JSON.
 pub fn report_refusal(
     what: &str,
-    code: &str,
+    code: &panel_machine::log::refusal_code::RefusalCode,
     message: &str,
     json: bool,
 ) -> Result<std::process::ExitCode> {

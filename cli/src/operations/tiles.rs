@@ -98,6 +98,8 @@ pub enum TilesError {
     },
     #[error("the record's entries do not match its checkpoint: {0}")]
     Publish(#[from] panel_tlog::tiles::PublishError),
+    #[error("{0}")]
+    Leaf(#[from] panel_machine::model::record_entry::LeafError),
 }
 
 /// A cosignature/v1 line carries an 8-byte timestamp before its 64-byte signature; a log
@@ -144,7 +146,11 @@ pub fn publish(bundle: &Bundle, policy: Option<&Policy>) -> Result<Published, Ti
             .cloned()
             .ok_or(TilesError::NoCheckpoints)?,
     };
-    let entries = bundle.entries.iter().map(|e| e.leaf_bytes()).collect();
+    let entries = bundle
+        .entries
+        .iter()
+        .map(|e| e.leaf_bytes())
+        .collect::<Result<_, _>>()?;
     Ok(Published::new(entries, chosen)?)
 }
 
@@ -427,13 +433,11 @@ impl Follower {
             self.entries = tokio::task::spawn_blocking(move || {
                 let bundle: Bundle = serde_json::from_value(export)
                     .context("the coordinator's export is not a record; is it the same version?")?;
-                anyhow::Ok(
-                    bundle
-                        .entries
-                        .iter()
-                        .map(|e| Leaf::new(e.leaf_bytes()))
-                        .collect(),
-                )
+                bundle
+                    .entries
+                    .iter()
+                    .map(|e| Ok(Leaf::new(e.leaf_bytes()?)))
+                    .collect::<anyhow::Result<_>>()
             })
             .await??;
             return Ok("entries from one export".into());
@@ -589,7 +593,7 @@ mod tests {
         .expect("bundle");
         let mut tree = Log::new();
         for (i, e) in bundle.entries.iter().enumerate() {
-            tree.append(&e.leaf_bytes());
+            tree.append(&e.leaf_bytes().expect("leaf"));
             let mut note =
                 Note::new(Checkpoint::new(ORIGIN, i as u64 + 1, tree.root()).body()).expect("n");
             note.add(log.sign(&note.text));
@@ -714,7 +718,7 @@ mod tests {
         forked.entries[1].request_id = 77;
         let mut tree = Log::new();
         for e in &forked.entries[..2] {
-            tree.append(&e.leaf_bytes());
+            tree.append(&e.leaf_bytes().expect("leaf"));
         }
         let mut note = Note::new(Checkpoint::new(ORIGIN, 2, tree.root()).body()).expect("n");
         note.add(log.sign(&note.text));

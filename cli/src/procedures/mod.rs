@@ -131,7 +131,7 @@ impl RoleKeys {
 #[error("{what} refused ({code}): {message}")]
 pub struct Refused {
     pub what: String,
-    pub code: String,
+    pub code: panel_machine::log::refusal_code::RefusalCode,
     pub message: String,
 }
 

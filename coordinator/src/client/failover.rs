@@ -5,6 +5,7 @@
 //! however many tries reach the log. The `panel` commands use it through the CLI's
 //! wrapper, which adds where the addresses came from to its errors.
 
+use panel_machine::log::refusal_code::RefusalCode;
 use std::time::Duration;
 
 use panel_transport::Transport;
@@ -34,7 +35,7 @@ pub enum WriteOutcome {
     Applied(Value),
     /// Refused deterministically in apply; nothing changed.
     Refused {
-        code: String,
+        code: RefusalCode,
         message: String,
     },
 }
@@ -188,7 +189,9 @@ impl Failover {
         }
         let refusal = serde_json::from_value::<Refusal>(v).unwrap_or_default();
         Ok(WriteOutcome::Refused {
-            code: refusal.code.unwrap_or_else(|| "refused".into()),
+            code: refusal
+                .code
+                .unwrap_or_else(|| RefusalCode::Other("refused".into())),
             message: refusal.message.unwrap_or(r.result_json),
         })
     }
@@ -197,7 +200,7 @@ impl Failover {
 /// What a refused write answers (`ItemReply::Refused`'s fields).
 #[derive(Default, serde::Deserialize)]
 struct Refusal {
-    code: Option<String>,
+    code: Option<RefusalCode>,
     message: Option<String>,
 }
 

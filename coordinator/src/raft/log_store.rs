@@ -40,6 +40,8 @@ pub(crate) enum StoreError {
     /// The stored record does not match the state (`record_store`).
     #[error("the stored record: {detail}")]
     Record { detail: String },
+    #[error("the stored record: {0}")]
+    Leaf(#[from] panel_machine::model::record_entry::LeafError),
 }
 
 macro_rules! redb_from {

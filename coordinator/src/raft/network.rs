@@ -558,7 +558,10 @@ impl Replica for ReplicaService {
             .sm
             .read(|a| pools.offer(&a.state, &organisation, sitting))
             .map_err(offer_status)?;
-        let pool_id = sealed.public.id();
+        let pool_id = sealed
+            .public
+            .id()
+            .map_err(|e| Status::internal(format!("this replica's pool has no id: {e}")))?;
         sealed.seal = Some(
             panel_federation::pool_seal::PoolSealed {
                 sitting,

@@ -35,7 +35,7 @@ pub(crate) fn write_held(tx: &redb::WriteTransaction, state: &State) -> Result<(
     let mut record = tx.open_table(RECORD)?;
     let mut leaves = tx.open_table(LEAVES)?;
     for e in state.record.iter() {
-        let bytes = e.leaf_bytes();
+        let bytes = e.leaf_bytes()?;
         let leaf = state
             .tree
             .leaf(e.seq)
@@ -91,7 +91,7 @@ impl Staged {
         let mut record = tx.open_table(RECORD)?;
         let mut leaves = tx.open_table(LEAVES)?;
         for (e, leaf) in &self.rows {
-            let bytes = e.leaf_bytes();
+            let bytes = e.leaf_bytes()?;
             let leaf = leaf.unwrap_or_else(|| panel_tlog::merkle::leaf_hash(&bytes));
             record.insert(e.seq, bytes.as_slice())?;
             leaves.insert(e.seq, leaf.as_slice())?;
@@ -147,7 +147,7 @@ pub(crate) fn load_tree(db: &Database, state: &mut State) -> Result<(), StoreErr
         }
         state.tree = tree;
     }
-    panel_machine::features::checkpoints::sync_tree(state);
+    panel_machine::features::checkpoints::sync_tree(state)?;
     Ok(())
 }
 

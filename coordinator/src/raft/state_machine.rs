@@ -236,7 +236,8 @@ fn read_json<T: serde::de::DeserializeOwned>(
 /// do not carry it).
 fn decode_state(bytes: &[u8]) -> Result<State, serde_json::Error> {
     let mut state: State = serde_json::from_slice(bytes)?;
-    panel_machine::features::checkpoints::sync_tree(&mut state);
+    panel_machine::features::checkpoints::sync_tree(&mut state)
+        .map_err(<serde_json::Error as serde::de::Error>::custom)?;
     Ok(state)
 }
 
@@ -839,7 +840,7 @@ mod tests {
         );
         let mut whole = panel_tlog::Log::new();
         for e in sm.whole_copy().unwrap().state.record.iter() {
-            whole.append(&e.leaf_bytes());
+            whole.append(&e.leaf_bytes().expect("leaf"));
         }
         let of = |t: &panel_tlog::Log| {
             (

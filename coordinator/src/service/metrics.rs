@@ -296,7 +296,9 @@ impl ReplicaMetrics {
         match &ev.reply {
             ItemReply::Refused { code, .. } => {
                 self.apply_refusals
-                    .get_or_create(&Code { code: code.clone() })
+                    .get_or_create(&Code {
+                        code: code.as_str().to_owned(),
+                    })
                     .inc();
                 if SIGNATURE_CODES.contains(&code.as_str()) {
                     self.signature_failure("apply");

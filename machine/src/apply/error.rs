@@ -1,6 +1,7 @@
 //! Why `apply` refused a command: the union of every feature's refusal, with the stable
 //! `code()` clients match on and messages that name the fix (docs/REFUSALS.md).
 
+use crate::log::refusal_code::RefusalCode;
 use thiserror::Error;
 
 use crate::debates::DebateError;
@@ -11,6 +12,14 @@ use crate::rules::ruling::RulingError;
 pub enum ApplyError {
     #[error("{field} is empty; give a non-empty {field} and send the write again")]
     Empty { field: &'static str },
+    /// What a hash, a signature or the record binds could not be encoded; refused before
+    /// anything changed rather than binding empty bytes.
+    #[error(
+        "{what} cannot be encoded as JSON ({reason}), so it cannot be hashed onto the record; \
+         nothing was applied: send it with plain values (strings, numbers, lists, objects \
+         keyed by text)"
+    )]
+    Unencodable { what: &'static str, reason: String },
     #[error(
         "arbiter {0} is already registered (`panel arbiter show {0}`); register another arbiter under a new id (`panel arbiter register --id NEW_ID`), or move this one to a new key with `panel node rotate`"
     )]
@@ -203,51 +212,54 @@ impl From<crate::features::exam_sitting::SubmitError> for ApplyError {
 }
 
 impl ApplyError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
-            ApplyError::Empty { .. } => "empty_field",
-            ApplyError::ArbiterExists(_) => "arbiter_exists",
-            ApplyError::UnknownArbiter(_) => "unknown_arbiter",
-            ApplyError::MotionExists(_) => "motion_exists",
-            ApplyError::UnknownMotion(_) => "unknown_motion",
-            ApplyError::MotionClosed(_) => "motion_closed",
-            ApplyError::DuplicateRuling(_) => "duplicate_ruling",
-            ApplyError::Ruling(_) => "bad_ruling",
-            ApplyError::Draw(_) | ApplyError::Undeclared { .. } => "draw_failed",
-            ApplyError::SampleAppeal(_) => "random_sample_refused",
-            ApplyError::BadStateHash(_) => "bad_state_hash",
+            ApplyError::Empty { .. } => RefusalCode::EmptyField,
+            ApplyError::Unencodable { .. } => RefusalCode::Unencodable,
+            ApplyError::ArbiterExists(_) => RefusalCode::ArbiterExists,
+            ApplyError::UnknownArbiter(_) => RefusalCode::UnknownArbiter,
+            ApplyError::MotionExists(_) => RefusalCode::MotionExists,
+            ApplyError::UnknownMotion(_) => RefusalCode::UnknownMotion,
+            ApplyError::MotionClosed(_) => RefusalCode::MotionClosed,
+            ApplyError::DuplicateRuling(_) => RefusalCode::DuplicateRuling,
+            ApplyError::Ruling(_) => RefusalCode::BadRuling,
+            ApplyError::Draw(_) | ApplyError::Undeclared { .. } => RefusalCode::DrawFailed,
+            ApplyError::SampleAppeal(_) => RefusalCode::RandomSampleRefused,
+            ApplyError::BadStateHash(_) => RefusalCode::BadStateHash,
             ApplyError::Debate(e) => e.code(),
-            ApplyError::Exam(_) => "exam_refused",
+            ApplyError::Exam(_) => RefusalCode::ExamRefused,
             ApplyError::Sitting(e) => e.code(),
-            ApplyError::PriorCheck(_) => "prior_check_refused",
-            ApplyError::Revocation(_) => "revocation_refused",
-            ApplyError::Rotation(_) => "rotation_refused",
-            ApplyError::KeyInUse(_) => "key_in_use",
-            ApplyError::Revoked(_) => "revoked_key",
-            ApplyError::CommitmentRequired(_) => "commitment_required",
-            ApplyError::BadReveal { .. } => "bad_reveal",
-            ApplyError::Motion(_) => "motion_refused",
+            ApplyError::PriorCheck(_) => RefusalCode::PriorCheckRefused,
+            ApplyError::Revocation(_) => RefusalCode::RevocationRefused,
+            ApplyError::Rotation(_) => RefusalCode::RotationRefused,
+            ApplyError::KeyInUse(_) => RefusalCode::KeyInUse,
+            ApplyError::Revoked(_) => RefusalCode::RevokedKey,
+            ApplyError::CommitmentRequired(_) => RefusalCode::CommitmentRequired,
+            ApplyError::BadReveal { .. } => RefusalCode::BadReveal,
+            ApplyError::Motion(_) => RefusalCode::MotionRefused,
             ApplyError::Round(e) => e.code(),
-            ApplyError::Authorship(_) => "authorship",
-            ApplyError::TooManyOpenMotions { .. } => "too_many_open_motions",
-            ApplyError::Charter(_) => "charter",
+            ApplyError::Authorship(_) => RefusalCode::Authorship,
+            ApplyError::TooManyOpenMotions { .. } => RefusalCode::TooManyOpenMotions,
+            ApplyError::Charter(_) => RefusalCode::Charter,
             ApplyError::Limit(e) => e.code(),
             ApplyError::Checkpoint(e) => e.code(),
-            ApplyError::UnknownRun(_) => "unknown_run",
-            ApplyError::TooManyRuns { .. } => "too_many_runs",
-            ApplyError::RunRole(_) => "run_role",
-            ApplyError::RunConvener(_) => "run_convener",
-            ApplyError::NoFreshPanel { .. } => "no_fresh_panel",
-            ApplyError::Declaration(_) => "declaration_refused",
+            ApplyError::UnknownRun(_) => RefusalCode::UnknownRun,
+            ApplyError::TooManyRuns { .. } => RefusalCode::TooManyRuns,
+            ApplyError::RunRole(_) => RefusalCode::RunRole,
+            ApplyError::RunConvener(_) => RefusalCode::RunConvener,
+            ApplyError::NoFreshPanel { .. } => RefusalCode::NoFreshPanel,
+            ApplyError::Declaration(_) => RefusalCode::DeclarationRefused,
             ApplyError::Breaker(e) => e.code(),
-            ApplyError::LastWord(_) => "last_word_refused",
+            ApplyError::LastWord(_) => RefusalCode::LastWordRefused,
             ApplyError::Beacon(e) => e.code(),
             ApplyError::AppealCredits(e) => e.code(),
             ApplyError::Procedure(e) => match e {
-                panel_procedures::ProcedureError::Contract(_) => "malformed",
-                panel_procedures::ProcedureError::Refused(_) => "procedure_refused",
-                panel_procedures::ProcedureError::OutOfOrder { .. } => "out_of_order",
-                panel_procedures::ProcedureError::UnknownQuestion(_) => "unknown_question",
+                panel_procedures::ProcedureError::Contract(_) => RefusalCode::Malformed,
+                panel_procedures::ProcedureError::Refused(_) => RefusalCode::ProcedureRefused,
+                panel_procedures::ProcedureError::OutOfOrder { .. } => RefusalCode::OutOfOrder,
+                panel_procedures::ProcedureError::UnknownQuestion(_) => {
+                    RefusalCode::UnknownQuestion
+                }
             },
         }
     }
@@ -381,23 +393,23 @@ pub enum RoundError {
 }
 
 impl RoundError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
-            RoundError::Unsealed(_) => "motion_unsealed",
-            RoundError::AlreadyLogged { .. } => "round_logged",
-            RoundError::Expired { .. } => "round_expired",
+            RoundError::Unsealed(_) => RefusalCode::MotionUnsealed,
+            RoundError::AlreadyLogged { .. } => RefusalCode::RoundLogged,
+            RoundError::Expired { .. } => RefusalCode::RoundExpired,
             RoundError::BadCommitment { .. }
             | RoundError::NotSeated { .. }
-            | RoundError::SecondCommitment { .. } => "bad_commitment",
-            RoundError::Late { .. } => "late_commitment",
-            RoundError::NoRound(_) => "no_round",
-            RoundError::OutsideWindow { .. } => "reveal_outside_window",
-            RoundError::WithoutCommitment { .. } => "reveal_without_commitment",
-            RoundError::Mismatch { .. } => "reveal_mismatch",
-            RoundError::AlreadyRevealed { .. } => "already_revealed",
-            RoundError::Equivocation { .. } => "equivocation",
-            RoundError::TooEarly { .. } => "close_too_early",
-            RoundError::RoundRequired { .. } => "round_required",
+            | RoundError::SecondCommitment { .. } => RefusalCode::BadCommitment,
+            RoundError::Late { .. } => RefusalCode::LateCommitment,
+            RoundError::NoRound(_) => RefusalCode::NoRound,
+            RoundError::OutsideWindow { .. } => RefusalCode::RevealOutsideWindow,
+            RoundError::WithoutCommitment { .. } => RefusalCode::RevealWithoutCommitment,
+            RoundError::Mismatch { .. } => RefusalCode::RevealMismatch,
+            RoundError::AlreadyRevealed { .. } => RefusalCode::AlreadyRevealed,
+            RoundError::Equivocation { .. } => RefusalCode::Equivocation,
+            RoundError::TooEarly { .. } => RefusalCode::CloseTooEarly,
+            RoundError::RoundRequired { .. } => RefusalCode::RoundRequired,
         }
     }
 }

@@ -142,9 +142,10 @@ pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Valu
         .into());
     }
     charter.check().map_err(CharterRuleError::Invalid)?;
+    let digest = charter.digest().map_err(CharterRuleError::Invalid)?;
     state.charter = Some(charter.clone());
     Ok(to_value(&AdoptCharterReply {
-        charter: hex::encode(charter.digest()),
+        charter: hex::encode(digest),
         organisations: charter
             .organisations
             .iter()
@@ -180,7 +181,7 @@ mod tests {
 
     fn code(r: &ItemReply) -> (String, String) {
         match r {
-            ItemReply::Refused { code, message } => (code.clone(), message.clone()),
+            ItemReply::Refused { code, message } => (code.to_string(), message.clone()),
             ItemReply::Applied(v) => panic!("applied: {v}"),
         }
     }
@@ -531,7 +532,10 @@ mod tests {
         endorsers: &[(&str, &SigningKey)],
     ) -> Command {
         use panel_proto::motion_key_rotation::{RotationClaim, sign_rotation};
-        let digest = state.charter.as_ref().map_or([0; 32], |c| c.digest());
+        let digest = state
+            .charter
+            .as_ref()
+            .map_or([0; 32], |c| c.digest().expect("the test charter encodes"));
         // A bare group has no key in force; any valid key stands in for the signature.
         let from = crate::features::charter_rules::current_motion_key(state)
             .unwrap_or_else(|| SigningKey::from_bytes(&[1; 32]).verifying_key())

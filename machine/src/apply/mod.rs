@@ -33,6 +33,7 @@ use crate::command::{
     Batch, BatchReply, ClientCommand, Command, InternalCommand, ItemOutcome, ItemReply, TestCommand,
 };
 use crate::features::limits;
+use crate::model::record_entry::{LeafError, encode_command};
 use crate::model::reply_table::Horizon;
 use crate::model::{RecordEntry, State, StoredReply};
 use crate::reply::to_value;
@@ -127,7 +128,9 @@ pub fn apply_batch(
     batch: &Batch,
     memo: &VerifiedMemo,
 ) -> BatchReply {
-    crate::features::checkpoints::sync_tree(state);
+    if let Err(e) = crate::features::checkpoints::sync_tree(state) {
+        return unleafed(batch, log_index, &e);
+    }
     state.rules = crate::rules::after_stamp(state.rules, batch.rules);
     let verdicts_before = batch.checkpoints.map(|_| verdict_count(state));
     prune_requests(state, batch.time_ms, log_index);
@@ -161,27 +164,38 @@ pub fn apply_batch(
             (Some(policy), Some(writer)) => Some((policy, writer)),
             _ => None,
         };
+        // A command bound for the record is encoded before it applies, so one whose JSON
+        // cannot be written is refused with nothing changed, and a recorded entry always
+        // has its leaf (`RecordEntry::leaf_bytes_with`).
+        let encoded = on_record(&item.command).then(|| encode_command(&item.command));
         let checked = match limited {
             Some((policy, writer)) => {
                 limits::check(state, policy, writer, &item.command, batch.time_ms)
                     .map_err(ApplyError::from)
             }
             None => Ok(()),
-        };
+        }
+        .and_then(|()| match &encoded {
+            Some(Err(e)) => Err(ApplyError::Unencodable {
+                what: "the command",
+                reason: e.to_string(),
+            }),
+            _ => Ok(()),
+        });
         let result = checked
             .and_then(|()| apply(state, &ctx, &item.client_id, item.request_id, &item.command));
         let over_limit = matches!(result, Err(ApplyError::Limit(_)));
         let reply = match result {
             Ok(v) => ItemReply::Applied(v),
             Err(e) => ItemReply::Refused {
-                code: e.code().into(),
+                code: e.code(),
                 message: e.to_string(),
             },
         };
         if let (Some((policy, writer)), false) = (limited, over_limit) {
             limits::charge(state, policy, writer, &item.command, &reply, batch.time_ms);
         }
-        if matches!(reply, ItemReply::Applied(_)) && on_record(&item.command) {
+        if let (ItemReply::Applied(_), Some(Ok(command_json))) = (&reply, &encoded) {
             let entry = RecordEntry {
                 seq: state.record.len(),
                 log_index,
@@ -194,7 +208,7 @@ pub fn apply_batch(
                 reply: reply.clone(),
                 rules: (state.rules > 0).then_some(state.rules),
             };
-            state.tree.append(&entry.leaf_bytes());
+            state.tree.append(&entry.leaf_bytes_with(command_json));
             state.record.push(entry);
         }
         // Under reply bounds some refusals leave no row, and a kept row counts against its
@@ -235,6 +249,30 @@ pub fn apply_batch(
         verdict,
     );
     BatchReply { items }
+}
+
+/// Every item of `batch` refused, nothing changed: a held record entry from before this
+/// batch has no leaf (`LeafError`), so the tree cannot grow past it. Only a damaged
+/// snapshot holds such an entry; every replica refuses alike and the error names it.
+fn unleafed(batch: &Batch, log_index: u64, e: &LeafError) -> BatchReply {
+    let refusal = ApplyError::Unencodable {
+        what: "a held record entry",
+        reason: e.to_string(),
+    };
+    BatchReply {
+        items: batch
+            .items
+            .iter()
+            .map(|_| ItemOutcome {
+                reply: ItemReply::Refused {
+                    code: refusal.code(),
+                    message: refusal.to_string(),
+                },
+                duplicate: false,
+                log_index,
+            })
+            .collect(),
+    }
 }
 
 /// Apply one command. Pure: the result depends only on the arguments.

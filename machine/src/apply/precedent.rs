@@ -117,7 +117,7 @@ pub(super) fn settle_answer(
                 && let Some(m) = state.motions.get_mut(motion_id)
             {
                 m.effect_refused = Some(EffectRefusal {
-                    code: e.code().to_owned(),
+                    code: e.code().as_str().to_owned(),
                     message: e.to_string(),
                 });
             }

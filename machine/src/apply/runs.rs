@@ -240,7 +240,10 @@ fn open_question(
         motion_id: motion_id.clone(),
         debate_id: run_id.to_owned(),
         kind: crate::rules::acceptance::MotionKind::Procedure,
-        state_hash: runs::state_hash(&rec.run),
+        state_hash: runs::state_hash(&rec.run).map_err(|e| ApplyError::Unencodable {
+            what: "the run's state",
+            reason: e.to_string(),
+        })?,
         seats: rec.seats + q.extra_seats as usize,
         min_per_stance: rec.min_per_stance,
         contributors: excluded(state, &rec.run, &q),

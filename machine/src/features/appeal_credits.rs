@@ -10,6 +10,7 @@
 //! `panel verify` hold the same balance at the same log index. An unchartered debug group
 //! has no organisations: an appeal whose author names none there costs nothing.
 
+use crate::log::refusal_code::RefusalCode;
 use thiserror::Error;
 
 use crate::model::State;
@@ -47,10 +48,10 @@ pub enum AppealCreditError {
 }
 
 impl AppealCreditError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
-            AppealCreditError::Short { .. } => "appeal_credits_short",
-            AppealCreditError::NoOrganisation { .. } => "appeal_org_unknown",
+            AppealCreditError::Short { .. } => RefusalCode::AppealCreditsShort,
+            AppealCreditError::NoOrganisation { .. } => RefusalCode::AppealOrgUnknown,
         }
     }
 }

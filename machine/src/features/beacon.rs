@@ -25,6 +25,7 @@
 //! organisation's replica has proved over the question. What stays open is in
 //! docs/SECURITY.md "The beacon".
 
+use crate::log::refusal_code::RefusalCode;
 use std::collections::BTreeSet;
 
 use sha2::{Digest, Sha256};
@@ -89,8 +90,8 @@ pub enum BeaconError {
 }
 
 impl BeaconError {
-    pub fn code(&self) -> &'static str {
-        "beacon_refused"
+    pub fn code(&self) -> RefusalCode {
+        RefusalCode::BeaconRefused
     }
 }
 

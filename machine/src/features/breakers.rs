@@ -10,6 +10,7 @@
 //! ([`crate::features::membership::required_endorsers`]), so no member pauses, or unpauses, the
 //! federation alone.
 
+use crate::log::refusal_code::RefusalCode;
 use std::collections::BTreeSet;
 
 use panel_proto::breaker_order::{
@@ -59,6 +60,8 @@ pub enum BreakerError {
     Permille(u16),
     #[error(transparent)]
     Endorsement(#[from] EndorsementError<BreakerSignatureError>),
+    #[error(transparent)]
+    Charter(#[from] panel_federation::CharterError),
     #[error(
         "{found} distinct member organisation(s) endorse this breaker order ({endorsers}); it \
          needs {required} (the larger of the charter's admission_threshold and \
@@ -73,10 +76,10 @@ pub enum BreakerError {
 }
 
 impl BreakerError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
-            BreakerError::Paused { .. } => "paused",
-            _ => "breaker_refused",
+            BreakerError::Paused { .. } => RefusalCode::Paused,
+            _ => RefusalCode::BreakerRefused,
         }
     }
 }
@@ -118,7 +121,7 @@ pub fn endorse(
     order: &BreakerOrder,
     roster_key: &panel_proto::SigningKey,
 ) -> Result<String, BreakerError> {
-    let digest = charter.digest();
+    let digest = charter.digest()?;
     let c = claim(&digest, order)?;
     panel_proto::breaker_order::sign_breaker(&c, roster_key)
         .map(hex::encode)
@@ -155,7 +158,7 @@ pub fn check(state: &State, order: &BreakerOrder) -> Result<Vec<String>, Breaker
             return Err(BreakerError::Permille(a.max_deadlock_permille));
         }
     }
-    let digest = charter.digest();
+    let digest = charter.digest()?;
     let c = claim(&digest, order)?;
     crate::features::endorsers::distinct_endorsers(state, &order.endorsements, |sig, by| {
         verify_breaker(&c, sig, by)

@@ -143,6 +143,8 @@ pub enum MotionKeyRotationError {
     Possession(RotationSignatureError),
     #[error(transparent)]
     Endorsement(#[from] EndorsementError<RotationSignatureError>),
+    #[error(transparent)]
+    Charter(#[from] panel_federation::CharterError),
     #[error(
         "{found} distinct member organisation(s) endorse the rotation; the charter requires \
          {required}"
@@ -311,7 +313,7 @@ pub fn sign_rotation(
     to: &VerifyingKey,
     key: &SigningKey,
 ) -> Result<String, CharterRuleError> {
-    let digest = charter.digest();
+    let digest = charter.digest()?;
     let claim = panel_proto::motion_key_rotation::RotationClaim {
         charter_digest: &digest,
         seq,
@@ -416,7 +418,7 @@ fn rotation_key(
     if used {
         return Err(E::Reused);
     }
-    let digest = charter.digest();
+    let digest = charter.digest()?;
     let claim = RotationClaim {
         charter_digest: &digest,
         seq: rot.seq,

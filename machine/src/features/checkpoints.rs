@@ -21,7 +21,9 @@
 //! and `panel verify --policy` check that quorum themselves.
 
 pub use crate::log::cadence::{Cadence, Cosignatures};
+use crate::log::refusal_code::RefusalCode;
 pub use crate::model::checkpoint::IssuedCheckpoint;
+use crate::model::record_entry::LeafError;
 use crate::model::{RecordEntry, State};
 use crate::reply::CosignaturesReply;
 use base64::Engine;
@@ -65,8 +67,8 @@ pub enum CheckpointError {
 }
 
 impl CheckpointError {
-    pub fn code(&self) -> &'static str {
-        "bad_cosignature"
+    pub fn code(&self) -> RefusalCode {
+        RefusalCode::BadCosignature
     }
 }
 
@@ -83,20 +85,21 @@ pub fn origin(state: &State) -> &str {
 /// for entries applied before the tree was kept). Entries a replica handed to its store
 /// are not here: the replica rebuilds the tree from its stored leaves instead
 /// (`raft::state_machine`), and this leaves a tree that ends before the held entries alone.
-pub fn sync_tree(state: &mut State) {
+pub fn sync_tree(state: &mut State) -> Result<(), LeafError> {
     let have = state.tree.len();
     if have >= state.record.len() || have < state.record.first_held() {
-        return;
+        return Ok(());
     }
     let missing: Vec<Vec<u8>> = state
         .record
         .iter()
         .filter(|e| e.seq >= have)
         .map(RecordEntry::leaf_bytes)
-        .collect();
+        .collect::<Result<_, _>>()?;
     for leaf in missing {
         state.tree.append(&leaf);
     }
+    Ok(())
 }
 
 /// The checkpoint issued last.
@@ -115,7 +118,9 @@ pub fn at_size(state: &State, size: u64) -> Option<&IssuedCheckpoint> {
 
 /// Issues a checkpoint at the current size if the record grew since the last one.
 pub fn issue(state: &mut State, time_ms: u64) -> Option<u64> {
-    sync_tree(state);
+    // A held entry without a leaf (a damaged snapshot) leaves the tree short: no
+    // checkpoint, and `apply_batch` refuses every write naming the entry.
+    sync_tree(state).ok()?;
     let size = state.tree.len();
     if latest(state).is_some_and(|c| c.size >= size) || size == 0 {
         return None;

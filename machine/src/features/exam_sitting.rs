@@ -24,6 +24,7 @@
 //! pool sealed again after its key was revealed is marked [`Sitting::reused_from`]: its
 //! answers were public before that sitting, which the record then says.
 
+use crate::log::refusal_code::RefusalCode;
 use std::collections::BTreeMap;
 
 use calibration::admission::{AdmissionDecision, AdmissionPolicy, assess_with_probes};
@@ -108,7 +109,7 @@ pub enum SittingError {
 }
 
 impl SittingError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
             SittingError::StillOpen(_)
             | SittingError::PublicPool(_)
@@ -116,9 +117,9 @@ impl SittingError {
             | SittingError::NotHex32 { .. }
             | SittingError::Load(_)
             | SittingError::OtherPool { .. }
-            | SittingError::KeyMismatch => "exam_pool_refused",
+            | SittingError::KeyMismatch => RefusalCode::ExamPoolRefused,
             SittingError::OrgPool(e) => e.code(),
-            _ => "exam_refused",
+            _ => RefusalCode::ExamRefused,
         }
     }
 }
@@ -219,7 +220,7 @@ pub fn seal(
     }
     sealed.public.validate()?;
     hex32("the key commitment", &sealed.key_commitment)?;
-    let pool_id = sealed.public.id();
+    let pool_id = sealed.public.id()?;
     if state.rules >= crate::rules::PRACTICE_EXAMS && !may_seal_public(state) {
         let public = embedded_pool().map(|p| p.public_id.as_str());
         if public == Ok(pool_id.as_str()) {
@@ -421,7 +422,7 @@ pub fn reveal(
     }
     crate::features::org_pools::may_reveal(open)?;
     let exam = load_exam(&k.exam)?;
-    let revealed = PublicPool::of(&exam).id();
+    let revealed = PublicPool::of(&exam).id()?;
     if revealed != open.pool_id {
         return Err(SittingError::OtherPool {
             sealed: open.pool_id.clone(),
@@ -712,7 +713,9 @@ impl PrivatePool {
         h.update(POOL_SALT_DOMAIN.as_bytes());
         h.update(text.as_bytes());
         Ok(PrivatePool {
-            public_id: PublicPool::of(&exam).id(),
+            public_id: PublicPool::of(&exam)
+                .id()
+                .map_err(|e| LineError::new(0, "$", e.to_string()))?,
             exam,
             text: text.to_owned(),
             salt: h.finalize().into(),

@@ -160,7 +160,7 @@ pub fn apply(
     trial
         .settle(ctx.time_ms, &d.motion_id, d.answer, &rationale)
         .map_err(|e| LastWordError::Effect {
-            code: e.code().to_owned(),
+            code: e.code().as_str().to_owned(),
             message: e.to_string(),
         })?;
     *rec = trial;

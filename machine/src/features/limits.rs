@@ -39,6 +39,7 @@
 //! a class arriving after others borrowed the bucket empty waits for one refill; once it
 //! has written, no one else may borrow its share.)
 
+use crate::log::refusal_code::RefusalCode;
 use std::collections::BTreeMap;
 
 use thiserror::Error;
@@ -183,10 +184,12 @@ pub enum LimitError {
 }
 
 impl LimitError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
-            LimitError::RateLimited { .. } | LimitError::FairShare { .. } => "rate_limited",
-            _ => "quota_exceeded",
+            LimitError::RateLimited { .. } | LimitError::FairShare { .. } => {
+                RefusalCode::RateLimited
+            }
+            _ => RefusalCode::QuotaExceeded,
         }
     }
 }

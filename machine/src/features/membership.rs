@@ -48,6 +48,10 @@ pub enum MembershipError {
     },
     #[error(transparent)]
     Endorsement(#[from] EndorsementError<MembershipSignatureError>),
+    #[error(transparent)]
+    Signature(#[from] MembershipSignatureError),
+    #[error(transparent)]
+    Charter(#[from] panel_federation::CharterError),
     #[error(
         "{found} distinct member organisation(s) endorse the change to voters {voters:?} \
          ({endorsers}); it needs {required} (the larger of the charter's admission_threshold \
@@ -94,7 +98,7 @@ pub fn check_membership(
         return Err(E::Unordered);
     }
     voter_organisations(charter, &auth.voters)?;
-    let digest = charter.digest();
+    let digest = charter.digest()?;
     let claim = MembershipClaim {
         charter_digest: &digest,
         seq: auth.seq,
@@ -174,15 +178,15 @@ pub fn endorse(
     seq: u64,
     voters: &[u64],
     roster_key: &panel_proto::SigningKey,
-) -> Result<String, MembershipSignatureError> {
+) -> Result<String, MembershipError> {
     let voters = sorted(voters);
-    let digest = charter.digest();
+    let digest = charter.digest()?;
     let claim = MembershipClaim {
         charter_digest: &digest,
         seq,
         voters: &voters,
     };
-    panel_proto::membership_change::sign_membership(&claim, roster_key).map(hex::encode)
+    Ok(panel_proto::membership_change::sign_membership(&claim, roster_key).map(hex::encode)?)
 }
 
 /// `voters` ascending without repeats, the form a change is signed and recorded in.

@@ -21,6 +21,7 @@
 //! so an item id of it names no public item, and any replica can build and vouch for an
 //! arbiter's sheet without holding the pool.
 
+use crate::log::refusal_code::RefusalCode;
 use std::collections::BTreeSet;
 
 use panel_federation::pool_seal::{PoolSealError, PoolSealed};
@@ -49,6 +50,8 @@ pub enum OrgPoolError {
     Unsealed,
     #[error(transparent)]
     Seal(#[from] PoolSealError),
+    #[error(transparent)]
+    Pool(#[from] calibration::public_pool::PoolError),
     #[error(
         "pool {pool_id} was already sealed by sitting {sitting}: an organisation's pool is \
          sealed once; offer a fresh one"
@@ -76,10 +79,10 @@ pub enum OrgPoolError {
 impl OrgPoolError {
     /// The refusal code: the pool's or the step's (`exam_pool_refused`), or the arbiter's
     /// answers' (`exam_refused`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
-            OrgPoolError::OwnPool { .. } | OrgPoolError::Closed(_) => "exam_refused",
-            _ => "exam_pool_refused",
+            OrgPoolError::OwnPool { .. } | OrgPoolError::Closed(_) => RefusalCode::ExamRefused,
+            _ => RefusalCode::ExamPoolRefused,
         }
     }
 }
@@ -108,7 +111,7 @@ pub fn check_seal(
     };
     let charter = state.charter.as_ref().ok_or(OrgPoolError::NoOrganisation)?;
     let line = sealed.seal.as_deref().ok_or(OrgPoolError::Unsealed)?;
-    let pool_id = sealed.public.id();
+    let pool_id = sealed.public.id()?;
     PoolSealed {
         sitting: number,
         pool_id: &pool_id,
@@ -369,7 +372,7 @@ mod tests {
     /// `org-<by>`'s replica's seal of `pool` for sitting `number` in `org`'s name.
     fn sealed_by(pool: &PrivatePool, number: u32, org: &str, by: u8) -> InternalCommand {
         let mut sealed = pool.sealed();
-        let pool_id = sealed.public.id();
+        let pool_id = sealed.public.id().expect("the test pool encodes");
         sealed.seal = Some(
             PoolSealed {
                 sitting: number,
@@ -545,7 +548,10 @@ mod tests {
         );
         let offered = pools.offer(&s, "org-1", 1).expect("offered");
         assert_eq!(offered.organisation.as_deref(), Some("org-1"));
-        assert_eq!(offered.public.id(), private_pool().public_id);
+        assert_eq!(
+            offered.public.id().expect("encodes"),
+            private_pool().public_id
+        );
         seal_org1(&mut s, 10);
         assert_eq!(
             pools.offer(&s, "org-1", 2),

@@ -8,4 +8,5 @@ pub mod endorsement;
 pub mod exam_pool;
 pub mod last_word;
 pub mod limit_policy;
+pub mod refusal_code;
 pub mod seating;

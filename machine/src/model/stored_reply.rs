@@ -32,7 +32,7 @@ impl ReplyText {
     /// reads as a refusal naming it).
     pub fn reply(&self) -> ItemReply {
         serde_json::from_str(self.0.get()).unwrap_or_else(|e| ItemReply::Refused {
-            code: "stored_reply".into(),
+            code: crate::log::refusal_code::RefusalCode::StoredReply,
             message: format!(
                 "the stored reply of this request does not decode: {e}; this replica's state \
                  is damaged: restore it from a backup (`panel coordinator backup`, then \

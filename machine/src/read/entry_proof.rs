@@ -27,6 +27,8 @@ pub enum EntryProofError {
     Policy(#[from] panel_tlog::policy::PolicyError),
     #[error("the inclusion proof does not hold: {0}")]
     Inclusion(#[from] panel_tlog::ProofError),
+    #[error("{0}")]
+    Leaf(#[from] crate::model::record_entry::LeafError),
 }
 
 /// The proof of entry `seq` against the latest issued checkpoint that covers it, for a
@@ -64,7 +66,7 @@ pub fn prove_entry(
         .ok_or(EntryProofError::NotCovered { seq })?;
     let inclusion = state.tree.inclusion_proof(seq, cp.size)?;
     Ok(ProofBundle {
-        extra: Some(entry.leaf_bytes()),
+        extra: Some(entry.leaf_bytes()?),
         index: seq,
         inclusion,
         checkpoint: crate::features::checkpoints::note(state, cp, log_key),

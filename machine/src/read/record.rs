@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::apply::{self, ApplyCtx};
 use crate::command::ItemReply;
+use crate::model::record_entry::LeafError;
 use crate::model::{MotionStatus, RecordEntry, State};
 use crate::rules::transparency::{Checkpoint, Log};
 
@@ -67,10 +68,16 @@ pub fn export(state: &State, log_key: Option<&NoteSigner>) -> Bundle {
         .map(|c| crate::features::checkpoints::note(state, c, log_key).to_text())
         .collect();
     let covered = state.checkpoints.iter().any(|c| c.size == size);
-    if !covered && size > 0 {
+    // The tail's root is the state's own tree, which holds every applied entry's leaf
+    // (`apply_batch`); a tree short of the record (a damaged snapshot) gets no tail, so
+    // `panel verify` reports the record's last entries as uncovered.
+    let tail_root = (state.tree.len() == size)
+        .then(|| state.tree.root_at(size).ok())
+        .flatten();
+    if let (false, true, Some(root)) = (covered, size > 0, tail_root) {
         let tail = crate::model::checkpoint::IssuedCheckpoint {
             size,
-            root: panel_tlog::checkpoint::encode_hash(&log_of(&entries).root()),
+            root: panel_tlog::checkpoint::encode_hash(&root),
             time_ms: 0,
             cosignatures: Vec::new(),
             log_signatures: Vec::new(),
@@ -106,18 +113,19 @@ fn runs_of(state: &State) -> BTreeMap<String, Value> {
 }
 
 /// The transparency log over the entries, in order.
-pub fn log_of(entries: &[RecordEntry]) -> Log {
+pub fn log_of(entries: &[RecordEntry]) -> Result<Log, LeafError> {
     let mut log = Log::new();
     for e in entries {
-        log.append(&e.leaf_bytes());
+        log.append(&e.leaf_bytes()?);
     }
-    log
+    Ok(log)
 }
 
 /// Adds a v1 checkpoint over the entries, signed with a replica's key (v1 records only).
-pub fn sign_v1(bundle: &mut Bundle, key: &SigningKey, time_ms: u64) {
-    let log = log_of(&bundle.entries);
+pub fn sign_v1(bundle: &mut Bundle, key: &SigningKey, time_ms: u64) -> Result<(), LeafError> {
+    let log = log_of(&bundle.entries)?;
     bundle.checkpoint = Some(Checkpoint::sign(key, log.len(), &log.root(), time_ms));
+    Ok(())
 }
 
 /// The first thing in a record that does not hold.
@@ -151,6 +159,8 @@ pub enum Failure {
     Arbiters { path: String, reason: String },
     #[error("checkpoint: {0}")]
     Checkpoint(#[from] CheckpointFailure),
+    #[error("{0}")]
+    Leaf(#[from] LeafError),
     #[error("charter: {0}")]
     Charter(#[from] CharterFailure),
     #[error("policy: {0}")]
@@ -419,7 +429,7 @@ pub fn verify(bundle: &Bundle) -> Result<VerificationReport, Failure> {
         let replayed = match apply::apply(&mut st, &ctx, &e.client_id, e.request_id, &e.command) {
             Ok(v) => ItemReply::Applied(v),
             Err(err) => ItemReply::Refused {
-                code: err.code().into(),
+                code: err.code(),
                 message: err.to_string(),
             },
         };
@@ -447,7 +457,7 @@ pub fn verify(bundle: &Bundle) -> Result<VerificationReport, Failure> {
         }
         // The tree grows after each entry, as in `apply_batch`: a motion drawn from the
         // record before it (`draw_seed`) sees the same root here as on the replicas.
-        st.tree.append(&e.leaf_bytes());
+        st.tree.append(&e.leaf_bytes()?);
     }
     // The documents must be exactly what the entries produce.
     for (id, rec) in st.debates.iter() {
@@ -483,7 +493,7 @@ pub fn verify(bundle: &Bundle) -> Result<VerificationReport, Failure> {
     }
     // The checkpoints bind the exact sequence of entries.
     let bound = if bundle.format == FORMAT_V1 {
-        v1_checkpoint(bundle, &log_of(&bundle.entries))?
+        v1_checkpoint(bundle, &log_of(&bundle.entries)?)?
     } else {
         v2_checkpoints(bundle, &st)?
     };
@@ -525,8 +535,14 @@ pub fn verify(bundle: &Bundle) -> Result<VerificationReport, Failure> {
         checkpoints: bound.count,
         origin: bound.origin,
         log_signed_per_charter: bound.log_signed,
-        charter: st.charter.as_ref().map(|c| hex::encode(c.digest())),
+        charter: st.charter.as_ref().map(charter_digest),
     })
+}
+
+/// A charter's digest in hex, or what kept it from having one (shown, never blank).
+fn charter_digest(c: &panel_federation::Charter) -> String {
+    c.digest()
+        .map_or_else(|e| format!("(no digest: {e})"), hex::encode)
 }
 
 /// What the checkpoints of a record bind.
@@ -625,7 +641,7 @@ fn v2_checkpoints(bundle: &Bundle, st: &State) -> Result<Bound, Failure> {
     let mut tree = crate::rules::transparency::Log::new();
     let mut next = parsed.iter().enumerate().peekable();
     for e in &bundle.entries {
-        tree.append(&e.leaf_bytes());
+        tree.append(&e.leaf_bytes()?);
         while let Some((i, cp)) = next.next_if(|(_, cp)| cp.size == tree.len()) {
             if cp.root != tree.root() {
                 return Err(CheckpointFailure::At {
@@ -732,8 +748,8 @@ pub fn check_charter(bundle: &Bundle, trusted: &panel_federation::Charter) -> Re
     match first {
         Some(Command::Internal(InternalCommand::AdoptCharter(c))) if **c == *trusted => Ok(()),
         Some(Command::Internal(InternalCommand::AdoptCharter(c))) => Err(CharterFailure::Other {
-            adopted: hex::encode(c.digest()),
-            trusted: hex::encode(trusted.digest()),
+            adopted: charter_digest(c),
+            trusted: charter_digest(trusted),
         }
         .into()),
         _ => Err(CharterFailure::NotChartered.into()),

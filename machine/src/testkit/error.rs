@@ -7,7 +7,10 @@ use thiserror::Error;
 pub enum KitError {
     /// `apply` refused the command; `code` is the refusal code of its reply.
     #[error("apply refused the command ({code}): {message}")]
-    Refused { code: String, message: String },
+    Refused {
+        code: crate::log::refusal_code::RefusalCode,
+        message: String,
+    },
     /// The reply lacks a field the kit reads (`motion_id`, `debate_id`, ...).
     #[error("the reply names no {field}: {reply}")]
     MissingField {

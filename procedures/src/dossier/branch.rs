@@ -184,7 +184,8 @@ impl Branch {
             out.extend(text(&format!("{at}.missing_evidence[{j}]"), m));
         }
         refuse(out)?;
-        let digest = digest(&claims, &missing_evidence);
+        let digest = digest(&claims, &missing_evidence)
+            .map_err(|e| ProcedureError::Refused(vec![f("dossier.unencodable", &at, &e)]))?;
         self.report = Some(Report {
             claims,
             missing_evidence,
@@ -314,9 +315,12 @@ fn citations(at: &str, cites: &[String], fr: &Framing) -> Vec<Finding> {
         .collect()
 }
 
-fn digest(claims: &[ReportClaim], missing: &[String]) -> String {
-    let bytes = serde_json::to_vec(&(claims, missing)).unwrap_or_default();
-    hex::encode(Sha256::digest(&bytes))
+/// The report's digest, or why its JSON could not be written (never the digest of empty
+/// bytes, which every unencodable report would share).
+fn digest(claims: &[ReportClaim], missing: &[String]) -> Result<String, String> {
+    let bytes = serde_json::to_vec(&(claims, missing))
+        .map_err(|e| format!("the report cannot be encoded as JSON ({e}); send plain text"))?;
+    Ok(hex::encode(Sha256::digest(&bytes)))
 }
 
 fn refuse(out: Vec<Finding>) -> Result<(), ProcedureError> {

@@ -3,6 +3,7 @@
 //! simulated judges) sized for the bench, then the contributors and debates its load
 //! writes to. Everything here goes through the same client commands a user's would.
 
+use panel_machine::log::refusal_code::RefusalCode;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -184,7 +185,10 @@ async fn write_patiently(panel: &mut Panel, command: ClientCommand) -> Result<se
     for _ in 0..120 {
         match panel.coordinators.write(&command).await {
             Ok(WriteOutcome::Applied(v)) => return Ok(v),
-            Ok(WriteOutcome::Refused { code, .. }) if code == "rate_limited" => {}
+            Ok(WriteOutcome::Refused {
+                code: RefusalCode::RateLimited,
+                ..
+            }) => {}
             Ok(WriteOutcome::Refused { code, message }) => {
                 bail!(
                     "the coordinator refused {} ({code}): {message}",

@@ -4,6 +4,7 @@
 //! its motion from a follower (local reads, so polling costs the leader nothing) until it
 //! is decided.
 
+use panel_machine::log::refusal_code::RefusalCode;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -232,7 +233,10 @@ async fn submit(shared: &Shared, failover: &mut Failover, i: usize) -> Option<(u
                     }
                 };
             }
-            Ok(WriteOutcome::Refused { code, .. }) if code == "rate_limited" => {
+            Ok(WriteOutcome::Refused {
+                code: RefusalCode::RateLimited,
+                ..
+            }) => {
                 shared.retry("rate_limited (apply)").await;
             }
             Ok(WriteOutcome::Refused { code, message }) => {

@@ -194,7 +194,10 @@ pub fn parse_kind_window(s: &str) -> Result<(MotionKind, Duration), KindWindowEr
 #[derive(Debug, thiserror::Error)]
 pub enum DriveError {
     #[error("apply refused the exam answers ({code}): {message}")]
-    ExamRefused { code: String, message: String },
+    ExamRefused {
+        code: panel_machine::log::refusal_code::RefusalCode,
+        message: String,
+    },
     #[error("arbiter {0} is not registered")]
     UnknownArbiter(String),
     #[error("exam sitting {0} is no longer open; the arbiter is examined at the next")]

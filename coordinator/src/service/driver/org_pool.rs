@@ -104,7 +104,11 @@ fn own_offer(s: &Shared, number: u32, organisation: &str) -> Option<SealedPool> 
         s.sm.read(|a| pools.offer(&a.state, organisation, number))
             .map_err(|e| info!("this replica offers no pool: {e}"))
             .ok()?;
-    let pool_id = pool.public.id();
+    let pool_id = pool
+        .public
+        .id()
+        .map_err(|e| info!("this replica's pool has no id: {e}"))
+        .ok()?;
     pool.seal = Some(
         PoolSealed {
             sitting: number,

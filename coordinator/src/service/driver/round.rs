@@ -3,6 +3,7 @@
 //! round").
 
 use super::*;
+use panel_machine::log::refusal_code::RefusalCode;
 
 /// Where a seat's node is reached, and its raw public key.
 pub(super) struct SeatAddress {
@@ -456,7 +457,10 @@ pub(super) async fn submit_reveal(
     };
     match s.proposer.submit(item, bytes).await {
         Ok(out) => match &out.reply {
-            ItemReply::Refused { code, .. } if code == "already_revealed" => {
+            ItemReply::Refused {
+                code: RefusalCode::AlreadyRevealed,
+                ..
+            } => {
                 info!("reveal already stored (the node submitted it)")
             }
             ItemReply::Refused { code, message } => warn!(%code, "reveal refused: {message}"),
@@ -514,7 +518,10 @@ pub(super) async fn close(s: &Shared, motion_id: &str, attempt: u32) -> Result<C
     };
     let out = s.proposer.submit(item, 0).await?;
     Ok(match &out.reply {
-        ItemReply::Refused { code, .. } if code == "close_too_early" => Close::TooEarly,
+        ItemReply::Refused {
+            code: RefusalCode::CloseTooEarly,
+            ..
+        } => Close::TooEarly,
         ItemReply::Refused { code, message } => {
             warn!(%code, "close refused: {message}");
             Close::Done
