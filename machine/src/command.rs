@@ -234,7 +234,7 @@ pub enum ClientCommand {
     /// logged commitment, and once.
     SubmitReveal {
         motion_id: String,
-        reveal: String,
+        reveal: crate::rules::hex_bytes::RevealBytes,
     },
     /// Admit a new organisation to a chartered federation, endorsed by at least the
     /// charter's `admission_threshold` existing organisations (docs/WIRE.md, "Organisation
@@ -326,7 +326,7 @@ pub enum InternalCommand {
     SubmitExam {
         arbiter_id: String,
         /// Hex protobuf `Reveal`s, one per exam item.
-        reveals: Vec<String>,
+        reveals: Vec<crate::rules::hex_bytes::RevealBytes>,
         /// The signed exam motions the reveals answer, as the driver put them to the node
         /// (hex protobuf `Motion`s); required from rule set
         /// [`EXAM_MOTIONS`](crate::rules::EXAM_MOTIONS) on, so apply can check that the
@@ -732,7 +732,7 @@ pub struct OutcomeSubmission {
     /// the commitment as the arbiter signed it; intake verifies that signature and logs the
     /// commitment without it (`ruling::intake_check`).
     #[serde(default)]
-    pub reveals: Vec<String>,
+    pub reveals: Vec<crate::rules::hex_bytes::RevealBytes>,
     /// Hex protobuf of the signed `Motion` the driver put to the seats (docs/WIRE.md
     /// "Motion, layout v1"). Apply checks its signature, that it is the motion opened under
     /// `motion_id`, and that every ruling binds its digest (`signed_motion`). Absent in
@@ -752,7 +752,7 @@ pub struct CommitmentLog {
     pub motion: crate::rules::signed_motion::WireMotion,
     /// Hex protobuf `Commitment`s, each exactly as the arbiter signed it (the signature is
     /// kept: it is the record's proof that the seat committed).
-    pub commitments: Vec<String>,
+    pub commitments: Vec<crate::rules::hex_bytes::CommitmentBytes>,
 }
 
 /// The result of one item, as every replica computes it.

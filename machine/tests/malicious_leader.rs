@@ -261,7 +261,7 @@ impl Sealed {
     fn reveal_with(&self, commitment: Option<pb::Commitment>) -> Command {
         ClientCommand::SubmitReveal {
             motion_id: "m1".into(),
-            reveal: hex::encode(
+            reveal: panel_machine::rules::hex_bytes::RevealBytes::new(
                 pb::Reveal {
                     signed_ruling: Some(self.signed.clone()),
                     salt: self.salt.to_vec(),
@@ -280,7 +280,9 @@ fn log_commitments(m: &pb::Motion, seals: &[&Sealed]) -> Command {
         motion: panel_machine::rules::signed_motion::encode(m),
         commitments: seals
             .iter()
-            .map(|s| hex::encode(s.commitment.encode_to_vec()))
+            .map(|s| {
+                panel_machine::rules::hex_bytes::CommitmentBytes::new(s.commitment.encode_to_vec())
+            })
             .collect(),
     })
     .into()
@@ -1012,7 +1014,7 @@ fn exam_answers(
 fn submit_exam(id: &str, sitting: u32, answers: &[&(String, String, String)]) -> Command {
     InternalCommand::SubmitExam {
         arbiter_id: id.into(),
-        reveals: answers.iter().map(|a| a.2.clone()).collect(),
+        reveals: answers.iter().map(|a| a.2.clone().into()).collect(),
         motions: answers.iter().map(|a| a.1.clone()).collect(),
         sitting: Some(sitting),
     }

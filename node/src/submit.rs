@@ -42,7 +42,7 @@ pub fn submit_request(
         .unwrap_or_default();
     let command = ClientCommand::SubmitReveal {
         motion_id: motion_id.to_owned(),
-        reveal: hex::encode(reveal.encode_to_vec()),
+        reveal: panel_machine::rules::hex_bytes::RevealBytes::new(reveal.encode_to_vec()),
     };
     let digest = <sha2::Sha256 as sha2::Digest>::digest(
         [

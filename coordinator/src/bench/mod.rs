@@ -424,7 +424,7 @@ pub(crate) fn decision(
         panel_proto::sign_motion(mk, m)
     });
     let digest = signed_motion.as_ref().map(panel_proto::motion_digest);
-    let reveals: Vec<String> = keys
+    let reveals: Vec<panel_machine::rules::hex_bytes::RevealBytes> = keys
         .iter()
         .enumerate()
         .map(|(i, (k, _))| {
@@ -439,7 +439,9 @@ pub(crate) fn decision(
                 salt: salt.to_vec(),
                 commitment,
             };
-            hex::encode(prost::Message::encode_to_vec(&reveal))
+            panel_machine::rules::hex_bytes::RevealBytes::new(prost::Message::encode_to_vec(
+                &reveal,
+            ))
         })
         .collect();
     let record = TestCommand::RecordOutcome(OutcomeSubmission {

@@ -231,7 +231,7 @@ pub(super) fn submit_exam(
     state: &mut State,
     ctx: &ApplyCtx,
     arbiter_id: &str,
-    reveals: &[String],
+    reveals: &[crate::rules::hex_bytes::RevealBytes],
     motions: &[crate::rules::signed_motion::WireMotion],
 ) -> Result<Value, ApplyError> {
     let arbiter = state

@@ -825,10 +825,10 @@ pub(super) mod tests {
             .positions
             .b
             .clear();
-        let reveals: Vec<String> = m
+        let reveals: Vec<crate::rules::hex_bytes::RevealBytes> = m
             .seats
             .iter()
-            .map(|seat| yes_reveal(&m, &seat.arbiter_id))
+            .map(|seat| yes_reveal(&m, &seat.arbiter_id).into())
             .collect();
         let outcome: crate::command::OutcomeSubmission =
             serde_json::from_value(json!({ "motion_id": motion_id, "reveals": reveals }))
@@ -900,11 +900,11 @@ pub(super) mod tests {
         yes: impl Fn(usize) -> bool,
     ) -> ItemReply {
         let m = s.motions.get(motion_id).expect("motion").clone();
-        let reveals: Vec<String> = m
+        let reveals: Vec<crate::rules::hex_bytes::RevealBytes> = m
             .seats
             .iter()
             .enumerate()
-            .map(|(i, seat)| reveal(&m, &seat.arbiter_id, yes(i)))
+            .map(|(i, seat)| reveal(&m, &seat.arbiter_id, yes(i)).into())
             .collect();
         let outcome: crate::command::OutcomeSubmission =
             serde_json::from_value(json!({ "motion_id": motion_id, "reveals": reveals }))

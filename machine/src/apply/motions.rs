@@ -4,6 +4,7 @@
 //! the older one-entry outcome (every ruling re-verified, then the acceptance rule), kept
 //! for raw test motions and for records written before rounds were logged.
 
+use crate::rules::hex_bytes::{CommitmentBytes, RevealBytes};
 use std::collections::{BTreeMap, BTreeSet};
 
 use ed25519_dalek::VerifyingKey;
@@ -442,14 +443,14 @@ pub(super) fn log_commitments(
         .into());
     }
     let mut commitments = BTreeMap::new();
-    for (index, hex_c) in log.commitments.iter().enumerate() {
+    for (index, wire) in log.commitments.iter().enumerate() {
         let bad = |reason: String| RoundError::BadCommitment {
             motion: log.motion_id.clone(),
             index,
             reason,
         };
-        let bytes = hex::decode(hex_c).map_err(|_| bad("not hex".into()))?;
-        let c = pb::Commitment::decode(bytes.as_slice())
+        let bytes = wire.bytes().map_err(|_| bad("not hex".into()))?;
+        let c = pb::Commitment::decode(&*bytes)
             .map_err(|e| bad(format!("not a protobuf Commitment: {e}")))?;
         let key = panel_proto::commit_reveal::verify_commitment(&c, ctx.memo)
             .map_err(|e| bad(e.to_string()))?;
@@ -484,7 +485,7 @@ pub(super) fn log_commitments(
             .into());
         }
         let logged = SeatCommitment {
-            commitment: hex::encode(c.encode_to_vec()),
+            commitment: CommitmentBytes::new(c.encode_to_vec()),
             reveal: None,
             equivocation: None,
         };
@@ -539,7 +540,7 @@ pub(super) fn submit_reveal(
     ctx: &ApplyCtx,
     client_id: &str,
     motion_id: &str,
-    reveal_hex: &str,
+    wire: &RevealBytes,
 ) -> Result<Value, ApplyError> {
     let motion = open_motion_ref(state, motion_id)?;
     let round = motion
@@ -560,8 +561,8 @@ pub(super) fn submit_reveal(
         motion: motion_id.to_owned(),
         reason,
     };
-    let bytes = hex::decode(reveal_hex).map_err(|_| bad(ruling::RevealError::NotHex))?;
-    let reveal = pb::Reveal::decode(bytes.as_slice()).map_err(|e| bad(e.into()))?;
+    let bytes = wire.bytes().map_err(|_| bad(ruling::RevealError::NotHex))?;
+    let reveal = pb::Reveal::decode(&*bytes).map_err(|e| bad(e.into()))?;
     let sr = reveal
         .signed_ruling
         .ok_or_else(|| bad(ruling::RevealError::NoSignedRuling))?;
@@ -595,7 +596,13 @@ pub(super) fn submit_reveal(
         })?;
     let arbiter_id = arbiter_id.clone();
     if let Some(stored) = &seat.reveal {
-        let first = ruling::decode_reveal(&stored.reveal).map_err(bad)?.signed;
+        let first = stored
+            .reveal
+            .as_ref()
+            .ok_or(ruling::RevealError::Incomplete)
+            .and_then(ruling::decode_reveal)
+            .map_err(bad)?
+            .signed;
         if first == sr {
             return Err(RoundError::AlreadyRevealed {
                 motion: motion_id.to_owned(),
@@ -632,9 +639,10 @@ pub(super) fn submit_reveal(
         return Ok(to_value(&reply));
     }
     let commitment = pb::Commitment::decode(
-        hex::decode(&seat.commitment)
-            .map_err(|_| bad(ruling::RevealError::LoggedCommitmentNotHex))?
-            .as_slice(),
+        &*seat
+            .commitment
+            .bytes()
+            .map_err(|_| bad(ruling::RevealError::LoggedCommitmentNotHex))?,
     )
     .map_err(|e| bad(ruling::RevealError::LoggedCommitment(e)))?;
     panel_proto::commit_reveal::check_opens(&commitment, &sr, &reveal.salt, ctx.memo).map_err(
@@ -659,12 +667,14 @@ pub(super) fn submit_reveal(
         awaiting: pending.into_iter().cloned().collect(),
     }));
     let stored = StoredReveal {
-        reveal: ruling::RevealParts {
-            signed: sr,
-            salt: reveal.salt,
-            commitment,
-        }
-        .encode(),
+        reveal: Some(
+            ruling::RevealParts {
+                signed: sr,
+                salt: reveal.salt,
+                commitment,
+            }
+            .encode(),
+        ),
         submitted_by: client_id.to_owned(),
         log_index: ctx.log_index,
         counted: checked.revealed,
@@ -749,8 +759,12 @@ pub(super) fn close_motion(
             revoked.push(id.clone());
             continue;
         }
-        let parts =
-            ruling::decode_reveal(&stored.reveal).map_err(|reason| ApplyError::BadReveal {
+        let parts = stored
+            .reveal
+            .as_ref()
+            .ok_or(ruling::RevealError::Incomplete)
+            .and_then(ruling::decode_reveal)
+            .map_err(|reason| ApplyError::BadReveal {
                 motion: motion_id.to_owned(),
                 reason,
             })?;
@@ -787,6 +801,13 @@ pub(super) fn close_motion(
         .and_then(|m| m.round.as_mut())
     {
         r.absent = Some(absent.clone());
+        // Each signed ruling is kept once: the counted ones in the motion's `rulings`
+        // (below), every reveal as submitted on the record; this copy is dropped.
+        for seat in r.commitments.values_mut() {
+            if let Some(stored) = seat.reveal.as_mut() {
+                stored.reveal = None;
+            }
+        }
     }
     let decided = conclude(
         state,
@@ -847,6 +868,7 @@ mod tests {
     };
     use crate::model::{MotionStatus, State};
     use crate::rules::acceptance::{Decision, MotionKind, Stance};
+    use crate::rules::hex_bytes::{CommitmentBytes, RevealBytes};
     use crate::rules::ruling::{self, Binding};
 
     const HASH: [u8; 32] = [0xab; 32];
@@ -1003,8 +1025,8 @@ mod tests {
     }
 
     impl Sealed {
-        fn reveal(&self) -> String {
-            hex::encode(
+        fn reveal(&self) -> RevealBytes {
+            RevealBytes::new(
                 pb::Reveal {
                     signed_ruling: Some(self.signed.clone()),
                     salt: self.salt.to_vec(),
@@ -1013,8 +1035,8 @@ mod tests {
                 .encode_to_vec(),
             )
         }
-        fn commitment_hex(&self) -> String {
-            hex::encode(self.commitment.encode_to_vec())
+        fn commitment_hex(&self) -> CommitmentBytes {
+            CommitmentBytes::new(self.commitment.encode_to_vec())
         }
     }
 

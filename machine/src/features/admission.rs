@@ -337,7 +337,7 @@ pub fn answers_from_reveals(
     exam: &Exam,
     arbiter_id: &str,
     key: &VerifyingKey,
-    reveals: &[String],
+    reveals: &[crate::rules::hex_bytes::RevealBytes],
     motions: Option<&std::collections::BTreeMap<String, [u8; 32]>>,
     memo: &VerifiedMemo,
 ) -> Result<Vec<Answer>, ExamError> {
@@ -369,7 +369,7 @@ impl Sheet<'_> {
     /// [`answers_from_reveals`] for this sheet.
     pub fn answers(
         &self,
-        reveals: &[String],
+        reveals: &[crate::rules::hex_bytes::RevealBytes],
         motions: Option<&std::collections::BTreeMap<String, [u8; 32]>>,
         memo: &VerifiedMemo,
     ) -> Result<Vec<Answer>, ExamError> {

@@ -297,7 +297,7 @@ pub fn submit(
     at: (u64, u64),
     arbiter_id: &str,
     sitting: Option<u32>,
-    reveals: &[String],
+    reveals: &[crate::rules::hex_bytes::RevealBytes],
     motions: &[crate::rules::signed_motion::WireMotion],
     memo: &panel_proto::VerifiedMemo,
 ) -> Result<crate::reply::ExamHeldReply, SubmitError> {

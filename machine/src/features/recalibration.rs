@@ -756,11 +756,13 @@ mod tests {
         }))));
         let honest = exam_motions("new", |_| {});
         let wire = |ms: &[pb::Motion]| ms.iter().map(crate::rules::signed_motion::encode).collect();
-        let exam = |reveals: Vec<String>, motions: Vec<String>| InternalCommand::SubmitExam {
-            arbiter_id: "new".into(),
-            reveals,
-            motions,
-            sitting: None,
+        let exam = |reveals: Vec<crate::rules::hex_bytes::RevealBytes>, motions: Vec<String>| {
+            InternalCommand::SubmitExam {
+                arbiter_id: "new".into(),
+                reveals,
+                motions,
+                sitting: None,
+            }
         };
 
         // Answers bound to the motions, but the motions left out.

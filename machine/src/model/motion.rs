@@ -128,8 +128,8 @@ impl MotionRound {
 /// A seat's logged commitment and what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeatCommitment {
-    /// Hex protobuf `Commitment`, signed by the seat's registered key.
-    pub commitment: String,
+    /// The protobuf `Commitment`, signed by the seat's registered key.
+    pub commitment: crate::rules::hex_bytes::CommitmentBytes,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reveal: Option<StoredReveal>,
     /// A second, different ruling the seat signed for this motion after its reveal (hex
@@ -141,8 +141,11 @@ pub struct SeatCommitment {
 /// A reveal accepted into the round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredReveal {
-    /// Hex protobuf `Reveal`: the signed ruling, the salt and the logged commitment.
-    pub reveal: String,
+    /// The protobuf `Reveal` (the signed ruling, the salt and the logged commitment) until
+    /// the close: the close keeps each signed ruling once, in the motion's `rulings`, and
+    /// drops this copy (the record holds the reveal as it was submitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reveal: Option<crate::rules::hex_bytes::RevealBytes>,
     /// Who submitted it (the driver's client id, or the node's own).
     pub submitted_by: String,
     pub log_index: u64,

@@ -20,6 +20,7 @@
 pub mod acceptance;
 pub mod confidence;
 pub mod draw;
+pub mod hex_bytes;
 pub mod independence;
 pub mod ruling;
 pub mod signed_motion;

@@ -17,105 +17,38 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::rules::acceptance::{Decision, MotionKind, RetrievalReceipt, RevealedRuling};
+use crate::rules::hex_bytes::{HexBytes, RevealBytes};
 
 /// A protobuf-encoded `crucible.panel.v1.SignedRuling`, hex in JSON (commands, replies,
 /// the record). Held as bytes: a decided motion keeps its rulings, and as hex text they
 /// were twice the memory (BENCHMARKS.md, "Soak"). A string that is not lowercase hex is
 /// kept as it came, so it serialises back unchanged (upper-case hex still decodes).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WireRuling(Repr);
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Repr {
-    Bytes(Box<[u8]>),
-    Text(String),
-}
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WireRuling(HexBytes);
 
 impl WireRuling {
     pub fn encode(sr: &pb::SignedRuling) -> Self {
-        Self(Repr::Bytes(sr.encode_to_vec().into_boxed_slice()))
+        Self(HexBytes::new(sr.encode_to_vec()))
     }
 
     /// A wire ruling as JSON carries it (hex); anything else decodes to an error.
-    pub fn from_hex(text: impl Into<String>) -> Self {
-        let text = text.into();
-        match hex::decode(&text) {
-            Ok(bytes) if hex::encode(&bytes) == text => Self(Repr::Bytes(bytes.into())),
-            _ => Self(Repr::Text(text)),
-        }
+    pub fn from_hex(text: impl AsRef<str>) -> Self {
+        Self(HexBytes::from_hex(text.as_ref()))
     }
 
     /// The hex JSON carries.
     pub fn to_hex(&self) -> String {
-        match &self.0 {
-            Repr::Bytes(b) => hex::encode(b),
-            Repr::Text(t) => t.clone(),
-        }
+        self.0.to_hex()
     }
 
     pub fn decode(&self) -> Result<pb::SignedRuling, RulingError> {
-        let from_text;
-        let bytes: &[u8] = match &self.0 {
-            Repr::Bytes(b) => b,
-            // Upper-case hex decodes as before; it is only held as the text it came as.
-            Repr::Text(t) => {
-                from_text = hex::decode(t).map_err(|_| RulingError::Malformed {
-                    reason: "not hex".into(),
-                })?;
-                &from_text
-            }
-        };
-        pb::SignedRuling::decode(bytes).map_err(|e| RulingError::Malformed {
+        let bytes = self.0.bytes().map_err(|_| RulingError::Malformed {
+            reason: "not hex".into(),
+        })?;
+        pb::SignedRuling::decode(&*bytes).map_err(|e| RulingError::Malformed {
             reason: e.to_string(),
         })
-    }
-}
-
-impl Serialize for WireRuling {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.0 {
-            Repr::Bytes(b) => s.collect_str(&HexOf(b)),
-            Repr::Text(t) => s.serialize_str(t),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for WireRuling {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Self::from_hex(String::deserialize(d)?))
-    }
-}
-
-/// Lowercase hex of bytes, written without an intermediate string.
-struct HexOf<'a>(&'a [u8]);
-
-impl std::fmt::Display for HexOf<'_> {
-    /// In chunks through a stack buffer: a `write!` per byte was 9% of a replica's CPU
-    /// under sustained load, every ruling being written into the record as hex
-    /// (BENCHMARKS.md, "Soak").
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut buf = [0u8; 512];
-        for chunk in self.0.chunks(buf.len() / 2) {
-            let out = &mut buf[..chunk.len() * 2];
-            hex::encode_to_slice(chunk, out).map_err(|_| std::fmt::Error)?;
-            f.write_str(std::str::from_utf8(out).map_err(|_| std::fmt::Error)?)?;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod hex_of {
-    #[test]
-    fn writes_what_hex_encode_writes() {
-        for n in [0, 1, 255, 256, 257, 1000] {
-            let bytes: Vec<u8> = (0..n).map(|i| (i * 37 % 256) as u8).collect();
-            assert_eq!(
-                super::HexOf(&bytes).to_string(),
-                hex::encode(&bytes),
-                "{n} bytes"
-            );
-        }
     }
 }
 
@@ -246,9 +179,9 @@ pub struct RevealParts {
 }
 
 impl RevealParts {
-    /// Hex of the protobuf `Reveal`, as the log carries it.
-    pub fn encode(&self) -> String {
-        hex::encode(
+    /// The protobuf `Reveal`, as the log carries it.
+    pub fn encode(&self) -> RevealBytes {
+        RevealBytes::new(
             pb::Reveal {
                 signed_ruling: Some(self.signed.clone()),
                 salt: self.salt.clone(),
@@ -312,16 +245,19 @@ pub fn reveal_parts(reveal: pb::Reveal) -> Result<RevealParts, RevealError> {
     }
 }
 
-/// Decodes a hex protobuf `Reveal` into its parts (nothing verified yet).
-pub fn decode_reveal(hex_reveal: &str) -> Result<RevealParts, RevealError> {
-    let bytes = hex::decode(hex_reveal).map_err(|_| RevealError::NotHex)?;
-    reveal_parts(pb::Reveal::decode(bytes.as_slice())?)
+/// Decodes a protobuf `Reveal` into its parts (nothing verified yet).
+pub fn decode_reveal(reveal: &RevealBytes) -> Result<RevealParts, RevealError> {
+    let bytes = reveal.bytes().map_err(|_| RevealError::NotHex)?;
+    reveal_parts(pb::Reveal::decode(&*bytes)?)
 }
 
 /// Intake of one reveal: the commitment's signature and the opening are verified, and the
 /// reveal is returned in its log form, without the commitment signature (see
 /// [`intake_check`]).
-pub fn intake_reveal(mut parts: RevealParts, memo: &VerifiedMemo) -> Result<String, RevealError> {
+pub fn intake_reveal(
+    mut parts: RevealParts,
+    memo: &VerifiedMemo,
+) -> Result<RevealBytes, RevealError> {
     if parts.commitment.signature.is_empty() {
         return Err(RevealError::UnsignedCommitment);
     }
@@ -342,9 +278,9 @@ pub fn intake_reveal(mut parts: RevealParts, memo: &VerifiedMemo) -> Result<Stri
 /// signature per ruling instead of two. Returns the reveals as they go into the log.
 pub fn intake_check(
     rulings: &[WireRuling],
-    reveals: &[String],
+    reveals: &[RevealBytes],
     memo: &VerifiedMemo,
-) -> Result<Vec<String>, IntakeError> {
+) -> Result<Vec<RevealBytes>, IntakeError> {
     for (index, w) in rulings.iter().enumerate() {
         let sr = w
             .decode()
@@ -514,7 +450,7 @@ mod tests {
     fn reveal_hex(
         key: &SigningKey,
         tweak: impl FnOnce(&mut pb::Reveal),
-    ) -> (String, pb::SignedRuling) {
+    ) -> (RevealBytes, pb::SignedRuling) {
         let sr = sign(key, &binding(), Decision::Yes, 0.8, None)
             .decode()
             .unwrap();
@@ -526,7 +462,7 @@ mod tests {
             commitment: Some(commitment),
         };
         tweak(&mut reveal);
-        (hex::encode(reveal.encode_to_vec()), sr)
+        (RevealBytes::new(reveal.encode_to_vec()), sr)
     }
 
     #[test]
@@ -535,7 +471,7 @@ mod tests {
         let (good, sr) = reveal_hex(&key, |_| {});
         let logged =
             intake_check(&[], std::slice::from_ref(&good), &VerifiedMemo::default()).unwrap();
-        let back = pb::Reveal::decode(hex::decode(&logged[0]).unwrap().as_slice()).unwrap();
+        let back = pb::Reveal::decode(&*logged[0].bytes().unwrap()).unwrap();
         let c = back.commitment.unwrap();
         assert!(
             c.signature.is_empty(),

@@ -284,7 +284,7 @@ impl Driver {
     /// logged round); returns the outcome's reply.
     pub fn answer(&mut self, motion_id: &str, judge: Judge<'_>) -> Value {
         let m: Motion = self.motion(motion_id).expect("motion").clone();
-        let reveals: Vec<String> = m
+        let reveals: Vec<crate::rules::hex_bytes::RevealBytes> = m
             .seats
             .iter()
             .map(|s| {

@@ -2,6 +2,7 @@
 //! and revealed as an arbiter's node sends them, and the signed exam motions the exam
 //! driver puts (docs/SECURITY.md "Exams").
 
+use crate::rules::hex_bytes::RevealBytes;
 use std::collections::BTreeMap;
 
 use calibration::exam::{ExamItem, Gold};
@@ -40,7 +41,7 @@ pub(crate) fn item_reveal(
     p_yes: f64,
     n: usize,
     levels: &[f64],
-) -> Result<String, KitError> {
+) -> Result<RevealBytes, KitError> {
     let mut r = pb::Ruling {
         debate_id: crate::features::admission::EXAM_DEBATE.into(),
         kind: pb::MotionKind::Exam as i32,
@@ -70,7 +71,7 @@ pub(crate) fn item_reveal(
     let salt = [n as u8; 32];
     let c = panel_proto::commit_reveal::commit(key, &sr, &salt, 1)
         .map_err(|e| sign_error(e.to_string()))?;
-    Ok(hex::encode(
+    Ok(RevealBytes::new(
         pb::Reveal {
             signed_ruling: Some(sr),
             salt: salt.to_vec(),
@@ -88,7 +89,7 @@ pub fn try_exam_answers_by(
     arbiter_id: &str,
     digests: &BTreeMap<String, [u8; 32]>,
     p_yes: impl Fn(&ExamItem) -> f64,
-) -> Result<Vec<String>, KitError> {
+) -> Result<Vec<RevealBytes>, KitError> {
     let exam = crate::features::admission::default_exam().map_err(|e| KitError::Sign {
         arbiter: arbiter_id.into(),
         reason: format!("the default exam does not load: {e}"),
@@ -122,7 +123,7 @@ pub fn exam_answers(
     key: &SigningKey,
     arbiter_id: &str,
     digests: &BTreeMap<String, [u8; 32]>,
-) -> Vec<String> {
+) -> Vec<RevealBytes> {
     try_exam_answers_by(key, arbiter_id, digests, |item| match item.gold {
         Gold::Binary(true) => 0.9,
         _ => 0.1,
@@ -131,7 +132,7 @@ pub fn exam_answers(
 }
 
 /// [`exam_answers`] unbound to any motion (envelope v1).
-pub fn exam_reveals(key: &SigningKey, arbiter_id: &str) -> Vec<String> {
+pub fn exam_reveals(key: &SigningKey, arbiter_id: &str) -> Vec<RevealBytes> {
     exam_answers(key, arbiter_id, &BTreeMap::new())
 }
 

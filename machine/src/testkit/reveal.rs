@@ -1,6 +1,7 @@
 //! A seat's answer as the wire carries it: the signed ruling of a [`Vote`], its salt and
 //! commitment, and the hex `Reveal` (docs/WIRE.md "Ruling", "Reveal").
 
+use crate::rules::hex_bytes::RevealBytes;
 use panel_proto::pb;
 use panel_proto::ruling_check::binary_pair;
 use prost::Message;
@@ -55,7 +56,7 @@ pub fn signed_ruling(
 /// that opens it. The salt is derived from the motion and the arbiter.
 pub struct Sealed {
     pub commitment: pb::Commitment,
-    pub reveal: String,
+    pub reveal: RevealBytes,
 }
 
 /// Commits to `sr` and reveals it.
@@ -74,7 +75,7 @@ pub fn seal(
                 reason: e.to_string(),
             }
         })?;
-    let reveal = hex::encode(
+    let reveal = RevealBytes::new(
         pb::Reveal {
             signed_ruling: Some(sr),
             salt: salt.to_vec(),
@@ -91,7 +92,7 @@ pub fn outcome_reveal(
     m: &Motion,
     arbiter: &str,
     v: Vote,
-) -> Result<String, KitError> {
+) -> Result<RevealBytes, KitError> {
     let sr = signed_ruling(key, m, arbiter, v, None)?;
     Ok(seal(key, sr, &m.spec.motion_id, arbiter, 1)?.reveal)
 }

@@ -3,6 +3,7 @@
 //! (`LogCommitments`), then each reveal (`SubmitReveal`) and the close (`CloseMotion`),
 //! which decides from the stored reveals alone.
 
+use crate::rules::hex_bytes::CommitmentBytes;
 use panel_proto::pb;
 use serde_json::Value;
 
@@ -43,6 +44,13 @@ fn signed_motion(
     Ok(panel_proto::sign_motion(&motion_key(), motion))
 }
 
+/// One round of a motion, signed and ready to apply: the entry that logs it, then the
+/// entry of every reveal followed by the close.
+pub struct PreparedRound {
+    pub log: Command,
+    pub reveals_and_close: Vec<Command>,
+}
+
 impl Driver {
     /// Runs one round of the open motion `motion_id`: every seat answers `vote(seat)`,
     /// commits in the entry that logs the round, reveals in the next, and the close in
@@ -52,6 +60,25 @@ impl Driver {
         motion_id: &str,
         vote: impl Fn(&Motion, &str) -> Vote,
     ) -> Result<Value, KitError> {
+        let round = self.prepare_round(motion_id, vote)?;
+        self.try_ok(round.log)?;
+        let mut replies = self.write_batch(round.reveals_and_close);
+        let close = replies
+            .pop()
+            .ok_or_else(|| KitError::NoMotion(motion_id.into()))?;
+        for r in replies {
+            applied(r)?;
+        }
+        applied(close)
+    }
+
+    /// Signs the round [`try_decide_by_round`](Self::try_decide_by_round) runs, for the
+    /// next entry, without applying it (the decision bench times the applies alone).
+    pub fn prepare_round(
+        &self,
+        motion_id: &str,
+        vote: impl Fn(&Motion, &str) -> Vote,
+    ) -> Result<PreparedRound, KitError> {
         let m: Motion = self.motion(motion_id)?.clone();
         let keys = m
             .seats
@@ -81,7 +108,7 @@ impl Driver {
                 Some(&digest),
             )?;
             let sealed = seal(key, sr, motion_id, &s.arbiter_id, logged_at)?;
-            commitments.push(hex::encode(prost::Message::encode_to_vec(
+            commitments.push(CommitmentBytes::new(prost::Message::encode_to_vec(
                 &sealed.commitment,
             )));
             reveals.push(
@@ -92,25 +119,21 @@ impl Driver {
                 .into(),
             );
         }
-        self.try_ok(InternalCommand::LogCommitments(CommitmentLog {
-            motion_id: motion_id.into(),
-            motion: crate::rules::signed_motion::encode(&signed),
-            commitments,
-        }))?;
         reveals.push(
             InternalCommand::CloseMotion {
                 motion_id: motion_id.into(),
             }
             .into(),
         );
-        let mut replies = self.write_batch(reveals);
-        let close = replies
-            .pop()
-            .ok_or_else(|| KitError::NoMotion(motion_id.into()))?;
-        for r in replies {
-            applied(r)?;
-        }
-        applied(close)
+        Ok(PreparedRound {
+            log: InternalCommand::LogCommitments(CommitmentLog {
+                motion_id: motion_id.into(),
+                motion: crate::rules::signed_motion::encode(&signed),
+                commitments,
+            })
+            .into(),
+            reveals_and_close: reveals,
+        })
     }
 }
 

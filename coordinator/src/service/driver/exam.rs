@@ -3,6 +3,7 @@
 //! "Sealed exams"); the machine decides each step (`exam_sitting::next_step`).
 
 use super::*;
+use panel_machine::rules::hex_bytes::RevealBytes;
 
 /// The in-flight key of the sitting task (a seal or a reveal being proposed).
 pub(super) const SITTING_TASK: &str = "exam-sitting";
@@ -373,7 +374,7 @@ pub(super) async fn administer_exam(
 /// `SubmitExam` carries them.
 #[derive(Default)]
 pub(super) struct ExamAnswers {
-    reveals: Vec<String>,
+    reveals: Vec<RevealBytes>,
     motions: Vec<String>,
 }
 
@@ -424,7 +425,7 @@ pub(super) async fn reveal_exam_items(c: &Route, committed: &[pb::Motion]) -> Ex
             .await
         {
             Ok(r) => {
-                answers.reveals.push(hex::encode(r.encode_to_vec()));
+                answers.reveals.push(RevealBytes::new(r.encode_to_vec()));
                 // Apply checks each answer against the motion it answers (`rules.rs`).
                 answers
                     .motions
@@ -446,9 +447,9 @@ pub(super) async fn submit_exam(
     let bytes = answers
         .reveals
         .iter()
-        .chain(&answers.motions)
-        .map(String::len)
-        .sum();
+        .map(RevealBytes::hex_len)
+        .sum::<usize>()
+        + answers.motions.iter().map(String::len).sum::<usize>();
     let out = s
         .proposer
         .submit(

@@ -4,6 +4,7 @@
 
 use super::*;
 use panel_machine::log::refusal_code::RefusalCode;
+use panel_machine::rules::hex_bytes::CommitmentBytes;
 
 /// Where a seat's node is reached, and its raw public key.
 pub(super) struct SeatAddress {
@@ -244,7 +245,7 @@ pub(super) async fn drive(
 pub(super) struct Collected {
     wire: pb::Motion,
     digest: [u8; 32],
-    commitments: Vec<String>,
+    commitments: Vec<CommitmentBytes>,
 }
 
 /// The commit step of a fresh round: sign the motion under the round's window and
@@ -287,7 +288,7 @@ pub(super) async fn ask_commitments(
         match h.await {
             // Checked as apply will check it, so one bad commitment cannot sink the log.
             Ok((arbiter, key, Ok(c))) => match usable_commitment(&c, &key, window, s.sm.memo()) {
-                Ok(()) => commitments.push(hex::encode(c.encode_to_vec())),
+                Ok(()) => commitments.push(CommitmentBytes::new(c.encode_to_vec())),
                 Err(e) => warn!(%arbiter, "commitment refused by the driver: {e}"),
             },
             Ok((arbiter, _, Err(e))) => warn!(%arbiter, "no commitment: {e}"),
@@ -304,7 +305,7 @@ pub(super) async fn ask_commitments(
 /// Proposes the signed motion with the collected commitments as one `LogCommitments`.
 pub(super) async fn log_commitments(s: &Shared, c: Collected) -> Result<(), DriveError> {
     let motion_id = c.wire.motion_id.clone();
-    let bytes = c.commitments.iter().map(String::len).sum();
+    let bytes = c.commitments.iter().map(CommitmentBytes::hex_len).sum();
     let item = Item {
         client_id: "motion-driver".into(),
         request_id: request_id(&["log", &motion_id, &hex::encode(c.digest)]),
@@ -444,7 +445,7 @@ pub(super) async fn submit_reveal(
     parts: panel_machine::rules::ruling::RevealParts,
 ) {
     let reveal = parts.encode();
-    let bytes = reveal.len();
+    let bytes = reveal.hex_len();
     let item = Item {
         client_id: "motion-driver".into(),
         request_id: request_id(&["reveal", motion_id, arbiter, &hex::encode(digest)]),
