@@ -78,7 +78,7 @@ fn re_rooted(r: &mut Value, keys: &[&panel_tlog::NoteSigner], keep: impl Fn(&str
     let roots: Vec<[u8; 32]> = entries
         .iter()
         .map(|e| {
-            tree.append(&e.leaf_bytes());
+            tree.append(&e.leaf_bytes().expect("leaf"));
             tree.root()
         })
         .collect();
