@@ -803,20 +803,6 @@ fn literals_in_blocks(text: &str, open: &str, close: &str) -> Vec<String> {
     out
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// Every code of the machine's own: the typed list every refusal is made from
 /// (`RefusalCode::KNOWN`; the engine's codes are `protocol_codes`).
 fn codes_in_machine_source() -> BTreeSet<String> {
