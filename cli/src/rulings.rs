@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use panel_machine::model::Arbiter;
-use panel_machine::rules::acceptance::{Seat, Stance};
-use panel_machine::rules::ruling::WireRuling;
+use panel_machine::Arbiter;
+use panel_machine::WireRuling;
+use panel_machine::{Seat, Stance};
 use serde::Serialize;
 use thiserror::Error;
 

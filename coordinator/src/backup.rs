@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::raft::{LogId, NodeId};
-use panel_machine::model::State;
+use panel_machine::State;
 
 /// The `format` of every backup this version writes.
 pub const FORMAT: &str = "crucible-panel-backup/v1";

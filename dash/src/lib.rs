@@ -32,8 +32,8 @@ pub use source::{Source, SourceError};
 /// State built with the machine's own apply, for the views' tests.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use panel_machine::command::{Batch, ClientCommand, Command, Item, Query};
-    use panel_machine::model::State;
+    use panel_machine::State;
+    use panel_machine::{Batch, ClientCommand, Command, Item, Query};
 
     /// `CreateDebate` with `resolution`.
     pub fn debate(resolution: &str) -> ClientCommand {
@@ -65,14 +65,14 @@ pub(crate) mod fixtures {
                 checkpoints: None,
                 rules: None,
             };
-            panel_machine::apply::apply_batch(&mut st, i, &batch, &memo);
+            panel_machine::apply_batch(&mut st, i, &batch, &memo);
         }
         st
     }
 
     /// The only debate of a state made by [`state`] from one [`debate`], as the view reads
     /// it, with its id.
-    pub fn only_debate(st: &State) -> (String, panel_machine::debates::DebateRecord) {
+    pub fn only_debate(st: &State) -> (String, panel_machine::DebateRecord) {
         let list: panel_machine::read::query::DebatesReply = read(st, &Query::Debates);
         let id = list.debates[0].id.clone();
         let reply: panel_machine::read::query::DebateReply = read(

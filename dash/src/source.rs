@@ -9,7 +9,7 @@ use std::time::Duration;
 use panel_coordinator::client;
 use panel_coordinator::pb::coordinator::StatusReply;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::command::Query;
+use panel_machine::Query;
 use panel_transport::Transport;
 use serde::de::DeserializeOwned;
 use tonic::transport::Channel;

@@ -11,9 +11,9 @@
 
 use std::time::{Duration, Instant};
 
-use panel_machine::command::{Command, InternalCommand, ItemReply, TestCommand};
 use panel_machine::testkit::fixtures::cmd;
 use panel_machine::testkit::{Driver, EIGHTEEN, Vote};
+use panel_machine::{Command, InternalCommand, ItemReply, TestCommand};
 use serde_json::json;
 
 const SEATS: usize = 5;

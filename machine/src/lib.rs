@@ -36,3 +36,25 @@ pub mod read;
 /// Drives `apply` as a replica would (the simulator and the integration tests).
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
+
+// The face: the names the shells use, at the root, in the manner of quinn-proto's short
+// list, so a caller writes `panel_machine::State` and the layout above can change
+// without changing callers. The long tail (a feature's own types and functions) is
+// named by its module.
+pub use apply::{ApplyError, apply_batch};
+pub use command::{
+    Batch, BatchReply, ClientCommand, Command, CommitmentLog, ContributionSubmission, DebateSpec,
+    InternalCommand, Item, ItemOutcome, ItemReply, MotionSpec, OutcomeSubmission, PanelRequest,
+    Query, TestCommand,
+};
+pub use debates::DebateRecord;
+pub use log::refusal_code::RefusalCode;
+pub use model::record_entry::LeafError;
+pub use model::{Arbiter, Motion, MotionStatus, RecordEntry, State};
+pub use read::record::Bundle;
+pub use rules::acceptance::{
+    Acceptance, DeadlockReason, Decision, MotionKind, Outcome, Policy, Seat, Stance,
+};
+pub use rules::hex_bytes::{CommitmentBytes, HexBytes, RevealBytes};
+pub use rules::ruling::WireRuling;
+pub use runs::{RunRecord, RunRequest};

@@ -11,11 +11,12 @@
 use crucible::motion::{Answer, Question};
 use panel_federation::beacon_key::BeaconSecret;
 use panel_federation::{Charter, ReplicaEntry};
-use panel_machine::command::{InternalCommand, ItemReply, TestCommand};
+use panel_machine::Policy;
 use panel_machine::features::beacon::{self, BeaconShare, Seating};
-use panel_machine::rules::acceptance::{Independence, Policy};
+use panel_machine::rules::acceptance::Independence;
 use panel_machine::testkit::fixtures::bare_charter;
 use panel_machine::testkit::{Driver, KitError, SIX, Schedule, Vote, assert_refused};
+use panel_machine::{InternalCommand, ItemReply, TestCommand};
 
 fn secret(replica: u64) -> BeaconSecret {
     BeaconSecret::from_log_seed(&[replica as u8 + 60; 32])
@@ -235,8 +236,8 @@ fn an_arbiter_admitted_before_the_seating_changes_nothing() {
         }
         // Two more arbiters, registered but not yet admitted.
         for (id, stance, org) in [
-            ("a9", panel_machine::rules::acceptance::Stance::A, "o1"),
-            ("b9", panel_machine::rules::acceptance::Stance::B, "o2"),
+            ("a9", panel_machine::Stance::A, "o1"),
+            ("b9", panel_machine::Stance::B, "o2"),
         ] {
             d.try_register(id, org, &format!("fam-{id}"), stance)
                 .expect("registered");

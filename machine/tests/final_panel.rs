@@ -8,16 +8,16 @@
 use crucible::motion::{Answer, Question};
 use ed25519_dalek::SigningKey;
 use panel_federation::{Charter, FinalPanel, LastWordAuthority};
-use panel_machine::command::ClientCommand;
+use panel_machine::ClientCommand;
+use panel_machine::MotionStatus;
 use panel_machine::features::last_word::{LastWordDecision, sign};
-use panel_machine::model::MotionStatus;
 use panel_machine::model::finality::OutcomeStatus;
-use panel_machine::rules::acceptance::{
-    Acceptance, DeadlockReason, Decision, Independence, MotionKind, Outcome, Policy,
-    RevealedRuling, Seat, Stance, decide,
-};
+use panel_machine::rules::acceptance::{Independence, RevealedRuling, decide};
 use panel_machine::testkit::fixtures::bare_charter;
 use panel_machine::testkit::{Driver, EIGHTEEN, Vote, assert_refused, hinted};
+use panel_machine::{
+    Acceptance, DeadlockReason, Decision, MotionKind, Outcome, Policy, Seat, Stance,
+};
 
 fn authority() -> SigningKey {
     SigningKey::from_bytes(&[43; 32])
@@ -49,7 +49,7 @@ fn split_first_panel(final_panel: Option<u32>) -> (Driver, String, String) {
     // Adopted after the debate opened under registered stances; the charter in force when
     // the question is left unanswered is what decides.
     d.state.charter = Some(charter(final_panel));
-    let split = |m: &panel_machine::model::Motion, a: &str| Vote {
+    let split = |m: &panel_machine::Motion, a: &str| Vote {
         yes: a.starts_with('a'),
         ..hinted(m, 0.9)
     };
@@ -58,7 +58,7 @@ fn split_first_panel(final_panel: Option<u32>) -> (Driver, String, String) {
 }
 
 /// The open final panel of `debate`, if any.
-fn final_panel_of(d: &Driver, debate: &str) -> Option<(String, panel_machine::model::Motion)> {
+fn final_panel_of(d: &Driver, debate: &str) -> Option<(String, panel_machine::Motion)> {
     d.state
         .motions
         .iter_held()
@@ -116,7 +116,7 @@ fn a_question_left_not_proven_goes_to_the_widest_fresh_panel_and_its_supermajori
     );
 
     // Eleven of fourteen say yes: 79%, above two thirds.
-    let mostly_yes = |m: &panel_machine::model::Motion, a: &str| Vote {
+    let mostly_yes = |m: &panel_machine::Motion, a: &str| Vote {
         yes: !matches!(a, "a9" | "b8" | "b9"),
         ..hinted(m, 0.9)
     };
@@ -151,7 +151,7 @@ fn without_a_supermajority_the_question_stays_not_proven_for_the_last_word() {
     let (mut d, debate, first) = split_first_panel(Some(667));
     let (id, _) = final_panel_of(&d, &debate).expect("the final panel opened");
     // The final panel splits as the first did, seven against seven.
-    let narrow = |m: &panel_machine::model::Motion, a: &str| Vote {
+    let narrow = |m: &panel_machine::Motion, a: &str| Vote {
         yes: a.starts_with('a'),
         ..hinted(m, 0.9)
     };

@@ -4,9 +4,10 @@
 //! rule is not vacuous: honest support across stances, organisations and lineages is
 //! accepted.
 
-use panel_machine::rules::acceptance::{
-    Acceptance, DeadlockReason, Decision, MotionKind, Outcome, Policy, RetrievalReceipt,
-    RevealedRuling, Seat, Stance, decide,
+use panel_machine::rules::acceptance::{RetrievalReceipt, RevealedRuling, decide};
+
+use panel_machine::{
+    Acceptance, DeadlockReason, Decision, MotionKind, Outcome, Policy, Seat, Stance,
 };
 use proptest::prelude::*;
 

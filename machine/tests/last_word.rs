@@ -6,7 +6,7 @@
 use crucible::motion::{Answer, Question};
 use ed25519_dalek::SigningKey;
 use panel_federation::{Charter, LastWordAuthority};
-use panel_machine::command::ClientCommand;
+use panel_machine::ClientCommand;
 use panel_machine::features::last_word::{LastWordDecision, sign};
 use panel_machine::model::finality::OutcomeStatus;
 use panel_machine::testkit::fixtures::bare_charter;
@@ -36,7 +36,7 @@ fn unanswered() -> (Driver, String, String) {
         from: "framing".into(),
     };
     let first = d.ask(&debate, &q, Some(Answer::Yes));
-    let split = |m: &panel_machine::model::Motion, a: &str| Vote {
+    let split = |m: &panel_machine::Motion, a: &str| Vote {
         yes: a.starts_with('a'),
         ..hinted(m, 0.9)
     };

@@ -23,18 +23,19 @@ use std::collections::BTreeSet;
 
 use calibration::exam::Gold;
 use ed25519_dalek::SigningKey;
-use panel_machine::apply::apply_batch;
-use panel_machine::command::{
-    ArbiterRegistration, Batch, BatchReply, ClientCommand, Command, CommitmentLog, InternalCommand,
-    Item, ItemReply, MotionSpec, TestCommand,
-};
+use panel_machine::apply_batch;
+use panel_machine::command::ArbiterRegistration;
 use panel_machine::features::draw_seed;
 use panel_machine::features::exam_sitting::{self, Sitting};
-use panel_machine::model::{MotionStatus, State};
 use panel_machine::read::record;
 use panel_machine::rules;
-use panel_machine::rules::acceptance::{Decision, MotionKind, Policy, Stance};
 use panel_machine::rules::ruling::{self, Binding};
+use panel_machine::{
+    Batch, BatchReply, ClientCommand, Command, CommitmentLog, InternalCommand, Item, ItemReply,
+    MotionSpec, TestCommand,
+};
+use panel_machine::{Decision, MotionKind, Policy, Stance};
+use panel_machine::{MotionStatus, State};
 use panel_proto::pb;
 use prost::Message;
 use serde_json::{Value, json};
@@ -261,7 +262,7 @@ impl Sealed {
     fn reveal_with(&self, commitment: Option<pb::Commitment>) -> Command {
         ClientCommand::SubmitReveal {
             motion_id: "m1".into(),
-            reveal: panel_machine::rules::hex_bytes::RevealBytes::new(
+            reveal: panel_machine::RevealBytes::new(
                 pb::Reveal {
                     signed_ruling: Some(self.signed.clone()),
                     salt: self.salt.to_vec(),
@@ -280,9 +281,7 @@ fn log_commitments(m: &pb::Motion, seals: &[&Sealed]) -> Command {
         motion: panel_machine::rules::signed_motion::encode(m),
         commitments: seals
             .iter()
-            .map(|s| {
-                panel_machine::rules::hex_bytes::CommitmentBytes::new(s.commitment.encode_to_vec())
-            })
+            .map(|s| panel_machine::CommitmentBytes::new(s.commitment.encode_to_vec()))
             .collect(),
     })
     .into()

@@ -4,10 +4,10 @@
 //! fresh-panel reason seats a panel anyway.
 
 use crucible::motion::{Answer, Question};
-use panel_machine::command::{ClientCommand, ItemReply, TestCommand};
-use panel_machine::model::MotionStatus;
+use panel_machine::MotionStatus;
 use panel_machine::model::finality::OutcomeStatus;
 use panel_machine::testkit::{Driver, SIX, hinted};
+use panel_machine::{ClientCommand, ItemReply, TestCommand};
 use serde_json::json;
 
 const WINDOW_MS: u64 = 5_000;

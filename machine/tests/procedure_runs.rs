@@ -2,12 +2,12 @@
 //! procedure motions drawn from the admitted pool, a refused start or input changes
 //! nothing, the advocates' model families never sit, and bad input names its rule.
 
-use panel_machine::apply::apply_batch;
-use panel_machine::command::{
-    ArbiterRegistration, Batch, ClientCommand, Command, Item, ItemReply, TestCommand,
-};
-use panel_machine::model::State;
-use panel_machine::runs::{RunInputSubmission, RunRequest};
+use panel_machine::RunRequest;
+use panel_machine::State;
+use panel_machine::apply_batch;
+use panel_machine::command::ArbiterRegistration;
+use panel_machine::runs::RunInputSubmission;
+use panel_machine::{Batch, ClientCommand, Command, Item, ItemReply, TestCommand};
 use panel_procedures::{Run, RunInput, RunStart, StartContext, crux, dossier, falsify};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -227,7 +227,7 @@ fn advocates_families_are_kept_off_the_panel() {
 
 /// A pool with the falsification demo started: the state, its run id and the run as it
 /// started.
-fn falsify_started() -> (State, String, panel_machine::runs::RunRecord) {
+fn falsify_started() -> (State, String, panel_machine::RunRecord) {
     let mut s = pool(false);
     let v = applied(start(
         &mut s,

@@ -4,13 +4,14 @@
 //! docs/REFUSALS.md. A new code, a new `ApplyError` variant or a new protocol code fails
 //! this test until it has both, so no refusal ships without saying how to get past it.
 
-use panel_machine::log::refusal_code::RefusalCode;
+use panel_machine::RefusalCode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use panel_machine::apply::{ApplyError, RevocationError, RotationError, RoundError, apply_batch};
+use panel_machine::apply::{RevocationError, RotationError, RoundError};
+
+use panel_machine::State;
 use panel_machine::authorship::AuthorshipError;
-use panel_machine::command::{Batch, ClientCommand, Command, Item, ItemReply, TestCommand};
 use panel_machine::debates::DebateError;
 use panel_machine::features::admission::{ExamMotionError, ExamRefusal};
 use panel_machine::features::appeal_credits::AppealCreditError;
@@ -25,11 +26,13 @@ use panel_machine::features::limits::LimitError;
 use panel_machine::features::priors::PriorCheckError;
 use panel_machine::features::run_convener::ConvenerError;
 use panel_machine::features::run_roles::RoleError;
-use panel_machine::model::{ReplyText, State};
-use panel_machine::rules::acceptance::{Policy, Stance};
+use panel_machine::model::ReplyText;
 use panel_machine::rules::draw::DrawError;
 use panel_machine::rules::ruling::{RevealError, RulingError};
 use panel_machine::rules::signed_motion::MotionError;
+use panel_machine::{ApplyError, apply_batch};
+use panel_machine::{Batch, ClientCommand, Command, Item, ItemReply, TestCommand};
+use panel_machine::{Policy, Stance};
 use panel_procedures::{ContractError, Finding, ProcedureError};
 use panel_proto::VerifiedMemo;
 use serde_json::json;

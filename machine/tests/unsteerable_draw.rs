@@ -4,14 +4,15 @@
 //! chooses nothing; motions under older policies still draw from the batch seed, so
 //! records written before replay unchanged.
 
-use panel_machine::apply::{ApplyCtx, apply_batch};
-use panel_machine::command::{
-    ArbiterRegistration, Batch, ClientCommand, Command, Item, ItemReply, MotionSpec, TestCommand,
-};
+use panel_machine::apply::ApplyCtx;
+
+use panel_machine::State;
+use panel_machine::apply_batch;
+use panel_machine::command::ArbiterRegistration;
 use panel_machine::features::draw_seed;
-use panel_machine::model::State;
 use panel_machine::read::record::{export, verify};
-use panel_machine::rules::acceptance::{MotionKind, Policy, Seat, Stance};
+use panel_machine::{Batch, ClientCommand, Command, Item, ItemReply, MotionSpec, TestCommand};
+use panel_machine::{MotionKind, Policy, Seat, Stance};
 
 const POOL: [(&str, Stance, &str); 8] = [
     ("a1", Stance::A, "o1"),

@@ -6,10 +6,10 @@
 //! head-count rule, the same rulings deadlock.
 
 use calibration::recalibration::{Resolution, ResolutionKind, ResolvedItem};
-use panel_machine::command::{MotionSpec, TestCommand};
-use panel_machine::model::MotionStatus;
-use panel_machine::rules::acceptance::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
+use panel_machine::MotionStatus;
 use panel_machine::testkit::{Driver, Schedule, Vote};
+use panel_machine::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
+use panel_machine::{MotionSpec, TestCommand};
 
 const POOL: [(&str, Stance); 6] = [
     ("a1", Stance::A),
@@ -89,7 +89,7 @@ fn decide(
         final_panel_of: None,
     })));
     // The two sharp arbiters say yes at 0.9; the four coin-flippers say no.
-    let vote = |_: &panel_machine::model::Motion, id: &str| {
+    let vote = |_: &panel_machine::Motion, id: &str| {
         let p = match id {
             "a1" | "b1" => 0.9,
             "a2" | "b2" => 0.3,

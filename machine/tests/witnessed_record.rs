@@ -5,15 +5,15 @@
 
 use ed25519_dalek::SigningKey;
 use panel_federation::{Charter, Floors, LogIdentity, Organisation, WitnessEntry};
-use panel_machine::apply::apply_batch;
-use panel_machine::command::{
-    ArbiterRegistration, Batch, ClientCommand, Command, InternalCommand, Item,
-};
+use panel_machine::Bundle;
+use panel_machine::State;
+use panel_machine::apply_batch;
+use panel_machine::command::ArbiterRegistration;
 use panel_machine::features::checkpoints;
 use panel_machine::features::checkpoints::{Cadence, Cosignatures};
-use panel_machine::model::State;
 use panel_machine::read::entry_proof;
-use panel_machine::read::record::{self, Bundle, FORMAT_V1, check_policy, export, verify};
+use panel_machine::read::record::{self, FORMAT_V1, check_policy, export, verify};
+use panel_machine::{Batch, ClientCommand, Command, InternalCommand, Item};
 use panel_tlog::note::SignatureLine;
 use panel_tlog::{Cosigner, NoteSigner, Policy};
 
@@ -124,10 +124,7 @@ fn write(state: &mut State, index: &mut u64, command: Command) {
     };
     let reply = apply_batch(state, *index, &batch, &panel_proto::VerifiedMemo::default());
     assert!(
-        matches!(
-            reply.items[0].reply,
-            panel_machine::command::ItemReply::Applied(_)
-        ),
+        matches!(reply.items[0].reply, panel_machine::ItemReply::Applied(_)),
         "{:?}",
         reply.items[0].reply
     );
@@ -313,7 +310,7 @@ fn cosignatures_by_strangers_never_reach_the_state() {
     };
     let r = apply_batch(&mut st, n, &batch, &panel_proto::VerifiedMemo::default());
     assert!(
-        matches!(&r.items[0].reply, panel_machine::command::ItemReply::Refused { code, .. } if code == "bad_cosignature"),
+        matches!(&r.items[0].reply, panel_machine::ItemReply::Refused { code, .. } if code == "bad_cosignature"),
         "{:?}",
         r.items[0].reply
     );

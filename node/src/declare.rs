@@ -7,8 +7,10 @@
 //! Each write's request id is derived from the signed declaration, so a restarted node
 //! repeats the same write (deduplicated) instead of adding one.
 
-use panel_machine::command::{ClientCommand, StanceDeclaration};
-use panel_machine::rules::acceptance::Stance;
+use panel_machine::command::StanceDeclaration;
+
+use panel_machine::ClientCommand;
+use panel_machine::Stance;
 use panel_proto::stance_declaration::{DeclarationClaim, DeclarationError};
 
 use crate::arbiter::Arbiter;
@@ -78,14 +80,14 @@ mod tests {
             credence: 0.7,
         };
         let req = declaration_request(&arbiter, "arb-x", &stance).expect("signed");
-        let command: panel_machine::command::ClientCommand =
+        let command: panel_machine::ClientCommand =
             serde_json::from_str(&req.command_json).expect("a DeclareStance command");
-        let panel_machine::command::ClientCommand::DeclareStance(d) = command else {
+        let panel_machine::ClientCommand::DeclareStance(d) = command else {
             panic!("{}", req.command_json);
         };
         assert_eq!(
             (d.debate_id.as_str(), d.stance, d.credence_permille),
-            ("*", panel_machine::rules::acceptance::Stance::B, 700)
+            ("*", panel_machine::Stance::B, 700)
         );
         let sig = hex::decode(&d.signature).expect("hex");
         panel_proto::stance_declaration::verify_declaration(

@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use panel_machine::command::ClientCommand;
+use panel_machine::ClientCommand;
 use panel_proto::coordinator_pb::coordinator_client::CoordinatorClient;
 use panel_proto::pb::Reveal;
 use panel_transport::Peer;
@@ -42,7 +42,7 @@ pub fn submit_request(
         .unwrap_or_default();
     let command = ClientCommand::SubmitReveal {
         motion_id: motion_id.to_owned(),
-        reveal: panel_machine::rules::hex_bytes::RevealBytes::new(reveal.encode_to_vec()),
+        reveal: panel_machine::RevealBytes::new(reveal.encode_to_vec()),
     };
     let digest = <sha2::Sha256 as sha2::Digest>::digest(
         [

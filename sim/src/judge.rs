@@ -17,7 +17,7 @@
 //! a live panel judges by the same model as a simulated pool here.
 
 use calibration::judge_model;
-use panel_machine::rules::acceptance::Stance;
+use panel_machine::Stance;
 
 use crate::population::{Arbiter, Population};
 use crate::scenario::Target;

@@ -3,11 +3,11 @@
 //! (`panel_machine::rules::acceptance::decide`) under the old policy and `Policy::independent()`
 //! (docs/coordinator/acceptance.md "The panel draw" and "The acceptance rule").
 
-use panel_machine::rules::acceptance::{
-    Acceptance, Decision, MotionKind, Outcome, Policy, RevealedRuling, Seat,
-};
+use panel_machine::rules::acceptance::RevealedRuling;
+
 use panel_machine::rules::draw::{DrawSpec, draw};
 use panel_machine::rules::independence::seated_lineage;
+use panel_machine::{Acceptance, Decision, MotionKind, Outcome, Policy, Seat};
 
 use crate::judge::Ruling;
 use crate::population::Population;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use panel_machine::rules::acceptance::Stance;
+use panel_machine::Stance;
 use panel_machine::rules::draw::Candidate;
 
 use crate::gaussian::normal_quantile;

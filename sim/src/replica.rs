@@ -1,5 +1,5 @@
 //! The simulator running the machine (docs/SIMULATION.md "The machine's own path"):
-//! every simulated motion goes through `panel_machine::apply::apply_batch` on one
+//! every simulated motion goes through `panel_machine::apply_batch` on one
 //! replicated state, driven by `panel_machine::testkit`.
 //!
 //! For a scenario the engine registers the pool as arbiters (organisation, declared
@@ -22,11 +22,11 @@
 //! of simulated judges, docs/JUDGES.md "Simulated"); the motions carry no hint. Time and
 //! the batch seeds come from [`ReplicaOptions`] and the scenario seed.
 
-use panel_machine::command::{ItemReply, MotionSpec, TestCommand};
-use panel_machine::log::refusal_code::RefusalCode;
-use panel_machine::model::MotionStatus;
-use panel_machine::rules::acceptance::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
+use panel_machine::MotionStatus;
+use panel_machine::RefusalCode;
 use panel_machine::testkit::{Driver, KitError, Schedule, Vote};
+use panel_machine::{Acceptance, Decision, MotionKind, Outcome, Policy, Stance};
+use panel_machine::{ItemReply, MotionSpec, TestCommand};
 use thiserror::Error;
 
 use crate::appeal_ladder::{AppealRecord, Appellants, Parties};
@@ -303,7 +303,7 @@ impl<'a> Replica<'a> {
     /// Runs the round of open motion `id` with the pool's `rulings`; what it decided.
     fn decide(&mut self, id: &str, rulings: &[Ruling]) -> Result<MachineVerdict, ReplicaError> {
         let pop = self.population;
-        let vote = |_: &panel_machine::model::Motion, arbiter: &str| {
+        let vote = |_: &panel_machine::Motion, arbiter: &str| {
             let r = pop.index_of(arbiter).map(|i| rulings[i]);
             r.map_or(
                 Vote {
@@ -533,7 +533,7 @@ impl Replica<'_> {
 }
 
 /// The variant name of a deadlock reason, as the record's JSON tags it.
-fn reason_name(r: &panel_machine::rules::acceptance::DeadlockReason) -> String {
+fn reason_name(r: &panel_machine::DeadlockReason) -> String {
     match serde_json::to_value(r) {
         Ok(serde_json::Value::String(s)) => s,
         Ok(serde_json::Value::Object(o)) => o.keys().next().cloned().unwrap_or_default(),

@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use panel_machine::rules::acceptance::Policy;
+use panel_machine::Policy;
 use panel_machine::rules::draw::{DrawSpec, draw};
 
 use crate::coalition::forced;

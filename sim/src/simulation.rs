@@ -8,8 +8,8 @@
 //! record the leader does not control in this model. Without a steering leader both
 //! policies judge the same panel, so their figures are paired.
 
+use panel_machine::Policy;
 use panel_machine::features::draw_seed;
-use panel_machine::rules::acceptance::Policy;
 use panel_machine::rules::draw::DrawSpec;
 
 use crate::gaussian::Rng;

@@ -14,9 +14,10 @@ use std::path::Path;
 use std::process::Output;
 
 use ed25519_dalek::SigningKey;
-use panel_machine::command::{ArbiterRegistration, ClientCommand, Command};
+use panel_machine::Stance;
+use panel_machine::command::ArbiterRegistration;
 use panel_machine::features::charter_rules::attest;
-use panel_machine::rules::acceptance::Stance;
+use panel_machine::{ClientCommand, Command};
 use panel_tests::panel;
 use panel_tests::tls::{TlsCluster, issue, start_cluster, start_issued};
 use panel_transport::pki;

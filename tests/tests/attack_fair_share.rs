@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::command::Query;
+use panel_machine::Query;
 use panel_tests::tls::{self, tls};
 use panel_transport::Transport;
 use panel_transport::pki::{self, IdentitySpec, Issued, Kind};

@@ -20,12 +20,13 @@ use std::time::Duration;
 use crucible::contribution::Contribution;
 use ed25519_dalek::SigningKey;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
+use panel_machine::Stance;
 use panel_machine::command::{
-    ArbiterRegistration, ClientCommand, Command, ContributionSubmission, ContributorRegistration,
-    Endorsement, OrganisationAdmission, Query, TestCommand, WireAttestation,
+    ArbiterRegistration, ContributorRegistration, Endorsement, OrganisationAdmission,
+    WireAttestation,
 };
 use panel_machine::features::charter_rules::{attest, attest_contributor, endorse};
-use panel_machine::rules::acceptance::Stance;
+use panel_machine::{ClientCommand, Command, ContributionSubmission, Query, TestCommand};
 use panel_tests::panel;
 use panel_tests::tls::{TlsCluster, start_issued, tls};
 use panel_transport::Transport;

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use ed25519_dalek::SigningKey;
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::command::{
-    ArbiterRegistration, ClientCommand, Command, InternalCommand, MotionSpec, OutcomeSubmission,
-    TestCommand,
+use panel_machine::command::ArbiterRegistration;
+use panel_machine::{
+    ClientCommand, Command, InternalCommand, MotionSpec, OutcomeSubmission, TestCommand,
 };
-use panel_machine::rules::acceptance::{MotionKind, Stance};
+use panel_machine::{MotionKind, Stance};
 use panel_tests::{ChildGuard, loopback_addrs, start_production_cluster};
 use serde_json::Value;
 
@@ -341,7 +341,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
 }
 
 fn debate(resolution: String) -> Command {
-    ClientCommand::CreateDebate(panel_machine::command::DebateSpec {
+    ClientCommand::CreateDebate(panel_machine::DebateSpec {
         resolution,
         pos_a: "yes".into(),
         pos_b: "no".into(),
@@ -454,8 +454,8 @@ fn a_debate_flood_under_rotating_names_is_bounded() {
 /// recorded once, and a later switch of camp for the same debate is refused.
 #[test]
 fn a_forged_or_switched_stance_declaration_is_refused() {
+    use panel_machine::Policy;
     use panel_machine::features::declared_priors;
-    use panel_machine::rules::acceptance::Policy;
     let dir = tempfile::tempdir().expect("tempdir");
     let (_guards, addrs) = start(dir.path());
     let rt = tokio::runtime::Runtime::new().expect("runtime");

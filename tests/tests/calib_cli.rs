@@ -12,10 +12,10 @@ use calibration::exam::{Exam, Gold, ProbeVariant, load_exam};
 use calibration::exam_draw::draw_public_with_extra;
 use calibration::exam_scoring::load_answers;
 use calibration::public_pool::PublicPool;
+use panel_machine::State;
 use panel_machine::features::exam_sitting::{
     DRAW, EMBEDDED_POOL_TEXT, HELD_BACK_EXTRA, HeldExam, embedded_pool, reveal, seal,
 };
-use panel_machine::model::State;
 use panel_tests::panel;
 use serde_json::Value;
 

@@ -6,11 +6,11 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::SigningKey;
-use panel_machine::command::{
-    ArbiterRegistration, ClientCommand, MotionSpec, OutcomeSubmission, TestCommand,
-};
-use panel_machine::rules::acceptance::{Decision, MotionKind, Stance};
-use panel_machine::rules::ruling::{self, Binding, WireRuling};
+use panel_machine::WireRuling;
+use panel_machine::command::ArbiterRegistration;
+use panel_machine::rules::ruling::{self, Binding};
+use panel_machine::{ClientCommand, MotionSpec, OutcomeSubmission, TestCommand};
+use panel_machine::{Decision, MotionKind, Stance};
 use panel_tests::{ChildGuard, init_args, loopback_addrs, panel, spawn_replicas};
 use serde_json::{Value, json};
 

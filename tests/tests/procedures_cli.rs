@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use panel_machine::command::{ClientCommand, Command};
+use panel_machine::RunRequest;
 use panel_machine::features::run_convener;
-use panel_machine::runs::RunRequest;
+use panel_machine::{ClientCommand, Command};
 use panel_tests::local_panel::{Cluster, fails, json, ok, start};
 use serde_json::{Value, json};
 

@@ -71,7 +71,7 @@ fn verify_with(path: &Path, extra: &[&std::ffi::OsStr]) -> Output {
 /// `keys` (in place of every log signature), keeping only the cosignature lines `keep`
 /// allows.
 fn re_rooted(r: &mut Value, keys: &[&panel_tlog::NoteSigner], keep: impl Fn(&str) -> bool) {
-    use panel_machine::model::RecordEntry;
+    use panel_machine::RecordEntry;
     let entries: Vec<RecordEntry> =
         serde_json::from_value(r["entries"].clone()).expect("entries decode");
     let mut tree = panel_tlog::Log::new();

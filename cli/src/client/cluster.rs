@@ -6,7 +6,7 @@
 use anyhow::{Result, anyhow};
 use panel_coordinator::client::failover::{Failover, FailoverError, WriteOutcome};
 use panel_coordinator::pb::coordinator::log_client::LogClient;
-use panel_machine::command::{ClientCommand, Query};
+use panel_machine::{ClientCommand, Query};
 use serde_json::Value;
 use tonic::transport::Channel;
 
@@ -103,7 +103,7 @@ pub fn print_json(v: &Value) -> Result<()> {
 /// exit status 1. With `json`, the refusal also goes to stdout as JSON.
 pub fn report_refusal(
     what: &str,
-    code: &panel_machine::log::refusal_code::RefusalCode,
+    code: &panel_machine::RefusalCode,
     message: &str,
     json: bool,
 ) -> Result<std::process::ExitCode> {

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panel_machine::read::record::{Bundle, verify};
+use panel_machine::Bundle;
+use panel_machine::read::record::verify;
 
 use crate::output::OutputArgs;
 

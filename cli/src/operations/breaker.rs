@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use panel_machine::command::{ClientCommand, Query};
 use panel_machine::features::breakers::{AutoBreaker, BreakerOrder, Scope};
 use panel_machine::read::query::BreakersReply;
+use panel_machine::{ClientCommand, Query};
 
 use crate::client::addr::ClusterArgs;
 use crate::client::cluster::{Cluster, print_json, runtime};

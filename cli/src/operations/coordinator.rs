@@ -12,7 +12,7 @@ use panel_coordinator::bench::{self, BenchOptions};
 use panel_coordinator::client;
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::serve;
-use panel_machine::command::{Command, Query, TestCommand};
+use panel_machine::{Command, Query, TestCommand};
 use panel_transport::Transport;
 use serde_json::{Value, json};
 

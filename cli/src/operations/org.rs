@@ -16,9 +16,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use panel_coordinator::client::failover::WriteOutcome;
 use panel_federation::{Fingerprint, Organisation};
+use panel_machine::ClientCommand;
 use panel_machine::command::{
-    ClientCommand, ContributorRegistration, Endorsement, MembershipAuthorisation,
-    MotionKeyRotation, OrganisationAdmission, WireAttestation,
+    ContributorRegistration, Endorsement, MembershipAuthorisation, MotionKeyRotation,
+    OrganisationAdmission, WireAttestation,
 };
 
 use crate::client::addr::ClusterArgs;

@@ -22,8 +22,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use panel_coordinator::pb::coordinator as cpb;
-use panel_machine::command::Query;
-use panel_machine::read::record::Bundle;
+use panel_machine::Bundle;
+use panel_machine::Query;
 use panel_tlog::tiles::{Layout, Leaf, Published};
 use panel_tlog::{Checkpoint, Note, Policy};
 use panel_witness::{Publisher, TileServer};
@@ -99,7 +99,7 @@ pub enum TilesError {
     #[error("the record's entries do not match its checkpoint: {0}")]
     Publish(#[from] panel_tlog::tiles::PublishError),
     #[error("{0}")]
-    Leaf(#[from] panel_machine::model::record_entry::LeafError),
+    Leaf(#[from] panel_machine::LeafError),
 }
 
 /// A cosignature/v1 line carries an 8-byte timestamp before its 64-byte signature; a log

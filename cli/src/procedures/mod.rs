@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow};
 use ed25519_dalek::SigningKey;
 use panel_coordinator::client::failover::WriteOutcome;
-use panel_machine::command::{ClientCommand, Query};
 use panel_machine::read::query::MotionReply;
-use panel_machine::runs::{RunInputSubmission, RunRecord, RunRequest};
+use panel_machine::runs::RunInputSubmission;
+use panel_machine::{ClientCommand, Query};
+use panel_machine::{RunRecord, RunRequest};
 use panel_procedures::{Awaited, DeadlockCauses, PanelOutcome, RunInput, RunStart};
 use serde::Deserialize;
 
@@ -131,7 +132,7 @@ impl RoleKeys {
 #[error("{what} refused ({code}): {message}")]
 pub struct Refused {
     pub what: String,
-    pub code: panel_machine::log::refusal_code::RefusalCode,
+    pub code: panel_machine::RefusalCode,
     pub message: String,
 }
 

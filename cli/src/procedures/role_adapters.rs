@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow};
-use panel_machine::runs::RunRecord;
+use panel_machine::RunRecord;
 use panel_node::advocate::{AdvocateConfig, AdvocateTask};
 use panel_procedures::{Awaited, Run, RunInput};
 use serde::Deserialize;

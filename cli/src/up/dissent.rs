@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use crucible::contribution::Contribution;
-use panel_machine::command::{ClientCommand, DebateSpec, PanelRequest, Query};
 use panel_machine::debates::SubmissionHints;
-use panel_machine::model::{Motion, MotionStatus};
 use panel_machine::read::query::{ArbitersReply, DebateMotionsReply, MotionsReply};
 use panel_machine::reply::CreateDebateReply;
-use panel_machine::rules::acceptance::{Acceptance, Policy, Stance};
 use panel_machine::rules::independence::ErrorHistory;
+use panel_machine::{Acceptance, Policy, Stance};
+use panel_machine::{ClientCommand, DebateSpec, PanelRequest, Query};
+use panel_machine::{Motion, MotionStatus};
 use serde_json::json;
 
 use crate::output::say;
@@ -167,7 +167,7 @@ pub async fn run(
     let merges: Vec<&Motion> = motions
         .motions
         .iter()
-        .filter(|m| m.spec.kind == panel_machine::rules::acceptance::MotionKind::Merge)
+        .filter(|m| m.spec.kind == panel_machine::MotionKind::Merge)
         .collect();
     let (Some(deadlocked), Some(accepted)) = (
         merges
@@ -257,8 +257,7 @@ async fn wait_for_open_merge(panel: &Panel, debate_id: &str) -> Result<String> {
             })
             .await?;
         if let Some(m) = v.motions.iter().find(|m| {
-            m.spec.kind == panel_machine::rules::acceptance::MotionKind::Merge
-                && m.status == MotionStatus::Open
+            m.spec.kind == panel_machine::MotionKind::Merge && m.status == MotionStatus::Open
         }) {
             return Ok(m.spec.motion_id.clone());
         }

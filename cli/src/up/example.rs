@@ -14,10 +14,10 @@ use crucible::motion::{Answer, Question};
 use crucible::scenario::{Scenario, Step, Submission, Target, VerdictCheck, play};
 use crucible::verdict::js_to_fixed;
 use panel_coordinator::client::failover::decode_reply;
-use panel_machine::command::{ClientCommand, DebateSpec, PanelRequest};
 use panel_machine::debates::SubmissionHints;
 use panel_machine::reply::CreateDebateReply;
-use panel_machine::rules::acceptance::{Policy, Stance};
+use panel_machine::{ClientCommand, DebateSpec, PanelRequest};
+use panel_machine::{Policy, Stance};
 use panel_transport::pki;
 
 use crate::output::say;

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use panel_machine::command::Query;
-use panel_machine::model::Arbiter as ArbiterView;
+use panel_machine::Arbiter as ArbiterView;
+use panel_machine::Query;
 use panel_machine::read::query::ArbitersReply;
 
 use crate::output::say;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use crucible::scenario::worked_example;
 use panel_coordinator::local::Supervisor;
-use panel_machine::command::ClientCommand;
+use panel_machine::ClientCommand;
 
 use crate::output::say;
 use crate::up::cluster::{self, Judging};

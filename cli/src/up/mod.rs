@@ -30,11 +30,11 @@ use crucible::document::Debate;
 use crucible::scenario::worked_example;
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::local::Supervisor;
-use panel_machine::command::{ClientCommand, ContributionSubmission, Query};
+use panel_machine::Stance;
 use panel_machine::debates::SubmissionHints;
-use panel_machine::model::{Motion, MotionStatus};
 use panel_machine::reply::{CheckPriorsReply, ContributeReply};
-use panel_machine::rules::acceptance::Stance;
+use panel_machine::{ClientCommand, ContributionSubmission, Query};
+use panel_machine::{Motion, MotionStatus};
 use panel_transport::pki;
 use serde_json::Value;
 

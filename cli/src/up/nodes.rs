@@ -7,8 +7,8 @@ use std::path::Path;
 
 use anyhow::Result;
 use panel_coordinator::local::{Supervisor, free_port};
+use panel_machine::Stance;
 use panel_machine::command::ArbiterRegistration;
-use panel_machine::rules::acceptance::Stance;
 use panel_proto::SigningKey;
 use panel_transport::pki;
 

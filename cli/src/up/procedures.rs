@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use panel_machine::rules::acceptance::Policy;
-use panel_machine::runs::RunRequest;
+use panel_machine::Policy;
+use panel_machine::RunRequest;
 use panel_procedures::{RunInput, RunStart, crux, dossier, falsify};
 
 use crate::client::cluster::Cluster;

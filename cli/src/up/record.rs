@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use crucible::document::Verdict;
-use panel_machine::command::Query;
-use panel_machine::read::record::{self, Bundle};
+use panel_machine::Bundle;
+use panel_machine::Query;
+use panel_machine::read::record;
 use panel_machine::reply::Decided;
 use panel_transport::pki;
 use serde::Deserialize;
@@ -58,7 +59,7 @@ pub async fn export(
         .entries
         .iter()
         .filter(|e| {
-            matches!(&e.reply, panel_machine::command::ItemReply::Applied(v)
+            matches!(&e.reply, panel_machine::ItemReply::Applied(v)
                 if Decided::deserialize(v).is_ok_and(|d| d.prior_check.is_some()))
         })
         .count();

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use panel_machine::command::ClientCommand;
-use panel_machine::rules::acceptance::Stance;
+use panel_machine::ClientCommand;
+use panel_machine::Stance;
 
 use crate::client::cluster::Cluster;
 use panel_coordinator::client::failover::WriteOutcome;

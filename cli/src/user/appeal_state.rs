@@ -5,7 +5,7 @@
 //! "filed".
 
 use crucible::motion::Question;
-use panel_machine::debates::DebateRecord;
+use panel_machine::DebateRecord;
 
 /// Where an appeal stands.
 pub enum AppealState<'a> {

@@ -12,11 +12,12 @@ use anyhow::{Context, Result, anyhow, bail};
 use calibration::recalibration::{RecalibrationPolicy, TrackRecord, assess};
 use calibration::wilson::reliability_intervals;
 use panel_coordinator::client::failover::WriteOutcome;
-use panel_machine::command::{ArbiterRegistration, ClientCommand as Write, Lineage, Query};
+use panel_machine::Arbiter;
+use panel_machine::Query;
+use panel_machine::Stance;
+use panel_machine::command::{ArbiterRegistration, ClientCommand as Write, Lineage};
 use panel_machine::features::admission::ExamRecord;
-use panel_machine::model::Arbiter;
 use panel_machine::read::query::{ArbiterReply, ArbitersReply};
-use panel_machine::rules::acceptance::Stance;
 use serde::Deserialize;
 
 use crate::client::addr::ClusterArgs;

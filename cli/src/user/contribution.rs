@@ -13,9 +13,10 @@ use crucible::contribution::{ClaimInput, Contribution};
 use crucible::document::{Citation, Side};
 use crucible::gate::{self, Violation};
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
-use panel_machine::command::{ClientCommand as Write, ContributionSubmission, Query};
+use panel_machine::ClientCommand as Write;
 use panel_machine::read::query::DebateReply;
 use panel_machine::reply::ContributeReply;
+use panel_machine::{ContributionSubmission, Query};
 use serde_json::json;
 
 use crate::client::addr::ClusterArgs;

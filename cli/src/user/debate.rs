@@ -13,12 +13,13 @@ use crucible::motion::{Answer, Question};
 use crucible::report::ledger_report;
 use crucible::verdict::js_to_fixed;
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
-use panel_machine::command::{ClientCommand as Write, DebateSpec, PanelRequest, Query};
-use panel_machine::model::{Motion, MotionStatus};
+use panel_machine::ClientCommand as Write;
 use panel_machine::read::query::AppealCreditsReply;
 use panel_machine::read::query::{DebatesReply, MotionReply};
 use panel_machine::reply::{AskPanelReply, CreateDebateReply, ReissueVerdictReply};
 use panel_machine::rules::acceptance::Rule;
+use panel_machine::{DebateSpec, PanelRequest, Query};
+use panel_machine::{Motion, MotionStatus};
 use serde_json::{Value, json};
 
 use crate::client::addr::ClusterArgs;
@@ -242,7 +243,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 claim_budget,
                 seats,
                 min_per_stance,
-                policy: Some(panel_machine::rules::acceptance::Policy {
+                policy: Some(panel_machine::Policy {
                     appeal_window_ms: appeal_window_secs.map(|s| s.saturating_mul(1000)),
                     ..Rule::from(policy).policy()
                 }),
@@ -322,7 +323,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 print_debate(&doc, &rec);
                 // The panel bookkeeping, typed: appeals waiting, before their panel, or
                 // put to a random sample. Absent from a replica whose record predates it.
-                let rec = serde_json::from_value::<panel_machine::debates::DebateRecord>(rec).ok();
+                let rec = serde_json::from_value::<panel_machine::DebateRecord>(rec).ok();
                 print_outcomes(&doc, &motions, credits.as_ref(), rec.as_ref());
                 if let Some(r) = &credits {
                     crate::user::appeal_credits::print_balances(r, now_ms());
@@ -367,7 +368,7 @@ fn print_debate(d: &Debate, rec: &Value) {
         d.verdicts.len()
     );
     // The record's policy, decoded once here; a record without one is judged by head counts.
-    let rule = serde_json::from_value::<Option<panel_machine::rules::acceptance::Policy>>(
+    let rule = serde_json::from_value::<Option<panel_machine::Policy>>(
         rec.get("policy").cloned().unwrap_or(Value::Null),
     )
     .map(|p| p.unwrap_or_default().describe())
@@ -487,7 +488,7 @@ fn print_outcomes(
     d: &Debate,
     motions: &[Motion],
     credits: Option<&AppealCreditsReply>,
-    rec: Option<&panel_machine::debates::DebateRecord>,
+    rec: Option<&panel_machine::DebateRecord>,
 ) {
     if !d.appeals.is_empty() {
         println!("\nappeals");

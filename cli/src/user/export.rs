@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use panel_machine::command::Query;
-use panel_machine::read::record::{self, Bundle};
+use panel_machine::Bundle;
+use panel_machine::Query;
+use panel_machine::read::record;
 use serde_json::json;
 
 use crate::client::addr::ClusterArgs;

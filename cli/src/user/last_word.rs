@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::builder::PossibleValuesParser;
 use crucible::motion::Answer;
 use panel_coordinator::client::failover::WriteOutcome;
-use panel_machine::command::ClientCommand as Write;
+use panel_machine::ClientCommand as Write;
 use panel_machine::features::last_word::{LastWordDecision, sign};
 
 use crate::client::addr::ClusterArgs;

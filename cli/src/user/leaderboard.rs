@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 use calibration::leaderboard::{Forecast, Leaderboard, Standing, leaderboard};
-use panel_machine::model::Arbiter;
+use panel_machine::Arbiter;
 
 use crate::client::cluster::print_json;
 

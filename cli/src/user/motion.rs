@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
-use panel_machine::command::{MotionSpec, Query};
-use panel_machine::model::{Motion, MotionStatus};
 use panel_machine::read::query::{ArbitersReply, DebateMotionsReply, DebateReply, MotionReply};
-use panel_machine::rules::acceptance::{Acceptance, GroupTally, Stance};
+use panel_machine::rules::acceptance::GroupTally;
+use panel_machine::{Acceptance, Stance};
+use panel_machine::{Motion, MotionStatus};
+use panel_machine::{MotionSpec, Query};
 use serde_json::{Value, json};
 
 use crate::client::addr::ClusterArgs;

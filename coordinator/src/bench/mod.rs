@@ -26,11 +26,10 @@ use crate::client::{self, ClientError};
 use crate::local::{
     self, LocalCluster, LocalClusterError, ReplicaFlags, ReplicaLaunch, Security, Supervisor,
 };
-use panel_machine::command::{
-    ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
-};
-use panel_machine::rules::acceptance::{Decision, MotionKind, Stance};
+use panel_machine::command::ArbiterRegistration;
 use panel_machine::rules::ruling::{self, Binding};
+use panel_machine::{ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand};
+use panel_machine::{Decision, MotionKind, Stance};
 use panel_proto::commit_reveal;
 use panel_transport::{Transport, pki};
 
@@ -424,7 +423,7 @@ pub(crate) fn decision(
         panel_proto::sign_motion(mk, m)
     });
     let digest = signed_motion.as_ref().map(panel_proto::motion_digest);
-    let reveals: Vec<panel_machine::rules::hex_bytes::RevealBytes> = keys
+    let reveals: Vec<panel_machine::RevealBytes> = keys
         .iter()
         .enumerate()
         .map(|(i, (k, _))| {
@@ -439,9 +438,7 @@ pub(crate) fn decision(
                 salt: salt.to_vec(),
                 commitment,
             };
-            panel_machine::rules::hex_bytes::RevealBytes::new(prost::Message::encode_to_vec(
-                &reveal,
-            ))
+            panel_machine::RevealBytes::new(prost::Message::encode_to_vec(&reveal))
         })
         .collect();
     let record = TestCommand::RecordOutcome(OutcomeSubmission {
@@ -719,7 +716,7 @@ pub async fn run(opts: BenchOptions) -> Result<Report, BenchError> {
 #[cfg(test)]
 mod footprint {
     use super::*;
-    use panel_machine::command::{Batch, Item};
+    use panel_machine::{Batch, Item};
 
     fn rss_kib() -> u64 {
         std::fs::read_to_string("/proc/self/status")
@@ -760,9 +757,9 @@ mod footprint {
     fn state_bytes_per_decision() {
         let keys: Vec<_> = (0..5).map(|i| arbiter(i, None)).collect();
         let memo = panel_proto::VerifiedMemo::default();
-        let mut st = panel_machine::model::State::default();
+        let mut st = panel_machine::State::default();
         let mut idx = 0;
-        let mut apply = |st: &mut panel_machine::model::State, c: Command| {
+        let mut apply = |st: &mut panel_machine::State, c: Command| {
             idx += 1;
             let b = Batch {
                 time_ms: 1_000 + idx,
@@ -777,7 +774,7 @@ mod footprint {
                 checkpoints: None,
                 rules: Some(panel_machine::rules::CURRENT),
             };
-            panel_machine::apply::apply_batch(st, idx, &b, &memo)
+            panel_machine::apply_batch(st, idx, &b, &memo)
         };
         for (_, reg) in &keys {
             apply(&mut st, ClientCommand::RegisterArbiter(reg.clone()).into());

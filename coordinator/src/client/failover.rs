@@ -5,7 +5,7 @@
 //! however many tries reach the log. The `panel` commands use it through the CLI's
 //! wrapper, which adds where the addresses came from to its errors.
 
-use panel_machine::log::refusal_code::RefusalCode;
+use panel_machine::RefusalCode;
 use std::time::Duration;
 
 use panel_transport::Transport;
@@ -15,7 +15,7 @@ use tonic::transport::Channel;
 use super::ClientError;
 use crate::pb::coordinator::coordinator_client::CoordinatorClient;
 use crate::pb::coordinator::log_client::LogClient;
-use panel_machine::command::{ClientCommand, Query};
+use panel_machine::{ClientCommand, Query};
 
 /// How long a write keeps trying while replicas elect a leader or restart.
 pub const WRITE_PATIENCE: Duration = Duration::from_secs(30);

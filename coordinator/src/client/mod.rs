@@ -13,7 +13,7 @@ use tonic::transport::Channel;
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::admin_client::AdminClient;
 use crate::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::command::{Command, Query};
+use panel_machine::{Command, Query};
 
 const MAX_MESSAGE: usize = 256 * 1024 * 1024;
 

@@ -41,7 +41,7 @@ pub(crate) enum StoreError {
     #[error("the stored record: {detail}")]
     Record { detail: String },
     #[error("the stored record: {0}")]
-    Leaf(#[from] panel_machine::model::record_entry::LeafError),
+    Leaf(#[from] panel_machine::LeafError),
 }
 
 macro_rules! redb_from {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use panel_machine::command::{Batch, BatchReply};
+use panel_machine::{Batch, BatchReply};
 
 mod archive;
 pub mod log_store;

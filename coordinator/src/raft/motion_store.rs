@@ -23,7 +23,7 @@ use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use super::archive::RedbArchive;
 use super::log_store::StoreError;
 use panel_machine::model::motion_table::{MotionArchive, MotionTally};
-use panel_machine::model::{Motion, State};
+use panel_machine::{Motion, State};
 
 const ARCHIVE: TableDefinition<&str, &[u8]> = TableDefinition::new("motion_archive");
 const BY_DEBATE: TableDefinition<(&str, &str), ()> = TableDefinition::new("motion_by_debate");

@@ -606,7 +606,7 @@ impl Replica for ReplicaService {
         let question = self.sm.read(|a| {
             let m = a.state.motions.get(&motion_id)?;
             let b = m.beacon.as_ref().filter(|b| b.pending())?;
-            (m.status == panel_machine::model::MotionStatus::Open).then(|| b.question.clone())
+            (m.status == panel_machine::MotionStatus::Open).then(|| b.question.clone())
         });
         let key = question
             .and_then(|q| hex::decode(q).ok())

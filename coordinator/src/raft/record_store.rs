@@ -16,7 +16,7 @@
 use redb::{Database, Durability, ReadableDatabase, TableDefinition};
 
 use super::log_store::StoreError;
-use panel_machine::model::{RecordEntry, State};
+use panel_machine::{RecordEntry, State};
 
 pub(crate) const RECORD: TableDefinition<u64, &[u8]> = TableDefinition::new("record");
 pub(crate) const LEAVES: TableDefinition<u64, &[u8]> = TableDefinition::new("record_leaves");

@@ -21,9 +21,10 @@ use redb::{
 
 use super::archive::RedbArchive;
 use super::log_store::StoreError;
+use panel_machine::State;
 use panel_machine::apply::dedup_horizon;
+use panel_machine::model::StoredReply;
 use panel_machine::model::reply_table::{Horizon, ReplyArchive};
-use panel_machine::model::{State, StoredReply};
 
 const ARCHIVE: TableDefinition<&str, &[u8]> = TableDefinition::new("reply_archive");
 const BY_TIME: TableDefinition<(u64, &str), ()> = TableDefinition::new("reply_by_time");

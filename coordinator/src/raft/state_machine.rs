@@ -1,4 +1,4 @@
-//! The state machine adapter: runs the pure [`panel_machine::apply::apply_batch`] on a state held
+//! The state machine adapter: runs the pure [`panel_machine::apply_batch`] on a state held
 //! in memory, and keeps its durable form in redb (`state.redb`): snapshots, and the record's
 //! entries (`record_store`).
 //!
@@ -38,9 +38,9 @@ use super::motion_store;
 use super::record_store;
 use super::reply_store;
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
-use panel_machine::apply::apply_batch;
-use panel_machine::command::{BatchReply, ItemReply};
-use panel_machine::model::State;
+use panel_machine::State;
+use panel_machine::apply_batch;
+use panel_machine::{BatchReply, ItemReply};
 use panel_proto::VerifiedMemo;
 
 const SNAPSHOT: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshot");
@@ -198,7 +198,7 @@ impl StateMachineStore {
     pub(crate) fn record_entry(
         &self,
         seq: u64,
-    ) -> Result<Option<panel_machine::model::RecordEntry>, FileError> {
+    ) -> Result<Option<panel_machine::RecordEntry>, FileError> {
         let (held, len) = self.read(|a| (a.state.record.get(seq).cloned(), a.state.record.len()));
         if held.is_some() || seq >= len {
             return Ok(held);
@@ -579,8 +579,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
 mod tests {
     use super::*;
     use openraft::CommittedLeaderId;
-    use panel_machine::command::{ArbiterRegistration, Batch, ClientCommand, Item};
-    use panel_machine::rules::acceptance::Stance;
+    use panel_machine::Stance;
+    use panel_machine::command::ArbiterRegistration;
+    use panel_machine::{Batch, ClientCommand, Item};
 
     /// Arbiter `i`'s registration under the key `seed` makes.
     fn arbiter_registration(i: u64, seed: [u8; 32]) -> ArbiterRegistration {
@@ -696,7 +697,7 @@ mod tests {
     }
 
     /// Entry `index` carrying `command` alone, under the current rule set.
-    fn entry(index: u64, command: panel_machine::command::Command) -> openraft::Entry<TypeConfig> {
+    fn entry(index: u64, command: panel_machine::Command) -> openraft::Entry<TypeConfig> {
         openraft::Entry {
             log_id: LogId::new(CommittedLeaderId::new(1, 1), index),
             payload: EntryPayload::Normal(Batch {
@@ -717,7 +718,7 @@ mod tests {
 
     /// Every answer about motions a client can ask for.
     fn motion_answers(sm: &StateMachineStore, ids: &[String]) -> Vec<serde_json::Value> {
-        use panel_machine::command::Query;
+        use panel_machine::Query;
         let mut qs = vec![
             Query::Stats,
             Query::Debates,
@@ -742,7 +743,7 @@ mod tests {
     /// replica and later applies all see every motion as before (`motion_store`).
     #[tokio::test]
     async fn a_snapshot_retires_decided_motions_to_the_store() {
-        use panel_machine::command::{ClientCommand, TestCommand};
+        use panel_machine::{ClientCommand, TestCommand};
         let (_dir, path, mut sm) = fresh();
         let keys: Vec<_> = (0..5).map(|i| crate::bench::arbiter(i, None)).collect();
         let mk = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
@@ -867,7 +868,7 @@ mod tests {
     fn note(index: u64, time_ms: u64, request_id: u64) -> openraft::Entry<TypeConfig> {
         let mut e = entry(
             index,
-            panel_machine::command::TestCommand::Note {
+            panel_machine::TestCommand::Note {
                 topic: "t".into(),
                 text: format!("{request_id}"),
             }
@@ -990,7 +991,7 @@ mod tests {
             let EntryPayload::Normal(b) = registration(i).payload else {
                 unreachable!()
             };
-            panel_machine::apply::apply_batch(&mut offline, i + 1, &b, &VerifiedMemo::default());
+            panel_machine::apply_batch(&mut offline, i + 1, &b, &VerifiedMemo::default());
         }
         let old_json = serde_json::to_vec(&offline).unwrap();
         let meta = SnapshotMeta {

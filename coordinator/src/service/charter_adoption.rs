@@ -14,7 +14,7 @@ use tracing::{info, warn};
 
 use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::service::proposer::Proposer;
-use panel_machine::command::{InternalCommand, Item};
+use panel_machine::{InternalCommand, Item};
 
 /// The reserved client id under which the charter is proposed.
 pub const CHARTER_CLIENT_ID: &str = "charter";

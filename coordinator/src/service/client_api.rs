@@ -13,7 +13,7 @@ use crate::pb::coordinator as pb;
 use crate::pb::coordinator::coordinator_server::Coordinator;
 use crate::raft;
 use crate::service::replica::{Replica, local_query, signed_export_at, submit};
-use panel_machine::command::Query;
+use panel_machine::Query;
 
 pub(crate) struct CoordinatorService(pub(crate) Arc<Replica>);
 

@@ -15,11 +15,12 @@ use tonic::{Request, Response, Status};
 use crate::pb::coordinator as pb;
 use crate::pb::coordinator::debates_server::Debates;
 use crate::service::replica::{Caller, Replica, submit_command};
+use panel_machine::WireRuling;
 use panel_machine::authorship::ContributorSignature;
-use panel_machine::command::{ClientCommand, ContributionSubmission, DebateSpec};
-use panel_machine::model::{self, Motion, MotionStatus};
+use panel_machine::model;
 use panel_machine::rules::acceptance::Rule;
-use panel_machine::rules::ruling::WireRuling;
+use panel_machine::{ClientCommand, ContributionSubmission, DebateSpec};
+use panel_machine::{Motion, MotionStatus};
 
 pub(crate) struct DebatesService(pub(crate) Arc<Replica>);
 

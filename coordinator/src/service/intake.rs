@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use panel_machine::command::{ClientCommand, Command, ContributionSubmission};
+use panel_machine::{ClientCommand, Command, ContributionSubmission};
 
 pub use panel_machine::features::limits::Rate;
 use panel_machine::features::limits::{LimitPolicy, Writer};

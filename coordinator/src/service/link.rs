@@ -31,7 +31,7 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::{Instrument, info, info_span, warn};
 
 use crate::raft::{NodeId, StateMachineStore};
-use panel_machine::model::State;
+use panel_machine::State;
 
 pub use panel_machine::command::{LINK_ENDPOINT, is_link_endpoint};
 

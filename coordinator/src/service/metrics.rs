@@ -24,9 +24,9 @@ use tokio::sync::broadcast;
 use crate::raft::{self, AppliedEvent, CommitIndex, NodeId, StateMachineStore};
 use crate::service::intake::IntakeError;
 use crate::service::replica::Replica;
-use panel_machine::command::ItemReply;
-use panel_machine::model::{MotionStatus, State};
-use panel_machine::rules::acceptance::Acceptance;
+use panel_machine::Acceptance;
+use panel_machine::ItemReply;
+use panel_machine::{MotionStatus, State};
 
 /// How far the applied index may trail the commit index on a ready replica: a replica
 /// applies a committed entry within milliseconds, so a larger gap means it is replaying

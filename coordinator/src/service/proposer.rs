@@ -21,7 +21,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::raft::{self, NodeId, Raft};
-use panel_machine::command::{Batch, Item, ItemOutcome};
+use panel_machine::{Batch, Item, ItemOutcome};
 
 #[derive(Debug, Clone)]
 pub struct ProposerOptions {

@@ -17,12 +17,13 @@ use crate::raft::{self, NodeId, Raft, StateMachineStore};
 use crate::service::intake::{Intake, IntakeError};
 use crate::service::metrics::Refusal;
 use crate::service::proposer::{ProposeError, Proposer};
-use panel_machine::command::{
-    ClientCommand, Command, InternalCommand, Item, ItemOutcome, ItemReply, OutcomeSubmission,
-    Query, TestCommand, is_internal_client_id,
-};
+use panel_machine::command::is_internal_client_id;
 use panel_machine::features::limits::Writer;
 use panel_machine::read::query;
+use panel_machine::{
+    ClientCommand, Command, InternalCommand, Item, ItemOutcome, ItemReply, OutcomeSubmission,
+    Query, TestCommand,
+};
 
 /// Largest gRPC message accepted: batches of signed rulings and snapshot chunks are big.
 pub(crate) const MAX_MESSAGE: usize = 256 * 1024 * 1024;
@@ -318,17 +319,13 @@ pub(crate) fn local_query(replica: &Replica, q: &Query) -> (serde_json::Value, u
 
 /// The record of this replica's applied state with the log's checkpoints, signed with the
 /// log key and carrying the cosignatures received (`record::export`).
-pub(crate) fn signed_export(
-    replica: &Replica,
-) -> Result<panel_machine::read::record::Bundle, Status> {
+pub(crate) fn signed_export(replica: &Replica) -> Result<panel_machine::Bundle, Status> {
     Ok(signed_export_at(replica)?.0)
 }
 
 /// The signed export and the log index it was taken at, read together (a copy of the
 /// applied state with its stored record entries, `StateMachineStore::whole_copy`).
-pub(crate) fn signed_export_at(
-    replica: &Replica,
-) -> Result<(panel_machine::read::record::Bundle, u64), Status> {
+pub(crate) fn signed_export_at(replica: &Replica) -> Result<(panel_machine::Bundle, u64), Status> {
     let copy = replica
         .sm
         .whole_copy()

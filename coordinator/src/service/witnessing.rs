@@ -20,7 +20,7 @@ use tracing::{info, warn};
 
 use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::service::proposer::Proposer;
-use panel_machine::command::{InternalCommand, Item};
+use panel_machine::{InternalCommand, Item};
 
 /// How long one witness may take to answer.
 const WITNESS_TIMEOUT: Duration = Duration::from_secs(5);

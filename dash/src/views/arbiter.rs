@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use panel_machine::command::Query;
+use panel_machine::Query;
 use panel_machine::features::finality::OutcomeStatus;
-use panel_machine::model::{Arbiter, Motion, MotionStatus};
 use panel_machine::read::query::{ArbiterReply, MotionsReply};
-use panel_machine::rules::acceptance::{Acceptance, MotionKind, Stance};
+use panel_machine::{Acceptance, MotionKind, Stance};
+use panel_machine::{Arbiter, Motion, MotionStatus};
 use panel_proto::ruling_check;
 
 use crate::chrome::Chrome;
@@ -305,8 +305,9 @@ fn sittings_table(rows: &[Sitting]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use panel_machine::rules::acceptance::{Decision, Dissent, GroupTally, Outcome, Seat};
-    use panel_machine::rules::ruling::WireRuling;
+    use panel_machine::WireRuling;
+    use panel_machine::rules::acceptance::{Dissent, GroupTally};
+    use panel_machine::{Decision, Outcome, Seat};
     use panel_proto::pb;
 
     fn arbiter(id: &str, key: u8) -> Arbiter {

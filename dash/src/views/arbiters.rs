@@ -10,9 +10,9 @@ use calibration::probe_text::ProbeCells;
 use calibration::recalibration::TrackRecord;
 use calibration::reliability_svg::reliability_svg;
 use calibration::scoring_rules::{REPORT_BINS, reliability_table};
-use panel_machine::command::Query;
+use panel_machine::Arbiter;
+use panel_machine::Query;
 use panel_machine::features::admission::ExamRecord;
-use panel_machine::model::Arbiter;
 use panel_machine::read::query::ArbitersReply;
 
 use crate::chrome::Chrome;

@@ -9,11 +9,11 @@ use std::fmt::Write as _;
 
 use crucible::document::Debate;
 use crucible::motion::Question;
-use panel_machine::command::Query;
-use panel_machine::debates::DebateRecord;
-use panel_machine::model::{Motion, MotionStatus};
+use panel_machine::DebateRecord;
+use panel_machine::Query;
 use panel_machine::read::query::{AppealCreditsReply, DebateMotionsReply, DebateReply};
-use panel_machine::rules::acceptance::{Acceptance, Decision, Outcome};
+use panel_machine::{Acceptance, Decision, Outcome};
+use panel_machine::{Motion, MotionStatus};
 
 use crate::chrome::Chrome;
 use crate::error::DashError;
@@ -409,7 +409,8 @@ fn motions_table(rows: &[Motion]) -> String {
 mod tests {
     use super::*;
     use crate::fixtures;
-    use panel_machine::rules::acceptance::{GroupTally, Stance};
+    use panel_machine::Stance;
+    use panel_machine::rules::acceptance::GroupTally;
 
     fn merge_motion(n: usize, version: &str, status: MotionStatus) -> Motion {
         serde_json::from_value(serde_json::json!({

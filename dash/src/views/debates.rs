@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use crucible::document::Debate;
 use crucible::scoring::{compute_ledger, summarize};
-use panel_machine::command::Query;
-use panel_machine::debates::DebateRecord;
+use panel_machine::DebateRecord;
+use panel_machine::Query;
 use panel_machine::read::query::{DebateReply, DebatesReply};
 
 use crate::charts::{Bar, SIDE_A, SIDE_B, bar_chart, side_fill};

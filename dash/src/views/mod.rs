@@ -16,8 +16,9 @@ pub mod runs;
 
 use std::collections::BTreeMap;
 
-use panel_machine::model::Arbiter;
-use panel_machine::rules::acceptance::{GroupTally, Stance};
+use panel_machine::Arbiter;
+use panel_machine::Stance;
+use panel_machine::rules::acceptance::GroupTally;
 
 /// Registered arbiters by hex public key, current or rotated away from, to name who
 /// signed a ruling on the record.
@@ -63,9 +64,9 @@ pub fn num(v: Option<f64>) -> String {
 }
 
 /// A motion's outcome in a few words: "open", "accepted: Yes", "deadlocked".
-pub fn outcome_words(s: &panel_machine::model::MotionStatus) -> String {
-    use panel_machine::model::MotionStatus;
-    use panel_machine::rules::acceptance::Acceptance;
+pub fn outcome_words(s: &panel_machine::MotionStatus) -> String {
+    use panel_machine::Acceptance;
+    use panel_machine::MotionStatus;
     match s {
         MotionStatus::Open => "open".into(),
         MotionStatus::Decided(Acceptance::Accepted { outcome, .. }) => {
@@ -76,9 +77,9 @@ pub fn outcome_words(s: &panel_machine::model::MotionStatus) -> String {
 }
 
 /// The CSS class that colours an outcome.
-pub fn outcome_class(s: &panel_machine::model::MotionStatus) -> &'static str {
-    use panel_machine::model::MotionStatus;
-    use panel_machine::rules::acceptance::Acceptance;
+pub fn outcome_class(s: &panel_machine::MotionStatus) -> &'static str {
+    use panel_machine::Acceptance;
+    use panel_machine::MotionStatus;
     match s {
         MotionStatus::Open => "muted",
         MotionStatus::Decided(Acceptance::Accepted { .. }) => "ok",

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crucible::motion::Question;
-use panel_machine::command::Query;
-use panel_machine::model::{Arbiter, Motion, MotionStatus};
+use panel_machine::Query;
 use panel_machine::read::query::{ArbitersReply, MotionReply};
-use panel_machine::rules::acceptance::{Acceptance, Stance};
+use panel_machine::{Acceptance, Stance};
+use panel_machine::{Arbiter, Motion, MotionStatus};
 use panel_proto::ruling_check;
 
 use crate::chrome::Chrome;

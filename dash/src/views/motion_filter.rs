@@ -8,9 +8,9 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use panel_machine::model::{Arbiter, Motion, MotionStatus};
 use panel_machine::read::query::DebateSummary;
-use panel_machine::rules::acceptance::{Acceptance, MotionKind};
+use panel_machine::{Acceptance, MotionKind};
+use panel_machine::{Arbiter, Motion, MotionStatus};
 
 use crate::chrome::Chrome;
 use crate::error::DashError;

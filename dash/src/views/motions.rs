@@ -6,11 +6,11 @@
 
 use std::fmt::Write as _;
 
-use panel_machine::command::Query;
-use panel_machine::model::{Arbiter, Motion};
+use panel_machine::Query;
 use panel_machine::read::query::{
     ArbitersReply, DebateMotionsReply, DebateSummary, DebatesReply, MotionsReply,
 };
+use panel_machine::{Arbiter, Motion};
 
 use crate::chrome::Chrome;
 use crate::error::DashError;
@@ -173,12 +173,11 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    use panel_machine::command::MotionSpec;
-    use panel_machine::model::MotionStatus;
-    use panel_machine::rules::acceptance::{
-        Acceptance, Decision, Dissent, GroupTally, Outcome, Seat, Stance,
-    };
-    use panel_machine::rules::ruling::WireRuling;
+    use panel_machine::MotionSpec;
+    use panel_machine::MotionStatus;
+    use panel_machine::WireRuling;
+    use panel_machine::rules::acceptance::{Dissent, GroupTally};
+    use panel_machine::{Acceptance, Decision, Outcome, Seat, Stance};
     use panel_proto::pb;
 
     use crate::views::motion_filter::OutcomeFilter;
@@ -300,10 +299,8 @@ mod tests {
 
         let dead = MotionStatus::Decided(Acceptance::Deadlocked(Dissent {
             reasons: vec![
-                panel_machine::rules::acceptance::DeadlockReason::GroupsDisagree,
-                panel_machine::rules::acceptance::DeadlockReason::MissingReceipts {
-                    stance: Stance::A,
-                },
+                panel_machine::DeadlockReason::GroupsDisagree,
+                panel_machine::DeadlockReason::MissingReceipts { stance: Stance::A },
             ],
             tallies,
             ignored: vec![],

@@ -3,9 +3,9 @@
 //! from what the panel decided. Shared by the motion cards and the arbiter pages, so a
 //! ruling counts as dissent in one place only.
 
-use panel_machine::model::{Motion, MotionStatus};
-use panel_machine::rules::acceptance::{Acceptance, Decision, Outcome};
 use panel_machine::rules::ruling::wire_kind;
+use panel_machine::{Acceptance, Decision, Outcome};
+use panel_machine::{Motion, MotionStatus};
 use panel_proto::pb;
 use panel_proto::ruling_check;
 
@@ -37,7 +37,7 @@ pub enum UnreadableRuling {
 /// Decodes one of `m`'s rulings, naming its signer from `roster`.
 pub fn read_ruling(
     m: &Motion,
-    w: &panel_machine::rules::ruling::WireRuling,
+    w: &panel_machine::WireRuling,
     roster: &Roster,
 ) -> Result<Read, UnreadableRuling> {
     let sr = w.decode()?;

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use panel_machine::command::Query;
+use panel_machine::Query;
 use panel_machine::read::query::{RunReply, RunSummary, RunsReply};
 use panel_procedures::PanelOutcome;
 

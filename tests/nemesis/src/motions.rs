@@ -12,11 +12,10 @@ use std::time::Duration;
 
 use panel_coordinator::pb::coordinator as pb;
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::command::{
-    ArbiterRegistration, ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand,
-};
-use panel_machine::rules::acceptance::{Decision, MotionKind, Stance};
+use panel_machine::command::ArbiterRegistration;
 use panel_machine::rules::ruling::{self, Binding};
+use panel_machine::{ClientCommand, Command, MotionSpec, OutcomeSubmission, TestCommand};
+use panel_machine::{Decision, MotionKind, Stance};
 use panel_transport::pki;
 use tonic::transport::Channel;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::command::Query;
+use panel_machine::Query;
 use panel_machine::features::checkpoints::CheckpointsReply;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;

@@ -3,7 +3,7 @@
 //! simulated judges) sized for the bench, then the contributors and debates its load
 //! writes to. Everything here goes through the same client commands a user's would.
 
-use panel_machine::log::refusal_code::RefusalCode;
+use panel_machine::RefusalCode;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,9 +11,9 @@ use anyhow::{Context, Result, bail};
 use panel_coordinator::client::failover::{WriteOutcome, decode_reply};
 use panel_coordinator::config::{LimitsSection, ReplicaConfig};
 use panel_coordinator::local::Supervisor;
-use panel_machine::command::{ClientCommand, DebateSpec, PanelRequest};
+use panel_machine::Stance;
 use panel_machine::reply::CreateDebateReply;
-use panel_machine::rules::acceptance::Stance;
+use panel_machine::{ClientCommand, DebateSpec, PanelRequest};
 use panel_proto::SigningKey;
 use panel_transport::{Transport, pki};
 

@@ -4,7 +4,7 @@
 //! its motion from a follower (local reads, so polling costs the leader nothing) until it
 //! is decided.
 
-use panel_machine::log::refusal_code::RefusalCode;
+use panel_machine::RefusalCode;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,11 +14,11 @@ use anyhow::{Context, Result};
 use crucible::contribution::Contribution;
 use panel_coordinator::client::failover::{Failover, WriteOutcome};
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
-use panel_machine::command::{ClientCommand, ContributionSubmission, Query};
 use panel_machine::debates::SubmissionHints;
-use panel_machine::model::{Motion, MotionStatus};
 use panel_machine::read::query::MotionReply;
 use panel_machine::reply::ContributeReply;
+use panel_machine::{ClientCommand, ContributionSubmission, Query};
+use panel_machine::{Motion, MotionStatus};
 use serde_json::json;
 use tokio::sync::Mutex;
 use tonic::transport::Channel;

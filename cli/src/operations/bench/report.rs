@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use panel_machine::model::MotionStatus;
-use panel_machine::rules::acceptance::Acceptance;
+use panel_machine::Acceptance;
+use panel_machine::MotionStatus;
 use serde::Serialize;
 
 use super::bound::Bound;

@@ -5,7 +5,7 @@
 //! all the run's motions (the error is at most the gap between two stamped entries,
 //! reported as `median_gap_ms`). Pure: no clock, no I/O.
 
-use panel_machine::model::Motion;
+use panel_machine::Motion;
 
 /// Log index -> leader time, from the entries whose time the record keeps.
 pub struct IndexClock {

@@ -3,7 +3,7 @@
 //! "Sealed exams"); the machine decides each step (`exam_sitting::next_step`).
 
 use super::*;
-use panel_machine::rules::hex_bytes::RevealBytes;
+use panel_machine::RevealBytes;
 
 /// The in-flight key of the sitting task (a seal or a reveal being proposed).
 pub(super) const SITTING_TASK: &str = "exam-sitting";

@@ -37,13 +37,13 @@ use crate::raft::{NodeId, Raft, StateMachineStore};
 use crate::service::link::{LinkError, LinkRegistry, is_link_endpoint};
 use crate::service::motion_key::MotionKeys;
 use crate::service::proposer::Proposer;
-use panel_machine::command::{ClientCommand, CommitmentLog, InternalCommand, Item, ItemReply};
+use panel_machine::MotionKind;
 use panel_machine::features::exam_sitting::{Pools, SittingStep};
-use panel_machine::model::{Motion, MotionStatus};
 use panel_machine::reply::{CloseReply, CommitmentsReply};
-use panel_machine::rules::acceptance::MotionKind;
 use panel_machine::rules::ruling::wire_kind;
 use panel_machine::runs::RunMotion;
+use panel_machine::{ClientCommand, CommitmentLog, InternalCommand, Item, ItemReply};
+use panel_machine::{Motion, MotionStatus};
 use panel_procedures::AnswerShape;
 
 mod exam;
@@ -195,7 +195,7 @@ pub fn parse_kind_window(s: &str) -> Result<(MotionKind, Duration), KindWindowEr
 pub enum DriveError {
     #[error("apply refused the exam answers ({code}): {message}")]
     ExamRefused {
-        code: panel_machine::log::refusal_code::RefusalCode,
+        code: panel_machine::RefusalCode,
         message: String,
     },
     #[error("arbiter {0} is not registered")]

@@ -3,8 +3,8 @@
 //! round").
 
 use super::*;
-use panel_machine::log::refusal_code::RefusalCode;
-use panel_machine::rules::hex_bytes::CommitmentBytes;
+use panel_machine::CommitmentBytes;
+use panel_machine::RefusalCode;
 
 /// Where a seat's node is reached, and its raw public key.
 pub(super) struct SeatAddress {
@@ -36,7 +36,7 @@ pub(super) fn open_motions(s: &Shared) -> Vec<(Motion, Vec<SeatAddress>)> {
 }
 
 /// The endpoint and key of every seat of `m`, as registered in `state`.
-pub(super) fn seat_addresses(state: &panel_machine::model::State, m: &Motion) -> Vec<SeatAddress> {
+pub(super) fn seat_addresses(state: &panel_machine::State, m: &Motion) -> Vec<SeatAddress> {
     m.seats
         .iter()
         .filter_map(|seat| state.arbiters.get(&seat.arbiter_id))
