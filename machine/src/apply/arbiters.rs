@@ -23,7 +23,7 @@ pub(super) fn register(
     non_empty("arbiter_id", &reg.arbiter_id)?;
     non_empty("organisation", &reg.organisation)?;
     non_empty("model_family", &reg.model_family)?;
-    ruling::parse_public_key(&reg.arbiter_id, &reg.public_key)?;
+    let key = ruling::parse_public_key(&reg.arbiter_id, &reg.public_key)?;
     if state.charter.is_some() {
         crate::features::charter_rules::check_registration(state, reg)?;
     }
@@ -31,12 +31,15 @@ pub(super) fn register(
         return Err(ApplyError::ArbiterExists(reg.arbiter_id.clone()));
     }
     // One key, one arbiter, ever: a key held now or rotated away cannot be registered again.
-    if let Some((other, _)) = state
-        .arbiters
-        .iter()
-        .find(|(_, a)| a.holds_or_held(&reg.public_key))
-    {
-        return Err(ApplyError::KeyInUse(other.clone()));
+    if let Some(other) = holder(state, key.as_bytes(), &reg.public_key, Held::NowOrBefore) {
+        return Err(ApplyError::KeyInUse(other));
+    }
+    // One spelling per key from rule set 28, so every lookup by hex finds it.
+    if state.rules >= crate::rules::KEYS_AS_BYTES && reg.public_key != hex::encode(key.as_bytes()) {
+        return Err(ruling::RulingError::KeyNotLowercase {
+            arbiter: reg.arbiter_id.clone(),
+        }
+        .into());
     }
     state.arbiters.insert(
         reg.arbiter_id.clone(),
@@ -117,14 +120,11 @@ pub(super) fn revoke_key(
         .map_err(RevocationError::from)?;
     let key = panel_proto::keys::verify_revocation(&doc).map_err(RevocationError::from)?;
     let key_hex = hex::encode(key.as_bytes());
-    let id = state
-        .arbiters
-        .iter()
-        .find(|(_, a)| a.registration.public_key == key_hex)
-        .map(|(id, _)| id.clone())
-        .ok_or_else(|| RevocationError::UnknownKey {
+    let id = holder(state, key.as_bytes(), &key_hex, Held::Now).ok_or_else(|| {
+        RevocationError::UnknownKey {
             key: key_hex.clone(),
-        })?;
+        }
+    })?;
     let mut revocation = Revocation {
         reason: doc.reason,
         effective_from_unix_ms: doc.effective_from_unix_ms,
@@ -172,6 +172,30 @@ pub(super) fn counted_after(state: &State, arbiter: &str, rev: &Revocation) -> V
     hit
 }
 
+/// Whether a key search counts the keys arbiters rotated away from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Now,
+    NowOrBefore,
+}
+
+/// The arbiter holding `key` (written `hex` in the command): compared as key bytes from
+/// rule set [`KEYS_AS_BYTES`](crate::rules::KEYS_AS_BYTES), as hex text before it (so
+/// older records replay as they applied).
+fn holder(state: &State, key: &[u8], hex: &str, held: Held) -> Option<String> {
+    let as_bytes = state.rules >= crate::rules::KEYS_AS_BYTES;
+    state
+        .arbiters
+        .iter()
+        .find(|(_, a)| match (as_bytes, held) {
+            (true, Held::Now) => a.holds_key(key),
+            (true, Held::NowOrBefore) => a.holds_or_held_key(key),
+            (false, Held::Now) => a.registration.public_key == hex,
+            (false, Held::NowOrBefore) => a.holds_or_held(hex),
+        })
+        .map(|(id, _)| id.clone())
+}
+
 /// Records a signed key rotation: both signatures verify strictly (old key: authority; new
 /// key: possession), the old key belongs to a registered, unrevoked arbiter, and the new
 /// key is nobody's yet. From this entry on the arbiter's rulings must carry the new key;
@@ -188,24 +212,14 @@ pub(super) fn rotate_key(
     let (old, new) = panel_proto::keys::verify_rotation(&doc).map_err(RotationError::from)?;
     let (old_hex, new_hex) = (hex::encode(old.as_bytes()), hex::encode(new.as_bytes()));
     // One key, one arbiter, ever: the same rule as registration.
-    if let Some((other, _)) = state
-        .arbiters
-        .iter()
-        .find(|(_, a)| a.holds_or_held(&new_hex))
-    {
-        return Err(RotationError::KeyTaken {
-            other: other.clone(),
-        }
-        .into());
+    if let Some(other) = holder(state, new.as_bytes(), &new_hex, Held::NowOrBefore) {
+        return Err(RotationError::KeyTaken { other }.into());
     }
-    let id = state
-        .arbiters
-        .iter()
-        .find(|(_, a)| a.registration.public_key == old_hex)
-        .map(|(id, _)| id.clone())
-        .ok_or_else(|| RotationError::UnknownOldKey {
+    let id = holder(state, old.as_bytes(), &old_hex, Held::Now).ok_or_else(|| {
+        RotationError::UnknownOldKey {
             fingerprint: panel_proto::fingerprint(&old),
-        })?;
+        }
+    })?;
     let Some(a) = state.arbiters.get_mut(&id) else {
         return Err(ApplyError::UnknownArbiter(id));
     };

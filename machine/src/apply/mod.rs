@@ -1209,6 +1209,58 @@ mod tests {
         assert!(refused(&r, "key_in_use"), "{r:?}");
     }
 
+    /// Attack: one key held by two arbiters, by writing it in upper-case hex; and an
+    /// arbiter registered so could be neither revoked nor rotated (both name the key in
+    /// lower case). From rule set 28 keys are compared as keys; below it, as they applied.
+    #[test]
+    fn a_key_in_upper_case_hex_is_the_same_key() {
+        let upper = |id: &str, i: u8| -> Command {
+            let mut c = register(id, i, Stance::A, "o9");
+            if let Command::Client(ClientCommand::RegisterArbiter(r)) = &mut c {
+                r.public_key = r.public_key.to_ascii_uppercase();
+            }
+            c
+        };
+        let at = |rules: u32, n: u64, c: Command| {
+            let mut b = batch(vec![("t", 500 + n, c)]);
+            b.rules = Some(rules);
+            b
+        };
+        let memo = VerifiedMemo::default();
+        let keys_as_bytes = crate::rules::KEYS_AS_BYTES;
+        // Before the rule set: a second arbiter on a1's key, and two more in upper case.
+        let mut s = setup();
+        for (n, c) in [
+            (0, upper("x1", 1)),
+            (1, upper("x2", 40)),
+            (2, upper("x3", 42)),
+        ] {
+            let r = apply_batch(&mut s, 2 + n, &at(keys_as_bytes - 1, n, c), &memo);
+            assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        }
+        // From it: the same key in any case is refused, naming its holder.
+        let r = apply_batch(&mut s, 5, &at(keys_as_bytes, 3, upper("x4", 2)), &memo);
+        assert!(refused(&r, "key_in_use"), "{r:?}");
+        assert!(format!("{r:?}").contains("a2"), "{r:?}");
+        // A fresh key is registered in one spelling only: lower case.
+        let r = apply_batch(&mut s, 5, &at(keys_as_bytes, 7, upper("x5", 50)), &memo);
+        assert!(refused(&r, "bad_ruling"), "{r:?}");
+        assert!(format!("{r:?}").contains("lower-case hex"), "{r:?}");
+        // A rotation onto a key held in upper case is refused too.
+        let r = apply_batch(&mut s, 6, &at(keys_as_bytes, 4, rotate(3, 42, 3)), &memo);
+        assert!(refused(&r, "rotation_refused"), "{r:?}");
+        // And the keys registered in upper case can now be rotated and revoked.
+        let r = apply_batch(&mut s, 7, &at(keys_as_bytes, 5, rotate(40, 41, 40)), &memo);
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        assert_eq!(
+            s.arbiters.get("x2").unwrap().registration.public_key,
+            hex::encode(key(41).verifying_key().to_bytes())
+        );
+        let r = apply_batch(&mut s, 8, &at(keys_as_bytes, 6, revoke(42, 42)), &memo);
+        assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
+        assert!(s.arbiters.get("x3").unwrap().revoked.is_some());
+    }
+
     #[test]
     fn a_revoked_key_is_not_drawn_and_its_rulings_are_refused() {
         let mut s = setup();

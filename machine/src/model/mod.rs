@@ -165,11 +165,32 @@ pub struct RotatedKey {
     pub log_index: u64,
 }
 
+/// Whether the hex text `stored` names the key `key`.
+fn same_key(stored: &str, key: &[u8]) -> bool {
+    hex::decode(stored).is_ok_and(|b| b == key)
+}
+
 impl Arbiter {
-    /// Whether `public_key` (hex) is this arbiter's key now or was before a rotation.
+    /// Whether `public_key` (hex) is this arbiter's key now or was before a rotation,
+    /// compared as text (the rule before [`KEYS_AS_BYTES`](crate::rules::KEYS_AS_BYTES)).
     pub fn holds_or_held(&self, public_key: &str) -> bool {
         self.registration.public_key == public_key
             || self.key_history.iter().any(|h| h.public_key == public_key)
+    }
+
+    /// Whether `key` is this arbiter's key now, compared as key bytes (any case of hex
+    /// names the same key).
+    pub fn holds_key(&self, key: &[u8]) -> bool {
+        same_key(&self.registration.public_key, key)
+    }
+
+    /// [`holds_key`](Self::holds_key), or a key it rotated away from.
+    pub fn holds_or_held_key(&self, key: &[u8]) -> bool {
+        self.holds_key(key)
+            || self
+                .key_history
+                .iter()
+                .any(|h| same_key(&h.public_key, key))
     }
 
     /// The stance panels count: the fitted camp once confirmed, else the declared one.

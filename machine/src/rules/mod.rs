@@ -28,7 +28,7 @@ pub mod transparency;
 pub mod weighted_pool;
 
 /// The rule set this code applies; the leader stamps it into every batch it seals.
-pub const CURRENT: u32 = CONCLUDED_REVIEWS;
+pub const CURRENT: u32 = KEYS_AS_BYTES;
 
 /// From this level on, exam answers come with the signed exam motions they answer, and
 /// apply checks each motion's content against the exam and each ruling's binding to it
@@ -187,6 +187,14 @@ pub const FINAL_PANEL: u32 = 26;
 /// resolved and the outcomes it held become `final` or `overturned` (docs/PANEL.md
 /// "Finality"). Below it such a request is refused, as an advance from the review was.
 pub const CONCLUDED_REVIEWS: u32 = 27;
+
+/// From this level on, arbiter keys are compared as keys, not as hex text: a registration,
+/// a rotation's new key, a revocation and a rotation's old key find the arbiter holding
+/// the same 32 bytes whatever the case of the hex (`Arbiter::holds_key`), and a new
+/// registration spells its key in lower case, so lookups by hex find it. Below it a key
+/// registered in upper-case hex was a second copy of a lower-case one (two arbiters, one
+/// key) and could be neither revoked nor rotated, since those name the key in lower case.
+pub const KEYS_AS_BYTES: u32 = 28;
 
 /// The level in force after a batch stamped `stamped` (none in batches sealed before
 /// stamping) on a state at `level`: never lower than before.

@@ -60,6 +60,11 @@ pub enum RulingError {
     Malformed { reason: String },
     #[error("public key of {arbiter} is not a valid, non-weak 32-byte ed25519 key")]
     MalformedKey { arbiter: String },
+    #[error(
+        "public key of {arbiter} is not written in lower case; send the 32 key bytes as 64 \
+         lower-case hex characters, the form every key is compared and looked up in"
+    )]
+    KeyNotLowercase { arbiter: String },
     #[error("ruling signed by key {fingerprint} holds no seat on this motion's panel")]
     NotSeated { fingerprint: String },
     #[error("ruling of {arbiter} is not bound to this motion: {reason}")]
