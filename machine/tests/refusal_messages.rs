@@ -782,30 +782,6 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
 }
 
-/// The quoted literals in `text` between `open` and the next line that is exactly
-/// `close`, each `open` occurrence counted.
-fn literals_in_blocks(text: &str, open: &str, close: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(open) {
-        let body = &rest[at + open.len()..];
-        let end = body
-            .lines()
-            .scan(0usize, |off, l| {
-                let start = *off;
-                *off += l.len() + 1;
-                Some((start, l))
-            })
-            .find(|(_, l)| *l == close)
-            .map_or(body.len(), |(start, _)| start);
-        for piece in body[..end].split('"').skip(1).step_by(2) {
-            out.push(piece.to_owned());
-        }
-        rest = &body[end..];
-    }
-    out
-}
-
 /// Every code of the machine's own: the typed list every refusal is made from
 /// (`RefusalCode::KNOWN`; the engine's codes are `protocol_codes`).
 fn codes_in_machine_source() -> BTreeSet<String> {
@@ -817,13 +793,10 @@ fn codes_in_machine_source() -> BTreeSet<String> {
 
 /// The protocol writers' codes (crucible's `Code::as_str`).
 fn protocol_codes() -> BTreeSet<String> {
-    literals_in_blocks(
-        &read("crucible/src/error.rs"),
-        "pub fn as_str(self) -> &'static str {",
-        "    }",
-    )
-    .into_iter()
-    .collect()
+    crucible::Code::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect()
 }
 
 /// The variant names of `pub enum ApplyError` in apply/error.rs.
