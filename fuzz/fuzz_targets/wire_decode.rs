@@ -82,11 +82,11 @@ fn reveal(r: &pb::Reveal) {
             let _ = commit_reveal::commitment_digest(sr, &r.salt);
         }
     }
-    let hex = hex::encode(r.encode_to_vec());
-    if let Ok(parts) = log_ruling::decode_reveal(&hex) {
+    let wire = panel_machine::RevealBytes::new(r.encode_to_vec());
+    if let Ok(parts) = log_ruling::decode_reveal(&wire) {
         let _ = log_ruling::intake_reveal(parts, &VerifiedMemo::default());
     }
-    let _ = log_ruling::intake_check(&[], &[hex], &VerifiedMemo::default());
+    let _ = log_ruling::intake_check(&[], &[wire], &VerifiedMemo::default());
 }
 
 fn hello(h: &pb::LinkHello) {
