@@ -1,9 +1,9 @@
 //! One decision's cost inside the state machine, on the path a real decision takes: the
-//! round logged (`LogCommitments`), five reveals and the close applied as a replica
-//! applies them (docs/coordinator/state-machine.md "The commit-reveal round"). Prints the
-//! apply time per decision (one thread, so CPU) and the bytes a decision leaves: its record
-//! entries' leaf bytes (what every replica stores and hashes) and the decided motion's
-//! JSON (what a replica keeps, then retires to its archive).
+//! round logged (`LogCommitments`), five reveals and the close, decoded from JSON and
+//! applied as a replica does (docs/coordinator/state-machine.md "The commit-reveal
+//! round"). Prints that time per decision (one thread, so CPU) and the bytes a decision
+//! leaves: its record entries' leaf bytes (what every replica stores and hashes) and the
+//! decided motion's JSON (what a replica keeps, then retires to its archive).
 //!
 //! `cargo bench -p panel-machine --features testkit --bench decision -- [DECISIONS]`
 //! (BENCHMARKS.md, "The machine's share of a decision"). Signing the rulings is the
@@ -13,19 +13,10 @@ use std::time::{Duration, Instant};
 
 use panel_machine::testkit::fixtures::cmd;
 use panel_machine::testkit::{Driver, EIGHTEEN, Vote};
-use panel_machine::{Command, InternalCommand, ItemReply, TestCommand};
+use panel_machine::{Command, InternalCommand, MotionStatus, TestCommand};
 use serde_json::json;
 
 const SEATS: usize = 5;
-
-fn vote(yes: bool) -> Vote {
-    Vote {
-        yes,
-        p: if yes { 0.8 } else { 0.2 },
-        relevance: None,
-        receipt: None,
-    }
-}
 
 /// Bytes by kind of record entry, summed over the run.
 #[derive(Default)]
@@ -53,14 +44,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "state_hash": "ab".repeat(32), "seats": SEATS, "min_per_stance": 2,
         }))));
         let from = d.state.record.len();
-        let round = d.prepare_round(&id, |_, _| vote(true))?;
+        let round = d.prepare_round(&id, |_, _| Vote::plain(true))?;
+        // As a follower receives them: JSON, decoded inside the clock.
+        let log = serde_json::to_vec(&round.log)?;
+        let rest = serde_json::to_vec(&round.reveals_and_close)?;
         let started = Instant::now();
-        d.try_ok(round.log)?;
-        let replies = d.write_batch(round.reveals_and_close);
+        d.try_ok(serde_json::from_slice::<Command>(&log)?)?;
+        d.write_batch(serde_json::from_slice::<Vec<Command>>(&rest)?);
         applying += started.elapsed();
-        if let Some(ItemReply::Applied(close)) = replies.last()
-            && close["verdict"]["Accepted"].is_object()
-        {
+        if matches!(&d.motion(&id)?.status, MotionStatus::Decided(a) if a.is_accepted()) {
             accepted += 1;
         }
         for e in d.state.record.iter().filter(|e| e.seq >= from) {
@@ -74,9 +66,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         bytes.motion += serde_json::to_vec(&*d.motion(&id)?)?.len();
     }
     let per = |n: usize| n as f64 / decisions as f64 / 1024.0;
-    println!("{decisions} decisions ({accepted} accepted), {SEATS} seats each, release build");
+    let build = if cfg!(debug_assertions) {
+        "debug build"
+    } else {
+        "optimised build"
+    };
+    println!("{decisions} decisions ({accepted} accepted), {SEATS} seats each, {build}");
     println!(
-        "apply: {:.1} us per decision ({:.0} decisions/s on one core)",
+        "decode and apply: {:.1} us per decision ({:.0} decisions/s on one core)",
         applying.as_secs_f64() * 1e6 / decisions as f64,
         decisions as f64 / applying.as_secs_f64()
     );

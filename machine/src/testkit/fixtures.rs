@@ -23,6 +23,18 @@ pub struct Vote {
     pub receipt: Option<u8>,
 }
 
+impl Vote {
+    /// A plain yes or no at credence 0.8 toward it, with no relevance and no receipt.
+    pub fn plain(yes: bool) -> Vote {
+        Vote {
+            yes,
+            p: if yes { 0.8 } else { 0.2 },
+            relevance: None,
+            receipt: None,
+        }
+    }
+}
+
 /// How every seat answers: the motion and the seated arbiter's id.
 pub type Judge<'a> = &'a dyn Fn(&Motion, &str) -> Vote;
 

@@ -153,15 +153,6 @@ mod tests {
         }))));
     }
 
-    fn vote(yes: bool) -> Vote {
-        Vote {
-            yes,
-            p: if yes { 0.8 } else { 0.2 },
-            relevance: None,
-            receipt: None,
-        }
-    }
-
     #[test]
     fn a_round_logs_reveals_and_closes_through_apply() {
         let mut d = Driver::new(&SIX);
@@ -169,13 +160,22 @@ mod tests {
         d.rules = Some(crate::rules::CURRENT);
         open(&mut d, "m1");
         let r = d
-            .try_decide_by_round("m1", |_, _| vote(true))
+            .try_decide_by_round("m1", |_, _| Vote::plain(true))
             .expect("decided");
         assert!(r["verdict"]["Accepted"].is_object(), "{r}");
         let m = d.motion("m1").expect("motion");
         let round = m.round.as_ref().expect("a logged round");
         assert_eq!(round.commitments.len(), 4);
         assert!(round.commitments.values().all(|s| s.reveal.is_some()));
+        // Each signed ruling is kept once, in the motion's rulings: the stored reveals
+        // keep who and when, not their bytes.
+        assert!(
+            round
+                .commitments
+                .values()
+                .all(|s| s.reveal.as_ref().is_some_and(|r| r.reveal.is_none()))
+        );
+        assert_eq!(m.rulings.len(), 4);
         assert!(matches!(&m.status, MotionStatus::Decided(a) if a.is_accepted()));
         assert_eq!(m.confidence.expect("how sure").probability_milli, 800);
     }
@@ -185,9 +185,12 @@ mod tests {
         let mut d = Driver::new(&SIX);
         open(&mut d, "m2");
         let r = d
-            .try_decide_by_round("m2", |_, a| vote(a.starts_with('a')))
+            .try_decide_by_round("m2", |_, a| Vote::plain(a.starts_with('a')))
             .expect("closed");
         assert!(r["verdict"]["Deadlocked"].is_object(), "{r}");
-        assert!(d.try_decide_by_round("m2", |_, _| vote(true)).is_err());
+        assert!(
+            d.try_decide_by_round("m2", |_, _| Vote::plain(true))
+                .is_err()
+        );
     }
 }
