@@ -1433,6 +1433,37 @@ mod tests {
         );
     }
 
+    /// A reveal's text that is not hex is kept as text by the typed bytes and refused
+    /// here, changing nothing; one in upper-case hex still counts, and the record keeps
+    /// its text as submitted, so its leaf hashes as before the bytes were typed.
+    #[test]
+    fn a_reveal_that_is_not_hex_is_refused_and_one_in_upper_case_counts() {
+        let mut s = setup();
+        let m = signed_motion(|_| {});
+        let d = panel_proto::motion_digest(&m);
+        let a1 = seal(1, Decision::Yes, d, 1);
+        applied(&one(&mut s, 2_100, "motion-driver", log(&m, &[&a1])));
+        let submit = |text: &str| -> Command {
+            ClientCommand::SubmitReveal {
+                motion_id: "m1".into(),
+                reveal: RevealBytes::from_hex(text),
+            }
+            .into()
+        };
+        let r = one(&mut s, 3_000, "anyone", submit("zz"));
+        assert!(refused(&r).starts_with("bad_reveal"), "{}", refused(&r));
+        let round = s.motions.get("m1").unwrap().round.clone().unwrap();
+        assert!(
+            round.commitments["a1"].reveal.is_none(),
+            "nothing was stored"
+        );
+        let upper = a1.reveal().to_hex().to_ascii_uppercase();
+        applied(&one(&mut s, 3_000, "a1-node", submit(&upper)));
+        let last = s.record.iter().last().expect("the reveal is on the record");
+        let json = serde_json::to_value(&last.command).expect("encodes");
+        assert_eq!(json["SubmitReveal"]["reveal"], upper.as_str());
+    }
+
     #[test]
     fn commitments_from_non_seats_late_or_forged_and_a_second_log_are_refused() {
         let m = signed_motion(|_| {});

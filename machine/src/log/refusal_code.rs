@@ -147,12 +147,6 @@ impl PartialEq<&str> for &RefusalCode {
     }
 }
 
-impl From<crucible::Code> for RefusalCode {
-    fn from(c: crucible::Code) -> Self {
-        RefusalCode::Engine(c)
-    }
-}
-
 impl fmt::Display for RefusalCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -71,9 +71,7 @@ pub fn export(state: &State, log_key: Option<&NoteSigner>) -> Bundle {
     // The tail's root is the state's own tree, which holds every applied entry's leaf
     // (`apply_batch`); a tree short of the record (a damaged snapshot) gets no tail, so
     // `panel verify` reports the record's last entries as uncovered.
-    let tail_root = (state.tree.len() == size)
-        .then(|| state.tree.root_at(size).ok())
-        .flatten();
+    let tail_root = (state.tree.len() == size).then(|| state.tree.root());
     if let (false, true, Some(root)) = (covered, size > 0, tail_root) {
         let tail = crate::model::checkpoint::IssuedCheckpoint {
             size,
