@@ -755,31 +755,17 @@ pub struct CommitmentLog {
     pub commitments: Vec<crate::rules::hex_bytes::CommitmentBytes>,
 }
 
-/// The result of one item, as every replica computes it.
+/// The result of one item, as every replica computes it. `R` is the applied reply: the
+/// typed [`crate::reply::Reply`] that `apply` answers (in `ItemOutcome`), or its JSON,
+/// the default, as the record and the stored replies keep it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum ItemReply {
-    Applied(serde_json::Value),
+pub enum ItemReply<R = serde_json::Value> {
+    Applied(R),
     /// The command was refused deterministically; nothing changed.
     Refused {
         code: crate::log::refusal_code::RefusalCode,
         message: String,
     },
-}
-
-/// What `apply` returns for one item of a batch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ItemOutcome {
-    pub reply: ItemReply,
-    /// True when this is the stored reply of an earlier item with the same ids.
-    pub duplicate: bool,
-    /// Log index of the entry that first applied the item.
-    pub log_index: u64,
-}
-
-/// The application response of one Raft entry (openraft's `R`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct BatchReply {
-    pub items: Vec<ItemOutcome>,
 }
 
 /// Read-only questions to the replicated state.

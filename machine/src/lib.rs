@@ -43,15 +43,16 @@ pub mod testkit;
 // named by its module.
 pub use apply::{ApplyError, apply_batch};
 pub use command::{
-    Batch, BatchReply, ClientCommand, Command, CommitmentLog, ContributionSubmission, DebateSpec,
-    InternalCommand, Item, ItemOutcome, ItemReply, MotionSpec, OutcomeSubmission, PanelRequest,
-    Query, TestCommand,
+    Batch, ClientCommand, Command, CommitmentLog, ContributionSubmission, DebateSpec,
+    InternalCommand, Item, ItemReply, MotionSpec, OutcomeSubmission, PanelRequest, Query,
+    TestCommand,
 };
 pub use debates::DebateRecord;
 pub use log::refusal_code::RefusalCode;
 pub use model::record_entry::LeafError;
 pub use model::{Arbiter, Motion, MotionStatus, RecordEntry, State};
 pub use read::record::Bundle;
+pub use reply::{BatchReply, ItemOutcome, Reply};
 pub use rules::acceptance::{
     Acceptance, DeadlockReason, Decision, MotionKind, Outcome, Policy, Seat, Stance,
 };

@@ -2,10 +2,12 @@
 //! (`apply`) and every reader (the CLI, `panel verify`) share one definition instead of
 //! building and indexing JSON by key.
 //!
-//! The log, snapshots and records keep the reply as JSON (`ItemReply::Applied`), and
-//! `panel verify` compares replayed replies with recorded ones, so each type serializes
-//! to exactly the JSON written before these types existed: same keys, same order, `null`
-//! where that JSON had `null`, keys absent where it had none. The tests pin that.
+//! `apply` returns a [`Reply`], one variant per type; it becomes JSON only where it leaves
+//! the process (the gRPC write reply) or goes to disk (records, snapshots, stored
+//! replies). `panel verify` compares replayed replies with recorded ones, so each type
+//! serializes to exactly the JSON written before these types existed: same keys, same
+//! order, `null` where that JSON had `null`, keys absent where it had none. The tests
+//! pin that.
 //!
 //! Parts produced by the calibration crate (exam scores, prior-consistency checks) are
 //! kept as JSON here: their types serialize but do not decode, and readers decode the
@@ -15,15 +17,219 @@ use panel_procedures::{PanelOutcome, RunKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::command::ItemReply;
 pub use crate::debates::PriorFinding;
 use crate::model::Absent;
 use crate::rules::acceptance::{Acceptance, Seat};
 
-/// The one place a reply becomes the JSON the log carries. A reply type whose
-/// serialization fails (none does: every key is a string) would be recorded as `null`
-/// on every replica alike, never a panic inside apply.
+/// The one place a reply part becomes JSON: the calibration crate's parts, which
+/// serialize but do not decode, are kept as JSON inside the typed replies (`ExamReply`,
+/// `PriorFinding`). A part whose serialization fails (none does: every key is a
+/// string) would be `null` on every replica alike, never a panic inside apply.
 pub fn to_value<T: Serialize>(reply: &T) -> Value {
     serde_json::to_value(reply).unwrap_or(Value::Null)
+}
+
+/// Declares [`Reply`]: one variant per reply shape, each built from its type with
+/// `From`, and read back by type with [`Reply::get`].
+macro_rules! replies {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
+        /// What an applied command answers, typed: `apply` returns it, the drivers and
+        /// the client read it by type ([`Reply::get`]), and it becomes JSON only where
+        /// it leaves the process or goes on the record (its serialization is the
+        /// variant's own, so the record's bytes are those of the reply types above).
+        ///
+        /// A reply read back from JSON (a record, a snapshot, a stored duplicate, a
+        /// forwarded write) is [`Reply::Recorded`]: JSON alone does not say which
+        /// command answered, so it is decoded by the reader that knows, with
+        /// [`Reply::get`], which decodes it once into the type asked for.
+        #[derive(Debug, Clone, Serialize)]
+        #[serde(untagged)]
+        pub enum Reply {
+            $($(#[$doc])* $variant($ty),)*
+            /// A reply as JSON, read back from outside this process.
+            Recorded(Value),
+        }
+
+        $(
+            impl From<$ty> for Reply {
+                fn from(reply: $ty) -> Self {
+                    Reply::$variant(reply)
+                }
+            }
+
+            impl ReplyShape for $ty {
+                fn typed(reply: &Reply) -> Option<&Self> {
+                    match reply {
+                        Reply::$variant(r) => Some(r),
+                        _ => None,
+                    }
+                }
+            }
+        )*
+    };
+}
+
+/// A reply type [`Reply::get`] can read back.
+pub trait ReplyShape: Clone + serde::de::DeserializeOwned {
+    /// The reply, when it is held as this type.
+    fn typed(reply: &Reply) -> Option<&Self>;
+}
+
+replies! {
+    RegisterArbiter(RegisterArbiterReply),
+    DeclareStance(DeclareStanceReply),
+    SetAdmission(SetAdmissionReply),
+    RevokeKey(RevokeKeyReply),
+    RotateKey(RotateKeyReply),
+    Exam(ExamReply),
+    SealPool(SealPoolReply),
+    SittingClosed(SittingClosedReply),
+    ExamHeld(ExamHeldReply),
+    RevealKey(RevealKeyReply),
+    CheckPriors(CheckPriorsReply),
+    Put(PutReply),
+    Note(NoteReply),
+    RegisterContributor(RegisterContributorReply),
+    AdmitOrganisation(AdmitOrganisationReply),
+    RotateMotionKey(RotateMotionKeyReply),
+    AdoptCharter(AdoptCharterReply),
+    /// `AuthoriseMembership`: the change of voters as recorded.
+    Membership(crate::model::MembershipChange),
+    Breaker(BreakerReply),
+    CreateDebate(CreateDebateReply),
+    Contribute(ContributeReply),
+    AskPanel(AskPanelReply),
+    ReissueVerdict(ReissueVerdictReply),
+    OpenMotion(OpenMotionReply),
+    Outcome(OutcomeReply),
+    Commitments(CommitmentsReply),
+    SubmitReveal(SubmitRevealReply),
+    Close(CloseReply),
+    StartRun(StartRunReply),
+    RunInput(RunInputReply),
+    IssueCheckpoint(IssueCheckpointReply),
+    Cosignatures(CosignaturesReply),
+    /// `LastWord`: the last word as recorded on the motion.
+    LastWord(crate::model::motion::LastWordRecord),
+}
+
+/// A reply read back as a type it does not have.
+#[derive(Debug, thiserror::Error)]
+#[error("the reply is not a {what}: {reason}")]
+pub struct ReplyShapeError {
+    pub what: &'static str,
+    pub reason: String,
+}
+
+impl Reply {
+    /// The reply as type `T`: borrowed when held as `T`, decoded once when read back
+    /// from JSON; an error names the type when it is neither.
+    pub fn get<T: ReplyShape>(&self) -> Result<std::borrow::Cow<'_, T>, ReplyShapeError> {
+        use std::borrow::Cow;
+        let wrong = |reason: String| ReplyShapeError {
+            what: std::any::type_name::<T>()
+                .rsplit("::")
+                .next()
+                .unwrap_or("reply"),
+            reason,
+        };
+        if let Some(r) = T::typed(self) {
+            return Ok(Cow::Borrowed(r));
+        }
+        match self {
+            Reply::Recorded(v) => T::deserialize(v)
+                .map(Cow::Owned)
+                .map_err(|e| wrong(e.to_string())),
+            _ => Err(wrong("it answers another command".into())),
+        }
+    }
+
+    /// The JSON text the record carries; `null` for a reply whose serialization fails
+    /// (none does), as [`to_value`] gives, so a leaf is never empty.
+    pub fn json_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "null".into())
+    }
+
+    /// The decision of a decision's reply (`RecordOutcome`, `CloseMotion`), if it is one.
+    pub fn decided(&self) -> Option<std::borrow::Cow<'_, Decided>> {
+        use std::borrow::Cow;
+        match self {
+            Reply::Outcome(r) => Some(Cow::Borrowed(&r.decided)),
+            Reply::Close(r) => Some(Cow::Borrowed(&r.decided)),
+            Reply::Recorded(v) => Decided::deserialize(v).ok().map(Cow::Owned),
+            _ => None,
+        }
+    }
+
+    /// The reply as the JSON the record carries.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Reply::Recorded(v) => v.clone(),
+            typed => to_value(typed),
+        }
+    }
+}
+
+/// The reply as its JSON text (what the record carries).
+impl std::fmt::Display for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.json_text())
+    }
+}
+
+/// What `apply_batch` returns for one item of a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemOutcome {
+    pub reply: ItemReply<Reply>,
+    /// True when this is the stored reply of an earlier item with the same ids.
+    pub duplicate: bool,
+    /// Log index of the entry that first applied the item.
+    pub log_index: u64,
+}
+
+/// The application response of one Raft entry (openraft's `R`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchReply {
+    pub items: Vec<ItemOutcome>,
+}
+
+impl ItemReply<Reply> {
+    /// The reply as the record and the stored replies keep it.
+    pub fn to_recorded(&self) -> ItemReply {
+        match self {
+            ItemReply::Applied(r) => ItemReply::Applied(r.to_json()),
+            ItemReply::Refused { code, message } => ItemReply::Refused {
+                code: code.clone(),
+                message: message.clone(),
+            },
+        }
+    }
+}
+
+impl ItemReply {
+    /// A reply read back from the record or a stored reply, as `apply` answers.
+    pub fn into_typed(self) -> ItemReply<Reply> {
+        match self {
+            ItemReply::Applied(v) => ItemReply::Applied(Reply::Recorded(v)),
+            ItemReply::Refused { code, message } => ItemReply::Refused { code, message },
+        }
+    }
+}
+
+/// Read back from JSON, a reply is [`Reply::Recorded`] (see [`Reply`]).
+impl<'de> Deserialize<'de> for Reply {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Value::deserialize(d).map(Reply::Recorded)
+    }
+}
+
+/// Two replies are equal when the record would carry the same JSON for them, so a
+/// replayed reply (typed) equals the recorded one (read back as JSON).
+impl PartialEq for Reply {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_json() == other.to_json()
+    }
 }
 
 // Arbiters.
@@ -513,6 +719,36 @@ mod tests {
         );
         let back: T = serde_json::from_value(got).expect("decodes");
         assert_eq!(back, reply);
+    }
+
+    /// A typed reply writes the JSON of its type, reads back from that JSON as
+    /// `Recorded`, equals what it was read from, and `get` gives the type from either
+    /// and names the type it is not.
+    #[test]
+    fn a_typed_reply_and_its_json_are_one_reply() {
+        let typed = Reply::from(OpenMotionReply {
+            motion_id: "m-1".into(),
+            seats: vec![],
+            draw_seed: 7,
+        });
+        let text = typed.json_text();
+        assert_eq!(text, r#"{"motion_id":"m-1","seats":[],"draw_seed":7}"#);
+        let back: Reply = serde_json::from_str(&text).expect("decodes");
+        assert!(matches!(back, Reply::Recorded(_)));
+        assert_eq!(back, typed);
+        assert_eq!(back.to_string(), text);
+        for r in [&typed, &back] {
+            assert_eq!(r.get::<OpenMotionReply>().expect("typed").draw_seed, 7);
+            let wrong = r.get::<CloseReply>().expect_err("not a close");
+            assert_eq!(wrong.what, "CloseReply");
+        }
+        assert!(matches!(
+            typed.get::<OpenMotionReply>(),
+            Ok(std::borrow::Cow::Borrowed(_))
+        ));
+        assert!(typed.decided().is_none() && back.decided().is_none());
+        let other = Reply::from(NoteReply { count: 1 });
+        assert_ne!(other, typed);
     }
 
     #[test]

@@ -86,7 +86,11 @@ fn share(replica: u64, question: &str) -> BeaconShare {
     }
 }
 
-fn seat(d: &mut Driver, motion_id: &str, shares: Vec<BeaconShare>) -> ItemReply {
+fn seat(
+    d: &mut Driver,
+    motion_id: &str,
+    shares: Vec<BeaconShare>,
+) -> ItemReply<panel_machine::Reply> {
     d.write(InternalCommand::SeatMotion(Seating {
         motion_id: motion_id.into(),
         shares,
@@ -107,7 +111,7 @@ fn ask(d: &mut Driver) -> (String, String) {
 }
 
 #[track_caller]
-fn refused(r: ItemReply, needle: &str) {
+fn refused(r: ItemReply<panel_machine::Reply>, needle: &str) {
     assert_refused(r, "beacon_refused", needle);
 }
 

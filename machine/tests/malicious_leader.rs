@@ -97,7 +97,12 @@ impl Leader {
     }
 
     /// One item in its own batch (seed 7).
-    fn one(&mut self, time_ms: u64, client_id: &str, c: Command) -> ItemReply {
+    fn one(
+        &mut self,
+        time_ms: u64,
+        client_id: &str,
+        c: Command,
+    ) -> ItemReply<panel_machine::Reply> {
         self.seal(time_ms, 7, vec![(client_id, c)])
             .items
             .remove(0)
@@ -105,14 +110,14 @@ impl Leader {
     }
 }
 
-fn applied(r: ItemReply) -> Value {
+fn applied(r: ItemReply<panel_machine::Reply>) -> Value {
     match r {
-        ItemReply::Applied(v) => v,
+        ItemReply::Applied(v) => v.to_json(),
         other => panic!("expected it applied, got {other:?}"),
     }
 }
 
-fn refused(r: ItemReply) -> String {
+fn refused(r: ItemReply<panel_machine::Reply>) -> String {
     match r {
         ItemReply::Refused { code, message } => format!("{code}: {message}"),
         other => panic!("expected a refusal, got {other:?}"),

@@ -12,7 +12,7 @@ use panel_procedures::{Run, RunInput, RunStart, StartContext, crux, dossier, fal
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-fn write(state: &mut State, n: u64, command: Command) -> ItemReply {
+fn write(state: &mut State, n: u64, command: Command) -> ItemReply<panel_machine::Reply> {
     let batch = Batch {
         time_ms: 1_000 + n,
         seed: n,
@@ -32,9 +32,9 @@ fn write(state: &mut State, n: u64, command: Command) -> ItemReply {
         .reply
 }
 
-fn applied(r: ItemReply) -> Value {
+fn applied(r: ItemReply<panel_machine::Reply>) -> Value {
     match r {
-        ItemReply::Applied(v) => v,
+        ItemReply::Applied(v) => v.to_json(),
         other => panic!("refused: {other:?}"),
     }
 }
@@ -113,7 +113,7 @@ fn start_with(
     start: RunStart,
     seats: usize,
     keys: std::collections::BTreeMap<String, String>,
-) -> ItemReply {
+) -> ItemReply<panel_machine::Reply> {
     write(
         state,
         n,
@@ -132,7 +132,12 @@ fn start_with(
     )
 }
 
-fn start(state: &mut State, n: u64, start: RunStart, seats: usize) -> ItemReply {
+fn start(
+    state: &mut State,
+    n: u64,
+    start: RunStart,
+    seats: usize,
+) -> ItemReply<panel_machine::Reply> {
     let keys = role_keys(&start);
     start_with(state, n, start, seats, keys)
 }
@@ -326,7 +331,7 @@ fn only_a_roles_own_key_may_submit_its_input() {
     let (mut s, run_id, before) = falsify_started();
     let form = RunInput::Falsify(falsify::demo_inputs().remove(0));
     assert_eq!(form.role().as_deref(), Some("defender"));
-    let refused = |r: &ItemReply, want: &str| match r {
+    let refused = |r: &ItemReply<panel_machine::Reply>, want: &str| match r {
         ItemReply::Refused { code, message } => {
             assert_eq!(code, "run_role", "{message}");
             assert!(message.contains(want), "{want:?} not in {message}");

@@ -56,7 +56,11 @@ fn case(e: ApplyError, needles: &'static [&'static str]) -> Case {
     }
 }
 
-fn from_reply(what: &str, r: ItemReply, needles: &'static [&'static str]) -> Case {
+fn from_reply(
+    what: &str,
+    r: ItemReply<panel_machine::Reply>,
+    needles: &'static [&'static str],
+) -> Case {
     let ItemReply::Refused { code, message } = r else {
         panic!("{what}: expected a refusal, got {r:?}");
     };
@@ -74,7 +78,11 @@ fn s(v: &str) -> String {
 
 // ---- driving the real apply ----
 
-fn write(state: &mut State, n: u64, command: impl Into<Command>) -> ItemReply {
+fn write(
+    state: &mut State,
+    n: u64,
+    command: impl Into<Command>,
+) -> ItemReply<panel_machine::Reply> {
     let batch = Batch {
         time_ms: 1_000 + n,
         seed: n,
@@ -92,9 +100,9 @@ fn write(state: &mut State, n: u64, command: impl Into<Command>) -> ItemReply {
     r.items.into_iter().next().expect("one item").reply
 }
 
-fn applied(r: ItemReply) -> serde_json::Value {
+fn applied(r: ItemReply<panel_machine::Reply>) -> serde_json::Value {
     match r {
-        ItemReply::Applied(v) => v,
+        ItemReply::Applied(v) => v.to_json(),
         other => panic!("refused: {other:?}"),
     }
 }
@@ -201,7 +209,8 @@ fn driven() -> Vec<Case> {
         "a stored reply that does not decode",
         serde_json::from_str::<ReplyText>("42")
             .expect("raw json")
-            .reply(),
+            .reply()
+            .into_typed(),
         &["panel coordinator run --restore"],
     ));
     out

@@ -142,10 +142,6 @@ pub async fn start(
     mut req: RunRequest,
     key: Option<&SigningKey>,
 ) -> Result<String> {
-    #[derive(Deserialize)]
-    struct Started {
-        run_id: String,
-    }
     if let Some(key) = key {
         let (client_id, request_id) = c.next_ids();
         req.signature = Some(
@@ -154,7 +150,11 @@ pub async fn start(
         );
     }
     match c.write(&ClientCommand::StartRun(Box::new(req))).await? {
-        WriteOutcome::Applied(v) => Ok(serde_json::from_value::<Started>(v)?.run_id),
+        WriteOutcome::Applied(v) => {
+            let started: panel_machine::reply::StartRunReply =
+                panel_coordinator::client::failover::decode_reply("the run's start", v)?;
+            Ok(started.run_id)
+        }
         WriteOutcome::Refused { code, message } => Err(Refused {
             what: "the run".into(),
             code,

@@ -57,7 +57,7 @@ type StorageResult<T> = Result<T, StorageError<NodeId>>;
 pub struct AppliedEvent {
     pub log_index: u64,
     pub kind: String,
-    pub reply: ItemReply,
+    pub reply: ItemReply<panel_machine::Reply>,
 }
 
 /// The state plus what openraft needs to know about it.

@@ -309,17 +309,22 @@ impl ReplicaMetrics {
             }
             ItemReply::Applied(v) if ev.kind == "RevealExamKey" => {
                 // A sealed sitting decides every held exam at its reveal.
-                let examined =
-                    serde_json::from_value::<panel_machine::reply::RevealKeyReply>(v.clone())
-                        .map(|r| r.examined)
-                        .unwrap_or_default();
-                for e in examined {
-                    self.exam_decision(if e.admitted { "admitted" } else { "refused" });
+                if let Ok(r) = v.get::<panel_machine::reply::RevealKeyReply>() {
+                    for e in &r.examined {
+                        self.exam_decision(if e.admitted { "admitted" } else { "refused" });
+                    }
                 }
             }
             ItemReply::Applied(v) if ev.kind == "SubmitExam" || ev.kind == "SetAdmission" => {
                 // Answers held in a sealed sitting are decided at the reveal.
-                if let Some(admitted) = v.get("admitted").and_then(serde_json::Value::as_bool) {
+                let admitted = v
+                    .get::<panel_machine::reply::ExamReply>()
+                    .map(|r| r.admitted)
+                    .or_else(|_| {
+                        v.get::<panel_machine::reply::SetAdmissionReply>()
+                            .map(|r| r.admitted)
+                    });
+                if let Ok(admitted) = admitted {
                     self.exam_decision(if admitted { "admitted" } else { "refused" });
                 }
             }

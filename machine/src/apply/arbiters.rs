@@ -1,8 +1,6 @@
 //! Arbiter commands: registration, admission by exam, key revocation and rotation, and
 //! the prior-consistency check.
 
-use serde_json::Value;
-
 use crate::apply::error::{ApplyError, RevocationError, RotationError, non_empty};
 use crate::command::ArbiterRegistration;
 use crate::features::admission::ExamRefusal;
@@ -10,7 +8,7 @@ use crate::features::priors::Claim;
 use crate::model::ApplyCtx;
 use crate::model::{Arbiter, Revocation, RotatedKey, State};
 use crate::reply::{
-    CheckPriorsReply, ExamReply, ExamWritten, FlaggedDeclaration, RegisterArbiterReply,
+    CheckPriorsReply, ExamReply, ExamWritten, FlaggedDeclaration, RegisterArbiterReply, Reply,
     RevokeKeyReply, RotateKeyReply, SetAdmissionReply, to_value,
 };
 use crate::rules::ruling;
@@ -19,7 +17,7 @@ pub(super) fn register(
     state: &mut State,
     ctx: &ApplyCtx,
     reg: &ArbiterRegistration,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     non_empty("arbiter_id", &reg.arbiter_id)?;
     non_empty("organisation", &reg.organisation)?;
     non_empty("model_family", &reg.model_family)?;
@@ -56,7 +54,7 @@ pub(super) fn register(
             recalibration: Default::default(),
         },
     );
-    Ok(to_value(&RegisterArbiterReply {
+    Ok(Reply::from(RegisterArbiterReply {
         arbiter_id: reg.arbiter_id.clone(),
     }))
 }
@@ -66,7 +64,7 @@ pub(super) fn declare_stance(
     state: &mut State,
     ctx: &ApplyCtx,
     d: &crate::command::StanceDeclaration,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let declared = crate::features::declared_priors::check(state, d)?;
     if declared == crate::features::declared_priors::Declared::New {
         crate::features::declared_priors::record(state, d, ctx.log_index);
@@ -80,7 +78,7 @@ pub(super) fn declare_stance(
             super::debates::open_pending(state, ctx, &d.debate_id);
         }
     }
-    Ok(to_value(&crate::reply::DeclareStanceReply {
+    Ok(Reply::from(crate::reply::DeclareStanceReply {
         arbiter_id: d.arbiter_id.clone(),
         debate_id: d.debate_id.clone(),
         stance: d.stance,
@@ -95,14 +93,14 @@ pub(super) fn set_admission(
     arbiter_id: &str,
     admitted: bool,
     score_milli: u32,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let a = state
         .arbiters
         .get_mut(arbiter_id)
         .ok_or_else(|| ApplyError::UnknownArbiter(arbiter_id.to_owned()))?;
     a.admitted = admitted;
     a.score_milli = score_milli;
-    Ok(to_value(&SetAdmissionReply {
+    Ok(Reply::from(SetAdmissionReply {
         arbiter_id: arbiter_id.to_owned(),
         admitted,
     }))
@@ -114,7 +112,7 @@ pub(super) fn revoke_key(
     state: &mut State,
     ctx: &ApplyCtx,
     revocation: &str,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let bytes = hex::decode(revocation).map_err(|_| RevocationError::NotHex)?;
     let doc = <panel_proto::pb::KeyRevocation as prost::Message>::decode(bytes.as_slice())
         .map_err(RevocationError::from)?;
@@ -139,7 +137,7 @@ pub(super) fn revoke_key(
         a.admitted = false;
         a.revoked = Some(to_value(&revocation));
     }
-    Ok(to_value(&RevokeKeyReply {
+    Ok(Reply::from(RevokeKeyReply {
         arbiter_id: id,
         revoked: true,
         counted_after_revocation,
@@ -205,7 +203,7 @@ pub(super) fn rotate_key(
     state: &mut State,
     ctx: &ApplyCtx,
     rotation: &str,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let bytes = hex::decode(rotation).map_err(|_| RotationError::NotHex)?;
     let doc = <panel_proto::pb::KeyRotation as prost::Message>::decode(bytes.as_slice())
         .map_err(RotationError::from)?;
@@ -234,7 +232,7 @@ pub(super) fn rotate_key(
         log_index: ctx.log_index,
     });
     a.registration.public_key = new_hex.clone();
-    Ok(to_value(&RotateKeyReply {
+    Ok(Reply::from(RotateKeyReply {
         arbiter_id: id,
         old_fingerprint: panel_proto::fingerprint(&old),
         new_fingerprint: panel_proto::fingerprint(&new),
@@ -247,7 +245,7 @@ pub(super) fn submit_exam(
     arbiter_id: &str,
     reveals: &[crate::rules::hex_bytes::RevealBytes],
     motions: &[crate::rules::signed_motion::WireMotion],
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let arbiter = state
         .arbiters
         .get(arbiter_id)
@@ -291,7 +289,7 @@ pub(super) fn submit_exam(
         held_back: None,
     };
     crate::features::admission::record_exam(state, arbiter_id, &written);
-    Ok(to_value(&ExamReply {
+    Ok(Reply::from(ExamReply {
         arbiter_id: arbiter_id.to_owned(),
         admitted: decision.admitted,
         exam: to_value(&written),

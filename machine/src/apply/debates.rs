@@ -1,16 +1,12 @@
 //! Debate commands: creating a debate, contributions, panel requests and verdicts; each
 //! may open motions for the questions the document leaves pending.
 
-use serde_json::Value;
-
 use crate::apply::error::{ApplyError, non_empty};
 use crate::command::{ContributionSubmission, DebateSpec, MotionSpec, PanelRequest};
 use crate::debates::{self, DebateError, DebateRecord, ToOpen};
 use crate::model::ApplyCtx;
 use crate::model::State;
-use crate::reply::{
-    AskPanelReply, ContributeReply, CreateDebateReply, ReissueVerdictReply, to_value,
-};
+use crate::reply::{AskPanelReply, ContributeReply, CreateDebateReply, ReissueVerdictReply, Reply};
 
 fn debate_mut<'a>(state: &'a mut State, id: &str) -> Result<&'a mut DebateRecord, ApplyError> {
     state
@@ -23,7 +19,7 @@ pub(super) fn create_debate(
     state: &mut State,
     ctx: &ApplyCtx,
     spec: &DebateSpec,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     non_empty("resolution", &spec.resolution)?;
     non_empty("convener", &spec.convener)?;
     let floors = crate::features::charter_rules::floors(state.charter.as_ref());
@@ -54,7 +50,7 @@ pub(super) fn create_debate(
         spec.simulation,
     );
     state.debates.insert(id.clone(), rec);
-    Ok(to_value(&CreateDebateReply { debate_id: id }))
+    Ok(Reply::from(CreateDebateReply { debate_id: id }))
 }
 
 pub(super) fn contribute(
@@ -63,7 +59,7 @@ pub(super) fn contribute(
     client_id: &str,
     request_id: u64,
     sub: &ContributionSubmission,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let authorship = crate::authorship::check(
         sub,
         state.contributors.get(&sub.author),
@@ -163,7 +159,7 @@ pub(super) fn contribute(
         crate::features::finality::on_appeal_filed(state, &sub.debate_id, &appeal_id, at);
     }
     let opened = open_pending(state, ctx, &sub.debate_id);
-    Ok(to_value(&ContributeReply {
+    Ok(Reply::from(ContributeReply {
         debate_id: sub.debate_id.clone(),
         created,
         opened,
@@ -232,7 +228,7 @@ pub(super) fn ask_panel(
     state: &mut State,
     ctx: &ApplyCtx,
     req: &PanelRequest,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     crate::features::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
     if let crucible::motion::Question::AdvancePhase { from } = &req.question
         && from == crucible::document::phase::ADJUDICATION
@@ -269,7 +265,7 @@ pub(super) fn ask_panel(
         .motions
         .get(&id)
         .and_then(|m| m.precedent.as_ref().map(|p| p.motion_id.clone()));
-    Ok(to_value(&AskPanelReply {
+    Ok(Reply::from(AskPanelReply {
         debate_id: req.debate_id.clone(),
         motion_id: id,
         opened,
@@ -458,7 +454,7 @@ pub(super) fn reissue_verdict(
     ctx: &ApplyCtx,
     debate_id: &str,
     author: &str,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     crate::features::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Verdicts)?;
     let checked = state.rules >= crate::rules::CHECKED_ADVANCES;
     let rec = debate_mut(state, debate_id)?;
@@ -467,7 +463,7 @@ pub(super) fn reissue_verdict(
     }
     let n = rec.reissue_verdict(ctx.time_ms, author);
     let opened = open_pending(state, ctx, debate_id);
-    Ok(to_value(&ReissueVerdictReply {
+    Ok(Reply::from(ReissueVerdictReply {
         debate_id: debate_id.to_owned(),
         verdict: n,
         opened,
@@ -485,7 +481,11 @@ pub(super) mod tests {
         SigningKey::from_bytes(&[i; 32])
     }
 
-    pub(in crate::apply) fn write(state: &mut State, n: u64, command: ClientCommand) -> ItemReply {
+    pub(in crate::apply) fn write(
+        state: &mut State,
+        n: u64,
+        command: ClientCommand,
+    ) -> ItemReply<crate::reply::Reply> {
         crate::apply::write_one(state, n, command.into())
     }
 
@@ -626,11 +626,12 @@ pub(super) mod tests {
         s
     }
 
-    fn seats_of(s: &State, reply: &ItemReply) -> Vec<String> {
+    fn seats_of(s: &State, reply: &ItemReply<crate::reply::Reply>) -> Vec<String> {
         let ItemReply::Applied(v) = reply else {
             panic!("refused: {reply:?}")
         };
-        let id = v["motion_id"].as_str().expect("motion id");
+        let json = v.to_json();
+        let id = json["motion_id"].as_str().expect("motion id");
         s.motions
             .get(id)
             .expect("motion")
@@ -688,7 +689,7 @@ pub(super) mod tests {
         assert_eq!(rec.exhausted.get(&q.key()), Some(&reason));
     }
 
-    fn ask_advance(s: &mut State, n: u64, from: &str) -> ItemReply {
+    fn ask_advance(s: &mut State, n: u64, from: &str) -> ItemReply<crate::reply::Reply> {
         let req: PanelRequest = serde_json::from_value(json!({
             "debate_id": "deb_1", "author": "x",
             "question": {"kind": "advance-phase", "from": from},
@@ -815,7 +816,7 @@ pub(super) mod tests {
         let ItemReply::Applied(v) = &r else {
             panic!("{r:?}")
         };
-        let motion_id = v["motion_id"].as_str().expect("id").to_owned();
+        let motion_id = v.to_json()["motion_id"].as_str().expect("id").to_owned();
         let m = s.motions.get(&motion_id).expect("motion").clone();
         // The prerequisite stops holding while the panel deliberates.
         s.debates
@@ -868,7 +869,7 @@ pub(super) mod tests {
         n: u64,
         time_ms: u64,
         side: &str,
-    ) -> Value {
+    ) -> serde_json::Value {
         let rec = s.debates.get_mut("deb_1").expect("debate");
         rec.reissue_verdict(time_ms, "x");
         rec.debate.phase = "closed".into();
@@ -878,7 +879,7 @@ pub(super) mod tests {
         }))
         .expect("appeal");
         match write(s, n, ClientCommand::Contribute(appeal)) {
-            ItemReply::Applied(v) => v,
+            ItemReply::Applied(v) => v.to_json(),
             r => panic!("{r:?}"),
         }
     }
@@ -889,7 +890,7 @@ pub(super) mod tests {
         let ItemReply::Applied(v) = &r else {
             panic!("{r:?}")
         };
-        v["motion_id"].as_str().expect("id").to_owned()
+        v.to_json()["motion_id"].as_str().expect("id").to_owned()
     }
 
     /// Every seat of `motion_id` answers (`yes` per seat index); the outcome's reply.
@@ -898,7 +899,7 @@ pub(super) mod tests {
         n: u64,
         motion_id: &str,
         yes: impl Fn(usize) -> bool,
-    ) -> ItemReply {
+    ) -> ItemReply<crate::reply::Reply> {
         let m = s.motions.get(motion_id).expect("motion").clone();
         let reveals: Vec<crate::rules::hex_bytes::RevealBytes> = m
             .seats
@@ -1096,7 +1097,7 @@ pub(super) mod tests {
         let ItemReply::Applied(v) = &r else {
             panic!("{r:?}")
         };
-        let conclude = v["motion_id"].as_str().expect("id").to_owned();
+        let conclude = v.to_json()["motion_id"].as_str().expect("id").to_owned();
         assert!(matches!(
             decide(&mut s, 110, &conclude, |_| true),
             ItemReply::Applied(_)

@@ -2,22 +2,21 @@
 //! (crate::features::charter_rules for the rules it brings).
 
 use panel_federation::Charter;
-use serde_json::Value;
 
 use crate::apply::error::ApplyError;
 use crate::command::OrganisationAdmission;
 use crate::features::charter_rules::CharterRuleError;
 use crate::model::State;
 use crate::reply::{
-    AdmitOrganisationReply, AdoptCharterReply, RegisterContributorReply, RotateMotionKeyReply,
-    to_value,
+    AdmitOrganisationReply, AdoptCharterReply, RegisterContributorReply, Reply,
+    RotateMotionKeyReply,
 };
 
 pub(super) fn register_contributor(
     state: &mut State,
     ctx: &crate::model::ApplyCtx,
     reg: &crate::command::ContributorRegistration,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     if reg.name.trim().is_empty() {
         return Err(ApplyError::Empty { field: "name" });
     }
@@ -38,7 +37,7 @@ pub(super) fn register_contributor(
         .appeal_credits
         .contributor_organisations
         .insert(reg.name.clone(), reg.organisation.clone());
-    Ok(to_value(&RegisterContributorReply {
+    Ok(Reply::from(RegisterContributorReply {
         contributor: reg.name.clone(),
         organisation: reg.organisation.clone(),
     }))
@@ -47,10 +46,10 @@ pub(super) fn register_contributor(
 pub(super) fn admit_organisation(
     state: &mut State,
     adm: &OrganisationAdmission,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     crate::features::charter_rules::check_admission(state, adm)?;
     state.admitted_organisations.push(adm.organisation.clone());
-    Ok(to_value(&AdmitOrganisationReply {
+    Ok(Reply::from(AdmitOrganisationReply {
         organisation: adm.organisation.name.clone(),
         endorsed_by: adm.endorsements.iter().map(|e| e.by.clone()).collect(),
     }))
@@ -63,7 +62,7 @@ pub(super) fn rotate_motion_key(
     state: &mut State,
     ctx: &crate::apply::ApplyCtx,
     rot: &crate::command::MotionKeyRotation,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let from = crate::features::charter_rules::current_motion_key(state);
     let to = crate::features::charter_rules::check_rotation(state, rot)?;
     state.motion_keys.push(crate::model::MotionKeyChange {
@@ -71,7 +70,7 @@ pub(super) fn rotate_motion_key(
         key: hex::encode(to.as_bytes()),
         log_index: ctx.log_index,
     });
-    Ok(to_value(&RotateMotionKeyReply {
+    Ok(Reply::from(RotateMotionKeyReply {
         seq: rot.seq,
         from: from.map(|k| hex::encode(k.as_bytes())),
         to: hex::encode(to.as_bytes()),
@@ -85,11 +84,11 @@ pub(super) fn authorise_membership(
     state: &mut State,
     ctx: &crate::apply::ApplyCtx,
     auth: &crate::command::MembershipAuthorisation,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let endorsed_by = crate::features::membership::check_membership(state, auth)
         .map_err(crate::features::charter_rules::CharterRuleError::from)?;
     let change = crate::features::membership::record(state, auth, endorsed_by, ctx.log_index);
-    Ok(to_value(&change))
+    Ok(Reply::from(change))
 }
 
 /// `SetBreaker`: a checked order pauses or lifts its scopes; lifting new motions opens
@@ -98,7 +97,7 @@ pub(super) fn set_breaker(
     state: &mut State,
     ctx: &crate::apply::ApplyCtx,
     order: &crate::log::breaker_order::BreakerOrder,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let endorsed_by = crate::features::breakers::check(state, order)?;
     crate::features::breakers::record(
         state,
@@ -121,7 +120,7 @@ pub(super) fn set_breaker(
             opened.extend(super::runs::open_pending(state, ctx, &id));
         }
     }
-    Ok(to_value(&crate::reply::BreakerReply {
+    Ok(Reply::from(crate::reply::BreakerReply {
         seq: order.seq,
         pause: order.pause,
         scopes: order.scopes.clone(),
@@ -131,7 +130,7 @@ pub(super) fn set_breaker(
     }))
 }
 
-pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Value, ApplyError> {
+pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Reply, ApplyError> {
     if state.charter.is_some() {
         return Err(CharterRuleError::AlreadyChartered.into());
     }
@@ -144,7 +143,7 @@ pub(super) fn adopt_charter(state: &mut State, charter: &Charter) -> Result<Valu
     charter.check().map_err(CharterRuleError::Invalid)?;
     let digest = charter.digest().map_err(CharterRuleError::Invalid)?;
     state.charter = Some(charter.clone());
-    Ok(to_value(&AdoptCharterReply {
+    Ok(Reply::from(AdoptCharterReply {
         charter: hex::encode(digest),
         organisations: charter
             .organisations
@@ -165,7 +164,7 @@ mod tests {
     use crate::rules::acceptance::{Policy, Stance};
     use panel_proto::SigningKey;
 
-    fn write(state: &mut State, n: u64, command: Command) -> ItemReply {
+    fn write(state: &mut State, n: u64, command: Command) -> ItemReply<crate::reply::Reply> {
         crate::apply::write_one(state, n, command)
     }
 
@@ -179,7 +178,7 @@ mod tests {
         s
     }
 
-    fn code(r: &ItemReply) -> (String, String) {
+    fn code(r: &ItemReply<crate::reply::Reply>) -> (String, String) {
         match r {
             ItemReply::Refused { code, message } => (code.to_string(), message.clone()),
             ItemReply::Applied(v) => panic!("applied: {v}"),
@@ -639,7 +638,10 @@ mod tests {
         let ItemReply::Applied(v) = write(&mut s, 20, ok.clone()) else {
             panic!("the endorsed rotation is refused");
         };
-        assert_eq!(v["to"], hex::encode(new.verifying_key().to_bytes()));
+        assert_eq!(
+            v.to_json()["to"],
+            hex::encode(new.verifying_key().to_bytes())
+        );
         assert_eq!(
             crate::features::charter_rules::current_motion_key(&s),
             Some(new.verifying_key())

@@ -134,7 +134,7 @@ fn each_round_doubles_the_deposit_and_a_broke_organisation_waits_for_its_refill(
     // Six whole days of batch time later north holds 8 (capped) and round 3 is paid.
     tick(&mut s, 80 + 6 * DAY);
     let v = match write(&mut s, 81 + 6 * DAY, ClientCommand::Contribute(appeal)) {
-        ItemReply::Applied(v) => v,
+        ItemReply::Applied(v) => v.to_json(),
         r => panic!("{r:?}"),
     };
     let c = charge_of(&v);

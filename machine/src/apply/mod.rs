@@ -27,16 +27,12 @@ mod sample_appeals_tests;
 pub use crate::model::ApplyCtx;
 pub use error::{ApplyError, RevocationError, RotationError, RoundError, UNDECLARED_NAMED};
 
-use serde_json::Value;
-
-use crate::command::{
-    Batch, BatchReply, ClientCommand, Command, InternalCommand, ItemOutcome, ItemReply, TestCommand,
-};
+use crate::command::{Batch, ClientCommand, Command, InternalCommand, ItemReply, TestCommand};
 use crate::features::limits;
 use crate::model::record_entry::{LeafError, encode_command};
 use crate::model::reply_table::Horizon;
 use crate::model::{RecordEntry, State, StoredReply};
-use crate::reply::to_value;
+use crate::reply::{BatchReply, ItemOutcome, Reply};
 use panel_proto::VerifiedMemo;
 
 /// Commands that go on the record: not the test notes, and not the checkpoints' own
@@ -144,7 +140,7 @@ pub fn apply_batch(
         let key = (!item.client_id.is_empty()).then(|| dedup_key(item, batch.limits.as_ref()));
         if let Some(stored) = key.as_deref().and_then(|k| state.requests.get(k, horizon)) {
             items.push(ItemOutcome {
-                reply: stored.reply.reply(),
+                reply: stored.reply.reply().into_typed(),
                 duplicate: true,
                 log_index: stored.log_index,
             });
@@ -185,7 +181,7 @@ pub fn apply_batch(
         let result = checked
             .and_then(|()| apply(state, &ctx, &item.client_id, item.request_id, &item.command));
         let over_limit = matches!(result, Err(ApplyError::Limit(_)));
-        let reply = match result {
+        let reply: ItemReply<Reply> = match result {
             Ok(v) => ItemReply::Applied(v),
             Err(e) => ItemReply::Refused {
                 code: e.code(),
@@ -205,7 +201,7 @@ pub fn apply_batch(
                 client_id: item.client_id.clone(),
                 request_id: item.request_id,
                 command: item.command.clone(),
-                reply: reply.clone(),
+                reply: reply.to_recorded(),
                 rules: (state.rules > 0).then_some(state.rules),
             };
             state.tree.append(&entry.leaf_bytes_with(command_json));
@@ -282,7 +278,7 @@ pub fn apply(
     client_id: &str,
     request_id: u64,
     command: &Command,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     match command {
         Command::Client(c) => apply_client(state, ctx, client_id, request_id, c),
         Command::Internal(InternalCommand::RecordOutcome(sub)) => {
@@ -299,22 +295,22 @@ pub fn apply(
                 crate::features::exam_sitting::submit(
                     state, at, arbiter_id, *sitting, reveals, motions, ctx.memo,
                 )
-                .map(|r| to_value(&r))
+                .map(Reply::from)
                 .map_err(ApplyError::from)
             } else {
                 arbiters::submit_exam(state, ctx, arbiter_id, reveals, motions)
             }
         }
-        Command::Internal(InternalCommand::SealExamPool(sealed)) => Ok(to_value(
-            &crate::features::exam_sitting::seal(state, ctx.log_index, sealed)?,
+        Command::Internal(InternalCommand::SealExamPool(sealed)) => Ok(Reply::from(
+            crate::features::exam_sitting::seal(state, ctx.log_index, sealed)?,
         )),
-        Command::Internal(InternalCommand::RevealExamKey(k)) => Ok(to_value(
-            &crate::features::exam_sitting::reveal(state, (ctx.log_index, ctx.time_ms), k)?,
+        Command::Internal(InternalCommand::RevealExamKey(k)) => Ok(Reply::from(
+            crate::features::exam_sitting::reveal(state, (ctx.log_index, ctx.time_ms), k)?,
         )),
         Command::Internal(InternalCommand::CloseExamSitting(c)) => {
             let closed = crate::features::org_pools::close(state, ctx.log_index, c)
                 .map_err(crate::features::exam_sitting::SittingError::from)?;
-            Ok(to_value(&closed))
+            Ok(Reply::from(closed))
         }
         Command::Internal(InternalCommand::AdoptCharter(charter)) => {
             federation::adopt_charter(state, charter)
@@ -326,15 +322,15 @@ pub fn apply(
             motions::close_motion(state, ctx, motion_id)
         }
         Command::Internal(InternalCommand::IssueCheckpoint) => {
-            Ok(to_value(&crate::reply::IssueCheckpointReply {
+            Ok(Reply::from(crate::reply::IssueCheckpointReply {
                 issued: crate::features::checkpoints::issue(state, ctx.time_ms),
             }))
         }
         Command::Internal(InternalCommand::SeatMotion(seating)) => {
             motion_open::seat_motion(state, seating)
         }
-        Command::Internal(InternalCommand::AddCosignatures(cos)) => Ok(to_value(
-            &crate::features::checkpoints::add_cosignatures(state, cos)?,
+        Command::Internal(InternalCommand::AddCosignatures(cos)) => Ok(Reply::from(
+            crate::features::checkpoints::add_cosignatures(state, cos)?,
         )),
         Command::Test(c) => apply_test(state, ctx, client_id, request_id, c),
     }
@@ -346,13 +342,13 @@ fn apply_client(
     client_id: &str,
     request_id: u64,
     command: &ClientCommand,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     match command {
         ClientCommand::RegisterArbiter(reg) => arbiters::register(state, ctx, reg),
         ClientCommand::RevokeKey { revocation } => arbiters::revoke_key(state, ctx, revocation),
         ClientCommand::RotateKey { rotation } => arbiters::rotate_key(state, ctx, rotation),
         ClientCommand::CheckPriors => {
-            arbiters::check_priors(state, (ctx.log_index, ctx.time_ms)).map(|r| to_value(&r))
+            arbiters::check_priors(state, (ctx.log_index, ctx.time_ms)).map(Reply::from)
         }
         ClientCommand::AdmitOrganisation(adm) => federation::admit_organisation(state, adm),
         ClientCommand::RegisterContributor(reg) => {
@@ -377,9 +373,9 @@ fn apply_client(
         ClientCommand::DeclareStance(d) => arbiters::declare_stance(state, ctx, d),
         ClientCommand::AuthoriseMembership(m) => federation::authorise_membership(state, ctx, m),
         ClientCommand::SetBreaker(order) => federation::set_breaker(state, ctx, order),
-        ClientCommand::LastWord(d) => {
-            Ok(to_value(&crate::features::last_word::apply(state, ctx, d)?))
-        }
+        ClientCommand::LastWord(d) => Ok(Reply::from(crate::features::last_word::apply(
+            state, ctx, d,
+        )?)),
     }
 }
 
@@ -389,7 +385,7 @@ fn apply_test(
     client_id: &str,
     request_id: u64,
     command: &TestCommand,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     match command {
         TestCommand::Put { key, value } => notes::put(state, key, value),
         TestCommand::Note { topic, text } => {
@@ -408,7 +404,11 @@ fn apply_test(
 /// Applies one command as its own batch (client id `t`, request id, time and seed from
 /// `n`) and returns its reply: the unit tests' way of writing.
 #[cfg(test)]
-pub(crate) fn write_one(state: &mut State, n: u64, command: Command) -> ItemReply {
+pub(crate) fn write_one(
+    state: &mut State,
+    n: u64,
+    command: Command,
+) -> ItemReply<crate::reply::Reply> {
     let batch = Batch {
         time_ms: 1_000 + n,
         seed: n,
@@ -800,7 +800,7 @@ mod tests {
         let ItemReply::Applied(v) = &r.items[0].reply else {
             panic!("{r:?}")
         };
-        assert!(v["verdict"]["Accepted"].is_object(), "{v}");
+        assert!(v.decided().is_some_and(|d| d.verdict.is_accepted()), "{v}");
         // Counting the same rulings again is refused.
         let r = apply_batch(
             &mut s,
@@ -877,8 +877,8 @@ mod tests {
         let ItemReply::Applied(v) = &r.items[0].reply else {
             panic!("{r:?}")
         };
-        assert!(v["verdict"]["Accepted"].is_object(), "{v}");
-        assert_eq!(v["motion_digest"], hex::encode(d));
+        assert!(v.decided().is_some_and(|d| d.verdict.is_accepted()), "{v}");
+        assert_eq!(v.to_json()["motion_digest"], hex::encode(d));
     }
 
     #[test]
@@ -1076,7 +1076,7 @@ mod tests {
         let ItemReply::Applied(v) = &r.items[0].reply else {
             panic!("{r:?}")
         };
-        assert!(v["verdict"]["Deadlocked"].is_object(), "{v}");
+        assert!(v.decided().is_some_and(|d| !d.verdict.is_accepted()), "{v}");
         assert_eq!(s.motions.get("m1").unwrap().rulings.len(), 3);
     }
 

@@ -2,14 +2,12 @@
 //! panel draw"), and whether a panel could be seated now. Below the closing half
 //! (`motions`), which the debate and run commands that open motions never call.
 
-use serde_json::Value;
-
 use crate::apply::error::{ApplyError, non_empty};
 use crate::command::MotionSpec;
 use crate::features::beacon::{BeaconError, Seating};
 use crate::model::ApplyCtx;
 use crate::model::{Motion, MotionStatus, State};
-use crate::reply::{OpenMotionReply, to_value};
+use crate::reply::{OpenMotionReply, Reply};
 use crate::rules::acceptance::Seat;
 use crate::rules::draw::{self, Candidate, DrawSpec};
 
@@ -17,7 +15,7 @@ pub(super) fn open_motion(
     state: &mut State,
     ctx: &ApplyCtx,
     spec: &MotionSpec,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     non_empty("motion_id", &spec.motion_id)?;
     non_empty("debate_id", &spec.debate_id)?;
     if spec.state_hash.len() != 64 || hex::decode(&spec.state_hash).is_err() {
@@ -47,7 +45,7 @@ pub(super) fn open_motion(
         }
         (seats, draw_seed, None)
     };
-    let reply = to_value(&OpenMotionReply {
+    let reply = Reply::from(OpenMotionReply {
         motion_id: spec.motion_id.clone(),
         seats: seats.clone(),
         draw_seed,
@@ -80,7 +78,7 @@ pub(super) fn open_motion(
 
 /// `SeatMotion`: draws an unseated motion's panel from the beacon shares (`beacon.rs`),
 /// over the pool as it stands now.
-pub(super) fn seat_motion(state: &mut State, seating: &Seating) -> Result<Value, ApplyError> {
+pub(super) fn seat_motion(state: &mut State, seating: &Seating) -> Result<Reply, ApplyError> {
     let awaiting = || BeaconError::NotAwaiting(seating.motion_id.clone());
     let motion = state.motions.get(&seating.motion_id).ok_or_else(awaiting)?;
     let draw = match (&motion.status, &motion.beacon) {
@@ -114,7 +112,7 @@ pub(super) fn seat_motion(state: &mut State, seating: &Seating) -> Result<Value,
             ..draw
         });
     }
-    Ok(to_value(&OpenMotionReply {
+    Ok(Reply::from(OpenMotionReply {
         motion_id: seating.motion_id.clone(),
         seats,
         draw_seed: seed,
@@ -129,7 +127,7 @@ pub(super) fn open_widened(
     ctx: &ApplyCtx,
     spec: &MotionSpec,
     base_seats: usize,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     open_laddered(state, ctx, spec, &[base_seats])
 }
 
@@ -141,7 +139,7 @@ pub(super) fn open_laddered(
     ctx: &ApplyCtx,
     spec: &MotionSpec,
     fallbacks: &[usize],
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let mut result = open_motion(state, ctx, spec);
     for &seats in fallbacks {
         if result.is_ok() {

@@ -11,7 +11,6 @@ use ed25519_dalek::VerifyingKey;
 use panel_proto::pb;
 use panel_proto::round::{Phase, Window};
 use prost::Message;
-use serde_json::Value;
 
 use super::debates::open_pending;
 use crate::apply::error::{ApplyError, RoundError};
@@ -21,8 +20,8 @@ use crate::model::{
     Absent, Motion, MotionRound, MotionStatus, SeatCommitment, State, StoredReveal,
 };
 use crate::reply::{
-    CloseReply, CommitmentsReply, Decided, EquivocationReply, OutcomeReply, RevealReply,
-    ScheduledPriorCheck, Settled, SubmitRevealReply, to_value,
+    CloseReply, CommitmentsReply, Decided, EquivocationReply, OutcomeReply, Reply, RevealReply,
+    ScheduledPriorCheck, Settled, SubmitRevealReply,
 };
 use crate::rules::acceptance::{self, Acceptance};
 use crate::rules::ruling::{self, Binding, RulingError, WireRuling};
@@ -50,7 +49,7 @@ pub(super) fn record_outcome(
     state: &mut State,
     ctx: &ApplyCtx,
     sub: &OutcomeSubmission,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let motion = open_motion_ref(state, &sub.motion_id)?;
     refuse_paused_close(state, motion)?;
     let state_hash = hex::decode(&motion.spec.state_hash)
@@ -176,7 +175,7 @@ pub(super) fn record_outcome(
         0,
         (ctx.log_index, ctx.time_ms),
     );
-    Ok(to_value(&OutcomeReply {
+    Ok(Reply::from(OutcomeReply {
         decided,
         motion_digest: motion_digest.map(hex::encode),
     }))
@@ -411,7 +410,7 @@ pub(super) fn log_commitments(
     state: &mut State,
     ctx: &ApplyCtx,
     log: &CommitmentLog,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let motion = open_motion_ref(state, &log.motion_id)?;
     if let Some(r) = &motion.round {
         return Err(RoundError::AlreadyLogged {
@@ -503,7 +502,7 @@ pub(super) fn log_commitments(
         .map(|s| s.arbiter_id.as_str())
         .filter(|id| !commitments.contains_key(*id))
         .collect();
-    let reply = to_value(&CommitmentsReply {
+    let reply = Reply::from(CommitmentsReply {
         motion_id: log.motion_id.clone(),
         motion_digest: hex::encode(digest),
         signer_key: hex::encode(&signed.signer_key),
@@ -541,7 +540,7 @@ pub(super) fn submit_reveal(
     client_id: &str,
     motion_id: &str,
     wire: &RevealBytes,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let motion = open_motion_ref(state, motion_id)?;
     let round = motion
         .round
@@ -636,7 +635,7 @@ pub(super) fn submit_reveal(
         {
             s.equivocation = Some(WireRuling::encode(&sr));
         }
-        return Ok(to_value(&reply));
+        return Ok(Reply::from(reply));
     }
     let commitment = pb::Commitment::decode(
         &*seat
@@ -658,7 +657,7 @@ pub(super) fn submit_reveal(
         .filter(|(id, s)| s.reveal.is_none() && **id != arbiter_id)
         .map(|(id, _)| id)
         .collect();
-    let reply = to_value(&SubmitRevealReply::Revealed(RevealReply {
+    let reply = Reply::from(SubmitRevealReply::Revealed(RevealReply {
         motion_id: motion_id.to_owned(),
         arbiter_id: arbiter_id.clone(),
         counted: checked.revealed.is_some(),
@@ -717,7 +716,7 @@ pub(super) fn close_motion(
     state: &mut State,
     ctx: &ApplyCtx,
     motion_id: &str,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let motion = open_motion_ref(state, motion_id)?;
     refuse_paused_close(state, motion)?;
     let round = motion
@@ -825,7 +824,7 @@ pub(super) fn close_motion(
         refused as u32,
         (ctx.log_index, ctx.time_ms),
     );
-    Ok(to_value(&CloseReply {
+    Ok(Reply::from(CloseReply {
         decided,
         motion_digest: digest,
         revealed: counted_from,
@@ -863,10 +862,11 @@ mod tests {
 
     use crate::apply::apply_batch;
     use crate::command::{
-        ArbiterRegistration, Batch, BatchReply, ClientCommand, Command, CommitmentLog,
-        InternalCommand, Item, ItemReply, MotionSpec, OutcomeSubmission, TestCommand,
+        ArbiterRegistration, Batch, ClientCommand, Command, CommitmentLog, InternalCommand, Item,
+        ItemReply, MotionSpec, OutcomeSubmission, TestCommand,
     };
     use crate::model::{MotionStatus, State};
+    use crate::reply::BatchReply;
     use crate::rules::acceptance::{Decision, MotionKind, Stance};
     use crate::rules::hex_bytes::{CommitmentBytes, RevealBytes};
     use crate::rules::ruling::{self, Binding};
@@ -1066,7 +1066,7 @@ mod tests {
 
     fn applied(r: &BatchReply) -> serde_json::Value {
         match &r.items[0].reply {
-            ItemReply::Applied(v) => v.clone(),
+            ItemReply::Applied(v) => v.to_json(),
             other => panic!("expected it applied, got {other:?}"),
         }
     }

@@ -1,18 +1,16 @@
 //! Test commands (`Put`, `Note`): a key-value table and per-topic notes that the
 //! exactly-once and fault tests count. Not on the record.
 
-use serde_json::Value;
-
 use crate::apply::error::{ApplyError, non_empty};
 use crate::model::ApplyCtx;
 use crate::model::{NoteRecord, State};
-use crate::reply::{NoteReply, PutReply, to_value};
+use crate::reply::{NoteReply, PutReply, Reply};
 
-pub(super) fn put(state: &mut State, key: &str, value: &str) -> Result<Value, ApplyError> {
+pub(super) fn put(state: &mut State, key: &str, value: &str) -> Result<Reply, ApplyError> {
     non_empty("key", key)?;
     let previous = state.kv.get(key).cloned();
     state.kv.insert(key.to_owned(), value.to_owned());
-    Ok(to_value(&PutReply { previous }))
+    Ok(Reply::from(PutReply { previous }))
 }
 
 pub(super) fn note(
@@ -22,7 +20,7 @@ pub(super) fn note(
     request_id: u64,
     topic: &str,
     text: &str,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     non_empty("topic", topic)?;
     let record = NoteRecord {
         text: text.to_owned(),
@@ -41,5 +39,5 @@ pub(super) fn note(
             1
         }
     };
-    Ok(to_value(&NoteReply { count }))
+    Ok(Reply::from(NoteReply { count }))
 }

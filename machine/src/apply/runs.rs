@@ -4,13 +4,12 @@
 //! Each may open motions for the questions the run then asks.
 
 use panel_procedures::{PanelQuestion, Run, StartContext};
-use serde_json::Value;
 
 use crate::apply::error::{ApplyError, non_empty};
 use crate::command::MotionSpec;
 use crate::model::ApplyCtx;
 use crate::model::{Motion, State};
-use crate::reply::{RunInputReply, RunSettledReply, StartRunReply, to_value};
+use crate::reply::{Reply, RunInputReply, RunSettledReply, StartRunReply};
 use crate::rules::acceptance::Acceptance;
 use crate::rules::ruling::WireRuling;
 use crate::runs::{self, RulingView, RunInputSubmission, RunMotion, RunRecord, RunRequest};
@@ -32,7 +31,7 @@ pub(super) fn start_run(
     client_id: &str,
     request_id: u64,
     req: &RunRequest,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     non_empty("convener", &req.convener)?;
     crate::features::breakers::refuse_if_paused(state, crate::log::breaker_order::Scope::Motions)?;
     crate::features::run_convener::check(state, req, client_id, request_id, ctx.memo)?;
@@ -101,7 +100,7 @@ pub(super) fn start_run(
         },
     );
     let opened = open_pending(state, ctx, &run_id);
-    Ok(to_value(&StartRunReply {
+    Ok(Reply::from(StartRunReply {
         run_id,
         kind,
         opened,
@@ -114,7 +113,7 @@ pub(super) fn submit_input(
     client_id: &str,
     request_id: u64,
     sub: &RunInputSubmission,
-) -> Result<Value, ApplyError> {
+) -> Result<Reply, ApplyError> {
     let rec = run_mut(state, &sub.run_id)?;
     crate::features::run_roles::check_input(&rec.role_keys, sub, client_id, request_id, ctx.memo)?;
     // A refused input leaves the run as it was: submit on a copy, keep it only if taken.
@@ -122,7 +121,7 @@ pub(super) fn submit_input(
     run.submit(sub.input.clone())?;
     rec.run = run;
     let opened = open_pending(state, ctx, &sub.run_id);
-    Ok(to_value(&RunInputReply {
+    Ok(Reply::from(RunInputReply {
         run_id: sub.run_id.clone(),
         opened,
     }))

@@ -88,16 +88,16 @@ fn appeal(random_sample: bool) -> ContributionSubmission {
 }
 
 /// Closes deb_1 and files the appeal at request `n`; the reply.
-fn file(s: &mut State, n: u64, random_sample: bool) -> ItemReply {
+fn file(s: &mut State, n: u64, random_sample: bool) -> ItemReply<crate::reply::Reply> {
     let rec = s.debates.get_mut("deb_1").expect("debate");
     rec.reissue_verdict(1_070, "x");
     rec.debate.phase = "closed".into();
     write(s, n, ClientCommand::Contribute(appeal(random_sample)))
 }
 
-fn applied(r: ItemReply) -> Value {
+fn applied(r: ItemReply<crate::reply::Reply>) -> Value {
     match r {
-        ItemReply::Applied(v) => v,
+        ItemReply::Applied(v) => v.to_json(),
         r => panic!("{r:?}"),
     }
 }

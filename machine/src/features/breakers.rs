@@ -333,7 +333,7 @@ mod tests {
     use crate::features::charter_rules::tests::{charter, org_key};
     use crate::log::endorsement::Endorsement;
 
-    fn write(s: &mut State, n: u64, c: ClientCommand) -> ItemReply {
+    fn write(s: &mut State, n: u64, c: ClientCommand) -> ItemReply<crate::reply::Reply> {
         crate::apply::write_one(s, n, c.into())
     }
 
@@ -374,7 +374,7 @@ mod tests {
         o
     }
 
-    fn refused(r: &ItemReply, code: &str, needles: &[&str]) {
+    fn refused(r: &ItemReply<crate::reply::Reply>, code: &str, needles: &[&str]) {
         let ItemReply::Refused { code: c, message } = r else {
             panic!("applied: {r:?}")
         };
@@ -384,7 +384,7 @@ mod tests {
         }
     }
 
-    fn ask(s: &mut State, n: u64) -> ItemReply {
+    fn ask(s: &mut State, n: u64) -> ItemReply<crate::reply::Reply> {
         let req = serde_json::from_value(serde_json::json!({
             "debate_id": "deb_1", "author": "x",
             "question": {"kind": "advance-phase", "from": "framing"},

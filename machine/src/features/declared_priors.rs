@@ -285,13 +285,17 @@ mod tests {
         SigningKey::from_bytes(&[i as u8 + 1; 32])
     }
 
-    fn write(state: &mut State, n: u64, command: impl Into<Command>) -> ItemReply {
+    fn write(
+        state: &mut State,
+        n: u64,
+        command: impl Into<Command>,
+    ) -> ItemReply<crate::reply::Reply> {
         crate::apply::write_one(state, n, command.into())
     }
 
-    fn applied(r: &ItemReply) -> &serde_json::Value {
+    fn applied(r: &ItemReply<crate::reply::Reply>) -> serde_json::Value {
         match r {
-            ItemReply::Applied(v) => v,
+            ItemReply::Applied(v) => v.to_json(),
             other => panic!("refused: {other:?}"),
         }
     }
@@ -338,11 +342,11 @@ mod tests {
         sign(&key(i), POOL[i], debate, stance, 700).expect("sign")
     }
 
-    fn declare(s: &mut State, n: u64, d: StanceDeclaration) -> ItemReply {
+    fn declare(s: &mut State, n: u64, d: StanceDeclaration) -> ItemReply<crate::reply::Reply> {
         write(s, n, ClientCommand::DeclareStance(d))
     }
 
-    fn refused(r: &ItemReply, needle: &str) {
+    fn refused(r: &ItemReply<crate::reply::Reply>, needle: &str) {
         assert!(
             matches!(r, ItemReply::Refused { code, message } if code == "declaration_refused" && message.contains(needle)),
             "{r:?}"
@@ -356,7 +360,7 @@ mod tests {
         id: &str,
         seats: usize,
         q: Option<Value>,
-    ) -> ItemReply {
+    ) -> ItemReply<crate::reply::Reply> {
         let spec = serde_json::from_value(json!({
             "motion_id": id, "debate_id": debate, "kind": "Merge", "state_hash": "ab".repeat(32),
             "seats": seats, "min_per_stance": 1, "contributors": [],

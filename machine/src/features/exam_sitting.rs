@@ -1064,7 +1064,7 @@ pub(crate) mod tests {
         n: u64,
         time_ms: u64,
         command: impl Into<Command>,
-    ) -> ItemReply {
+    ) -> ItemReply<crate::reply::Reply> {
         let batch = crate::command::Batch {
             time_ms,
             seed: n,
@@ -1082,14 +1082,14 @@ pub(crate) mod tests {
         r.items.into_iter().next().expect("one item").reply
     }
 
-    pub(crate) fn applied(r: ItemReply) -> serde_json::Value {
+    pub(crate) fn applied(r: ItemReply<crate::reply::Reply>) -> serde_json::Value {
         match r {
-            ItemReply::Applied(v) => v,
+            ItemReply::Applied(v) => v.to_json(),
             other => panic!("refused: {other:?}"),
         }
     }
 
-    pub(crate) fn refused(r: ItemReply, code: &str, needle: &str) {
+    pub(crate) fn refused(r: ItemReply<crate::reply::Reply>, code: &str, needle: &str) {
         match r {
             ItemReply::Refused { code: c, message } => {
                 assert_eq!(c, code, "{message}");
@@ -1274,7 +1274,7 @@ pub(crate) mod tests {
         id: &str,
         truth: &Exam,
         judge: Judge<'_>,
-    ) -> ItemReply {
+    ) -> ItemReply<crate::reply::Reply> {
         let c = sit(s, i, id, truth, judge);
         write(s, n, time_ms, c)
     }

@@ -50,6 +50,7 @@ pub use crate::log::limit_policy::{
 };
 pub use crate::model::limits_state::{Bucket, LimitsState};
 use crate::model::{MotionStatus, State};
+use crate::reply::Reply;
 
 /// The write kinds with a global bucket of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -536,7 +537,7 @@ pub fn keeps_reply(
     policy: &LimitPolicy,
     writer: &Writer,
     command: &Command,
-    reply: &ItemReply,
+    reply: &ItemReply<Reply>,
     over_limit: bool,
 ) -> bool {
     if policy.stored_replies.is_none() || !matches!(command, Command::Client(_)) {
@@ -692,7 +693,7 @@ pub fn charge(
     policy: &LimitPolicy,
     writer: &Writer,
     command: &Command,
-    reply: &ItemReply,
+    reply: &ItemReply<Reply>,
     now_ms: u64,
 ) {
     let Command::Client(c) = command else {
@@ -725,11 +726,11 @@ pub fn charge(
                 .or_default() += 1;
         }
         ClientCommand::AskPanel(_) => {
-            if let Some(m) = v.get("motion_id").and_then(|m| m.as_str()) {
+            if let Ok(asked) = v.get::<crate::reply::AskPanelReply>() {
                 l.asked
                     .entry(writer.identity.clone())
                     .or_default()
-                    .push(m.to_string());
+                    .push(asked.motion_id.clone());
             }
         }
         _ => {}
@@ -845,7 +846,12 @@ mod tests {
             }
         }
 
-        fn write(&mut self, time_ms: u64, w: Option<&Writer>, command: Command) -> ItemReply {
+        fn write(
+            &mut self,
+            time_ms: u64,
+            w: Option<&Writer>,
+            command: Command,
+        ) -> ItemReply<Reply> {
             let request_id = self.log_index + 1;
             self.write_ids(time_ms, w, "t", request_id, command).reply
         }
@@ -858,7 +864,7 @@ mod tests {
             client_id: &str,
             request_id: u64,
             command: Command,
-        ) -> crate::command::ItemOutcome {
+        ) -> crate::reply::ItemOutcome {
             self.log_index += 1;
             let batch = Batch {
                 time_ms,
@@ -892,7 +898,7 @@ mod tests {
         }
     }
 
-    fn refused(r: &ItemReply, code: &str, needle: &str) -> bool {
+    fn refused(r: &ItemReply<Reply>, code: &str, needle: &str) -> bool {
         matches!(r, ItemReply::Refused { code: c, message } if c == code && message.contains(needle))
     }
 
@@ -1151,7 +1157,7 @@ mod tests {
         assert_eq!(retry_secs(0, Rate::new(1, 6)), 10);
     }
 
-    fn applied(r: &ItemReply) -> bool {
+    fn applied(r: &ItemReply<crate::reply::Reply>) -> bool {
         matches!(r, ItemReply::Applied(_))
     }
 
@@ -1180,7 +1186,7 @@ mod tests {
         r: &mut Replica,
         flood: &Writer,
         honest: &Writer,
-    ) -> (u32, u32, Vec<ItemReply>) {
+    ) -> (u32, u32, Vec<ItemReply<crate::reply::Reply>>) {
         let (mut a, mut b, mut refusals) = (0, 0, Vec::new());
         for i in 0..60u64 {
             let reply = r.write(1_000 + 10 * i, Some(flood), debate(&format!("f{i}")));

@@ -385,7 +385,7 @@ mod tests {
         InternalCommand::SealExamPool(Box::new(sealed))
     }
 
-    fn sit_as(s: &mut State, n: u64, i: u8) -> crate::command::ItemReply {
+    fn sit_as(s: &mut State, n: u64, i: u8) -> crate::command::ItemReply<crate::reply::Reply> {
         let c = sit(s, i);
         write(s, n, T0, c)
     }

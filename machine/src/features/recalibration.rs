@@ -732,7 +732,7 @@ mod tests {
         }
     }
 
-    fn refused_exam(reply: ItemReply) -> String {
+    fn refused_exam(reply: ItemReply<crate::reply::Reply>) -> String {
         match reply {
             ItemReply::Refused { code, message } => {
                 assert_eq!(code, "exam_refused", "{message}");
@@ -843,7 +843,7 @@ mod tests {
         );
     }
 
-    fn open_raw(sim: &mut Sim, id: &str) -> ItemReply {
+    fn open_raw(sim: &mut Sim, id: &str) -> ItemReply<crate::reply::Reply> {
         sim.write(TestCommand::OpenMotion(cmd(json!({
             "motion_id": id, "debate_id": "raw", "kind": "Merge",
             "state_hash": "ab".repeat(32), "seats": 4, "min_per_stance": 2,
@@ -974,12 +974,12 @@ mod tests {
         sim.policy =
             Some(json!({"quorum": null, "min_net_support_per_side": 1, "prior_check_every": 4}));
         sim.worked_example(false, &|m: &Motion, _: &str| hinted(m, 0.8));
-        let checks: Vec<&Value> = sim
+        let checks: Vec<Value> = sim
             .state
             .record
             .iter()
             .filter_map(|e| match &e.reply {
-                ItemReply::Applied(v) => v.get("prior_check"),
+                ItemReply::Applied(v) => v.get("prior_check").cloned(),
                 _ => None,
             })
             .collect();

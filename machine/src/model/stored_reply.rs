@@ -23,7 +23,8 @@ pub struct StoredReply {
 pub struct ReplyText(Box<serde_json::value::RawValue>);
 
 impl ReplyText {
-    pub fn of(reply: &ItemReply) -> Self {
+    /// The text of a reply, typed or as JSON (both write the same text).
+    pub fn of<R: serde::Serialize>(reply: &ItemReply<R>) -> Self {
         use serde_json::value::{RawValue, to_raw_value};
         Self(to_raw_value(reply).unwrap_or_else(|_| RawValue::NULL.to_owned()))
     }

@@ -23,6 +23,7 @@ use crate::apply::{self, ApplyCtx};
 use crate::command::ItemReply;
 use crate::model::record_entry::LeafError;
 use crate::model::{MotionStatus, RecordEntry, State};
+use crate::rules::acceptance::Acceptance;
 use crate::rules::transparency::{Checkpoint, Log};
 
 /// Format tag of an exported record: v3 binds procedure runs' roles to keys.
@@ -335,21 +336,14 @@ pub fn first_difference(
 
 fn describe(reply: &ItemReply) -> String {
     match reply {
-        ItemReply::Applied(v) => {
-            let verdict = v.get("verdict").map(|v| {
-                if v.get("Accepted").is_some() {
-                    "accepted".to_string()
-                } else if let Some(d) = v.get("Deadlocked") {
-                    format!("deadlocked ({})", d.get("reasons").unwrap_or(&Value::Null))
-                } else {
-                    v.to_string()
-                }
-            });
-            match verdict {
-                Some(v) => format!("applied, outcome {v}"),
-                None => "applied".into(),
-            }
-        }
+        ItemReply::Applied(v) => match crate::reply::Decided::deserialize(v).map(|d| d.verdict) {
+            Ok(Acceptance::Accepted { .. }) => "applied, outcome accepted".into(),
+            Ok(Acceptance::Deadlocked(d)) => format!(
+                "applied, outcome deadlocked ({})",
+                serde_json::to_string(&d.reasons).unwrap_or_default()
+            ),
+            Err(_) => "applied".into(),
+        },
         ItemReply::Refused { code, message } => format!("refused ({code}): {message}"),
     }
 }
@@ -425,7 +419,7 @@ pub fn verify(bundle: &Bundle) -> Result<VerificationReport, Failure> {
             memo: &memo,
         };
         let replayed = match apply::apply(&mut st, &ctx, &e.client_id, e.request_id, &e.command) {
-            Ok(v) => ItemReply::Applied(v),
+            Ok(v) => ItemReply::Applied(v.to_json()),
             Err(err) => ItemReply::Refused {
                 code: err.code(),
                 message: err.to_string(),
@@ -433,14 +427,15 @@ pub fn verify(bundle: &Bundle) -> Result<VerificationReport, Failure> {
         };
         if replayed != e.reply {
             let reason = match (&e.reply, &replayed) {
-                (ItemReply::Applied(a), ItemReply::Applied(b)) => match first_difference("$", a, b)
-                {
-                    Some((path, why)) => format!(
-                        "the recorded result differs from re-applying it: {path} {why} ({})",
-                        describe(&replayed)
-                    ),
-                    None => "the recorded result differs from re-applying it".into(),
-                },
+                (ItemReply::Applied(a), ItemReply::Applied(b)) => {
+                    match first_difference("$", a, b) {
+                        Some((path, why)) => format!(
+                            "the recorded result differs from re-applying it: {path} {why} ({})",
+                            describe(&replayed)
+                        ),
+                        None => "the recorded result differs from re-applying it".into(),
+                    }
+                }
                 _ => format!(
                     "the record says {} but re-applying it is {}",
                     describe(&e.reply),

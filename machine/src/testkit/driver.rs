@@ -58,7 +58,7 @@ pub struct Driver {
     /// given number of the latest decided debate motions held (`motion_table`).
     retiring: Option<(Arc<MemoryArchive>, usize)>,
     /// Every entry's replies, in order.
-    pub replies: Vec<ItemReply>,
+    pub replies: Vec<ItemReply<crate::reply::Reply>>,
     /// The replicas' log keys that seal every round's motion (docs/WIRE.md "Motion
     /// seals"); empty: rounds carry no seals.
     pub sealers: Vec<panel_tlog::NoteSigner>,
@@ -170,14 +170,14 @@ impl Driver {
     }
 
     /// One command as one entry; its reply.
-    pub fn write(&mut self, command: impl Into<Command>) -> ItemReply {
+    pub fn write(&mut self, command: impl Into<Command>) -> ItemReply<crate::reply::Reply> {
         self.write_batch(vec![command.into()])
             .pop()
             .expect("apply_batch answers every item")
     }
 
     /// Several commands as one entry, in order; their replies.
-    pub fn write_batch(&mut self, commands: Vec<Command>) -> Vec<ItemReply> {
+    pub fn write_batch(&mut self, commands: Vec<Command>) -> Vec<ItemReply<crate::reply::Reply>> {
         let n = self.batches.len() as u64 + 1;
         let items = commands
             .into_iter()
@@ -211,7 +211,8 @@ impl Driver {
             archive.put(&retired);
             self.state.motions.forget(&retired);
         }
-        let replies: Vec<ItemReply> = r.items.into_iter().map(|o| o.reply).collect();
+        let replies: Vec<ItemReply<crate::reply::Reply>> =
+            r.items.into_iter().map(|o| o.reply).collect();
         self.replies.extend(replies.iter().cloned());
         replies
     }
@@ -234,7 +235,7 @@ impl Driver {
     #[track_caller]
     pub fn ok(&mut self, command: impl Into<Command>) -> Value {
         match self.write(command) {
-            ItemReply::Applied(v) => v,
+            ItemReply::Applied(v) => v.to_json(),
             other => panic!("refused: {other:?}"),
         }
     }
@@ -378,16 +379,16 @@ impl Driver {
 }
 
 /// The reply of an applied command, or the refusal as an error.
-pub fn applied(reply: ItemReply) -> Result<Value, KitError> {
+pub fn applied(reply: ItemReply<crate::reply::Reply>) -> Result<Value, KitError> {
     match reply {
-        ItemReply::Applied(v) => Ok(v),
+        ItemReply::Applied(v) => Ok(v.to_json()),
         ItemReply::Refused { code, message } => Err(KitError::Refused { code, message }),
     }
 }
 
 /// Asserts that `reply` is a refusal with `code` whose message names `needle`.
 #[track_caller]
-pub fn assert_refused(reply: ItemReply, code: &str, needle: &str) {
+pub fn assert_refused(reply: ItemReply<crate::reply::Reply>, code: &str, needle: &str) {
     match reply {
         ItemReply::Refused { code: got, message } => {
             assert_eq!(got, code, "{message}");

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use crucible::contribution::Contribution;
-use panel_coordinator::client::failover::{Failover, WriteOutcome};
+use panel_coordinator::client::failover::{Failover, WriteOutcome, decode_reply};
 use panel_coordinator::pb::coordinator::coordinator_client::CoordinatorClient;
 use panel_machine::debates::SubmissionHints;
 use panel_machine::read::query::MotionReply;
@@ -216,7 +216,7 @@ async fn submit(shared: &Shared, failover: &mut Failover, i: usize) -> Option<(u
         let submitted_ms = unix_ms();
         match failover.write(&command).await {
             Ok(WriteOutcome::Applied(v)) => {
-                return match serde_json::from_value::<ContributeReply>(v) {
+                return match decode_reply::<ContributeReply>("the contribution", v) {
                     Ok(r) if !r.opened.is_empty() => Some((submitted_ms, r.opened[0].clone())),
                     Ok(r) => {
                         shared

@@ -28,7 +28,6 @@ use panel_proto::pb::arbiter_node_client::ArbiterNodeClient;
 use panel_proto::round::{Clock, Round, RoundKind, Step, Window};
 use panel_proto::{motion_digest, sign_motion};
 use prost::Message;
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tonic::transport::Channel;
 use tracing::{Instrument, info, info_span, warn};

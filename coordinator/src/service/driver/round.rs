@@ -321,7 +321,7 @@ pub(super) async fn log_commitments(s: &Shared, c: Collected) -> Result<(), Driv
     match &out.reply {
         // Another leader's round may be logged already; the caller reads what is.
         ItemReply::Refused { code, message } => warn!(%code, "commitments refused: {message}"),
-        ItemReply::Applied(v) => match CommitmentsReply::deserialize(v) {
+        ItemReply::Applied(v) => match v.get::<CommitmentsReply>() {
             Ok(r) => info!(
                 log_index = out.log_index,
                 committed = ?r.committed,
@@ -528,7 +528,7 @@ pub(super) async fn close(s: &Shared, motion_id: &str, attempt: u32) -> Result<C
             Close::Done
         }
         ItemReply::Applied(v) => {
-            match CloseReply::deserialize(v) {
+            match v.get::<CloseReply>() {
                 Ok(r) => info!(
                     log_index = out.log_index,
                     not_revealed = ?r.absent.committed_not_revealed,
