@@ -30,7 +30,7 @@ pub fn names_from_arbiters(arbiters: &[Arbiter]) -> Names {
         .map(|a| {
             let r = &a.registration;
             (
-                r.public_key.clone(),
+                r.public_key.to_hex(),
                 (r.arbiter_id.clone(), stance_name(r.stance).to_string()),
             )
         })

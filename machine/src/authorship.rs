@@ -34,7 +34,7 @@ pub const RANDOM_SAMPLE_TAG: &[u8] = b"random-sample\0";
 /// The key an author name is bound to, as the replicated state records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuthorKey {
-    pub public_key: String,
+    pub public_key: crate::rules::hex_bytes::PublicKeyBytes,
     /// Log index of the signed write that bound the name.
     pub bound_at_log_index: u64,
 }
@@ -140,8 +140,8 @@ pub fn sign(
     unsigned.signature = None;
     let bytes = signed_bytes(&unsigned, client_id, request_id)?;
     Ok(ContributorSignature {
-        public_key: hex::encode(key.verifying_key().to_bytes()),
-        signature: hex::encode(key.sign(&bytes).to_bytes()),
+        public_key: hex::encode(key.verifying_key().to_bytes()).into(),
+        signature: hex::encode(key.sign(&bytes).to_bytes()).into(),
     })
 }
 
@@ -149,9 +149,9 @@ pub fn sign(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Authorship {
     Unsigned,
-    /// Signed by `public_key` (hex); `bind` when the name was not bound yet.
+    /// Signed by `public_key`; `bind` when the name was not bound yet.
     Signed {
-        public_key: String,
+        public_key: crate::rules::hex_bytes::PublicKeyBytes,
         bind: bool,
     },
 }
@@ -169,7 +169,7 @@ pub fn check(
         return match bound {
             Some(b) => Err(AuthorshipError::SignatureRequired {
                 author: sub.author.clone(),
-                fingerprint: fingerprint_hex(&b.public_key),
+                fingerprint: fingerprint_of(&b.public_key),
             }),
             None => Ok(Authorship::Unsigned),
         };
@@ -177,11 +177,11 @@ pub fn check(
     let mut unsigned = sub.clone();
     unsigned.signature = None;
     let key = verify(sig, &signed_bytes(&unsigned, client_id, request_id)?, memo)?;
-    let public_key = hex::encode(key.to_bytes());
+    let public_key = crate::rules::hex_bytes::PublicKeyBytes::new(key.to_bytes());
     match bound {
         Some(b) if b.public_key != public_key => Err(AuthorshipError::KeyMismatch {
             author: sub.author.clone(),
-            bound: fingerprint_hex(&b.public_key),
+            bound: fingerprint_of(&b.public_key),
             signer: panel_proto::fingerprint(&key),
         }),
         Some(_) => Ok(Authorship::Signed {
@@ -202,10 +202,16 @@ pub(crate) fn verify(
     bytes: &[u8],
     memo: &VerifiedMemo,
 ) -> Result<ed25519_dalek::VerifyingKey, AuthorshipError> {
-    let key_bytes = hex::decode(&sig.public_key).map_err(|_| AuthorshipError::KeyNotHex)?;
+    let key_bytes = sig
+        .public_key
+        .bytes()
+        .map_err(|_| AuthorshipError::KeyNotHex)?;
     let key = panel_proto::keys::parse_public_key(&key_bytes).map_err(AuthorshipError::BadKey)?;
-    let sig_bytes = hex::decode(&sig.signature).map_err(|_| AuthorshipError::SignatureNotHex)?;
-    let signature = <[u8; 64]>::try_from(sig_bytes.as_slice())
+    let sig_bytes = sig
+        .signature
+        .bytes()
+        .map_err(|_| AuthorshipError::SignatureNotHex)?;
+    let signature = <[u8; 64]>::try_from(sig_bytes.as_ref())
         .map(|b| Signature::from_bytes(&b))
         .map_err(|_| AuthorshipError::SignatureLength(sig_bytes.len()))?;
     if !memo.verify_strict(&key, bytes, &signature) {
@@ -221,6 +227,14 @@ pub(crate) fn fingerprint_hex(public_key: &str) -> String {
     hex::decode(public_key)
         .map(|b| panel_proto::keys::fingerprint_bytes(&b))
         .unwrap_or_else(|_| public_key.to_string())
+}
+
+/// [`fingerprint_hex`] of a key held as bytes.
+pub(crate) fn fingerprint_of(public_key: &crate::rules::hex_bytes::PublicKeyBytes) -> String {
+    public_key
+        .bytes()
+        .map(|b| panel_proto::keys::fingerprint_bytes(&b))
+        .unwrap_or_else(|_| public_key.to_hex())
 }
 
 #[cfg(test)]
@@ -338,7 +352,7 @@ mod tests {
         let mut weak = w.clone();
         let mut small_order = [0u8; 32];
         small_order[0] = 1;
-        weak.signature.as_mut().unwrap().public_key = hex::encode(small_order);
+        weak.signature.as_mut().unwrap().public_key = hex::encode(small_order).into();
         assert!(matches!(
             check(&weak, None, "cli", 1, &VerifiedMemo::default()),
             Err(AuthorshipError::BadKey(_))

@@ -288,10 +288,10 @@ pub struct MembershipAuthorisation {
 pub struct MotionKeyRotation {
     /// 1 for the first rotation under the charter, then one more each time.
     pub seq: u64,
-    /// Hex of the new 32-byte ed25519 motion key.
-    pub to: String,
-    /// Hex signature by the new key over the rotation (proof of possession).
-    pub possession: String,
+    /// The new 32-byte ed25519 motion key.
+    pub to: crate::rules::hex_bytes::PublicKeyBytes,
+    /// Signature by the new key over the rotation (proof of possession).
+    pub possession: crate::rules::hex_bytes::SignatureBytes,
     /// Member organisations' roster-key signatures over the rotation.
     pub endorsements: Vec<Endorsement>,
 }
@@ -301,8 +301,8 @@ pub struct MotionKeyRotation {
 #[serde(deny_unknown_fields)]
 pub struct ContributorRegistration {
     pub name: String,
-    /// Hex of the 32-byte ed25519 public key.
-    pub public_key: String,
+    /// The 32-byte ed25519 public key.
+    pub public_key: crate::rules::hex_bytes::PublicKeyBytes,
     pub organisation: String,
     pub attestation: WireAttestation,
 }
@@ -492,8 +492,8 @@ impl Command {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArbiterRegistration {
     pub arbiter_id: String,
-    /// Hex of the 32-byte ed25519 public key.
-    pub public_key: String,
+    /// The 32-byte ed25519 public key (hex on the wire).
+    pub public_key: crate::rules::hex_bytes::PublicKeyBytes,
     pub organisation: String,
     pub model_family: String,
     pub stance: Stance,
@@ -570,8 +570,8 @@ pub struct StanceDeclaration {
     pub stance: Stance,
     /// The arbiter's credence in its side, in thousandths (0..=1000).
     pub credence_permille: u16,
-    /// Hex of the 64-byte ed25519 signature by the arbiter's current key.
-    pub signature: String,
+    /// The 64-byte ed25519 signature by the arbiter's current key.
+    pub signature: crate::rules::hex_bytes::SignatureBytes,
 }
 
 /// The two signatures of a registration, hex.
@@ -579,9 +579,9 @@ pub struct StanceDeclaration {
 #[serde(deny_unknown_fields)]
 pub struct WireAttestation {
     /// By the arbiter's own key.
-    pub proof: String,
+    pub proof: crate::rules::hex_bytes::SignatureBytes,
     /// By the organisation's roster key named in the charter.
-    pub endorsement: String,
+    pub endorsement: crate::rules::hex_bytes::SignatureBytes,
 }
 
 /// The registration endpoint of an arbiter whose node connects out instead of being
@@ -599,8 +599,8 @@ pub struct MotionSpec {
     pub motion_id: String,
     pub debate_id: String,
     pub kind: MotionKind,
-    /// Hex SHA-256 of the debate state the panel judges.
-    pub state_hash: String,
+    /// SHA-256 of the debate state the panel judges.
+    pub state_hash: crate::rules::hex_bytes::DigestBytes,
     pub seats: usize,
     pub min_per_stance: usize,
     /// Arbiter ids who contributed to the debate (never seated).

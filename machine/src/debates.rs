@@ -170,15 +170,17 @@ pub struct ToOpen {
     pub question: Question,
     pub kind: MotionKind,
     pub projection: Projection,
-    pub state_hash: String,
+    pub state_hash: crate::rules::hex_bytes::DigestBytes,
     pub expected: Option<Answer>,
 }
 
-/// SHA-256 of the document's JSON (struct key order is fixed), hex. Rulings bind it.
+/// SHA-256 of the document's JSON (struct key order is fixed). Rulings bind it.
 /// Written through `Value`'s `Display`, which cannot fail, so the hashed bytes are never
 /// a stand-in: the same compact bytes `serde_json::to_vec` writes.
-pub fn state_hash(d: &Debate) -> String {
-    hex::encode(Sha256::digest(d.to_json().to_string().as_bytes()))
+pub fn state_hash(d: &Debate) -> crate::rules::hex_bytes::DigestBytes {
+    crate::rules::hex_bytes::DigestBytes::new(
+        Sha256::digest(d.to_json().to_string().as_bytes()).to_vec(),
+    )
 }
 
 /// The acceptance rule's kind for a protocol question.

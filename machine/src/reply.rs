@@ -21,6 +21,7 @@ use crate::command::ItemReply;
 pub use crate::debates::PriorFinding;
 use crate::model::Absent;
 use crate::rules::acceptance::{Acceptance, Seat};
+use crate::rules::hex_bytes::{DigestBytes, PublicKeyBytes};
 
 /// The one place a reply part becomes JSON: the calibration crate's parts, which
 /// serialize but do not decode, are kept as JSON inside the typed replies (`ExamReply`,
@@ -336,7 +337,7 @@ pub struct ExamHeldReply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RevealKeyReply {
     pub sitting: u32,
-    pub exam_hash: String,
+    pub exam_hash: DigestBytes,
     pub examined: Vec<ExamOutcome>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unscored: Vec<Unscored>,
@@ -436,7 +437,7 @@ pub struct ContributeReply {
     pub debate_id: String,
     pub created: Option<String>,
     pub opened: Vec<String>,
-    pub signed_by: Option<String>,
+    pub signed_by: Option<PublicKeyBytes>,
     /// The deposit a filed appeal was charged and the balance left (rule set 19,
     /// `appeal_credits`); absent for other contributions and unfunded appeals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -574,15 +575,15 @@ pub struct OutcomeReply {
     #[serde(flatten)]
     pub decided: Decided,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub motion_digest: Option<String>,
+    pub motion_digest: Option<DigestBytes>,
 }
 
 /// `LogCommitments`: the round as logged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommitmentsReply {
     pub motion_id: String,
-    pub motion_digest: String,
-    pub signer_key: String,
+    pub motion_digest: DigestBytes,
+    pub signer_key: PublicKeyBytes,
     pub committed: Vec<String>,
     pub not_committed: Vec<String>,
     pub commit_deadline_ms: i64,
@@ -625,7 +626,7 @@ pub struct EquivocationReply {
 pub struct CloseReply {
     #[serde(flatten)]
     pub decided: Decided,
-    pub motion_digest: String,
+    pub motion_digest: DigestBytes,
     pub revealed: Vec<String>,
     pub absent: Absent,
     pub equivocated: Vec<String>,

@@ -123,12 +123,14 @@ pub const MAX_REFUSED_SETTLEMENTS: u32 = 3;
 /// asked again as motions close, so a run cannot hold unbounded replica memory.
 pub const MAX_OPEN_QUESTIONS_PER_RUN: usize = 16;
 
-/// Hex SHA-256 of the run's JSON: what a procedure motion's rulings bind, as a debate
+/// SHA-256 of the run's JSON: what a procedure motion's rulings bind, as a debate
 /// motion's bind the document's hash. A run that cannot be encoded has no hash (an error,
 /// never the hash of empty bytes, which every such run would share).
-pub fn state_hash(run: &Run) -> Result<String, serde_json::Error> {
+pub fn state_hash(run: &Run) -> Result<crate::rules::hex_bytes::DigestBytes, serde_json::Error> {
     let bytes = serde_json::to_vec(run)?;
-    Ok(hex::encode(Sha256::digest(&bytes)))
+    Ok(crate::rules::hex_bytes::DigestBytes::new(
+        Sha256::digest(&bytes).to_vec(),
+    ))
 }
 
 impl RunRecord {

@@ -106,7 +106,7 @@ fn a_question_left_not_proven_goes_to_the_widest_fresh_panel_and_its_supermajori
             motion_id: first.clone(),
             answer: Answer::No,
             reason: "We would rather decide now.".into(),
-            signature: String::new(),
+            signature: Default::default(),
         },
     );
     assert_refused(
@@ -188,7 +188,7 @@ fn without_a_supermajority_the_question_stays_not_proven_for_the_last_word() {
             motion_id: first.clone(),
             answer: Answer::Yes,
             reason: "The split was over wording.".into(),
-            signature: String::new(),
+            signature: Default::default(),
         },
     );
     d.ok(ClientCommand::LastWord(word));

@@ -61,7 +61,7 @@ fn decision(debate: &str, motion: &str, reason: &str) -> LastWordDecision {
         motion_id: motion.into(),
         answer: Answer::Yes,
         reason: reason.into(),
-        signature: String::new(),
+        signature: Default::default(),
     }
 }
 

@@ -127,7 +127,7 @@ fn refused(r: ItemReply<panel_machine::Reply>) -> String {
 fn registration(id: &str, k: u8, stance: Stance, org: &str) -> Command {
     ClientCommand::RegisterArbiter(ArbiterRegistration {
         arbiter_id: id.into(),
-        public_key: hex::encode(key(k).verifying_key().to_bytes()),
+        public_key: hex::encode(key(k).verifying_key().to_bytes()).into(),
         organisation: org.into(),
         model_family: format!("fam-{id}"),
         stance,
@@ -152,7 +152,7 @@ fn open_motion(id: &str, seats: usize, min_per_stance: usize, policy: Option<Pol
         motion_id: id.into(),
         debate_id: "d1".into(),
         kind: MotionKind::Merge,
-        state_hash: hex::encode(HASH),
+        state_hash: hex::encode(HASH).into(),
         seats,
         min_per_stance,
         contributors: vec![],

@@ -49,7 +49,7 @@ fn registration(n: usize, id: &str, stance: Stance, org: &str) -> Command {
     let key = ed25519_dalek::SigningKey::from_bytes(&[n as u8 + 1; 32]);
     ClientCommand::RegisterArbiter(ArbiterRegistration {
         arbiter_id: id.into(),
-        public_key: hex::encode(key.verifying_key().to_bytes()),
+        public_key: hex::encode(key.verifying_key().to_bytes()).into(),
         organisation: org.into(),
         model_family: format!("fam-{id}"),
         stance,
@@ -96,7 +96,7 @@ fn open(id: &str, policy: Option<Policy>) -> Command {
         motion_id: id.into(),
         debate_id: "d1".into(),
         kind: MotionKind::Merge,
-        state_hash: "ab".repeat(32),
+        state_hash: "ab".repeat(32).into(),
         seats: 4,
         min_per_stance: 1,
         contributors: vec![],

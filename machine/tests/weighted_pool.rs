@@ -76,7 +76,7 @@ fn decide(
         motion_id: motion_id.clone(),
         debate_id: debate,
         kind: MotionKind::Merge,
-        state_hash: "00".repeat(32),
+        state_hash: "00".repeat(32).into(),
         seats: 6,
         min_per_stance: 2,
         contributors: Vec::new(),

@@ -50,7 +50,7 @@ pub fn declaration_request(
         debate_id: stance.debate_id.clone(),
         stance: wire,
         credence_permille,
-        signature: signature.clone(),
+        signature: signature.clone().into(),
     });
     let digest = <sha2::Sha256 as sha2::Digest>::digest(
         [b"declare-stance\0".as_slice(), signature.as_bytes()].concat(),
@@ -89,7 +89,7 @@ mod tests {
             (d.debate_id.as_str(), d.stance, d.credence_permille),
             ("*", panel_machine::Stance::B, 700)
         );
-        let sig = hex::decode(&d.signature).expect("hex");
+        let sig = d.signature.bytes().expect("hex");
         panel_proto::stance_declaration::verify_declaration(
             &panel_machine::features::declared_priors::claim(&d),
             &sig,

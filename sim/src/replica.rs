@@ -275,7 +275,7 @@ impl<'a> Replica<'a> {
             motion_id: id.into(),
             debate_id: self.debates[d].clone(),
             kind,
-            state_hash: format!("{:064x}", self.driver.batches.len()),
+            state_hash: format!("{:064x}", self.driver.batches.len()).into(),
             seats: ask.seats,
             min_per_stance: s.panel.min_per_stance,
             contributors: ask.kept_off.clone(),

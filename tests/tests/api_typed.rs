@@ -91,8 +91,8 @@ fn signed_define(
     .unwrap();
     let mut b = by(debate, author, sent_rid);
     b.signature = Some(pb::ContributorSignature {
-        public_key: hex::decode(s.public_key).unwrap(),
-        signature: hex::decode(s.signature).unwrap(),
+        public_key: s.public_key.bytes().unwrap().into_owned(),
+        signature: s.signature.bytes().unwrap().into_owned(),
     });
     pb::DefineRequest {
         by: Some(b),

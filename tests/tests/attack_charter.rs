@@ -137,7 +137,7 @@ fn registrations_need_possession_and_the_organisations_endorsement() {
     let roster = pki::read_seed_key(&north).unwrap();
     let mut stolen = ArbiterRegistration {
         arbiter_id: "impostor".into(),
-        public_key: hex::encode(honest_key.verifying_key().to_bytes()),
+        public_key: hex::encode(honest_key.verifying_key().to_bytes()).into(),
         organisation: "northwind".into(),
         model_family: "fam".into(),
         stance: Stance::B,
@@ -258,7 +258,7 @@ fn the_record_verifies_only_against_its_own_charter() {
         .unwrap();
     let mut reg: ArbiterRegistration =
         serde_json::from_value(reg_entry["command"]["RegisterArbiter"].clone()).unwrap();
-    reg.public_key = hex::encode(attacker_arb.verifying_key().to_bytes());
+    reg.public_key = hex::encode(attacker_arb.verifying_key().to_bytes()).into();
     reg.attestation = Some(attest(&reg, &attacker_arb, &attacker_org).unwrap());
     reg_entry["command"]["RegisterArbiter"] = serde_json::to_value(&reg).unwrap();
     let forged_path = root.path().join("forged.json");

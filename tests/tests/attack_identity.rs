@@ -232,7 +232,7 @@ fn registration(
 ) -> ClientCommand {
     let mut reg = ArbiterRegistration {
         arbiter_id: id.into(),
-        public_key: hex::encode(arbiter.verifying_key().to_bytes()),
+        public_key: hex::encode(arbiter.verifying_key().to_bytes()).into(),
         organisation: org.into(),
         model_family: format!("family-{id}"),
         stance,
@@ -247,11 +247,11 @@ fn registration(
 fn contributor(name: &str, k: &SigningKey, org: &str, roster: &SigningKey) -> ClientCommand {
     let mut reg = ContributorRegistration {
         name: name.into(),
-        public_key: hex::encode(k.verifying_key().to_bytes()),
+        public_key: hex::encode(k.verifying_key().to_bytes()).into(),
         organisation: org.into(),
         attestation: WireAttestation {
-            proof: String::new(),
-            endorsement: String::new(),
+            proof: Default::default(),
+            endorsement: Default::default(),
         },
     };
     reg.attestation = attest_contributor(&reg, k, roster).expect("attest contributor");

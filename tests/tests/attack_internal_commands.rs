@@ -101,7 +101,8 @@ fn registration(id: &str, seed: u8, stance: Stance) -> ArbiterRegistration {
             SigningKey::from_bytes(&[seed; 32])
                 .verifying_key()
                 .to_bytes(),
-        ),
+        )
+        .into(),
         organisation: format!("org-{id}"),
         model_family: format!("fam-{id}"),
         stance,
@@ -252,7 +253,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                 motion_id: format!("m{n}"),
                 debate_id: "d".into(),
                 kind: MotionKind::Merge,
-                state_hash: "ab".repeat(32),
+                state_hash: "ab".repeat(32).into(),
                 seats: 2,
                 min_per_stance: 1,
                 contributors: vec![],

@@ -418,7 +418,7 @@ fn a_sittings_draw_gets_the_sittings_decision_offline() {
             assert_eq!(o["held_back"].as_array().map(Vec::len), Some(8), "{o}");
             assert_eq!(
                 o["scores"]["exam_hash"],
-                Value::from(reply.exam_hash.clone())
+                Value::from(reply.exam_hash.to_hex())
             );
             assert_eq!(o["probes"]["order_swapped"]["pairs"], Value::from(6));
             let bins = o["reliability"].as_array().unwrap();

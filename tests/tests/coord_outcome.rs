@@ -72,7 +72,7 @@ fn open(id: &str, hash: &[u8; 32]) -> TestCommand {
         motion_id: id.into(),
         debate_id: "d1".into(),
         kind: MotionKind::Merge,
-        state_hash: hex::encode(hash),
+        state_hash: hex::encode(hash).into(),
         seats: 5,
         min_per_stance: 2,
         contributors: vec![],
@@ -127,7 +127,7 @@ fn coord_signed_outcomes_accept_across_stances_and_refuse_attacks() {
     for i in 0..5u8 {
         let reg = ArbiterRegistration {
             arbiter_id: format!("arb{i}"),
-            public_key: hex::encode(key(i).verifying_key().to_bytes()),
+            public_key: hex::encode(key(i).verifying_key().to_bytes()).into(),
             organisation: format!("org{}", i % 3),
             model_family: format!("fam{i}"),
             stance: STANCES[i as usize],

@@ -360,7 +360,7 @@ pub(crate) fn endorsements(given: &[String]) -> Result<Vec<Endorsement>> {
         .map(|e| match e.split_once('=') {
             Some((by, sig)) if !by.is_empty() && !sig.is_empty() => Ok(Endorsement {
                 by: by.to_owned(),
-                signature: sig.trim().to_owned(),
+                signature: sig.trim().into(),
             }),
             _ => bail!("--endorsement {e:?} must look like ORG=SIGNATURE_HEX"),
         })
@@ -497,11 +497,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 .with_context(|| format!("--org-key {}", org_key.display()))?;
             let mut reg = ContributorRegistration {
                 name: name.clone(),
-                public_key: hex::encode(key.verifying_key().to_bytes()),
+                public_key: hex::encode(key.verifying_key().to_bytes()).into(),
                 organisation,
                 attestation: WireAttestation {
-                    proof: String::new(),
-                    endorsement: String::new(),
+                    proof: Default::default(),
+                    endorsement: Default::default(),
                 },
             };
             reg.attestation =
@@ -553,7 +553,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .context("signing the rotation with the new key")?;
             let command = ClientCommand::RotateMotionKey(MotionKeyRotation {
                 seq: rotation.seq,
-                to: hex::encode(to.to_bytes()),
+                to: panel_machine::rules::hex_bytes::PublicKeyBytes::new(to.to_bytes()),
                 possession,
                 endorsements: endorsements(&endorsed.endorsements)?,
             });

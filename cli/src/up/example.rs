@@ -165,11 +165,11 @@ pub fn attested_contributor(
 ) -> Result<panel_machine::command::ContributorRegistration> {
     let mut reg = panel_machine::command::ContributorRegistration {
         name: name.to_owned(),
-        public_key: hex::encode(key.verifying_key().to_bytes()),
+        public_key: hex::encode(key.verifying_key().to_bytes()).into(),
         organisation: organisation.to_owned(),
         attestation: panel_machine::command::WireAttestation {
-            proof: String::new(),
-            endorsement: String::new(),
+            proof: Default::default(),
+            endorsement: Default::default(),
         },
     };
     let roster = pki::read_seed_key(&issued.signing_key_path(organisation))?;

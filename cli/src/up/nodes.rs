@@ -112,7 +112,7 @@ pub fn start_with_keys(
         )?;
         let mut reg = ArbiterRegistration {
             arbiter_id: spec.id.into(),
-            public_key: hex::encode(key.verifying_key().as_bytes()),
+            public_key: hex::encode(key.verifying_key().as_bytes()).into(),
             organisation: spec.organisation.into(),
             model_family: judge.model_family.clone(),
             stance: spec.stance,

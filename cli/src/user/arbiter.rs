@@ -272,7 +272,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             check_endpoint(&endpoint)?;
             let mut reg = ArbiterRegistration {
                 arbiter_id: id.clone(),
-                public_key,
+                public_key: public_key.into(),
                 organisation,
                 model_family,
                 stance: stance.stance(),

@@ -53,7 +53,7 @@ pub fn run(a: LastWordArgs) -> Result<ExitCode> {
                 Answer::No
             },
             reason: a.reason.clone(),
-            signature: String::new(),
+            signature: Default::default(),
         },
     );
     let mut c = Cluster::connect(&a.cluster)?;

@@ -236,10 +236,11 @@ fn round_motion_line(r: &panel_machine::model::MotionRound) -> String {
         Ok(m) => format!("sealed by {} replica(s)", m.seals.len()),
         Err(e) => format!("the logged motion does not decode ({e})"),
     };
+    let (digest, key) = (r.motion_digest.to_hex(), r.signer_key.to_hex());
     format!(
         "put to the seats as motion {}…, signed by motion key {}…, {seals}",
-        r.motion_digest.get(..12).unwrap_or(&r.motion_digest),
-        r.signer_key.get(..12).unwrap_or(&r.signer_key)
+        digest.get(..12).unwrap_or(&digest),
+        key.get(..12).unwrap_or(&key)
     )
 }
 
@@ -259,7 +260,7 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
         wire_name(&spec.kind),
         m.opened_log_index,
         m.draw_seed,
-        spec.state_hash.get(..16).unwrap_or("?")
+        spec.state_hash.to_hex().get(..16).unwrap_or("?")
     );
     println!("  outcome: {}", outcome_text(&m.status));
     for line in outcome_lines(m) {

@@ -207,7 +207,7 @@ pub(crate) fn arbiter(
     let stance = [Stance::A, Stance::A, Stance::B, Stance::B, Stance::None][i % 5];
     let mut reg = ArbiterRegistration {
         arbiter_id: format!("arb-{i}"),
-        public_key: hex::encode(key.verifying_key().to_bytes()),
+        public_key: hex::encode(key.verifying_key().to_bytes()).into(),
         organisation: format!("org-{}", i % 3),
         model_family: format!("family-{i}"),
         stance,
@@ -386,7 +386,7 @@ pub(crate) fn decision(
         motion_id: motion_id.clone(),
         debate_id: "bench".into(),
         kind: MotionKind::Merge,
-        state_hash: state_hash.clone(),
+        state_hash: state_hash.as_str().into(),
         seats: 5,
         min_per_stance: 2,
         contributors: vec![],

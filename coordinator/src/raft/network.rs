@@ -377,7 +377,7 @@ impl PinnedClients {
         Ok(panel_machine::features::exam_sitting::KeyReveal {
             sitting,
             exam: reply.exam,
-            salt: reply.salt,
+            salt: reply.salt.into(),
         })
     }
 
@@ -566,7 +566,7 @@ impl Replica for ReplicaService {
             panel_federation::pool_seal::PoolSealed {
                 sitting,
                 pool_id: &pool_id,
-                key_commitment: &sealed.key_commitment,
+                key_commitment: &sealed.key_commitment.to_hex(),
             }
             .seal(&self.log_key),
         );
@@ -589,7 +589,7 @@ impl Replica for ReplicaService {
             .map_err(offer_status)?;
         Ok(Response::new(crate::pb::replica::ExamPoolKeyReply {
             exam: reveal.exam,
-            salt: reveal.salt,
+            salt: reveal.salt.to_hex(),
         }))
     }
 

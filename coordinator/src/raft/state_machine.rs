@@ -588,7 +588,7 @@ mod tests {
         let key = ed25519_dalek::SigningKey::from_bytes(&seed);
         ArbiterRegistration {
             arbiter_id: format!("arb-{i}"),
-            public_key: hex::encode(key.verifying_key().to_bytes()),
+            public_key: hex::encode(key.verifying_key().to_bytes()).into(),
             organisation: format!("org-{}", i % 2),
             model_family: format!("family-{i}"),
             stance: Stance::A,

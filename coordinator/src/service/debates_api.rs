@@ -94,8 +94,8 @@ async fn contribute_as(
     }
     let side = side(&by.side, "by.side")?;
     let signature = by.signature.map(|s| ContributorSignature {
-        public_key: hex::encode(s.public_key),
-        signature: hex::encode(s.signature),
+        public_key: hex::encode(s.public_key).into(),
+        signature: hex::encode(s.signature).into(),
     });
     let sub = ContributionSubmission {
         debate_id: by.debate_id,
@@ -138,7 +138,7 @@ fn rulings(m: &Motion, arbiters: &model::Table<model::Arbiter>) -> Vec<pb::Rulin
             let seat = m.seats.iter().find(|s| {
                 arbiters
                     .get(&s.arbiter_id)
-                    .is_some_and(|a| a.registration.public_key == key)
+                    .is_some_and(|a| a.registration.public_key.to_hex() == key)
             });
             let decision =
                 wire::Decision::try_from(r.decision).unwrap_or(wire::Decision::Unspecified);

@@ -312,7 +312,10 @@ pub fn check_hello(
             arb.registration.endpoint
         )));
     }
-    let registered = hex::decode(&arb.registration.public_key)
+    let registered = arb
+        .registration
+        .public_key
+        .bytes()
         .ok()
         .and_then(|b| panel_proto::parse_public_key(&b).ok())
         .ok_or_else(|| {

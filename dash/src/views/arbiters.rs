@@ -121,7 +121,10 @@ pub(crate) fn card(a: &Arbiter) -> String {
         "key",
         &format!(
             "{} ({} earlier key(s) rotated away)",
-            r.public_key.get(..16).unwrap_or(&r.public_key),
+            {
+                let key = r.public_key.to_hex();
+                key.get(..16).unwrap_or(&key).to_owned()
+            },
             a.key_history.len()
         ),
     ]));

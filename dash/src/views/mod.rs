@@ -20,10 +20,10 @@ use panel_machine::Arbiter;
 use panel_machine::Stance;
 use panel_machine::rules::acceptance::GroupTally;
 
-/// Registered arbiters by hex public key, current or rotated away from, to name who
-/// signed a ruling on the record.
+/// Registered arbiters by public key, current or rotated away from, to name who signed
+/// a ruling on the record.
 pub struct Roster<'a> {
-    by_key: BTreeMap<&'a str, &'a Arbiter>,
+    by_key: BTreeMap<Vec<u8>, &'a Arbiter>,
     by_id: BTreeMap<&'a str, &'a Arbiter>,
 }
 
@@ -33,9 +33,13 @@ impl<'a> Roster<'a> {
         let mut by_id = BTreeMap::new();
         for a in arbiters {
             by_id.insert(a.registration.arbiter_id.as_str(), a);
-            by_key.insert(a.registration.public_key.as_str(), a);
+            if let Ok(key) = a.registration.public_key.bytes() {
+                by_key.insert(key.into_owned(), a);
+            }
             for old in &a.key_history {
-                by_key.insert(old.public_key.as_str(), a);
+                if let Ok(key) = old.public_key.bytes() {
+                    by_key.insert(key.into_owned(), a);
+                }
             }
         }
         Roster { by_key, by_id }
@@ -45,8 +49,8 @@ impl<'a> Roster<'a> {
         self.by_id.get(arbiter_id).copied()
     }
 
-    pub fn by_key(&self, hex_key: &str) -> Option<&'a Arbiter> {
-        self.by_key.get(hex_key).copied()
+    pub fn by_key(&self, key: &[u8]) -> Option<&'a Arbiter> {
+        self.by_key.get(key).copied()
     }
 }
 

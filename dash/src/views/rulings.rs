@@ -43,7 +43,7 @@ pub fn read_ruling(
     let sr = w.decode()?;
     let r = sr.ruling.ok_or(UnreadableRuling::Empty)?;
     let key = hex::encode(&r.arbiter_key);
-    let signer = roster.by_key(&key);
+    let signer = roster.by_key(&r.arbiter_key);
     let arbiter = signer.map_or_else(
         || format!("unregistered key {}", key.get(..12).unwrap_or(&key)),
         |a| a.registration.arbiter_id.clone(),

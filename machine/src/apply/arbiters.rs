@@ -11,6 +11,7 @@ use crate::reply::{
     CheckPriorsReply, ExamReply, ExamWritten, FlaggedDeclaration, RegisterArbiterReply, Reply,
     RevokeKeyReply, RotateKeyReply, SetAdmissionReply, to_value,
 };
+use crate::rules::hex_bytes::PublicKeyBytes;
 use crate::rules::ruling;
 
 pub(super) fn register(
@@ -29,11 +30,18 @@ pub(super) fn register(
         return Err(ApplyError::ArbiterExists(reg.arbiter_id.clone()));
     }
     // One key, one arbiter, ever: a key held now or rotated away cannot be registered again.
-    if let Some(other) = holder(state, key.as_bytes(), &reg.public_key, Held::NowOrBefore) {
+    if let Some(other) = holder(
+        state,
+        key.as_bytes(),
+        &reg.public_key.to_hex(),
+        Held::NowOrBefore,
+    ) {
         return Err(ApplyError::KeyInUse(other));
     }
     // One spelling per key from rule set 28, so every lookup by hex finds it.
-    if state.rules >= crate::rules::KEYS_AS_BYTES && reg.public_key != hex::encode(key.as_bytes()) {
+    if state.rules >= crate::rules::KEYS_AS_BYTES
+        && reg.public_key.to_hex() != hex::encode(key.as_bytes())
+    {
         return Err(ruling::RulingError::KeyNotLowercase {
             arbiter: reg.arbiter_id.clone(),
         }
@@ -188,7 +196,7 @@ fn holder(state: &State, key: &[u8], hex: &str, held: Held) -> Option<String> {
         .find(|(_, a)| match (as_bytes, held) {
             (true, Held::Now) => a.holds_key(key),
             (true, Held::NowOrBefore) => a.holds_or_held_key(key),
-            (false, Held::Now) => a.registration.public_key == hex,
+            (false, Held::Now) => a.registration.public_key.to_hex() == hex,
             (false, Held::NowOrBefore) => a.holds_or_held(hex),
         })
         .map(|(id, _)| id.clone())
@@ -225,13 +233,13 @@ pub(super) fn rotate_key(
         return Err(RotationError::Revoked { arbiter: id }.into());
     }
     a.key_history.push(RotatedKey {
-        public_key: old_hex,
-        rotated_to: new_hex.clone(),
+        public_key: PublicKeyBytes::new(old.to_bytes()),
+        rotated_to: PublicKeyBytes::new(new.to_bytes()),
         reason: doc.reason.clone(),
         issued_at_unix_ms: doc.issued_at_unix_ms,
         log_index: ctx.log_index,
     });
-    a.registration.public_key = new_hex.clone();
+    a.registration.public_key = PublicKeyBytes::new(new.to_bytes());
     Ok(Reply::from(RotateKeyReply {
         arbiter_id: id,
         old_fingerprint: panel_proto::fingerprint(&old),

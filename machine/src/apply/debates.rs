@@ -87,7 +87,7 @@ pub(super) fn contribute(
     // under it, so nobody can borrow an arbiter's name (docs/SECURITY.md).
     if let Some(arbiter) = state.arbiters.get(&sub.author) {
         let by_arbiter = matches!(&authorship,
-            crate::authorship::Authorship::Signed { public_key, .. } if arbiter.holds_or_held(public_key));
+            crate::authorship::Authorship::Signed { public_key, .. } if arbiter.holds_or_held(&public_key.to_hex()));
         if !by_arbiter {
             return Err(crate::authorship::AuthorshipError::ArbiterName {
                 author: sub.author.clone(),
@@ -109,7 +109,7 @@ pub(super) fn contribute(
         &sub.hints,
     )?;
     if let crate::authorship::Authorship::Signed { public_key, .. } = &authorship {
-        rec.contributor_keys.insert(public_key.clone());
+        rec.contributor_keys.insert(public_key.to_hex());
     }
     let signed_by = match authorship {
         crate::authorship::Authorship::Unsigned => None,
@@ -781,7 +781,12 @@ pub(super) mod tests {
             motion_id: m.spec.motion_id.clone(),
             debate_id: m.spec.debate_id.clone(),
             kind: crate::rules::ruling::wire_kind(m.spec.kind) as i32,
-            state_hash: hex::decode(&m.spec.state_hash).expect("hex state hash"),
+            state_hash: m
+                .spec
+                .state_hash
+                .bytes()
+                .expect("hex state hash")
+                .into_owned(),
             decision: {
                 let kind = crate::rules::ruling::wire_kind(m.spec.kind);
                 let (y, n) = panel_proto::ruling_check::binary_pair(kind).expect("a yes/no kind");
@@ -1131,7 +1136,7 @@ pub(super) mod tests {
         let before = hex::encode(sha2::Sha256::digest(
             serde_json::to_vec(&d.to_json()).expect("a document encodes"),
         ));
-        assert_eq!(crate::debates::state_hash(d), before);
+        assert_eq!(crate::debates::state_hash(d).to_hex(), before);
     }
 
     /// A deadlocked advance is given up at once: its question ends not proven.

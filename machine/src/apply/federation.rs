@@ -27,7 +27,7 @@ pub(super) fn register_contributor(
     state.contributors.insert(
         reg.name.clone(),
         crate::authorship::AuthorKey {
-            public_key: hex::encode(key),
+            public_key: hex::encode(key).into(),
             bound_at_log_index: ctx.log_index,
         },
     );
@@ -67,7 +67,7 @@ pub(super) fn rotate_motion_key(
     let to = crate::features::charter_rules::check_rotation(state, rot)?;
     state.motion_keys.push(crate::model::MotionKeyChange {
         seq: rot.seq,
-        key: hex::encode(to.as_bytes()),
+        key: crate::rules::hex_bytes::PublicKeyBytes::new(to.to_bytes()),
         log_index: ctx.log_index,
     });
     Ok(Reply::from(RotateMotionKeyReply {
@@ -192,7 +192,7 @@ mod tests {
     fn registration(id: &str, key: &SigningKey, org: &str) -> ArbiterRegistration {
         ArbiterRegistration {
             arbiter_id: id.into(),
-            public_key: hex::encode(key.verifying_key().to_bytes()),
+            public_key: hex::encode(key.verifying_key().to_bytes()).into(),
             organisation: org.into(),
             model_family: "fam".into(),
             stance: Stance::A,
@@ -446,11 +446,11 @@ mod tests {
     fn contributor(name: &str, key: &SigningKey, org: &str, roster: &SigningKey) -> Command {
         let mut reg = crate::command::ContributorRegistration {
             name: name.into(),
-            public_key: hex::encode(key.verifying_key().to_bytes()),
+            public_key: hex::encode(key.verifying_key().to_bytes()).into(),
             organisation: org.into(),
             attestation: crate::command::WireAttestation {
-                proof: String::new(),
-                endorsement: String::new(),
+                proof: Default::default(),
+                endorsement: Default::default(),
             },
         };
         reg.attestation =
@@ -483,11 +483,11 @@ mod tests {
         assert!(m.contains("endorsement"), "{m}");
         let mut stolen = crate::command::ContributorRegistration {
             name: "ada".into(),
-            public_key: hex::encode(ada.verifying_key().to_bytes()),
+            public_key: hex::encode(ada.verifying_key().to_bytes()).into(),
             organisation: "north".into(),
             attestation: crate::command::WireAttestation {
-                proof: String::new(),
-                endorsement: String::new(),
+                proof: Default::default(),
+                endorsement: Default::default(),
             },
         };
         stolen.attestation = crate::features::charter_rules::attest_contributor(
@@ -546,10 +546,10 @@ mod tests {
             from: &from,
             to: &to_pub,
         };
-        let sign = |k: &SigningKey| hex::encode(sign_rotation(&claim, k).expect("sign"));
+        let sign = |k: &SigningKey| hex::encode(sign_rotation(&claim, k).expect("sign")).into();
         ClientCommand::RotateMotionKey(crate::command::MotionKeyRotation {
             seq,
-            to: hex::encode(to_pub),
+            to: hex::encode(to_pub).into(),
             possession: sign(possessor),
             endorsements: endorsers
                 .iter()

@@ -463,7 +463,7 @@ mod tests {
     fn register(id: &str, i: u8, stance: Stance, org: &str) -> Command {
         ClientCommand::RegisterArbiter(ArbiterRegistration {
             arbiter_id: id.into(),
-            public_key: hex::encode(key(i).verifying_key().to_bytes()),
+            public_key: hex::encode(key(i).verifying_key().to_bytes()).into(),
             organisation: org.into(),
             model_family: format!("fam-{id}"),
             stance,
@@ -515,7 +515,7 @@ mod tests {
             motion_id: id.into(),
             debate_id: "d1".into(),
             kind: MotionKind::Merge,
-            state_hash: "ab".repeat(32),
+            state_hash: "ab".repeat(32).into(),
             seats: 4,
             min_per_stance: 2,
             contributors: vec![],
@@ -1147,7 +1147,12 @@ mod tests {
         );
         assert!(refused(&r, "rotation_refused"), "{r:?}");
         assert_eq!(
-            s.arbiters.get("a1").unwrap().registration.public_key,
+            s.arbiters
+                .get("a1")
+                .unwrap()
+                .registration
+                .public_key
+                .to_hex(),
             hex::encode(key(1).verifying_key().to_bytes())
         );
         // The holder's own rotation: recorded, old key kept in the history.
@@ -1160,11 +1165,11 @@ mod tests {
         assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
         let a1 = s.arbiters.get("a1").unwrap();
         assert_eq!(
-            a1.registration.public_key,
+            a1.registration.public_key.to_hex(),
             hex::encode(key(21).verifying_key().to_bytes())
         );
         assert_eq!(
-            a1.key_history[0].public_key,
+            a1.key_history[0].public_key.to_hex(),
             hex::encode(key(1).verifying_key().to_bytes())
         );
         // A ruling under the old key no longer counts; the new key's does.
@@ -1217,7 +1222,7 @@ mod tests {
         let upper = |id: &str, i: u8| -> Command {
             let mut c = register(id, i, Stance::A, "o9");
             if let Command::Client(ClientCommand::RegisterArbiter(r)) = &mut c {
-                r.public_key = r.public_key.to_ascii_uppercase();
+                r.public_key = r.public_key.to_hex().to_ascii_uppercase().into();
             }
             c
         };
@@ -1253,7 +1258,12 @@ mod tests {
         let r = apply_batch(&mut s, 7, &at(keys_as_bytes, 5, rotate(40, 41, 40)), &memo);
         assert!(matches!(r.items[0].reply, ItemReply::Applied(_)), "{r:?}");
         assert_eq!(
-            s.arbiters.get("x2").unwrap().registration.public_key,
+            s.arbiters
+                .get("x2")
+                .unwrap()
+                .registration
+                .public_key
+                .to_hex(),
             hex::encode(key(41).verifying_key().to_bytes())
         );
         let r = apply_batch(&mut s, 8, &at(keys_as_bytes, 6, revoke(42, 42)), &memo);

@@ -18,8 +18,8 @@ pub(super) fn open_motion(
 ) -> Result<Reply, ApplyError> {
     non_empty("motion_id", &spec.motion_id)?;
     non_empty("debate_id", &spec.debate_id)?;
-    if spec.state_hash.len() != 64 || hex::decode(&spec.state_hash).is_err() {
-        return Err(ApplyError::BadStateHash(spec.state_hash.clone()));
+    if spec.state_hash.hex_len() != 64 || spec.state_hash.bytes().is_err() {
+        return Err(ApplyError::BadStateHash(spec.state_hash.to_hex()));
     }
     if state.motions.contains(&spec.motion_id) {
         return Err(ApplyError::MotionExists(spec.motion_id.clone()));

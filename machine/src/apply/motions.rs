@@ -4,7 +4,7 @@
 //! the older one-entry outcome (every ruling re-verified, then the acceptance rule), kept
 //! for raw test motions and for records written before rounds were logged.
 
-use crate::rules::hex_bytes::{CommitmentBytes, RevealBytes};
+use crate::rules::hex_bytes::{CommitmentBytes, DigestBytes, PublicKeyBytes, RevealBytes};
 use std::collections::{BTreeMap, BTreeSet};
 
 use ed25519_dalek::VerifyingKey;
@@ -52,8 +52,7 @@ pub(super) fn record_outcome(
 ) -> Result<Reply, ApplyError> {
     let motion = open_motion_ref(state, &sub.motion_id)?;
     refuse_paused_close(state, motion)?;
-    let state_hash = hex::decode(&motion.spec.state_hash)
-        .map_err(|_| ApplyError::BadStateHash(motion.spec.state_hash.clone()))?;
+    let state_hash = decoded_state_hash(motion)?;
     let binding = Binding {
         motion_id: &motion.spec.motion_id,
         debate_id: &motion.spec.debate_id,
@@ -177,7 +176,7 @@ pub(super) fn record_outcome(
     );
     Ok(Reply::from(OutcomeReply {
         decided,
-        motion_digest: motion_digest.map(hex::encode),
+        motion_digest: motion_digest.map(|d| DigestBytes::new(d.to_vec())),
     }))
 }
 
@@ -397,9 +396,12 @@ fn open_motion_ref<'a>(state: &'a State, motion_id: &str) -> Result<&'a Motion, 
     }
 }
 
-fn decoded_state_hash(motion: &Motion) -> Result<Vec<u8>, ApplyError> {
-    hex::decode(&motion.spec.state_hash)
-        .map_err(|_| ApplyError::BadStateHash(motion.spec.state_hash.clone()))
+fn decoded_state_hash(motion: &Motion) -> Result<std::borrow::Cow<'_, [u8]>, ApplyError> {
+    motion
+        .spec
+        .state_hash
+        .bytes()
+        .map_err(|_| ApplyError::BadStateHash(motion.spec.state_hash.to_hex()))
 }
 
 /// Logs a round: the signed motion (checked as the one the state machine opened, seating
@@ -504,8 +506,8 @@ pub(super) fn log_commitments(
         .collect();
     let reply = Reply::from(CommitmentsReply {
         motion_id: log.motion_id.clone(),
-        motion_digest: hex::encode(digest),
-        signer_key: hex::encode(&signed.signer_key),
+        motion_digest: DigestBytes::new(digest.to_vec()),
+        signer_key: PublicKeyBytes::new(signed.signer_key.clone()),
         committed: commitments.keys().cloned().collect(),
         not_committed: not_committed.iter().map(|s| s.to_string()).collect(),
         commit_deadline_ms: signed.commit_deadline_unix_ms,
@@ -513,8 +515,8 @@ pub(super) fn log_commitments(
     });
     let round = MotionRound {
         motion: log.motion.clone(),
-        motion_digest: hex::encode(digest),
-        signer_key: hex::encode(&signed.signer_key),
+        motion_digest: DigestBytes::new(digest.to_vec()),
+        signer_key: PublicKeyBytes::new(signed.signer_key.clone()),
         commit_deadline_ms: signed.commit_deadline_unix_ms,
         reveal_deadline_ms: signed.reveal_deadline_unix_ms,
         logged_log_index: ctx.log_index,
@@ -582,9 +584,10 @@ pub(super) fn submit_reveal(
         state_hash: &state_hash,
     };
     let checked = ruling::check(&sr, arbiter_id, key, &binding, ctx.memo)?;
-    let mut digest = [0u8; 32];
-    hex::decode_to_slice(&round.motion_digest, &mut digest)
-        .map_err(|_| bad(ruling::RevealError::LoggedDigest))?;
+    let digest: [u8; 32] = round
+        .motion_digest
+        .array()
+        .ok_or_else(|| bad(ruling::RevealError::LoggedDigest))?;
     signed_motion::check_ruling(&sr, arbiter_id, motion_id, Some(&digest))?;
     let seat = round
         .commitments
@@ -915,7 +918,7 @@ mod tests {
                 n as u64 * 2,
                 ClientCommand::RegisterArbiter(ArbiterRegistration {
                     arbiter_id: (*id).into(),
-                    public_key: hex::encode(key(*i).verifying_key().to_bytes()),
+                    public_key: hex::encode(key(*i).verifying_key().to_bytes()).into(),
                     organisation: (*org).into(),
                     model_family: format!("fam-{id}"),
                     stance: *stance,
@@ -943,7 +946,7 @@ mod tests {
                 motion_id: "m1".into(),
                 debate_id: "d1".into(),
                 kind: MotionKind::Merge,
-                state_hash: hex::encode(HASH),
+                state_hash: hex::encode(HASH).into(),
                 seats: 4,
                 min_per_stance: 2,
                 contributors: vec![],

@@ -75,7 +75,7 @@ pub(super) fn cite(
             precedent: Some(Precedent {
                 motion_id: cited.clone(),
                 debate_id: cited_debate,
-                digest,
+                digest: crate::rules::hex_bytes::DigestBytes::from_hex(&digest),
             }),
             fresh_panel: None,
             last_word: None,

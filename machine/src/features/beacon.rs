@@ -113,7 +113,7 @@ pub fn applies(state: &State, spec: &MotionSpec) -> bool {
 pub fn content_digest(spec: &MotionSpec) -> Result<[u8; 32], BeaconError> {
     let blank = MotionSpec {
         motion_id: String::new(),
-        state_hash: String::new(),
+        state_hash: Default::default(),
         ..spec.clone()
     };
     let json = serde_json::to_vec(&blank).map_err(|e| BeaconError::Encode(e.to_string()))?;

@@ -114,17 +114,17 @@ pub fn claim<'a>(
     })
 }
 
-/// An organisation's endorsement (hex) of `order` under `charter` (`panel org
+/// An organisation's endorsement of `order` under `charter` (`panel org
 /// endorse-breaker`); the order's own endorsements are not signed.
 pub fn endorse(
     charter: &panel_federation::Charter,
     order: &BreakerOrder,
     roster_key: &panel_proto::SigningKey,
-) -> Result<String, BreakerError> {
+) -> Result<crate::rules::hex_bytes::SignatureBytes, BreakerError> {
     let digest = charter.digest()?;
     let c = claim(&digest, order)?;
     panel_proto::breaker_order::sign_breaker(&c, roster_key)
-        .map(hex::encode)
+        .map(crate::rules::hex_bytes::SignatureBytes::new)
         .map_err(|problem| {
             BreakerError::Endorsement(EndorsementError::Invalid {
                 index: 0,

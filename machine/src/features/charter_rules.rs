@@ -180,13 +180,13 @@ pub fn check_registration(
         .attestation
         .as_ref()
         .ok_or_else(|| CharterRuleError::Unattested(reg.arbiter_id.clone()))?;
-    let public_key = hex_field(&reg.arbiter_id, "public_key", &reg.public_key)?;
+    let public_key = hex_field(&reg.arbiter_id, "public_key", &reg.public_key.to_hex())?;
     let attestation = Attestation {
-        proof: hex_field(&reg.arbiter_id, "attestation.proof", &wire.proof)?,
+        proof: hex_field(&reg.arbiter_id, "attestation.proof", &wire.proof.to_hex())?,
         endorsement: hex_field(
             &reg.arbiter_id,
             "attestation.endorsement",
-            &wire.endorsement,
+            &wire.endorsement.to_hex(),
         )?,
     };
     let claim = claim(reg, &public_key);
@@ -228,11 +228,11 @@ pub fn attest(
     arbiter: &SigningKey,
     organisation: &SigningKey,
 ) -> Result<WireAttestation, AttestationError> {
-    let public_key = key_bytes(&reg.public_key)?;
+    let public_key = key_bytes(&reg.public_key.to_hex())?;
     let a = registration::attest(&claim(reg, &public_key), arbiter, organisation)?;
     Ok(WireAttestation {
-        proof: hex::encode(a.proof),
-        endorsement: hex::encode(a.endorsement),
+        proof: hex::encode(a.proof).into(),
+        endorsement: hex::encode(a.endorsement).into(),
     })
 }
 
@@ -253,15 +253,15 @@ pub fn attest_contributor(
     contributor: &SigningKey,
     organisation: &SigningKey,
 ) -> Result<WireAttestation, AttestationError> {
-    let public_key = key_bytes(&reg.public_key)?;
+    let public_key = key_bytes(&reg.public_key.to_hex())?;
     let a = registration::attest_contributor(
         &contributor_claim(reg, &public_key),
         contributor,
         organisation,
     )?;
     Ok(WireAttestation {
-        proof: hex::encode(a.proof),
-        endorsement: hex::encode(a.endorsement),
+        proof: hex::encode(a.proof).into(),
+        endorsement: hex::encode(a.endorsement).into(),
     })
 }
 
@@ -273,13 +273,17 @@ pub fn check_contributor(
 ) -> Result<Vec<u8>, CharterRuleError> {
     let org_key = roster_key(state, &reg.organisation)
         .ok_or_else(|| CharterRuleError::UnknownOrganisation(reg.organisation.clone()))?;
-    let public_key = hex_field(&reg.name, "public_key", &reg.public_key)?;
+    let public_key = hex_field(&reg.name, "public_key", &reg.public_key.to_hex())?;
     let attestation = Attestation {
-        proof: hex_field(&reg.name, "attestation.proof", &reg.attestation.proof)?,
+        proof: hex_field(
+            &reg.name,
+            "attestation.proof",
+            &reg.attestation.proof.to_hex(),
+        )?,
         endorsement: hex_field(
             &reg.name,
             "attestation.endorsement",
-            &reg.attestation.endorsement,
+            &reg.attestation.endorsement.to_hex(),
         )?,
     };
     registration::verify_contributor(&contributor_claim(reg, &public_key), &attestation, &org_key)
@@ -291,7 +295,10 @@ pub fn check_contributor(
 }
 
 /// The signature (hex) of `endorser`'s roster key on a newcomer's entry.
-pub fn endorse(newcomer: &Organisation, endorser: &SigningKey) -> Result<String, CharterRuleError> {
+pub fn endorse(
+    newcomer: &Organisation,
+    endorser: &SigningKey,
+) -> Result<crate::rules::hex_bytes::SignatureBytes, CharterRuleError> {
     let key = hex::decode(&newcomer.signing_key).map_err(|_| AdmissionError::KeyNotHex)?;
     let claim = OrganisationClaim {
         name: &newcomer.name,
@@ -299,20 +306,20 @@ pub fn endorse(newcomer: &Organisation, endorser: &SigningKey) -> Result<String,
         signing_key: &key,
     };
     admission::endorse(&claim, endorser)
-        .map(hex::encode)
+        .map(crate::rules::hex_bytes::SignatureBytes::new)
         .map_err(|e| AdmissionError::Signing(e).into())
 }
 
 /// Signs the rotation of `charter`'s federation's motion key from `from` to `to` as the
 /// `seq`th: with an organisation's roster key (an endorsement) or with the new key itself
-/// (its proof of possession). Hex of the 64-byte signature (`panel org endorse-rotation`).
+/// (its proof of possession): the 64-byte signature (`panel org endorse-rotation`).
 pub fn sign_rotation(
     charter: &Charter,
     seq: u64,
     from: &VerifyingKey,
     to: &VerifyingKey,
     key: &SigningKey,
-) -> Result<String, CharterRuleError> {
+) -> Result<crate::rules::hex_bytes::SignatureBytes, CharterRuleError> {
     let digest = charter.digest()?;
     let claim = panel_proto::motion_key_rotation::RotationClaim {
         charter_digest: &digest,
@@ -321,7 +328,7 @@ pub fn sign_rotation(
         to: to.as_bytes(),
     };
     panel_proto::motion_key_rotation::sign_rotation(&claim, key)
-        .map(hex::encode)
+        .map(crate::rules::hex_bytes::SignatureBytes::new)
         .map_err(|e| MotionKeyRotationError::Signing(e).into())
 }
 
@@ -373,7 +380,9 @@ pub fn motion_key_at(state: &State, log_index: u64) -> Option<VerifyingKey> {
         .rev()
         .find(|k| k.log_index <= log_index);
     match rotated {
-        Some(k) => hex::decode(&k.key)
+        Some(k) => k
+            .key
+            .bytes()
             .ok()
             .and_then(|b| panel_proto::parse_public_key(&b).ok()),
         None => state.charter.as_ref()?.motion_key(),
@@ -410,11 +419,14 @@ fn rotation_key(
         });
     }
     let from = current_motion_key(state).ok_or(E::CurrentKeyInvalid)?;
-    let to_bytes = hex::decode(&rot.to).map_err(|_| E::ToNotHex)?;
+    let to_bytes = rot.to.bytes().map_err(|_| E::ToNotHex)?;
     let to = panel_proto::parse_public_key(&to_bytes).map_err(E::To)?;
-    let used = std::iter::once(charter.motion_key.as_str())
-        .chain(state.motion_keys.iter().map(|k| k.key.as_str()))
-        .any(|k| hex::decode(k).ok().as_deref() == Some(to.as_bytes().as_slice()));
+    let is_to = |k: Option<&[u8]>| k == Some(to.as_bytes().as_slice());
+    let used = is_to(hex::decode(&charter.motion_key).ok().as_deref())
+        || state
+            .motion_keys
+            .iter()
+            .any(|k| is_to(k.key.bytes().ok().as_deref()));
     if used {
         return Err(E::Reused);
     }
@@ -425,7 +437,7 @@ fn rotation_key(
         from: from.as_bytes(),
         to: to.as_bytes(),
     };
-    let sig = hex::decode(&rot.possession).map_err(|_| E::PossessionNotHex)?;
+    let sig = rot.possession.bytes().map_err(|_| E::PossessionNotHex)?;
     verify_rotation(&claim, &sig, &to).map_err(E::Possession)?;
     let found = distinct_endorsers(state, &rot.endorsements, |sig, by| {
         verify_rotation(&claim, sig, by)

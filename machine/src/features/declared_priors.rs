@@ -89,12 +89,11 @@ pub fn sign(
         debate_id: debate_id.to_owned(),
         stance,
         credence_permille,
-        signature: String::new(),
+        signature: Default::default(),
     };
-    d.signature = hex::encode(panel_proto::stance_declaration::sign_declaration(
-        &claim(&d),
-        key,
-    )?);
+    d.signature = crate::rules::hex_bytes::SignatureBytes::new(
+        panel_proto::stance_declaration::sign_declaration(&claim(&d), key)?,
+    );
     Ok(d)
 }
 
@@ -119,14 +118,18 @@ pub fn check(state: &State, d: &StanceDeclaration) -> Result<Declared, Declarati
                 .ok_or_else(|| DeclarationRefusal::UnknownDebate(d.debate_id.clone()))?,
         ),
     };
-    let signature = hex::decode(&d.signature).map_err(|_| DeclarationRefusal::SignatureNotHex)?;
+    let signature = d
+        .signature
+        .bytes()
+        .map_err(|_| DeclarationRefusal::SignatureNotHex)?;
     let problem = |problem| DeclarationRefusal::Signature {
         arbiter: d.arbiter_id.clone(),
         problem,
     };
     let registered = &arbiter.registration.public_key;
-    let key = hex::decode(registered)
-        .map_err(|_| panel_proto::keys::KeyError::NotAPoint(registered.clone()))
+    let key = registered
+        .bytes()
+        .map_err(|_| panel_proto::keys::KeyError::NotAPoint(registered.to_hex()))
         .and_then(|bytes| panel_proto::keys::parse_public_key(&bytes))
         .map_err(|e| problem(DeclarationError::Key(e)))?;
     verify_declaration(&claim(d), &signature, &key).map_err(problem)?;

@@ -52,7 +52,10 @@ pub(crate) fn distinct_endorsers<E>(
             index,
             by: e.by.clone(),
         })?;
-        let sig = hex::decode(&e.signature).map_err(|_| EndorsementError::NotHex { index })?;
+        let sig = e
+            .signature
+            .bytes()
+            .map_err(|_| EndorsementError::NotHex { index })?;
         verify(&sig, &by).map_err(|problem| EndorsementError::Invalid {
             index,
             by: e.by.clone(),

@@ -219,7 +219,7 @@ pub fn seal(
         return Err(SittingError::StillOpen(open.number));
     }
     sealed.public.validate()?;
-    hex32("the key commitment", &sealed.key_commitment)?;
+    hex32("the key commitment", &sealed.key_commitment.to_hex())?;
     let pool_id = sealed.public.id()?;
     if state.rules >= crate::rules::PRACTICE_EXAMS && !may_seal_public(state) {
         let public = embedded_pool().map(|p| p.public_id.as_str());
@@ -429,8 +429,8 @@ pub fn reveal(
             revealed,
         });
     }
-    let salt = hex32("the salt", &k.salt)?;
-    let commitment = hex32("the key commitment", &open.key_commitment)?;
+    let salt = hex32("the salt", &k.salt.to_hex())?;
+    let commitment = hex32("the key commitment", &open.key_commitment.to_hex())?;
     if !verify_answer_key(&exam, salt, commitment) {
         return Err(SittingError::KeyMismatch);
     }
@@ -521,13 +521,13 @@ pub fn reveal(
     if let Some(open) = state.exam_sittings.last_mut() {
         open.revealed = Some(Revealed {
             log_index,
-            exam_hash: exam.content_hash.clone(),
+            exam_hash: exam.content_hash.as_str().into(),
             examined: outcomes.iter().map(|o| o.arbiter_id.clone()).collect(),
         });
     }
     Ok(crate::reply::RevealKeyReply {
         sitting: number,
-        exam_hash: exam.content_hash,
+        exam_hash: exam.content_hash.as_str().into(),
         examined: outcomes,
         unscored,
     })
@@ -726,9 +726,9 @@ impl PrivatePool {
     pub fn sealed(&self) -> SealedPool {
         SealedPool {
             public: PublicPool::of(&self.exam),
-            key_commitment: hex::encode(calibration::answer_key::commit_answer_key(
-                &self.exam, self.salt,
-            )),
+            key_commitment: crate::rules::hex_bytes::DigestBytes::new(
+                calibration::answer_key::commit_answer_key(&self.exam, self.salt),
+            ),
             organisation: None,
             seal: None,
         }
@@ -744,7 +744,7 @@ impl PrivatePool {
         KeyReveal {
             sitting: number,
             exam: self.text.clone(),
-            salt: hex::encode(self.salt),
+            salt: crate::rules::hex_bytes::SaltBytes::new(self.salt),
         }
     }
 }
@@ -1167,7 +1167,7 @@ pub(crate) mod tests {
     fn seal_cmd(exam: &Exam) -> InternalCommand {
         InternalCommand::SealExamPool(Box::new(SealedPool {
             public: PublicPool::of(exam),
-            key_commitment: hex::encode(commit_answer_key(exam, SALT)),
+            key_commitment: hex::encode(commit_answer_key(exam, SALT)).into(),
             organisation: None,
             seal: None,
         }))
@@ -1177,7 +1177,7 @@ pub(crate) mod tests {
         InternalCommand::RevealExamKey(Box::new(KeyReveal {
             sitting,
             exam: text.to_owned(),
-            salt: hex::encode(salt),
+            salt: hex::encode(salt).into(),
         }))
     }
 

@@ -79,7 +79,8 @@ pub fn signed_bytes(d: &LastWordDecision) -> Vec<u8> {
 
 /// `d` signed with the authority's key (its signature field replaced).
 pub fn sign(key: &SigningKey, mut d: LastWordDecision) -> LastWordDecision {
-    d.signature = hex::encode(key.sign(&signed_bytes(&d)).to_bytes());
+    d.signature =
+        crate::rules::hex_bytes::SignatureBytes::new(key.sign(&signed_bytes(&d)).to_bytes());
     d
 }
 
@@ -90,7 +91,7 @@ fn verify(key_hex: &str, d: &LastWordDecision) -> Result<(), LastWordError> {
         .and_then(|b| b.try_into().ok())
         .ok_or_else(|| bad("the charter's key is not 32 bytes of hex"))?;
     let key = VerifyingKey::from_bytes(&key).map_err(|_| bad("the charter's key is invalid"))?;
-    let sig: [u8; 64] = hex::decode(d.signature.trim())
+    let sig: [u8; 64] = hex::decode(d.signature.to_hex().trim())
         .ok()
         .and_then(|b| b.try_into().ok())
         .ok_or_else(|| bad("the signature is not 64 bytes of hex"))?;

@@ -171,14 +171,14 @@ pub fn record(
     change
 }
 
-/// An organisation's endorsement (hex) of the change to `voters` as the `seq`th under
+/// An organisation's endorsement of the change to `voters` as the `seq`th under
 /// `charter` (`panel org endorse-membership`). `voters` in any order; they are sorted.
 pub fn endorse(
     charter: &Charter,
     seq: u64,
     voters: &[u64],
     roster_key: &panel_proto::SigningKey,
-) -> Result<String, MembershipError> {
+) -> Result<crate::rules::hex_bytes::SignatureBytes, MembershipError> {
     let voters = sorted(voters);
     let digest = charter.digest()?;
     let claim = MembershipClaim {
@@ -186,7 +186,10 @@ pub fn endorse(
         seq,
         voters: &voters,
     };
-    Ok(panel_proto::membership_change::sign_membership(&claim, roster_key).map(hex::encode)?)
+    Ok(
+        panel_proto::membership_change::sign_membership(&claim, roster_key)
+            .map(crate::rules::hex_bytes::SignatureBytes::new)?,
+    )
 }
 
 /// `voters` ascending without repeats, the form a change is signed and recorded in.

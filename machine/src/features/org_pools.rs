@@ -115,7 +115,7 @@ pub fn check_seal(
     PoolSealed {
         sitting: number,
         pool_id: &pool_id,
-        key_commitment: &sealed.key_commitment,
+        key_commitment: &sealed.key_commitment.to_hex(),
     }
     .check(charter, organisation, line)?;
     if let Some(earlier) = state.exam_sittings.iter().find(|s| s.pool_id == pool_id) {
@@ -136,7 +136,8 @@ pub fn token_key(sitting: &Sitting, salt: Option<&[u8; 32]>) -> Option<[u8; 32]>
     }
     let mut h = Sha256::new();
     h.update(TOKEN_KEY_DOMAIN);
-    h.update(sitting.key_commitment.as_bytes());
+    // The hex text, as hashed since pools were sealed by organisations.
+    h.update(sitting.key_commitment.to_hex().as_bytes());
     Some(h.finalize().into())
 }
 
@@ -377,7 +378,7 @@ mod tests {
             PoolSealed {
                 sitting: number,
                 pool_id: &pool_id,
-                key_commitment: &sealed.key_commitment,
+                key_commitment: &sealed.key_commitment.to_hex(),
             }
             .seal(&log_key(by)),
         );

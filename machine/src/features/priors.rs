@@ -49,7 +49,7 @@ fn key_to_id(state: &State) -> BTreeMap<String, String> {
     state
         .arbiters
         .iter()
-        .map(|(id, a)| (a.registration.public_key.clone(), id.clone()))
+        .map(|(id, a)| (a.registration.public_key.to_hex(), id.clone()))
         .collect()
 }
 
@@ -318,7 +318,7 @@ mod tests {
             Arbiter {
                 registration: ArbiterRegistration {
                     arbiter_id: id.into(),
-                    public_key: hex::encode([key; 32]),
+                    public_key: hex::encode([key; 32]).into(),
                     organisation: "org".into(),
                     model_family: "f".into(),
                     stance,
@@ -367,7 +367,7 @@ mod tests {
                     motion_id: id,
                     debate_id: "deb_1".into(),
                     kind: MotionKind::Merge,
-                    state_hash: "00".repeat(32),
+                    state_hash: "00".repeat(32).into(),
                     seats: votes.len(),
                     min_per_stance: 1,
                     contributors: vec![],

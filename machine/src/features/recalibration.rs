@@ -55,7 +55,7 @@ pub struct Resolved {
     /// For a source verification: the content hash of the verified bytes; only rulings
     /// whose receipt names these bytes are scored.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub content_hash: Option<String>,
+    pub content_hash: Option<crate::rules::hex_bytes::DigestBytes>,
 }
 
 /// What one decided motion resolves.
@@ -193,8 +193,8 @@ fn contested_challenges(
 pub struct SignedForecast {
     /// Credence in "yes", as signed.
     pub probability: f64,
-    /// Lower-case hex SHA-256 of the bytes its receipt names, if it attached one.
-    pub receipt: Option<String>,
+    /// SHA-256 of the bytes its receipt names, if it attached one.
+    pub receipt: Option<crate::rules::hex_bytes::DigestBytes>,
 }
 
 /// Each seated arbiter's credence in "yes" as signed in its ruling on `m` (first ruling
@@ -205,7 +205,7 @@ pub fn signed_forecasts(state: &State, m: &Motion) -> BTreeMap<String, SignedFor
         .iter()
         .filter_map(|s| {
             let a = state.arbiters.get(&s.arbiter_id)?;
-            let key = hex::decode(&a.registration.public_key).ok()?;
+            let key = a.registration.public_key.bytes().ok()?.into_owned();
             Some((key, s.arbiter_id.as_str()))
         })
         .collect();
@@ -222,7 +222,10 @@ pub fn signed_forecasts(state: &State, m: &Motion) -> BTreeMap<String, SignedFor
             out.entry((*id).to_string())
                 .or_insert_with(|| SignedForecast {
                     probability: r.probability,
-                    receipt: r.receipt.as_ref().map(|x| hex::encode(&x.sha256)),
+                    receipt: r
+                        .receipt
+                        .as_ref()
+                        .map(|x| crate::rules::hex_bytes::DigestBytes::new(x.sha256.clone())),
                 });
         }
     }

@@ -78,8 +78,8 @@ pub fn sign(
 ) -> Result<ContributorSignature, AuthorshipError> {
     let bytes = signed_bytes(req, client_id, request_id)?;
     Ok(ContributorSignature {
-        public_key: hex::encode(key.verifying_key().to_bytes()),
-        signature: hex::encode(key.sign(&bytes).to_bytes()),
+        public_key: hex::encode(key.verifying_key().to_bytes()).into(),
+        signature: hex::encode(key.sign(&bytes).to_bytes()).into(),
     })
 }
 
@@ -114,8 +114,8 @@ pub fn check(
         state.contributors.get(&req.convener),
         state.arbiters.get(&req.convener),
     ) {
-        (Some(c), _) => Some(c.public_key.clone()),
-        (None, Some(a)) => Some(a.registration.public_key.clone()),
+        (Some(c), _) => Some(c.public_key.to_hex()),
+        (None, Some(a)) => Some(a.registration.public_key.to_hex()),
         (None, None) => None,
     };
     match bound {
@@ -148,8 +148,8 @@ pub fn check(
 /// new by changing the case of its hex digits.
 pub fn canonical(sig: &ContributorSignature) -> ContributorSignature {
     ContributorSignature {
-        public_key: sig.public_key.to_ascii_lowercase(),
-        signature: sig.signature.to_ascii_lowercase(),
+        public_key: sig.public_key.to_hex().to_ascii_lowercase().into(),
+        signature: sig.signature.to_hex().to_ascii_lowercase().into(),
     }
 }
 
@@ -194,7 +194,7 @@ mod tests {
         s.contributors.insert(
             "ops".into(),
             AuthorKey {
-                public_key: hex::encode(key(1).verifying_key().to_bytes()),
+                public_key: hex::encode(key(1).verifying_key().to_bytes()).into(),
                 bound_at_log_index: 1,
             },
         );
@@ -262,7 +262,7 @@ mod tests {
         );
         let mut shouted = r.clone();
         if let Some(sig) = &mut shouted.signature {
-            sig.signature = sig.signature.to_ascii_uppercase();
+            sig.signature = sig.signature.to_hex().to_ascii_uppercase().into();
         }
         let e = check_of(&s, &shouted, 5).expect_err("case-changed replay");
         assert!(matches!(e, ConvenerError::Replayed { .. }), "{e}");

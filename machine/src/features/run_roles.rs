@@ -120,8 +120,8 @@ pub fn sign(
 ) -> Result<ContributorSignature, AuthorshipError> {
     let bytes = signed_bytes(run_id, input, client_id, request_id)?;
     Ok(ContributorSignature {
-        public_key: hex::encode(key.verifying_key().to_bytes()),
-        signature: hex::encode(key.sign(&bytes).to_bytes()),
+        public_key: hex::encode(key.verifying_key().to_bytes()).into(),
+        signature: hex::encode(key.sign(&bytes).to_bytes()).into(),
     })
 }
 

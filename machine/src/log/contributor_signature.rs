@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 /// a run role's over its input (`run_roles`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContributorSignature {
-    /// Hex of the 32-byte ed25519 public key.
-    pub public_key: String,
-    /// Hex of the 64-byte signature over [`signed_bytes`].
-    pub signature: String,
+    /// The 32-byte ed25519 public key.
+    pub public_key: crate::rules::hex_bytes::PublicKeyBytes,
+    /// The 64-byte signature over [`signed_bytes`].
+    pub signature: crate::rules::hex_bytes::SignatureBytes,
 }

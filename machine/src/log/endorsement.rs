@@ -8,5 +8,5 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Endorsement {
     pub by: String,
-    pub signature: String,
+    pub signature: crate::rules::hex_bytes::SignatureBytes,
 }

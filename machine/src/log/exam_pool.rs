@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SealedPool {
     pub public: PublicPool,
-    /// Hex SHA-256 from [`calibration::answer_key::commit_answer_key`].
-    pub key_commitment: String,
+    /// SHA-256 from [`calibration::answer_key::commit_answer_key`].
+    pub key_commitment: crate::rules::hex_bytes::DigestBytes,
     /// The member organisation whose pool this is (rule set
     /// [`ORG_POOLS`](crate::rules::ORG_POOLS)); its arbiters do not sit the sitting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,6 +33,6 @@ pub struct KeyReveal {
     pub sitting: u32,
     /// The pool's JSONL text, golds and sources included.
     pub exam: String,
-    /// Hex, 32 bytes.
-    pub salt: String,
+    /// 32 bytes.
+    pub salt: crate::rules::hex_bytes::SaltBytes,
 }

@@ -15,7 +15,7 @@ pub struct LastWordDecision {
     pub answer: Answer,
     /// Why, in the authority's words; on the record with the decision.
     pub reason: String,
-    /// Hex Ed25519 signature of the charter's `last_word.key` over
+    /// Ed25519 signature of the charter's `last_word.key` over
     /// `last_word::signed_bytes`.
-    pub signature: String,
+    pub signature: crate::rules::hex_bytes::SignatureBytes,
 }

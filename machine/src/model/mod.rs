@@ -155,33 +155,36 @@ impl Revocation {
 /// A key an arbiter rotated away from, with the rotation that replaced it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RotatedKey {
-    /// Hex of the old key.
-    pub public_key: String,
-    /// Hex of the key it was rotated to.
-    pub rotated_to: String,
+    /// The old key.
+    pub public_key: crate::rules::hex_bytes::PublicKeyBytes,
+    /// The key it was rotated to.
+    pub rotated_to: crate::rules::hex_bytes::PublicKeyBytes,
     pub reason: String,
     pub issued_at_unix_ms: i64,
     /// Log index of the `RotateKey` entry.
     pub log_index: u64,
 }
 
-/// Whether the hex text `stored` names the key `key`.
-fn same_key(stored: &str, key: &[u8]) -> bool {
-    hex::decode(stored).is_ok_and(|b| b == key)
+/// Whether the key `stored` is the key `key`.
+fn same_key_bytes(stored: &crate::rules::hex_bytes::PublicKeyBytes, key: &[u8]) -> bool {
+    stored.bytes().is_ok_and(|b| *b == *key)
 }
 
 impl Arbiter {
     /// Whether `public_key` (hex) is this arbiter's key now or was before a rotation,
     /// compared as text (the rule before [`KEYS_AS_BYTES`](crate::rules::KEYS_AS_BYTES)).
     pub fn holds_or_held(&self, public_key: &str) -> bool {
-        self.registration.public_key == public_key
-            || self.key_history.iter().any(|h| h.public_key == public_key)
+        self.registration.public_key.to_hex() == public_key
+            || self
+                .key_history
+                .iter()
+                .any(|h| h.public_key.to_hex() == public_key)
     }
 
     /// Whether `key` is this arbiter's key now, compared as key bytes (any case of hex
     /// names the same key).
     pub fn holds_key(&self, key: &[u8]) -> bool {
-        same_key(&self.registration.public_key, key)
+        same_key_bytes(&self.registration.public_key, key)
     }
 
     /// [`holds_key`](Self::holds_key), or a key it rotated away from.
@@ -190,7 +193,7 @@ impl Arbiter {
             || self
                 .key_history
                 .iter()
-                .any(|h| same_key(&h.public_key, key))
+                .any(|h| same_key_bytes(&h.public_key, key))
     }
 
     /// The stance panels count: the fitted camp once confirmed, else the declared one.
@@ -315,8 +318,8 @@ pub struct State {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MotionKeyChange {
     pub seq: u64,
-    /// Hex of the key in force from this rotation on.
-    pub key: String,
+    /// The key in force from this rotation on.
+    pub key: crate::rules::hex_bytes::PublicKeyBytes,
     /// The log index of the entry that rotated it: motions opened at or after it are
     /// signed with this key.
     pub log_index: u64,

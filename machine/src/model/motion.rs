@@ -79,7 +79,7 @@ pub struct Precedent {
     pub motion_id: String,
     pub debate_id: String,
     /// `precedent::digest` of the content both motions show.
-    pub digest: String,
+    pub digest: crate::rules::hex_bytes::DigestBytes,
 }
 
 /// An accepted outcome's effect that the engine refused, with its refusal code.
@@ -97,9 +97,9 @@ pub struct MotionRound {
     /// Hex protobuf of the signed motion put to the seats.
     pub motion: crate::rules::signed_motion::WireMotion,
     /// Hex of its digest, which every counted ruling binds (envelope v2).
-    pub motion_digest: String,
+    pub motion_digest: crate::rules::hex_bytes::DigestBytes,
     /// Hex of the motion key that signed it (a verifier holds it against its policy).
-    pub signer_key: String,
+    pub signer_key: crate::rules::hex_bytes::PublicKeyBytes,
     pub commit_deadline_ms: i64,
     pub reveal_deadline_ms: i64,
     /// Log index of the `LogCommitments` entry.

@@ -14,7 +14,7 @@ pub struct Sitting {
     /// [`PublicPool::id`] of the sealed pool.
     pub pool_id: String,
     pub public: PublicPool,
-    pub key_commitment: String,
+    pub key_commitment: crate::rules::hex_bytes::DigestBytes,
     pub sealed_log_index: u64,
     /// The earlier sitting whose reveal made this pool's answers public.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,7 +63,7 @@ pub struct HeldExam {
 pub struct Revealed {
     pub log_index: u64,
     /// The revealed exam's content hash.
-    pub exam_hash: String,
+    pub exam_hash: crate::rules::hex_bytes::DigestBytes,
     /// Arbiters scored at the reveal, in id order.
     pub examined: Vec<String>,
 }

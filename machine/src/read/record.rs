@@ -565,7 +565,7 @@ fn v1_checkpoint(bundle: &Bundle, log: &crate::rules::transparency::Log) -> Resu
     }
     Ok(Bound {
         size: cp.size,
-        root: cp.root.clone(),
+        root: cp.root.to_hex(),
         count: 1,
         origin: None,
         log_signed: false,

@@ -94,8 +94,8 @@ pub struct RevealedRuling {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetrievalReceipt {
     pub arbiter_id: String,
-    /// Lower-case hex SHA-256 of the fetched bytes.
-    pub content_hash: String,
+    /// SHA-256 of the fetched bytes (lower-case hex on the wire).
+    pub content_hash: crate::rules::hex_bytes::DigestBytes,
 }
 
 /// Parameters of the rule. `Policy::default()` is the rule as it was before independence
@@ -254,7 +254,7 @@ pub enum Outcome {
     Relevance(u8),
     TierVerified {
         decision: Decision,
-        content_hash: String,
+        content_hash: crate::rules::hex_bytes::DigestBytes,
     },
 }
 
@@ -433,11 +433,10 @@ impl std::fmt::Display for Outcome {
             Outcome::TierVerified {
                 decision,
                 content_hash,
-            } => write!(
-                f,
-                "{decision:?} (tier verified; receipts agree on {})",
-                content_hash.get(..12).unwrap_or(content_hash)
-            ),
+            } => write!(f, "{decision:?} (tier verified; receipts agree on {})", {
+                let hash = content_hash.to_hex();
+                hash.get(..12).unwrap_or(&hash).to_owned()
+            }),
         }
     }
 }
@@ -950,7 +949,7 @@ fn receipt_hash(
     seat_of: &BTreeMap<&str, &Seat>,
     receipts: &[RetrievalReceipt],
     reasons: &mut Vec<DeadlockReason>,
-) -> Option<String> {
+) -> Option<crate::rules::hex_bytes::DigestBytes> {
     let seated: Vec<(&Seat, &RetrievalReceipt)> = receipts
         .iter()
         .filter_map(|r| seat_of.get(r.arbiter_id.as_str()).map(|s| (*s, r)))
@@ -962,16 +961,19 @@ fn receipt_hash(
             ok = false;
         }
     }
-    let hashes: BTreeSet<&str> = seated
+    let hashes: BTreeSet<String> = seated
         .iter()
-        .map(|(_, r)| r.content_hash.as_str())
+        .map(|(_, r)| r.content_hash.to_hex())
         .collect();
     if hashes.len() > 1 {
         reasons.push(DeadlockReason::ReceiptsDisagree);
         ok = false;
     }
     if ok {
-        hashes.into_iter().next().map(str::to_owned)
+        hashes
+            .into_iter()
+            .next()
+            .map(|h| crate::rules::hex_bytes::DigestBytes::from_hex(&h))
     } else {
         None
     }

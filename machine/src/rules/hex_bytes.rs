@@ -80,6 +80,16 @@ impl fmt::Debug for HexBytes {
     }
 }
 
+/// The hex JSON carries.
+impl fmt::Display for HexBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Repr::Bytes(b) => HexOf(b).fmt(f),
+            Repr::Text(t) => f.write_str(t),
+        }
+    }
+}
+
 impl Serialize for HexBytes {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
@@ -127,6 +137,19 @@ macro_rules! hex_bytes_type {
             pub fn hex_len(&self) -> usize {
                 self.0.hex_len()
             }
+
+            /// The bytes as an array of `N`, or `None` when they are not hex or not `N`
+            /// bytes long.
+            pub fn array<const N: usize>(&self) -> Option<[u8; N]> {
+                self.0.bytes().ok()?.as_ref().try_into().ok()
+            }
+        }
+
+        /// The hex JSON carries.
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Display::fmt(&self.0, f)
+            }
         }
 
         /// The hex text as JSON carries it ([`HexBytes::from_hex`]).
@@ -153,6 +176,27 @@ hex_bytes_type! {
 hex_bytes_type! {
     /// A protobuf `crucible.panel.v1.Commitment`, as the seat signed it.
     CommitmentBytes
+}
+
+hex_bytes_type! {
+    /// A SHA-256 digest: a signed motion's, a debate state's, an exam's, a key
+    /// commitment, a precedent's content.
+    DigestBytes
+}
+
+hex_bytes_type! {
+    /// An ed25519 public key: an arbiter's, a contributor's, a motion key, a roster key.
+    PublicKeyBytes
+}
+
+hex_bytes_type! {
+    /// An ed25519 signature.
+    SignatureBytes
+}
+
+hex_bytes_type! {
+    /// Random bytes mixed into a commitment (an exam pool's salt).
+    SaltBytes
 }
 
 /// Lowercase hex of bytes, written without an intermediate string.

@@ -160,18 +160,21 @@ pub fn check(
         }),
         receipt: ruling.receipt.as_ref().map(|r| RetrievalReceipt {
             arbiter_id: arbiter_id.into(),
-            content_hash: hex::encode(&r.sha256),
+            content_hash: crate::rules::hex_bytes::DigestBytes::new(r.sha256.clone()),
         }),
     })
 }
 
 /// Parse a hex public key, refusing small-order ("weak") keys (panel-proto's rule; its
 /// parser keeps the decompressed keys, so arbiters' keys are decompressed once).
-pub fn parse_public_key(arbiter: &str, hex_key: &str) -> Result<VerifyingKey, RulingError> {
+pub fn parse_public_key(
+    arbiter: &str,
+    key: &crate::rules::hex_bytes::PublicKeyBytes,
+) -> Result<VerifyingKey, RulingError> {
     let malformed = || RulingError::MalformedKey {
         arbiter: arbiter.into(),
     };
-    let bytes = hex::decode(hex_key).map_err(|_| malformed())?;
+    let bytes = key.bytes().map_err(|_| malformed())?;
     panel_proto::keys::parse_public_key(&bytes).map_err(|_| malformed())
 }
 
@@ -539,9 +542,9 @@ mod tests {
     fn weak_and_malformed_keys_refused() {
         let mut weak = [0u8; 32];
         weak[0] = 1;
-        assert!(parse_public_key("x", &hex::encode(weak)).is_err());
-        assert!(parse_public_key("x", "abcd").is_err());
+        assert!(parse_public_key("x", &hex::encode(weak).into()).is_err());
+        assert!(parse_public_key("x", &"abcd".into()).is_err());
         let good = SigningKey::from_bytes(&[3; 32]).verifying_key();
-        assert!(parse_public_key("x", &hex::encode(good.to_bytes())).is_ok());
+        assert!(parse_public_key("x", &hex::encode(good.to_bytes()).into()).is_ok());
     }
 }

@@ -24,13 +24,13 @@ pub enum LegacyCheckpointError {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
     pub size: u64,
-    /// Hex SHA-256 root.
-    pub root: String,
+    /// The SHA-256 root.
+    pub root: crate::rules::hex_bytes::DigestBytes,
     pub time_ms: u64,
-    /// Hex ed25519 public key of the signer.
-    pub signer: String,
-    /// Hex ed25519 signature over [`Checkpoint::signed_bytes`].
-    pub signature: String,
+    /// The ed25519 public key of the signer.
+    pub signer: crate::rules::hex_bytes::PublicKeyBytes,
+    /// The ed25519 signature over [`Checkpoint::signed_bytes`].
+    pub signature: crate::rules::hex_bytes::SignatureBytes,
 }
 
 impl Checkpoint {
@@ -48,28 +48,22 @@ impl Checkpoint {
         let sig = key.sign(&Self::signed_bytes(size, root, time_ms));
         Checkpoint {
             size,
-            root: hex::encode(root),
+            root: crate::rules::hex_bytes::DigestBytes::new(*root),
             time_ms,
-            signer: hex::encode(key.verifying_key().as_bytes()),
-            signature: hex::encode(sig.to_bytes()),
+            signer: crate::rules::hex_bytes::PublicKeyBytes::new(key.verifying_key().to_bytes()),
+            signature: crate::rules::hex_bytes::SignatureBytes::new(sig.to_bytes()),
         }
     }
 
     /// Checks the signature strictly and returns the root it vouches for.
     pub fn verify(&self) -> Result<Hash, LegacyCheckpointError> {
-        let root: Hash = hex::decode(&self.root)
-            .ok()
-            .and_then(|v| v.try_into().ok())
-            .ok_or(LegacyCheckpointError::BadRoot)?;
-        let key_bytes: [u8; 32] = hex::decode(&self.signer)
-            .ok()
-            .and_then(|v| v.try_into().ok())
-            .ok_or(LegacyCheckpointError::BadKey)?;
+        let root: Hash = self.root.array().ok_or(LegacyCheckpointError::BadRoot)?;
+        let key_bytes: [u8; 32] = self.signer.array().ok_or(LegacyCheckpointError::BadKey)?;
         let key =
             VerifyingKey::from_bytes(&key_bytes).map_err(|_| LegacyCheckpointError::BadKey)?;
-        let sig_bytes: [u8; 64] = hex::decode(&self.signature)
-            .ok()
-            .and_then(|v| v.try_into().ok())
+        let sig_bytes: [u8; 64] = self
+            .signature
+            .array()
             .ok_or(LegacyCheckpointError::BadSignature)?;
         let sig = Signature::from_bytes(&sig_bytes);
         key.verify_strict(&Self::signed_bytes(self.size, &root, self.time_ms), &sig)

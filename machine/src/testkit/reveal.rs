@@ -23,9 +23,14 @@ pub fn signed_ruling(
 ) -> Result<pb::SignedRuling, KitError> {
     let kind = wire_kind(m.spec.kind);
     let (yes, no) = binary_pair(kind).unwrap_or((pb::Decision::None, pb::Decision::None));
-    let state_hash = hex::decode(&m.spec.state_hash).map_err(|_| KitError::StateHash {
-        motion: m.spec.motion_id.clone(),
-    })?;
+    let state_hash = m
+        .spec
+        .state_hash
+        .bytes()
+        .map(|b| b.into_owned())
+        .map_err(|_| KitError::StateHash {
+            motion: m.spec.motion_id.clone(),
+        })?;
     let ruling = pb::Ruling {
         motion_id: m.spec.motion_id.clone(),
         debate_id: m.spec.debate_id.clone(),

@@ -22,9 +22,14 @@ fn signed_motion(
     commit_deadline_ms: i64,
     reveal_deadline_ms: i64,
 ) -> Result<pb::Motion, KitError> {
-    let state_hash = hex::decode(&m.spec.state_hash).map_err(|_| KitError::StateHash {
-        motion: m.spec.motion_id.clone(),
-    })?;
+    let state_hash = m
+        .spec
+        .state_hash
+        .bytes()
+        .map(|b| b.into_owned())
+        .map_err(|_| KitError::StateHash {
+            motion: m.spec.motion_id.clone(),
+        })?;
     let motion = pb::Motion {
         motion_id: m.spec.motion_id.clone(),
         debate_id: m.spec.debate_id.clone(),

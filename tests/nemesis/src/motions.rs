@@ -55,7 +55,9 @@ pub(crate) async fn setup(
         let roster = pki::read_seed_key(&cluster.pki.signing_key_path(organisation))?;
         let mut reg = ArbiterRegistration {
             arbiter_id: format!("narb{i}"),
-            public_key: hex_of(&key(i).verifying_key().to_bytes()),
+            public_key: panel_machine::rules::hex_bytes::PublicKeyBytes::new(
+                key(i).verifying_key().to_bytes(),
+            ),
             organisation: organisation.to_owned(),
             model_family: format!("family-{i}"),
             stance: *stance,
@@ -106,10 +108,6 @@ pub(crate) async fn setup(
     Ok(())
 }
 
-fn hex_of(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 /// Opens and decides motions until told to stop.
 pub(crate) async fn client(
     shared: Arc<Shared>,
@@ -134,7 +132,7 @@ pub(crate) async fn client(
             motion_id: motion_id.clone(),
             debate_id: DEBATE.into(),
             kind: MotionKind::Merge,
-            state_hash: hex_of(&hash),
+            state_hash: panel_machine::rules::hex_bytes::DigestBytes::new(hash.to_vec()),
             seats: 5,
             min_per_stance: 2,
             contributors: vec![],

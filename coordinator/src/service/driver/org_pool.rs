@@ -113,7 +113,7 @@ fn own_offer(s: &Shared, number: u32, organisation: &str) -> Option<SealedPool> 
         PoolSealed {
             sitting: number,
             pool_id: &pool_id,
-            key_commitment: &pool.key_commitment,
+            key_commitment: &pool.key_commitment.to_hex(),
         }
         .seal(key),
     );

@@ -45,7 +45,7 @@ pub(super) fn seat_addresses(state: &panel_machine::State, m: &Motion) -> Vec<Se
             Some(SeatAddress {
                 arbiter_id: arb.registration.arbiter_id.clone(),
                 endpoint: arb.registration.endpoint.clone(),
-                key: hex::decode(&arb.registration.public_key).ok()?,
+                key: arb.registration.public_key.bytes().ok()?.into_owned(),
             })
         })
         .collect()
@@ -72,10 +72,14 @@ pub(super) fn wire_motion(
         motion_id: spec.motion_id.clone(),
         debate_id: spec.debate_id.clone(),
         kind: wire_kind(spec.kind) as i32,
-        state_hash: hex::decode(&spec.state_hash).map_err(|_| DriveError::StateHash {
-            motion: spec.motion_id.clone(),
-            state_hash: spec.state_hash.clone(),
-        })?,
+        state_hash: spec
+            .state_hash
+            .bytes()
+            .map_err(|_| DriveError::StateHash {
+                motion: spec.motion_id.clone(),
+                state_hash: spec.state_hash.to_hex(),
+            })?
+            .into_owned(),
         projection: Some(projection),
         commit_deadline_unix_ms: window.commit_deadline_ms,
         reveal_deadline_unix_ms: window.reveal_deadline_ms,
@@ -420,8 +424,7 @@ pub(super) fn logged_round(s: &Shared, motion_id: &str) -> Option<LoggedRound> {
     s.sm.read(|a| {
         // A logged round awaiting reveals is open, so held (`motion_table`).
         let round = a.state.motions.held(motion_id)?.round.as_ref()?;
-        let mut digest = [0u8; 32];
-        hex::decode_to_slice(&round.motion_digest, &mut digest).ok()?;
+        let digest = round.motion_digest.array()?;
         Some(LoggedRound {
             digest,
             window: round.window(),
