@@ -60,7 +60,7 @@ pub struct DebateRecord {
     /// to names: an arbiter holding (or having held) one of them is never drawn onto the
     /// debate's panels, while an unsigned name proves nothing and excludes nobody.
     #[serde(default)]
-    pub contributor_keys: BTreeSet<String>,
+    pub contributor_keys: BTreeSet<crate::rules::hex_bytes::PublicKeyBytes>,
     /// Model family each contributor declared, if any.
     pub author_families: BTreeMap<String, String>,
     /// Question key -> open motion id.

@@ -409,8 +409,8 @@ pub struct AdmitOrganisationReply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RotateMotionKeyReply {
     pub seq: u64,
-    pub from: Option<String>,
-    pub to: String,
+    pub from: Option<PublicKeyBytes>,
+    pub to: PublicKeyBytes,
     pub endorsed_by: Vec<String>,
 }
 

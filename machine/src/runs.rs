@@ -207,7 +207,7 @@ pub fn prior_of(seat: &Seat) -> Prior {
 /// One counted ruling as the procedure sees it.
 pub struct RulingView<'a> {
     pub seat: &'a Seat,
-    pub arbiter_key_hex: String,
+    pub arbiter_key: crate::rules::hex_bytes::PublicKeyBytes,
     pub model_family: Option<String>,
     pub decision: panel_proto::pb::Decision,
     pub probability: f64,
@@ -241,7 +241,7 @@ pub fn settlement(
                 },
                 probability_milli: (r.probability.clamp(0.0, 1.0) * 1000.0).round() as u16,
                 rationale: r.rationale.clone(),
-                presented: presented(m, presentation_seed, &r.arbiter_key_hex),
+                presented: presented(m, presentation_seed, &r.arbiter_key.to_hex()),
             })
             .collect(),
     }

@@ -82,7 +82,7 @@ fn share(replica: u64, question: &str) -> BeaconShare {
     let q: [u8; 32] = hex::decode(question).unwrap().try_into().unwrap();
     BeaconShare {
         replica,
-        proof: secret(replica).prove_hex(&beacon::input(&q)),
+        proof: secret(replica).prove_hex(&beacon::input(&q)).into(),
     }
 }
 
@@ -99,7 +99,11 @@ fn seat(
 
 fn question_of(d: &Driver, motion_id: &str) -> String {
     let m = d.state.motions.get(motion_id).expect("the motion exists");
-    m.beacon.as_ref().expect("a beacon motion").question.clone()
+    m.beacon
+        .as_ref()
+        .expect("a beacon motion")
+        .question
+        .to_hex()
 }
 
 /// Opens the question in a fresh debate; the motion id and its question key.
@@ -124,7 +128,7 @@ fn a_motion_opens_unseated_and_only_a_charter_replicas_proof_over_its_question_s
     // Forged: bytes that are no proof, and a proof by a key the charter does not list.
     let forged = BeaconShare {
         replica: 1,
-        proof: "ab".repeat(80),
+        proof: "ab".repeat(80).into(),
     };
     refused(
         seat(&mut d, &m, vec![forged, share(2, &q)]),
@@ -134,7 +138,7 @@ fn a_motion_opens_unseated_and_only_a_charter_replicas_proof_over_its_question_s
     let qb: [u8; 32] = hex::decode(&q).unwrap().try_into().unwrap();
     let foreign = BeaconShare {
         replica: 1,
-        proof: outsider.prove_hex(&beacon::input(&qb)),
+        proof: outsider.prove_hex(&beacon::input(&qb)).into(),
     };
     refused(
         seat(&mut d, &m, vec![foreign, share(2, &q)]),
@@ -214,7 +218,7 @@ fn the_same_content_asked_again_gets_a_fresh_question_key_and_shares_list_in_ord
     // The next motion of exactly this content would be attempt 1, under another key.
     let again = beacon::open(&mut d.state, &spec, Vec::new()).expect("a key");
     assert_eq!(again.attempt, 1);
-    assert_ne!(again.question, q1);
+    assert_ne!(again.question.to_hex(), q1);
     // The two organisations' shares, listed by ascending id, seat it; out of order not.
     refused(
         seat(&mut d, &m1, vec![share(2, &q1), share(1, &q1)]),

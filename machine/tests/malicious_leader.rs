@@ -1008,7 +1008,7 @@ fn exam_answers(
             );
             (
                 item_id.clone(),
-                panel_machine::rules::signed_motion::encode(&m),
+                panel_machine::rules::signed_motion::encode(&m).to_hex(),
                 reveal,
             )
         })
@@ -1019,7 +1019,7 @@ fn submit_exam(id: &str, sitting: u32, answers: &[&(String, String, String)]) ->
     InternalCommand::SubmitExam {
         arbiter_id: id.into(),
         reveals: answers.iter().map(|a| a.2.clone().into()).collect(),
-        motions: answers.iter().map(|a| a.1.clone()).collect(),
+        motions: answers.iter().map(|a| a.1.as_str().into()).collect(),
         sitting: Some(sitting),
     }
     .into()

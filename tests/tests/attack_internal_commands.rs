@@ -239,7 +239,7 @@ fn clients_cannot_send_internal_or_test_commands_or_squat_driver_ids() {
                     motion_id: format!("m{n}"),
                     shares: vec![panel_machine::features::beacon::BeaconShare {
                         replica: 1,
-                        proof: "00".repeat(80),
+                        proof: "00".repeat(80).into(),
                     }],
                 })
                 .into();

@@ -287,11 +287,11 @@ fn print_motion(m: &Motion, decoded: &[Result<RulingView, rulings::DecodeError>]
     match &m.beacon {
         Some(b) if b.pending() => println!(
             "  seats: not drawn yet: the beacon's shares for question key {}… are being collected (docs/SECURITY.md \"The beacon\")",
-            &b.question[..b.question.len().min(12)]
+            b.question.to_hex().get(..12).unwrap_or_default()
         ),
         Some(b) => println!(
             "  drawn by the beacon: question key {}…, attempt {}, shares of replica(s) {}",
-            &b.question[..b.question.len().min(12)],
+            b.question.to_hex().get(..12).unwrap_or_default(),
             b.attempt,
             b.shares
                 .iter()

@@ -608,14 +608,11 @@ impl Replica for ReplicaService {
             let b = m.beacon.as_ref().filter(|b| b.pending())?;
             (m.status == panel_machine::MotionStatus::Open).then(|| b.question.clone())
         });
-        let key = question
-            .and_then(|q| hex::decode(q).ok())
-            .and_then(|b| <[u8; 32]>::try_from(b).ok())
-            .ok_or_else(|| {
-                Status::failed_precondition(format!(
-                    "motion {motion_id} is not open and awaiting its seats on this replica (yet)"
-                ))
-            })?;
+        let key = question.and_then(|q| q.array::<32>()).ok_or_else(|| {
+            Status::failed_precondition(format!(
+                "motion {motion_id} is not open and awaiting its seats on this replica (yet)"
+            ))
+        })?;
         Ok(Response::new(crate::pb::replica::BeaconShareReply {
             proof: secret.prove_hex(&panel_machine::features::beacon::input(&key)),
         }))

@@ -109,7 +109,7 @@ pub(super) fn contribute(
         &sub.hints,
     )?;
     if let crate::authorship::Authorship::Signed { public_key, .. } = &authorship {
-        rec.contributor_keys.insert(public_key.to_hex());
+        rec.contributor_keys.insert(public_key.clone());
     }
     let signed_by = match authorship {
         crate::authorship::Authorship::Unsigned => None,
@@ -214,7 +214,11 @@ pub(super) fn recused(state: &State, rec: &DebateRecord) -> Vec<String> {
     state
         .arbiters
         .iter()
-        .filter(|(_, a)| rec.contributor_keys.iter().any(|k| a.holds_or_held(k)))
+        .filter(|(_, a)| {
+            rec.contributor_keys
+                .iter()
+                .any(|k| a.holds_or_held(&k.to_hex()))
+        })
         .map(|(id, _)| id.clone())
         .collect()
 }

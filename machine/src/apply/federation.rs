@@ -72,8 +72,8 @@ pub(super) fn rotate_motion_key(
     });
     Ok(Reply::from(RotateMotionKeyReply {
         seq: rot.seq,
-        from: from.map(|k| hex::encode(k.as_bytes())),
-        to: hex::encode(to.as_bytes()),
+        from: from.map(|k| crate::rules::hex_bytes::PublicKeyBytes::new(k.to_bytes())),
+        to: crate::rules::hex_bytes::PublicKeyBytes::new(to.to_bytes()),
         endorsed_by: rot.endorsements.iter().map(|e| e.by.clone()).collect(),
     }))
 }

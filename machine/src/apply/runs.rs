@@ -399,7 +399,7 @@ fn ruling_views<'a>(state: &State, motion: &'a Motion) -> Vec<RulingView<'a>> {
         };
         out.push(RulingView {
             seat,
-            arbiter_key_hex: key_hex,
+            arbiter_key: crate::rules::hex_bytes::PublicKeyBytes::from_hex(&key_hex),
             model_family: Some(arbiter.registration.model_family.clone())
                 .filter(|f| !f.trim().is_empty()),
             decision: r.decision(),

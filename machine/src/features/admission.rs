@@ -283,8 +283,8 @@ pub(crate) fn check_motions(
     let mut digests = std::collections::BTreeMap::new();
     for (index, wire) in wires.iter().enumerate() {
         let malformed = |reason: String| ExamMotionError::Malformed { index, reason };
-        let bytes = hex::decode(wire).map_err(|_| malformed("not hex".into()))?;
-        let m = pb::Motion::decode(bytes.as_slice()).map_err(|e| malformed(e.to_string()))?;
+        let bytes = wire.bytes().map_err(|_| malformed("not hex".into()))?;
+        let m = pb::Motion::decode(bytes.as_ref()).map_err(|e| malformed(e.to_string()))?;
         let signed = |e: crate::rules::signed_motion::MotionError| ExamMotionError::Signed {
             index,
             source: e,

@@ -151,7 +151,7 @@ pub fn open(
     let attempt = *slot;
     *slot += 1;
     Ok(BeaconDraw {
-        question: hex::encode(question_key(&digest, attempt)),
+        question: crate::rules::hex_bytes::DigestBytes::new(question_key(&digest, attempt)),
         attempt,
         shares: Vec::new(),
         pool,
@@ -183,9 +183,9 @@ pub fn seed(
     if shares.is_empty() {
         return Err(BeaconError::NoShares);
     }
-    let question: [u8; 32] = hex::decode(&draw.question)
-        .ok()
-        .and_then(|b| b.try_into().ok())
+    let question: [u8; 32] = draw
+        .question
+        .array()
         .ok_or_else(|| BeaconError::Encode("the stored question key is not 32 bytes".into()))?;
     let alpha = input(&question);
     let mut h = Sha256::new();
@@ -215,7 +215,7 @@ pub fn seed(
         };
         let key = beacon_key::parse_public(entry.beacon_vkey.as_deref().unwrap_or_default())
             .map_err(share_err)?;
-        let out = beacon_key::verify(&key, &alpha, &share.proof).map_err(share_err)?;
+        let out = beacon_key::verify(&key, &alpha, &share.proof.to_hex()).map_err(share_err)?;
         h.update(share.replica.to_be_bytes());
         h.update(out);
     }

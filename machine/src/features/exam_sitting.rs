@@ -1673,13 +1673,12 @@ pub(crate) mod tests {
 
     /// The motions a `SubmitExam` carries, decoded.
     fn carried(c: &InternalCommand) -> Vec<pb::Motion> {
-        use prost::Message;
         let InternalCommand::SubmitExam { motions, .. } = c else {
             panic!("not an exam: {c:?}");
         };
         motions
             .iter()
-            .map(|w| pb::Motion::decode(hex::decode(w).expect("hex").as_slice()).expect("motion"))
+            .map(|w| crate::rules::signed_motion::decode(w).expect("motion"))
             .collect()
     }
 

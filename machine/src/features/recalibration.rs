@@ -759,7 +759,8 @@ mod tests {
         }))));
         let honest = exam_motions("new", |_| {});
         let wire = |ms: &[pb::Motion]| ms.iter().map(crate::rules::signed_motion::encode).collect();
-        let exam = |reveals: Vec<crate::rules::hex_bytes::RevealBytes>, motions: Vec<String>| {
+        let exam = |reveals: Vec<crate::rules::hex_bytes::RevealBytes>,
+                    motions: Vec<crate::rules::signed_motion::WireMotion>| {
             InternalCommand::SubmitExam {
                 arbiter_id: "new".into(),
                 reveals,

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 pub struct BeaconShare {
     /// The replica's Raft id, as the charter lists it.
     pub replica: u64,
-    /// Hex of the 80-byte vrf-r255 proof over `beacon::input` of the question key.
-    pub proof: String,
+    /// The 80-byte vrf-r255 proof over `beacon::input` of the question key.
+    pub proof: crate::rules::hex_bytes::ProofBytes,
 }
 
 /// The `SeatMotion` command: the shares a motion's panel is drawn from.

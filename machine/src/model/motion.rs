@@ -180,8 +180,8 @@ pub struct LastWordRecord {
 /// the shares.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BeaconDraw {
-    /// Hex of the question key.
-    pub question: String,
+    /// The question key.
+    pub question: crate::rules::hex_bytes::DigestBytes,
     /// Earlier beacon motions with the same content digest.
     pub attempt: u32,
     /// The replicas' proofs it was seated with; empty while the motion awaits its seats.

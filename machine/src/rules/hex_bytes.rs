@@ -26,6 +26,23 @@ impl Default for Repr {
     }
 }
 
+/// Ordered as the hex text JSON carries (so a set of them serialises in the order a set
+/// of the texts did); bytes against bytes compare as bytes, which is the same order.
+impl Ord for HexBytes {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (&self.0, &other.0) {
+            (Repr::Bytes(a), Repr::Bytes(b)) => a.cmp(b),
+            _ => self.to_hex().cmp(&other.to_hex()),
+        }
+    }
+}
+
+impl PartialOrd for HexBytes {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// The text is not hex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("not hex")]
@@ -110,7 +127,10 @@ impl<'de> Deserialize<'de> for HexBytes {
 macro_rules! hex_bytes_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+        #[derive(
+            Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default, serde::Serialize,
+            serde::Deserialize,
+        )]
         #[serde(transparent)]
         pub struct $name(pub $crate::rules::hex_bytes::HexBytes);
 
@@ -197,6 +217,17 @@ hex_bytes_type! {
 hex_bytes_type! {
     /// Random bytes mixed into a commitment (an exam pool's salt).
     SaltBytes
+}
+
+hex_bytes_type! {
+    /// A VRF proof (a replica's beacon share, vrf-r255).
+    ProofBytes
+}
+
+hex_bytes_type! {
+    /// A protobuf-encoded, signed `crucible.panel.v1.Motion` (docs/WIRE.md "Motion,
+    /// layout v1"), as the seats were sent it.
+    WireMotion
 }
 
 /// Lowercase hex of bytes, written without an intermediate string.

@@ -18,8 +18,7 @@ use thiserror::Error;
 
 use crate::rules::ruling::{Binding, wire_kind};
 
-/// Hex of a protobuf-encoded, signed `crucible.panel.v1.Motion`.
-pub type WireMotion = String;
+pub use crate::rules::hex_bytes::WireMotion;
 
 /// Why the signed motion of an outcome, or a ruling's binding to it, is refused.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -78,7 +77,7 @@ pub enum MotionError {
 /// motions of its own making under a key of its choosing). The signature is verified
 /// through the caller's `memo`.
 pub fn check(
-    wire: &str,
+    wire: &WireMotion,
     opened: &Binding<'_>,
     seat_keys: &BTreeSet<Vec<u8>>,
     pinned: Option<&panel_proto::VerifyingKey>,
@@ -89,7 +88,7 @@ pub fn check(
 
 /// [`check`], also returning the decoded motion (its deadlines bound a logged round).
 pub fn check_round(
-    wire: &str,
+    wire: &WireMotion,
     opened: &Binding<'_>,
     seat_keys: &BTreeSet<Vec<u8>>,
     pinned: Option<&panel_proto::VerifyingKey>,
@@ -164,13 +163,13 @@ pub fn check_ruling(
     }
 }
 
-/// Hex of a signed motion as the log carries it.
+/// A signed motion as the log carries it.
 pub fn encode(m: &pb::Motion) -> WireMotion {
-    hex::encode(m.encode_to_vec())
+    WireMotion::new(m.encode_to_vec())
 }
 
 /// The signed motion a round holds, decoded (for readers: apply checked it when logged).
-pub fn decode(wire: &str) -> Result<pb::Motion, MotionError> {
-    let bytes = hex::decode(wire).map_err(|_| MotionError::NotHex)?;
-    pb::Motion::decode(bytes.as_slice()).map_err(MotionError::Decode)
+pub fn decode(wire: &WireMotion) -> Result<pb::Motion, MotionError> {
+    let bytes = wire.bytes().map_err(|_| MotionError::NotHex)?;
+    pb::Motion::decode(bytes.as_ref()).map_err(MotionError::Decode)
 }

@@ -375,7 +375,7 @@ pub(super) async fn administer_exam(
 #[derive(Default)]
 pub(super) struct ExamAnswers {
     reveals: Vec<RevealBytes>,
-    motions: Vec<String>,
+    motions: Vec<panel_machine::rules::signed_motion::WireMotion>,
 }
 
 /// Items go to the node together (at most `exam_concurrency` in flight); the node judges
@@ -449,7 +449,7 @@ pub(super) async fn submit_exam(
         .iter()
         .map(RevealBytes::hex_len)
         .sum::<usize>()
-        + answers.motions.iter().map(String::len).sum::<usize>();
+        + answers.motions.iter().map(|m| m.hex_len()).sum::<usize>();
     let out = s
         .proposer
         .submit(

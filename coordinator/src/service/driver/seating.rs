@@ -6,18 +6,19 @@
 //! Until that entry applies the motion has no seats, so the round driver leaves it alone.
 
 use super::*;
+use panel_machine::rules::hex_bytes::DigestBytes;
 
 use panel_machine::features::beacon::{BeaconShare, Seating};
 
 /// Open debate and run motions that await their seats, with their question keys (hex);
 /// not those whose seating apply refused this leader.
-pub(super) fn awaiting_seats(s: &Shared) -> Vec<(String, String)> {
+pub(super) fn awaiting_seats(s: &Shared) -> Vec<(String, DigestBytes)> {
     let refused = s
         .refused_sitting_steps
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
-    let awaiting: Vec<(String, String)> = s.sm.read(|a| {
+    let awaiting: Vec<(String, DigestBytes)> = s.sm.read(|a| {
         let debates = a.state.debates.iter().flat_map(|(_, r)| r.open.values());
         let runs = a.state.runs.iter().flat_map(|(_, r)| r.open.values());
         debates
@@ -60,7 +61,7 @@ async fn share_of(
 pub(super) async fn seat(
     s: &Shared,
     motion_id: String,
-    question: String,
+    question: DigestBytes,
 ) -> Result<(), DriveError> {
     let Some(secret) = s.opts.beacon.as_ref() else {
         warn!(
@@ -70,10 +71,7 @@ pub(super) async fn seat(
         );
         return Ok(());
     };
-    let Some(key) = hex::decode(&question)
-        .ok()
-        .and_then(|b| <[u8; 32]>::try_from(b).ok())
-    else {
+    let Some(key) = question.array::<32>() else {
         warn!(motion = %motion_id, "the stored question key is not 32 bytes of hex");
         return Ok(());
     };
@@ -95,7 +93,9 @@ pub(super) async fn seat(
     });
     let own = BeaconShare {
         replica: s.id,
-        proof: secret.prove_hex(&panel_machine::features::beacon::input(&key)),
+        proof: secret
+            .prove_hex(&panel_machine::features::beacon::input(&key))
+            .into(),
     };
     let asked = quorum::from_other_organisations(s, &replicas, needed, |id, addr| {
         let motion_id = motion_id.clone();
@@ -116,7 +116,10 @@ pub(super) async fn seat(
             asked
                 .answers
                 .into_iter()
-                .map(|(replica, proof)| BeaconShare { replica, proof }),
+                .map(|(replica, proof)| BeaconShare {
+                    replica,
+                    proof: proof.into(),
+                }),
         )
         .collect();
     shares.sort_by_key(|sh| sh.replica);
@@ -128,7 +131,7 @@ pub(super) async fn seat(
         .join(",");
     let item = Item {
         client_id: "motion-driver".into(),
-        request_id: request_id(&["seat", &motion_id, &question, &sharing]),
+        request_id: request_id(&["seat", &motion_id, &question.to_hex(), &sharing]),
         command: InternalCommand::SeatMotion(Seating {
             motion_id: motion_id.clone(),
             shares,
