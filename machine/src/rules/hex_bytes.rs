@@ -280,4 +280,28 @@ mod tests {
         assert_eq!(HexBytes::from_hex("abc").bytes(), Err(NotHex));
         assert_eq!(HexBytes::new(vec![1, 2]).to_hex(), "0102");
     }
+
+    /// Byte types order, compare and print as their hex text, so a set of keys serialises
+    /// in the order a set of the texts did and equality is the texts' equality.
+    #[test]
+    fn order_and_equality_are_the_texts() {
+        let texts = ["", "00", "00ff", "01", "0A", "ab", "abc", "ff", "zz"];
+        let mut held: Vec<HexBytes> = texts.iter().map(|t| HexBytes::from_hex(t)).collect();
+        held.reverse();
+        held.sort();
+        let back: Vec<String> = held.iter().map(HexBytes::to_hex).collect();
+        let mut want: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        want.sort();
+        assert_eq!(back, want);
+        for a in &texts {
+            for b in &texts {
+                assert_eq!(HexBytes::from_hex(a) == HexBytes::from_hex(b), a == b);
+            }
+        }
+        let key = PublicKeyBytes::new([7u8; 32]);
+        assert_eq!(key.array::<32>(), Some([7u8; 32]));
+        assert_eq!(key.array::<64>(), None);
+        assert_eq!(key.to_string(), "07".repeat(32));
+        assert_eq!(DigestBytes::from_hex("zz").array::<1>(), None);
+    }
 }
