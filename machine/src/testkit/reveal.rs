@@ -12,6 +12,17 @@ use crate::rules::ruling::wire_kind;
 
 use super::{KitError, Vote};
 
+/// The state hash `m` is judged against, as a signed motion or ruling carries it.
+pub(super) fn state_hash(m: &Motion) -> Result<Vec<u8>, KitError> {
+    m.spec
+        .state_hash
+        .bytes()
+        .map(|b| b.into_owned())
+        .map_err(|_| KitError::StateHash {
+            motion: m.spec.motion_id.clone(),
+        })
+}
+
 /// `vote` on `m` as a ruling signed with `key`; bound to the signed motion's digest
 /// (envelope v2) when `digest` is given.
 pub fn signed_ruling(
@@ -23,14 +34,7 @@ pub fn signed_ruling(
 ) -> Result<pb::SignedRuling, KitError> {
     let kind = wire_kind(m.spec.kind);
     let (yes, no) = binary_pair(kind).unwrap_or((pb::Decision::None, pb::Decision::None));
-    let state_hash = m
-        .spec
-        .state_hash
-        .bytes()
-        .map(|b| b.into_owned())
-        .map_err(|_| KitError::StateHash {
-            motion: m.spec.motion_id.clone(),
-        })?;
+    let state_hash = state_hash(m)?;
     let ruling = pb::Ruling {
         motion_id: m.spec.motion_id.clone(),
         debate_id: m.spec.debate_id.clone(),

@@ -12,7 +12,7 @@ use crate::model::Motion;
 
 use super::driver::applied;
 use super::keys::motion_key;
-use super::reveal::{seal, signed_ruling};
+use super::reveal::{seal, signed_ruling, state_hash};
 use super::{Driver, KitError, Vote};
 
 /// The motion of a round as the driver signs it: the seats' keys and deadlines.
@@ -22,14 +22,7 @@ fn signed_motion(
     commit_deadline_ms: i64,
     reveal_deadline_ms: i64,
 ) -> Result<pb::Motion, KitError> {
-    let state_hash = m
-        .spec
-        .state_hash
-        .bytes()
-        .map(|b| b.into_owned())
-        .map_err(|_| KitError::StateHash {
-            motion: m.spec.motion_id.clone(),
-        })?;
+    let state_hash = state_hash(m)?;
     let motion = pb::Motion {
         motion_id: m.spec.motion_id.clone(),
         debate_id: m.spec.debate_id.clone(),
