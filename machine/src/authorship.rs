@@ -223,13 +223,6 @@ pub(crate) fn verify(
 }
 
 /// A key's fingerprint from its hex, or the hex itself when it does not decode.
-pub(crate) fn fingerprint_hex(public_key: &str) -> String {
-    hex::decode(public_key)
-        .map(|b| panel_proto::keys::fingerprint_bytes(&b))
-        .unwrap_or_else(|_| public_key.to_string())
-}
-
-/// [`fingerprint_hex`] of a key held as bytes.
 pub(crate) fn fingerprint_of(public_key: &crate::rules::hex_bytes::PublicKeyBytes) -> String {
     public_key
         .bytes()

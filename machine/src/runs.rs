@@ -50,10 +50,10 @@ pub struct RunRequest {
     /// A retry names the run it retries; the earlier run is never changed.
     #[serde(default)]
     pub retry_of: Option<String>,
-    /// Every role the run will await, bound to the hex ed25519 key that alone may submit
-    /// its input (`run_roles`); a run with roles is refused without them.
+    /// Every role the run will await, bound to the ed25519 key that alone may submit its
+    /// input (`run_roles`); a run with roles is refused without them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub role_keys: BTreeMap<String, String>,
+    pub role_keys: BTreeMap<String, crate::rules::hex_bytes::PublicKeyBytes>,
     /// The convener's signature over this request (`run_convener`); required in a
     /// chartered group from rule set 9.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,7 +94,7 @@ pub struct RunRecord {
     /// Role → key bound at start; empty only for runs started before roles were bound
     /// (records of format v2), whose inputs stay open.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub role_keys: BTreeMap<String, String>,
+    pub role_keys: BTreeMap<String, crate::rules::hex_bytes::PublicKeyBytes>,
     /// The convener's signature the run was started with (`run_convener`), lower-case
     /// hex; a start is refused when its signature already started a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -964,11 +964,12 @@ fn exam_answers(
                     exam_sitting::embedded_pool().expect("pool").salt(),
                     (T0 as i64 + 10, T0 as i64 + 20),
                     None,
-                ),
+                )
+                .expect("the pool id decodes"),
             );
             let mut r = pb::Ruling {
                 motion_id: m.motion_id.clone(),
-                state_hash: open.state_hash(),
+                state_hash: open.state_hash().expect("the pool id decodes"),
                 motion_digest: panel_proto::motion_digest(&m).to_vec(),
                 debate_id: panel_machine::features::admission::EXAM_DEBATE.into(),
                 kind: pb::MotionKind::Exam as i32,
@@ -1091,7 +1092,8 @@ fn the_exam_draw_ignores_every_stamp_the_leader_controls() {
             exam_sitting::embedded_pool().expect("pool").salt(),
             (T0 as i64 + 10, T0 as i64 + 20),
             None,
-        ),
+        )
+        .expect("the pool id decodes"),
     );
     let mut l = base.clone();
     let why = refused(

@@ -90,7 +90,9 @@ fn role_key(role: &str) -> ed25519_dalek::SigningKey {
 }
 
 /// Every role the start will await, bound to [`role_key`].
-fn role_keys(start: &RunStart) -> std::collections::BTreeMap<String, String> {
+fn role_keys(
+    start: &RunStart,
+) -> std::collections::BTreeMap<String, panel_machine::rules::hex_bytes::PublicKeyBytes> {
     let ctx = StartContext {
         run_id: "probe".into(),
         seed: 0,
@@ -102,7 +104,7 @@ fn role_keys(start: &RunStart) -> std::collections::BTreeMap<String, String> {
         .into_iter()
         .map(|role| {
             let key = hex::encode(role_key(&role).verifying_key().to_bytes());
-            (role, key)
+            (role, key.into())
         })
         .collect()
 }
@@ -112,7 +114,7 @@ fn start_with(
     n: u64,
     start: RunStart,
     seats: usize,
-    keys: std::collections::BTreeMap<String, String>,
+    keys: std::collections::BTreeMap<String, panel_machine::rules::hex_bytes::PublicKeyBytes>,
 ) -> ItemReply<panel_machine::Reply> {
     write(
         state,
@@ -381,7 +383,7 @@ fn a_start_must_bind_every_role_to_a_valid_key() {
         "{r:?}"
     );
     let mut keys = role_keys(&demo);
-    keys.insert("critic".into(), "00".repeat(32));
+    keys.insert("critic".into(), "00".repeat(32).into());
     let r = start_with(&mut s, 102, demo.clone(), 2, keys);
     assert!(
         matches!(&r, ItemReply::Refused { code, message } if code == "run_role" && message.contains("not a valid")),

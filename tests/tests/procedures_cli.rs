@@ -391,7 +391,7 @@ fn starts_are_signed_by_their_convener(st: &Path) {
         .enumerate()
         .map(|(n, role)| {
             let k = ed25519_dalek::SigningKey::from_bytes(&[n as u8 + 1; 32]);
-            (role, hex::encode(k.verifying_key().to_bytes()))
+            (role, hex::encode(k.verifying_key().to_bytes()).into())
         })
         .collect();
     let unsigned = RunRequest {

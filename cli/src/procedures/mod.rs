@@ -119,10 +119,17 @@ impl RoleKeys {
     }
 
     /// Role → hex public key, for the start request.
-    pub fn public(&self) -> BTreeMap<String, String> {
+    pub fn public(&self) -> BTreeMap<String, panel_machine::rules::hex_bytes::PublicKeyBytes> {
         self.0
             .iter()
-            .map(|(role, k)| (role.clone(), hex::encode(k.verifying_key().to_bytes())))
+            .map(|(role, k)| {
+                (
+                    role.clone(),
+                    panel_machine::rules::hex_bytes::PublicKeyBytes::new(
+                        k.verifying_key().to_bytes(),
+                    ),
+                )
+            })
             .collect()
     }
 }

@@ -42,8 +42,22 @@ pub fn exam_motion_id(exam: &Exam, arbiter_id: &str, item_id: &str) -> String {
     format!("exam/{}/{arbiter_id}/{item_id}", &h[..h.len().min(12)])
 }
 
-fn exam_hash_bytes(exam: &Exam) -> Vec<u8> {
-    hex::decode(exam.content_hash.trim_start_matches("sha256:")).unwrap_or_else(|_| vec![0; 32])
+/// An exam whose content hash is not `sha256:` and 32 bytes of hex: no motion or ruling
+/// can bind it (the calibration crate writes every hash it computes so; only a damaged
+/// exam file has another).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "the exam's content hash {0:?} is not sha256: and 64 hex digits; reload the exam file \
+     the calibration crate wrote"
+)]
+pub struct BadExamHash(pub String);
+
+/// The digest every ruling on the exam binds, from its content hash.
+fn exam_hash_bytes(exam: &Exam) -> Result<Vec<u8>, BadExamHash> {
+    hex::decode(exam.content_hash.trim_start_matches("sha256:"))
+        .ok()
+        .filter(|b| b.len() == 32)
+        .ok_or_else(|| BadExamHash(exam.content_hash.clone()))
 }
 
 fn answer_kind(kind: ItemKind) -> pb::AnswerKind {
@@ -152,18 +166,18 @@ pub fn exam_motion(
     commit_deadline_ms: i64,
     reveal_deadline_ms: i64,
     simulation: bool,
-) -> pb::Motion {
-    item_motion(
+) -> Result<pb::Motion, BadExamHash> {
+    Ok(item_motion(
         Asking {
             motion_id: exam_motion_id(exam, arbiter_id, &item.id),
-            state_hash: exam_hash_bytes(exam),
+            state_hash: exam_hash_bytes(exam)?,
             quantiles: &exam.quantiles,
             commit_deadline_ms,
             reveal_deadline_ms,
         },
         &PublicItem::of(item),
         simulation.then(|| expected_answer(&item.gold)),
-    )
+    ))
 }
 
 /// Why an exam submission was refused.
@@ -173,6 +187,8 @@ pub enum ExamError {
     Answer { index: usize, reason: String },
     #[error("scoring failed: {0}")]
     Scoring(#[from] calibration::error::CalibrationError),
+    #[error(transparent)]
+    ExamHash(#[from] BadExamHash),
 }
 
 /// Why apply refuses an exam submission (`exam_refused`): the default exam does not
@@ -192,6 +208,8 @@ pub enum ExamRefusal {
 pub enum ExamMotionError {
     #[error("exam motion {index} is not a hex-encoded protobuf Motion ({reason})")]
     Malformed { index: usize, reason: String },
+    #[error(transparent)]
+    ExamHash(#[from] BadExamHash),
     #[error("exam motion {index}: {source}")]
     Signed {
         index: usize,
@@ -262,7 +280,7 @@ pub fn check_exam_motions(
             m.commit_deadline_unix_ms,
             m.reveal_deadline_unix_ms,
             hinted,
-        );
+        )?;
         Ok((expected, item.id.clone()))
     })
 }
@@ -344,7 +362,7 @@ pub fn answers_from_reveals(
     let sheet = Sheet {
         arbiter_id,
         key,
-        state_hash: &exam_hash_bytes(exam),
+        state_hash: &exam_hash_bytes(exam)?,
         item_for: &|motion_id: &str| {
             exam.items
                 .iter()
@@ -572,6 +590,27 @@ pub(crate) fn record_exam(state: &mut State, arbiter_id: &str, written: &ExamWri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An exam whose content hash does not decode asks nothing and scores nothing: it
+    /// names the hash, where a stand-in of 32 zero bytes was bound before.
+    #[test]
+    fn an_exam_whose_hash_does_not_decode_is_refused() {
+        let mut exam = default_exam().expect("exam").clone();
+        let item = exam.items[0].clone();
+        assert!(exam_motion(&exam, &item, "a1", 1, 2, false).is_ok());
+        for bad in ["sha256:zz", "sha256:abcd", ""] {
+            exam.content_hash = bad.into();
+            let e = exam_motion(&exam, &item, "a1", 1, 2, false).expect_err(bad);
+            assert!(e.to_string().contains("64 hex digits"), "{e}");
+            let key = ed25519_dalek::SigningKey::from_bytes(&[1; 32]).verifying_key();
+            let refused =
+                answers_from_reveals(&exam, "a1", &key, &[], None, &VerifiedMemo::default());
+            assert!(
+                matches!(refused, Err(ExamError::ExamHash(_))),
+                "{refused:?}"
+            );
+        }
+    }
 
     /// The record `SubmitExam` stores (`{scores, decision}` from [`admit`]) decodes into
     /// [`ExamRecord`], so readers never index its JSON by key.

@@ -339,6 +339,7 @@ pub fn submit(
                 .and_then(panel_federation::motion_seal::required)
         })
         .flatten();
+    let state_hash = open.state_hash()?;
     let digests = crate::features::admission::check_motions(
         motions,
         pinned.as_ref(),
@@ -363,7 +364,10 @@ pub fn submit(
                 seed,
                 item,
             };
-            Ok((open.motion_as(asking, deadlines, hint), item.id.clone()))
+            Ok((
+                open.motion_as(asking, deadlines, hint, state_hash.clone()),
+                item.id.clone(),
+            ))
         },
     )
     .map_err(crate::features::admission::ExamRefusal::from)?;
@@ -377,7 +381,7 @@ pub fn submit(
     let answers = Sheet {
         arbiter_id,
         key: &key,
-        state_hash: &open.state_hash(),
+        state_hash: &state_hash,
         item_for: &item_for,
     }
     .answers(reveals, Some(&digests), memo)
@@ -966,9 +970,14 @@ impl Sitting {
         )
     }
 
-    /// The hash every ruling of the sitting judges: the pool id's digest.
-    pub fn state_hash(&self) -> Vec<u8> {
-        hex::decode(self.pool_id.trim_start_matches("sha256:")).unwrap_or_else(|_| vec![0; 32])
+    /// The hash every ruling of the sitting judges: the pool id's digest. Seal computed the
+    /// id, so only a damaged state has one that does not decode, and that is refused.
+    pub fn state_hash(&self) -> Result<Vec<u8>, SittingError> {
+        hex32(
+            "the sitting's pool id",
+            self.pool_id.trim_start_matches("sha256:"),
+        )
+        .map(|h| h.to_vec())
     }
 
     /// The motion that asks `item` of `arbiter_id` (with registered key `key`) in this
@@ -981,13 +990,13 @@ impl Sitting {
         token_key: &[u8; 32],
         deadlines: (i64, i64),
         expected: Option<pb::ExpectedAnswer>,
-    ) -> pb::Motion {
+    ) -> Result<pb::Motion, SittingError> {
         let asking = Asked {
             motion_id: self.motion_id(arbiter_id, &item.id, token_key),
             seed: self.seed(key),
             item,
         };
-        self.motion_as(asking, deadlines, expected)
+        Ok(self.motion_as(asking, deadlines, expected, self.state_hash()?))
     }
 
     /// The motion that asks `a.item` under `a.motion_id`: in an opaque sitting in the
@@ -1000,6 +1009,7 @@ impl Sitting {
         a: Asked<'_>,
         deadlines: (i64, i64),
         expected: Option<pb::ExpectedAnswer>,
+        state_hash: Vec<u8>,
     ) -> pb::Motion {
         let shown;
         let item = if self.opaque {
@@ -1022,7 +1032,7 @@ impl Sitting {
         item_motion(
             Asking {
                 motion_id: a.motion_id,
-                state_hash: self.state_hash(),
+                state_hash,
                 quantiles: &self.public.quantiles,
                 commit_deadline_ms: deadlines.0,
                 reveal_deadline_ms: deadlines.1,
@@ -1240,13 +1250,14 @@ pub(crate) mod tests {
                     salt,
                     (T0 as i64 + 10, T0 as i64 + 20),
                     None,
-                ),
+                )
+                .expect("the pool id decodes"),
             );
             seal(&mut m);
             let item = truth.item(item_id).expect("in the judge's exam");
             let ruling = pb::Ruling {
                 motion_id: m.motion_id.clone(),
-                state_hash: open.state_hash(),
+                state_hash: open.state_hash().expect("the pool id decodes"),
                 motion_digest: panel_proto::motion_digest(&m).to_vec(),
                 ..Default::default()
             };
@@ -1363,6 +1374,15 @@ pub(crate) mod tests {
         let (da, db) = (open.asked("a", &ka).unwrap(), open.asked("b", &kb).unwrap());
         assert_ne!(da, db, "each arbiter has its own draw");
         assert_eq!(da.len(), 64);
+        // A pool id that does not decode (a damaged state) binds no motion: the hash is
+        // refused, where 32 zero bytes stood in before.
+        let mut damaged = open.clone();
+        damaged.pool_id = "sha256:not-hex".into();
+        assert!(open.state_hash().is_ok());
+        assert!(matches!(
+            damaged.state_hash(),
+            Err(SittingError::NotHex32 { what }) if what.contains("pool id")
+        ));
 
         let judge = by_gold(&exam);
         let held = applied(sit_in(&mut s, 13, T0, 0, "a", &exam, &judge));
@@ -1709,14 +1729,16 @@ pub(crate) mod tests {
         let first = open.asked("a", &k).expect("draw").remove(0);
         let item = open.public.item(&first).expect("item");
         let gold = &exam.item(&first).expect("gold").gold;
-        let hinted = open.motion(
-            "a",
-            &k,
-            item,
-            &SALT,
-            (1, 2),
-            Some(crate::features::admission::expected_answer(gold)),
-        );
+        let hinted = open
+            .motion(
+                "a",
+                &k,
+                item,
+                &SALT,
+                (1, 2),
+                Some(crate::features::admission::expected_answer(gold)),
+            )
+            .expect("the pool id decodes");
         let shown = hinted
             .projection
             .and_then(|p| p.exam_item)

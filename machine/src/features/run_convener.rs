@@ -18,7 +18,7 @@ use ed25519_dalek::{Signer, SigningKey};
 use panel_proto::VerifiedMemo;
 use thiserror::Error;
 
-use crate::authorship::{AuthorshipError, fingerprint_hex, text, verify};
+use crate::authorship::{AuthorshipError, fingerprint_of, text, verify};
 use crate::log::contributor_signature::ContributorSignature;
 use crate::model::State;
 use crate::runs::RunRequest;
@@ -114,15 +114,15 @@ pub fn check(
         state.contributors.get(&req.convener),
         state.arbiters.get(&req.convener),
     ) {
-        (Some(c), _) => Some(c.public_key.to_hex()),
-        (None, Some(a)) => Some(a.registration.public_key.to_hex()),
+        (Some(c), _) => Some(&c.public_key),
+        (None, Some(a)) => Some(&a.registration.public_key),
         (None, None) => None,
     };
     match bound {
-        Some(b) if b != signer => {
+        Some(b) if b.to_hex() != signer => {
             return Err(ConvenerError::WrongKey {
                 convener: req.convener.clone(),
-                bound: fingerprint_hex(&b),
+                bound: fingerprint_of(b),
                 signer: panel_proto::fingerprint(&key),
             });
         }

@@ -20,8 +20,9 @@ use panel_procedures::{Run, RunInput};
 use panel_proto::VerifiedMemo;
 use thiserror::Error;
 
-use crate::authorship::{AuthorshipError, fingerprint_hex, text, verify};
+use crate::authorship::{AuthorshipError, fingerprint_of, text, verify};
 use crate::log::contributor_signature::ContributorSignature;
+use crate::rules::hex_bytes::PublicKeyBytes;
 use crate::runs::RunInputSubmission;
 
 /// Domain tag of role-signed run inputs, layout version 1.
@@ -59,11 +60,12 @@ pub enum RoleError {
 }
 
 /// Checks a start's role keys against the roles `run` will await: every role bound, no
-/// unknown role, every key a valid ed25519 point. Returns them in canonical lower-case hex.
+/// unknown role, every key a valid ed25519 point. Returns them in canonical form (held as
+/// bytes, written as lower-case hex).
 pub fn check_start(
     run: &Run,
-    keys: &BTreeMap<String, String>,
-) -> Result<BTreeMap<String, String>, RoleError> {
+    keys: &BTreeMap<String, PublicKeyBytes>,
+) -> Result<BTreeMap<String, PublicKeyBytes>, RoleError> {
     let roles = run.roles();
     if let Some(role) = keys.keys().find(|k| !roles.contains(k)) {
         return Err(RoleError::Unknown {
@@ -77,10 +79,10 @@ pub fn check_start(
     }
     let mut canonical = BTreeMap::new();
     for role in roles {
-        let hex_key = keys
+        let given = keys
             .get(&role)
             .ok_or_else(|| RoleError::Missing { role: role.clone() })?;
-        let bytes = hex::decode(hex_key).map_err(|_| RoleError::BadKey {
+        let bytes = given.bytes().map_err(|_| RoleError::BadKey {
             role: role.clone(),
             reason: "not hex".into(),
         })?;
@@ -88,7 +90,7 @@ pub fn check_start(
             role: role.clone(),
             reason: e.to_string(),
         })?;
-        canonical.insert(role, hex::encode(key.to_bytes()));
+        canonical.insert(role, PublicKeyBytes::new(key.to_bytes()));
     }
     Ok(canonical)
 }
@@ -129,7 +131,7 @@ pub fn sign(
 /// through `memo`). Inputs that speak for no role (a crux input) pass here and are
 /// refused by the procedure itself.
 pub fn check_input(
-    keys: &BTreeMap<String, String>,
+    keys: &BTreeMap<String, PublicKeyBytes>,
     sub: &RunInputSubmission,
     client_id: &str,
     request_id: u64,
@@ -147,7 +149,7 @@ pub fn check_input(
         return Err(RoleError::Unsigned {
             run: sub.run_id.clone(),
             role,
-            fingerprint: fingerprint_hex(bound),
+            fingerprint: fingerprint_of(bound),
         });
     };
     let key = verify(
@@ -155,11 +157,11 @@ pub fn check_input(
         &signed_bytes(&sub.run_id, &sub.input, client_id, request_id)?,
         memo,
     )?;
-    if &hex::encode(key.to_bytes()) != bound {
+    if bound.to_hex() != hex::encode(key.to_bytes()) {
         return Err(RoleError::WrongKey {
             run: sub.run_id.clone(),
             role,
-            bound: fingerprint_hex(bound),
+            bound: fingerprint_of(bound),
             signer: panel_proto::fingerprint(&key),
         });
     }

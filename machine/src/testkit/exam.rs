@@ -151,7 +151,8 @@ pub fn exam_motions(arbiter_id: &str, alter: impl Fn(&mut pb::Motion)) -> Vec<pb
                 1_790_000_000_000,
                 1_790_000_001_000,
                 false,
-            );
+            )
+            .expect("the shipped exam's hash decodes");
             alter(&mut m);
             panel_proto::sign_motion(&motion_key, m)
         })

@@ -85,11 +85,14 @@ impl Driver {
                     salt,
                     (now + 10_000, now + 20_000),
                     None,
-                ),
+                )
+                .map_err(|e| sitting_error(e.to_string()))?,
             );
             let ruling = pb::Ruling {
                 motion_id: m.motion_id.clone(),
-                state_hash: open.state_hash(),
+                state_hash: open
+                    .state_hash()
+                    .map_err(|e| sitting_error(e.to_string()))?,
                 motion_digest: panel_proto::motion_digest(&m).to_vec(),
                 ..Default::default()
             };

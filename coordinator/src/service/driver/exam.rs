@@ -300,7 +300,7 @@ pub(super) fn exam_sheet(
                 let deadlines = (window.commit_deadline_ms, window.reveal_deadline_ms);
                 open.motion(arbiter_id, &key, item, &token_key, deadlines, hint)
             })
-            .collect())
+            .collect::<Result<_, _>>()?)
     })
 }
 
