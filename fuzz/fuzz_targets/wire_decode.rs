@@ -44,8 +44,8 @@ fn motion(m: &pb::Motion) {
     let trusted = [node_key().verifying_key()];
     let _ = motion_signing::verify_motion(m, &trusted, &VerifiedMemo::default());
     let _ = motion_signing::verify_motion_self(m, &VerifiedMemo::default());
-    let hex = panel_machine::rules::signed_motion::encode(m);
-    let back = pb::Motion::decode(hex::decode(&hex).expect("hex").as_slice()).expect("decodes");
+    let wire = panel_machine::rules::signed_motion::encode(m);
+    let back = panel_machine::rules::signed_motion::decode(&wire).expect("decodes");
     assert_eq!(back.encode_to_vec(), m.encode_to_vec());
 }
 
