@@ -121,6 +121,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             .collect(),
         signer_key: Vec::new(),
         signature: Vec::new(),
+        seals: Vec::new(),
     };
     let m = panel_proto::sign_motion(&coordinator, unsigned);
     // One memo for the run, as a coordinator holds one, so the checks below also cover

@@ -3,7 +3,8 @@
 //! fuzz failure.
 
 use panel_proto::pb::{
-    Citation, ContentProjection, ExamItem, ExpectedAnswer, Motion, PanelSeat, ProjectionItem,
+    Citation, ContentProjection, ExamItem, ExpectedAnswer, Motion, PanelSeat, ProcedureQuestion,
+    ProjectionItem,
 };
 
 /// A cursor over canonical bytes; every read fails (`None`) past the end.
@@ -72,6 +73,9 @@ impl<'a> Reader<'a> {
     }
     pub fn is_empty(&self) -> bool {
         self.b.is_empty()
+    }
+    pub fn peek_u8(&self) -> Option<u8> {
+        self.b.first().copied()
     }
 }
 
@@ -255,6 +259,8 @@ pub fn read_motion(bytes: &[u8]) -> Option<Motion> {
         panel,
         signer_key,
         signature: Vec::new(),
+        // Seals sign the digest; they are not in the layout.
+        seals: Vec::new(),
     };
     r.is_empty().then_some(m)
 }
@@ -320,6 +326,21 @@ fn read_projection(r: &mut Reader<'_>) -> Option<ContentProjection> {
     } else {
         None
     };
+    // A procedure question is appended only when present, so its presence byte is the
+    // only thing telling it from the commit deadline that follows otherwise.
+    let procedure = if r.peek_u8() == Some(1) {
+        r.u8()?;
+        Some(ProcedureQuestion {
+            run_id: r.text32()?,
+            key: r.text32()?,
+            answer_shape: r.u32()?,
+            shuffle_items: r.present()?,
+            presentation_seed: r.i64()? as u64,
+            expected_rationale: r.text32()?,
+        })
+    } else {
+        None
+    };
     Some(ContentProjection {
         question,
         items,
@@ -327,6 +348,7 @@ fn read_projection(r: &mut Reader<'_>) -> Option<ContentProjection> {
         affirmative_favours,
         exam_item,
         expected,
+        procedure,
     })
 }
 
