@@ -6,8 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use panel_machine::read::record;
 use panel_machine::Bundle;
+use panel_machine::read::record;
 
 fuzz_target!(|data: &[u8]| {
     let Some(text) = panel_fuzz::text(data) else {
@@ -27,9 +27,8 @@ fuzz_target!(|data: &[u8]| {
         second.as_ref().map(|r| serde_json::to_string(r).ok()),
         "verification is not deterministic"
     );
-    if let Some(panel_machine::Command::Internal(
-        panel_machine::InternalCommand::AdoptCharter(c),
-    )) = bundle.entries.first().map(|e| &e.command)
+    if let Some(panel_machine::Command::Internal(panel_machine::InternalCommand::AdoptCharter(c))) =
+        bundle.entries.first().map(|e| &e.command)
     {
         record::check_charter(&bundle, c).expect("a record adopts the charter it adopts");
     }

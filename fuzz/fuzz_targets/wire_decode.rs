@@ -10,8 +10,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use panel_machine::rules::ruling as log_ruling;
 use panel_machine::WireRuling;
+use panel_machine::rules::ruling as log_ruling;
 use panel_proto::pb::{self, link_from_node, link_response, link_to_node};
 use panel_proto::{
     SigningKey, VerifiedMemo, commit_reveal, keys, link, motion_signing, ruling_check, signing,
