@@ -70,7 +70,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 33] = [
+const KINDS: [&str; 34] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -89,6 +89,7 @@ const KINDS: [&str; 33] = [
     "AuthoriseMembership",
     "SetBreaker",
     "LastWord",
+    "RemoveOrganisation",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
@@ -105,8 +106,8 @@ const KINDS: [&str; 33] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..18;
-const INTERNAL_KINDS: std::ops::Range<usize> = 18..29;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..19;
+const INTERNAL_KINDS: std::ops::Range<usize> = 19..30;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -240,6 +241,11 @@ pub enum ClientCommand {
     /// charter's `admission_threshold` existing organisations (docs/WIRE.md, "Organisation
     /// admission").
     AdmitOrganisation(OrganisationAdmission),
+    /// Remove a member organisation, endorsed by at least the charter's
+    /// `admission_threshold` (and never fewer than two) of the other members: its
+    /// authority is no longer trusted, its roster key endorses nothing, and its identity
+    /// can never be admitted again (docs/FEDERATION.md, "Removal").
+    RemoveOrganisation(OrganisationRemoval),
     /// Bind a contributor name to a key, signed by that key and endorsed by the
     /// contributor's organisation (docs/WIRE.md, "Registration"). Under a charter a name is
     /// bound only this way, never on first use.
@@ -312,6 +318,14 @@ pub struct ContributorRegistration {
 #[serde(deny_unknown_fields)]
 pub struct OrganisationAdmission {
     pub organisation: panel_federation::Organisation,
+    pub endorsements: Vec<Endorsement>,
+}
+
+/// The removal of a member organisation, named, and the other members' endorsements.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrganisationRemoval {
+    pub organisation: String,
     pub endorsements: Vec<Endorsement>,
 }
 
@@ -403,6 +417,7 @@ impl ClientCommand {
             ClientCommand::ReissueVerdict { .. } => "ReissueVerdict",
             ClientCommand::CheckPriors => "CheckPriors",
             ClientCommand::AdmitOrganisation(_) => "AdmitOrganisation",
+            ClientCommand::RemoveOrganisation(_) => "RemoveOrganisation",
             ClientCommand::RegisterContributor(_) => "RegisterContributor",
             ClientCommand::RevokeKey { .. } => "RevokeKey",
             ClientCommand::RotateKey { .. } => "RotateKey",
@@ -927,6 +942,13 @@ mod tests {
             ClientCommand::AdmitOrganisation(OrganisationAdmission {
                 organisation: crate::features::charter_rules::tests::charter().organisations[0]
                     .clone(),
+                endorsements: vec![Endorsement {
+                    by: "south".into(),
+                    signature: "00".into(),
+                }],
+            }),
+            ClientCommand::RemoveOrganisation(OrganisationRemoval {
+                organisation: "north".into(),
                 endorsements: vec![Endorsement {
                     by: "south".into(),
                     signature: "00".into(),

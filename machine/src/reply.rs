@@ -93,6 +93,7 @@ replies! {
     Note(NoteReply),
     RegisterContributor(RegisterContributorReply),
     AdmitOrganisation(AdmitOrganisationReply),
+    RemoveOrganisation(RemoveOrganisationReply),
     RotateMotionKey(RotateMotionKeyReply),
     AdoptCharter(AdoptCharterReply),
     /// `AuthoriseMembership`: the change of voters as recorded.
@@ -403,6 +404,14 @@ pub struct RegisterContributorReply {
 pub struct AdmitOrganisationReply {
     pub organisation: String,
     pub endorsed_by: Vec<String>,
+}
+
+/// `RemoveOrganisation`: who left, who endorsed it, and who remains.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoveOrganisationReply {
+    pub organisation: String,
+    pub endorsed_by: Vec<String>,
+    pub remaining: Vec<String>,
 }
 
 /// `RotateMotionKey`: `from` is `None` when no motion key was in force.
@@ -840,6 +849,18 @@ mod tests {
                 endorsed_by: vec!["north".into()],
             },
             json!({ "organisation": "east", "endorsed_by": ["north"] }),
+        );
+        pins(
+            RemoveOrganisationReply {
+                organisation: "east".into(),
+                endorsed_by: vec!["north".into(), "south".into()],
+                remaining: vec!["north".into(), "south".into()],
+            },
+            json!({
+                "organisation": "east",
+                "endorsed_by": ["north", "south"],
+                "remaining": ["north", "south"]
+            }),
         );
         pins(
             RotateMotionKeyReply {

@@ -191,18 +191,16 @@ mod tests {
             Transport::from_flags(Some(&pki.dir(identity)), Some(&pki.charter_path()), false)
                 .unwrap();
         let (_reporter, health) = tonic_health::server::health_reporter();
-        let mut builder = server
-            .server(panel_transport::ClientAuth::Required)
+        let incoming = server
+            .incoming(listener, panel_transport::ClientAuth::Required)
             .unwrap();
+        let mut builder = server.server();
         tokio::spawn(async move {
             let _ = builder
                 .add_service(health)
-                .serve_with_incoming_shutdown(
-                    tokio_stream::wrappers::TcpListenerStream::new(listener),
-                    async {
-                        let _ = stop.await;
-                    },
-                )
+                .serve_with_incoming_shutdown(incoming, async {
+                    let _ = stop.await;
+                })
                 .await;
         })
     }

@@ -13,7 +13,6 @@ use panel_proto::pb::arbiter_node_server::ArbiterNodeServer;
 use panel_proto::pb::{ArbiterIdentity, OriginLabel, Side, Stance};
 use panel_proto::{FILE_DESCRIPTOR_SET, parse_public_key};
 use thiserror::Error;
-use tokio_stream::wrappers::TcpListenerStream;
 use tracing::{info, warn};
 
 use crate::arbiter::Arbiter;
@@ -685,9 +684,13 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
             let _ = metrics_stopped.await;
         }));
     }
+    let incoming = core
+        .peers
+        .transport()
+        .incoming(listener, ClientAuth::Required)?;
     core.peers
         .transport()
-        .server(ClientAuth::Required)?
+        .server()
         .add_service(health)
         .add_service(reflection)
         .add_service(
@@ -700,7 +703,7 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
                 .max_decoding_message_size(limit)
                 .max_encoding_message_size(limit),
         )
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), {
+        .serve_with_incoming_shutdown(incoming, {
             let core = core.clone();
             let probe = probe.clone();
             async move {

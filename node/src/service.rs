@@ -222,7 +222,7 @@ impl ArbiterNode for NodeService {
 pub struct AdminService(pub Arc<NodeCore>);
 
 fn loopback_only<T>(req: &Request<T>) -> Result<(), Status> {
-    match req.remote_addr() {
+    match panel_transport::remote_addr(req) {
         Some(a) if a.ip().is_loopback() => Ok(()),
         _ => Err(Status::permission_denied(
             "the admin service answers loopback callers only; run `panel node` on the node's host",

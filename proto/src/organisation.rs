@@ -69,6 +69,57 @@ pub fn verify_endorsement(
         .map_err(|_| EndorsementError::BadSignature)
 }
 
+/// Domain tag of organisation removal canonical bytes, layout version 1.
+pub const ORGANISATION_REMOVAL_TAG_V1: &[u8] = b"crucible-panel/organisation-removal/v1\0";
+
+/// The organisation being removed, as the other members sign it: its whole identity (so
+/// an endorsement removes that organisation and no later one of the same name) under one
+/// federation's charter (so it cannot be replayed in another federation both belong to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemovalClaim<'a> {
+    pub charter_digest: &'a [u8; 32],
+    pub organisation: OrganisationClaim<'a>,
+}
+
+/// Canonical bytes of a removal claim.
+pub fn removal_canonical_bytes(c: &RemovalClaim<'_>) -> Result<Vec<u8>, EndorsementError> {
+    let o = &c.organisation;
+    if o.name.len() > 256 {
+        return Err(EndorsementError::NameTooLong(o.name.len()));
+    }
+    let key = parse_public_key(o.signing_key)?;
+    let mut w = CanonicalWriter::new(ORGANISATION_REMOVAL_TAG_V1);
+    w.fixed(c.charter_digest);
+    w.text(o.name);
+    w.fixed(o.ca_sha256);
+    w.fixed(key.as_bytes());
+    Ok(w.finish())
+}
+
+/// One other organisation's endorsement (64-byte signature) of a removal.
+pub fn endorse_removal(
+    c: &RemovalClaim<'_>,
+    endorser: &SigningKey,
+) -> Result<Vec<u8>, EndorsementError> {
+    Ok(endorser
+        .sign(&removal_canonical_bytes(c)?)
+        .to_bytes()
+        .to_vec())
+}
+
+/// Verifies one endorsement of a removal strictly under the endorser's roster key.
+pub fn verify_removal_endorsement(
+    c: &RemovalClaim<'_>,
+    signature: &[u8],
+    endorser: &VerifyingKey,
+) -> Result<(), EndorsementError> {
+    let bytes = removal_canonical_bytes(c)?;
+    let sig = parse_signature(signature)?;
+    endorser
+        .verify_strict(&bytes, &sig)
+        .map_err(|_| EndorsementError::BadSignature)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +155,25 @@ mod tests {
                 Err(EndorsementError::BadSignature)
             );
         }
+        // An admission's endorsement is no removal's, and a removal binds its charter.
+        let removal = RemovalClaim {
+            charter_digest: &[3; 32],
+            organisation: claim,
+        };
+        assert_eq!(
+            verify_removal_endorsement(&removal, &sig, &endorser.verifying_key()),
+            Err(EndorsementError::BadSignature)
+        );
+        let removed = endorse_removal(&removal, &endorser).unwrap();
+        assert!(verify_removal_endorsement(&removal, &removed, &endorser.verifying_key()).is_ok());
+        let elsewhere = RemovalClaim {
+            charter_digest: &[4; 32],
+            ..removal
+        };
+        assert_eq!(
+            verify_removal_endorsement(&elsewhere, &removed, &endorser.verifying_key()),
+            Err(EndorsementError::BadSignature)
+        );
         let stranger = SigningKey::from_bytes(&[8; 32]).verifying_key();
         assert_eq!(
             verify_endorsement(&claim, &sig, &stranger),

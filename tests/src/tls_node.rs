@@ -100,6 +100,19 @@ pub fn start_node(
     node: &NodeSpec<'_>,
     connect: &[&str],
 ) -> (ChildGuard, String) {
+    start_node_in(root, c, dir, node, &c.pki.dir(node.identity), connect)
+}
+
+/// [`start_node`] with the TLS identity folder `identity` (`node.identity` unused), for a
+/// node of an organisation the issued federation did not found.
+pub fn start_node_in(
+    root: &Path,
+    c: &TlsCluster,
+    dir: &Path,
+    node: &NodeSpec<'_>,
+    identity: &Path,
+    connect: &[&str],
+) -> (ChildGuard, String) {
     std::fs::write(
         dir.join("profiles.toml"),
         "[profiles.perfect]\naccuracy = 1.0\nseed = 1\n",
@@ -115,7 +128,7 @@ pub fn start_node(
              [transport]\ntls = \"{}\"\ncharter = \"{}\"\n",
             node.organisation,
             hex::encode(motion_key(c).verifying_key().to_bytes()),
-            c.pki.dir(node.identity).display(),
+            identity.display(),
             c.pki.charter_path().display()
         ),
     )

@@ -112,13 +112,16 @@ fn start_relay(rt: &tokio::runtime::Runtime, c: &TlsCluster, seen: Arc<Seen>) ->
         seen,
     };
     let _guard = rt.enter();
-    let incoming =
-        tonic::transport::server::TcpIncoming::bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let addr = incoming.local_addr().unwrap().to_string();
-    let server = identity
-        .server(ClientAuth::Optional)
-        .unwrap()
-        .add_service(ArbiterLinkServer::new(relay));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let incoming = identity
+        .incoming(
+            tokio::net::TcpListener::from_std(listener).unwrap(),
+            ClientAuth::Optional,
+        )
+        .unwrap();
+    let server = identity.server().add_service(ArbiterLinkServer::new(relay));
     rt.spawn(server.serve_with_incoming(incoming));
     addr
 }

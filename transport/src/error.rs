@@ -58,6 +58,10 @@ pub enum TransportError {
          the federation's ca.pem there (written by `panel pki init`)"
     )]
     Roots { dir: String, problem: String },
+    #[error(
+        "the identity in {dir} cannot serve TLS ({problem}); reissue it with `panel pki issue`"
+    )]
+    ServerIdentity { dir: String, problem: String },
     #[error("TLS setup failed: {0}")]
     Tls(#[from] tonic::transport::Error),
     #[error("certificate generation failed: {0}")]

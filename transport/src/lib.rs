@@ -8,20 +8,23 @@
 //! neither for a caller (`RoleGuard`) nor for a server a process dials as a replica
 //! (`Peer`, `PinnedVerifier`).
 
-pub mod authority;
 pub mod charter_file;
 pub mod error;
+pub mod incoming;
 pub mod material;
 pub mod mode;
 pub mod peer;
 pub mod pin;
 pub mod pki;
 pub mod spiffe;
+pub mod trust;
+pub mod verify;
 
-pub use authority::Authorities;
 pub use charter_file::{Charter, Role};
 pub use error::TransportError;
+pub use incoming::{ConnInfo, Incoming};
 pub use material::TlsMaterial;
 pub use mode::{ClientAuth, Transport};
-pub use peer::{Fingerprint, RoleGuard, peer_fingerprint, peer_leaf};
+pub use peer::{Fingerprint, RoleGuard, peer_chain, peer_fingerprint, peer_leaf, remote_addr};
 pub use pin::{Peer, PinError, PinnedVerifier, connect_failure, pin_error};
+pub use trust::{LiveTrust, TrustView};

@@ -8,21 +8,25 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tonic::transport::{ClientTlsConfig, Endpoint, Server, ServerTlsConfig};
+use tokio::net::TcpListener;
+use tonic::transport::{ClientTlsConfig, Endpoint, Server};
 
 use crate::charter_file::Charter;
 use crate::error::TransportError;
+use crate::incoming::Incoming;
 use crate::material::TlsMaterial;
 use crate::pin::{Peer, PinnedVerifier, Unpinnable};
+use crate::trust::LiveTrust;
 
 /// A process's transport security, cheap to clone.
 #[derive(Clone, Debug)]
 pub enum Transport {
-    /// rustls through tonic; the charter says which certificates hold which role (a pure
-    /// client may have none).
+    /// rustls; the charter says which certificates hold which role (a pure client may have
+    /// none), and `trust` which organisations' authorities the record trusts now.
     Tls {
         material: Arc<TlsMaterial>,
         charter: Option<Arc<Charter>>,
+        trust: LiveTrust,
     },
     /// Plaintext on loopback only (`--insecure-loopback`), for debugging and the tests of
     /// unrelated features.
@@ -49,13 +53,28 @@ impl Transport {
             (Some(_), true) => Err(TransportError::Both),
             (None, true) => Ok(Transport::InsecureLoopback),
             (None, false) => Err(TransportError::Unconfigured),
-            (Some(dir), false) => Ok(Transport::Tls {
-                material: Arc::new(TlsMaterial::load(dir)?),
-                charter: charter
+            (Some(dir), false) => {
+                let material = TlsMaterial::load(dir)?;
+                let charter = charter
                     .map(crate::charter_file::load)
                     .transpose()?
-                    .map(Arc::new),
-            }),
+                    .map(Arc::new);
+                let trust = LiveTrust::new(&material.roots_pem, charter.as_deref());
+                Ok(Transport::Tls {
+                    material: Arc::new(material),
+                    charter,
+                    trust,
+                })
+            }
+        }
+    }
+
+    /// The organisations this process trusts now (`None` in the debug mode); a replica
+    /// puts the record's set in force after each apply that changes it.
+    pub fn trust(&self) -> Option<&LiveTrust> {
+        match self {
+            Transport::Tls { trust, .. } => Some(trust),
+            Transport::InsecureLoopback => None,
         }
     }
 
@@ -71,7 +90,9 @@ impl Transport {
     /// role (replicas, nodes): they must know whom to trust and present who they are.
     pub fn require_server(&self, what: &'static str) -> Result<(), TransportError> {
         match self {
-            Transport::Tls { material, charter } => {
+            Transport::Tls {
+                material, charter, ..
+            } => {
                 material.require_identity(what)?;
                 if charter.is_none() {
                     return Err(TransportError::NoCharter { what });
@@ -135,19 +156,22 @@ impl Transport {
                 self.check_addr(hostport)?;
                 Endpoint::from_shared(format!("http://{hostport}")).map_err(|e| bad(e.to_string()))
             }
-            Transport::Tls { material, charter } => {
-                let verifier =
-                    PinnedVerifier::new(&material.roots_pem, charter.as_ref(), &peer, hostport)
-                        .map_err(|e| match e {
-                            Unpinnable::NoCharter => TransportError::NoCharter {
-                                what: "a connection pinned to the charter's replicas",
-                            },
-                            Unpinnable::UnknownReplica(id) => TransportError::UnknownReplica { id },
-                            Unpinnable::Roots(problem) => TransportError::Roots {
-                                dir: material.dir.display().to_string(),
-                                problem,
-                            },
-                        })?;
+            Transport::Tls {
+                material,
+                charter,
+                trust,
+            } => {
+                let verifier = PinnedVerifier::new(trust, charter.as_ref(), &peer, hostport)
+                    .map_err(|e| match e {
+                        Unpinnable::NoCharter => TransportError::NoCharter {
+                            what: "a connection pinned to the charter's replicas",
+                        },
+                        Unpinnable::UnknownReplica(id) => TransportError::UnknownReplica { id },
+                        Unpinnable::Roots(problem) => TransportError::Roots {
+                            dir: material.dir.display().to_string(),
+                            problem,
+                        },
+                    })?;
                 let mut tls = ClientTlsConfig::new().domain_name(host);
                 if let Some(id) = material.tonic_identity() {
                     tls = tls.identity(id);
@@ -173,25 +197,29 @@ impl Transport {
         }
     }
 
-    /// A server builder with this transport's TLS (none in the debug mode).
-    pub fn server(&self, auth: ClientAuth) -> Result<Server, TransportError> {
-        let builder = Server::builder();
+    /// A server builder. It carries no TLS of its own: serve it only with
+    /// [`incoming`](Self::incoming), which does the handshakes.
+    pub fn server(&self) -> Server {
+        Server::builder()
+    }
+
+    /// The connections `listener` accepts, for `serve_with_incoming[_shutdown]`: TLS with
+    /// this process's identity, callers checked against the trust in force at each
+    /// handshake and cut off when the record withdraws it (`auth` says whether a caller
+    /// must present a certificate); plain TCP in the debug mode. Needs a tokio runtime.
+    pub fn incoming(
+        &self,
+        listener: TcpListener,
+        auth: ClientAuth,
+    ) -> Result<Incoming, TransportError> {
         match self {
-            Transport::InsecureLoopback => Ok(builder),
-            Transport::Tls { material, .. } => {
-                let identity =
-                    material
-                        .tonic_identity()
-                        .ok_or_else(|| TransportError::NoIdentity {
-                            dir: material.dir.display().to_string(),
-                            what: "a server",
-                        })?;
-                let tls = ServerTlsConfig::new()
-                    .identity(identity)
-                    .client_ca_root(material.roots())
-                    .client_auth_optional(auth == ClientAuth::Optional);
-                Ok(builder.tls_config(tls)?)
-            }
+            Transport::InsecureLoopback => crate::incoming::accept(listener, None),
+            Transport::Tls {
+                material, trust, ..
+            } => crate::incoming::accept(
+                listener,
+                Some((material, trust, auth == ClientAuth::Required)),
+            ),
         }
     }
 
@@ -268,14 +296,16 @@ mod tests {
         .unwrap();
         let serve = |name: &str| {
             let t = Transport::from_flags(Some(&issued.dir(name)), None, false).unwrap();
-            let incoming =
-                tonic::transport::server::TcpIncoming::bind("127.0.0.1:0".parse().unwrap())
-                    .unwrap();
-            let addr = incoming.local_addr().unwrap().to_string();
-            let server = t
-                .server(ClientAuth::Required)
-                .unwrap()
-                .add_routes(tonic::service::Routes::default());
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.set_nonblocking(true).unwrap();
+            let addr = listener.local_addr().unwrap().to_string();
+            let incoming = t
+                .incoming(
+                    tokio::net::TcpListener::from_std(listener).unwrap(),
+                    ClientAuth::Required,
+                )
+                .unwrap();
+            let server = t.server().add_routes(tonic::service::Routes::default());
             tokio::spawn(server.serve_with_incoming(incoming));
             addr
         };

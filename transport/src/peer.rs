@@ -5,22 +5,34 @@
 use std::sync::Arc;
 
 pub use panel_federation::Fingerprint;
+use rustls::pki_types::CertificateDer;
 use tonic::{Request, Status};
 
 use crate::charter_file::{Charter, Role};
+use crate::incoming::ConnInfo;
+
+/// The chain the caller of `req` presented over TLS (leaf first), if it presented one.
+pub fn peer_chain<T>(req: &Request<T>) -> Option<Arc<Vec<CertificateDer<'static>>>> {
+    req.extensions().get::<ConnInfo>()?.peer_certs.clone()
+}
 
 /// The fingerprint of the leaf certificate the caller of `req` presented, if it
 /// presented one over TLS.
 pub fn peer_fingerprint<T>(req: &Request<T>) -> Option<Fingerprint> {
-    let certs: Arc<Vec<_>> = req.peer_certs()?;
+    let certs = peer_chain(req)?;
     certs.first().map(|c| Fingerprint::of_der(c.as_ref()))
 }
 
 /// The DER bytes of the leaf certificate the caller of `req` presented, if any (to find
-/// the organisation that issued it, [`crate::Authorities`]).
+/// the organisation that issued it, [`crate::TrustView::organisation_of`]).
 pub fn peer_leaf<T>(req: &Request<T>) -> Option<Vec<u8>> {
-    let certs: Arc<Vec<_>> = req.peer_certs()?;
+    let certs = peer_chain(req)?;
     certs.first().map(|c| c.as_ref().to_vec())
+}
+
+/// The caller's address, on connections accepted through [`crate::Transport::incoming`].
+pub fn remote_addr<T>(req: &Request<T>) -> Option<std::net::SocketAddr> {
+    req.extensions().get::<ConnInfo>()?.remote
 }
 
 /// Who may call a service, checked on every request (a tonic interceptor).

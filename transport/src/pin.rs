@@ -7,7 +7,8 @@
 //! passes through it.
 //!
 //! [`PinnedVerifier`] is a rustls `ServerCertVerifier`: it runs the usual webpki checks
-//! (chain to the roots of `ca.pem`, validity, host name) and then the pin.
+//! (chain to an authority the record trusts at the handshake, [`crate::trust`]; validity;
+//! host name) and then the pin.
 
 use std::sync::Arc;
 
@@ -16,9 +17,10 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, DigitallySignedStruct, OtherError, RootCertStore, SignatureScheme};
+use rustls::{CertificateError, DigitallySignedStruct, OtherError, SignatureScheme};
 
 use crate::peer::Fingerprint;
+use crate::trust::LiveTrust;
 
 /// Whom a connection is meant to reach, beyond membership of the federation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,20 +96,22 @@ pub(crate) enum Unpinnable {
     Roots(String),
 }
 
-/// The webpki server checks against the federation's roots, then the pin.
+/// The webpki server checks against the authorities trusted at the handshake, then the
+/// pin.
 #[derive(Debug)]
 pub struct PinnedVerifier {
-    webpki: Arc<WebPkiServerVerifier>,
+    trust: LiveTrust,
+    provider: Arc<CryptoProvider>,
     expect: Expect,
     /// `host:port` as dialled, for the error message.
     addr: String,
 }
 
 impl PinnedVerifier {
-    /// A verifier for a connection to `addr` trusting the PEM `roots_pem` and requiring
-    /// `peer` as resolved against `charter`.
+    /// A verifier for a connection to `addr` trusting what `trust` holds at each handshake
+    /// and requiring `peer` as resolved against `charter`.
     pub(crate) fn new(
-        roots_pem: &[u8],
+        trust: &LiveTrust,
         charter: Option<&Arc<Charter>>,
         peer: &Peer,
         addr: &str,
@@ -129,18 +133,14 @@ impl PinnedVerifier {
                 }
             }
         };
-        let mut roots = RootCertStore::empty();
-        use rustls::pki_types::pem::PemObject;
-        roots.add_parsable_certificates(CertificateDer::pem_slice_iter(roots_pem).flatten());
-        // The provider tonic's own TLS uses: the process default, else ring.
-        let provider = CryptoProvider::get_default()
-            .cloned()
-            .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-            .build()
-            .map_err(|e| Unpinnable::Roots(e.to_string()))?;
+        // Without a charter nothing but ca.pem can anchor a server; say so now rather
+        // than at every handshake.
+        if charter.is_none() && trust.view().roots_for(&[]).is_empty() {
+            return Err(Unpinnable::Roots("it holds no certificate".into()));
+        }
         Ok(Self {
-            webpki,
+            trust: trust.clone(),
+            provider: crate::verify::provider(),
             expect,
             addr: addr.to_owned(),
         })
@@ -186,7 +186,16 @@ impl ServerCertVerifier for PinnedVerifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let verified = self.webpki.verify_server_cert(
+        let roots = self.trust.view().roots_for(intermediates);
+        if roots.is_empty() {
+            return Err(rustls::Error::InvalidCertificate(
+                CertificateError::UnknownIssuer,
+            ));
+        }
+        let webpki = WebPkiServerVerifier::builder_with_provider(roots, self.provider.clone())
+            .build()
+            .map_err(|e| rustls::Error::General(e.to_string()))?;
+        let verified = webpki.verify_server_cert(
             end_entity,
             intermediates,
             server_name,
@@ -205,7 +214,12 @@ impl ServerCertVerifier for PinnedVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -214,11 +228,18 @@ impl ServerCertVerifier for PinnedVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
@@ -305,7 +326,8 @@ mod tests {
     fn verifier(issued: &Issued, peer: Peer) -> PinnedVerifier {
         let roots = std::fs::read(issued.root.join("ca.pem")).unwrap();
         let charter = Arc::new(issued.charter.clone());
-        PinnedVerifier::new(&roots, Some(&charter), &peer, "127.0.0.1:7001").unwrap()
+        let trust = LiveTrust::new(&roots, Some(&charter));
+        PinnedVerifier::new(&trust, Some(&charter), &peer, "127.0.0.1:7001").unwrap()
     }
 
     #[test]
@@ -393,7 +415,7 @@ mod tests {
         assert!(msg.contains("lists for no replica"), "{msg}");
 
         // A replica the charter does not list, and a pin without a charter, cannot be built.
-        let roots = std::fs::read(issued.root.join("ca.pem")).unwrap();
+        let roots = LiveTrust::new(&std::fs::read(issued.root.join("ca.pem")).unwrap(), None);
         let charter = Arc::new(issued.charter.clone());
         assert_eq!(
             PinnedVerifier::new(&roots, Some(&charter), &Peer::Replica(9), "h:1").unwrap_err(),
@@ -404,5 +426,11 @@ mod tests {
             Unpinnable::NoCharter
         );
         assert!(PinnedVerifier::new(&roots, None, &Peer::AnyMember, "h:1").is_ok());
+        // Without a charter, an empty ca.pem can anchor nothing: said when building.
+        let empty = LiveTrust::new(b"", None);
+        assert!(matches!(
+            PinnedVerifier::new(&empty, None, &Peer::AnyMember, "h:1"),
+            Err(Unpinnable::Roots(_))
+        ));
     }
 }

@@ -332,10 +332,19 @@ fn found_organisation(
     Ok((issuer, entry, witness))
 }
 
-/// Writes one identity folder: the roots `bundle`, its certificate and its key (0600).
-fn write_identity(dir: &Path, bundle: &str, cert: &str, key: &str) -> Result<(), TransportError> {
+/// Writes one identity folder: the roots `bundle`, its certificate followed by its
+/// `authority`'s (so a peer whose `ca.pem` predates the organisation still finds the
+/// authority the record trusts by fingerprint, docs/FEDERATION.md), and its key (0600).
+fn write_identity(
+    dir: &Path,
+    bundle: &str,
+    cert: &str,
+    authority: &str,
+    key: &str,
+) -> Result<(), TransportError> {
     write(&dir.join(CA_FILE), bundle.as_bytes(), false)?;
-    write(&dir.join(CERT_FILE), cert.as_bytes(), false)?;
+    let chain = format!("{}\n{}", cert.trim_end(), authority.trim_start());
+    write(&dir.join(CERT_FILE), chain.as_bytes(), false)?;
     write(&dir.join(KEY_FILE), key.as_bytes(), true)
 }
 
@@ -502,7 +511,7 @@ pub fn issue(plan: &PkiPlan, out: &Path) -> Result<Issued, TransportError> {
                 ),
             })?;
         let (cert, key, fp) = leaf(spec, issuer)?;
-        write_identity(&out.join(&spec.name), &bundle, &cert, &key)?;
+        write_identity(&out.join(&spec.name), &bundle, &cert, &issuer.pem(), &key)?;
         match spec.kind {
             Kind::Replica { id } => replicas.push(ReplicaEntry {
                 id,

@@ -6,6 +6,9 @@
 //! signature); anyone then submits the entry with enough endorsements (`admit`), and apply
 //! admits it only with the charter's `admission_threshold` of distinct endorsers.
 //!
+//! `panel org endorse-removal` and `panel org remove` take a member out the same way, by
+//! the others' endorsements (docs/FEDERATION.md "Removal").
+//!
 //! `panel org endorse-rotation` and `panel org rotate-motion-key` change the cluster's
 //! motion key the same way: organisations sign the rotation offline, the holder of the new
 //! key signs it too and submits it (docs/coordinator/state-machine.md "Rotating the motion key").
@@ -19,7 +22,7 @@ use panel_federation::{Fingerprint, Organisation};
 use panel_machine::ClientCommand;
 use panel_machine::command::{
     ContributorRegistration, Endorsement, MembershipAuthorisation, MotionKeyRotation,
-    OrganisationAdmission, WireAttestation,
+    OrganisationAdmission, OrganisationRemoval, WireAttestation,
 };
 
 use crate::client::addr::ClusterArgs;
@@ -74,6 +77,46 @@ struct Endorsed {
     cluster: ClusterArgs,
 }
 
+/// The member whose removal is signed: a founder by name (its entry is in the charter), an
+/// admitted organisation by the entry it was admitted with.
+#[derive(clap::Args, Clone)]
+struct Member {
+    /// The federation's charter.json (its digest names the federation).
+    #[arg(long, value_name = "PATH")]
+    charter: PathBuf,
+    /// A founder's name.
+    #[arg(
+        long,
+        conflicts_with = "organisation_file",
+        required_unless_present = "organisation_file"
+    )]
+    name: Option<String>,
+    /// An admitted member's entry (the organisation.json `panel org init` wrote for it).
+    #[arg(long, value_name = "FILE")]
+    organisation_file: Option<PathBuf>,
+}
+
+/// The charter, and the entry of the member a removal names.
+fn member(m: &Member) -> Result<(panel_federation::Charter, Organisation)> {
+    let charter = read_charter(&m.charter)?;
+    let org = match (&m.name, &m.organisation_file) {
+        (_, Some(path)) => organisation_file(path)?,
+        (Some(name), None) => charter
+            .organisations
+            .iter()
+            .find(|o| &o.name == name)
+            .cloned()
+            .with_context(|| {
+                format!(
+                    "--name {name}: the charter lists no such founder; for an organisation \
+                     admitted by entry give its entry with --organisation-file FILE"
+                )
+            })?,
+        (None, None) => bail!("name the member: --name FOUNDER or --organisation-file FILE"),
+    };
+    Ok((charter, org))
+}
+
 /// A motion-key rotation as every signer signs it.
 #[derive(clap::Args, Clone)]
 struct Rotation {
@@ -121,6 +164,10 @@ enum OrgCmd {
             required = true
         )]
         hosts: Vec<String>,
+        /// The federation's ca.pem (public, like its charter): its identities then reach
+        /// the members' replicas as soon as the organisation is admitted.
+        #[arg(long, value_name = "FILE")]
+        federation_ca: Option<PathBuf>,
         /// The folder to write (must not exist yet, or be empty).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
@@ -215,6 +262,24 @@ enum OrgCmd {
         #[command(flatten)]
         endorsed: Endorsed,
     },
+    /// Sign the removal of a member organisation with your organisation's roster key;
+    /// prints the signature (docs/FEDERATION.md "Removal").
+    EndorseRemoval {
+        #[command(flatten)]
+        member: Member,
+        /// Your organisation's roster key (orgs/ORG/signing.key).
+        #[arg(long, value_name = "PATH")]
+        org_key: PathBuf,
+    },
+    /// Submit the removal of member NAME with the other members' endorsements, each
+    /// ORG=SIGNATURE_HEX: from that entry on no replica trusts its authority.
+    Remove {
+        /// The member's name.
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        endorsed: Endorsed,
+    },
     /// Bind a contributor name to a key: signed by the contributor's key file and
     /// endorsed by its organisation's roster key (a chartered group binds names only so).
     RegisterContributor {
@@ -279,8 +344,13 @@ fn organisation_file(path: &std::path::Path) -> Result<Organisation> {
 }
 
 /// `panel org init`: writes the folder and prints what the members endorse and what next.
-fn init(name: &str, hosts: &[String], out: &std::path::Path) -> Result<ExitCode> {
-    let j = panel_transport::pki::joining::init(name, hosts, out)?;
+fn init(
+    name: &str,
+    hosts: &[String],
+    federation_ca: Option<&std::path::Path>,
+    out: &std::path::Path,
+) -> Result<ExitCode> {
+    let j = panel_transport::pki::joining::init(name, hosts, federation_ca, out)?;
     let o = &j.organisation;
     let file = j.organisation_file();
     println!("organisation {} written to {}", o.name, j.root.display());
@@ -315,10 +385,15 @@ fn init(name: &str, hosts: &[String], out: &std::path::Path) -> Result<ExitCode>
         file.display()
     );
     println!(
-        "  3. the members' operators add {} to every host's ca.pem, and {} puts the \
-         federation's ca.pem in each of its identity folders",
-        j.ca_path().display(),
-        o.name
+        "  3. nothing else: from the entry that admits {}, every replica trusts its authority \
+         (its identities present it after their own certificate), with no file edited or \
+         process restarted anywhere{}",
+        o.name,
+        if federation_ca.is_some() {
+            ""
+        } else {
+            "; its clients need the federation's ca.pem beside their own (--federation-ca)"
+        }
     );
     println!();
     println!("identities (ca.pem, cert.pem, key.pem):");
@@ -420,7 +495,12 @@ pub(crate) fn submit(
 
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.cmd {
-        OrgCmd::Init { name, hosts, out } => init(&name, &hosts, &out),
+        OrgCmd::Init {
+            name,
+            hosts,
+            federation_ca,
+            out,
+        } => init(&name, &hosts, federation_ca.as_deref(), &out),
         OrgCmd::Fingerprint {
             files,
             output: OutputArgs { json },
@@ -576,6 +656,28 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 .context("signing the admission")?;
             println!("{signature}");
             Ok(ExitCode::SUCCESS)
+        }
+        OrgCmd::EndorseRemoval { member: m, org_key } => {
+            let (charter, org) = member(&m)?;
+            let key = panel_transport::pki::read_seed_key(&org_key)
+                .with_context(|| format!("--org-key {}", org_key.display()))?;
+            let signature =
+                panel_machine::features::charter_rules::endorse_removal(&charter, &org, &key)
+                    .context("signing the removal")?;
+            println!("{signature}");
+            Ok(ExitCode::SUCCESS)
+        }
+        OrgCmd::Remove { name, endorsed } => {
+            let command = ClientCommand::RemoveOrganisation(OrganisationRemoval {
+                organisation: name.clone(),
+                endorsements: endorsements(&endorsed.endorsements)?,
+            });
+            submit(
+                &endorsed.cluster,
+                command,
+                format!("organisation {name} removed"),
+                endorsed.output.json,
+            )
         }
         OrgCmd::Admit { newcomer, endorsed } => {
             let organisation = organisation(&newcomer)?;

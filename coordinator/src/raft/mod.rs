@@ -141,7 +141,7 @@ pub async fn start(
     note_unclean_stop(dir, &[&log_path, &state_path]);
     let log_store = LogStore::open(&log_path)?;
     let committed = log_store.commit_index();
-    let sm = StateMachineStore::open(&state_path)?;
+    let sm = StateMachineStore::open(&state_path)?.following(transport.trust().cloned());
     check_snapshot_covers_purged(&log_store, &sm, &state_path)?;
     mark_running(dir);
     let raft = Raft::new(

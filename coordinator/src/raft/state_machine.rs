@@ -40,8 +40,10 @@ use super::reply_store;
 use super::{LogId, Member, NodeId, RaftStartError, TypeConfig};
 use panel_machine::State;
 use panel_machine::apply_batch;
+use panel_machine::features::endorsers::organisations;
 use panel_machine::{BatchReply, ItemReply};
 use panel_proto::VerifiedMemo;
+use panel_transport::LiveTrust;
 
 const SNAPSHOT: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshot");
 
@@ -87,6 +89,9 @@ pub struct StateMachineStore {
     storing: Arc<AtomicBool>,
     /// Where the state reads its retired motions (`motion_store`).
     archive: Arc<RedbArchive>,
+    /// The transport's trust, which follows the organisations the applied record holds
+    /// (docs/FEDERATION.md, "Trust follows the record"); `None` in the debug mode.
+    trust: Option<LiveTrust>,
 }
 
 impl StateMachineStore {
@@ -121,7 +126,37 @@ impl StateMachineStore {
             memo: Arc::default(),
             storing: Arc::default(),
             archive,
+            trust: None,
         })
+    }
+
+    /// Makes `trust` follow the organisations of the applied record from now on: at once,
+    /// after every apply and after a snapshot is installed.
+    pub fn following(mut self, trust: Option<LiveTrust>) -> Self {
+        self.trust = trust;
+        self.publish_trust();
+        self
+    }
+
+    /// Puts the applied record's organisations in force in the transport, so an admitted
+    /// organisation connects and a removed one is cut off within this apply.
+    fn publish_trust(&self) {
+        let Some(trust) = &self.trust else {
+            return;
+        };
+        let g = self.shared.read().unwrap_or_else(PoisonError::into_inner);
+        // Until the record adopts its charter, the charter file's founders are in force
+        // (the group must be reachable to be initialised at all).
+        if g.state.charter.is_none() {
+            return;
+        }
+        if let Some(closed) = trust.set_organisations(organisations(&g.state)) {
+            tracing::info!(
+                organisations = trust.view().organisations().map_or(0, |o| o.len()),
+                closed,
+                "the record changed the organisations this replica trusts"
+            );
+        }
     }
 
     /// The memo apply verifies signatures through: a check made through it before
@@ -399,6 +434,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             // must not count (openraft stops the replica on a storage error).
             return Err(StorageIOError::read_state_machine(&self.at(e)).into());
         }
+        self.publish_trust();
         for ev in events {
             // No subscriber is fine.
             let _ = self.events.send(ev);
@@ -467,6 +503,8 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         };
         self.snapshot_at_ms
             .store(built_at_ms(&meta.snapshot_id), Ordering::Relaxed);
+        drop(g);
+        self.publish_trust();
         Ok(())
     }
 

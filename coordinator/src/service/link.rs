@@ -400,8 +400,7 @@ impl ArbiterLink for LinkService {
         &self,
         request: Request<Streaming<LinkFromNode>>,
     ) -> Result<Response<Self::OpenStream>, Status> {
-        let peer = request
-            .remote_addr()
+        let peer = panel_transport::remote_addr(&request)
             .map_or_else(|| "unknown".to_owned(), |a| a.to_string());
         let identity = panel_transport::peer_leaf(&request)
             .as_deref()

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use panel_transport::{Authorities, Charter, Transport};
+use panel_transport::{Charter, LiveTrust, Transport};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
@@ -70,16 +70,18 @@ pub(crate) struct Replica {
 const MAX_CACHED_IDENTITIES: usize = 10_000;
 
 /// Resolves a caller to the [`Writer`] its writes are limited under (docs/SECURITY.md,
-/// "Floods"): its certificate's SHA-256 and the charter organisation whose authority
-/// issued it; anonymous with no certificate, and always in the loopback debug mode.
+/// "Floods"): its certificate's SHA-256 and the organisation in force whose authority
+/// issued it (the record's, [`panel_transport::TrustView::organisation_of`]); anonymous
+/// with no certificate, and always in the loopback debug mode.
 pub(crate) struct Identities {
     charter: Option<Arc<Charter>>,
-    authorities: Option<Authorities>,
-    cache: Mutex<HashMap<panel_transport::Fingerprint, Option<String>>>,
+    trust: Option<LiveTrust>,
+    /// Organisations found under the trust view of the generation kept beside them.
+    cache: Mutex<(u64, HashMap<panel_transport::Fingerprint, Option<String>>)>,
 }
 
-/// Organisation name of certificates that chain to an authority of `ca.pem` which no
-/// charter organisation pins.
+/// Organisation name of certificates that chain to no organisation in force (a process
+/// without a charter accepts those; a chartered replica refuses them at the handshake).
 pub(crate) const UNLISTED_ORGANISATION: &str = "(no charter organisation)";
 
 /// Who sent a write, as this replica established it.
@@ -93,45 +95,40 @@ pub(crate) struct Caller {
 
 impl Identities {
     pub(crate) fn new(transport: &Transport) -> Self {
-        let (charter, authorities) = match transport {
-            Transport::Tls { material, charter } => (
-                charter.clone(),
-                charter
-                    .as_deref()
-                    .map(|c| Authorities::new(&material.roots_pem, c)),
-            ),
-            Transport::InsecureLoopback => (None, None),
-        };
         Self {
-            charter,
-            authorities,
-            cache: Mutex::new(HashMap::new()),
+            charter: transport.charter(),
+            trust: transport.trust().cloned(),
+            cache: Mutex::new((0, HashMap::new())),
         }
     }
 
     /// The caller of `req`.
     pub(crate) fn caller<T>(&self, req: &Request<T>) -> Caller {
-        let (Some(charter), Some(authorities)) = (&self.charter, &self.authorities) else {
-            return Caller {
-                writer: Writer::anonymous(),
-                replica: false,
-            };
+        let anonymous = Caller {
+            writer: Writer::anonymous(),
+            replica: false,
         };
-        let Some(leaf) = panel_transport::peer_leaf(req) else {
-            return Caller {
-                writer: Writer::anonymous(),
-                replica: false,
-            };
+        let (Some(charter), Some(trust)) = (&self.charter, &self.trust) else {
+            return anonymous;
         };
-        let fp = panel_transport::Fingerprint::of_der(&leaf);
+        let Some(chain) = panel_transport::peer_chain(req) else {
+            return anonymous;
+        };
+        let Some(leaf) = chain.first() else {
+            return anonymous;
+        };
+        let fp = panel_transport::Fingerprint::of_der(leaf.as_ref());
         let replica = charter.replica(&fp).is_some();
+        let view = trust.view();
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-        if cache.len() >= MAX_CACHED_IDENTITIES {
-            cache.clear();
+        let (generation, found) = &mut *cache;
+        if *generation != view.generation() || found.len() >= MAX_CACHED_IDENTITIES {
+            *generation = view.generation();
+            found.clear();
         }
-        let organisation = cache
+        let organisation = found
             .entry(fp.clone())
-            .or_insert_with(|| authorities.organisation_of(&leaf).map(str::to_owned))
+            .or_insert_with(|| view.organisation_of(&chain))
             .clone()
             .unwrap_or_else(|| UNLISTED_ORGANISATION.to_owned());
         Caller {

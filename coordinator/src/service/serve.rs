@@ -8,9 +8,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use tokio_stream::StreamExt;
-use tokio_stream::wrappers::TcpListenerStream;
-
 use panel_transport::{ClientAuth, Role, RoleGuard, Transport, TransportError};
 use tonic::service::interceptor::InterceptedService;
 
@@ -166,19 +163,6 @@ fn check_transport(opts: &ServeOptions) -> Result<(), ServeError> {
         }
     }
     Ok(())
-}
-
-/// Accepted connections with Nagle off: `Server::tcp_nodelay` applies only to listeners
-/// tonic binds itself, and Nagle + delayed ACK stall each small reply.
-fn nodelay(
-    listener: tokio::net::TcpListener,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    TcpListenerStream::new(listener).map(|conn| {
-        if let Ok(stream) = &conn {
-            let _ = stream.set_nodelay(true);
-        }
-        conn
-    })
 }
 
 /// Lays out the empty data directory from the backup (`raft::restore`), timing it for the
@@ -410,19 +394,22 @@ pub async fn serve(
     if let Some((listener, admin)) = admin_apart {
         let server = opts
             .transport
-            .server(ClientAuth::Required)?
+            .server()
             .add_service(admin)
-            .serve_with_incoming_shutdown(nodelay(listener), shutdown.clone());
+            .serve_with_incoming_shutdown(
+                opts.transport.incoming(listener, ClientAuth::Required)?,
+                shutdown.clone(),
+            );
         tokio::spawn(async move {
             if let Err(e) = server.await {
                 tracing::error!("admin listener failed: {e}");
             }
         });
     }
+    let incoming = opts.transport.incoming(listener, ClientAuth::Optional)?;
     let result = opts
         .transport
-        .server(ClientAuth::Optional)?
-        .tcp_nodelay(true)
+        .server()
         .add_service(InterceptedService::new(
             ReplicaServer::new(
                 raft::ReplicaService::new(
@@ -461,7 +448,7 @@ pub async fn serve(
         ))
         .add_service(health)
         .add_service(reflection)
-        .serve_with_incoming_shutdown(nodelay(listener), shutdown);
+        .serve_with_incoming_shutdown(incoming, shutdown);
     let grace = {
         let mut rx = failed_rx.clone();
         async move {

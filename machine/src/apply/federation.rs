@@ -8,8 +8,8 @@ use crate::command::OrganisationAdmission;
 use crate::features::charter_rules::CharterRuleError;
 use crate::model::State;
 use crate::reply::{
-    AdmitOrganisationReply, AdoptCharterReply, RegisterContributorReply, Reply,
-    RotateMotionKeyReply,
+    AdmitOrganisationReply, AdoptCharterReply, RegisterContributorReply, RemoveOrganisationReply,
+    Reply, RotateMotionKeyReply,
 };
 
 pub(super) fn register_contributor(
@@ -52,6 +52,26 @@ pub(super) fn admit_organisation(
     Ok(Reply::from(AdmitOrganisationReply {
         organisation: adm.organisation.name.clone(),
         endorsed_by: adm.endorsements.iter().map(|e| e.by.clone()).collect(),
+    }))
+}
+
+/// Removes a member organisation (checked by `charter_rules::check_removal`): from this
+/// entry on it endorses nothing, its arbiters are drawn on no panel, and every replica's
+/// transport stops trusting its authority (docs/FEDERATION.md, "Removal").
+pub(super) fn remove_organisation(
+    state: &mut State,
+    rm: &crate::command::OrganisationRemoval,
+) -> Result<Reply, ApplyError> {
+    let member = crate::features::charter_rules::check_removal(state, rm)
+        .map_err(crate::features::charter_rules::CharterRuleError::from)?;
+    state.removed_organisations.push(member.clone());
+    let remaining = crate::features::endorsers::organisations(state)
+        .map(|o| o.name.clone())
+        .collect();
+    Ok(Reply::from(RemoveOrganisationReply {
+        organisation: member.name,
+        endorsed_by: rm.endorsements.iter().map(|e| e.by.clone()).collect(),
+        remaining,
     }))
 }
 
@@ -429,6 +449,119 @@ mod tests {
             admission(&org, &[("north", 0), ("south", 1)]),
         ));
         assert_eq!(c, "charter");
+    }
+
+    /// The removal of `name` (a founder of the test charter, else the newcomer's entry)
+    /// endorsed by `by`.
+    fn removal(name: &str, by: &[(&str, &SigningKey)]) -> Command {
+        let charter = charter();
+        let member = charter
+            .organisations
+            .iter()
+            .find(|o| o.name == name)
+            .cloned()
+            .unwrap_or_else(|| newcomer().0);
+        let endorsements = by
+            .iter()
+            .map(|(who, key)| crate::log::endorsement::Endorsement {
+                by: (*who).into(),
+                signature: crate::features::charter_rules::endorse_removal(&charter, &member, key)
+                    .unwrap(),
+            })
+            .collect();
+        ClientCommand::RemoveOrganisation(crate::command::OrganisationRemoval {
+            organisation: name.into(),
+            endorsements,
+        })
+        .into()
+    }
+
+    /// Removal is the others' decision: never one member's alone, never its own, never by
+    /// an admission's signatures; it leaves enough organisations for the floors, and the
+    /// removed identity never comes back (not by replaying its admission, not renamed).
+    #[test]
+    fn an_organisation_is_removed_by_the_others_and_never_readmitted() {
+        let mut s = chartered();
+        let (org, east_key) = newcomer();
+        let ok = write(&mut s, 2, admission(&org, &[("north", 0), ("south", 1)]));
+        assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        let arb = arbiter_key(20);
+        let ok = write(&mut s, 3, attested("e1", &arb, "eastside", &east_key));
+        assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        let (north, south) = (org_key(0), org_key(1));
+
+        let (c, m) = code(&write(&mut s, 4, removal("eastside", &[("north", &north)])));
+        assert_eq!(c, "charter");
+        assert!(m.contains("it takes 2") && m.contains("alone"), "{m}");
+        let (_, m) = code(&write(
+            &mut s,
+            5,
+            removal("eastside", &[("north", &north), ("eastside", &east_key)]),
+        ));
+        assert!(
+            m.contains("endorsements[1]") && m.contains("being removed"),
+            "{m}"
+        );
+        let (_, m) = code(&write(
+            &mut s,
+            6,
+            removal("eastside", &[("north", &north), ("south", &north)]),
+        ));
+        assert!(m.contains("endorsements[1]"), "{m}");
+        // The admission's endorsements are not a removal's.
+        let admitted = match admission(&org, &[("north", 0), ("south", 1)]) {
+            Command::Client(ClientCommand::AdmitOrganisation(a)) => a.endorsements,
+            _ => unreachable!(),
+        };
+        let replayed = ClientCommand::RemoveOrganisation(crate::command::OrganisationRemoval {
+            organisation: "eastside".into(),
+            endorsements: admitted,
+        });
+        let (_, m) = code(&write(&mut s, 7, replayed.into()));
+        assert!(m.contains("endorsements[0]"), "{m}");
+        let (_, m) = code(&write(
+            &mut s,
+            8,
+            removal("westside", &[("north", &north), ("south", &south)]),
+        ));
+        assert!(m.contains("not a member"), "{m}");
+        assert!(s.removed_organisations.is_empty());
+
+        let done = write(
+            &mut s,
+            9,
+            removal("eastside", &[("north", &north), ("south", &south)]),
+        );
+        let ItemReply::Applied(reply) = &done else {
+            panic!("{done:?}")
+        };
+        let r = reply.get::<RemoveOrganisationReply>().expect("typed reply");
+        assert_eq!(r.remaining, vec!["north".to_owned(), "south".to_owned()]);
+        assert!(!crate::features::endorsers::organisations(&s).any(|o| o.name == "eastside"));
+        // Removed: it endorses nothing, and its identity is not admitted again.
+        let (_, m) = code(&write(
+            &mut s,
+            10,
+            admission(&org, &[("north", 0), ("south", 1)]),
+        ));
+        assert!(m.contains("was removed"), "{m}");
+        let mut renamed = org.clone();
+        renamed.name = "eastgate".into();
+        let (_, m) = code(&write(
+            &mut s,
+            11,
+            admission(&renamed, &[("north", 0), ("south", 1)]),
+        ));
+        assert!(m.contains("was removed"), "{m}");
+        let (_, m) = code(&write(
+            &mut s,
+            12,
+            attested("e2", &arbiter_key(21), "eastside", &east_key),
+        ));
+        assert!(m.contains("not in the federation charter"), "{m}");
+        // Two organisations left: removing either would break the floors.
+        let (_, m) = code(&write(&mut s, 13, removal("south", &[("north", &north)])));
+        assert!(m.contains("floors.min_organisations"), "{m}");
     }
 
     fn definition(author: &str, signer: Option<(&SigningKey, u64)>) -> Command {

@@ -351,6 +351,7 @@ fn apply_client(
             arbiters::check_priors(state, (ctx.log_index, ctx.time_ms)).map(Reply::from)
         }
         ClientCommand::AdmitOrganisation(adm) => federation::admit_organisation(state, adm),
+        ClientCommand::RemoveOrganisation(rm) => federation::remove_organisation(state, rm),
         ClientCommand::RegisterContributor(reg) => {
             federation::register_contributor(state, ctx, reg)
         }

@@ -175,8 +175,9 @@ fn draw_with_seed(
     draw_from(state, spec, &candidates(state, spec), draw_seed)
 }
 
-/// The pool `spec`'s panel is drawn from now: every arbiter not related to an involved
-/// author, under the stance it is seated with for the motion's debate.
+/// The pool `spec`'s panel is drawn from now: every arbiter of an organisation in force
+/// not related to an involved author, under the stance it is seated with for the motion's
+/// debate.
 fn candidates(state: &State, spec: &MotionSpec) -> Vec<Candidate> {
     // Under declared stances, the debate's declarations seat the stances and every
     // involved author's relatives stay off (`declared_priors`).
@@ -189,6 +190,9 @@ fn candidates(state: &State, spec: &MotionSpec) -> Vec<Candidate> {
         .arbiters
         .iter()
         .filter(|(_, a)| !crate::features::declared_priors::related(a, &related_families))
+        .filter(|(_, a)| {
+            !crate::features::endorsers::is_removed(state, &a.registration.organisation)
+        })
         .map(|(id, a)| Candidate {
             id: id.clone(),
             stance: debate

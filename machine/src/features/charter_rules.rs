@@ -51,6 +51,8 @@ pub enum CharterRuleError {
     Admission(#[from] AdmissionError),
     #[error("motion-key rotation refused: {0}")]
     Rotation(#[from] MotionKeyRotationError),
+    #[error("organisation removal refused: {0}")]
+    Removal(#[from] RemovalError),
     #[error("membership change refused: {0}")]
     Membership(#[from] crate::features::membership::MembershipError),
     #[error(
@@ -113,6 +115,54 @@ pub enum AdmissionError {
         required: usize,
     },
     #[error("the admission cannot be signed: {0}")]
+    Signing(admission::EndorsementError),
+    #[error(
+        "organisation {0:?} was removed by entry; its name, roster key and authority are \
+         never admitted again (a new organisation brings its own: `panel org init`)"
+    )]
+    Removed(String),
+}
+
+/// Why an organisation's removal (or an endorsement of one) is refused
+/// (docs/FEDERATION.md, "Removal").
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum RemovalError {
+    #[error("the group has no charter to remove organisations from")]
+    Unchartered,
+    #[error(
+        "organisation {0:?} is not a member (the members are the charter's organisations and \
+         those admitted by entry, less those removed)"
+    )]
+    NotMember(String),
+    #[error(
+        "endorsements[{index}] is by {by:?}, the organisation being removed; only the other \
+         members' endorsements count"
+    )]
+    SelfEndorsed { index: usize, by: String },
+    #[error(transparent)]
+    Endorsement(#[from] EndorsementError<admission::EndorsementError>),
+    #[error(
+        "{found} distinct other member organisation(s) endorse removing {name:?}; it takes \
+         {required} (the charter's admission_threshold, and never fewer than two, so no \
+         member removes another alone)"
+    )]
+    TooFewEndorsers {
+        name: String,
+        found: usize,
+        required: usize,
+    },
+    #[error(
+        "removing {name:?} would leave {left} organisation(s), below the charter's floor of \
+         {floor} (floors.min_organisations) that every panel must span"
+    )]
+    BelowFloor {
+        name: String,
+        left: usize,
+        floor: usize,
+    },
+    #[error("the charter cannot be digested, so no removal can be signed under it: {0}")]
+    Charter(#[from] panel_federation::CharterError),
+    #[error("the removal cannot be signed: {0}")]
     Signing(admission::EndorsementError),
 }
 
@@ -342,6 +392,12 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
     }
     let key = hex::decode(&new.signing_key).map_err(|_| AdmissionError::KeyNotHex)?;
     let roster = panel_proto::parse_public_key(&key).map_err(AdmissionError::Key)?;
+    for o in &state.removed_organisations {
+        let same_key = o.roster_key() == Some(roster);
+        if o.name == new.name || same_key || o.ca_sha256 == new.ca_sha256 {
+            return Err(AdmissionError::Removed(o.name.clone()).into());
+        }
+    }
     for o in organisations(state) {
         if o.name == new.name {
             return Err(AdmissionError::AlreadyMember(new.name.clone()).into());
@@ -369,6 +425,92 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
         .into());
     }
     Ok(())
+}
+
+/// The bytes every removal endorsement of `member` under `charter` signs.
+fn removal_claim_parts(
+    charter: &Charter,
+    member: &Organisation,
+) -> Result<([u8; 32], Vec<u8>), RemovalError> {
+    let digest = charter.digest()?;
+    let key = hex::decode(&member.signing_key)
+        .map_err(|_| RemovalError::Signing(admission::EndorsementError::BadSignature))?;
+    Ok((digest, key))
+}
+
+/// The signature of `endorser`'s roster key on the removal of `member` from the
+/// federation of `charter` (`panel org endorse-removal`).
+pub fn endorse_removal(
+    charter: &Charter,
+    member: &Organisation,
+    endorser: &SigningKey,
+) -> Result<crate::rules::hex_bytes::SignatureBytes, RemovalError> {
+    let (digest, key) = removal_claim_parts(charter, member)?;
+    let claim = admission::RemovalClaim {
+        charter_digest: &digest,
+        organisation: OrganisationClaim {
+            name: &member.name,
+            ca_sha256: &member.ca_sha256.0,
+            signing_key: &key,
+        },
+    };
+    admission::endorse_removal(&claim, endorser)
+        .map(crate::rules::hex_bytes::SignatureBytes::new)
+        .map_err(RemovalError::Signing)
+}
+
+/// Checks a removal: a chartered group, a member in force, endorsements by at least
+/// `max(admission_threshold, 2)` distinct other members, and enough organisations left
+/// for every panel's floor. Returns the member being removed.
+pub fn check_removal(
+    state: &State,
+    rm: &crate::command::OrganisationRemoval,
+) -> Result<Organisation, RemovalError> {
+    let charter = state.charter.as_ref().ok_or(RemovalError::Unchartered)?;
+    let member = organisations(state)
+        .find(|o| o.name == rm.organisation)
+        .cloned()
+        .ok_or_else(|| RemovalError::NotMember(rm.organisation.clone()))?;
+    if let Some((index, e)) = rm
+        .endorsements
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.by == member.name)
+    {
+        return Err(RemovalError::SelfEndorsed {
+            index,
+            by: e.by.clone(),
+        });
+    }
+    let left = organisations(state).count() - 1;
+    if left < charter.floors.min_organisations {
+        return Err(RemovalError::BelowFloor {
+            name: member.name.clone(),
+            left,
+            floor: charter.floors.min_organisations,
+        });
+    }
+    let (digest, key) = removal_claim_parts(charter, &member)?;
+    let claim = admission::RemovalClaim {
+        charter_digest: &digest,
+        organisation: OrganisationClaim {
+            name: &member.name,
+            ca_sha256: &member.ca_sha256.0,
+            signing_key: &key,
+        },
+    };
+    let found = distinct_endorsers(state, &rm.endorsements, |sig, by| {
+        admission::verify_removal_endorsement(&claim, sig, by)
+    })?;
+    let required = charter.admission_threshold.max(2);
+    if found < required {
+        return Err(RemovalError::TooFewEndorsers {
+            name: member.name.clone(),
+            found,
+            required,
+        });
+    }
+    Ok(member)
 }
 
 /// The motion key in force for a motion opened at `log_index`: the last key rotated to

@@ -7,13 +7,20 @@ use panel_federation::Organisation;
 
 use crate::model::State;
 
-/// The organisations of the federation: the charter's founders, then those admitted.
+/// The organisations of the federation: the charter's founders, then those admitted,
+/// less those removed.
 pub fn organisations(state: &State) -> impl Iterator<Item = &Organisation> {
     state
         .charter
         .iter()
         .flat_map(|c| c.organisations.iter())
         .chain(state.admitted_organisations.iter())
+        .filter(|o| !is_removed(state, &o.name))
+}
+
+/// Whether organisation `name` was removed by entry.
+pub fn is_removed(state: &State, name: &str) -> bool {
+    state.removed_organisations.iter().any(|r| r.name == name)
 }
 
 /// The roster key of `name`, founder or admitted.

@@ -229,6 +229,11 @@ pub struct State {
     /// Organisations admitted after the charter (`AdmitOrganisation`), in order.
     #[serde(default)]
     pub admitted_organisations: Vec<panel_federation::Organisation>,
+    /// Organisations removed by entry (`RemoveOrganisation`), founders or admitted, in
+    /// order: none of them counts as a member again, and their identities are never
+    /// admitted again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_organisations: Vec<panel_federation::Organisation>,
     /// Batch time of the last prune of expired deduplication entries.
     #[serde(default)]
     pub requests_pruned_at_ms: u64,

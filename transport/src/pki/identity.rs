@@ -283,8 +283,14 @@ pub fn issue_one(
         what: "the federation's authorities",
         source: e,
     })?;
+    let authority_path = org_dir.join(CA_FILE);
+    let authority = std::fs::read_to_string(&authority_path).map_err(|e| TransportError::File {
+        path: authority_path.display().to_string(),
+        what: "the organisation's authority",
+        source: e,
+    })?;
     let (cert, key, cert_sha256) = leaf(&spec, &issuer)?;
-    write_identity(&dir, &bundle, &cert, &key)?;
+    write_identity(&dir, &bundle, &cert, &authority, &key)?;
     let mut log_key = None;
     let charter_entry = match &spec.kind {
         Kind::Replica { id } => {
@@ -364,14 +370,14 @@ mod tests {
     }
 
     /// The charter organisation whose authority the leaf in `dir` verifies against, by
-    /// the same webpki path building the handshake runs (`crate::Authorities`).
+    /// the same webpki path building the handshake runs (`crate::TrustView`).
     fn issuer_of(dir: &Path, charter: &Charter) -> Option<String> {
         let m = TlsMaterial::load(dir).unwrap();
         let (cert_pem, _) = m.identity.clone().unwrap();
         let leaf = crate::material::first_der(&cert_pem).unwrap();
-        crate::Authorities::new(&m.roots_pem, charter)
-            .organisation_of(&leaf)
-            .map(str::to_owned)
+        crate::LiveTrust::new(&m.roots_pem, Some(charter))
+            .view()
+            .organisation_of(&[leaf.into()])
     }
 
     #[test]

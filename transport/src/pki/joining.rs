@@ -48,6 +48,11 @@ pub enum JoinError {
     NoHosts,
     #[error("{0} (an organisation's name)")]
     BadName(#[source] IdentityError),
+    #[error(
+        "--federation-ca {path}: {problem}; give the federation's ca.pem (written by `panel \
+         pki init`, public like its charter)"
+    )]
+    FederationCa { path: String, problem: String },
     #[error("cannot write {path}: {problem}")]
     Json { path: String, problem: String },
     #[error(transparent)]
@@ -101,8 +106,15 @@ impl Joining {
 }
 
 /// Writes organisation `org`'s material under `out` (module docs), its witness serving on
-/// `hosts`. `out` must not exist or be empty.
-pub fn init(org: &str, hosts: &[String], out: &Path) -> Result<Joining, JoinError> {
+/// `hosts`. `out` must not exist or be empty. `federation_ca`, the federation's public
+/// `ca.pem`, joins the organisation's own authority in every identity's roots, so its
+/// clients reach the members' replicas as soon as it is admitted.
+pub fn init(
+    org: &str,
+    hosts: &[String],
+    federation_ca: Option<&Path>,
+    out: &Path,
+) -> Result<Joining, JoinError> {
     check_name(org).map_err(JoinError::BadName)?;
     let hosts: Vec<String> = hosts
         .iter()
@@ -120,13 +132,18 @@ pub fn init(org: &str, hosts: &[String], out: &Path) -> Result<Joining, JoinErro
             dir: out.display().to_string(),
         });
     }
+    let federation = federation_ca.map(read_federation_ca).transpose()?;
     let keys = KeySource {
         seed: None,
         root: out,
     };
     let (issuer, organisation, witness) =
         found_organisation(org, &out.join(ORGS_DIR).join(org), &keys)?;
-    let bundle = issuer.pem();
+    let own = issuer.pem();
+    let bundle = match &federation {
+        Some(f) => format!("{}\n{own}", f.trim_end()),
+        None => own.clone(),
+    };
     write(&out.join(CA_FILE), bundle.as_bytes(), false)?;
     let specs = [
         (Kind::Operator, operator_dir_name(org), Vec::new()),
@@ -143,7 +160,7 @@ pub fn init(org: &str, hosts: &[String], out: &Path) -> Result<Joining, JoinErro
         };
         let (cert, key, cert_sha256) = leaf(&spec, &issuer)?;
         let dir = out.join(&spec.name);
-        write_identity(&dir, &bundle, &cert, &key)?;
+        write_identity(&dir, &bundle, &cert, &own, &key)?;
         identities.push(JoiningIdentity {
             spec,
             dir,
@@ -164,6 +181,23 @@ pub fn init(org: &str, hosts: &[String], out: &Path) -> Result<Joining, JoinErro
     })
 }
 
+/// The federation's `ca.pem`: one or more PEM certificates, or a refusal naming the file.
+fn read_federation_ca(path: &Path) -> Result<String, JoinError> {
+    let bad = |problem: String| JoinError::FederationCa {
+        path: path.display().to_string(),
+        problem,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    use rustls_pki_types::pem::PemObject;
+    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(text.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(format!("not PEM certificates: {e}")))?;
+    if certs.is_empty() {
+        return Err(bad("it holds no certificate".into()));
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,7 +208,7 @@ mod tests {
     fn a_joining_organisation_gets_its_authority_keys_identities_and_entry() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("eastgate");
-        let j = init("eastgate", &["127.0.0.1".into()], &out).unwrap();
+        let j = init("eastgate", &["127.0.0.1".into()], None, &out).unwrap();
         let der = crate::material::first_der(&std::fs::read(j.ca_path()).unwrap()).unwrap();
         assert_eq!(j.organisation.ca_sha256, Fingerprint::of_der(&der));
         let roster = crate::pki::read_seed_key(&j.signing_key_path()).unwrap();
@@ -207,7 +241,10 @@ mod tests {
             assert_eq!(m.fingerprint(), Some(id.cert_sha256.clone()));
             let leaf = crate::material::first_der(&m.identity.unwrap().0).unwrap();
             assert_eq!(
-                crate::Authorities::new(&m.roots_pem, &charter_like).organisation_of(&leaf),
+                crate::LiveTrust::new(&m.roots_pem, Some(&charter_like))
+                    .view()
+                    .organisation_of(&[leaf.into()])
+                    .as_deref(),
                 Some("eastgate")
             );
         }
@@ -232,15 +269,15 @@ mod tests {
     fn a_folder_in_use_a_bad_name_or_no_host_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("keep"), "x").unwrap();
-        let err = init("eastgate", &["127.0.0.1".into()], dir.path()).unwrap_err();
+        let err = init("eastgate", &["127.0.0.1".into()], None, dir.path()).unwrap_err();
         assert!(matches!(err, JoinError::NotEmpty { .. }), "{err:?}");
         assert!(err.to_string().contains(&dir.path().display().to_string()));
         let empty = tempfile::tempdir().unwrap();
-        let err = init("east gate", &["127.0.0.1".into()], empty.path()).unwrap_err();
+        let err = init("east gate", &["127.0.0.1".into()], None, empty.path()).unwrap_err();
         assert!(matches!(err, JoinError::BadName(_)), "{err:?}");
-        let err = init("eastgate", &[], empty.path()).unwrap_err();
+        let err = init("eastgate", &[], None, empty.path()).unwrap_err();
         assert!(matches!(err, JoinError::NoHosts), "{err:?}");
         // An empty folder is fine.
-        init("eastgate", &["localhost".into()], empty.path()).unwrap();
+        init("eastgate", &["localhost".into()], None, empty.path()).unwrap();
     }
 }
