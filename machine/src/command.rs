@@ -70,7 +70,7 @@ pub enum Command {
 /// Every command kind, grouped by family: client kinds first, then internal, then test
 /// (`TestCommand::RecordOutcome` shares the internal tag and decodes as internal). The
 /// family ranges route decoding ([`Command`]'s `Deserialize`).
-const KINDS: [&str; 34] = [
+const KINDS: [&str; 35] = [
     "RegisterArbiter",
     "CreateDebate",
     "Contribute",
@@ -90,6 +90,7 @@ const KINDS: [&str; 34] = [
     "SetBreaker",
     "LastWord",
     "RemoveOrganisation",
+    "RotateRosterKey",
     "RecordOutcome",
     "SubmitExam",
     "AdoptCharter",
@@ -106,8 +107,8 @@ const KINDS: [&str; 34] = [
     "SetAdmission",
     "OpenMotion",
 ];
-const CLIENT_KINDS: std::ops::Range<usize> = 0..19;
-const INTERNAL_KINDS: std::ops::Range<usize> = 19..30;
+const CLIENT_KINDS: std::ops::Range<usize> = 0..20;
+const INTERNAL_KINDS: std::ops::Range<usize> = 20..31;
 
 /// Decodes a command by reading its variant tag first and handing the rest to the family
 /// that owns the tag. (An untagged derive would buffer every command and try the families
@@ -246,6 +247,10 @@ pub enum ClientCommand {
     /// authority is no longer trusted, its roster key endorses nothing, and its identity
     /// can never be admitted again (docs/FEDERATION.md, "Removal").
     RemoveOrganisation(OrganisationRemoval),
+    /// Rotate a member's roster key, signed by the new key and endorsed by the charter's
+    /// `admission_threshold` of members including the member itself; the replaced key
+    /// still counts for `overlap_ms` (docs/FEDERATION.md "Rotating a roster key").
+    RotateRosterKey(RosterKeyRotation),
     /// Bind a contributor name to a key, signed by that key and endorsed by the
     /// contributor's organisation (docs/WIRE.md, "Registration"). Under a charter a name is
     /// bound only this way, never on first use.
@@ -326,6 +331,23 @@ pub struct OrganisationAdmission {
 #[serde(deny_unknown_fields)]
 pub struct OrganisationRemoval {
     pub organisation: String,
+    pub endorsements: Vec<Endorsement>,
+}
+
+/// A member's change of roster key (`features::roster_keys`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RosterKeyRotation {
+    pub organisation: String,
+    /// 1 for the member's first rotation, then one more each time.
+    pub seq: u64,
+    /// The new 32-byte ed25519 roster key.
+    pub to: crate::rules::hex_bytes::PublicKeyBytes,
+    /// How long after the entry the replaced key still counts (at most seven days).
+    pub overlap_ms: u64,
+    /// Signature by the new key over the rotation (proof of possession).
+    pub possession: crate::rules::hex_bytes::SignatureBytes,
+    /// Members' roster-key signatures over the rotation, the member's own among them.
     pub endorsements: Vec<Endorsement>,
 }
 
@@ -418,6 +440,7 @@ impl ClientCommand {
             ClientCommand::CheckPriors => "CheckPriors",
             ClientCommand::AdmitOrganisation(_) => "AdmitOrganisation",
             ClientCommand::RemoveOrganisation(_) => "RemoveOrganisation",
+            ClientCommand::RotateRosterKey(_) => "RotateRosterKey",
             ClientCommand::RegisterContributor(_) => "RegisterContributor",
             ClientCommand::RevokeKey { .. } => "RevokeKey",
             ClientCommand::RotateKey { .. } => "RotateKey",
@@ -953,6 +976,14 @@ mod tests {
                     by: "south".into(),
                     signature: "00".into(),
                 }],
+            }),
+            ClientCommand::RotateRosterKey(RosterKeyRotation {
+                organisation: "north".into(),
+                seq: 1,
+                to: "00".into(),
+                overlap_ms: 0,
+                possession: "00".into(),
+                endorsements: vec![],
             }),
             ClientCommand::SubmitReveal {
                 motion_id: "m".into(),

@@ -94,6 +94,7 @@ replies! {
     RegisterContributor(RegisterContributorReply),
     AdmitOrganisation(AdmitOrganisationReply),
     RemoveOrganisation(RemoveOrganisationReply),
+    RotateRosterKey(RotateRosterKeyReply),
     RotateMotionKey(RotateMotionKeyReply),
     AdoptCharter(AdoptCharterReply),
     /// `AuthoriseMembership`: the change of voters as recorded.
@@ -412,6 +413,17 @@ pub struct RemoveOrganisationReply {
     pub organisation: String,
     pub endorsed_by: Vec<String>,
     pub remaining: Vec<String>,
+}
+
+/// `RotateRosterKey`: the member's old and new keys, and until when the old one counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RotateRosterKeyReply {
+    pub organisation: String,
+    pub seq: u64,
+    pub from: PublicKeyBytes,
+    pub to: PublicKeyBytes,
+    pub overlap_until_ms: u64,
+    pub endorsed_by: Vec<String>,
 }
 
 /// `RotateMotionKey`: `from` is `None` when no motion key was in force.
@@ -849,6 +861,20 @@ mod tests {
                 endorsed_by: vec!["north".into()],
             },
             json!({ "organisation": "east", "endorsed_by": ["north"] }),
+        );
+        pins(
+            RotateRosterKeyReply {
+                organisation: "east".into(),
+                seq: 1,
+                from: "aa".into(),
+                to: "bb".into(),
+                overlap_until_ms: 5,
+                endorsed_by: vec!["east".into()],
+            },
+            json!({
+                "organisation": "east", "seq": 1, "from": "aa", "to": "bb",
+                "overlap_until_ms": 5, "endorsed_by": ["east"]
+            }),
         );
         pins(
             RemoveOrganisationReply {

@@ -3,7 +3,8 @@
 //! third organisation writes its own folder (`panel org init --federation-ca`), is refused
 //! by every replica, is endorsed by both founders and admitted by entry, and from then on
 //! its client writes, its arbiter registers, and its node links out, takes the exam and is
-//! admitted, with no file edited and no process restarted; then the founders remove it
+//! admitted, with no file edited and no process restarted; it rotates its roster key by
+//! entry (the old key stops endorsing, the new one endorses); then the founders remove it
 //! by entry, and its client is refused again. Waits poll with generous deadlines; nothing
 //! here asserts a timing (the times are printed for the record).
 
@@ -224,8 +225,88 @@ fn an_organisation_joins_serves_and_is_removed_without_a_restart() {
     );
     times.push(("its arbiter is examined and admitted", began.elapsed()));
 
-    // A removal endorsed by one founder alone is refused.
+    // It rotates its roster key, with its own and a founder's endorsement: from then on
+    // (no overlap asked) only the new key endorses its arbiters.
     let charter = c.pki.charter_path();
+    let new_roster = east.join("roster-2.key");
+    ok(&["coordinator", "motion-keygen", new_roster.to_str().unwrap()]);
+    let new_public = ok(&["org", "fingerprint", "--json", new_roster.to_str().unwrap()]);
+    let new_public: serde_json::Value = serde_json::from_str(new_public.trim()).unwrap();
+    let new_public = new_public["public_key"]
+        .as_str()
+        .expect("a public key")
+        .to_owned();
+    let rotation = [
+        "--charter",
+        charter.to_str().unwrap(),
+        "--organisation-file",
+        entry.to_str().unwrap(),
+        "--overlap-ms",
+        "0",
+    ];
+    let endorse = |org: &str, key: &Path| {
+        let mut args = vec!["org", "endorse-roster-rotation"];
+        args.extend(rotation);
+        args.extend(["--to", &new_public, "--org-key", key.to_str().unwrap()]);
+        format!("{org}={}", ok(&args).trim())
+    };
+    let signed = [
+        endorse(NEWCOMER, &roster),
+        endorse("northwind", &c.pki.signing_key_path("northwind")),
+    ];
+    let mut rotate = vec!["org", "rotate-roster-key"];
+    rotate.extend(rotation);
+    rotate.extend(["--new-key", new_roster.to_str().unwrap()]);
+    let rotate = with_endorsements(&rotate, &signed);
+    let rotate: Vec<&str> = rotate.iter().map(String::as_str).collect();
+    let out = as_identity(&c, &client, &rotate);
+    assert!(out.status.success(), "rotate: {}", text(&out.stderr));
+    times.push(("its roster key rotated", began.elapsed()));
+    let register_second = |org_key: &Path, key_name: &str| {
+        let key = node_dir.join(key_name);
+        ok(&["node", "keygen", "--out", key.to_str().unwrap()]);
+        as_identity(
+            &c,
+            &client,
+            &[
+                "arbiter",
+                "register",
+                "--id",
+                "east-judge-2",
+                "--key-file",
+                key.to_str().unwrap(),
+                "--organisation",
+                NEWCOMER,
+                "--model-family",
+                "fam",
+                "--stance",
+                "B",
+                "--endpoint",
+                "link",
+                "--org-key",
+                org_key.to_str().unwrap(),
+                "--json",
+            ],
+        )
+    };
+    let old = register_second(&roster, "second-old.key");
+    assert!(
+        !old.status.success(),
+        "the replaced roster key still endorsed"
+    );
+    assert!(
+        text(&old.stderr).contains("endorsement"),
+        "{}",
+        text(&old.stderr)
+    );
+    let new = register_second(&new_roster, "second-new.key");
+    assert!(
+        new.status.success(),
+        "the new roster key: {}",
+        text(&new.stderr)
+    );
+
+    // A removal endorsed by one founder alone is refused.
     let sign_removal = [
         "org",
         "endorse-removal",

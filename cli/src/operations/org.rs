@@ -22,7 +22,7 @@ use panel_federation::{Fingerprint, Organisation};
 use panel_machine::ClientCommand;
 use panel_machine::command::{
     ContributorRegistration, Endorsement, MembershipAuthorisation, MotionKeyRotation,
-    OrganisationAdmission, OrganisationRemoval, WireAttestation,
+    OrganisationAdmission, OrganisationRemoval, RosterKeyRotation, WireAttestation,
 };
 
 use crate::client::addr::ClusterArgs;
@@ -115,6 +115,54 @@ fn member(m: &Member) -> Result<(panel_federation::Charter, Organisation)> {
         (None, None) => bail!("name the member: --name FOUNDER or --organisation-file FILE"),
     };
     Ok((charter, org))
+}
+
+/// A roster-key rotation as every signer signs it.
+#[derive(clap::Args, Clone)]
+struct RosterRotation {
+    #[command(flatten)]
+    member: Member,
+    /// 1 for the member's first rotation, then one more each time.
+    #[arg(long, default_value_t = 1)]
+    seq: u64,
+    /// The member's roster key in force (64 hex digits); its entry's when omitted, which
+    /// is right for its first rotation only.
+    #[arg(long, value_name = "HEX")]
+    from: Option<String>,
+    /// How long the replaced key still counts, in ms (at most seven days).
+    #[arg(long, default_value_t = 3_600_000)]
+    overlap_ms: u64,
+}
+
+/// The charter, the rotation as signed (without signatures) and the key it rotates from.
+fn roster_rotation(
+    r: &RosterRotation,
+    to: panel_proto::VerifyingKey,
+) -> Result<(
+    panel_federation::Charter,
+    RosterKeyRotation,
+    panel_proto::VerifyingKey,
+)> {
+    let (charter, org) = member(&r.member)?;
+    let from = match &r.from {
+        Some(hex_key) => public_key("--from", hex_key)?,
+        None if r.seq == 1 => org
+            .roster_key()
+            .with_context(|| format!("{}'s entry holds no valid roster key", org.name))?,
+        None => bail!(
+            "--seq {} is not the first rotation: give the key in force with --from HEX",
+            r.seq
+        ),
+    };
+    let rotation = RosterKeyRotation {
+        organisation: org.name,
+        seq: r.seq,
+        to: panel_machine::rules::hex_bytes::PublicKeyBytes::new(to.to_bytes()),
+        overlap_ms: r.overlap_ms,
+        possession: Default::default(),
+        endorsements: vec![],
+    };
+    Ok((charter, rotation, from))
 }
 
 /// A motion-key rotation as every signer signs it.
@@ -270,6 +318,31 @@ enum OrgCmd {
         /// Your organisation's roster key (orgs/ORG/signing.key).
         #[arg(long, value_name = "PATH")]
         org_key: PathBuf,
+    },
+    /// Sign a member's change of roster key (to the public key TO) with your
+    /// organisation's roster key; the member itself signs too (docs/FEDERATION.md
+    /// "Rotating a roster key").
+    EndorseRosterRotation {
+        #[command(flatten)]
+        rotation: RosterRotation,
+        /// The new roster key's public half (64 hex digits).
+        #[arg(long, value_name = "HEX")]
+        to: String,
+        /// Your organisation's roster key (orgs/ORG/signing.key).
+        #[arg(long, value_name = "PATH")]
+        org_key: PathBuf,
+    },
+    /// Submit a member's change to the roster key in NEW_KEY (a raw 32-byte seed file,
+    /// mode 0600, as `panel coordinator motion-keygen FILE` writes one; it signs the
+    /// rotation as proof of possession) with the endorsements, each ORG=SIGNATURE_HEX, the
+    /// member's own among them.
+    RotateRosterKey {
+        #[command(flatten)]
+        rotation: RosterRotation,
+        #[arg(long, value_name = "PATH")]
+        new_key: PathBuf,
+        #[command(flatten)]
+        endorsed: Endorsed,
     },
     /// Submit the removal of member NAME with the other members' endorsements, each
     /// ORG=SIGNATURE_HEX: from that entry on no replica trusts its authority.
@@ -666,6 +739,44 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     .context("signing the removal")?;
             println!("{signature}");
             Ok(ExitCode::SUCCESS)
+        }
+        OrgCmd::EndorseRosterRotation {
+            rotation,
+            to,
+            org_key,
+        } => {
+            let (charter, rot, from) = roster_rotation(&rotation, public_key("--to", &to)?)?;
+            let key = panel_transport::pki::read_seed_key(&org_key)
+                .with_context(|| format!("--org-key {}", org_key.display()))?;
+            let signature = panel_machine::features::roster_keys::sign(&charter, &rot, &from, &key)
+                .context("signing the rotation")?;
+            println!("{signature}");
+            Ok(ExitCode::SUCCESS)
+        }
+        OrgCmd::RotateRosterKey {
+            rotation,
+            new_key,
+            endorsed,
+        } => {
+            let key = panel_transport::pki::read_seed_key(&new_key)
+                .with_context(|| format!("--new-key {}", new_key.display()))?;
+            let (charter, mut rot, from) = roster_rotation(&rotation, key.verifying_key())?;
+            rot.possession =
+                panel_machine::features::roster_keys::sign(&charter, &rot, &from, &key)
+                    .context("signing the rotation with the new key")?;
+            rot.endorsements = endorsements(&endorsed.endorsements)?;
+            let done = format!(
+                "{}'s roster key rotated to {} (rotation {})",
+                rot.organisation,
+                hex::encode(key.verifying_key().to_bytes()),
+                rot.seq
+            );
+            submit(
+                &endorsed.cluster,
+                ClientCommand::RotateRosterKey(rot),
+                done,
+                endorsed.output.json,
+            )
         }
         OrgCmd::Remove { name, endorsed } => {
             let command = ClientCommand::RemoveOrganisation(OrganisationRemoval {

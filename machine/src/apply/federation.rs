@@ -9,7 +9,7 @@ use crate::features::charter_rules::CharterRuleError;
 use crate::model::State;
 use crate::reply::{
     AdmitOrganisationReply, AdoptCharterReply, RegisterContributorReply, RemoveOrganisationReply,
-    Reply, RotateMotionKeyReply,
+    Reply, RotateMotionKeyReply, RotateRosterKeyReply,
 };
 
 pub(super) fn register_contributor(
@@ -73,6 +73,26 @@ pub(super) fn remove_organisation(
         endorsed_by: rm.endorsements.iter().map(|e| e.by.clone()).collect(),
         remaining,
     }))
+}
+
+/// Rotates a member's roster key (checked by `roster_keys::check`).
+pub(super) fn rotate_roster_key(
+    state: &mut State,
+    ctx: &crate::apply::ApplyCtx,
+    rot: &crate::command::RosterKeyRotation,
+) -> Result<Reply, ApplyError> {
+    let change = crate::features::roster_keys::check(state, rot, ctx.log_index)
+        .map_err(crate::features::charter_rules::CharterRuleError::from)?;
+    let reply = RotateRosterKeyReply {
+        organisation: change.organisation.clone(),
+        seq: change.seq,
+        from: change.previous.clone(),
+        to: change.key.clone(),
+        overlap_until_ms: change.overlap_until_ms,
+        endorsed_by: rot.endorsements.iter().map(|e| e.by.clone()).collect(),
+    };
+    state.roster_keys.push(change);
+    Ok(Reply::from(reply))
 }
 
 /// Rotates the cluster's motion key (checked by `charter_rules::check_rotation`): motions opened
@@ -562,6 +582,120 @@ mod tests {
         // Two organisations left: removing either would break the floors.
         let (_, m) = code(&write(&mut s, 13, removal("south", &[("north", &north)])));
         assert!(m.contains("floors.min_organisations"), "{m}");
+    }
+
+    /// North's rotation to `to` as seq `seq` with `overlap_ms`, proven by `possession` and
+    /// endorsed by `by` (each signing over north's key in force, `from`).
+    fn roster_rotation(
+        seq: u64,
+        to: &SigningKey,
+        overlap_ms: u64,
+        possession: &SigningKey,
+        from: &SigningKey,
+        by: &[(&str, &SigningKey)],
+    ) -> Command {
+        let charter = charter();
+        let mut rot = crate::command::RosterKeyRotation {
+            organisation: "north".into(),
+            seq,
+            to: hex::encode(to.verifying_key().to_bytes()).into(),
+            overlap_ms,
+            possession: Default::default(),
+            endorsements: vec![],
+        };
+        let sign = |rot: &crate::command::RosterKeyRotation, key: &SigningKey| {
+            crate::features::roster_keys::sign(&charter, rot, &from.verifying_key(), key).unwrap()
+        };
+        rot.possession = sign(&rot, possession);
+        rot.endorsements = by
+            .iter()
+            .map(|(who, key)| crate::log::endorsement::Endorsement {
+                by: (*who).into(),
+                signature: sign(&rot, key),
+            })
+            .collect();
+        ClientCommand::RotateRosterKey(rot).into()
+    }
+
+    /// A member's roster key changes only with its own consent, the threshold's
+    /// endorsements and the new key's possession, to a key nobody held; the old key counts
+    /// through the overlap and not after; a rotation is not replayed.
+    #[test]
+    fn a_roster_key_rotates_by_endorsed_entry_with_an_overlap() {
+        let mut s = chartered();
+        let (north, south) = (org_key(0), org_key(1));
+        let new = SigningKey::from_bytes(&[160; 32]);
+        let refused = |s: &mut State, n, c| code(&write(s, n, c)).1;
+
+        let m = refused(
+            &mut s,
+            2,
+            roster_rotation(1, &new, 5, &new, &north, &[("south", &south)]),
+        );
+        assert!(m.contains("does not endorse its own rotation"), "{m}");
+        let m = refused(
+            &mut s,
+            3,
+            roster_rotation(1, &new, 5, &new, &north, &[("north", &north)]),
+        );
+        assert!(m.contains("requires 2"), "{m}");
+        let both = [("north", &north), ("south", &south)];
+        let m = refused(&mut s, 4, roster_rotation(2, &new, 5, &new, &north, &both));
+        assert!(m.contains("next rotation is 1"), "{m}");
+        let m = refused(
+            &mut s,
+            5,
+            roster_rotation(1, &south, 5, &south, &north, &both),
+        );
+        assert!(m.contains("\"south\"'s roster key"), "{m}");
+        let m = refused(
+            &mut s,
+            6,
+            roster_rotation(1, &new, 8 * 86_400_000, &new, &north, &both),
+        );
+        assert!(m.contains("seven days"), "{m}");
+        let m = refused(
+            &mut s,
+            7,
+            roster_rotation(1, &new, 5, &north, &north, &both),
+        );
+        assert!(m.contains("possession"), "{m}");
+        assert!(s.roster_keys.is_empty());
+
+        // At n = 10 (batch time 1010): the old key counts until 1015.
+        let ok = write(&mut s, 10, roster_rotation(1, &new, 5, &new, &north, &both));
+        assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        let ok = write(
+            &mut s,
+            12,
+            attested("n1", &arbiter_key(40), "north", &north),
+        );
+        assert!(
+            matches!(ok, ItemReply::Applied(_)),
+            "within the overlap: {ok:?}"
+        );
+        let m = refused(
+            &mut s,
+            20,
+            attested("n2", &arbiter_key(41), "north", &north),
+        );
+        assert!(m.contains("endorsement"), "after the overlap: {m}");
+        let ok = write(&mut s, 21, attested("n2", &arbiter_key(41), "north", &new));
+        assert!(matches!(ok, ItemReply::Applied(_)), "the new key: {ok:?}");
+        // Replayed, or rotated back to the old key: refused.
+        let m = refused(&mut s, 22, roster_rotation(1, &new, 5, &new, &north, &both));
+        assert!(m.contains("next rotation is 2"), "{m}");
+        let back = [("north", &new), ("south", &south)];
+        let m = refused(
+            &mut s,
+            23,
+            roster_rotation(2, &north, 0, &north, &new, &back),
+        );
+        assert!(m.contains("\"north\"'s roster key"), "{m}");
+        // The new key endorses for north from now on; the old one does not.
+        let (org, _) = newcomer();
+        let m = refused(&mut s, 24, admission(&org, &[("north", 0), ("south", 1)]));
+        assert!(m.contains("endorsements[0]"), "{m}");
     }
 
     fn definition(author: &str, signer: Option<(&SigningKey, u64)>) -> Command {

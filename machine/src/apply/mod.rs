@@ -128,6 +128,7 @@ pub fn apply_batch(
         return unleafed(batch, log_index, &e);
     }
     state.rules = crate::rules::after_stamp(state.rules, batch.rules);
+    state.batch_time_ms = batch.time_ms;
     let verdicts_before = batch.checkpoints.map(|_| verdict_count(state));
     prune_requests(state, batch.time_ms, log_index);
     if let Some(policy) = &batch.limits {
@@ -352,6 +353,7 @@ fn apply_client(
         }
         ClientCommand::AdmitOrganisation(adm) => federation::admit_organisation(state, adm),
         ClientCommand::RemoveOrganisation(rm) => federation::remove_organisation(state, rm),
+        ClientCommand::RotateRosterKey(rot) => federation::rotate_roster_key(state, ctx, rot),
         ClientCommand::RegisterContributor(reg) => {
             federation::register_contributor(state, ctx, reg)
         }

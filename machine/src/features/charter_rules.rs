@@ -4,8 +4,8 @@
 //! organisation is one the charter lists, motions count only when signed by the charter's
 //! motion key, and no debate policy goes below the charter's floors.
 
-use crate::features::endorsers::distinct_endorsers;
-pub use crate::features::endorsers::{EndorsementError, organisations, roster_key};
+pub use crate::features::endorsers::{EndorsementError, organisations};
+use crate::features::endorsers::{distinct_endorsers, verify_as_member};
 use panel_federation::{Charter, Floors, Organisation};
 use panel_proto::motion_key_rotation::RotationSignatureError;
 use panel_proto::organisation::{self as admission, OrganisationClaim};
@@ -53,6 +53,8 @@ pub enum CharterRuleError {
     Rotation(#[from] MotionKeyRotationError),
     #[error("organisation removal refused: {0}")]
     Removal(#[from] RemovalError),
+    #[error("roster-key rotation refused: {0}")]
+    RosterRotation(#[from] crate::features::roster_keys::RosterRotationError),
     #[error("membership change refused: {0}")]
     Membership(#[from] crate::features::membership::MembershipError),
     #[error(
@@ -224,8 +226,6 @@ pub fn check_registration(
     state: &State,
     reg: &ArbiterRegistration,
 ) -> Result<(), CharterRuleError> {
-    let org_key = roster_key(state, &reg.organisation)
-        .ok_or_else(|| CharterRuleError::UnknownOrganisation(reg.organisation.clone()))?;
     let wire = reg
         .attestation
         .as_ref()
@@ -240,11 +240,13 @@ pub fn check_registration(
         )?,
     };
     let claim = claim(reg, &public_key);
-    registration::verify_attestation(&claim, &attestation, &org_key).map_err(|e| {
-        CharterRuleError::BadAttestation {
-            arbiter: reg.arbiter_id.clone(),
-            problem: e.to_string(),
-        }
+    verify_as_member(state, &reg.organisation, |org_key| {
+        registration::verify_attestation(&claim, &attestation, org_key)
+    })
+    .ok_or_else(|| CharterRuleError::UnknownOrganisation(reg.organisation.clone()))?
+    .map_err(|e| CharterRuleError::BadAttestation {
+        arbiter: reg.arbiter_id.clone(),
+        problem: e.to_string(),
     })
 }
 
@@ -321,8 +323,6 @@ pub fn check_contributor(
     state: &State,
     reg: &crate::command::ContributorRegistration,
 ) -> Result<Vec<u8>, CharterRuleError> {
-    let org_key = roster_key(state, &reg.organisation)
-        .ok_or_else(|| CharterRuleError::UnknownOrganisation(reg.organisation.clone()))?;
     let public_key = hex_field(&reg.name, "public_key", &reg.public_key.to_hex())?;
     let attestation = Attestation {
         proof: hex_field(
@@ -336,11 +336,15 @@ pub fn check_contributor(
             &reg.attestation.endorsement.to_hex(),
         )?,
     };
-    registration::verify_contributor(&contributor_claim(reg, &public_key), &attestation, &org_key)
-        .map_err(|e| CharterRuleError::BadAttestation {
-            arbiter: reg.name.clone(),
-            problem: e.to_string(),
-        })?;
+    let claim = contributor_claim(reg, &public_key);
+    verify_as_member(state, &reg.organisation, |org_key| {
+        registration::verify_contributor(&claim, &attestation, org_key)
+    })
+    .ok_or_else(|| CharterRuleError::UnknownOrganisation(reg.organisation.clone()))?
+    .map_err(|e| CharterRuleError::BadAttestation {
+        arbiter: reg.name.clone(),
+        problem: e.to_string(),
+    })?;
     Ok(public_key)
 }
 
@@ -406,6 +410,9 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
         if o.roster_key() == Some(roster) || o.ca_sha256 == new.ca_sha256 {
             return Err(AdmissionError::SharedIdentity(o.name.clone()).into());
         }
+    }
+    if let Some(holder) = crate::features::roster_keys::holder_of(state, &roster) {
+        return Err(AdmissionError::SharedIdentity(holder).into());
     }
     let claim = OrganisationClaim {
         name: &new.name,

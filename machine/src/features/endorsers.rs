@@ -23,9 +23,25 @@ pub fn is_removed(state: &State, name: &str) -> bool {
     state.removed_organisations.iter().any(|r| r.name == name)
 }
 
-/// The roster key of `name`, founder or admitted.
-pub fn roster_key(state: &State, name: &str) -> Option<VerifyingKey> {
-    organisations(state).find(|o| o.name == name)?.roster_key()
+/// Checks a signature of member `name` with each of its roster keys in force
+/// (`roster_keys::in_force`: the current one, and the replaced one during a rotation's
+/// overlap): `None` for a non-member, else the first success or the current key's refusal.
+pub fn verify_as_member<E>(
+    state: &State,
+    name: &str,
+    verify: impl Fn(&VerifyingKey) -> Result<(), E>,
+) -> Option<Result<(), E>> {
+    let keys = crate::features::roster_keys::in_force(state, name);
+    let (first, rest) = keys.split_first()?;
+    let refused = match verify(first) {
+        Ok(()) => return Some(Ok(())),
+        Err(e) => e,
+    };
+    Some(if rest.iter().any(|k| verify(k).is_ok()) {
+        Ok(())
+    } else {
+        Err(refused)
+    })
 }
 
 /// Why one endorsement of an entry is refused; `E` is why its signature does not verify
@@ -55,19 +71,20 @@ pub(crate) fn distinct_endorsers<E>(
 ) -> Result<usize, EndorsementError<E>> {
     let mut endorsers = std::collections::BTreeSet::new();
     for (index, e) in endorsements.iter().enumerate() {
-        let by = roster_key(state, &e.by).ok_or_else(|| EndorsementError::NotMember {
-            index,
-            by: e.by.clone(),
-        })?;
         let sig = e
             .signature
             .bytes()
             .map_err(|_| EndorsementError::NotHex { index })?;
-        verify(&sig, &by).map_err(|problem| EndorsementError::Invalid {
-            index,
-            by: e.by.clone(),
-            problem,
-        })?;
+        verify_as_member(state, &e.by, |by| verify(&sig, by))
+            .ok_or_else(|| EndorsementError::NotMember {
+                index,
+                by: e.by.clone(),
+            })?
+            .map_err(|problem| EndorsementError::Invalid {
+                index,
+                by: e.by.clone(),
+                problem,
+            })?;
         endorsers.insert(e.by.as_str());
     }
     Ok(endorsers.len())

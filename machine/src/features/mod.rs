@@ -19,6 +19,7 @@ pub mod draw_seed;
 pub mod endorsers;
 pub mod limits;
 pub mod membership;
+pub mod roster_keys;
 
 // Panels and their answers: declared priors, the prior check, what decided motions say
 // about lineages, fresh panels, appeals, finality, precedent, the last word,

@@ -271,6 +271,14 @@ pub struct State {
     /// `charter_rules::motion_key_at`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub motion_keys: Vec<MotionKeyChange>,
+    /// Member organisations' roster keys rotated to after their entries, in order
+    /// (`RotateRosterKey`, `features::roster_keys`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roster_keys: Vec<RosterKeyChange>,
+    /// The leader's stamped time of the batch being applied (ms since the Unix epoch), for
+    /// the rules that end at a time (a rotated roster key's overlap).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batch_time_ms: u64,
     /// Arbiter id -> its standing stance for debates created after it
     /// (`declared_priors::STANDING`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -328,6 +336,20 @@ pub struct MotionKeyChange {
     /// The log index of the entry that rotated it: motions opened at or after it are
     /// signed with this key.
     pub log_index: u64,
+}
+
+/// One roster-key rotation of a member organisation on the record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RosterKeyChange {
+    pub organisation: String,
+    /// 1 for the organisation's first rotation, then one more each time.
+    pub seq: u64,
+    /// The key in force from this rotation on.
+    pub key: crate::rules::hex_bytes::PublicKeyBytes,
+    /// The key it replaced, still counted until `overlap_until_ms`.
+    pub previous: crate::rules::hex_bytes::PublicKeyBytes,
+    pub log_index: u64,
+    pub overlap_until_ms: u64,
 }
 
 /// One authorised change of voters.
