@@ -411,7 +411,7 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
             return Err(AdmissionError::SharedIdentity(o.name.clone()).into());
         }
     }
-    if let Some(holder) = crate::features::roster_keys::holder_of(state, &roster) {
+    if let Some(holder) = crate::features::endorsers::roster_key_holder(state, &roster) {
         return Err(AdmissionError::SharedIdentity(holder).into());
     }
     let claim = OrganisationClaim {

@@ -1,6 +1,7 @@
-//! Who the member organisations are and how many of them endorse an entry: the count
-//! every threshold rule (admission, membership, motion-key rotation, breakers) is checked
-//! against (docs/SECURITY.md "Membership").
+//! Who the member organisations are, with which roster keys they sign now (their entries'
+//! keys, or those rotated to, `roster_keys.rs`), and how many of them endorse an entry:
+//! the count every threshold rule (admission, membership, motion-key rotation, breakers)
+//! is checked against (docs/SECURITY.md "Membership").
 
 use ed25519_dalek::VerifyingKey;
 use panel_federation::Organisation;
@@ -23,15 +24,67 @@ pub fn is_removed(state: &State, name: &str) -> bool {
     state.removed_organisations.iter().any(|r| r.name == name)
 }
 
+/// `o`'s roster key in force now: its entry's, or the last it rotated to.
+pub fn current_roster_key(state: &State, o: &Organisation) -> Option<VerifyingKey> {
+    match state
+        .roster_keys
+        .iter()
+        .rev()
+        .find(|c| c.organisation == o.name)
+    {
+        Some(change) => key_of(&change.key),
+        None => o.roster_key(),
+    }
+}
+
+/// Every key that speaks for member `name` now: its current key, then the key it replaced
+/// while the rotation's overlap lasts. Empty for a non-member.
+pub fn roster_keys_in_force(state: &State, name: &str) -> Vec<VerifyingKey> {
+    let Some(o) = organisations(state).find(|o| o.name == name) else {
+        return Vec::new();
+    };
+    let mut keys: Vec<VerifyingKey> = current_roster_key(state, o).into_iter().collect();
+    if let Some(change) = state
+        .roster_keys
+        .iter()
+        .rev()
+        .find(|c| c.organisation == name)
+        && state.batch_time_ms < change.overlap_until_ms
+        && let Some(previous) = key_of(&change.previous)
+    {
+        keys.push(previous);
+    }
+    keys
+}
+
+/// The organisation that holds or ever held `key` as its roster key (removed ones too).
+pub fn roster_key_holder(state: &State, key: &VerifyingKey) -> Option<String> {
+    let entries = organisations(state).chain(state.removed_organisations.iter());
+    for o in entries {
+        if o.roster_key().as_ref() == Some(key) {
+            return Some(o.name.clone());
+        }
+    }
+    state
+        .roster_keys
+        .iter()
+        .find(|c| key_of(&c.key).as_ref() == Some(key))
+        .map(|c| c.organisation.clone())
+}
+
+fn key_of(bytes: &crate::rules::hex_bytes::PublicKeyBytes) -> Option<VerifyingKey> {
+    panel_proto::parse_public_key(&bytes.bytes().ok()?).ok()
+}
+
 /// Checks a signature of member `name` with each of its roster keys in force
-/// (`roster_keys::in_force`: the current one, and the replaced one during a rotation's
+/// ([`roster_keys_in_force`]: the current one, and the replaced one during a rotation's
 /// overlap): `None` for a non-member, else the first success or the current key's refusal.
 pub fn verify_as_member<E>(
     state: &State,
     name: &str,
     verify: impl Fn(&VerifyingKey) -> Result<(), E>,
 ) -> Option<Result<(), E>> {
-    let keys = crate::features::roster_keys::in_force(state, name);
+    let keys = roster_keys_in_force(state, name);
     let (first, rest) = keys.split_first()?;
     let refused = match verify(first) {
         Ok(()) => return Some(Ok(())),

@@ -5,7 +5,6 @@
 //! the overlap the rotation names (at most [`MAX_OVERLAP_MS`]), so registrations signed
 //! just before the change are not lost; after it, only the new key speaks for the member.
 
-use panel_federation::Organisation;
 use panel_proto::organisation::{
     EndorsementError as SignatureError, RosterRotationClaim, sign_roster_rotation,
     verify_roster_rotation,
@@ -13,7 +12,9 @@ use panel_proto::organisation::{
 use panel_proto::{SigningKey, VerifyingKey};
 
 use crate::command::RosterKeyRotation;
-use crate::features::endorsers::{EndorsementError, distinct_endorsers, organisations};
+use crate::features::endorsers::{
+    EndorsementError, current_roster_key, distinct_endorsers, organisations, roster_key_holder,
+};
 use crate::model::{RosterKeyChange, State};
 use crate::rules::hex_bytes::{PublicKeyBytes, SignatureBytes};
 
@@ -65,58 +66,6 @@ pub enum RosterRotationError {
     Charter(#[from] panel_federation::CharterError),
     #[error("the rotation cannot be signed: {0}")]
     Signing(SignatureError),
-}
-
-/// `o`'s roster key in force now: its entry's, or the last it rotated to.
-pub fn current(state: &State, o: &Organisation) -> Option<VerifyingKey> {
-    match state
-        .roster_keys
-        .iter()
-        .rev()
-        .find(|c| c.organisation == o.name)
-    {
-        Some(change) => key_of(&change.key),
-        None => o.roster_key(),
-    }
-}
-
-/// Every key that speaks for member `name` now: its current key, then the key it replaced
-/// while the rotation's overlap lasts. Empty for a non-member.
-pub fn in_force(state: &State, name: &str) -> Vec<VerifyingKey> {
-    let Some(o) = organisations(state).find(|o| o.name == name) else {
-        return Vec::new();
-    };
-    let mut keys: Vec<VerifyingKey> = current(state, o).into_iter().collect();
-    if let Some(change) = state
-        .roster_keys
-        .iter()
-        .rev()
-        .find(|c| c.organisation == name)
-        && state.batch_time_ms < change.overlap_until_ms
-        && let Some(previous) = key_of(&change.previous)
-    {
-        keys.push(previous);
-    }
-    keys
-}
-
-/// The organisation that holds or ever held `key` as its roster key (removed ones too).
-pub fn holder_of(state: &State, key: &VerifyingKey) -> Option<String> {
-    let entries = organisations(state).chain(state.removed_organisations.iter());
-    for o in entries {
-        if o.roster_key().as_ref() == Some(key) {
-            return Some(o.name.clone());
-        }
-    }
-    state
-        .roster_keys
-        .iter()
-        .find(|c| key_of(&c.key).as_ref() == Some(key))
-        .map(|c| c.organisation.clone())
-}
-
-fn key_of(bytes: &PublicKeyBytes) -> Option<VerifyingKey> {
-    panel_proto::parse_public_key(&bytes.bytes().ok()?).ok()
 }
 
 /// The next seq of `name`'s rotations.
@@ -185,10 +134,11 @@ pub fn check(
     }
     let to_bytes = rot.to.bytes().map_err(|_| E::ToNotHex)?;
     let to = panel_proto::parse_public_key(&to_bytes).map_err(E::To)?;
-    if let Some(holder) = holder_of(state, &to) {
+    if let Some(holder) = roster_key_holder(state, &to) {
         return Err(E::Reused(holder));
     }
-    let from = current(state, member).ok_or_else(|| E::NotMember(member.name.clone()))?;
+    let from =
+        current_roster_key(state, member).ok_or_else(|| E::NotMember(member.name.clone()))?;
     let digest = charter.digest()?;
     let claim = claim(&digest, rot, from.as_bytes(), to.as_bytes());
     let possession = rot
