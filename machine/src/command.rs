@@ -864,6 +864,9 @@ pub enum Query {
         #[serde(default)]
         debate_id: Option<String>,
     },
+    /// The organisations in force (the charter's, those admitted, less those removed) with
+    /// their authority pins: what a node's transport trusts (docs/FEDERATION.md).
+    Organisations,
 }
 
 #[cfg(test)]

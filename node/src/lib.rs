@@ -35,6 +35,7 @@ pub mod link;
 pub mod metrics;
 #[cfg(feature = "local-judge")]
 pub mod model_serve;
+pub mod record_trust;
 pub mod retrieval;
 pub mod run;
 pub mod service;

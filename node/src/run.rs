@@ -508,11 +508,7 @@ pub fn build_core(cfg: &NodeConfig) -> Result<Arc<NodeCore>, NodeError> {
             ),
         )
         .with_coordinator_keys(coordinator_keys)
-        .with_coordinators(if cfg.coordinators.is_empty() {
-            cfg.connect.clone()
-        } else {
-            cfg.coordinators.clone()
-        }),
+        .with_coordinators(own_coordinators(cfg)),
     ))
 }
 
@@ -580,17 +576,23 @@ async fn shutdown_signal() {
     info!("shutdown signal received; finishing in-flight calls");
 }
 
+/// The replicas the node writes its own reveals and declarations to and asks what the
+/// record trusts: `coordinators`, else the `connect` list.
+fn own_coordinators(cfg: &NodeConfig) -> Vec<String> {
+    if cfg.coordinators.is_empty() {
+        cfg.connect.clone()
+    } else {
+        cfg.coordinators.clone()
+    }
+}
+
 /// Writes the node's configured `[[stances]]` (a `debate_id = "*"` entry is a standing
 /// stance) to its coordinators, signed by its key (`declare.rs`); needs its arbiter id.
 fn declare_stances(core: &Arc<NodeCore>, cfg: &NodeConfig, link_id: Option<&str>) {
     let Some(arbiter_id) = link_id.or(cfg.arbiter_id.as_deref()) else {
         return;
     };
-    let coordinators = if cfg.coordinators.is_empty() {
-        cfg.connect.clone()
-    } else {
-        cfg.coordinators.clone()
-    };
+    let coordinators = own_coordinators(cfg);
     for stance in &cfg.stances {
         match crate::declare::declaration_request(&core.arbiter, arbiter_id, stance) {
             Ok(req) => crate::submit::spawn_write(
@@ -663,6 +665,15 @@ pub async fn run(mut cfg: NodeConfig, over: RunOverrides) -> Result<(), NodeErro
         id.fingerprint
     );
     declare_stances(&core, &cfg, link_id.as_deref());
+    if let Some(trust) = core.peers.transport().trust()
+        && core.peers.transport().charter().is_some()
+    {
+        crate::record_trust::spawn(
+            core.peers.channels.clone(),
+            own_coordinators(&cfg),
+            trust.clone(),
+        );
+    }
     let links = match &link_id {
         Some(arbiter_id) => {
             println!(

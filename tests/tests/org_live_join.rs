@@ -224,6 +224,19 @@ fn an_organisation_joins_serves_and_is_removed_without_a_restart() {
         logs(root)
     );
     times.push(("its arbiter is examined and admitted", began.elapsed()));
+    // Its node's own transport follows the record too (a majority of the replicas report
+    // eastgate in force), so other members' nodes can deliver to it and it to them.
+    let node_log = root.join("logs").join("east-node.log");
+    poll(
+        root,
+        "the node trusts what the record holds",
+        DEADLINE,
+        || {
+            let text = std::fs::read_to_string(&node_log).ok()?;
+            text.contains("the record changed the organisations this node trusts")
+                .then_some(())
+        },
+    );
 
     // It rotates its roster key, with its own and a founder's endorsement: from then on
     // (no overlap asked) only the new key endorses its arbiters.

@@ -141,6 +141,15 @@ pub struct OrgBalance {
     pub credits: Option<crate::features::appeal_credits::OrgCredits>,
 }
 
+/// `Query::Organisations`: `chartered` is false (and the list empty) until the record
+/// adopts its charter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OrganisationsReply {
+    pub chartered: bool,
+    pub organisations: Vec<panel_federation::Organisation>,
+    pub removed: Vec<String>,
+}
+
 /// `Query::AppealCredits` (docs/PANEL.md "Funded appeals").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AppealCreditsReply {
@@ -303,6 +312,17 @@ pub fn query(state: &State, q: &Query) -> Value {
         Query::AppealCredits { debate_id } => {
             to_value(&appeal_credits(state, debate_id.as_deref()))
         }
+        Query::Organisations => to_value(&OrganisationsReply {
+            chartered: state.charter.is_some(),
+            organisations: crate::features::endorsers::organisations(state)
+                .cloned()
+                .collect(),
+            removed: state
+                .removed_organisations
+                .iter()
+                .map(|o| o.name.clone())
+                .collect(),
+        }),
     }
 }
 
@@ -429,6 +449,8 @@ mod tests {
             assert!(none.debate.is_none());
             let _: ArbitersReply = decode(&st, Query::Arbiters);
             let _: StatsReply = decode(&st, Query::Stats);
+            let orgs: OrganisationsReply = decode(&st, Query::Organisations);
+            assert!(!orgs.chartered && orgs.organisations.is_empty());
             let _: RunsReply = decode(&st, Query::Runs);
             let run: RunReply = decode(
                 &st,
