@@ -130,6 +130,29 @@ impl AsyncWrite for Conn {
         }
     }
 
+    /// Vectored writes pass through, as hyper's HTTP/2 codec writes a frame's head and
+    /// body in one call when the stream supports it.
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        if self.withdrawn(cx) {
+            return Poll::Ready(Err(withdrawn_error()));
+        }
+        match &mut self.io {
+            Io::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match &self.io {
+            Io::Plain(s) => s.is_write_vectored(),
+            Io::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         if self.withdrawn(cx) {
             return Poll::Ready(Err(withdrawn_error()));

@@ -351,15 +351,30 @@ pub fn reply(state: &State, limit: Option<usize>) -> CheckpointsReply {
 
 /// `AddCosignatures`: keeps each line that verifies over the checkpoint's body under a
 /// charter witness's key (a cosignature) or, under a quorum log, a replica's log key (a log
-/// signature); one per key, a newer one replacing the older.
+/// signature); one per key, a newer one replacing the older. The witness of an organisation
+/// removed by entry counts no more: its verified lines are dropped, not kept, so from the
+/// removal on it adds nothing to any checkpoint (docs/FEDERATION.md "Removal").
 pub fn add_cosignatures(
     state: &mut State,
     cos: &Cosignatures,
 ) -> Result<CosignaturesReply, CheckpointError> {
-    let witnesses: Vec<panel_tlog::VerifierKey> = state
+    let witnesses: Vec<(panel_tlog::VerifierKey, Kept)> = state
         .charter
         .as_ref()
-        .map(|c| c.witnesses.iter().filter_map(|w| w.verifier()).collect())
+        .map(|c| {
+            c.witnesses
+                .iter()
+                .filter_map(|w| {
+                    let removed = crate::features::endorsers::is_removed(state, &w.organisation);
+                    let kept = if removed {
+                        Kept::Dropped
+                    } else {
+                        Kept::Cosignature
+                    };
+                    w.verifier().map(|k| (k, kept))
+                })
+                .collect()
+        })
         .unwrap_or_default();
     let signers: Vec<panel_tlog::VerifierKey> = state
         .charter
@@ -378,8 +393,8 @@ pub fn add_cosignatures(
             line: i + 1,
             problem,
         })?;
-        let (kind, key) = match witnesses.iter().find(|w| w.matches(&line)) {
-            Some(w) => (Kept::Cosignature, w),
+        let (kind, key) = match witnesses.iter().find(|(w, _)| w.matches(&line)) {
+            Some((w, kept)) => (*kept, w),
             None => match signers.iter().find(|k| k.matches(&line)) {
                 Some(k) => (Kept::LogSignature, k),
                 None => {
@@ -408,11 +423,12 @@ pub fn add_cosignatures(
         let kept = match kind {
             Kept::Cosignature => &mut cp.cosignatures,
             Kept::LogSignature => &mut cp.log_signatures,
+            Kept::Dropped => continue,
         };
         // Witnesses are one per name; replica keys share the origin's name, so one per key.
         kept.retain(|l| {
             SignatureLine::parse(l).map_or(true, |p| match kind {
-                Kept::Cosignature => p.name != line.name,
+                Kept::Cosignature | Kept::Dropped => p.name != line.name,
                 Kept::LogSignature => p.key_id != line.key_id,
             })
         });
@@ -429,11 +445,13 @@ pub fn add_cosignatures(
     })
 }
 
-/// Which list of a checkpoint a verified line joins.
+/// Which list of a checkpoint a verified line joins, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kept {
     Cosignature,
     LogSignature,
+    /// A removed organisation's witness: verified, then not kept.
+    Dropped,
 }
 
 #[cfg(test)]
@@ -588,6 +606,43 @@ mod tests {
         assert_eq!(r.witnesses.len(), 1);
         assert_eq!(r.witnesses[0].last_cosigned_size, Some(4));
         assert!(r.witnesses[0].cosigned_latest);
+        // Once its organisation is removed, its witness's valid line is dropped (and a
+        // line that does not verify is still refused).
+        let mut removed = st.clone();
+        let south = removed.charter.as_ref().expect("charter").organisations[1].clone();
+        assert_eq!(south.name, "south");
+        removed.removed_organisations.push(south);
+        removed.checkpoints[0].cosignatures.clear();
+        let again = w
+            .cosign(&text, 1_700_000_001)
+            .to_line()
+            .trim_end()
+            .to_string();
+        let r = add_cosignatures(
+            &mut removed,
+            &Cosignatures {
+                size: 4,
+                lines: vec![again],
+            },
+        )
+        .expect("verified, then dropped");
+        assert!(r.witnesses.is_empty());
+        assert!(removed.checkpoints[0].cosignatures.is_empty());
+        let forged = w
+            .cosign("panel.test/log\n4\nAAAA\n", 1)
+            .to_line()
+            .trim_end()
+            .to_string();
+        assert!(
+            add_cosignatures(
+                &mut removed,
+                &Cosignatures {
+                    size: 4,
+                    lines: vec![forged]
+                }
+            )
+            .is_err()
+        );
         st.checkpoints.push(IssuedCheckpoint {
             size: 5,
             root: cp.root.clone(),
