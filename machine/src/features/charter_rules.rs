@@ -434,15 +434,23 @@ pub fn check_admission(state: &State, adm: &OrganisationAdmission) -> Result<(),
     Ok(())
 }
 
-/// The bytes every removal endorsement of `member` under `charter` signs.
-fn removal_claim_parts(
+/// Runs `f` over the claim every removal endorsement of `member` under `charter` signs.
+fn with_removal_claim<T>(
     charter: &Charter,
     member: &Organisation,
-) -> Result<([u8; 32], Vec<u8>), RemovalError> {
+    f: impl FnOnce(&admission::RemovalClaim<'_>) -> Result<T, RemovalError>,
+) -> Result<T, RemovalError> {
     let digest = charter.digest()?;
     let key = hex::decode(&member.signing_key)
         .map_err(|_| RemovalError::Signing(admission::EndorsementError::BadSignature))?;
-    Ok((digest, key))
+    f(&admission::RemovalClaim {
+        charter_digest: &digest,
+        organisation: OrganisationClaim {
+            name: &member.name,
+            ca_sha256: &member.ca_sha256.0,
+            signing_key: &key,
+        },
+    })
 }
 
 /// The signature of `endorser`'s roster key on the removal of `member` from the
@@ -452,18 +460,11 @@ pub fn endorse_removal(
     member: &Organisation,
     endorser: &SigningKey,
 ) -> Result<crate::rules::hex_bytes::SignatureBytes, RemovalError> {
-    let (digest, key) = removal_claim_parts(charter, member)?;
-    let claim = admission::RemovalClaim {
-        charter_digest: &digest,
-        organisation: OrganisationClaim {
-            name: &member.name,
-            ca_sha256: &member.ca_sha256.0,
-            signing_key: &key,
-        },
-    };
-    admission::endorse_removal(&claim, endorser)
-        .map(crate::rules::hex_bytes::SignatureBytes::new)
-        .map_err(RemovalError::Signing)
+    with_removal_claim(charter, member, |claim| {
+        admission::endorse_removal(claim, endorser)
+            .map(crate::rules::hex_bytes::SignatureBytes::new)
+            .map_err(RemovalError::Signing)
+    })
 }
 
 /// Checks a removal: a chartered group, a member in force, endorsements by at least
@@ -497,17 +498,10 @@ pub fn check_removal(
             floor: charter.floors.min_organisations,
         });
     }
-    let (digest, key) = removal_claim_parts(charter, &member)?;
-    let claim = admission::RemovalClaim {
-        charter_digest: &digest,
-        organisation: OrganisationClaim {
-            name: &member.name,
-            ca_sha256: &member.ca_sha256.0,
-            signing_key: &key,
-        },
-    };
-    let found = distinct_endorsers(state, &rm.endorsements, |sig, by| {
-        admission::verify_removal_endorsement(&claim, sig, by)
+    let found = with_removal_claim(charter, &member, |claim| {
+        Ok(distinct_endorsers(state, &rm.endorsements, |sig, by| {
+            admission::verify_removal_endorsement(claim, sig, by)
+        })?)
     })?;
     let required = charter.admission_threshold.max(2);
     if found < required {
