@@ -14,7 +14,9 @@ use panel_machine::{
     ClientCommand, Command, InternalCommand, MotionSpec, OutcomeSubmission, TestCommand,
 };
 use panel_machine::{MotionKind, Stance};
-use panel_tests::{ChildGuard, loopback_addrs, start_production_cluster};
+use panel_tests::{
+    ChildGuard, init_cluster, loopback_addrs, production_replica_command, start_production_cluster,
+};
 use serde_json::Value;
 
 /// A 3-replica production cluster (clients may send client commands only).
@@ -361,10 +363,26 @@ fn debate(resolution: String) -> Command {
 /// and on followers, so it can never become a log entry too big to replicate (one 48 MiB
 /// write once wedged the log for good); a command just under the cap replicates, and the
 /// cluster keeps serving small writes.
+///
+/// The cap is set to 128 KiB here (`--max-command-bytes`): openraft gives one
+/// `AppendEntries` one heartbeat (50 ms in these tests) and this debug build encodes JSON
+/// strings at a few tens of MB/s, so a 1 MiB entry could never replicate in time on the
+/// test machine. docs/COORDINATOR.md "Sizing entries" gives the rule for real deployments.
 #[test]
 fn an_oversized_command_is_refused_and_the_cluster_keeps_serving() {
+    const CAP: usize = 128 * 1024;
     let dir = tempfile::tempdir().expect("tempdir");
-    let (_guards, addrs) = start(dir.path());
+    let addrs = loopback_addrs(3);
+    let _guards: Vec<ChildGuard> = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let mut cmd = production_replica_command(dir.path(), i + 1, a);
+            cmd.args(["--max-command-bytes", &CAP.to_string()]);
+            ChildGuard::spawn(format!("replica {}", i + 1), cmd)
+        })
+        .collect();
+    init_cluster(&addrs);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
         for (n, addr) in addrs.iter().enumerate() {
@@ -376,12 +394,17 @@ fn an_oversized_command_is_refused_and_the_cluster_keeps_serving() {
                 .expect_err("a 16 MiB command must be refused");
             assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
             assert!(
-                st.message().contains("the limit is 1048576 bytes")
+                st.message().contains(&format!("the limit is {CAP} bytes"))
                     && st.message().contains("--max-command-bytes"),
                 "{}",
                 st.message()
             );
-            let near = debate("y".repeat(1000 * 1024));
+            let just_over = debate("z".repeat(CAP));
+            let st = write(&mut c, "big", base, &just_over)
+                .await
+                .expect_err("a command one resolution over the cap must be refused");
+            assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
+            let near = debate("y".repeat(CAP - 1024));
             let w = write_through_elections(&mut c, "big", base + 1, &near)
                 .await
                 .expect("near cap");
