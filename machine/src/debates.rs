@@ -396,6 +396,13 @@ impl DebateRecord {
         }
     }
 
+    /// A motion withdrawn before its close (its seats' organisation was removed): the
+    /// question is open again, to be asked under a new motion, and no deadlock is counted
+    /// against it, since no panel failed to answer it.
+    pub fn withdrawn(&mut self, q: &Question) {
+        self.open.remove(&q.key());
+    }
+
     /// A deadlocked motion changes nothing (its dissent stays on the record). Questions
     /// whose "no" changes nothing (verification, certification over an objection, an
     /// advance) are settled as unchanged; the others are asked again to a panel two seats

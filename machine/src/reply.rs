@@ -413,6 +413,20 @@ pub struct RemoveOrganisationReply {
     pub organisation: String,
     pub endorsed_by: Vec<String>,
     pub remaining: Vec<String>,
+    /// The open motions that seated its arbiters, each withdrawn and its question asked
+    /// again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reseated: Vec<Reseated>,
+}
+
+/// One motion withdrawn by a removal, and the motions its debate opened right after
+/// (the question asked again; empty when no panel can be drawn yet, and the question
+/// waits as any unseated question does).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reseated {
+    pub withdrawn: String,
+    pub debate_id: String,
+    pub opened: Vec<String>,
 }
 
 /// `RotateRosterKey`: the member's old and new keys, and until when the old one counts.
@@ -881,11 +895,17 @@ mod tests {
                 organisation: "east".into(),
                 endorsed_by: vec!["north".into(), "south".into()],
                 remaining: vec!["north".into(), "south".into()],
+                reseated: vec![Reseated {
+                    withdrawn: "mot_1".into(),
+                    debate_id: "deb_1".into(),
+                    opened: vec!["mot_2".into()],
+                }],
             },
             json!({
                 "organisation": "east",
                 "endorsed_by": ["north", "south"],
-                "remaining": ["north", "south"]
+                "remaining": ["north", "south"],
+                "reseated": [{"withdrawn": "mot_1", "debate_id": "deb_1", "opened": ["mot_2"]}]
             }),
         );
         pins(

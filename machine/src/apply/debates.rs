@@ -277,6 +277,41 @@ pub(super) fn ask_panel(
     }))
 }
 
+/// Asks `question` of `debate_id` again after its motion was withdrawn (a removal,
+/// `federation.rs`): the questions the document asks reopen by themselves
+/// ([`open_pending`]); one a client asked (`AskPanel`) is requested again against the
+/// document as it is now, and skipped if the document no longer asks it. The `k`-th
+/// withdrawal of one entry numbers its new motions apart from every other's. Returns
+/// every motion opened.
+pub(super) fn reask(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    debate_id: &str,
+    question: &crucible::motion::Question,
+    expected: Option<crucible::motion::Answer>,
+    k: usize,
+) -> Vec<String> {
+    // Pending questions take ids 1000 + first + i, i far below 999 (the per-debate cap of
+    // open motions bounds each pass); each withdrawal gets a block of 1000 and the asked
+    // question its block's last id.
+    let block = k.saturating_mul(1000);
+    let mut opened = open_pending_from(state, ctx, debate_id, block);
+    let Some(rec) = state.debates.get_mut(debate_id) else {
+        return opened;
+    };
+    if rec.open.contains_key(&question.key()) || rec.settled.contains(&question.key()) {
+        return opened;
+    }
+    let Ok(to_open) = rec.request(question.clone(), expected) else {
+        return opened;
+    };
+    let n = u32::try_from(1000 + block + 999).unwrap_or(u32::MAX);
+    if let Ok(id) = open_question(state, ctx, to_open, n, None) {
+        opened.push(id);
+    }
+    opened
+}
+
 /// Why a debate question got no motion.
 enum NotOpened {
     /// The pool cannot seat a panel yet (too few admitted arbiters): asked again after the
@@ -389,11 +424,22 @@ fn refusal(
 /// panel cannot be drawn yet (too few admitted arbiters) stays pending and is tried
 /// again after the next write.
 pub(super) fn open_pending(state: &mut State, ctx: &ApplyCtx, debate_id: &str) -> Vec<String> {
-    let mut opened = Vec::new();
+    open_pending_from(state, ctx, debate_id, 0)
+}
+
+/// [`open_pending`], numbering the new motions' ids from `first`, for an entry that opens
+/// the pending questions of several debates (each debate its own block of ids).
+fn open_pending_from(
+    state: &mut State,
+    ctx: &ApplyCtx,
+    debate_id: &str,
+    first: usize,
+) -> Vec<String> {
+    let mut opened: Vec<String> = Vec::new();
     // A question answered by precedent is settled at once and may leave the document with
     // new questions; each pass settles at least one, so the passes are bounded.
     for _ in 0..MAX_OPEN_MOTIONS_PER_DEBATE {
-        let pass = open_pending_once(state, ctx, debate_id, opened.len());
+        let pass = open_pending_once(state, ctx, debate_id, first + opened.len());
         let cited = pass
             .iter()
             .any(|id| state.motions.get(id).is_some_and(|m| m.precedent.is_some()));

@@ -56,15 +56,18 @@ pub(super) fn admit_organisation(
 }
 
 /// Removes a member organisation (checked by `charter_rules::check_removal`): from this
-/// entry on it endorses nothing, its arbiters are drawn on no panel, and every replica's
-/// transport stops trusting its authority (docs/FEDERATION.md, "Removal").
+/// entry on it endorses nothing, its arbiters are drawn on no panel, every replica's
+/// transport stops trusting its authority, and every open debate motion seating one of
+/// its arbiters is withdrawn and its question asked again (docs/FEDERATION.md, "Removal").
 pub(super) fn remove_organisation(
     state: &mut State,
+    ctx: &crate::apply::ApplyCtx,
     rm: &crate::command::OrganisationRemoval,
 ) -> Result<Reply, ApplyError> {
     let member = crate::features::charter_rules::check_removal(state, rm)
         .map_err(crate::features::charter_rules::CharterRuleError::from)?;
     state.removed_organisations.push(member.clone());
+    let reseated = reseat_motions_of(state, ctx, &member.name);
     let remaining = crate::features::endorsers::organisations(state)
         .map(|o| o.name.clone())
         .collect();
@@ -72,7 +75,74 @@ pub(super) fn remove_organisation(
         organisation: member.name,
         endorsed_by: rm.endorsements.iter().map(|e| e.by.clone()).collect(),
         remaining,
+        reseated,
     }))
+}
+
+/// Withdraws every open debate motion that seats an arbiter of the removed
+/// `organisation` (decided with [`DeadlockReason::SeatsRemoved`], no ruling counted) and
+/// asks its question again under a new motion, drawn from the organisations still in
+/// force. A new motion id, not new seats on the old one: an arbiter's node commits once
+/// per motion id, so the arbiters who stay could not answer the old id's second panel.
+/// Motions without a debate question (raw test motions, procedure runs, exam sittings)
+/// are left to their windows.
+///
+/// [`DeadlockReason::SeatsRemoved`]: crate::rules::acceptance::DeadlockReason::SeatsRemoved
+fn reseat_motions_of(
+    state: &mut State,
+    ctx: &crate::apply::ApplyCtx,
+    organisation: &str,
+) -> Vec<crate::reply::Reseated> {
+    use crate::rules::acceptance::{Acceptance, DeadlockReason, Dissent};
+    let seats_member = |state: &State, m: &crate::model::Motion| {
+        m.seats.iter().any(|seat| {
+            state
+                .arbiters
+                .get(&seat.arbiter_id)
+                .is_some_and(|a| a.registration.organisation == organisation)
+        })
+    };
+    type Affected = (
+        String,
+        String,
+        crucible::motion::Question,
+        Option<crucible::motion::Answer>,
+    );
+    let affected: Vec<Affected> = state
+        .motions
+        .iter_held()
+        .filter(|(_, m)| m.status == crate::model::MotionStatus::Open && seats_member(state, m))
+        .filter_map(|(id, m)| {
+            let q = m.spec.question.clone()?;
+            state
+                .debates
+                .get(&m.spec.debate_id)
+                .map(|_| (id.clone(), m.spec.debate_id.clone(), q, m.spec.expected))
+        })
+        .collect();
+    let mut reseated = Vec::with_capacity(affected.len());
+    for (k, (motion_id, debate_id, question, expected)) in affected.into_iter().enumerate() {
+        if let Some(m) = state.motions.get_mut(&motion_id) {
+            m.status = crate::model::MotionStatus::Decided(Acceptance::Deadlocked(Dissent {
+                reasons: vec![DeadlockReason::SeatsRemoved {
+                    organisation: organisation.to_owned(),
+                }],
+                tallies: Default::default(),
+                ignored: Vec::new(),
+            }));
+            m.decided_log_index = Some(ctx.log_index);
+        }
+        if let Some(rec) = state.debates.get_mut(&debate_id) {
+            rec.withdrawn(&question);
+        }
+        let opened = super::debates::reask(state, ctx, &debate_id, &question, expected, k);
+        reseated.push(crate::reply::Reseated {
+            withdrawn: motion_id,
+            debate_id,
+            opened,
+        });
+    }
+    reseated
 }
 
 /// Rotates a member's roster key (checked by `roster_keys::check`).
@@ -582,6 +652,123 @@ mod tests {
         // Two organisations left: removing either would break the floors.
         let (_, m) = code(&write(&mut s, 13, removal("south", &[("north", &north)])));
         assert!(m.contains("floors.min_organisations"), "{m}");
+    }
+
+    /// A removal withdraws every open debate motion seating one of the removed
+    /// organisation's arbiters and asks its question again, under a new motion id, drawn
+    /// only from the organisations still in force; the withdrawal is named (not a panel's
+    /// deadlock) and counts no deadlock against the question.
+    #[test]
+    fn a_removal_reseats_the_open_motions_its_arbiters_sat_on() {
+        use crate::rules::acceptance::{Acceptance, DeadlockReason};
+        let mut s = chartered();
+        let (org, east_key) = newcomer();
+        let ok = write(&mut s, 2, admission(&org, &[("north", 0), ("south", 1)]));
+        assert!(matches!(ok, ItemReply::Applied(_)), "{ok:?}");
+        let members = [
+            ("north", org_key(0)),
+            ("south", org_key(1)),
+            ("eastside", east_key),
+        ];
+        let mut n = 3;
+        for (i, (member, signer)) in members.iter().enumerate() {
+            for (j, stance) in [Stance::A, Stance::B].into_iter().enumerate() {
+                let id = format!("{member}-{j}");
+                let key = arbiter_key(40 + (2 * i + j) as u8);
+                let mut reg = registration(&id, &key, member);
+                reg.stance = stance;
+                reg.model_family = format!("fam-{i}{j}");
+                reg.attestation =
+                    Some(crate::features::charter_rules::attest(&reg, &key, signer).unwrap());
+                let r = write(&mut s, n, ClientCommand::RegisterArbiter(reg).into());
+                assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+                let admit = crate::command::TestCommand::SetAdmission {
+                    arbiter_id: id,
+                    admitted: true,
+                    score_milli: 900,
+                };
+                let r = write(&mut s, n + 1, admit.into());
+                assert!(matches!(r, ItemReply::Applied(_)), "{r:?}");
+                n += 2;
+            }
+        }
+        let r = write(
+            &mut s,
+            n,
+            ClientCommand::CreateDebate(debate_spec(None)).into(),
+        );
+        let ItemReply::Applied(debate) = &r else {
+            panic!("{r:?}")
+        };
+        let debate_id = debate.to_json()["debate_id"]
+            .as_str()
+            .expect("debate id")
+            .to_owned();
+        let ask: crate::command::PanelRequest = serde_json::from_value(serde_json::json!({
+            "debate_id": debate_id, "author": "x",
+            "question": {"kind": "advance-phase", "from": "framing"},
+        }))
+        .expect("request");
+        let r = write(&mut s, n + 1, ClientCommand::AskPanel(ask).into());
+        let ItemReply::Applied(asked) = &r else {
+            panic!("{r:?}")
+        };
+        let first = asked.to_json()["motion_id"]
+            .as_str()
+            .expect("motion id")
+            .to_owned();
+        let seats = |s: &State, id: &str| -> Vec<String> {
+            s.motions
+                .get(id)
+                .expect("motion")
+                .seats
+                .iter()
+                .map(|seat| seat.arbiter_id.clone())
+                .collect()
+        };
+        assert!(
+            seats(&s, &first).iter().any(|a| a.starts_with("eastside")),
+            "the panel drawn seats no eastside arbiter: {:?}",
+            seats(&s, &first)
+        );
+
+        let removal = removal(
+            "eastside",
+            &[("north", &org_key(0)), ("south", &org_key(1))],
+        );
+        let r = write(&mut s, n + 2, removal);
+        let ItemReply::Applied(reply) = &r else {
+            panic!("{r:?}")
+        };
+        let r = reply.get::<RemoveOrganisationReply>().expect("typed reply");
+        assert_eq!(r.reseated.len(), 1, "{r:?}");
+        assert_eq!(r.reseated[0].withdrawn, first);
+        assert_eq!(r.reseated[0].opened.len(), 1, "{r:?}");
+        let second = r.reseated[0].opened[0].clone();
+        assert_ne!(second, first);
+        let withdrawn = s.motions.get(&first).expect("withdrawn motion");
+        match &withdrawn.status {
+            crate::model::MotionStatus::Decided(Acceptance::Deadlocked(d)) => assert_eq!(
+                d.reasons,
+                vec![DeadlockReason::SeatsRemoved {
+                    organisation: "eastside".into()
+                }]
+            ),
+            other => panic!("{other:?}"),
+        }
+        let reseated = seats(&s, &second);
+        assert_eq!(reseated.len(), 4, "{reseated:?}");
+        assert!(
+            reseated.iter().all(|a| !a.starts_with("eastside")),
+            "{reseated:?}"
+        );
+        let rec = s.debates.get(&debate_id).expect("debate");
+        assert!(
+            rec.deadlocks.values().all(|n| *n == 0),
+            "{:?}",
+            rec.deadlocks
+        );
+        assert_eq!(rec.open.values().collect::<Vec<_>>(), vec![&second]);
     }
 
     /// North's rotation to `to` as seq `seq` with `overlap_ms`, proven by `possession` and

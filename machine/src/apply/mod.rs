@@ -352,7 +352,7 @@ fn apply_client(
             arbiters::check_priors(state, (ctx.log_index, ctx.time_ms)).map(Reply::from)
         }
         ClientCommand::AdmitOrganisation(adm) => federation::admit_organisation(state, adm),
-        ClientCommand::RemoveOrganisation(rm) => federation::remove_organisation(state, rm),
+        ClientCommand::RemoveOrganisation(rm) => federation::remove_organisation(state, ctx, rm),
         ClientCommand::RotateRosterKey(rot) => federation::rotate_roster_key(state, ctx, rot),
         ClientCommand::RegisterContributor(reg) => {
             federation::register_contributor(state, ctx, reg)

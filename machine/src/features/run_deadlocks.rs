@@ -96,6 +96,7 @@ fn cause_of(r: &DeadlockReason) -> DeadlockCause {
         | DeadlockReason::SideWithoutSupport { .. }
         | DeadlockReason::NarrowSupport
         | DeadlockReason::NoSupermajority { .. }
+        | DeadlockReason::SeatsRemoved { .. }
         | DeadlockReason::MissingRelevance { .. }
         | DeadlockReason::MissingReceipts { .. }
         | DeadlockReason::ReceiptsDisagree) => DeadlockCause::Other {

@@ -324,6 +324,12 @@ pub enum DeadlockReason {
         no: usize,
         needed_milli: u32,
     },
+    /// Not a panel's deadlock: the motion was withdrawn before its close because the
+    /// federation removed an organisation holding seats on it; no ruling was counted, and
+    /// its question was asked again under a new motion (docs/FEDERATION.md "Removal").
+    SeatsRemoved {
+        organisation: String,
+    },
 }
 
 impl std::fmt::Display for Stance {
@@ -420,6 +426,10 @@ impl std::fmt::Display for DeadlockReason {
             ),
             DeadlockReason::NarrowSupport => f.write_str(
                 "no supporter of stance A and supporter of stance B differ in both organisation and lineage",
+            ),
+            DeadlockReason::SeatsRemoved { organisation } => write!(
+                f,
+                "withdrawn before its close: organisation {organisation} held seats on it and was removed from the federation; its question was asked again"
             ),
         }
     }
