@@ -51,6 +51,19 @@ pub struct Cluster {
     /// The workload's TLS identity (a client certificate of the first organisation).
     pub client: Transport,
     panel: PathBuf,
+    /// Flags every replica start (and restart) adds to the nemesis's own.
+    extra_args: Vec<String>,
+}
+
+/// What [`Cluster::start_layout`] builds: `replicas` replicas on hosts `1..=replicas`, and
+/// `hosts - replicas` more namespaces on the same two networks for whatever else the run
+/// puts on hosts of its own (witnesses, nodes).
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub replicas: usize,
+    pub hosts: usize,
+    /// Flags added to every replica's command line, given the hosts' addresses.
+    pub extra_args: fn(&Net) -> Vec<String>,
 }
 
 fn signal(pid: u32, sig: &str) {
@@ -65,7 +78,20 @@ impl Cluster {
     /// Creates the namespaces, issues the federation for their addresses, starts `n`
     /// replicas and initialises them as one group.
     pub fn start(root: &Path, n: usize) -> Result<Self, ClusterError> {
-        let net = Net::create(n)?;
+        Self::start_layout(
+            root,
+            &Layout {
+                replicas: n,
+                hosts: n,
+                extra_args: |_| Vec::new(),
+            },
+        )
+    }
+
+    /// [`start`](Self::start) on `layout`'s hosts, with its extra replica flags.
+    pub fn start_layout(root: &Path, layout: &Layout) -> Result<Self, ClusterError> {
+        let n = layout.replicas;
+        let net = Net::create(layout.hosts.max(n))?;
         let mut plan = pki::local_plan(n as u64, &[]);
         for spec in &mut plan.identities {
             if let Kind::Replica { id } = spec.kind {
@@ -74,6 +100,7 @@ impl Cluster {
         }
         let pki = pki::issue(&plan, &root.join("pki"))?;
         let client = Transport::from_flags(Some(&pki.dir(pki::LOCAL_CLIENT)), None, false)?;
+        let extra_args = (layout.extra_args)(&net);
         let mut c = Self {
             net,
             root: root.to_owned(),
@@ -88,6 +115,7 @@ impl Cluster {
                 .collect(),
             client,
             panel: panel_tests::panel_bin(),
+            extra_args,
         };
         for id in 1..=n as u64 {
             c.start_replica(id);
@@ -137,6 +165,7 @@ impl Cluster {
                 "--identity-per-minute",
                 "10000000",
             ])
+            .args(&self.extra_args)
             .args(["--organisation-burst", "1000000"])
             .args(["--organisation-per-minute", "10000000"])
             .args([
@@ -237,6 +266,27 @@ impl Cluster {
             }
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// Every replica's client-network address, comma-separated (the CLI's `--addr`).
+    pub fn client_addrs(&self) -> String {
+        (1..=self.n() as u64)
+            .map(|id| self.client_addr(id))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Every replica's peer-network address (what nodes on other hosts dial).
+    pub fn peer_addrs(&self) -> Vec<String> {
+        (1..=self.n() as u64)
+            .map(|id| format!("{}:{PORT}", self.net.peer_ip(id)))
+            .collect()
+    }
+
+    /// Stops replica `id` as a service manager does: SIGTERM, so its shutdown path runs
+    /// (SIGKILL only if it has not exited within 5 s), and reaps it.
+    pub fn stop(&mut self, id: u64) {
+        drop(self.replica(id).proc.take());
     }
 
     /// A gRPC client of replica `id` on the client network.

@@ -33,6 +33,19 @@ pub struct Config {
     pub attempt_timeout: Duration,
     /// CI mode: every kind of fault at least once, in seeded order.
     pub cover_all: bool,
+    /// What happens to the cluster while the workload runs.
+    pub scenario: Scenario,
+}
+
+/// What the run does to the cluster while the workload runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    /// The seeded fault schedule (`schedule.rs`).
+    Faults,
+    /// The federation across hosts (`federation.rs`): witnesses and nodes of three
+    /// organisations on hosts of their own, one joining by entry, a partition and a
+    /// rolling restart.
+    Federation,
 }
 
 impl Config {
@@ -57,6 +70,7 @@ impl Config {
             op_deadline: Duration::from_millis(3000),
             attempt_timeout: Duration::from_millis(1000),
             cover_all: true,
+            scenario: Scenario::Faults,
         }
     }
 }
@@ -77,16 +91,19 @@ pub struct Report {
 
 impl Report {
     pub fn print(&self) {
+        let (what, step) = match self.config.scenario {
+            Scenario::Faults => (format!("{} s of faults", self.config.fault_secs), "fault"),
+            Scenario::Federation => ("the federation across hosts".to_owned(), "step"),
+        };
         println!(
-            "nemesis: seed {} ({} replicas, {} s of faults, {} writers) finished in {:.1} s",
+            "nemesis: seed {} ({} replicas, {what}, {} writers) finished in {:.1} s",
             self.config.seed,
             self.config.replicas,
-            self.config.fault_secs,
             self.config.writers,
             self.elapsed.as_secs_f64()
         );
         for s in &self.steps {
-            println!("  fault {s}");
+            println!("  {step} {s}");
         }
         for p in &self.probes {
             println!("  probe {p}");
@@ -387,7 +404,7 @@ async fn sampler(shared: Arc<Shared>, mut clients: Vec<(u64, CoordinatorClient<C
 
 /// The replica the latest samples agree leads (the self-declared leader of the highest
 /// term seen in the last second), if any.
-fn current_leader(shared: &Shared) -> Option<u64> {
+pub(crate) fn current_leader(shared: &Shared) -> Option<u64> {
     let now = shared.now_us();
     let samples = lock(&shared.samples);
     samples
@@ -649,24 +666,37 @@ async fn retry_acked(
 /// Runs one nemesis over a fresh cluster under `root`.
 pub async fn run(cfg: Config, root: &std::path::Path) -> Result<Report, ClusterError> {
     let started = Instant::now();
-    let schedule = Schedule::generate(
-        cfg.seed,
-        Duration::from_secs(cfg.fault_secs),
-        cfg.cover_all,
-        cluster::ELECTION_MAX_MS,
-    );
+    let schedule = match cfg.scenario {
+        Scenario::Faults => Schedule::generate(
+            cfg.seed,
+            Duration::from_secs(cfg.fault_secs),
+            cfg.cover_all,
+            cluster::ELECTION_MAX_MS,
+        ),
+        Scenario::Federation => Schedule { steps: Vec::new() },
+    };
     println!(
-        "nemesis: seed {} (replay with NEMESIS_SEED={}), {} replicas, schedule:",
-        cfg.seed, cfg.seed, cfg.replicas
+        "nemesis: seed {} (replay with NEMESIS_SEED={}), {} replicas, {:?}, schedule:",
+        cfg.seed, cfg.seed, cfg.replicas, cfg.scenario
     );
     for s in &schedule.steps {
         println!("  {s:?}");
     }
     let n = cfg.replicas;
-    let mut cluster = tokio::task::block_in_place(|| Cluster::start(root, n)).map_err(|e| {
-        println!("nemesis: cluster setup failed: {e}");
-        e
-    })?;
+    let layout = match cfg.scenario {
+        Scenario::Faults => cluster::Layout {
+            replicas: n,
+            hosts: n,
+            extra_args: |_| Vec::new(),
+        },
+        Scenario::Federation => crate::federation::layout(),
+    };
+    let mut cluster = tokio::task::block_in_place(|| Cluster::start_layout(root, &layout))
+        .map_err(|e| {
+            println!("nemesis: cluster setup failed: {e}");
+            e
+        })?;
+    let n = cluster.n();
     println!(
         "nemesis: namespaces {} up, run folder {}",
         cluster.net.tag(),
@@ -700,17 +730,23 @@ pub async fn run(cfg: Config, root: &std::path::Path) -> Result<Report, ClusterE
             detail: cluster.log_tail(1),
         });
     }
-    let mut setup_clients = clients(&cluster)?;
-    crate::motions::setup(&shared, &cluster, &mut setup_clients).await?;
-    let motion_key = panel_transport::pki::read_seed_key(&cluster.pki.motion_key_path())?;
-    let motion_task = tokio::spawn(crate::motions::client(
-        shared.clone(),
-        clients(&cluster)?,
-        motion_key,
-        cfg.seed,
-        cfg.op_deadline,
-        cfg.attempt_timeout,
-    ));
+    // Raw motions with the workload's own five arbiters, under the fault schedule only: the
+    // federation admits arbiters of its own, whom such a motion's draw would seat.
+    let motion_task = if cfg.scenario == Scenario::Faults {
+        let mut setup_clients = clients(&cluster)?;
+        crate::motions::setup(&shared, &cluster, &mut setup_clients).await?;
+        let motion_key = panel_transport::pki::read_seed_key(&cluster.pki.motion_key_path())?;
+        Some(tokio::spawn(crate::motions::client(
+            shared.clone(),
+            clients(&cluster)?,
+            motion_key,
+            cfg.seed,
+            cfg.op_deadline,
+            cfg.attempt_timeout,
+        )))
+    } else {
+        None
+    };
     for w in 0..cfg.writers {
         tasks.push(tokio::spawn(writer(
             shared.clone(),
@@ -729,6 +765,15 @@ pub async fn run(cfg: Config, root: &std::path::Path) -> Result<Report, ClusterE
         steps.push(line);
         tokio::time::sleep(Duration::from_millis(step.rest_ms)).await;
     }
+    // Witnesses and nodes stop after the checks, with the cluster.
+    let _hosts = match cfg.scenario {
+        Scenario::Faults => None,
+        Scenario::Federation => {
+            let (lines, hosts) = crate::federation::play(&shared, &mut cluster).await?;
+            steps.extend(lines);
+            Some(hosts)
+        }
+    };
     // Heal everything and let the writers see a healthy cluster again before they stop.
     tokio::task::block_in_place(|| cluster.heal_all())?;
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -736,7 +781,10 @@ pub async fn run(cfg: Config, root: &std::path::Path) -> Result<Report, ClusterE
     for t in tasks {
         let _ = t.await;
     }
-    let motions = motion_task.await.unwrap_or_default();
+    let motions = match motion_task {
+        Some(t) => t.await.unwrap_or_default(),
+        None => Vec::new(),
+    };
 
     // Converge: every replica applied the same prefix, then read the final log.
     let final_log = converge(&cluster, &shared).await;
