@@ -681,7 +681,11 @@ pub(super) mod tests {
             panic!("refused: {reply:?}")
         };
         let json = v.to_json();
-        let id = json["motion_id"].as_str().expect("motion id");
+        seated(s, json["motion_id"].as_str().expect("motion id"))
+    }
+
+    /// The arbiters seated on motion `id`.
+    pub(in crate::apply) fn seated(s: &State, id: &str) -> Vec<String> {
         s.motions
             .get(id)
             .expect("motion")

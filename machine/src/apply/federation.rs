@@ -717,15 +717,7 @@ mod tests {
             .as_str()
             .expect("motion id")
             .to_owned();
-        let seats = |s: &State, id: &str| -> Vec<String> {
-            s.motions
-                .get(id)
-                .expect("motion")
-                .seats
-                .iter()
-                .map(|seat| seat.arbiter_id.clone())
-                .collect()
-        };
+        let seats = crate::apply::debates::tests::seated;
         assert!(
             seats(&s, &first).iter().any(|a| a.starts_with("eastside")),
             "the panel drawn seats no eastside arbiter: {:?}",

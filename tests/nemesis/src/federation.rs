@@ -128,6 +128,17 @@ fn until_ok(cluster: &Cluster, identity: &Path, args: &[&str]) -> Result<String,
     }
 }
 
+/// [`until_ok`] of a `--json` command, its output decoded.
+fn json_until_ok(
+    cluster: &Cluster,
+    identity: &Path,
+    args: &[&str],
+) -> Result<serde_json::Value, ClusterError> {
+    let out = until_ok(cluster, identity, args)?;
+    serde_json::from_str(&out)
+        .map_err(|e| setup(format!("panel {}", args.join(" ")), format!("{e}: {out}")))
+}
+
 /// Polls `f` every 300 ms until it gives a value or `STEP` passes.
 fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> Result<T, ClusterError> {
     let t = Instant::now();
@@ -289,8 +300,7 @@ fn start_arbiter(cluster: &Cluster, a: &Arbiter<'_>) -> Result<ChildGuard, Clust
 /// Waits until `arbiter` was examined, and fails unless it was admitted.
 fn wait_admitted(cluster: &Cluster, client: &Path, arbiter: &str) -> Result<(), ClusterError> {
     let shown = poll(&format!("{arbiter} examined"), || {
-        let out = until_ok(cluster, client, &["arbiter", "show", arbiter, "--json"]).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&out).ok()?;
+        let v = json_until_ok(cluster, client, &["arbiter", "show", arbiter, "--json"]).ok()?;
         v.get("exam").filter(|e| !e.is_null())?;
         Some(v)
     })?;
@@ -331,62 +341,60 @@ fn init_newcomer(cluster: &Cluster) -> Result<Newcomer, ClusterError> {
     })
 }
 
-/// Both founders endorse the newcomer's entry with their roster keys; the founders'
-/// client submits the admission.
-fn admit(cluster: &Cluster, newcomer: &Newcomer) -> Result<(), ClusterError> {
-    let mut admit: Vec<String> = ["org", "admit", "--organisation-file", s(&newcomer.entry)]
-        .map(str::to_owned)
-        .to_vec();
+/// Both founders sign with `sign` (an endorse command, less its `--org-key`) using their
+/// roster keys, and the founders' client submits `submit` with both endorsements; its
+/// output must say `done`.
+fn by_both_founders(
+    cluster: &Cluster,
+    sign: &[&str],
+    submit: &[&str],
+    done: &str,
+) -> Result<(), ClusterError> {
+    let mut args: Vec<String> = submit.iter().map(|a| (*a).to_owned()).collect();
     for (org, _) in FOUNDER_HOSTS {
         let key = cluster.pki.signing_key_path(org);
-        let signed = panel(&[
-            "org",
-            "endorse",
-            "--organisation-file",
-            s(&newcomer.entry),
-            "--org-key",
-            s(&key),
-        ])?;
-        admit.push("--endorsement".into());
-        admit.push(format!("{org}={}", signed.trim()));
+        let mut signing = sign.to_vec();
+        signing.extend(["--org-key", s(&key)]);
+        let signed = panel(&signing)?;
+        args.push("--endorsement".into());
+        args.push(format!("{org}={}", signed.trim()));
     }
-    let admit: Vec<&str> = admit.iter().map(String::as_str).collect();
-    let out = until_ok(cluster, &cluster.pki.dir(pki::LOCAL_CLIENT), &admit)?;
-    if out.contains("admitted") {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = until_ok(cluster, &cluster.pki.dir(pki::LOCAL_CLIENT), &args)?;
+    if out.contains(done) {
         Ok(())
     } else {
-        Err(setup("org admit", out))
+        Err(setup(submit.join(" "), out))
     }
 }
 
-/// Both founders endorse the newcomer's removal; the founders' client submits it.
+/// The newcomer's admission, endorsed by both founders.
+fn admit(cluster: &Cluster, newcomer: &Newcomer) -> Result<(), ClusterError> {
+    let entry = s(&newcomer.entry);
+    by_both_founders(
+        cluster,
+        &["org", "endorse", "--organisation-file", entry],
+        &["org", "admit", "--organisation-file", entry],
+        "admitted",
+    )
+}
+
+/// The newcomer's removal, endorsed by both founders.
 fn remove(cluster: &Cluster, newcomer: &Newcomer) -> Result<(), ClusterError> {
     let charter = cluster.pki.charter_path();
-    let mut remove: Vec<String> = ["org", "remove", "--name", NEWCOMER]
-        .map(str::to_owned)
-        .to_vec();
-    for (org, _) in FOUNDER_HOSTS {
-        let key = cluster.pki.signing_key_path(org);
-        let signed = panel(&[
+    by_both_founders(
+        cluster,
+        &[
             "org",
             "endorse-removal",
             "--charter",
             s(&charter),
             "--organisation-file",
             s(&newcomer.entry),
-            "--org-key",
-            s(&key),
-        ])?;
-        remove.push("--endorsement".into());
-        remove.push(format!("{org}={}", signed.trim()));
-    }
-    let remove: Vec<&str> = remove.iter().map(String::as_str).collect();
-    let out = until_ok(cluster, &cluster.pki.dir(pki::LOCAL_CLIENT), &remove)?;
-    if out.contains("removed") {
-        Ok(())
-    } else {
-        Err(setup("org remove", out))
-    }
+        ],
+        &["org", "remove", "--name", NEWCOMER],
+        "removed",
+    )
 }
 
 /// A debate of three seats, one per arbiter with a node (the workload's arbiters are not
@@ -394,7 +402,7 @@ fn remove(cluster: &Cluster, newcomer: &Newcomer) -> Result<(), ClusterError> {
 /// the panel drawn must seat the newcomer's arbiter, and the motion must be decided by
 /// the nodes' commit-reveal round over their links. Returns the decision as shown.
 fn seated_panel(cluster: &Cluster, client: &Path) -> Result<String, ClusterError> {
-    let out = until_ok(
+    let debate = json_until_ok(
         cluster,
         client,
         &[
@@ -416,13 +424,11 @@ fn seated_panel(cluster: &Cluster, client: &Path) -> Result<String, ClusterError
             "--json",
         ],
     )?;
-    let debate: serde_json::Value =
-        serde_json::from_str(&out).map_err(|e| setup("debate new --json", e.to_string()))?;
     let debate = debate["debate_id"]
         .as_str()
-        .ok_or_else(|| setup("debate new", out.clone()))?
+        .ok_or_else(|| setup("debate new", debate.to_string()))?
         .to_owned();
-    let out = until_ok(
+    let asked = json_until_ok(
         cluster,
         client,
         &[
@@ -436,8 +442,6 @@ fn seated_panel(cluster: &Cluster, client: &Path) -> Result<String, ClusterError
             "--json",
         ],
     )?;
-    let asked: serde_json::Value =
-        serde_json::from_str(&out).map_err(|e| setup("ask --json", e.to_string()))?;
     let motion = &asked["motion"];
     let id = motion["spec"]["motion_id"].as_str().unwrap_or_default();
     let judge = format!("{NEWCOMER}-judge");
