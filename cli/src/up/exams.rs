@@ -50,17 +50,29 @@ pub async fn wait_scored(
 ) -> Result<Vec<ArbiterView>> {
     let started = Instant::now();
     let mut progress = crate::progress::Progress::new(count as u64, "exams scored");
+    let mut done = 0;
     let arbiters = loop {
-        let v: ArbitersReply = panel.coordinators.read_as(&Query::Arbiters).await?;
-        let list = v.arbiters;
-        let done = list.iter().filter(|a| a.exam.is_some()).count();
-        progress.set(done as u64);
-        if done == count {
-            break list;
-        }
+        // A poll: a read refused on the way (a leader that cannot confirm its quorum for a
+        // moment on a loaded machine) is asked again until the patience runs out.
+        let read = panel
+            .coordinators
+            .read_as::<ArbitersReply>(&Query::Arbiters)
+            .await;
+        let last_error = match read {
+            Ok(v) => {
+                done = v.arbiters.iter().filter(|a| a.exam.is_some()).count();
+                progress.set(done as u64);
+                if done == count {
+                    break v.arbiters;
+                }
+                None
+            }
+            Err(e) => Some(e),
+        };
         if started.elapsed() > patience {
+            let last = last_error.map_or_else(String::new, |e| format!("; the last read: {e:#}"));
             bail!(
-                "only {done} of {count} arbiters finished the exam in {} s; see {}",
+                "only {done} of {count} arbiters finished the exam in {} s{last}; see {}",
                 patience.as_secs(),
                 state.join("logs").display()
             );

@@ -20,6 +20,11 @@ use panel_machine::{ClientCommand, Query};
 /// How long a write keeps trying while replicas elect a leader or restart.
 pub const WRITE_PATIENCE: Duration = Duration::from_secs(30);
 
+/// How long a linearizable read keeps asking while replicas answer but cannot serve it
+/// yet (an election, or a leader confirming its quorum on a loaded machine). When no
+/// replica answers at all, the read fails at once.
+pub const READ_PATIENCE: Duration = Duration::from_secs(10);
+
 /// The replicas of one cluster, tried in address order, under one client id.
 pub struct Failover {
     addrs: Vec<String>,
@@ -122,14 +127,24 @@ impl Failover {
     /// "Reads"); `panel coordinator read --local` is the explicit way to see one replica's
     /// state.
     pub async fn read(&self, q: &Query) -> Result<Value, FailoverError> {
-        let mut last = String::from("no address");
-        for addr in &self.addrs {
-            match super::read(&self.transport, addr, q, true).await {
-                Ok(r) => return Ok(serde_json::from_str(&r.result_json)?),
-                Err(e) => last = short(&e),
+        let until = tokio::time::Instant::now() + READ_PATIENCE;
+        loop {
+            let mut last = String::from("no address");
+            let mut not_yet = false;
+            for addr in &self.addrs {
+                match super::read(&self.transport, addr, q, true).await {
+                    Ok(r) => return Ok(serde_json::from_str(&r.result_json)?),
+                    Err(e) => {
+                        not_yet |= refused_for_now(&e);
+                        last = short(&e);
+                    }
+                }
             }
+            if !not_yet || tokio::time::Instant::now() >= until {
+                return Err(self.unreachable("a linearizable read", last));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        Err(self.unreachable("a linearizable read", last))
     }
 
     /// [`Failover::read`] decoded into the machine's reply type for `q`
@@ -228,6 +243,14 @@ pub fn decode_reply<T: serde::de::DeserializeOwned>(
 
 /// The gist of a client error: gRPC statuses by code and message, without the
 /// transport's nested debug output.
+/// A replica that runs refused to serve the read for now (`UNAVAILABLE` sent by the
+/// replica itself: no leader yet, or no quorum confirmed), as opposed to a replica that
+/// could not be reached (a transport error, which tonic carries as the status's source).
+fn refused_for_now(e: &ClientError) -> bool {
+    matches!(e, ClientError::Rpc(s)
+        if s.code() == tonic::Code::Unavailable && std::error::Error::source(s).is_none())
+}
+
 fn short(e: &ClientError) -> String {
     match e {
         ClientError::Rpc(s) => format!("{:?}: {}", s.code(), s.message()),
@@ -238,6 +261,30 @@ fn short(e: &ClientError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a running replica's own "not now" is asked again: a replica that cannot be
+    /// reached, or a read refused for a reason that stays, fails the read at once.
+    #[tokio::test]
+    async fn a_read_is_asked_again_only_while_a_replica_answers_not_yet() {
+        let no_quorum = tonic::Status::unavailable("cannot confirm its leadership with a quorum");
+        assert!(refused_for_now(&ClientError::Rpc(no_quorum)));
+        // A real connection refused: nothing listens on a port just released.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let unreachable = super::super::read(
+            &Transport::InsecureLoopback,
+            &format!("127.0.0.1:{port}"),
+            &Query::Stats,
+            true,
+        )
+        .await
+        .expect_err("nothing listens there");
+        assert!(!refused_for_now(&unreachable), "{unreachable:?}");
+        let bad = tonic::Status::invalid_argument("unknown query");
+        assert!(!refused_for_now(&ClientError::Rpc(bad)));
+    }
 
     #[test]
     fn a_mismatched_reply_names_the_path() {
