@@ -605,7 +605,7 @@ pub(crate) async fn play(
     ));
     let decided = blocking(|| seated_panel(cluster, &east.client))?;
     note(format!(
-        "a three-seat panel with {NEWCOMER}'s arbiter decided over the links: {decided}"
+        "a three-seat panel with {NEWCOMER}'s arbiter decided over the links (scripted judges answering the simulation's hint): {decided}"
     ));
 
     // A partition: the leader cut off from the other replicas, clients still reach it.
@@ -613,13 +613,7 @@ pub(crate) async fn play(
     cluster.net.isolate(leader)?;
     note(format!("replica {leader} (the leader) partitioned"));
     tokio::time::sleep(Duration::from_secs(3)).await;
-    blocking(|| {
-        until_ok(
-            cluster,
-            &east.client,
-            &["arbiter", "show", &judge, "--json"],
-        )
-    })?;
+    blocking(|| served(cluster, &east.client, &judge))?;
     cluster.net.heal(leader)?;
     note(format!(
         "{NEWCOMER}'s client served during the partition; healed"
@@ -638,13 +632,7 @@ pub(crate) async fn play(
         note(format!("replica {id} restarted and serving"));
     }
     let after = wait_cosigned_beyond(cluster, first, "cosigning after the restart").await?;
-    blocking(|| {
-        until_ok(
-            cluster,
-            &east.client,
-            &["arbiter", "show", &judge, "--json"],
-        )
-    })?;
+    blocking(|| served(cluster, &east.client, &judge))?;
     note(format!(
         "after the rolling restart: {NEWCOMER}'s client served, checkpoints cosigned by both witnesses (size {after})"
     ));
@@ -669,6 +657,11 @@ pub(crate) async fn play(
             _processes: processes,
         },
     ))
+}
+
+/// Whether `client` is served: its read of `arbiter` answers within `STEP`.
+fn served(cluster: &Cluster, client: &Path, arbiter: &str) -> Result<(), ClusterError> {
+    until_ok(cluster, client, &["arbiter", "show", arbiter, "--json"]).map(drop)
 }
 
 /// Waits until replica `id` answers `Status` and knows a leader.
